@@ -1,9 +1,11 @@
 #!/bin/bash
 # IN-GUEST: every real-target suite in one boot; exits non-zero if any failed.
+# NVMEOF_BUILD selects the build (build/out, or build/san for the sanitizers).
 cd "$(dirname "$0")/../.."
+B=${NVMEOF_BUILD:-build/out}
 rc=0
-for s in tests/target/smoke.sh; do
-  echo "=== $s"
-  bash "$s" || rc=1
-done
+run() { echo "=== $*"; "$@" || rc=1; }
+run bash tests/target/smoke.sh
+run "$B/tests/target_core"
+run bash tests/target/crosscheck.sh
 exit $rc

@@ -1,0 +1,79 @@
+/* Host memory registration: once per buffer, never per I/O. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctrl.h"
+#include "internal.h"
+#include "mem.h"
+
+#define MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE)
+
+static int mr_new(struct nvmeof_ctrl *ctrl, void *addr, size_t len, bool owned, struct nvmeof_mr **out)
+{
+	struct nvmeof_mr *m = calloc(1, sizeof(*m));
+	if (!m)
+		return nvmeof_err(NVMEOF_ENOMEM, "register memory: out of memory");
+	m->mr = ibv_reg_mr(ctrl_pd(ctrl), addr, len, MR_ACCESS);
+	if (!m->mr) {
+		int e = errno;
+		free(m);
+		return nvmeof_err(e == ENOMEM ? NVMEOF_ENOMEM : NVMEOF_ETRANSPORT,
+				  "ibv_reg_mr of %zu bytes at %p: %s%s", len, addr, strerror(e),
+				  e == ENOMEM ? " (raise RLIMIT_MEMLOCK: ulimit -l)" : "");
+	}
+	m->ctrl = ctrl;
+	m->addr = addr;
+	m->len = len;
+	m->lkey = m->mr->lkey;
+	m->rkey = m->mr->rkey;
+	m->owned = owned;
+	ctrl_ref_mr(ctrl, 1);
+	*out = m;
+	return 0;
+}
+
+int nvmeof_mr_register(struct nvmeof_ctrl *ctrl, void *addr, size_t len, struct nvmeof_mr **out)
+{
+	if (!ctrl || !addr || !len || !out)
+		return nvmeof_err(NVMEOF_EINVAL, "register memory: %s",
+				  !ctrl ? "no controller" : !addr ? "NULL address" : !len ? "zero length" : "no output");
+	*out = NULL;
+	return mr_new(ctrl, addr, len, false, out);
+}
+
+int nvmeof_mr_alloc(struct nvmeof_ctrl *ctrl, size_t len, struct nvmeof_mr **out)
+{
+	if (!ctrl || !len || !out)
+		return nvmeof_err(NVMEOF_EINVAL, "allocate memory: %s",
+				  !ctrl ? "no controller" : !len ? "zero length" : "no output");
+	*out = NULL;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	size_t rounded = (len + pg - 1) / pg * pg;
+	void *p = NULL;
+	if (posix_memalign(&p, pg, rounded))
+		return nvmeof_err(NVMEOF_ENOMEM, "allocate %zu bytes: out of memory", len);
+	memset(p, 0, rounded);
+	int rc = mr_new(ctrl, p, len, true, out);
+	if (rc)
+		free(p);
+	return rc;
+}
+
+int nvmeof_mr_release(struct nvmeof_mr *m)
+{
+	if (!m)
+		return nvmeof_err(NVMEOF_EINVAL, "release memory: NULL region");
+	int rc = ibv_dereg_mr(m->mr);
+	if (rc)
+		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_dereg_mr: %s", strerror(rc));
+	ctrl_ref_mr(m->ctrl, -1);
+	if (m->owned)
+		free(m->addr);
+	free(m);
+	return 0;
+}
+
+void *nvmeof_mr_addr(const struct nvmeof_mr *m) { return m ? m->addr : NULL; }
+size_t nvmeof_mr_len(const struct nvmeof_mr *m) { return m ? m->len : 0; }

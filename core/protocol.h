@@ -1,0 +1,227 @@
+/*
+ * NVMe, NVMe-oF and NVMe/RDMA wire formats: encoders and parsers on byte
+ * buffers, no I/O. Offsets and names follow the NVM Express Base, NVMe over
+ * Fabrics and NVMe/RDMA Transport specifications. Everything on the wire is
+ * little-endian; we read and write bytes so the layout never depends on the
+ * compiler's struct packing.
+ */
+#ifndef NVMEOF_PROTOCOL_H
+#define NVMEOF_PROTOCOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "nvmeof.h"
+
+#define NVME_SQE_SIZE 64
+#define NVME_CQE_SIZE 16
+#define NVME_IDENTIFY_SIZE 4096
+#define NVMF_CONNECT_DATA_SIZE 1024
+#define NVME_RDMA_CM_REQ_SIZE 32
+#define NVME_DSM_RANGE_SIZE 16
+#define NVME_NQN_MAX 223          /* bytes, without the terminating NUL */
+#define NVME_KEYED_SGL_MAX_LEN 0xffffffu /* 24-bit length field */
+
+/* Admin command opcodes */
+enum {
+	NVME_ADMIN_GET_LOG_PAGE = 0x02,
+	NVME_ADMIN_IDENTIFY = 0x06,
+	NVME_ADMIN_ABORT = 0x08,
+	NVME_ADMIN_SET_FEATURES = 0x09,
+	NVME_ADMIN_GET_FEATURES = 0x0a,
+	NVME_ADMIN_ASYNC_EVENT = 0x0c,
+	NVME_ADMIN_KEEP_ALIVE = 0x18,
+};
+/* NVM command set opcodes */
+enum {
+	NVME_CMD_FLUSH = 0x00,
+	NVME_CMD_WRITE = 0x01,
+	NVME_CMD_READ = 0x02,
+	NVME_CMD_WRITE_ZEROES = 0x08,
+	NVME_CMD_DSM = 0x09,
+};
+#define NVME_FABRICS_OPCODE 0x7f
+enum {
+	NVMF_FCTYPE_PROPERTY_SET = 0x00,
+	NVMF_FCTYPE_CONNECT = 0x01,
+	NVMF_FCTYPE_PROPERTY_GET = 0x04,
+	NVMF_FCTYPE_DISCONNECT = 0x08,
+};
+/* Identify CNS values */
+enum {
+	NVME_CNS_NS = 0x00,
+	NVME_CNS_CTRL = 0x01,
+	NVME_CNS_NS_ACTIVE_LIST = 0x02,
+};
+#define NVME_FEAT_NUM_QUEUES 0x07
+#define NVME_DSM_AD (1u << 2)     /* CDW11: attribute deallocate */
+#define NVME_ONCS_DSM (1u << 2)
+
+/* Controller properties (register offsets) */
+enum {
+	NVME_REG_CAP = 0x00,
+	NVME_REG_VS = 0x08,
+	NVME_REG_CC = 0x14,
+	NVME_REG_CSTS = 0x1c,
+};
+#define NVME_CAP_MQES(cap) ((uint16_t)((cap) & 0xffff))
+#define NVME_CAP_TO(cap) ((uint8_t)(((cap) >> 24) & 0xff)) /* 500 ms units */
+#define NVME_CAP_MPSMIN(cap) ((uint8_t)(((cap) >> 48) & 0xf))
+#define NVME_CC_EN (1u << 0)
+#define NVME_CC_CSS_NVM (0u << 4)
+#define NVME_CC_MPS(shift) ((uint32_t)((shift) - 12) << 7)
+#define NVME_CC_SHN_NORMAL (1u << 14)
+#define NVME_CC_SHN_MASK (3u << 14)
+#define NVME_CC_IOSQES(l) ((uint32_t)(l) << 16)
+#define NVME_CC_IOCQES(l) ((uint32_t)(l) << 20)
+#define NVME_CSTS_RDY (1u << 0)
+#define NVME_CSTS_CFS (1u << 1)
+#define NVME_CSTS_SHST_MASK (3u << 2)
+#define NVME_CSTS_SHST_CMPLT (2u << 2)
+
+/* SGL descriptor type byte (byte 15): type in bits 7:4, subtype in 3:0. */
+#define NVME_SGL_TYPE_DATA_OFFSET 0x01   /* Data Block, subtype Offset: in-capsule */
+#define NVME_SGL_TYPE_KEYED_DATA 0x40    /* Keyed Data Block, subtype Address */
+#define NVME_SQE_FLAGS_PSDT_SGL 0x40     /* PSDT 01b: SGLs for data */
+
+#define NVME_SGLS_SUPPORTED(s) (((s) & 0x3) != 0)
+#define NVME_SGLS_KEYED (1u << 2)
+#define NVME_SGLS_OFFSET (1u << 20)
+
+/* NVMe/RDMA CM reject status */
+enum {
+	NVME_RDMA_CM_INVALID_LEN = 0x01,
+	NVME_RDMA_CM_INVALID_RECFMT = 0x02,
+	NVME_RDMA_CM_INVALID_QID = 0x03,
+	NVME_RDMA_CM_INVALID_HSQSIZE = 0x04,
+	NVME_RDMA_CM_INVALID_HRQSIZE = 0x05,
+	NVME_RDMA_CM_NO_RSC = 0x06,
+	NVME_RDMA_CM_INVALID_IRD = 0x07,
+	NVME_RDMA_CM_INVALID_ORD = 0x08,
+	NVME_RDMA_CM_INVALID_CNTLID = 0x09,
+};
+#define NVMF_CNTLID_DYNAMIC 0xffff
+
+/* ---- little-endian byte access ---- */
+static inline void put_le16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void put_le32(uint8_t *p, uint32_t v)
+{
+	put_le16(p, (uint16_t)v);
+	put_le16(p + 2, (uint16_t)(v >> 16));
+}
+static inline void put_le64(uint8_t *p, uint64_t v)
+{
+	put_le32(p, (uint32_t)v);
+	put_le32(p + 4, (uint32_t)(v >> 32));
+}
+static inline uint16_t get_le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)get_le16(p) | ((uint32_t)get_le16(p + 2) << 16);
+}
+static inline uint64_t get_le64(const uint8_t *p)
+{
+	return (uint64_t)get_le32(p) | ((uint64_t)get_le32(p + 4) << 32);
+}
+
+/* ---- submission queue entries ---- */
+/* Zeroes the SQE and sets opcode, PSDT=SGL, CID and NSID. */
+static inline void nvme_sqe_init(uint8_t *sqe, uint8_t opc, uint16_t cid, uint32_t nsid)
+{
+	memset(sqe, 0, NVME_SQE_SIZE);
+	sqe[0] = opc;
+	sqe[1] = NVME_SQE_FLAGS_PSDT_SGL;
+	put_le16(sqe + 2, cid);
+	put_le32(sqe + 4, nsid);
+}
+static inline void nvme_sqe_set_cid(uint8_t *sqe, uint16_t cid) { put_le16(sqe + 2, cid); }
+static inline uint16_t nvme_sqe_cid(const uint8_t *sqe) { return get_le16(sqe + 2); }
+
+/* DPTR (bytes 24..39) as a Keyed SGL Data Block: address, 24-bit length, key. */
+static inline void nvme_sqe_sgl_keyed(uint8_t *sqe, uint64_t addr, uint32_t len, uint32_t key)
+{
+	uint8_t *d = sqe + 24;
+	put_le64(d, addr);
+	d[8] = (uint8_t)len;
+	d[9] = (uint8_t)(len >> 8);
+	d[10] = (uint8_t)(len >> 16);
+	put_le32(d + 11, key);
+	d[15] = NVME_SGL_TYPE_KEYED_DATA;
+}
+/* DPTR as a Data Block with an offset into the capsule's in-capsule data. */
+static inline void nvme_sqe_sgl_incapsule(uint8_t *sqe, uint64_t offset, uint32_t len)
+{
+	uint8_t *d = sqe + 24;
+	put_le64(d, offset);
+	put_le32(d + 8, len);
+	memset(d + 12, 0, 3);
+	d[15] = NVME_SGL_TYPE_DATA_OFFSET;
+}
+
+/* Read/Write: CDW10-11 SLBA, CDW12 NLB (0-based). nlb here is 1-based. */
+static inline void nvme_sqe_rw(uint8_t *sqe, uint8_t opc, uint16_t cid, uint32_t nsid,
+			       uint64_t slba, uint32_t nlb)
+{
+	nvme_sqe_init(sqe, opc, cid, nsid);
+	put_le64(sqe + 40, slba);
+	put_le32(sqe + 48, (nlb - 1) & 0xffff);
+}
+void nvme_sqe_dsm_deallocate(uint8_t *sqe, uint16_t cid, uint32_t nsid, uint32_t nranges);
+void nvme_dsm_range(uint8_t *range, uint64_t slba, uint32_t nlb);
+void nvme_sqe_identify(uint8_t *sqe, uint16_t cid, uint8_t cns, uint32_t nsid, uint16_t cntid);
+void nvme_sqe_set_features(uint8_t *sqe, uint16_t cid, uint8_t fid, uint32_t cdw11);
+void nvme_sqe_keep_alive(uint8_t *sqe, uint16_t cid);
+/* Number of Queues: both counts 1-based here, 0-based on the wire. */
+uint32_t nvme_num_queues_cdw11(uint16_t nsq, uint16_t ncq);
+
+/* ---- fabrics commands ---- */
+/* sqsize is 0-based; kato in ms (admin queue only). */
+void nvmf_sqe_connect(uint8_t *sqe, uint16_t cid, uint16_t qid, uint16_t sqsize, uint8_t cattr,
+		      uint32_t kato);
+/* Connect data; -1 when an NQN is empty or longer than NVME_NQN_MAX. */
+int nvmf_connect_data(uint8_t *data, const uint8_t hostid[16], uint16_t cntlid,
+		      const char *subnqn, const char *hostnqn);
+void nvmf_sqe_prop_get(uint8_t *sqe, uint16_t cid, uint32_t offset, int size8);
+void nvmf_sqe_prop_set(uint8_t *sqe, uint16_t cid, uint32_t offset, int size8, uint64_t value);
+
+/* ---- completion queue entries ---- */
+struct nvme_cqe {
+	uint32_t dw0, dw1;
+	uint16_t sqhd, sqid, cid;
+	uint16_t status; /* Status Field, phase bit dropped */
+};
+static inline void nvme_cqe_parse(const uint8_t *p, struct nvme_cqe *c)
+{
+	c->dw0 = get_le32(p);
+	c->dw1 = get_le32(p + 4);
+	c->sqhd = get_le16(p + 8);
+	c->sqid = get_le16(p + 10);
+	c->cid = get_le16(p + 12);
+	c->status = (uint16_t)(get_le16(p + 14) >> 1);
+}
+
+/* ---- Identify data ---- */
+/* Fills the Identify Controller fields of info; others are left alone. */
+void nvme_id_ctrl_parse(const uint8_t *data, struct nvmeof_ctrl_info *info);
+/* -1 when the namespace's LBA format is unusable (index past NLBAF, LBADS
+ * outside 9..31), with *why set. */
+int nvme_id_ns_parse(const uint8_t *data, uint32_t nsid, struct nvmeof_ns *ns, const char **why);
+/* Active namespace list: the non-zero NSIDs in order, at most max. */
+uint32_t nvme_ns_list_parse(const uint8_t *data, uint32_t *out, uint32_t max);
+/* Bytes per command the controller accepts: 2^(12 + MPSMIN + MDTS); 0 = unlimited. */
+uint64_t nvme_max_xfer(uint8_t mdts, uint64_t cap);
+
+/* ---- NVMe/RDMA CM private data ---- */
+void nvme_rdma_cm_req(uint8_t *priv, uint16_t qid, uint16_t hrqsize, uint16_t hsqsize,
+		      uint16_t cntlid);
+/* Accept: 0 and *crqsize, or -1 with *why for short data or an unknown RECFMT. */
+int nvme_rdma_cm_rep_parse(const void *priv, size_t len, uint16_t *crqsize, const char **why);
+/* Reject: 0 and *sts, or -1 when the data is absent or too short. */
+int nvme_rdma_cm_rej_parse(const void *priv, size_t len, uint16_t *sts);
+const char *nvme_rdma_cm_status_name(uint16_t sts);
+
+/* Copies a space-padded ASCII field into a NUL-terminated string, trimmed. */
+void nvme_ascii_field(char *dst, const uint8_t *src, size_t n);
+
+#endif

@@ -1,0 +1,48 @@
+/* One NVMe/RDMA queue (admin or I/O) seen from the controller. */
+#ifndef NVMEOF_QUEUE_H
+#define NVMEOF_QUEUE_H
+
+#include <sys/socket.h>
+
+#include "nvmeof.h"
+#include "rdma.h"
+
+#define NVMEOF_MAX_DEPTH 1024 /* slot index in the low 10 CID bits */
+#define NVMEOF_ADMIN_DEPTH 31 /* NVMe/RDMA admin queue: HSQSIZE at most 31 */
+
+struct q_params {
+	const struct sockaddr *dst, *src;
+	struct ibv_pd *pd;          /* NULL: the queue allocates one, see q_pd() */
+	uint16_t qid;
+	uint32_t depth;             /* commands in flight */
+	uint16_t cntlid;            /* for the CM private data */
+	uint32_t connect_timeout_ms;
+	uint32_t cmd_timeout_ms;
+	uint32_t icd_max;           /* in-capsule write limit; 0 = never */
+	uint64_t max_xfer;          /* bytes per command; 0 = only the SGL limit */
+	enum nvmeof_wait_mode wait_mode;
+	uint32_t spin_us;
+	bool batch;
+};
+
+/* Resolves, creates the QP, posts receives and CM-connects. The Fabrics
+ * Connect command is the controller's business (q_exec). */
+int q_open(const struct q_params *p, struct nvmeof_queue **out);
+struct ibv_pd *q_pd(struct nvmeof_queue *q);
+struct ibv_context *q_verbs(struct nvmeof_queue *q);
+/* Lets the controller learn the limits it identified after the admin
+ * queue came up. */
+void q_set_limits(struct nvmeof_queue *q, uint64_t max_xfer, uint32_t icd_max);
+/* The queue's 4 KiB registered scratch buffer for admin and fabrics data. */
+uint8_t *q_scratch(struct nvmeof_queue *q);
+/* Runs one command built in sqe (its CID and DPTR are filled in here);
+ * data_len bytes of the scratch buffer go with it (keyed SGL). */
+int q_exec(struct nvmeof_queue *q, const uint8_t *sqe, uint32_t data_len, uint32_t timeout_ms,
+	   struct nvmeof_cpl *cpl);
+/* Fails what is in flight with NVMEOF_ECLOSED and releases everything. */
+void q_close(struct nvmeof_queue *q);
+/* The controller that owns a queue (set by the controller). */
+void q_set_owner(struct nvmeof_queue *q, struct nvmeof_ctrl *ctrl, bool oncs_dsm);
+struct nvmeof_ctrl *q_owner(struct nvmeof_queue *q);
+
+#endif

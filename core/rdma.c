@@ -1,0 +1,257 @@
+/* RDMA CM connection management and completion-channel waits. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "protocol.h"
+#include "rdma.h"
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static const char *ib_rej_reason(int status)
+{
+	switch (status) {
+	case 8: return "nothing listens on that port (invalid service ID)";
+	case 28: return "rejected by the target";
+	default: return "rejected by the CM";
+	}
+}
+
+/* Waits for one CM event on c's channel; the caller acks *out. */
+static int cm_event(struct tr_conn *c, enum rdma_cm_event_type want, int timeout_ms,
+		    const char *step, struct rdma_cm_event **out)
+{
+	uint64_t deadline = nvmeof_now_ms() + (uint64_t)timeout_ms;
+	struct rdma_cm_event *ev;
+	for (;;) {
+		if (rdma_get_cm_event(c->ch, &ev) == 0)
+			break;
+		if (errno != EAGAIN)
+			return nvmeof_err(NVMEOF_ETRANSPORT, "%s: rdma_get_cm_event: %s", step,
+					  strerror(errno));
+		uint64_t now = nvmeof_now_ms();
+		if (now >= deadline)
+			return nvmeof_err(NVMEOF_ETIMEDOUT, "%s: no answer within %d ms", step,
+					  timeout_ms);
+		struct pollfd p = {.fd = c->ch->fd, .events = POLLIN};
+		if (poll(&p, 1, (int)(deadline - now)) < 0 && errno != EINTR)
+			return nvmeof_err(NVMEOF_ETRANSPORT, "%s: poll: %s", step, strerror(errno));
+	}
+	if (ev->event == want) {
+		*out = ev;
+		return 0;
+	}
+	int rc, st = ev->status;
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_ERROR:
+		rc = nvmeof_err(NVMEOF_EUNREACHABLE, "%s: address resolution failed: %s", step,
+				strerror(st < 0 ? -st : EHOSTUNREACH));
+		break;
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		rc = nvmeof_err(NVMEOF_EUNREACHABLE, "%s: route resolution failed: %s", step,
+				strerror(st < 0 ? -st : EHOSTUNREACH));
+		break;
+	case RDMA_CM_EVENT_UNREACHABLE:
+		rc = nvmeof_err(NVMEOF_EUNREACHABLE, "%s: target unreachable (CM status %d)", step, st);
+		break;
+	case RDMA_CM_EVENT_REJECTED: {
+		uint16_t sts;
+		/* A CM-level reject (no listener) carries zeroed private data. */
+		if (nvme_rdma_cm_rej_parse(ev->param.conn.private_data,
+					   ev->param.conn.private_data_len, &sts) == 0 && sts)
+			rc = nvmeof_err(NVMEOF_EREJECTED,
+					"%s: target rejected the connection: NVMe/RDMA status %u (%s)",
+					step, sts, nvme_rdma_cm_status_name(sts));
+		else
+			rc = nvmeof_err(NVMEOF_EREJECTED, "%s: connection rejected, CM reason %d: %s",
+					step, st, ib_rej_reason(st));
+		break;
+	}
+	default:
+		rc = nvmeof_err(NVMEOF_ETRANSPORT, "%s: unexpected CM event %s (status %d)", step,
+				rdma_event_str(ev->event), st);
+	}
+	rdma_ack_cm_event(ev);
+	return rc;
+}
+
+int tr_resolve(struct tr_conn *c, const struct sockaddr *dst, const struct sockaddr *src,
+	       int timeout_ms)
+{
+	struct rdma_cm_event *ev;
+	int rc;
+	memset(c, 0, sizeof(*c));
+	c->ch = rdma_create_event_channel();
+	if (!c->ch)
+		return nvmeof_err(errno == ENODEV || errno == ENOENT ? NVMEOF_EUNREACHABLE : NVMEOF_ETRANSPORT,
+				  "rdma_create_event_channel: %s (is an RDMA device present and rdma_ucm loaded?)",
+				  strerror(errno));
+	if (set_nonblock(c->ch->fd))
+		return nvmeof_err(NVMEOF_ETRANSPORT, "fcntl on the CM channel: %s", strerror(errno));
+	if (rdma_create_id(c->ch, &c->id, c, RDMA_PS_TCP))
+		return nvmeof_err(NVMEOF_ETRANSPORT, "rdma_create_id: %s", strerror(errno));
+	if (rdma_resolve_addr(c->id, (struct sockaddr *)src, (struct sockaddr *)dst, timeout_ms))
+		return nvmeof_err(errno == EADDRNOTAVAIL || errno == ENODEV ? NVMEOF_EUNREACHABLE
+									    : NVMEOF_ETRANSPORT,
+				  "rdma_resolve_addr: %s%s", strerror(errno),
+				  src ? " (is the source address on an RDMA device?)" : "");
+	if ((rc = cm_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, timeout_ms + 500, "resolve address", &ev)))
+		return rc;
+	rdma_ack_cm_event(ev);
+	if (rdma_resolve_route(c->id, timeout_ms))
+		return nvmeof_err(NVMEOF_ETRANSPORT, "rdma_resolve_route: %s", strerror(errno));
+	if ((rc = cm_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, timeout_ms + 500, "resolve route", &ev)))
+		return rc;
+	rdma_ack_cm_event(ev);
+	return 0;
+}
+
+int tr_create_qp(struct tr_conn *c, struct ibv_pd *pd, uint32_t send_wr, uint32_t recv_wr,
+		 uint32_t send_sge)
+{
+	c->cc = ibv_create_comp_channel(c->id->verbs);
+	if (!c->cc)
+		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_create_comp_channel: %s", strerror(errno));
+	if (set_nonblock(c->cc->fd))
+		return nvmeof_err(NVMEOF_ETRANSPORT, "fcntl on the completion channel: %s", strerror(errno));
+	c->cq = ibv_create_cq(c->id->verbs, (int)(send_wr + recv_wr), c, c->cc, 0);
+	if (!c->cq)
+		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_create_cq (%u entries): %s", send_wr + recv_wr,
+				  strerror(errno));
+	struct ibv_qp_init_attr a = {
+		.send_cq = c->cq,
+		.recv_cq = c->cq,
+		.qp_type = IBV_QPT_RC,
+		.cap = {.max_send_wr = send_wr, .max_recv_wr = recv_wr, .max_send_sge = send_sge,
+			.max_recv_sge = 1},
+		.sq_sig_all = 0,
+	};
+	if (rdma_create_qp(c->id, pd, &a))
+		return nvmeof_err(NVMEOF_ETRANSPORT, "rdma_create_qp (send %u, recv %u): %s", send_wr,
+				  recv_wr, strerror(errno));
+	c->qp = c->id->qp;
+	return 0;
+}
+
+int tr_connect(struct tr_conn *c, const void *priv, uint8_t priv_len, int timeout_ms,
+	       uint16_t *crqsize)
+{
+	struct ibv_device_attr da;
+	struct rdma_cm_event *ev;
+	const char *why;
+	int rc;
+	if (ibv_query_device(c->id->verbs, &da))
+		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_query_device: %s", strerror(errno));
+	/* The target RDMA-reads write data from us: give it all the
+	 * outstanding reads the device allows. */
+	struct rdma_conn_param p = {
+		.private_data = priv,
+		.private_data_len = priv_len,
+		.responder_resources = (uint8_t)(da.max_qp_rd_atom > 255 ? 255 : da.max_qp_rd_atom),
+		.initiator_depth = (uint8_t)(da.max_qp_init_rd_atom > 255 ? 255 : da.max_qp_init_rd_atom),
+		.flow_control = 1,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+	};
+	if (rdma_connect(c->id, &p))
+		return nvmeof_err(NVMEOF_ETRANSPORT, "rdma_connect: %s", strerror(errno));
+	if ((rc = cm_event(c, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, "connect", &ev)))
+		return rc;
+	c->connected = true;
+	rc = nvme_rdma_cm_rep_parse(ev->param.conn.private_data, ev->param.conn.private_data_len,
+				    crqsize, &why);
+	rdma_ack_cm_event(ev);
+	if (rc)
+		return nvmeof_err(NVMEOF_ETRANSPORT, "connect: %s", why);
+	return 0;
+}
+
+int tr_arm(struct tr_conn *c)
+{
+	if (c->armed)
+		return 0;
+	if (ibv_req_notify_cq(c->cq, 0))
+		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_req_notify_cq: %s", strerror(errno));
+	c->armed = true;
+	return 0;
+}
+
+int tr_sleep(struct tr_conn *c, int timeout_ms)
+{
+	struct pollfd p = {.fd = c->cc->fd, .events = POLLIN};
+	int n = poll(&p, 1, timeout_ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : nvmeof_err(NVMEOF_ETRANSPORT, "poll on the completion channel: %s",
+						    strerror(errno));
+	if (n == 0)
+		return 0;
+	struct ibv_cq *cq;
+	void *ctx;
+	if (ibv_get_cq_event(c->cc, &cq, &ctx) == 0) {
+		c->armed = false;
+		/* Acknowledging takes a mutex in the provider: do it in batches. */
+		if (++c->unacked >= 64) {
+			ibv_ack_cq_events(c->cq, c->unacked);
+			c->unacked = 0;
+		}
+	}
+	return 1;
+}
+
+bool tr_disconnected(struct tr_conn *c)
+{
+	struct rdma_cm_event *ev;
+	bool gone = false;
+	while (c->ch && rdma_get_cm_event(c->ch, &ev) == 0) {
+		if (ev->event == RDMA_CM_EVENT_DISCONNECTED || ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL ||
+		    ev->event == RDMA_CM_EVENT_TIMEWAIT_EXIT)
+			gone = true;
+		rdma_ack_cm_event(ev);
+	}
+	if (gone && c->connected) {
+		/* Moves the QP to error so every posted WR is flushed back to us. */
+		rdma_disconnect(c->id);
+		c->connected = false;
+	}
+	return gone;
+}
+
+void tr_close(struct tr_conn *c)
+{
+	struct rdma_cm_event *ev;
+	char saved[512];
+	/* Teardown after a failure must not overwrite the message saying why. */
+	snprintf(saved, sizeof(saved), "%s", nvmeof_errmsg());
+	if (c->connected) {
+		if (rdma_disconnect(c->id) == 0) {
+			/* Bounded: a vanished target must not hold us up. */
+			if (cm_event(c, RDMA_CM_EVENT_DISCONNECTED, 1000, "disconnect", &ev) == 0)
+				rdma_ack_cm_event(ev);
+		}
+		c->connected = false;
+	}
+	if (c->qp)
+		rdma_destroy_qp(c->id);
+	c->qp = NULL;
+	if (c->cq) {
+		if (c->unacked)
+			ibv_ack_cq_events(c->cq, c->unacked);
+		ibv_destroy_cq(c->cq);
+	}
+	if (c->cc)
+		ibv_destroy_comp_channel(c->cc);
+	if (c->id)
+		rdma_destroy_id(c->id);
+	if (c->ch)
+		rdma_destroy_event_channel(c->ch);
+	memset(c, 0, sizeof(*c));
+	nvmeof_err(0, "%s", saved);
+}

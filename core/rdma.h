@@ -1,0 +1,42 @@
+/* The RDMA transport seen from the queue: one RC queue pair with its CM id,
+ * completion queue and completion channel. */
+#ifndef NVMEOF_RDMA_H
+#define NVMEOF_RDMA_H
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct tr_conn {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	struct ibv_comp_channel *cc;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	unsigned unacked;   /* CQ events not yet acknowledged */
+	bool armed;         /* CQ notification requested, event not yet consumed */
+	bool connected;
+};
+
+/* Address and route resolution, each bounded by timeout_ms. Afterwards
+ * c->id->verbs is the device the route goes through. */
+int tr_resolve(struct tr_conn *c, const struct sockaddr *dst, const struct sockaddr *src,
+	       int timeout_ms);
+/* CQ (with a completion channel) and an RC QP on pd. */
+int tr_create_qp(struct tr_conn *c, struct ibv_pd *pd, uint32_t send_wr, uint32_t recv_wr,
+		 uint32_t send_sge);
+/* CM connect with NVMe/RDMA private data; *crqsize from the accept. */
+int tr_connect(struct tr_conn *c, const void *priv, uint8_t priv_len, int timeout_ms,
+	       uint16_t *crqsize);
+/* Requests a completion event, then the caller polls once more before
+ * sleeping in tr_sleep (a completion may have landed in between). */
+int tr_arm(struct tr_conn *c);
+/* Sleeps on the completion channel: 1 event, 0 timeout, <0 error. */
+int tr_sleep(struct tr_conn *c, int timeout_ms);
+/* Non-blocking: true when the CM says the connection is gone. */
+bool tr_disconnected(struct tr_conn *c);
+/* Disconnect (bounded wait) and release everything; safe on a partial conn. */
+void tr_close(struct tr_conn *c);
+
+#endif

@@ -1,0 +1,183 @@
+/* Names of NVMe status codes, NVMe/RDMA CM reject codes and our errors, and
+ * the per-thread "what failed" message. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "internal.h"
+#include "protocol.h"
+
+struct name { uint16_t code; const char *name; };
+
+/* Keyed by (SCT << 8) | SC. */
+static const struct name nvme_status_names[] = {
+	{0x000, "Successful Completion"},
+	{0x001, "Invalid Command Opcode"},
+	{0x002, "Invalid Field in Command"},
+	{0x003, "Command ID Conflict"},
+	{0x004, "Data Transfer Error"},
+	{0x005, "Commands Aborted due to Power Loss Notification"},
+	{0x006, "Internal Error"},
+	{0x007, "Command Abort Requested"},
+	{0x008, "Command Aborted due to SQ Deletion"},
+	{0x009, "Command Aborted due to Failed Fused Command"},
+	{0x00a, "Command Aborted due to Missing Fused Command"},
+	{0x00b, "Invalid Namespace or Format"},
+	{0x00c, "Command Sequence Error"},
+	{0x00d, "Invalid SGL Segment Descriptor"},
+	{0x00e, "Invalid Number of SGL Descriptors"},
+	{0x00f, "Data SGL Length Invalid"},
+	{0x010, "Metadata SGL Length Invalid"},
+	{0x011, "SGL Descriptor Type Invalid"},
+	{0x012, "Invalid Use of Controller Memory Buffer"},
+	{0x013, "PRP Offset Invalid"},
+	{0x014, "Atomic Write Unit Exceeded"},
+	{0x015, "Operation Denied"},
+	{0x016, "SGL Offset Invalid"},
+	{0x018, "Host Identifier Inconsistent Format"},
+	{0x019, "Keep Alive Timer Expired"},
+	{0x01a, "Keep Alive Timeout Invalid"},
+	{0x01b, "Command Aborted due to Preempt and Abort"},
+	{0x01c, "Sanitize Failed"},
+	{0x01d, "Sanitize In Progress"},
+	{0x01e, "SGL Data Block Granularity Invalid"},
+	{0x01f, "Command Not Supported for Queue in CMB"},
+	{0x020, "Namespace is Write Protected"},
+	{0x021, "Command Interrupted"},
+	{0x022, "Transient Transport Error"},
+	{0x080, "LBA Out of Range"},
+	{0x081, "Capacity Exceeded"},
+	{0x082, "Namespace Not Ready"},
+	{0x083, "Reservation Conflict"},
+	{0x084, "Format In Progress"},
+	{0x100, "Completion Queue Invalid"},
+	{0x101, "Invalid Queue Identifier"},
+	{0x102, "Invalid Queue Size"},
+	{0x103, "Abort Command Limit Exceeded"},
+	{0x105, "Asynchronous Event Request Limit Exceeded"},
+	{0x106, "Invalid Firmware Slot"},
+	{0x107, "Invalid Firmware Image"},
+	{0x108, "Invalid Interrupt Vector"},
+	{0x109, "Invalid Log Page"},
+	{0x10a, "Invalid Format"},
+	{0x10c, "Invalid Queue Deletion"},
+	{0x10d, "Feature Identifier Not Saveable"},
+	{0x10e, "Feature Not Changeable"},
+	{0x10f, "Feature Not Namespace Specific"},
+	{0x115, "Namespace Insufficient Capacity"},
+	{0x116, "Namespace Identifier Unavailable"},
+	{0x118, "Namespace Already Attached"},
+	{0x119, "Namespace Is Private"},
+	{0x11a, "Namespace Not Attached"},
+	/* command specific, shared by NVM commands and Fabrics Connect */
+	{0x180, "Conflicting Attributes / Connect Incompatible Format"},
+	{0x181, "Invalid Protection Information / Connect Controller Busy"},
+	{0x182, "Attempted Write to Read Only Range / Connect Invalid Parameters"},
+	{0x183, "Connect Restart Discovery"},
+	{0x184, "Connect Invalid Host"},
+	{0x185, "Invalid Queue Type"},
+	{0x190, "Discover Restart"},
+	{0x191, "Authentication Required"},
+	{0x280, "Write Fault"},
+	{0x281, "Unrecovered Read Error"},
+	{0x282, "End-to-end Guard Check Error"},
+	{0x283, "End-to-end Application Tag Check Error"},
+	{0x284, "End-to-end Reference Tag Check Error"},
+	{0x285, "Compare Failure"},
+	{0x286, "Access Denied"},
+	{0x287, "Deallocated or Unwritten Logical Block"},
+	{0x300, "Internal Path Error"},
+	{0x301, "Asymmetric Access Persistent Loss"},
+	{0x302, "Asymmetric Access Inaccessible"},
+	{0x303, "Asymmetric Access Transition"},
+	{0x360, "Controller Pathing Error"},
+	{0x370, "Host Pathing Error"},
+	{0x371, "Command Aborted By Host"},
+};
+
+const char *nvmeof_status_name(uint16_t st)
+{
+	uint16_t key = (uint16_t)(NVMEOF_STATUS_SCT(st) << 8 | NVMEOF_STATUS_SC(st));
+	for (size_t i = 0; i < sizeof(nvme_status_names) / sizeof(nvme_status_names[0]); i++)
+		if (nvme_status_names[i].code == key)
+			return nvme_status_names[i].name;
+	if (NVMEOF_STATUS_SCT(st) == 7)
+		return "Vendor Specific";
+	return "Unknown status";
+}
+
+const char *nvme_rdma_cm_status_name(uint16_t sts)
+{
+	switch (sts) {
+	case NVME_RDMA_CM_INVALID_LEN: return "invalid private data length";
+	case NVME_RDMA_CM_INVALID_RECFMT: return "invalid RECFMT";
+	case NVME_RDMA_CM_INVALID_QID: return "invalid queue ID";
+	case NVME_RDMA_CM_INVALID_HSQSIZE: return "invalid HSQSIZE";
+	case NVME_RDMA_CM_INVALID_HRQSIZE: return "invalid HRQSIZE";
+	case NVME_RDMA_CM_NO_RSC: return "no resources";
+	case NVME_RDMA_CM_INVALID_IRD: return "invalid IRD";
+	case NVME_RDMA_CM_INVALID_ORD: return "invalid ORD";
+	case NVME_RDMA_CM_INVALID_CNTLID: return "invalid CNTLID";
+	default: return "unknown NVMe/RDMA reject status";
+	}
+}
+
+const char *nvmeof_strerror(int err)
+{
+	switch (err) {
+	case NVMEOF_OK: return "success";
+	case NVMEOF_EINVAL: return "invalid argument";
+	case NVMEOF_ENOMEM: return "out of memory";
+	case NVMEOF_EQFULL: return "queue full";
+	case NVMEOF_ETIMEDOUT: return "timed out";
+	case NVMEOF_ENVME: return "NVMe error status";
+	case NVMEOF_ETRANSPORT: return "RDMA transport error";
+	case NVMEOF_EREJECTED: return "connection rejected";
+	case NVMEOF_EUNREACHABLE: return "target unreachable";
+	case NVMEOF_EBUSY: return "busy";
+	case NVMEOF_ECLOSED: return "connection closed";
+	case NVMEOF_ENOTSUP: return "not supported";
+	case NVMEOF_ECUDA: return "CUDA error";
+	default: return "unknown error";
+	}
+}
+
+const char *nvmeof_cpl_str(const struct nvmeof_cpl *cpl, char *buf, size_t len)
+{
+	if (cpl->err == NVMEOF_ENVME)
+		snprintf(buf, len, "%s (SCT 0x%x, SC 0x%02x%s)", nvmeof_status_name(cpl->status),
+			 NVMEOF_STATUS_SCT(cpl->status), NVMEOF_STATUS_SC(cpl->status),
+			 NVMEOF_STATUS_DNR(cpl->status) ? ", DNR" : "");
+	else if (cpl->err == NVMEOF_ETIMEDOUT)
+		snprintf(buf, len, "command timed out");
+	else if (cpl->err == NVMEOF_ECLOSED)
+		snprintf(buf, len, "queue disconnected before the command completed");
+	else
+		snprintf(buf, len, "%s", nvmeof_strerror(cpl->err));
+	return buf;
+}
+
+static _Thread_local char errbuf[512];
+
+const char *nvmeof_errmsg(void) { return errbuf; }
+
+int nvmeof_err(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* Prefixes the current message: "connect admin queue: <what was there>". */
+int nvmeof_err_prefix(int code, const char *fmt, ...)
+{
+	char old[sizeof(errbuf)], pre[256];
+	va_list ap;
+	snprintf(old, sizeof(old), "%s", errbuf);
+	va_start(ap, fmt);
+	vsnprintf(pre, sizeof(pre), fmt, ap);
+	va_end(ap);
+	snprintf(errbuf, sizeof(errbuf), "%s: %s", pre, old);
+	return code;
+}

@@ -1,0 +1,539 @@
+/*
+ * libnvmeof against the real target in the test bed (kernel nvmet over
+ * Soft-RoCE). Run inside the guest; the target's facts come from the
+ * NVMEOF_TB_* variables the test bed exports.
+ *
+ *   target_core                 run every test
+ *   target_core TEST...         run the named tests
+ *   target_core load NSID SLBA FILE   write FILE's bytes to the namespace (ours)
+ *   target_core dump NSID SLBA BYTES FILE  read into FILE (ours)
+ * load and dump let the shell suite cross-check data with the kernel initiator.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../unit/check.h"
+#include "nvmeof.h"
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+	if (!v) {
+		fprintf(stderr, "missing %s: run inside tests/testbed/run\n", name);
+		exit(2);
+	}
+	return v;
+}
+
+static void opts_a(struct nvmeof_ctrl_opts *o)
+{
+	nvmeof_ctrl_opts_init(o);
+	o->traddr = env("NVMEOF_TB_ADDR");
+	o->trsvcid = env("NVMEOF_TB_PORT");
+	o->subnqn = env("NVMEOF_TB_NQN_A");
+	o->cmd_timeout_ms = 10000;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+#define MUST(call)                                                                       \
+	do {                                                                             \
+		int rc_ = (call);                                                        \
+		if (rc_ < 0) {                                                           \
+			fprintf(stderr, "    %s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, \
+				nvmeof_strerror(rc_), nvmeof_errmsg());                  \
+			check_failed_in_test = 1;                                        \
+			goto out;                                                        \
+		}                                                                        \
+	} while (0)
+
+/* Deterministic bytes that differ per LBA and per run tag. */
+static void fill(uint8_t *p, size_t n, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+	for (size_t i = 0; i < n; i += 8) {
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		memcpy(p + i, &x, n - i < 8 ? n - i : 8);
+	}
+}
+
+TEST(identify_matches_testbed)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	opts_a(&o);
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	const struct nvmeof_ctrl_info *i = nvmeof_ctrl_info(c);
+	CHECK_STR(i->serial, env("NVMEOF_TB_SERIAL"));
+	CHECK_STR(i->model, env("NVMEOF_TB_MODEL"));
+	CHECK_STR(i->subnqn, env("NVMEOF_TB_NQN_A"));
+	CHECK_EQ(i->mdts, 8);                 /* nvmet: 1 MiB with 4 KiB pages */
+	CHECK_EQ(i->max_xfer, 1u << 20);
+	CHECK(i->sgls & (1u << 2));           /* keyed SGL */
+	CHECK(i->in_capsule_max >= 4096);     /* nvmet's default inline data size */
+	CHECK(i->max_io_queues >= 4);
+	CHECK(i->cntlid != 0xffff);
+	CHECK_STR(i->hca, "rxe0");
+	CHECK_EQ(nvmeof_ns_count(c), 2);
+	const struct nvmeof_ns *n1 = nvmeof_ns_get(c, 1), *n2 = nvmeof_ns_get(c, 2);
+	CHECK(n1 && n2);
+	if (n1 && n2) {
+		CHECK_EQ(n1->lba_size, strtoul(env("NVMEOF_TB_NS1_LBA"), NULL, 0));
+		CHECK_EQ(n2->lba_size, strtoul(env("NVMEOF_TB_NS2_LBA"), NULL, 0));
+		CHECK_EQ(n1->nsze * n1->lba_size, strtoull(env("NVMEOF_TB_NS1_BYTES"), NULL, 0));
+		CHECK_EQ(n2->nsze * n2->lba_size, strtoull(env("NVMEOF_TB_NS2_BYTES"), NULL, 0));
+	}
+	CHECK(nvmeof_ns_get(c, 3) == NULL);
+	CHECK(strstr(nvmeof_errmsg(), "namespace 3") != NULL);
+	printf("    %s %s fw %s cntlid %u mdts %u ioccsz %u in-capsule %u max queues %u on %s\n",
+	       i->model, i->serial, i->firmware, i->cntlid, i->mdts, i->ioccsz, i->in_capsule_max,
+	       i->max_io_queues, i->hca);
+out:
+	if (c)
+		CHECK_EQ(nvmeof_ctrl_close(c), 0);
+}
+
+/* Write a pattern at an offset inside a larger region, read it back into a
+ * different offset of another region, compare; for each size. */
+static void roundtrip(uint32_t nsid, const size_t *sizes, size_t nsizes, bool in_capsule)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_queue *q = NULL;
+	struct nvmeof_mr *w = NULL, *r = NULL;
+	size_t max = 0;
+	opts_a(&o);
+	o.in_capsule = in_capsule;
+	for (size_t i = 0; i < nsizes; i++)
+		if (sizes[i] > max)
+			max = sizes[i];
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	MUST(nvmeof_queue_create(c, NULL, &q));
+	const struct nvmeof_ns *ns = nvmeof_ns_get(c, nsid);
+	CHECK(ns != NULL);
+	if (!ns)
+		goto out;
+	MUST(nvmeof_mr_alloc(c, max + 3 * 4096, &w));
+	MUST(nvmeof_mr_alloc(c, max + 5 * 4096, &r));
+	uint64_t slba = 8192;
+	for (size_t i = 0; i < nsizes; i++) {
+		size_t n = sizes[i];
+		uint32_t nlb = (uint32_t)(n / ns->lba_size);
+		size_t woff = 4096 + 512 * (i % 4), roff = 2 * 4096 + 512 * ((i + 1) % 4);
+		struct nvmeof_queue_stats s0, s1;
+		nvmeof_queue_stats(q, &s0);
+		fill((uint8_t *)nvmeof_mr_addr(w) + woff, n, slba + n + nsid);
+		memset((uint8_t *)nvmeof_mr_addr(r) + roff, 0xee, n);
+		double t0 = now_s();
+		MUST(nvmeof_write_sync(q, ns, slba, nlb, w, woff, 0));
+		double t1 = now_s();
+		MUST(nvmeof_read_sync(q, ns, slba, nlb, r, roff, 0));
+		double t2 = now_s();
+		nvmeof_queue_stats(q, &s1);
+		bool same = !memcmp((uint8_t *)nvmeof_mr_addr(w) + woff, (uint8_t *)nvmeof_mr_addr(r) + roff, n);
+		CHECK(same);
+		uint64_t cmds = s1.cmds - s0.cmds, want = 2 * ((n + (1u << 20) - 1) >> 20);
+		CHECK_EQ(cmds, want); /* split at MDTS, one command per MiB each way */
+		uint64_t icd = s1.in_capsule - s0.in_capsule;
+		if (in_capsule && n <= nvmeof_ctrl_info(c)->in_capsule_max)
+			CHECK_EQ(icd, 1);
+		else
+			CHECK_EQ(icd, 0);
+		printf("    nsid %u %8zu B: write %.1f ms, read %.1f ms, %llu cmds, %s%s\n", nsid, n,
+		       (t1 - t0) * 1e3, (t2 - t1) * 1e3, (unsigned long long)cmds,
+		       icd ? "in-capsule" : "keyed SGL", same ? "" : " MISMATCH");
+		slba += nlb + 64;
+	}
+	MUST(nvmeof_flush_sync(q, ns, 0));
+out:
+	if (w)
+		nvmeof_mr_release(w);
+	if (r)
+		nvmeof_mr_release(r);
+	if (q)
+		nvmeof_queue_destroy(q);
+	if (c)
+		CHECK_EQ(nvmeof_ctrl_close(c), 0);
+}
+
+TEST(roundtrip_sizes_ns1_512)
+{
+	static const size_t sizes[] = {512, 4096, 128 << 10, 1 << 20, 4 << 20, 64 << 20};
+	roundtrip(1, sizes, sizeof(sizes) / sizeof(sizes[0]), true);
+}
+
+TEST(roundtrip_sizes_ns2_4k)
+{
+	static const size_t sizes[] = {4096, 128 << 10, 1 << 20, 4 << 20};
+	roundtrip(2, sizes, sizeof(sizes) / sizeof(sizes[0]), true);
+}
+
+TEST(roundtrip_keyed_only)
+{
+	static const size_t sizes[] = {512, 4096};
+	roundtrip(1, sizes, sizeof(sizes) / sizeof(sizes[0]), false);
+}
+
+/* ---- four queues, four threads ---- */
+struct worker {
+	struct nvmeof_ctrl *c;
+	const struct nvmeof_ns *ns;
+	int id, failures, done;
+	char msg[256];
+};
+
+static void count_cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	struct worker *w = arg;
+	w->done++;
+	if (cpl->err)
+		w->failures++;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct nvmeof_queue *q = NULL;
+	struct nvmeof_mr *mr = NULL;
+	const uint32_t qd = 16, io = 8192, nlb = io / 512, rounds = 4;
+	const size_t len = (size_t)qd * io;
+	uint64_t base = 100000 + (uint64_t)w->id * 4096;
+	if (nvmeof_queue_create(w->c, NULL, &q) || nvmeof_mr_alloc(w->c, 2 * len, &mr)) {
+		snprintf(w->msg, sizeof(w->msg), "setup: %s", nvmeof_errmsg());
+		w->failures++;
+		goto out;
+	}
+	uint8_t *buf = nvmeof_mr_addr(mr);
+	for (uint32_t r = 0; r < rounds && !w->failures; r++) {
+		fill(buf, len, (uint64_t)w->id * 1000 + r);
+		w->done = 0;
+		for (uint32_t i = 0; i < qd; i++)
+			if (nvmeof_write(q, w->ns, base + i * nlb, nlb, mr, (size_t)i * io, count_cb, w)) {
+				snprintf(w->msg, sizeof(w->msg), "write: %s", nvmeof_errmsg());
+				w->failures++;
+			}
+		while (w->done < (int)qd && !w->failures)
+			if (nvmeof_queue_wait(q, 1, 5000) <= 0) {
+				snprintf(w->msg, sizeof(w->msg), "wait for writes: %s", nvmeof_errmsg());
+				w->failures++;
+			}
+		w->done = 0;
+		for (uint32_t i = 0; i < qd; i++)
+			if (nvmeof_read(q, w->ns, base + i * nlb, nlb, mr, len + (size_t)i * io, count_cb, w)) {
+				snprintf(w->msg, sizeof(w->msg), "read: %s", nvmeof_errmsg());
+				w->failures++;
+			}
+		while (w->done < (int)qd && !w->failures)
+			if (nvmeof_queue_wait(q, 1, 5000) <= 0) {
+				snprintf(w->msg, sizeof(w->msg), "wait for reads: %s", nvmeof_errmsg());
+				w->failures++;
+			}
+		if (memcmp(buf, buf + len, len)) {
+			snprintf(w->msg, sizeof(w->msg), "round %u: data read back differs", r);
+			w->failures++;
+		}
+	}
+out:
+	if (mr)
+		nvmeof_mr_release(mr);
+	if (q)
+		nvmeof_queue_destroy(q);
+	return NULL;
+}
+
+TEST(four_queues_four_threads)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct worker w[4];
+	pthread_t t[4];
+	opts_a(&o);
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct worker){.c = c, .ns = nvmeof_ns_get(c, 1), .id = i};
+		pthread_create(&t[i], NULL, worker_main, &w[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		if (w[i].failures)
+			fprintf(stderr, "    worker %d: %s\n", i, w[i].msg);
+		CHECK_EQ(w[i].failures, 0);
+	}
+out:
+	if (c)
+		CHECK_EQ(nvmeof_ctrl_close(c), 0);
+}
+
+TEST(queue_full_and_batched_commit)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_queue *q = NULL;
+	struct nvmeof_mr *mr = NULL;
+	struct worker w = {0};
+	struct nvmeof_queue_opts qo = {.depth = 4, .batch = true};
+	opts_a(&o);
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	MUST(nvmeof_queue_create(c, &qo, &q));
+	CHECK_EQ(nvmeof_queue_depth(q), 4);
+	MUST(nvmeof_mr_alloc(c, 5 * 4096, &mr));
+	const struct nvmeof_ns *ns = nvmeof_ns_get(c, 1);
+	struct nvmeof_queue_stats s0, s1;
+	nvmeof_queue_stats(q, &s0);
+	for (int i = 0; i < 4; i++)
+		MUST(nvmeof_read(q, ns, (uint64_t)i * 8, 8, mr, (size_t)i * 4096, count_cb, &w));
+	CHECK_EQ(nvmeof_read(q, ns, 32, 8, mr, 4 * 4096, count_cb, &w), NVMEOF_EQFULL);
+	CHECK(strstr(nvmeof_errmsg(), "full") != NULL);
+	CHECK_EQ(nvmeof_queue_inflight(q), 4);
+	MUST(nvmeof_queue_commit(q));
+	nvmeof_queue_stats(q, &s1);
+	CHECK_EQ(s1.doorbells - s0.doorbells, 1); /* four commands, one doorbell */
+	while (w.done < 4 && nvmeof_queue_wait(q, 1, 5000) > 0)
+		;
+	CHECK_EQ(w.done, 4);
+	CHECK_EQ(w.failures, 0);
+	CHECK_EQ(nvmeof_queue_inflight(q), 0);
+	/* the slots came back: a fifth read goes through now */
+	MUST(nvmeof_read_sync(q, ns, 32, 8, mr, 4 * 4096, 0));
+	/* a region too small for the request is refused before anything is sent */
+	CHECK_EQ(nvmeof_read(q, ns, 0, 48, mr, 0, count_cb, &w), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "overrun") != NULL);
+	CHECK_EQ(nvmeof_queue_inflight(q), 0);
+	/* the controller refuses to close while the queue and region exist */
+	CHECK_EQ(nvmeof_ctrl_close(c), NVMEOF_EBUSY);
+	CHECK(strstr(nvmeof_errmsg(), "1 I/O queue") != NULL);
+out:
+	if (mr)
+		nvmeof_mr_release(mr);
+	if (q)
+		nvmeof_queue_destroy(q);
+	if (c)
+		CHECK_EQ(nvmeof_ctrl_close(c), 0);
+}
+
+TEST(out_of_range_lba_names_the_status)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_queue *q = NULL;
+	struct nvmeof_mr *mr = NULL;
+	opts_a(&o);
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	MUST(nvmeof_queue_create(c, NULL, &q));
+	MUST(nvmeof_mr_alloc(c, 4096, &mr));
+	/* nvmet 6.1 has no LBA range check of its own: the block backend
+	 * (null_blk, ns1) fails the bio (Internal Error), the file backend
+	 * (ns2) reports Capacity Exceeded. We must name what it sent. */
+	static const char *want[] = {NULL, "Internal Error (SCT 0x0, SC 0x06, DNR)",
+				     "Capacity Exceeded (SCT 0x0, SC 0x81, DNR)"};
+	const struct nvmeof_ns *ns = nvmeof_ns_get(c, 1);
+	for (uint32_t nsid = 1; nsid <= 2; nsid++) {
+		const struct nvmeof_ns *x = nvmeof_ns_get(c, nsid);
+		char op[64];
+		double t0 = now_s();
+		CHECK_EQ(nvmeof_read_sync(q, x, x->nsze, 1, mr, 0, 0), NVMEOF_ENVME);
+		CHECK(now_s() - t0 < 5);
+		printf("    %s\n", nvmeof_errmsg());
+		snprintf(op, sizeof(op), "read nsid %u slba %llu nlb 1: ", nsid, (unsigned long long)x->nsze);
+		CHECK(strstr(nvmeof_errmsg(), op) != NULL);
+		CHECK(strstr(nvmeof_errmsg(), want[nsid]) != NULL);
+		CHECK_EQ(nvmeof_write_sync(q, x, x->nsze + 10, 1, mr, 0, 0), NVMEOF_ENVME);
+		CHECK(strstr(nvmeof_errmsg(), want[nsid]) != NULL);
+		/* a request that starts inside and runs past the end */
+		CHECK_EQ(nvmeof_read_sync(q, x, x->nsze - 1, 2, mr, 0, 0), NVMEOF_ENVME);
+	}
+	/* the queue still works afterwards */
+	MUST(nvmeof_read_sync(q, ns, ns->nsze - 1, 1, mr, 0, 0));
+	CHECK_EQ(nvmeof_queue_inflight(q), 0);
+out:
+	if (mr)
+		nvmeof_mr_release(mr);
+	if (q)
+		nvmeof_queue_destroy(q);
+	if (c)
+		CHECK_EQ(nvmeof_ctrl_close(c), 0);
+}
+
+static void expect_connect_error(struct nvmeof_ctrl_opts *o, int want, const char *needle, double max_s)
+{
+	struct nvmeof_ctrl *c = NULL;
+	double t0 = now_s();
+	int rc = nvmeof_ctrl_connect(o, &c);
+	double dt = now_s() - t0;
+	printf("    -> %s after %.2f s: %s\n", nvmeof_strerror(rc), dt, nvmeof_errmsg());
+	CHECK_EQ(rc, want);
+	CHECK(c == NULL);
+	CHECK(strstr(nvmeof_errmsg(), needle) != NULL);
+	CHECK(dt < max_s);
+	if (c)
+		nvmeof_ctrl_close(c);
+}
+
+TEST(wrong_subsystem_nqn)
+{
+	struct nvmeof_ctrl_opts o;
+	opts_a(&o);
+	o.subnqn = "nqn.2026-12.io.nvmeof:no-such-subsystem";
+	expect_connect_error(&o, NVMEOF_ENVME, "Connect Invalid Parameters", 5);
+}
+
+TEST(host_refused_by_subsystem_b)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	opts_a(&o);
+	o.subnqn = env("NVMEOF_TB_NQN_B");
+	o.hostnqn = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-0000000000ff";
+	expect_connect_error(&o, NVMEOF_ENVME, "Connect Invalid Host", 5);
+	/* and the allowed host gets in, so the refusal was about the host */
+	o.hostnqn = env("NVMEOF_TB_HOSTNQN_B");
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	CHECK_EQ(nvmeof_ns_count(c), 1);
+out:
+	if (c)
+		CHECK_EQ(nvmeof_ctrl_close(c), 0);
+}
+
+TEST(unreachable_address_fails_fast)
+{
+	struct nvmeof_ctrl_opts o;
+	opts_a(&o);
+	o.traddr = env("NVMEOF_TB_UNREACHABLE");
+	o.connect_timeout_ms = 1500;
+	struct nvmeof_ctrl *c = NULL;
+	double t0 = now_s();
+	int rc = nvmeof_ctrl_connect(&o, &c);
+	double dt = now_s() - t0;
+	printf("    -> %s after %.2f s: %s\n", nvmeof_strerror(rc), dt, nvmeof_errmsg());
+	CHECK(rc == NVMEOF_EUNREACHABLE || rc == NVMEOF_ETIMEDOUT);
+	CHECK(dt < 6);
+	CHECK(strstr(nvmeof_errmsg(), "resolve") || strstr(nvmeof_errmsg(), "unreachable") ||
+	      strstr(nvmeof_errmsg(), "connect"));
+	if (c)
+		nvmeof_ctrl_close(c);
+}
+
+TEST(nobody_listening_on_port)
+{
+	struct nvmeof_ctrl_opts o;
+	opts_a(&o);
+	o.trsvcid = "4999";
+	expect_connect_error(&o, NVMEOF_EREJECTED, "rejected", 5);
+}
+
+TEST(bad_arguments)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	char longnqn[300];
+	opts_a(&o);
+	o.subnqn = NULL;
+	CHECK_EQ(nvmeof_ctrl_connect(&o, &c), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "subsystem NQN") != NULL);
+	memset(longnqn, 'n', sizeof(longnqn) - 1);
+	longnqn[sizeof(longnqn) - 1] = '\0';
+	opts_a(&o);
+	o.hostnqn = longnqn;
+	CHECK_EQ(nvmeof_ctrl_connect(&o, &c), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "too long") != NULL);
+	opts_a(&o);
+	o.traddr = "not an address";
+	CHECK_EQ(nvmeof_ctrl_connect(&o, &c), NVMEOF_EINVAL);
+	opts_a(&o);
+	o.queue_depth = 5000;
+	CHECK_EQ(nvmeof_ctrl_connect(&o, &c), NVMEOF_EINVAL);
+	CHECK(c == NULL);
+}
+
+/* ---- helpers for the shell cross-check ---- */
+static int load_dump(int argc, char **argv)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_queue *q = NULL;
+	struct nvmeof_mr *mr = NULL;
+	bool load = !strcmp(argv[1], "load");
+	if (argc < (load ? 5 : 6)) {
+		fprintf(stderr, "usage: load NSID SLBA FILE | dump NSID SLBA BYTES FILE\n");
+		return 2;
+	}
+	uint32_t nsid = (uint32_t)strtoul(argv[2], NULL, 0);
+	uint64_t slba = strtoull(argv[3], NULL, 0);
+	const char *path = argv[load ? 4 : 5];
+	size_t n = load ? 0 : strtoull(argv[4], NULL, 0);
+	FILE *f = fopen(path, load ? "rb" : "wb");
+	int rc = 1;
+	if (!f) {
+		perror(path);
+		return 1;
+	}
+	if (load) {
+		fseek(f, 0, SEEK_END);
+		n = (size_t)ftell(f);
+		rewind(f);
+	}
+	opts_a(&o);
+	const struct nvmeof_ns *ns;
+	if (nvmeof_ctrl_connect(&o, &c) || !(ns = nvmeof_ns_get(c, nsid)) ||
+	    nvmeof_queue_create(c, NULL, &q) || nvmeof_mr_alloc(c, n, &mr))
+		goto out;
+	if (n % ns->lba_size) {
+		fprintf(stderr, "%zu bytes is not a whole number of %u-byte blocks\n", n, ns->lba_size);
+		goto out;
+	}
+	if (load && fread(nvmeof_mr_addr(mr), 1, n, f) != n)
+		goto out;
+	if (load ? nvmeof_write_sync(q, ns, slba, (uint32_t)(n / ns->lba_size), mr, 0, 0)
+		 : nvmeof_read_sync(q, ns, slba, (uint32_t)(n / ns->lba_size), mr, 0, 0))
+		goto out;
+	if (!load && fwrite(nvmeof_mr_addr(mr), 1, n, f) != n)
+		goto out;
+	rc = 0;
+out:
+	if (rc)
+		fprintf(stderr, "%s: %s\n", argv[1], nvmeof_errmsg());
+	fclose(f);
+	if (mr)
+		nvmeof_mr_release(mr);
+	if (q)
+		nvmeof_queue_destroy(q);
+	if (c && nvmeof_ctrl_close(c))
+		rc = 1;
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct test_case all[] = {
+		T(identify_matches_testbed), T(roundtrip_sizes_ns1_512), T(roundtrip_sizes_ns2_4k),
+		T(roundtrip_keyed_only), T(four_queues_four_threads), T(queue_full_and_batched_commit),
+		T(out_of_range_lba_names_the_status), T(wrong_subsystem_nqn), T(host_refused_by_subsystem_b),
+		T(unreachable_address_fails_fast), T(nobody_listening_on_port), T(bad_arguments),
+	};
+	size_t n = sizeof(all) / sizeof(all[0]);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 1 && (!strcmp(argv[1], "load") || !strcmp(argv[1], "dump")))
+		return load_dump(argc, argv);
+	if (argc > 1) {
+		struct test_case pick[32];
+		size_t k = 0;
+		for (int a = 1; a < argc; a++)
+			for (size_t i = 0; i < n; i++)
+				if (!strcmp(argv[a], all[i].name) && k < 32)
+					pick[k++] = all[i];
+		if (k != (size_t)(argc - 1)) {
+			fprintf(stderr, "unknown test name\n");
+			return 2;
+		}
+		return run_tests("target-core", pick, k);
+	}
+	return run_tests("target-core", all, n);
+}

@@ -1,0 +1,61 @@
+/* Minimal test harness: TEST(name) functions, CHECK* macros, one summary
+ * line "N passed, N failed" that CI reads. */
+#ifndef CHECK_H
+#define CHECK_H
+#include <stdio.h>
+#include <string.h>
+
+static int check_failed_in_test;
+#define CHECK(c)                                                                            \
+	do {                                                                                \
+		if (!(c)) {                                                                 \
+			fprintf(stderr, "    %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
+			check_failed_in_test = 1;                                           \
+		}                                                                           \
+	} while (0)
+#define CHECK_EQ(a, b)                                                                      \
+	do {                                                                                \
+		unsigned long long va_ = (unsigned long long)(a), vb_ = (unsigned long long)(b); \
+		if (va_ != vb_) {                                                           \
+			fprintf(stderr, "    %s:%d: %s == 0x%llx, expected %s == 0x%llx\n", __FILE__, \
+				__LINE__, #a, va_, #b, vb_);                                \
+			check_failed_in_test = 1;                                           \
+		}                                                                           \
+	} while (0)
+#define CHECK_STR(a, b)                                                                     \
+	do {                                                                                \
+		if (strcmp((a), (b))) {                                                     \
+			fprintf(stderr, "    %s:%d: \"%s\", expected \"%s\"\n", __FILE__, __LINE__, (a), (b)); \
+			check_failed_in_test = 1;                                           \
+		}                                                                           \
+	} while (0)
+#define CHECK_MEM(a, b, n)                                                                  \
+	do {                                                                                \
+		const unsigned char *pa_ = (const void *)(a), *pb_ = (const void *)(b);         \
+		for (size_t i_ = 0; i_ < (n); i_++)                                        \
+			if (pa_[i_] != pb_[i_]) {                                           \
+				fprintf(stderr, "    %s:%d: byte %zu is 0x%02x, expected 0x%02x\n", \
+					__FILE__, __LINE__, i_, pa_[i_], pb_[i_]);          \
+				check_failed_in_test = 1;                                   \
+				break;                                                      \
+			}                                                                   \
+	} while (0)
+
+typedef void (*test_fn)(void);
+struct test_case { const char *name; test_fn fn; };
+#define TEST(name) static void name(void)
+#define T(name) {#name, name}
+
+static inline int run_tests(const char *suite, const struct test_case *t, size_t n)
+{
+	int pass = 0, fail = 0;
+	for (size_t i = 0; i < n; i++) {
+		check_failed_in_test = 0;
+		t[i].fn();
+		printf("%-6s %s\n", check_failed_in_test ? "FAILED" : "ok", t[i].name);
+		if (check_failed_in_test) fail++; else pass++;
+	}
+	printf("%s: %d passed, %d failed\n", suite, pass, fail);
+	return fail ? 1 : 0;
+}
+#endif

@@ -1,0 +1,339 @@
+/*
+ * Encoders and parsers against the byte offsets of the specifications:
+ * NVM Express Base (SQE/CQE layout, Identify, Set Features, Read/Write, DSM),
+ * NVMe over Fabrics (Connect, Property Get/Set, Identify fabrics fields) and
+ * the NVMe/RDMA transport (CM private data). Expected bytes are written out
+ * from those tables, not produced by our encoder.
+ */
+#include "check.h"
+#include "protocol.h"
+
+static const uint8_t zero[4096];
+
+TEST(read_sqe_with_keyed_sgl)
+{
+	uint8_t s[64];
+	nvme_sqe_rw(s, NVME_CMD_READ, 0x1234, 1, 0x0102030405060708ull, 8);
+	nvme_sqe_sgl_keyed(s, 0x1122334455667788ull, 4096, 0xaabbccdd);
+	const uint8_t want[64] = {
+		0x02, 0x40, 0x34, 0x12, 0x01, 0x00, 0x00, 0x00,   /* OPC, PSDT=01b, CID, NSID */
+		[24] = 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, /* SGL address */
+		[32] = 0x00, 0x10, 0x00,                            /* length, 3 bytes */
+		[35] = 0xdd, 0xcc, 0xbb, 0xaa,                      /* key */
+		[39] = 0x40,                                        /* keyed data block, address */
+		[40] = 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, /* CDW10-11 SLBA */
+		[48] = 0x07, 0x00,                                  /* CDW12 NLB, 0-based */
+	};
+	CHECK_MEM(s, want, 64);
+}
+
+TEST(write_sqe_with_incapsule_sgl)
+{
+	uint8_t s[64];
+	nvme_sqe_rw(s, NVME_CMD_WRITE, 7, 2, 100, 1);
+	nvme_sqe_sgl_incapsule(s, 0, 512);
+	const uint8_t want[64] = {
+		0x01, 0x40, 0x07, 0x00, 0x02, 0x00, 0x00, 0x00,
+		[24] = 0, 0, 0, 0, 0, 0, 0, 0,                      /* offset 0 into the capsule */
+		[32] = 0x00, 0x02, 0x00, 0x00,                      /* length, 4 bytes */
+		[39] = 0x01,                                        /* data block, offset subtype */
+		[40] = 100,
+		[48] = 0x00,
+	};
+	CHECK_MEM(s, want, 64);
+}
+
+TEST(nlb_is_zero_based_and_16_bits)
+{
+	uint8_t s[64];
+	nvme_sqe_rw(s, NVME_CMD_READ, 0, 1, 0, 65536);
+	CHECK_EQ(get_le32(s + 48), 0xffff);
+	nvme_sqe_rw(s, NVME_CMD_READ, 0, 1, 0, 1);
+	CHECK_EQ(get_le32(s + 48), 0);
+}
+
+TEST(connect_sqe)
+{
+	uint8_t s[64];
+	nvmf_sqe_connect(s, 0xabcd, 3, 127, 0, 15000);
+	const uint8_t want[64] = {
+		0x7f, 0x40, 0xcd, 0xab, 0x01,                      /* opcode 7Fh, CID, FCTYPE 01h */
+		[40] = 0x00, 0x00,                                  /* RECFMT */
+		[42] = 0x03, 0x00,                                  /* QID */
+		[44] = 0x7f, 0x00,                                  /* SQSIZE */
+		[46] = 0x00,                                        /* CATTR */
+		[48] = 0x98, 0x3a, 0x00, 0x00,                      /* KATO 15000 ms */
+	};
+	CHECK_MEM(s, want, 64);
+}
+
+TEST(connect_data)
+{
+	uint8_t d[1024], id[16];
+	for (int i = 0; i < 16; i++) id[i] = (uint8_t)(0xa0 + i);
+	CHECK_EQ(nvmf_connect_data(d, id, 0xffff, "nqn.sub", "nqn.host"), 0);
+	CHECK_MEM(d, id, 16);                 /* HOSTID bytes 15:00 */
+	CHECK_EQ(d[16], 0xff); CHECK_EQ(d[17], 0xff); /* CNTLID FFFFh: dynamic */
+	CHECK_MEM(d + 18, zero, 238);         /* reserved */
+	CHECK_STR((char *)d + 256, "nqn.sub"); /* SUBNQN bytes 511:256 */
+	CHECK_MEM(d + 256 + 7, zero, 249);
+	CHECK_STR((char *)d + 512, "nqn.host"); /* HOSTNQN bytes 767:512 */
+	CHECK_MEM(d + 768, zero, 256);
+}
+
+TEST(connect_data_refuses_bad_nqns)
+{
+	uint8_t d[1024], id[16] = {0};
+	char longnqn[300];
+	memset(longnqn, 'a', sizeof(longnqn));
+	longnqn[224] = '\0'; /* 224 bytes: one more than the 223 allowed */
+	CHECK_EQ(nvmf_connect_data(d, id, 1, longnqn, "nqn.host"), (unsigned long long)-1);
+	longnqn[223] = '\0';
+	CHECK_EQ(nvmf_connect_data(d, id, 1, longnqn, "nqn.host"), 0);
+	CHECK_EQ(nvmf_connect_data(d, id, 1, "", "nqn.host"), (unsigned long long)-1);
+	CHECK_EQ(nvmf_connect_data(d, id, 1, "nqn.sub", NULL), (unsigned long long)-1);
+}
+
+TEST(property_get_and_set)
+{
+	uint8_t s[64];
+	nvmf_sqe_prop_get(s, 9, 0x00, 1);
+	const uint8_t want_get[64] = {0x7f, 0x40, 0x09, 0x00, 0x04, [40] = 0x01, [44] = 0x00};
+	CHECK_MEM(s, want_get, 64);
+	nvmf_sqe_prop_set(s, 10, 0x14, 0, 0x00460001);
+	const uint8_t want_set[64] = {0x7f, 0x40, 0x0a, 0x00, 0x00, [40] = 0x00,
+				      [44] = 0x14, 0, 0, 0, [48] = 0x01, 0x00, 0x46, 0x00};
+	CHECK_MEM(s, want_set, 64);
+}
+
+TEST(cc_fields)
+{
+	/* CC: EN bit 0, CSS 6:4, MPS 10:7, SHN 15:14, IOSQES 19:16, IOCQES 23:20 */
+	uint32_t cc = NVME_CC_EN | NVME_CC_CSS_NVM | NVME_CC_MPS(12) | NVME_CC_IOSQES(6) | NVME_CC_IOCQES(4);
+	CHECK_EQ(cc, 0x00460001);
+	CHECK_EQ(NVME_CC_SHN_NORMAL, 0x4000);
+	CHECK_EQ(NVME_CC_MPS(16), 0x200);
+	/* CAP: MQES 15:0, TO 31:24, MPSMIN 51:48 */
+	uint64_t cap = 0x000f00201e0103ffull;
+	CHECK_EQ(NVME_CAP_MQES(cap), 0x03ff);
+	CHECK_EQ(NVME_CAP_TO(cap), 0x1e);
+	CHECK_EQ(NVME_CAP_MPSMIN(cap), 0xf);
+}
+
+TEST(identify_and_features_sqes)
+{
+	uint8_t s[64];
+	nvme_sqe_identify(s, 1, NVME_CNS_CTRL, 0, 0);
+	const uint8_t want_id[64] = {0x06, 0x40, 0x01, 0x00, [40] = 0x01};
+	CHECK_MEM(s, want_id, 64);
+	nvme_sqe_identify(s, 2, NVME_CNS_NS, 5, 0x1234);
+	const uint8_t want_ns[64] = {0x06, 0x40, 0x02, 0x00, 0x05, [40] = 0x00, 0x00, 0x34, 0x12};
+	CHECK_MEM(s, want_ns, 64);
+	nvme_sqe_set_features(s, 3, NVME_FEAT_NUM_QUEUES, nvme_num_queues_cdw11(4, 8));
+	const uint8_t want_sf[64] = {0x09, 0x40, 0x03, 0x00, [40] = 0x07, [44] = 0x03, 0x00, 0x07, 0x00};
+	CHECK_MEM(s, want_sf, 64);
+	nvme_sqe_keep_alive(s, 4);
+	const uint8_t want_ka[64] = {0x18, 0x40, 0x04, 0x00};
+	CHECK_MEM(s, want_ka, 64);
+}
+
+TEST(dsm_deallocate)
+{
+	uint8_t s[64], r[16];
+	nvme_sqe_dsm_deallocate(s, 5, 1, 1);
+	const uint8_t want[64] = {0x09, 0x40, 0x05, 0x00, 0x01, [40] = 0x00, [44] = 0x04};
+	CHECK_MEM(s, want, 64);
+	nvme_dsm_range(r, 0x1000, 256);
+	const uint8_t want_r[16] = {0, 0, 0, 0, 0x00, 0x01, 0, 0, 0x00, 0x10, 0, 0, 0, 0, 0, 0};
+	CHECK_MEM(r, want_r, 16);
+}
+
+TEST(cqe_parse_status_and_phase)
+{
+	/* DW0, DW1, SQHD, SQID, CID, then status with P in bit 0 */
+	const uint8_t c1[16] = {0x78, 0x56, 0x34, 0x12, 0xef, 0xbe, 0xad, 0xde,
+				0x05, 0x00, 0x02, 0x00, 0x22, 0x11, 0x01, 0x81};
+	struct nvme_cqe c;
+	nvme_cqe_parse(c1, &c);
+	CHECK_EQ(c.dw0, 0x12345678);
+	CHECK_EQ(c.dw1, 0xdeadbeef);
+	CHECK_EQ(c.sqhd, 5);
+	CHECK_EQ(c.sqid, 2);
+	CHECK_EQ(c.cid, 0x1122);
+	CHECK_EQ(NVMEOF_STATUS_SCT(c.status), 0);
+	CHECK_EQ(NVMEOF_STATUS_SC(c.status), 0x80);
+	CHECK_EQ(NVMEOF_STATUS_DNR(c.status), 1);
+	CHECK_STR(nvmeof_status_name(c.status), "LBA Out of Range");
+	/* SCT 1, SC 84h (Connect Invalid Host), P=0 */
+	const uint8_t c2[16] = {[14] = 0x08, 0x83};
+	nvme_cqe_parse(c2, &c);
+	CHECK_EQ(NVMEOF_STATUS_SCT(c.status), 1);
+	CHECK_EQ(NVMEOF_STATUS_SC(c.status), 0x84);
+	CHECK_STR(nvmeof_status_name(c.status), "Connect Invalid Host");
+	const uint8_t ok[16] = {[14] = 0x01, 0x00};
+	nvme_cqe_parse(ok, &c);
+	CHECK_EQ(c.status, 0);
+}
+
+TEST(status_names_and_cpl_strings)
+{
+	CHECK_STR(nvmeof_status_name(0x002), "Invalid Field in Command");
+	CHECK_STR(nvmeof_status_name(0x00b), "Invalid Namespace or Format");
+	CHECK_STR(nvmeof_status_name(0x286), "Access Denied");
+	CHECK_STR(nvmeof_status_name(0x0fe), "Unknown status");
+	CHECK_STR(nvmeof_status_name(0x7ff), "Vendor Specific");
+	char buf[128];
+	struct nvmeof_cpl cpl = {.err = NVMEOF_ENVME, .status = 0x4080};
+	CHECK_STR(nvmeof_cpl_str(&cpl, buf, sizeof(buf)), "LBA Out of Range (SCT 0x0, SC 0x80, DNR)");
+	cpl = (struct nvmeof_cpl){.err = NVMEOF_ETIMEDOUT};
+	CHECK_STR(nvmeof_cpl_str(&cpl, buf, sizeof(buf)), "command timed out");
+	CHECK_STR(nvmeof_strerror(NVMEOF_EQFULL), "queue full");
+}
+
+static void put_str(uint8_t *d, const char *s, size_t n)
+{
+	memset(d, ' ', n);
+	memcpy(d, s, strlen(s));
+}
+
+TEST(identify_controller_fields)
+{
+	static uint8_t d[4096];
+	memset(d, 0, sizeof(d));
+	d[0] = 0x4d; d[1] = 0x1b;                 /* VID */
+	d[2] = 0x4d; d[3] = 0x1b;                 /* SSVID */
+	put_str(d + 4, "NVMEOFTB0001", 20);       /* SN, bytes 23:04 */
+	put_str(d + 24, "nvmeof-testbed", 40);    /* MN, bytes 63:24 */
+	put_str(d + 64, "6.1.0", 8);              /* FR, bytes 71:64 */
+	d[77] = 8;                                /* MDTS */
+	d[78] = 0x02; d[79] = 0x01;               /* CNTLID 0102h */
+	d[320] = 0x64; d[321] = 0x00;             /* KAS 100 */
+	d[514] = 0x80; d[515] = 0x00;             /* MAXCMD 128 */
+	d[516] = 0x00; d[517] = 0x04;             /* NN 1024 */
+	d[520] = 0x5d; d[521] = 0x00;             /* ONCS */
+	d[525] = 0x01;                            /* VWC */
+	d[536] = 0x05; d[537] = 0x00; d[538] = 0x10; d[539] = 0x00; /* SGLS 100005h */
+	memcpy(d + 768, "nqn.2026-12.io.nvmeof:testbed-a", 31); /* SUBNQN */
+	d[1792] = 0x04; d[1793] = 0x01;           /* IOCCSZ 260 */
+	d[1796] = 0x01;                           /* IORCSZ 1 */
+	d[1800] = 0x00; d[1801] = 0x00;           /* ICDOFF 0 */
+	struct nvmeof_ctrl_info i;
+	memset(&i, 0, sizeof(i));
+	nvme_id_ctrl_parse(d, &i);
+	CHECK_EQ(i.vid, 0x1b4d);
+	CHECK_STR(i.serial, "NVMEOFTB0001");
+	CHECK_STR(i.model, "nvmeof-testbed");
+	CHECK_STR(i.firmware, "6.1.0");
+	CHECK_EQ(i.mdts, 8);
+	CHECK_EQ(i.cntlid, 0x0102);
+	CHECK_EQ(i.kas, 100);
+	CHECK_EQ(i.maxcmd, 128);
+	CHECK_EQ(i.nn, 1024);
+	CHECK_EQ(i.oncs, 0x5d);
+	CHECK_EQ(i.vwc, 1);
+	CHECK_EQ(i.sgls, 0x100005);
+	CHECK(i.sgls & NVME_SGLS_KEYED);
+	CHECK(i.sgls & NVME_SGLS_OFFSET);
+	CHECK_STR(i.subnqn, "nqn.2026-12.io.nvmeof:testbed-a");
+	CHECK_EQ(i.ioccsz, 260);
+	CHECK_EQ(i.iorcsz, 1);
+	CHECK_EQ(i.icdoff, 0);
+	CHECK_EQ(nvme_max_xfer(i.mdts, 0), 1u << 20);
+	CHECK_EQ(nvme_max_xfer(5, 1ull << 48), 1u << 18); /* MPSMIN 1: 8 KiB pages */
+	CHECK_EQ(nvme_max_xfer(0, 0), 0);
+}
+
+TEST(identify_controller_hostile_strings)
+{
+	static uint8_t d[4096];
+	memset(d, 0, sizeof(d));
+	memset(d + 4, 0x07, 20); /* BEL bytes must not reach a terminal */
+	memset(d + 768, 'x', 256); /* SUBNQN without a terminating NUL */
+	struct nvmeof_ctrl_info i;
+	nvme_id_ctrl_parse(d, &i);
+	CHECK_EQ(strlen(i.serial), 20);
+	CHECK_EQ(i.serial[0], '?');
+	CHECK_EQ(strlen(i.subnqn), 256);
+}
+
+TEST(identify_namespace_formats)
+{
+	static uint8_t d[4096];
+	memset(d, 0, sizeof(d));
+	put_le64(d + 0, 65536);   /* NSZE */
+	put_le64(d + 8, 65536);   /* NCAP */
+	put_le64(d + 16, 100);    /* NUSE */
+	d[25] = 1;                /* NLBAF: two formats (0-based) */
+	d[26] = 1;                /* FLBAS: format 1 */
+	d[128 + 2] = 9;           /* LBAF0: 512 B */
+	d[132 + 0] = 8;           /* LBAF1: MS 8 */
+	d[132 + 2] = 12;          /* LBAF1: LBADS 12 -> 4 KiB */
+	memset(d + 104, 0xab, 16);
+	struct nvmeof_ns ns;
+	const char *why = NULL;
+	CHECK_EQ(nvme_id_ns_parse(d, 2, &ns, &why), 0);
+	CHECK_EQ(ns.nsid, 2);
+	CHECK_EQ(ns.nsze, 65536);
+	CHECK_EQ(ns.nuse, 100);
+	CHECK_EQ(ns.lba_size, 4096);
+	CHECK_EQ(ns.lbads, 12);
+	CHECK_EQ(ns.ms, 8);
+	CHECK_EQ(ns.nguid[15], 0xab);
+	d[26] = 3; /* past NLBAF */
+	CHECK_EQ(nvme_id_ns_parse(d, 2, &ns, &why), (unsigned long long)-1);
+	CHECK(why && strstr(why, "NLBAF"));
+	d[26] = 0;
+	d[128 + 2] = 40; /* absurd LBADS */
+	CHECK_EQ(nvme_id_ns_parse(d, 2, &ns, &why), (unsigned long long)-1);
+}
+
+TEST(active_namespace_list)
+{
+	static uint8_t d[4096];
+	uint32_t ids[8];
+	memset(d, 0, sizeof(d));
+	put_le32(d, 1);
+	put_le32(d + 4, 2);
+	put_le32(d + 8, 7);
+	CHECK_EQ(nvme_ns_list_parse(d, ids, 8), 3);
+	CHECK_EQ(ids[2], 7);
+	CHECK_EQ(nvme_ns_list_parse(d, ids, 2), 2);
+	memset(d, 0xff, sizeof(d)); /* a full list never runs past the page */
+	static uint32_t many[1100];
+	CHECK_EQ(nvme_ns_list_parse(d, many, 1100), 1024);
+}
+
+TEST(rdma_cm_private_data)
+{
+	uint8_t p[32];
+	nvme_rdma_cm_req(p, 2, 129, 128, 0x0007);
+	const uint8_t want[32] = {0x00, 0x00, 0x02, 0x00, 0x81, 0x00, 0x80, 0x00, 0x07, 0x00};
+	CHECK_MEM(p, want, 32);
+	uint16_t crq = 0, sts = 0;
+	const char *why;
+	const uint8_t rep[32] = {0x00, 0x00, 0x80, 0x00};
+	CHECK_EQ(nvme_rdma_cm_rep_parse(rep, 32, &crq, &why), 0);
+	CHECK_EQ(crq, 128);
+	const uint8_t badfmt[4] = {0x01, 0x00, 0x80, 0x00};
+	CHECK_EQ(nvme_rdma_cm_rep_parse(badfmt, 4, &crq, &why), (unsigned long long)-1);
+	CHECK_EQ(nvme_rdma_cm_rep_parse(rep, 3, &crq, &why), (unsigned long long)-1);
+	CHECK_EQ(nvme_rdma_cm_rep_parse(NULL, 0, &crq, &why), (unsigned long long)-1);
+	const uint8_t rej[4] = {0x00, 0x00, 0x04, 0x00};
+	CHECK_EQ(nvme_rdma_cm_rej_parse(rej, 4, &sts), 0);
+	CHECK_EQ(sts, NVME_RDMA_CM_INVALID_HSQSIZE);
+	CHECK_STR(nvme_rdma_cm_status_name(sts), "invalid HSQSIZE");
+	CHECK_EQ(nvme_rdma_cm_rej_parse(rej, 2, &sts), (unsigned long long)-1);
+}
+
+int main(void)
+{
+	static const struct test_case t[] = {
+		T(read_sqe_with_keyed_sgl), T(write_sqe_with_incapsule_sgl), T(nlb_is_zero_based_and_16_bits),
+		T(connect_sqe), T(connect_data), T(connect_data_refuses_bad_nqns), T(property_get_and_set),
+		T(cc_fields), T(identify_and_features_sqes), T(dsm_deallocate), T(cqe_parse_status_and_phase),
+		T(status_names_and_cpl_strings), T(identify_controller_fields),
+		T(identify_controller_hostile_strings), T(identify_namespace_formats),
+		T(active_namespace_list), T(rdma_cm_private_data),
+	};
+	return run_tests("unit-protocol", t, sizeof(t) / sizeof(t[0]));
+}

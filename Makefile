@@ -28,12 +28,19 @@ CORE_SRC = core/protocol.c core/status.c core/rdma.c core/mem.c core/queue.c cor
 CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
 HDRS = $(wildcard core/*.h core/include/*.h tests/unit/*.h)
 
-UNIT_TESTS = $(O)/tests/unit_protocol
+UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid
 TARGET_TESTS = $(O)/tests/target_core
 
-.PHONY: all lib unit test test-unit test-target testbed clean
-all: lib $(UNIT_TESTS) $(TARGET_TESTS)
+# fio engines must be built against the same fio version's headers as the
+# fio that loads them: by default the distribution's source of the installed
+# fio (engine/fetch-fio-src); or FIO_SRC=/path/to/configured/fio-source.
+FIO_SRC ?= build/fio-src
+ENGINE = $(O)/libnvmeof_fio.so
+
+.PHONY: all lib engine unit test test-unit test-target testbed clean
+all: lib engine $(UNIT_TESTS) $(TARGET_TESTS)
 lib: $(O)/libnvmeof.so $(O)/libnvmeof.a
+engine: $(ENGINE)
 
 $(O)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -50,12 +57,24 @@ $(O)/tests/unit_protocol: $(O)/tests/unit/test_protocol.o $(O)/core/protocol.o $
 	$(CC) $(SANFLAGS) -o $@ $^
 $(O)/tests/target_core: $(O)/tests/target/core_test.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
+$(O)/tests/unit_tid: $(O)/tests/unit/test_tid.o $(O)/engine/tid.o
+	$(CC) $(SANFLAGS) -o $@ $^
+$(O)/tests/unit/test_tid.o: CPPFLAGS_ALL += -Iengine
+
+$(FIO_SRC)/.configured:
+	engine/fetch-fio-src $(FIO_SRC)
+# fio's headers are not ours: include them as system headers, gnu11 as fio is.
+$(O)/engine/fio_nvmeof.o: engine/fio_nvmeof.c engine/tid.h $(HDRS) $(FIO_SRC)/.configured
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h \
+		$(filter-out -std=c11,$(CFLAGS_ALL)) -std=gnu11 -c $< -o $@
+$(ENGINE): $(O)/engine/fio_nvmeof.o $(O)/engine/tid.o $(CORE_OBJ)
+	$(CC) -shared $(SANFLAGS) -o $@ $^ $(LIBS)
 
 test-unit:
 	$(MAKE) all
 	$(MAKE) all SAN=1
-	build/out/tests/unit_protocol
-	build/san/tests/unit_protocol
+	for t in $(notdir $(UNIT_TESTS)); do build/out/tests/$$t && build/san/tests/$$t || exit 1; done
 
 testbed:
 	tests/testbed/setup

@@ -328,7 +328,7 @@ TEST(out_of_range_lba_names_the_status)
 	opts_a(&o);
 	MUST(nvmeof_ctrl_connect(&o, &c));
 	MUST(nvmeof_queue_create(c, NULL, &q));
-	MUST(nvmeof_mr_alloc(c, 4096, &mr));
+	MUST(nvmeof_mr_alloc(c, 8192, &mr));
 	/* nvmet 6.1 has no LBA range check of its own: the block backend
 	 * (null_blk, ns1) fails the bio (Internal Error), the file backend
 	 * (ns2) reports Capacity Exceeded. We must name what it sent. */

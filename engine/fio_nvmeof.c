@@ -1,0 +1,602 @@
+/*
+ * libnvmeof_fio.so: fio external ioengine over libnvmeof.
+ *
+ *   fio --ioengine=external:/path/libnvmeof_fio.so \
+ *       --filename='trtype=RDMA adrfam=IPv4 traddr=192.0.2.1 trsvcid=4420 subnqn=nqn.x\:y ns=1'
+ *
+ * Life of a job: setup() (in fio's parent, before any fork) connects just to
+ * learn the namespace size and checks block sizes against the LBA size;
+ * init() (in the job's thread or process) attaches to a controller, shared
+ * by all jobs of a process when thread=1, and creates the job's own I/O
+ * queue; post_init() registers fio's I/O buffer once. queue() submits
+ * without ringing the doorbell, commit() rings it once for the batch,
+ * getevents() polls (or sleeps, per wait=) until enough have completed.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fio.h"
+#include "optgroup.h"
+
+#include "nvmeof.h"
+#include "tid.h"
+
+#define MAX_QUEUES_PER_JOB 8
+
+struct eng_opts {
+	void *pad; /* fio keeps the thread_data pointer here */
+	char *traddr, *trsvcid, *subnqn, *hostnqn, *hostid, *src_addr, *hca, *wait;
+	unsigned int ns, qd_limit, kato_ms, cmd_timeout_ms, connect_timeout_ms, in_capsule, spin_us;
+};
+
+static struct fio_option options[] = {
+	{.name = "traddr", .lname = "target address", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, traddr),
+	 .help = "NVMe/RDMA target address (the filename's traddr= wins)",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "trsvcid", .lname = "target port", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, trsvcid), .def = "4420",
+	 .help = "Target port (default 4420)", .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "subnqn", .lname = "subsystem NQN", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, subnqn),
+	 .help = "Subsystem NQN (in a filename, escape ':' as '\\:')",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "ns", .lname = "namespace ID", .type = FIO_OPT_INT,
+	 .off1 = offsetof(struct eng_opts, ns), .def = "1", .minval = 1,
+	 .help = "Namespace ID (default 1)", .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "hostnqn", .lname = "host NQN", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, hostnqn),
+	 .help = "Host NQN (default /etc/nvme/hostnqn, else one per process)",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "hostid", .lname = "host ID", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, hostid),
+	 .help = "Host ID, a UUID (default /etc/nvme/hostid, else one per process)",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "src_addr", .lname = "source address", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, src_addr),
+	 .help = "Local address to connect from: chooses the HCA (PCIe locality)",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "hca", .lname = "expected HCA", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, hca),
+	 .help = "Fail the job unless the connection resolved to this ibverbs device (e.g. mlx5_0)",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "qd_limit", .lname = "queue depth limit", .type = FIO_OPT_INT,
+	 .off1 = offsetof(struct eng_opts, qd_limit), .def = "0",
+	 .help = "Most NVMe commands in flight on the job's queue (0: iodepth times the MDTS split)",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "kato", .lname = "keep-alive timeout", .type = FIO_OPT_INT,
+	 .off1 = offsetof(struct eng_opts, kato_ms), .def = "0",
+	 .help = "Keep-alive timeout in ms (0: none)", .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "cmd_timeout", .lname = "command timeout", .type = FIO_OPT_INT,
+	 .off1 = offsetof(struct eng_opts, cmd_timeout_ms), .def = "30000", .minval = 1,
+	 .help = "Per-command timeout in ms", .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "connect_timeout", .lname = "connect timeout", .type = FIO_OPT_INT,
+	 .off1 = offsetof(struct eng_opts, connect_timeout_ms), .def = "3000", .minval = 1,
+	 .help = "Timeout in ms of each connection step", .category = FIO_OPT_C_ENGINE,
+	 .group = FIO_OPT_G_INVALID},
+	{.name = "in_capsule", .lname = "in-capsule data", .type = FIO_OPT_BOOL,
+	 .off1 = offsetof(struct eng_opts, in_capsule), .def = "1",
+	 .help = "Send small writes inside the command capsule when the target allows",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "wait", .lname = "completion wait", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, wait), .def = "hybrid",
+	 .help = "How to wait for completions: poll (busy), sleep (completion channel), "
+		 "hybrid (spin spin_us, then sleep)",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "spin_us", .lname = "spin before sleeping", .type = FIO_OPT_INT,
+	 .off1 = offsetof(struct eng_opts, spin_us), .def = "20",
+	 .help = "With wait=hybrid, microseconds to busy-poll before sleeping",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = NULL},
+};
+
+/* ---- controllers shared by the jobs of one process ---- */
+
+struct conn_cfg {
+	struct tid t;
+	char hostid[64];
+	struct nvmeof_ctrl_opts o;
+};
+
+struct shared_ctrl {
+	struct shared_ctrl *next;
+	char key[1400];
+	struct nvmeof_ctrl *c;
+	int refs;
+};
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shared_ctrl *reg_head;
+
+static void cfg_key(const struct conn_cfg *k, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s|%s|%s|%s|%s|%s|%u|%u|%u|%d|%d|%u", k->t.traddr, k->t.trsvcid,
+		 k->t.subnqn, k->t.hostnqn, k->hostid, k->t.srcaddr, k->o.kato_ms, k->o.cmd_timeout_ms,
+		 k->o.connect_timeout_ms, k->o.in_capsule, (int)k->o.wait_mode, k->o.spin_us);
+}
+
+static struct shared_ctrl *ctrl_get(const struct conn_cfg *k, const char *want_hca)
+{
+	char key[sizeof(((struct shared_ctrl *)0)->key)];
+	struct shared_ctrl *s;
+	cfg_key(k, key, sizeof(key));
+	pthread_mutex_lock(&reg_lock);
+	for (s = reg_head; s; s = s->next)
+		if (!strcmp(s->key, key)) {
+			s->refs++;
+			pthread_mutex_unlock(&reg_lock);
+			return s;
+		}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		pthread_mutex_unlock(&reg_lock);
+		log_err("nvmeof: out of memory\n");
+		return NULL;
+	}
+	if (nvmeof_ctrl_connect(&k->o, &s->c)) {
+		log_err("nvmeof: connect to %s port %s subsystem %s: %s\n", k->t.traddr, k->t.trsvcid,
+			k->t.subnqn, nvmeof_errmsg());
+		free(s);
+		pthread_mutex_unlock(&reg_lock);
+		return NULL;
+	}
+	const struct nvmeof_ctrl_info *i = nvmeof_ctrl_info(s->c);
+	if (want_hca && want_hca[0] && strcmp(want_hca, i->hca)) {
+		log_err("nvmeof: the connection to %s resolved to HCA %s, not the expected %s "
+			"(set src_addr= to an address on %s)\n",
+			k->t.traddr, i->hca, want_hca, want_hca);
+		nvmeof_ctrl_close(s->c);
+		free(s);
+		pthread_mutex_unlock(&reg_lock);
+		return NULL;
+	}
+	snprintf(s->key, sizeof(s->key), "%s", key);
+	s->refs = 1;
+	s->next = reg_head;
+	reg_head = s;
+	pthread_mutex_unlock(&reg_lock);
+	return s;
+}
+
+static void ctrl_put(struct shared_ctrl *s)
+{
+	struct shared_ctrl **pp;
+	if (!s)
+		return;
+	pthread_mutex_lock(&reg_lock);
+	if (--s->refs == 0) {
+		for (pp = &reg_head; *pp; pp = &(*pp)->next)
+			if (*pp == s) {
+				*pp = s->next;
+				break;
+			}
+		if (nvmeof_ctrl_close(s->c))
+			log_err("nvmeof: %s\n", nvmeof_errmsg());
+		free(s);
+	}
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* ---- per job and per file state ---- */
+
+struct jqueue {
+	struct shared_ctrl *sc;
+	struct nvmeof_queue *q;
+	struct nvmeof_mr *mr;
+};
+
+struct efile {
+	struct conn_cfg cfg;
+	struct shared_ctrl *sc; /* held from setup or init until cleanup */
+	struct jqueue *jq;
+	const struct nvmeof_ns *ns;
+	uint32_t nsid;
+	uint8_t lbads;
+	uint64_t nsze;
+};
+
+struct job {
+	struct jqueue jq[MAX_QUEUES_PER_JOB];
+	int njq;
+	bool have_queues;
+	struct io_u **events;
+	unsigned int nevents, nreturned, cap;
+	unsigned int errors_logged;
+};
+
+static int build_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint32_t *nsid)
+{
+	struct eng_opts *eo = td->eo;
+	char err[320];
+	memset(k, 0, sizeof(*k));
+	if (tid_parse(f->file_name, &k->t, err, sizeof(err))) {
+		log_err("nvmeof: filename '%s': %s\n", f->file_name, err);
+		return 1;
+	}
+#define DEFAULT(field, opt)                                                            \
+	if (!k->t.field[0] && (opt))                                                   \
+		snprintf(k->t.field, sizeof(k->t.field), "%s", (opt));
+	DEFAULT(traddr, eo->traddr);
+	DEFAULT(trsvcid, eo->trsvcid);
+	DEFAULT(subnqn, eo->subnqn);
+	DEFAULT(hostnqn, eo->hostnqn);
+	DEFAULT(srcaddr, eo->src_addr);
+#undef DEFAULT
+	if (!k->t.trsvcid[0])
+		snprintf(k->t.trsvcid, sizeof(k->t.trsvcid), "4420");
+	*nsid = k->t.nsid ? k->t.nsid : eo->ns;
+	if (!k->t.traddr[0] || !k->t.subnqn[0]) {
+		log_err("nvmeof: filename '%s': no %s (put traddr= and subnqn= in the filename or as options)\n",
+			f->file_name, !k->t.traddr[0] ? "traddr" : "subnqn");
+		return 1;
+	}
+	if (eo->hostid)
+		snprintf(k->hostid, sizeof(k->hostid), "%s", eo->hostid);
+	nvmeof_ctrl_opts_init(&k->o);
+	k->o.traddr = k->t.traddr;
+	k->o.trsvcid = k->t.trsvcid;
+	k->o.subnqn = k->t.subnqn;
+	k->o.hostnqn = k->t.hostnqn[0] ? k->t.hostnqn : NULL;
+	k->o.hostid = k->hostid[0] ? k->hostid : NULL;
+	k->o.src_addr = k->t.srcaddr[0] ? k->t.srcaddr : NULL;
+	k->o.kato_ms = eo->kato_ms;
+	k->o.cmd_timeout_ms = eo->cmd_timeout_ms;
+	k->o.connect_timeout_ms = eo->connect_timeout_ms;
+	k->o.in_capsule = eo->in_capsule;
+	k->o.spin_us = eo->spin_us;
+	const char *w = eo->wait ? eo->wait : "hybrid";
+	if (!strcmp(w, "hybrid"))
+		k->o.wait_mode = NVMEOF_WAIT_HYBRID;
+	else if (!strcmp(w, "poll"))
+		k->o.wait_mode = NVMEOF_WAIT_POLL;
+	else if (!strcmp(w, "sleep"))
+		k->o.wait_mode = NVMEOF_WAIT_SLEEP;
+	else {
+		log_err("nvmeof: wait=%s: expected poll, sleep or hybrid\n", w);
+		return 1;
+	}
+	return 0;
+}
+
+/* Connects (or shares) each file's controller and checks the job's block
+ * sizes and offsets against its namespace. Idempotent. */
+static int attach_files(struct thread_data *td)
+{
+	struct fio_file *f;
+	unsigned int i;
+	for_each_file(td, f, i) {
+		struct efile *ef = FILE_ENG_DATA(f);
+		if (!ef) {
+			ef = calloc(1, sizeof(*ef));
+			if (!ef)
+				return 1;
+			FILE_SET_ENG_DATA(f, ef);
+			if (build_cfg(td, f, &ef->cfg, &ef->nsid))
+				return 1;
+		}
+		if (ef->sc)
+			continue;
+		struct eng_opts *eo = td->eo;
+		if (!(ef->sc = ctrl_get(&ef->cfg, eo->hca)))
+			return 1;
+		ef->ns = nvmeof_ns_get(ef->sc->c, ef->nsid);
+		if (!ef->ns) {
+			log_err("nvmeof: %s\n", nvmeof_errmsg());
+			return 1;
+		}
+		ef->lbads = ef->ns->lbads;
+		ef->nsze = ef->ns->nsze;
+		uint32_t lba = ef->ns->lba_size;
+		for (int d = DDIR_READ; d < DDIR_RWDIR_CNT; d++) {
+			if (!(td->o.td_ddir & (1 << d)) && !(d == DDIR_TRIM && td_trim(td)))
+				continue;
+			if (td->o.min_bs[d] % lba || td->o.max_bs[d] % lba || td->o.bs[d] % lba ||
+			    (td->o.ba[d] && td->o.ba[d] % lba)) {
+				log_err("nvmeof: block size %llu (min %llu, max %llu, align %llu) is not a "
+					"multiple of namespace %u's %u-byte LBA\n",
+					td->o.bs[d], td->o.min_bs[d], td->o.max_bs[d], td->o.ba[d], ef->nsid, lba);
+				return 1;
+			}
+		}
+		uint64_t size = ef->nsze << ef->lbads;
+		if (td->o.start_offset >= size || td->o.start_offset % lba) {
+			log_err("nvmeof: offset %llu is %s namespace %u (%llu bytes, %u-byte LBAs)\n",
+				(unsigned long long)td->o.start_offset,
+				td->o.start_offset >= size ? "past the end of" : "not LBA-aligned in", ef->nsid,
+				(unsigned long long)size, lba);
+			return 1;
+		}
+		f->real_file_size = size;
+		f->filetype = FIO_TYPE_BLOCK;
+		fio_file_set_size_known(f);
+	}
+	return 0;
+}
+
+static void detach_files(struct thread_data *td)
+{
+	struct fio_file *f;
+	unsigned int i;
+	for_each_file(td, f, i) {
+		struct efile *ef = FILE_ENG_DATA(f);
+		if (ef && ef->sc) {
+			ctrl_put(ef->sc);
+			ef->sc = NULL;
+			ef->ns = NULL;
+		}
+	}
+}
+
+static struct job *job_of(struct thread_data *td)
+{
+	if (!td->io_ops_data)
+		td->io_ops_data = calloc(1, sizeof(struct job));
+	return td->io_ops_data;
+}
+
+static int fio_nvmeof_setup(struct thread_data *td)
+{
+	struct job *j = job_of(td);
+	if (!j)
+		return 1;
+	if (attach_files(td))
+		return 1;
+	/* Processes fork after setup: verbs resources must not cross the
+	 * fork, so drop the probe connection; each process connects its own
+	 * in init(). Threads keep it and share it. */
+	if (!td->o.use_thread && !j->have_queues)
+		detach_files(td);
+	return 0;
+}
+
+static int fio_nvmeof_init(struct thread_data *td)
+{
+	struct eng_opts *eo = td->eo;
+	struct job *j = job_of(td);
+	struct fio_file *f;
+	unsigned int i;
+	if (!j || attach_files(td))
+		return 1;
+	j->cap = td->o.iodepth;
+	j->events = calloc(j->cap, sizeof(*j->events));
+	if (!j->events)
+		return 1;
+	for_each_file(td, f, i) {
+		struct efile *ef = FILE_ENG_DATA(f);
+		int k;
+		for (k = 0; k < j->njq; k++)
+			if (j->jq[k].sc == ef->sc)
+				break;
+		if (k == j->njq) {
+			if (j->njq == MAX_QUEUES_PER_JOB) {
+				log_err("nvmeof: a job may use at most %d controllers\n", MAX_QUEUES_PER_JOB);
+				return 1;
+			}
+			/* Enough slots for iodepth requests even when each is split
+			 * at MDTS, so fio's iodepth is what is on the wire. */
+			const struct nvmeof_ctrl_info *ci = nvmeof_ctrl_info(ef->sc->c);
+			uint64_t per = ci->max_xfer ? (td->o.max_bs[DDIR_READ] > td->o.max_bs[DDIR_WRITE]
+							   ? td->o.max_bs[DDIR_READ] : td->o.max_bs[DDIR_WRITE]) : 0;
+			per = ci->max_xfer && per ? (per + ci->max_xfer - 1) / ci->max_xfer : 1;
+			uint64_t depth = (uint64_t)td->o.iodepth * (per ? per : 1);
+			if (eo->qd_limit && depth > eo->qd_limit)
+				depth = eo->qd_limit;
+			if (depth > 1024)
+				depth = 1024;
+			struct nvmeof_queue_opts qo = {.depth = (uint32_t)depth, .batch = true};
+			if (nvmeof_queue_create(ef->sc->c, &qo, &j->jq[k].q)) {
+				log_err("nvmeof: %s\n", nvmeof_errmsg());
+				return 1;
+			}
+			j->jq[k].sc = ef->sc;
+			j->njq++;
+		}
+		ef->jq = &j->jq[k];
+	}
+	j->have_queues = true;
+	return 0;
+}
+
+/* fio's I/O buffers exist now: register them once per controller. */
+static int fio_nvmeof_post_init(struct thread_data *td)
+{
+	struct job *j = td->io_ops_data;
+	if (!td->orig_buffer)
+		return 0;
+	for (int k = 0; k < j->njq; k++)
+		if (nvmeof_mr_register(j->jq[k].sc->c, td->orig_buffer, td->orig_buffer_size, &j->jq[k].mr)) {
+			log_err("nvmeof: registering fio's %zu-byte I/O buffer: %s\n", td->orig_buffer_size,
+				nvmeof_errmsg());
+			return 1;
+		}
+	return 0;
+}
+
+static void fio_nvmeof_cleanup(struct thread_data *td)
+{
+	struct job *j = td->io_ops_data;
+	struct fio_file *f;
+	unsigned int i;
+	if (!j)
+		return;
+	for (int k = 0; k < j->njq; k++) {
+		if (j->jq[k].q)
+			nvmeof_queue_destroy(j->jq[k].q);
+		if (j->jq[k].mr)
+			nvmeof_mr_release(j->jq[k].mr);
+	}
+	detach_files(td);
+	for_each_file(td, f, i) {
+		free(FILE_ENG_DATA(f));
+		FILE_SET_ENG_DATA(f, NULL);
+	}
+	free(j->events);
+	free(j);
+	td->io_ops_data = NULL;
+}
+
+static void log_io_error(struct job *j, const char *what, const char *detail)
+{
+	/* fio reports each failed io_u itself; say why, a bounded number of times */
+	if (j->errors_logged++ < 8)
+		log_err("nvmeof: %s: %s\n", what, detail);
+}
+
+static void done_cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	struct io_u *io_u = arg;
+	struct job *j = io_u->engine_data;
+	if (cpl->err) {
+		char buf[160];
+		io_u->error = cpl->err == NVMEOF_ETIMEDOUT ? ETIMEDOUT : EIO;
+		log_io_error(j, io_ddir_name(io_u->ddir), nvmeof_cpl_str(cpl, buf, sizeof(buf)));
+	}
+	j->events[j->nevents++] = io_u;
+}
+
+static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *io_u)
+{
+	struct job *j = td->io_ops_data;
+	struct efile *ef = FILE_ENG_DATA(io_u->file);
+	struct jqueue *jq = ef->jq;
+	uint64_t lbamask = (1ull << ef->lbads) - 1;
+	uint64_t slba = io_u->offset >> ef->lbads;
+	uint32_t nlb = (uint32_t)(io_u->xfer_buflen >> ef->lbads);
+	int rc;
+
+	fio_ro_check(td, io_u);
+	io_u->engine_data = j;
+	switch (io_u->ddir) {
+	case DDIR_READ:
+	case DDIR_WRITE:
+	case DDIR_TRIM:
+		if ((io_u->offset | io_u->xfer_buflen) & lbamask || !nlb || slba + nlb > ef->nsze) {
+			io_u->error = EINVAL;
+			log_io_error(j, io_ddir_name(io_u->ddir),
+				     "offset or length not whole LBAs inside the namespace");
+			return FIO_Q_COMPLETED;
+		}
+		if (io_u->ddir == DDIR_TRIM) {
+			rc = nvmeof_deallocate(jq->q, ef->ns, slba, nlb, done_cb, io_u);
+		} else {
+			size_t off = (size_t)((char *)io_u->xfer_buf - td->orig_buffer);
+			rc = io_u->ddir == DDIR_READ
+				     ? nvmeof_read(jq->q, ef->ns, slba, nlb, jq->mr, off, done_cb, io_u)
+				     : nvmeof_write(jq->q, ef->ns, slba, nlb, jq->mr, off, done_cb, io_u);
+		}
+		break;
+	case DDIR_SYNC:
+	case DDIR_DATASYNC:
+	case DDIR_SYNC_FILE_RANGE:
+		rc = nvmeof_flush(jq->q, ef->ns, done_cb, io_u);
+		break;
+	default:
+		io_u->error = EINVAL;
+		return FIO_Q_COMPLETED;
+	}
+	if (rc == NVMEOF_EQFULL)
+		return FIO_Q_BUSY;
+	if (rc) {
+		io_u->error = rc == NVMEOF_ENOTSUP ? EOPNOTSUPP : EIO;
+		log_io_error(j, io_ddir_name(io_u->ddir), nvmeof_errmsg());
+		return FIO_Q_COMPLETED;
+	}
+	return FIO_Q_QUEUED;
+}
+
+static int fio_nvmeof_commit(struct thread_data *td)
+{
+	struct job *j = td->io_ops_data;
+	for (int k = 0; k < j->njq; k++)
+		if (nvmeof_queue_commit(j->jq[k].q))
+			log_io_error(j, "commit", nvmeof_errmsg());
+	return 0;
+}
+
+static int fio_nvmeof_getevents(struct thread_data *td, unsigned int min, unsigned int max,
+				const struct timespec *t)
+{
+	struct job *j = td->io_ops_data;
+	/* Completions past the last call's max were kept: move them up. */
+	if (j->nreturned) {
+		memmove(j->events, j->events + j->nreturned, (j->nevents - j->nreturned) * sizeof(*j->events));
+		j->nevents -= j->nreturned;
+		j->nreturned = 0;
+	}
+	long budget_ms = t ? (long)(t->tv_sec * 1000 + t->tv_nsec / 1000000) : -1;
+	while (j->nevents < min) {
+		int rc;
+		if (j->njq == 1) {
+			int slice = budget_ms < 0 || budget_ms > 1000 ? 1000 : (int)budget_ms;
+			rc = nvmeof_queue_wait(j->jq[0].q, min - j->nevents, slice);
+			if (budget_ms >= 0)
+				budget_ms -= slice;
+		} else {
+			rc = 0;
+			for (int k = 0; k < j->njq; k++) {
+				int r = nvmeof_queue_poll(j->jq[k].q, 0);
+				if (r < 0)
+					rc = r;
+			}
+		}
+		if (rc < 0 && j->nevents < min) {
+			log_err("nvmeof: %s\n", nvmeof_errmsg());
+			return j->nevents ? (int)j->nevents : -EIO;
+		}
+		if (budget_ms == 0 || (budget_ms < 0 && t))
+			break;
+	}
+	if (!min)
+		for (int k = 0; k < j->njq; k++)
+			nvmeof_queue_poll(j->jq[k].q, 0);
+	j->nreturned = j->nevents < max ? j->nevents : max;
+	return (int)j->nreturned;
+}
+
+static struct io_u *fio_nvmeof_event(struct thread_data *td, int ev)
+{
+	struct job *j = td->io_ops_data;
+	return j->events[ev];
+}
+
+static int fio_nvmeof_open_file(struct thread_data *td, struct fio_file *f)
+{
+	(void)td;
+	(void)f;
+	return 0;
+}
+
+static int fio_nvmeof_close_file(struct thread_data *td, struct fio_file *f)
+{
+	(void)td;
+	(void)f;
+	return 0;
+}
+
+static int fio_nvmeof_get_file_size(struct thread_data *td, struct fio_file *f)
+{
+	(void)td;
+	return fio_file_size_known(f) ? 0 : 1;
+}
+
+struct ioengine_ops ioengine = {
+	.name = "nvmeof",
+	.version = FIO_IOOPS_VERSION,
+	.flags = FIO_RAWIO | FIO_NOEXTEND | FIO_NODISKUTIL | FIO_DISKLESSIO,
+	.setup = fio_nvmeof_setup,
+	.init = fio_nvmeof_init,
+	.post_init = fio_nvmeof_post_init,
+	.queue = fio_nvmeof_queue,
+	.commit = fio_nvmeof_commit,
+	.getevents = fio_nvmeof_getevents,
+	.event = fio_nvmeof_event,
+	.cleanup = fio_nvmeof_cleanup,
+	.open_file = fio_nvmeof_open_file,
+	.close_file = fio_nvmeof_close_file,
+	.get_file_size = fio_nvmeof_get_file_size,
+	.option_struct_size = sizeof(struct eng_opts),
+	.options = options,
+};

@@ -1,0 +1,75 @@
+/* Transport-ID filename parsing. */
+#include "check.h"
+#include "tid.h"
+
+static char err[256];
+
+TEST(spdk_style_filename)
+{
+	struct tid t;
+	CHECK_EQ(tid_parse("trtype=RDMA adrfam=IPv4 traddr=192.0.2.1 trsvcid=4420 "
+			   "subnqn=nqn.2016-06.io.spdk:cnode1 ns=1", &t, err, sizeof(err)), 0);
+	CHECK_STR(t.traddr, "192.0.2.1");
+	CHECK_STR(t.trsvcid, "4420");
+	CHECK_STR(t.subnqn, "nqn.2016-06.io.spdk:cnode1");
+	CHECK_EQ(t.nsid, 1);
+	CHECK_EQ(t.adrfam, 4);
+}
+
+TEST(keys_any_case_any_order_extra_spaces)
+{
+	struct tid t;
+	CHECK_EQ(tid_parse("  NS=7   TrAddr=fe80::1  trtype=rdma adrfam=ipv6 srcaddr=192.0.2.5 "
+			   "hostnqn=nqn.x:y ", &t, err, sizeof(err)), 0);
+	CHECK_EQ(t.nsid, 7);
+	CHECK_STR(t.traddr, "fe80::1");
+	CHECK_EQ(t.adrfam, 6);
+	CHECK_STR(t.srcaddr, "192.0.2.5");
+	CHECK_STR(t.hostnqn, "nqn.x:y");
+	CHECK_STR(t.trsvcid, "");
+	CHECK_EQ(tid_parse("", &t, err, sizeof(err)), 0); /* everything from engine options */
+}
+
+TEST(malformed_filenames_say_what_is_wrong)
+{
+	struct tid t;
+	CHECK_EQ(tid_parse("trtype=TCP traddr=1.2.3.4", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "RDMA only") != NULL);
+	CHECK_EQ(tid_parse("traddr=1.2.3.4 color=blue", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "unknown key 'color'") != NULL);
+	CHECK_EQ(tid_parse("/dev/nvme0n1", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "not key=value") != NULL);
+	CHECK_EQ(tid_parse("ns=0", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK_EQ(tid_parse("ns=-1", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK_EQ(tid_parse("ns=1x", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK_EQ(tid_parse("ns=99999999999999999999", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK_EQ(tid_parse("trsvcid=44x0", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK_EQ(tid_parse("adrfam=IB", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK_EQ(tid_parse("traddr=", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "no value") != NULL);
+	CHECK_EQ(tid_parse("=x", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK_EQ(tid_parse(NULL, &t, err, sizeof(err)), (unsigned long long)-1);
+}
+
+TEST(over_long_values_are_refused)
+{
+	struct tid t;
+	char s[400];
+	memcpy(s, "subnqn=", 7);
+	memset(s + 7, 'q', 224); /* 224 bytes: one more than an NQN may have */
+	s[7 + 224] = '\0';
+	CHECK_EQ(tid_parse(s, &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "at most 223") != NULL);
+	s[7 + 223] = '\0';
+	CHECK_EQ(tid_parse(s, &t, err, sizeof(err)), 0);
+	CHECK_EQ(strlen(t.subnqn), 223);
+}
+
+int main(void)
+{
+	static const struct test_case t[] = {
+		T(spdk_style_filename), T(keys_any_case_any_order_extra_spaces),
+		T(malformed_filenames_say_what_is_wrong), T(over_long_values_are_refused),
+	};
+	return run_tests("unit-tid", t, sizeof(t) / sizeof(t[0]));
+}

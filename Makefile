@@ -13,6 +13,9 @@ CFLAGS_BASE = -std=c11 $(OPT) -g -fPIC -Wall -Wextra -Werror -Wshadow \
 	-Wpointer-arith -Wformat=2 -Wstrict-prototypes -Wno-format-nonliteral -Wno-format-truncation
 CPPFLAGS_BASE = -D_GNU_SOURCE -Icore/include -Icore
 LIBS = -lrdmacm -libverbs -lpthread
+ifneq ($(wildcard /usr/include/valgrind/memcheck.h),)
+CPPFLAGS_BASE += -DNVMEOF_VALGRIND
+endif
 
 ifeq ($(SAN),1)
 O = build/san

@@ -49,6 +49,7 @@ struct req {
 	const struct nvmeof_ns *ns;
 	struct nvmeof_mr *mr;
 	const uint8_t *raw;       /* REQ_RAW: the caller's SQE */
+	size_t off0;              /* where the request's data starts in mr */
 	uint64_t next_lba;
 	size_t next_off;
 	uint32_t left;            /* blocks not yet issued */
@@ -114,6 +115,10 @@ static void complete_req(struct nvmeof_queue *q, uint16_t ri)
 {
 	struct req *r = &q->reqs[ri];
 	struct nvmeof_cpl cpl = {.err = r->err, .status = r->status, .cdw0 = r->dw0, .cdw1 = r->dw1};
+	if (r->kind == REQ_IO && r->opc == NVME_CMD_READ && !r->err)
+		DEVICE_WROTE((uint8_t *)r->mr->addr + r->off0, r->next_off - r->off0);
+	else if (r->kind == REQ_RAW && r->data_len && !r->err)
+		DEVICE_WROTE(q_scratch(q), r->data_len);
 	nvmeof_cb cb = r->cb;
 	void *arg = r->arg;
 	q->req_free[q->nfree_reqs++] = ri;
@@ -165,6 +170,7 @@ static void finish_slot(struct nvmeof_queue *q, uint16_t si, int err)
 static void handle_resp(struct nvmeof_queue *q, const uint8_t *capsule)
 {
 	struct nvme_cqe c;
+	DEVICE_WROTE(capsule, NVME_CQE_SIZE);
 	nvme_cqe_parse(capsule, &c);
 	uint16_t si = c.cid & SLOT_MASK;
 	struct slot *s = &q->slots[si];
@@ -386,6 +392,7 @@ static int submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, vo
 	r->data_len = sb->data_len;
 	r->next_lba = sb->slba;
 	r->next_off = sb->off;
+	r->off0 = sb->off;
 	r->left = sb->nlb ? sb->nlb : 1;
 	r->outstanding = 0;
 	r->err = 0;

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "fio.h"
 #include "optgroup.h"
@@ -261,14 +263,70 @@ static int build_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg
 	return 0;
 }
 
-/* Connects (or shares) each file's controller and checks the job's block
- * sizes and offsets against its namespace. Idempotent. */
-static int attach_files(struct thread_data *td)
+/* The facts setup needs about a file's namespace. */
+struct ns_facts {
+	uint64_t nsze;
+	uint8_t lbads;
+};
+
+static int facts_connected(struct thread_data *td, struct efile *ef, struct ns_facts *nf)
+{
+	struct eng_opts *eo = td->eo;
+	if (!ef->sc && !(ef->sc = ctrl_get(&ef->cfg, eo->hca)))
+		return 1;
+	ef->ns = nvmeof_ns_get(ef->sc->c, ef->nsid);
+	if (!ef->ns) {
+		log_err("nvmeof: %s\n", nvmeof_errmsg());
+		return 1;
+	}
+	nf->nsze = ef->ns->nsze;
+	nf->lbads = ef->ns->lbads;
+	return 0;
+}
+
+/* In fio's parent, before it forks the job processes: the kernel refuses
+ * uverbs commands from a child on a device file its parent opened, so the
+ * parent must never open one. A short-lived child connects instead and
+ * reports the facts through a pipe. */
+static int facts_in_child(struct thread_data *td, struct efile *ef, struct ns_facts *nf)
+{
+	int fd[2], status = 0;
+	if (pipe(fd))
+		return 1;
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fd[0]);
+		close(fd[1]);
+		log_err("nvmeof: fork for the namespace probe: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		close(fd[0]);
+		int rc = facts_connected(td, ef, nf);
+		if (!rc && write(fd[1], nf, sizeof(*nf)) != (ssize_t)sizeof(*nf))
+			rc = 1;
+		if (ef->sc)
+			ctrl_put(ef->sc);
+		_exit(rc);
+	}
+	close(fd[1]);
+	ssize_t n = read(fd[0], nf, sizeof(*nf));
+	close(fd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return n == (ssize_t)sizeof(*nf) && WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : 1;
+}
+
+/* Learns each file's namespace and checks the job's block sizes and
+ * offsets against it. With connect, holds the controller (shared in thread
+ * mode) for init. Idempotent. */
+static int attach_files(struct thread_data *td, bool connect)
 {
 	struct fio_file *f;
 	unsigned int i;
 	for_each_file(td, f, i) {
 		struct efile *ef = FILE_ENG_DATA(f);
+		struct ns_facts nf;
 		if (!ef) {
 			ef = calloc(1, sizeof(*ef));
 			if (!ef)
@@ -279,17 +337,11 @@ static int attach_files(struct thread_data *td)
 		}
 		if (ef->sc)
 			continue;
-		struct eng_opts *eo = td->eo;
-		if (!(ef->sc = ctrl_get(&ef->cfg, eo->hca)))
+		if (connect ? facts_connected(td, ef, &nf) : facts_in_child(td, ef, &nf))
 			return 1;
-		ef->ns = nvmeof_ns_get(ef->sc->c, ef->nsid);
-		if (!ef->ns) {
-			log_err("nvmeof: %s\n", nvmeof_errmsg());
-			return 1;
-		}
-		ef->lbads = ef->ns->lbads;
-		ef->nsze = ef->ns->nsze;
-		uint32_t lba = ef->ns->lba_size;
+		ef->lbads = nf.lbads;
+		ef->nsze = nf.nsze;
+		uint32_t lba = 1u << nf.lbads;
 		for (int d = DDIR_READ; d < DDIR_RWDIR_CNT; d++) {
 			if (!(td->o.td_ddir & (1 << d)) && !(d == DDIR_TRIM && td_trim(td)))
 				continue;
@@ -342,14 +394,9 @@ static int fio_nvmeof_setup(struct thread_data *td)
 	struct job *j = job_of(td);
 	if (!j)
 		return 1;
-	if (attach_files(td))
-		return 1;
-	/* Processes fork after setup: verbs resources must not cross the
-	 * fork, so drop the probe connection; each process connects its own
-	 * in init(). Threads keep it and share it. */
-	if (!td->o.use_thread && !j->have_queues)
-		detach_files(td);
-	return 0;
+	/* Threads keep the connection for init() and share it; fio's parent
+	 * must not hold one across the fork of job processes. */
+	return attach_files(td, td->o.use_thread || j->have_queues);
 }
 
 static int fio_nvmeof_init(struct thread_data *td)
@@ -358,7 +405,7 @@ static int fio_nvmeof_init(struct thread_data *td)
 	struct job *j = job_of(td);
 	struct fio_file *f;
 	unsigned int i;
-	if (!j || attach_files(td))
+	if (!j || attach_files(td, true))
 		return 1;
 	j->cap = td->o.iodepth;
 	j->events = calloc(j->cap, sizeof(*j->events));

@@ -1,0 +1,135 @@
+#!/bin/bash
+# The fio engine against the real target, in the distribution's /usr/bin/fio.
+source "$(dirname "$0")/lib.sh"
+B=${NVMEOF_BUILD:-build/out}
+ENG=$PWD/$B/libnvmeof_fio.so
+TOOL=$B/tests/target_core
+FIO=/usr/bin/fio
+tidname() { # nqn nsid -> transport-ID filename, ':' escaped for fio
+  echo "trtype=RDMA adrfam=IPv4 traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=${1//:/\\:} ns=$2"
+}
+FA1=$(tidname "$NVMEOF_TB_NQN_A" 1)
+FA2=$(tidname "$NVMEOF_TB_NQN_A" 2)
+ours() { timeout 300 "$FIO" --ioengine=external:"$ENG" --output-format=normal "$@"; }
+# ASan's allocator and dlopen'ed engines: fio itself is not instrumented.
+if [ -n "${NVMEOF_ASAN_RT:-}" ]; then export LD_PRELOAD=$NVMEOF_ASAN_RT ASAN_OPTIONS=detect_leaks=0; fi
+
+expect_fio_ok() { # log
+  grep -q 'err= 0' "$1" || { tail -30 "$1"; fail "fio reported an error"; }
+  ! grep -qE 'verify:|bad magic|crc32c.*wanted' "$1" || { grep -E 'verify|bad magic' "$1" | head; fail "verify failed"; }
+}
+
+t_verify_write_then_read() {
+  ours --name=w --filename="$FA1" --rw=write --bs=128k --size=32m --iodepth=8 \
+    --verify=crc32c --do_verify=1 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  expect_fio_ok "$SCRATCH/log"
+  grep -q 'READ: bw=' "$SCRATCH/log" || fail "no verify read phase"
+}
+
+t_verify_randrw_4k_ns2() {
+  ours --name=rw --filename="$FA2" --rw=randrw --bs=4k --size=16m --iodepth=16 \
+    --verify=crc32c --do_verify=1 --verify_backlog=64 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  expect_fio_ok "$SCRATCH/log"
+}
+
+t_verify_md5_and_large_blocks_above_mdts() {
+  ours --name=big --filename="$FA1" --rw=write --bs=4m --size=32m --offset=64m --iodepth=4 \
+    --verify=md5 --do_verify=1 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  expect_fio_ok "$SCRATCH/log"
+}
+
+t_fsync_is_flush() {
+  ours --name=fs --filename="$FA1" --rw=randwrite --bs=4k --size=4m --iodepth=4 --fsync=8 \
+    --fdatasync=16 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  expect_fio_ok "$SCRATCH/log"
+  grep -qE 'sync \(usec\)|sync \(nsec\)|sync \(msec\)|fsync/fdatasync' "$SCRATCH/log" || { tail -30 "$SCRATCH/log"; fail "no syncs were issued"; }
+}
+
+t_trim_deallocates() {
+  # ns2 is a file: a deallocated range becomes a hole that reads back zero.
+  head -c 1048576 /dev/urandom > "$SCRATCH/pat"
+  "$TOOL" load 2 512 "$SCRATCH/pat" || fail "seeding data failed"
+  ours --name=trim --filename="$FA2" --rw=trim --bs=64k --offset=$((512 * 4096)) --size=1m \
+    --iodepth=4 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio trim exited non-zero"; }
+  expect_fio_ok "$SCRATCH/log"
+  "$TOOL" dump 2 512 1048576 "$SCRATCH/after" || fail "reading back failed"
+  if ! cmp -s "$SCRATCH/after" <(head -c 1048576 /dev/zero); then
+    grep -E "trim|issued" "$SCRATCH/log"; cmp "$SCRATCH/after" <(head -c 1048576 /dev/zero) | head -2
+    fail "trimmed range does not read back as zeroes"
+  fi
+}
+
+t_jobs_in_threads_share_a_controller() {
+  ours --name=t --filename="$FA1" --thread=1 --numjobs=4 --rw=randwrite --bs=8k --size=4m \
+    --offset_increment=8m --iodepth=8 --verify=crc32c --do_verify=1 --group_reporting \
+    > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  expect_fio_ok "$SCRATCH/log"
+  [ "$(grep -c 'err= 0' "$SCRATCH/log")" -ge 1 ] || fail "no job summary"
+}
+
+t_jobs_in_processes() {
+  ours --name=p --filename="$FA1" --numjobs=2 --rw=randwrite --bs=4k --size=4m \
+    --offset_increment=8m --offset=128m --iodepth=8 --verify=crc32c --do_verify=1 \
+    > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  expect_fio_ok "$SCRATCH/log"
+  [ "$(grep -c 'err= 0' "$SCRATCH/log")" = 2 ] || fail "expected two process jobs without errors"
+}
+
+t_kernel_reads_what_fio_wrote() {
+  local dev
+  ours --name=x --filename="$FA1" --rw=write --bs=64k --size=8m --offset=256m --iodepth=8 \
+    --verify=crc32c --do_verify=0 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "our write failed"; }
+  dev=$(tb kconnect rdma) || fail "kernel connect failed"
+  timeout 120 "$FIO" --name=x --filename="$dev" --ioengine=libaio --direct=1 --rw=write --bs=64k \
+    --size=8m --offset=256m --iodepth=8 --verify=crc32c --verify_only=1 > "$SCRATCH/klog" 2>&1
+  local rc=$?
+  tb kdisconnect
+  [ $rc = 0 ] || { tail -20 "$SCRATCH/klog"; fail "kernel-side verify of our data failed"; }
+  grep -q 'err= 0' "$SCRATCH/klog" || fail "kernel fio reported an error"
+}
+
+expect_fio_fails() { # needle fio-args...
+  local needle=$1; shift
+  local t0=$(date +%s)
+  ours "$@" > "$SCRATCH/log" 2>&1 && { tail "$SCRATCH/log"; fail "fio succeeded"; }
+  local dt=$(( $(date +%s) - t0 ))
+  [ $dt -lt 30 ] || fail "fio took ${dt}s to fail"
+  grep -q -- "$needle" "$SCRATCH/log" || { cat "$SCRATCH/log"; fail "no '$needle' in fio's output"; }
+  echo "    $(grep -m1 -- "$needle" "$SCRATCH/log")"
+}
+
+t_wrong_nqn_fails_clearly() {
+  expect_fio_fails "Connect Invalid Parameters" --name=e --filename="$(tidname nqn.2026-12.io.nvmeof:nope 1)" \
+    --rw=read --bs=4k --size=1m
+}
+
+t_refused_host_fails_clearly() {
+  expect_fio_fails "Connect Invalid Host" --name=e --filename="$(tidname "$NVMEOF_TB_NQN_B" 1)" \
+    --hostnqn=nqn.2014-08.org.nvmexpress\\:uuid\\:11111111-2222-4333-8444-555555555555 --rw=read --bs=4k --size=1m
+}
+
+t_malformed_filename_fails_clearly() {
+  expect_fio_fails "unknown key 'color'" --name=e --filename="traddr=$NVMEOF_TB_ADDR color=blue" \
+    --rw=read --bs=4k --size=1m
+  expect_fio_fails "RDMA only" --name=e --filename="trtype=TCP traddr=$NVMEOF_TB_ADDR" --rw=read --bs=4k --size=1m
+}
+
+t_unknown_option_fails() {
+  expect_fio_fails "nosuchoption" --name=e --filename="$FA1" --nosuchoption=1 --rw=read --bs=4k --size=1m
+}
+
+t_block_size_not_lba_multiple_fails() {
+  expect_fio_fails "not a multiple of namespace 2's 4096-byte LBA" --name=e --filename="$FA2" \
+    --rw=read --bs=512 --size=1m
+}
+
+t_offset_past_end_fails() {
+  expect_fio_fails "past the end" --name=e --filename="$FA2" --rw=read --bs=4k --size=1m --offset=1t
+}
+
+t_unknown_namespace_fails() {
+  expect_fio_fails "namespace 9 is not an active namespace" --name=e \
+    --filename="$(tidname "$NVMEOF_TB_NQN_A" 9)" --rw=read --bs=4k --size=1m
+}
+
+run_tests "$@"

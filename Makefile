@@ -27,12 +27,13 @@ endif
 CFLAGS_ALL = $(CFLAGS_BASE) $(SANFLAGS) $(CFLAGS)
 CPPFLAGS_ALL = $(CPPFLAGS_BASE) $(CPPFLAGS)
 
-CORE_SRC = core/protocol.c core/status.c core/rdma.c core/mem.c core/queue.c core/ctrl.c
+CORE_SRC = core/protocol.c core/status.c core/rdma.c core/mem.c core/queue.c core/ctrl.c core/fakewire.c
 CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
 HDRS = $(wildcard core/*.h core/include/*.h tests/unit/*.h)
 
-UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid
+UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue
 TARGET_TESTS = $(O)/tests/target_core
+BENCH = $(O)/bench/percmd
 
 # fio engines must be built against the same fio version's headers as the
 # fio that loads them: by default the distribution's source of the installed
@@ -40,8 +41,8 @@ TARGET_TESTS = $(O)/tests/target_core
 FIO_SRC ?= build/fio-src
 ENGINE = $(O)/libnvmeof_fio.so
 
-.PHONY: all lib engine unit test test-unit test-target testbed clean
-all: lib engine $(UNIT_TESTS) $(TARGET_TESTS)
+.PHONY: all lib engine unit test test-unit test-target testbed demo bench clean
+all: lib engine $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH)
 lib: $(O)/libnvmeof.so $(O)/libnvmeof.a
 engine: $(ENGINE)
 
@@ -59,6 +60,10 @@ $(O)/libnvmeof.a: $(CORE_OBJ)
 $(O)/tests/unit_protocol: $(O)/tests/unit/test_protocol.o $(O)/core/protocol.o $(O)/core/status.o
 	$(CC) $(SANFLAGS) -o $@ $^
 $(O)/tests/target_core: $(O)/tests/target/core_test.o $(O)/libnvmeof.a
+	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
+$(O)/bench/percmd: $(O)/bench/percmd.o $(O)/libnvmeof.a
+	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
+$(O)/tests/unit_queue: $(O)/tests/unit/test_queue.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/unit_tid: $(O)/tests/unit/test_tid.o $(O)/engine/tid.o
 	$(CC) $(SANFLAGS) -o $@ $^
@@ -88,6 +93,17 @@ test-target: testbed
 	tests/testbed/run bash tests/target/run-all.sh
 
 test: test-unit test-target
+
+# The README's main command: build, boot the test bed, run jobs/demo.sh.
+demo: testbed
+	$(MAKE) all
+	tests/testbed/run bash jobs/demo.sh
+
+# BENCHMARKS.md: ours against the kernel's nvme-rdma in one boot, then the
+# per-command cost of the core. A benchmark, not a test: no thresholds.
+bench: testbed
+	$(MAKE) all
+	tests/testbed/run bash bench/bench.sh
 
 clean:
 	rm -rf build/out build/san

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fakewire.h"
 #include "internal.h"
 #include "mem.h"
 #include "protocol.h"
@@ -64,6 +65,7 @@ struct req {
 
 struct nvmeof_queue {
 	struct tr_conn conn;
+	struct fake_wire *fw;     /* tests only: the loopback wire instead of conn */
 	struct nvmeof_ctrl *ctrl;
 	struct ibv_pd *pd;
 	bool own_pd, batch, dead, oncs_dsm;
@@ -85,6 +87,7 @@ struct nvmeof_queue {
 
 	uint8_t *sqes, *rsps, *aux; /* aux: per-slot DSM range, then scratch */
 	struct ibv_mr *sqe_mr, *rsp_mr, *aux_mr;
+	uint32_t aux_lkey, aux_rkey;
 	struct ibv_recv_wr *rwr;
 	struct ibv_sge *rsge;
 	struct ibv_send_wr *wr_head, *wr_tail;
@@ -223,7 +226,7 @@ static void mark_dead(struct nvmeof_queue *q)
 static void housekeep(struct nvmeof_queue *q, uint64_t now)
 {
 	q->next_housekeep_ms = now + HOUSEKEEP_MS;
-	if (!q->dead && tr_disconnected(&q->conn))
+	if (!q->dead && !q->fw && tr_disconnected(&q->conn))
 		mark_dead(q);
 	for (uint32_t si = 0; si < q->depth; si++) {
 		struct slot *s = &q->slots[si];
@@ -254,7 +257,8 @@ static int post_sends(struct nvmeof_queue *q)
 	struct ibv_send_wr *bad = NULL;
 	if (!q->wr_head)
 		return 0;
-	int rc = ibv_post_send(q->conn.qp, q->wr_head, &bad);
+	int rc = unlikely(q->fw) ? fw_post_send(q->fw, q->wr_head, &bad)
+				 : ibv_post_send(q->conn.qp, q->wr_head, &bad);
 	q->st.doorbells++;
 	q->wr_head = q->wr_tail = NULL;
 	if (likely(!rc))
@@ -318,10 +322,10 @@ static void issue(struct nvmeof_queue *q, uint16_t ri)
 			nvme_sqe_sgl_incapsule(sqe, 0, NVME_DSM_RANGE_SIZE);
 			s->sge[1] = (struct ibv_sge){.addr = (uintptr_t)range,
 						     .length = NVME_DSM_RANGE_SIZE,
-						     .lkey = q->aux_mr->lkey};
+						     .lkey = q->aux_lkey};
 			nsge = 2;
 		} else {
-			nvme_sqe_sgl_keyed(sqe, (uintptr_t)range, NVME_DSM_RANGE_SIZE, q->aux_mr->rkey);
+			nvme_sqe_sgl_keyed(sqe, (uintptr_t)range, NVME_DSM_RANGE_SIZE, q->aux_rkey);
 		}
 		r->left = 0;
 		break;
@@ -330,7 +334,7 @@ static void issue(struct nvmeof_queue *q, uint16_t ri)
 		memcpy(sqe, r->raw, NVME_SQE_SIZE);
 		nvme_sqe_set_cid(sqe, cid);
 		if (r->data_len)
-			nvme_sqe_sgl_keyed(sqe, (uintptr_t)q_scratch(q), r->data_len, q->aux_mr->rkey);
+			nvme_sqe_sgl_keyed(sqe, (uintptr_t)q_scratch(q), r->data_len, q->aux_rkey);
 		else
 			null_sgl(sqe);
 		r->left = 0;
@@ -489,7 +493,8 @@ static void post_recvs(struct nvmeof_queue *q)
 	struct ibv_recv_wr *bad;
 	if (!q->rwr_head)
 		return;
-	int rc = ibv_post_recv(q->conn.qp, q->rwr_head, &bad);
+	int rc = unlikely(q->fw) ? fw_post_recv(q->fw, q->rwr_head, &bad)
+				 : ibv_post_recv(q->conn.qp, q->rwr_head, &bad);
 	q->rwr_head = q->rwr_tail = NULL;
 	if (unlikely(rc))
 		mark_dead(q); /* a QP that refuses receives has failed */
@@ -500,7 +505,7 @@ int nvmeof_queue_poll(struct nvmeof_queue *q, uint32_t max)
 	struct ibv_wc wc[POLL_BATCH];
 	int want = (!max || max > POLL_BATCH) ? POLL_BATCH : (int)max;
 	q->completed = 0;
-	int n = ibv_poll_cq(q->conn.cq, want, wc);
+	int n = unlikely(q->fw) ? fw_poll(q->fw, want, wc) : ibv_poll_cq(q->conn.cq, want, wc);
 	if (unlikely(n < 0)) {
 		mark_dead(q);
 		n = 0;
@@ -565,7 +570,7 @@ int nvmeof_queue_wait(struct nvmeof_queue *q, uint32_t min, int timeout_ms)
 		uint64_t now = now_us();
 		if (now >= deadline)
 			return (int)total;
-		if (q->wait_mode == NVMEOF_WAIT_POLL || now < spin_end)
+		if (q->wait_mode == NVMEOF_WAIT_POLL || now < spin_end || q->fw)
 			continue;
 		if ((rc = tr_arm(&q->conn)))
 			return rc;
@@ -742,15 +747,9 @@ void q_close(struct nvmeof_queue *q)
 	free(q);
 }
 
-int q_open(const struct q_params *p, struct nvmeof_queue **out)
+/* Fields, slot and request arrays, buffers; registration when pd is set. */
+static int q_alloc(struct nvmeof_queue *q, const struct q_params *p)
 {
-	struct nvmeof_queue *q = calloc(1, sizeof(*q));
-	uint8_t priv[NVME_RDMA_CM_REQ_SIZE];
-	uint16_t crqsize;
-	int rc;
-	*out = NULL;
-	if (!q)
-		return nvmeof_err(NVMEOF_ENOMEM, "queue %u: out of memory", p->qid);
 	q->qid = p->qid;
 	q->depth = p->depth;
 	q->nrecv = p->depth + 1;
@@ -761,7 +760,80 @@ int q_open(const struct q_params *p, struct nvmeof_queue **out)
 	q->spin_us = p->spin_us;
 	q->batch = p->batch;
 	q->next_housekeep_ms = nvmeof_now_ms() + HOUSEKEEP_MS;
+	if (!q->depth || q->depth > NVMEOF_MAX_DEPTH)
+		return nvmeof_err(NVMEOF_EINVAL, "queue %u: depth %u outside 1..%d", p->qid, q->depth,
+				  NVMEOF_MAX_DEPTH);
+	size_t aux_len = (size_t)q->depth * NVME_DSM_RANGE_SIZE + SCRATCH_SIZE;
+	q->slots = calloc(q->depth, sizeof(*q->slots));
+	q->slot_free = calloc(q->depth, sizeof(*q->slot_free));
+	q->reqs = calloc(q->depth, sizeof(*q->reqs));
+	q->req_free = calloc(q->depth, sizeof(*q->req_free));
+	q->pend = calloc(q->depth, sizeof(*q->pend));
+	q->rwr = calloc(q->nrecv, sizeof(*q->rwr));
+	q->rsge = calloc(q->nrecv, sizeof(*q->rsge));
+	q->sqes = aligned_alloc(64, (size_t)q->depth * NVME_SQE_SIZE);
+	q->rsps = aligned_alloc(64, ((size_t)q->nrecv * NVME_CQE_SIZE + 63) & ~(size_t)63);
+	q->aux = aligned_alloc(4096, (aux_len + 4095) & ~(size_t)4095);
+	if (!q->slots || !q->slot_free || !q->reqs || !q->req_free || !q->pend || !q->rwr ||
+	    !q->rsge || !q->sqes || !q->rsps || !q->aux)
+		return nvmeof_err(NVMEOF_ENOMEM, "queue %u: out of memory for %u slots", p->qid, q->depth);
+	memset(q->aux, 0, aux_len);
+	if (q->pd &&
+	    (!(q->sqe_mr = reg(q, q->sqes, (size_t)q->depth * NVME_SQE_SIZE, 0, "SQE array")) ||
+	     !(q->rsp_mr = reg(q, q->rsps, (size_t)q->nrecv * NVME_CQE_SIZE, IBV_ACCESS_LOCAL_WRITE,
+			       "response capsules")) ||
+	     !(q->aux_mr = reg(q, q->aux, aux_len,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
+			       "scratch buffer"))))
+		return NVMEOF_ETRANSPORT;
+	uint32_t sqe_lkey = q->sqe_mr ? q->sqe_mr->lkey : 0, rsp_lkey = q->rsp_mr ? q->rsp_mr->lkey : 0;
+	q->aux_lkey = q->aux_mr ? q->aux_mr->lkey : 0;
+	q->aux_rkey = q->aux_mr ? q->aux_mr->rkey : 0;
+	for (uint32_t i = 0; i < q->depth; i++) {
+		struct slot *s = &q->slots[i];
+		s->sge[0] = (struct ibv_sge){.addr = (uintptr_t)(q->sqes + (size_t)i * NVME_SQE_SIZE),
+					     .length = NVME_SQE_SIZE, .lkey = sqe_lkey};
+		s->wr = (struct ibv_send_wr){.wr_id = i, .sg_list = s->sge, .num_sge = 1,
+					     .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED};
+		q->slot_free[i] = (uint16_t)(q->depth - 1 - i);
+		q->req_free[i] = (uint16_t)(q->depth - 1 - i);
+	}
+	q->nfree_slots = q->nfree_reqs = q->usable = q->depth;
+	for (uint32_t i = 0; i < q->nrecv; i++) {
+		q->rsge[i] = (struct ibv_sge){.addr = (uintptr_t)(q->rsps + (size_t)i * NVME_CQE_SIZE),
+					      .length = NVME_CQE_SIZE, .lkey = rsp_lkey};
+		q->rwr[i] = (struct ibv_recv_wr){.wr_id = RECV_TAG | i, .sg_list = &q->rsge[i],
+						 .num_sge = 1, .next = i + 1 < q->nrecv ? &q->rwr[i + 1] : NULL};
+	}
+	return 0;
+}
 
+int q_open_fake(const struct q_params *p, struct fake_wire *fw, struct nvmeof_queue **out)
+{
+	struct nvmeof_queue *q = calloc(1, sizeof(*q));
+	struct ibv_recv_wr *bad;
+	int rc;
+	*out = NULL;
+	if (!q)
+		return nvmeof_err(NVMEOF_ENOMEM, "queue: out of memory");
+	q->fw = fw;
+	if ((rc = q_alloc(q, p)) || (rc = fw_post_recv(fw, q->rwr, &bad) ? NVMEOF_ETRANSPORT : 0)) {
+		q_close(q);
+		return rc;
+	}
+	*out = q;
+	return 0;
+}
+
+int q_open(const struct q_params *p, struct nvmeof_queue **out)
+{
+	struct nvmeof_queue *q = calloc(1, sizeof(*q));
+	uint8_t priv[NVME_RDMA_CM_REQ_SIZE];
+	uint16_t crqsize;
+	int rc;
+	*out = NULL;
+	if (!q)
+		return nvmeof_err(NVMEOF_ENOMEM, "queue %u: out of memory", p->qid);
 	if ((rc = tr_resolve(&q->conn, p->dst, p->src, (int)p->connect_timeout_ms)))
 		goto fail;
 	q->pd = p->pd;
@@ -779,52 +851,10 @@ int q_open(const struct q_params *p, struct nvmeof_queue **out)
 				ibv_get_device_name(q->pd->context->device));
 		goto fail;
 	}
-
-	size_t aux_len = (size_t)q->depth * NVME_DSM_RANGE_SIZE + SCRATCH_SIZE;
-	q->slots = calloc(q->depth, sizeof(*q->slots));
-	q->slot_free = calloc(q->depth, sizeof(*q->slot_free));
-	q->reqs = calloc(q->depth, sizeof(*q->reqs));
-	q->req_free = calloc(q->depth, sizeof(*q->req_free));
-	q->pend = calloc(q->depth, sizeof(*q->pend));
-	q->rwr = calloc(q->nrecv, sizeof(*q->rwr));
-	q->rsge = calloc(q->nrecv, sizeof(*q->rsge));
-	q->sqes = aligned_alloc(64, (size_t)q->depth * NVME_SQE_SIZE);
-	q->rsps = aligned_alloc(64, ((size_t)q->nrecv * NVME_CQE_SIZE + 63) & ~(size_t)63);
-	q->aux = aligned_alloc(4096, (aux_len + 4095) & ~(size_t)4095);
-	if (!q->slots || !q->slot_free || !q->reqs || !q->req_free || !q->pend || !q->rwr ||
-	    !q->rsge || !q->sqes || !q->rsps || !q->aux) {
-		rc = nvmeof_err(NVMEOF_ENOMEM, "queue %u: out of memory for %u slots", p->qid, q->depth);
+	if ((rc = q_alloc(q, p)))
 		goto fail;
-	}
-	memset(q->aux, 0, aux_len);
-	if (!(q->sqe_mr = reg(q, q->sqes, (size_t)q->depth * NVME_SQE_SIZE, 0, "SQE array")) ||
-	    !(q->rsp_mr = reg(q, q->rsps, (size_t)q->nrecv * NVME_CQE_SIZE, IBV_ACCESS_LOCAL_WRITE,
-			      "response capsules")) ||
-	    !(q->aux_mr = reg(q, q->aux, aux_len,
-			      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
-			      "scratch buffer"))) {
-		rc = NVMEOF_ETRANSPORT;
-		goto fail;
-	}
-	for (uint32_t i = 0; i < q->depth; i++) {
-		struct slot *s = &q->slots[i];
-		s->sge[0] = (struct ibv_sge){.addr = (uintptr_t)(q->sqes + (size_t)i * NVME_SQE_SIZE),
-					     .length = NVME_SQE_SIZE, .lkey = q->sqe_mr->lkey};
-		s->wr = (struct ibv_send_wr){.wr_id = i, .sg_list = s->sge, .num_sge = 1,
-					     .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED};
-		q->slot_free[i] = (uint16_t)(q->depth - 1 - i);
-		q->req_free[i] = (uint16_t)(q->depth - 1 - i);
-	}
-	q->nfree_slots = q->nfree_reqs = q->depth;
-
 	if ((rc = tr_create_qp(&q->conn, q->pd, q->depth + 1, q->nrecv, 2)))
 		goto fail;
-	for (uint32_t i = 0; i < q->nrecv; i++) {
-		q->rsge[i] = (struct ibv_sge){.addr = (uintptr_t)(q->rsps + (size_t)i * NVME_CQE_SIZE),
-					      .length = NVME_CQE_SIZE, .lkey = q->rsp_mr->lkey};
-		q->rwr[i] = (struct ibv_recv_wr){.wr_id = RECV_TAG | i, .sg_list = &q->rsge[i],
-						 .num_sge = 1, .next = i + 1 < q->nrecv ? &q->rwr[i + 1] : NULL};
-	}
 	struct ibv_recv_wr *bad;
 	if ((rc = ibv_post_recv(q->conn.qp, q->rwr, &bad))) {
 		rc = nvmeof_err(NVMEOF_ETRANSPORT, "ibv_post_recv of %u receives: %s", q->nrecv, strerror(rc));
@@ -839,9 +869,8 @@ int q_open(const struct q_params *p, struct nvmeof_queue **out)
 		 * have more commands out than it can take. The free stack holds
 		 * the highest slots at the bottom; drop those. */
 		memmove(q->slot_free, q->slot_free + (q->depth - crqsize), crqsize * sizeof(uint16_t));
-		q->nfree_slots = crqsize;
+		q->nfree_slots = q->usable = crqsize;
 	}
-	q->usable = q->nfree_slots;
 	*out = q;
 	return 0;
 fail:

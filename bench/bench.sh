@@ -1,0 +1,39 @@
+#!/bin/bash
+# IN-GUEST (make bench): every BENCHMARKS.md table, ours against the kernel's
+# nvme-rdma block device (fio io_uring), same boot, same namespace,
+# alternating initiators cell by cell, REPS repetitions. JSON results go to
+# build/bench/<stamp>/ and bench/report.py prints the tables.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+REPS=${REPS:-3}
+export RUNTIME=${RUNTIME:-2} RAMP=${RAMP:-1} REGION=${REGION:-1g}
+OUT=${BENCH_OUT:-build/bench/$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$OUT"
+KDEV=$(tb kconnect rdma) || { echo "bench: kernel initiator did not connect"; exit 1; }
+export KDEV
+echo "bench: kernel initiator on $KDEV; results in $OUT; RUNTIME=${RUNTIME}s RAMP=${RAMP}s REPS=$REPS"
+{ uname -r; nproc; grep -m1 'model name' /proc/cpuinfo; fio --version; } > "$OUT/machine.txt"
+
+cell() { # name jobfile VAR=val...
+  local name=$1 job=$2; shift 2
+  for rep in $(seq "$REPS"); do
+    for ini in ours kernel; do
+      env "$@" INITIATOR=$ini jobs/run "$job" --output-format=json --lat_percentiles=1 \
+        > "$OUT/$name.$ini.$rep.json" 2> "$OUT/$name.$ini.$rep.err" \
+        || echo "bench: $name $ini rep $rep failed: $(tail -2 "$OUT/$name.$ini.$rep.err")"
+    done
+  done
+  echo "bench: $name done"
+}
+for rw in randread randwrite; do
+  for bs in 4k 16k 64k 256k 1m; do cell "qd1_${rw}_$bs" qd1-latency.fio RW=$rw BS=$bs; done
+done
+for nj in 1 4; do cell "iops_qd32_j$nj" iops.fio NUMJOBS=$nj; done
+for rw in read write; do
+  for bs in 128k 1m; do cell "bw_${rw}_$bs" bandwidth.fio RW=$rw BS=$bs IODEPTH=16 NUMJOBS=1; done
+done
+for nj in 1 2 4 8 16; do cell "qp_j$nj" qp-scaling.fio NUMJOBS=$nj OFFSET_INCREMENT=64m; done
+for bs in 4m 16m 64m; do cell "large_$bs" large-mdts.fio RW=read BS=$bs; done
+tb kdisconnect
+"$PWD/build/out/bench/percmd" > "$OUT/percmd.txt" 2>&1 || echo "bench: per-command micro-benchmark failed"
+python3 bench/report.py "$OUT"

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Median tables with ratios from a bench/bench.sh result folder."""
+import json
+import os
+import statistics
+import sys
+from collections import defaultdict
+
+out = sys.argv[1]
+runs = defaultdict(list)  # (cell, initiator) -> [job dict]
+for f in sorted(os.listdir(out)):
+    if not f.endswith(".json"):
+        continue
+    cell, ini, _rep, _ = f.rsplit(".", 3)
+    try:
+        with open(os.path.join(out, f)) as fh:
+            text = fh.read()
+        data = json.loads(text[text.index("{"):])
+        runs[(cell, ini)].append(data["jobs"][0])
+    except (ValueError, KeyError, IndexError) as e:
+        print(f"report: {f}: unreadable ({e})", file=sys.stderr)
+
+
+def med(cell, ini, fn):
+    vals = []
+    for j in runs.get((cell, ini), []):
+        try:
+            v = fn(j)
+        except (KeyError, ZeroDivisionError):
+            continue
+        if v is not None:
+            vals.append(v)
+    return statistics.median(vals) if vals else None
+
+
+def ddir(j):
+    return "write" if j["write"]["io_bytes"] > j["read"]["io_bytes"] else "read"
+
+
+def pct(p):
+    return lambda j: j[ddir(j)]["lat_ns"]["percentile"][p] / 1000.0
+
+
+def iops(j):
+    return j[ddir(j)]["iops"]
+
+
+def mibs(j):
+    return j[ddir(j)]["bw_bytes"] / 2**20
+
+
+def cpu_us_per_io(j):
+    d = j[ddir(j)]
+    ios = d["total_ios"]
+    secs = j["job_runtime"] / 1000.0
+    return (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * secs * 1e6 / ios if ios else None
+
+
+def fmt(v, nd=1):
+    return "-" if v is None else f"{v:,.{nd}f}"
+
+
+def ratio(a, b):
+    return "-" if a is None or not b else f"{a / b:.2f}"
+
+
+def table(title, head, rows):
+    print(f"\n### {title}\n")
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+
+
+rows = []
+for rw in ("randread", "randwrite"):
+    for bs in ("4k", "16k", "64k", "256k", "1m"):
+        c = f"qd1_{rw}_{bs}"
+        o50, k50 = med(c, "ours", pct("50.000000")), med(c, "kernel", pct("50.000000"))
+        o99, k99 = med(c, "ours", pct("99.000000")), med(c, "kernel", pct("99.000000"))
+        rows.append([rw, bs, fmt(o50), fmt(k50), ratio(o50, k50), fmt(o99), fmt(k99), ratio(o99, k99)])
+table("QD1 latency (us, median of runs; ratio ours/kernel, lower is better)",
+      ["rw", "bs", "p50 ours", "p50 kernel", "p50 ratio", "p99 ours", "p99 kernel", "p99 ratio"], rows)
+
+rows = []
+for nj in (1, 4):
+    c = f"iops_qd32_j{nj}"
+    o, k = med(c, "ours", iops), med(c, "kernel", iops)
+    rows.append([str(nj), fmt(o, 0), fmt(k, 0), ratio(o, k)])
+table("4 KiB random read IOPS at QD32 (ratio ours/kernel, higher is better)",
+      ["jobs", "ours", "kernel", "ratio"], rows)
+
+rows = []
+for rw in ("read", "write"):
+    for bs in ("128k", "1m"):
+        c = f"bw_{rw}_{bs}"
+        o, k = med(c, "ours", mibs), med(c, "kernel", mibs)
+        rows.append([rw, bs, fmt(o), fmt(k), ratio(o, k)])
+table("Sequential bandwidth, QD16 (MiB/s; ratio ours/kernel)", ["rw", "bs", "ours", "kernel", "ratio"], rows)
+
+rows = []
+for nj in (1, 2, 4, 8, 16):
+    c = f"qp_j{nj}"
+    o, k = med(c, "ours", mibs), med(c, "kernel", mibs)
+    rows.append([str(nj), fmt(o), fmt(k), ratio(o, k)])
+table("QP scaling, 1 MiB reads, QD4 per job (MiB/s; ratio ours/kernel)", ["jobs", "ours", "kernel", "ratio"], rows)
+
+rows = []
+for bs in ("4m", "16m", "64m"):
+    c = f"large_{bs}"
+    o, k = med(c, "ours", mibs), med(c, "kernel", mibs)
+    rows.append([bs, fmt(o), fmt(k), ratio(o, k)])
+table("Transfers larger than MDTS (1 MiB), reads, QD2 (MiB/s; ratio ours/kernel)",
+      ["bs", "ours", "kernel", "ratio"], rows)
+
+rows = []
+for c, label in (("qd1_randread_4k", "4k randread QD1"), ("iops_qd32_j1", "4k randread QD32"),
+                 ("bw_read_128k", "128k read QD16"), ("bw_read_1m", "1m read QD16")):
+    o, k = med(c, "ours", cpu_us_per_io), med(c, "kernel", cpu_us_per_io)
+    rows.append([label, fmt(o, 2), fmt(k, 2), ratio(o, k)])
+table("CPU time per I/O of the fio job (usr+sys, us; ratio ours/kernel, lower is better)",
+      ["workload", "ours", "kernel", "ratio"], rows)
+
+p = os.path.join(out, "percmd.txt")
+if os.path.exists(p):
+    print("\n### Per-command cost of the core, wire taken out\n")
+    print("```")
+    print(open(p).read().rstrip())
+    print("```")

@@ -1,0 +1,130 @@
+/* Loopback test wire; see fakewire.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakewire.h"
+#include "protocol.h"
+
+struct fake_wire {
+	struct ibv_wc *wc;           /* pending completions, a ring */
+	uint32_t cap, head, n;
+	struct ibv_recv_wr *recv;    /* posted receives, a ring (copies) */
+	struct ibv_sge *recv_sge;
+	uint32_t rcap, rhead, rn;
+	fw_responder fn;
+	void *ctx;
+	bool broken;
+};
+
+struct fake_wire *fw_new(uint32_t depth, fw_responder fn, void *ctx)
+{
+	struct fake_wire *fw = calloc(1, sizeof(*fw));
+	if (!fw)
+		return NULL;
+	fw->cap = 4 * depth + 16;
+	fw->rcap = depth + 16;
+	fw->wc = calloc(fw->cap, sizeof(*fw->wc));
+	fw->recv = calloc(fw->rcap, sizeof(*fw->recv));
+	fw->recv_sge = calloc(fw->rcap, sizeof(*fw->recv_sge));
+	fw->fn = fn;
+	fw->ctx = ctx;
+	if (!fw->wc || !fw->recv || !fw->recv_sge) {
+		fw_free(fw);
+		return NULL;
+	}
+	return fw;
+}
+
+void fw_free(struct fake_wire *fw)
+{
+	if (!fw)
+		return;
+	free(fw->wc);
+	free(fw->recv);
+	free(fw->recv_sge);
+	free(fw);
+}
+
+static void push(struct fake_wire *fw, uint64_t wr_id, enum ibv_wc_opcode op, enum ibv_wc_status st)
+{
+	if (fw->n == fw->cap)
+		return; /* a full CQ loses completions, as a real one overruns */
+	struct ibv_wc *w = &fw->wc[(fw->head + fw->n++) % fw->cap];
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr_id;
+	w->opcode = op;
+	w->status = st;
+}
+
+int fw_inject(struct fake_wire *fw, const uint8_t *cqe)
+{
+	if (!fw->rn)
+		return -1; /* no receive posted: the target would get an RNR */
+	uint32_t i = fw->rhead;
+	fw->rhead = (fw->rhead + 1) % fw->rcap;
+	fw->rn--;
+	memcpy((void *)(uintptr_t)fw->recv_sge[i].addr, cqe, NVME_CQE_SIZE);
+	push(fw, fw->recv[i].wr_id, IBV_WC_RECV, IBV_WC_SUCCESS);
+	return 0;
+}
+
+void fw_break(struct fake_wire *fw) { fw->broken = true; }
+
+int fw_post_send(struct fake_wire *fw, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	for (; wr; wr = wr->next) {
+		const uint8_t *sqe = (const uint8_t *)(uintptr_t)wr->sg_list[0].addr;
+		uint8_t cqe[NVME_CQE_SIZE] = {0};
+		if (fw->broken) {
+			*bad = wr;
+			return 107; /* ENOTCONN */
+		}
+		put_le16(cqe + 12, nvme_sqe_cid(sqe));
+		enum fw_action a = fw->fn ? fw->fn(fw->ctx, sqe, wr->sg_list, wr->num_sge, cqe) : FW_RESPOND;
+		if (a == FW_RESP_FIRST)
+			fw_inject(fw, cqe);
+		push(fw, wr->wr_id, IBV_WC_SEND, IBV_WC_SUCCESS);
+		if (a == FW_RESPOND || a == FW_DUPLICATE)
+			fw_inject(fw, cqe);
+		if (a == FW_DUPLICATE)
+			fw_inject(fw, cqe);
+	}
+	return 0;
+}
+
+int fw_post_recv(struct fake_wire *fw, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	for (; wr; wr = wr->next) {
+		if (fw->rn == fw->rcap) {
+			*bad = wr;
+			return 12; /* ENOMEM */
+		}
+		uint32_t i = (fw->rhead + fw->rn++) % fw->rcap;
+		fw->recv[i] = *wr;
+		fw->recv_sge[i] = wr->sg_list[0];
+	}
+	return 0;
+}
+
+int fw_poll(struct fake_wire *fw, int n, struct ibv_wc *wc)
+{
+	int k = 0;
+	if (fw->broken && fw->rn) {
+		/* the QP went to error: posted receives come back flushed */
+		while (fw->rn && k < n) {
+			memset(&wc[k], 0, sizeof(wc[k]));
+			wc[k].wr_id = fw->recv[fw->rhead].wr_id;
+			wc[k].status = IBV_WC_WR_FLUSH_ERR;
+			fw->rhead = (fw->rhead + 1) % fw->rcap;
+			fw->rn--;
+			k++;
+		}
+		return k;
+	}
+	while (fw->n && k < n) {
+		wc[k++] = fw->wc[fw->head];
+		fw->head = (fw->head + 1) % fw->cap;
+		fw->n--;
+	}
+	return k;
+}

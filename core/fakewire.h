@@ -1,0 +1,43 @@
+/*
+ * A loopback stand-in for the RDMA wire, for tests and the per-command
+ * micro-benchmark only: every send completes at once and is answered by a
+ * response capsule the responder writes. It moves no data. It exists for
+ * what the real target cannot be made to do (stale, duplicate, reordered
+ * or missing completions) and to measure the core with the wire taken out.
+ */
+#ifndef NVMEOF_FAKEWIRE_H
+#define NVMEOF_FAKEWIRE_H
+
+#include <infiniband/verbs.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "queue.h"
+
+enum fw_action {
+	FW_RESPOND = 0,     /* deliver cqe */
+	FW_DROP = 1,        /* never answer (a lost response) */
+	FW_DUPLICATE = 2,   /* deliver cqe twice */
+	FW_RESP_FIRST = 3,  /* deliver the response before the send completion */
+};
+/* Sees each command (its SQE and SGEs) and fills the 16-byte cqe, which
+ * starts as success for the SQE's CID. */
+typedef enum fw_action (*fw_responder)(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge,
+				       int nsge, uint8_t *cqe);
+
+struct fake_wire;
+struct fake_wire *fw_new(uint32_t depth, fw_responder fn, void *ctx);
+void fw_free(struct fake_wire *fw);
+/* Delivers a response capsule now, as if the target sent it. */
+int fw_inject(struct fake_wire *fw, const uint8_t *cqe);
+/* Makes the next poll report a flushed (failed) receive: a lost connection. */
+void fw_break(struct fake_wire *fw);
+
+int fw_post_send(struct fake_wire *fw, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int fw_post_recv(struct fake_wire *fw, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int fw_poll(struct fake_wire *fw, int n, struct ibv_wc *wc);
+
+/* A queue on a fake wire: no controller, no device, no registration. */
+int q_open_fake(const struct q_params *p, struct fake_wire *fw, struct nvmeof_queue **out);
+
+#endif

@@ -12,7 +12,7 @@ OPT ?= -O2
 CFLAGS_BASE = -std=c11 $(OPT) -g -fPIC -Wall -Wextra -Werror -Wshadow \
 	-Wpointer-arith -Wformat=2 -Wstrict-prototypes -Wno-format-nonliteral -Wno-format-truncation
 CPPFLAGS_BASE = -D_GNU_SOURCE -Icore/include -Icore
-LIBS = -lrdmacm -libverbs -lpthread
+LIBS = -lrdmacm -libverbs -lpthread -ldl
 ifneq ($(wildcard /usr/include/valgrind/memcheck.h),)
 CPPFLAGS_BASE += -DNVMEOF_VALGRIND
 endif
@@ -20,6 +20,9 @@ endif
 ifeq ($(SAN),1)
 O = build/san
 SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+else ifeq ($(TSAN),1)
+O = build/tsan
+SANFLAGS = -fsanitize=thread
 else
 O = build/out
 SANFLAGS =
@@ -27,12 +30,13 @@ endif
 CFLAGS_ALL = $(CFLAGS_BASE) $(SANFLAGS) $(CFLAGS)
 CPPFLAGS_ALL = $(CPPFLAGS_BASE) $(CPPFLAGS)
 
-CORE_SRC = core/protocol.c core/status.c core/rdma.c core/mem.c core/queue.c core/ctrl.c core/fakewire.c
+CORE_SRC = core/protocol.c core/status.c core/rdma.c core/mem.c core/cuda.c core/queue.c core/ctrl.c \
+	core/fakewire.c
 CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
 HDRS = $(wildcard core/*.h core/include/*.h tests/unit/*.h)
 
-UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue
-TARGET_TESTS = $(O)/tests/target_core
+UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo
+TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_gpu $(O)/tests/libcuda-double.so
 BENCH = $(O)/bench/percmd
 
 # fio engines must be built against the same fio version's headers as the
@@ -41,7 +45,7 @@ BENCH = $(O)/bench/percmd
 FIO_SRC ?= build/fio-src
 ENGINE = $(O)/libnvmeof_fio.so
 
-.PHONY: all lib engine unit test test-unit test-target testbed demo bench clean
+.PHONY: all lib engine unit test test-unit test-fuzz test-target testbed demo bench fuzz fuzz-build clean
 all: lib engine $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH)
 lib: $(O)/libnvmeof.so $(O)/libnvmeof.a
 engine: $(ENGINE)
@@ -67,16 +71,24 @@ $(O)/tests/unit_queue: $(O)/tests/unit/test_queue.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/unit_tid: $(O)/tests/unit/test_tid.o $(O)/engine/tid.o
 	$(CC) $(SANFLAGS) -o $@ $^
-$(O)/tests/unit/test_tid.o: CPPFLAGS_ALL += -Iengine
+$(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o: CPPFLAGS_ALL += -Iengine
+$(O)/tests/unit_topo: $(O)/tests/unit/test_topo.o $(O)/engine/topo.o
+	$(CC) $(SANFLAGS) -o $@ $^
+$(O)/tests/target_gpu: $(O)/tests/target/gpu_test.o $(O)/libnvmeof.a
+	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
+# The CUDA test double: host memory behind the cu* API (tests only).
+$(O)/tests/libcuda-double.so: tests/cuda-double/fakecuda.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -fPIC -shared -fvisibility=hidden -Wall -Wextra -Werror -o $@ $<
 
 $(FIO_SRC)/.configured:
 	engine/fetch-fio-src $(FIO_SRC)
 # fio's headers are not ours: include them as system headers, gnu11 as fio is.
-$(O)/engine/fio_nvmeof.o: engine/fio_nvmeof.c engine/tid.h $(HDRS) $(FIO_SRC)/.configured
+$(O)/engine/fio_nvmeof.o: engine/fio_nvmeof.c engine/tid.h engine/topo.h $(HDRS) $(FIO_SRC)/.configured
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h \
 		$(filter-out -std=c11,$(CFLAGS_ALL)) -std=gnu11 -c $< -o $@
-$(ENGINE): $(O)/engine/fio_nvmeof.o $(O)/engine/tid.o $(CORE_OBJ)
+$(ENGINE): $(O)/engine/fio_nvmeof.o $(O)/engine/tid.o $(O)/engine/topo.o $(CORE_OBJ)
 	$(CC) -shared $(SANFLAGS) -o $@ $^ $(LIBS)
 
 test-unit:
@@ -90,9 +102,37 @@ testbed:
 test-target: testbed
 	$(MAKE) all
 	$(MAKE) all SAN=1
+	$(MAKE) build/tsan/tests/target_core TSAN=1
 	tests/testbed/run bash tests/target/run-all.sh
 
-test: test-unit test-target
+test: test-unit test-fuzz test-target
+
+# CI's short fuzz pass; `make fuzz` runs longer.
+test-fuzz:
+	tests/fuzz/run 10
+
+# libFuzzer targets (clang, ASan+UBSan); `make fuzz FUZZ_SECONDS=600` for a
+# longer run. CI runs a short pass.
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS = -std=c11 -g -O1 -D_GNU_SOURCE -Icore/include -Icore -Iengine \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_CORE = core/protocol.c core/status.c core/queue.c core/fakewire.c core/rdma.c core/mem.c core/ctrl.c \
+	core/cuda.c
+fuzz-build: build/fuzz/fuzz_identify build/fuzz/fuzz_cm build/fuzz/fuzz_tid build/fuzz/fuzz_queue
+build/fuzz/fuzz_identify: tests/fuzz/fuzz_identify.c core/protocol.c core/status.c $(HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_identify.c core/protocol.c core/status.c
+build/fuzz/fuzz_cm: tests/fuzz/fuzz_cm.c core/protocol.c core/status.c $(HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_cm.c core/protocol.c core/status.c
+build/fuzz/fuzz_tid: tests/fuzz/fuzz_tid.c engine/tid.c engine/tid.h
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_tid.c engine/tid.c
+build/fuzz/fuzz_queue: tests/fuzz/fuzz_queue.c $(FUZZ_CORE) $(HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_queue.c $(FUZZ_CORE) $(LIBS)
+fuzz:
+	tests/fuzz/run $(FUZZ_SECONDS)
 
 # The README's main command: build, boot the test bed, run jobs/demo.sh.
 demo: testbed
@@ -106,4 +146,4 @@ bench: testbed
 	tests/testbed/run bash bench/bench.sh
 
 clean:
-	rm -rf build/out build/san
+	rm -rf build/out build/san build/tsan build/fuzz

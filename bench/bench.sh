@@ -34,6 +34,13 @@ for rw in read write; do
 done
 for nj in 1 2 4 8 16; do cell "qp_j$nj" qp-scaling.fio NUMJOBS=$nj OFFSET_INCREMENT=64m; done
 for bs in 4m 16m 64m; do cell "large_$bs" large-mdts.fio RW=read BS=$bs; done
+# Both initiators pinned to the same single vCPU: rxe copies payloads per QP,
+# so an unpinned kernel job that migrates spreads over both vCPUs' queues.
+cell pin_qd1_randread_4k qd1-latency.fio RW=randread BS=4k CPUS=1
+cell pin_iops_qd32_j1 iops.fio NUMJOBS=1 CPUS=1
+cell pin_bw_read_1m bandwidth.fio RW=read BS=1m IODEPTH=16 NUMJOBS=1 CPUS=1
+cell pin_bw_write_1m bandwidth.fio RW=write BS=1m IODEPTH=16 NUMJOBS=1 CPUS=1
+cell pin_bw_read_128k bandwidth.fio RW=read BS=128k IODEPTH=16 NUMJOBS=1 CPUS=1
 tb kdisconnect
 "$PWD/build/out/bench/percmd" > "$OUT/percmd.txt" 2>&1 || echo "bench: per-command micro-benchmark failed"
 python3 bench/report.py "$OUT"

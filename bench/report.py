@@ -121,6 +121,18 @@ for c, label in (("qd1_randread_4k", "4k randread QD1"), ("iops_qd32_j1", "4k ra
 table("CPU time per I/O of the fio job (usr+sys, us; ratio ours/kernel, lower is better)",
       ["workload", "ours", "kernel", "ratio"], rows)
 
+rows = []
+for c, label, fn, nd in (("pin_qd1_randread_4k", "4k randread QD1 p50 latency (us)", pct("50.000000"), 1),
+                         ("pin_iops_qd32_j1", "4k randread QD32 IOPS", iops, 0),
+                         ("pin_bw_read_128k", "128k read QD16 MiB/s", mibs, 1),
+                         ("pin_bw_read_1m", "1m read QD16 MiB/s", mibs, 1),
+                         ("pin_bw_write_1m", "1m write QD16 MiB/s", mibs, 1)):
+    o, k = med(c, "ours", fn), med(c, "kernel", fn)
+    ocpu, kcpu = med(c, "ours", cpu_us_per_io), med(c, "kernel", cpu_us_per_io)
+    rows.append([label, fmt(o, nd), fmt(k, nd), ratio(o, k), fmt(ocpu, 2), fmt(kcpu, 2)])
+table("Both initiators pinned to one vCPU (cpus_allowed=1)",
+      ["workload", "ours", "kernel", "ratio", "CPU us/IO ours", "CPU us/IO kernel"], rows)
+
 p = os.path.join(out, "percmd.txt")
 if os.path.exists(p):
     print("\n### Per-command cost of the core, wire taken out\n")

@@ -22,19 +22,30 @@
 #define SHUTDOWN_TIMEOUT_MS 5000
 
 struct nvmeof_ctrl {
-	pthread_mutex_t lock; /* admin queue, queue ids, counters */
+	pthread_mutex_t lock;       /* queue ids, counters, keep-alive state */
+	pthread_mutex_t admin_lock; /* the admin queue, after bring-up */
 	struct nvmeof_ctrl_opts o;
 	char subnqn[NVME_NQN_MAX + 1], hostnqn[NVME_NQN_MAX + 1];
 	uint8_t hostid[16];
 	struct sockaddr_storage dst, src;
 	bool has_src;
 	struct nvmeof_queue *admin;
+	struct ibv_pd *pd;           /* outlives reconnects: registrations stay valid */
+	uint32_t assoc_gen;          /* bumped each time the association is re-created */
+	uint32_t reassociations;
 	struct nvmeof_ctrl_info info;
 	struct nvmeof_ns *ns;
 	uint32_t nns;
 	uint8_t *qid_used;
 	uint32_t nqueues, nmrs, depth_limit;
 	uint32_t cc;
+	/* keep-alive */
+	pthread_t ka_thread;
+	pthread_cond_t ka_cond;
+	bool ka_running, ka_stop;
+	int ka_err;
+	char ka_msg[256];
+	uint64_t ka_sent;
 };
 
 void nvmeof_ctrl_opts_init(struct nvmeof_ctrl_opts *o)
@@ -48,9 +59,10 @@ void nvmeof_ctrl_opts_init(struct nvmeof_ctrl_opts *o)
 	o->in_capsule = true;
 	o->wait_mode = NVMEOF_WAIT_HYBRID;
 	o->spin_us = 20;
+	o->ctrl_loss_tmo_ms = 60000;
 }
 
-struct ibv_pd *ctrl_pd(struct nvmeof_ctrl *c) { return q_pd(c->admin); }
+struct ibv_pd *ctrl_pd(struct nvmeof_ctrl *c) { return c->pd; }
 
 void ctrl_ref_mr(struct nvmeof_ctrl *c, int delta)
 {
@@ -206,7 +218,9 @@ static int fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16
 	if (nvmf_connect_data(q_scratch(q), c->hostid, cntlid, c->subnqn, c->hostnqn))
 		return nvmeof_err(NVMEOF_EINVAL, "Fabrics Connect: an NQN is empty or longer than %d bytes",
 				  NVME_NQN_MAX);
-	int rc = q_exec(q, sqe, NVMF_CONNECT_DATA_SIZE, c->o.connect_timeout_ms, &cpl);
+	/* an NVMe command, not a CM step: the command timeout (a busy target
+	 * creating many queues at once can take seconds) */
+	int rc = q_exec(q, sqe, NVMF_CONNECT_DATA_SIZE, c->o.cmd_timeout_ms, &cpl);
 	if (rc == NVMEOF_ENVME) {
 		const char *hint = "";
 		if (cpl.status == 0x184)
@@ -326,9 +340,79 @@ static int identify_all(struct nvmeof_ctrl *c)
 	return 0;
 }
 
+/* Keep Alive on the admin queue every ka_interval_ms, so the target keeps
+ * the association without the user ever touching the admin queue. */
+static void *ka_main(void *arg)
+{
+	struct nvmeof_ctrl *c = arg;
+	uint8_t sqe[NVME_SQE_SIZE];
+	pthread_mutex_lock(&c->lock);
+	while (!c->ka_stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)c->o.ka_interval_ms * 1000000u;
+		ts.tv_sec += (time_t)(ns / 1000000000u);
+		ts.tv_nsec = (long)(ns % 1000000000u);
+		while (!c->ka_stop && pthread_cond_timedwait(&c->ka_cond, &c->lock, &ts) == 0)
+			;
+		if (c->ka_stop || c->ka_err)
+			continue;
+		nvme_sqe_keep_alive(sqe, 0);
+		pthread_mutex_unlock(&c->lock);
+		pthread_mutex_lock(&c->admin_lock);
+		/* the timeout is KATO: an answer later than that no longer helps */
+		int rc = q_exec(c->admin, sqe, 0, c->o.kato_ms, NULL);
+		pthread_mutex_unlock(&c->admin_lock);
+		pthread_mutex_lock(&c->lock);
+		if (rc) {
+			c->ka_err = rc;
+			snprintf(c->ka_msg, sizeof(c->ka_msg), "Keep Alive: %s", nvmeof_errmsg());
+		} else {
+			c->ka_sent++;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+static void ka_stop(struct nvmeof_ctrl *c)
+{
+	if (!c->ka_running)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->ka_stop = true;
+	pthread_cond_signal(&c->ka_cond);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->ka_thread, NULL);
+	c->ka_running = false;
+}
+
+int nvmeof_ctrl_health(struct nvmeof_ctrl *c, char *msg, size_t len)
+{
+	pthread_mutex_lock(&c->lock);
+	int rc = c->ka_err;
+	if (msg && len)
+		snprintf(msg, len, "%s", rc ? c->ka_msg : "healthy");
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+uint64_t nvmeof_ctrl_keep_alives(struct nvmeof_ctrl *c)
+{
+	pthread_mutex_lock(&c->lock);
+	uint64_t n = c->ka_sent;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
 static void ctrl_free(struct nvmeof_ctrl *c)
 {
+	ka_stop(c);
+	pthread_cond_destroy(&c->ka_cond);
+	pthread_mutex_destroy(&c->admin_lock);
 	q_close(c->admin);
+	if (c->pd)
+		ibv_dealloc_pd(c->pd);
 	pthread_mutex_destroy(&c->lock);
 	free(c->ns);
 	free(c->qid_used);
@@ -357,7 +441,15 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	if (!(c = calloc(1, sizeof(*c))))
 		return nvmeof_err(NVMEOF_ENOMEM, "connect: out of memory");
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->admin_lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->ka_cond, &ca);
+	pthread_condattr_destroy(&ca);
 	c->o = *opts;
+	if (c->o.kato_ms && !c->o.ka_interval_ms)
+		c->o.ka_interval_ms = c->o.kato_ms / 2 ? c->o.kato_ms / 2 : 1;
 	snprintf(c->subnqn, sizeof(c->subnqn), "%s", opts->subnqn);
 	c->o.subnqn = c->subnqn;
 	if ((rc = host_identity(c)) ||
@@ -387,6 +479,8 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		goto fail;
 	}
 	q_set_owner(c->admin, c, false);
+	c->pd = q_pd(c->admin);
+	q_take_pd(c->admin);
 	if ((rc = fabrics_connect(c, c->admin, 0, NVMEOF_ADMIN_DEPTH, NVMF_CNTLID_DYNAMIC, opts->kato_ms,
 				  &c->info.cntlid)) ||
 	    (rc = enable(c)) || (rc = identify_all(c)))
@@ -403,11 +497,67 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		rc = nvmeof_err(NVMEOF_ENOMEM, "connect: out of memory");
 		goto fail;
 	}
+	if (c->o.kato_ms) {
+		if ((rc = pthread_create(&c->ka_thread, NULL, ka_main, c))) {
+			rc = nvmeof_err(NVMEOF_ENOMEM, "connect: keep-alive thread: %s", strerror(rc));
+			goto fail;
+		}
+		c->ka_running = true;
+	}
 	*out = c;
 	return 0;
 fail:
 	ctrl_free(c);
 	return rc;
+}
+
+/* A new association after the old one was lost: admin queue, Fabrics
+ * Connect for a new CNTLID, CC.EN; the same controller must answer.
+ * Called with admin_lock held. */
+static int reassociate(struct nvmeof_ctrl *c)
+{
+	char serial[sizeof(c->info.serial)];
+	uint16_t cntlid;
+	int rc;
+	if ((rc = q_reopen(c->admin, NVMF_CNTLID_DYNAMIC, c->o.connect_timeout_ms)) ||
+	    (rc = fabrics_connect(c, c->admin, 0, NVMEOF_ADMIN_DEPTH, NVMF_CNTLID_DYNAMIC, c->o.kato_ms,
+				  &cntlid)) ||
+	    (rc = enable(c)) || (rc = identify(c, NVME_CNS_CTRL, 0, "Controller")))
+		return nvmeof_err_prefix(rc, "re-create the association");
+	memcpy(serial, c->info.serial, sizeof(serial));
+	nvme_id_ctrl_parse(q_scratch(c->admin), &c->info);
+	c->info.max_xfer = nvme_max_xfer(c->info.mdts, c->info.cap);
+	if (strcmp(serial, c->info.serial))
+		return nvmeof_err(NVMEOF_ETRANSPORT, "re-create the association: serial %s answered, not %s",
+				  c->info.serial, serial);
+	c->info.cntlid = cntlid;
+	c->assoc_gen++;
+	c->reassociations++;
+	pthread_mutex_lock(&c->lock);
+	c->ka_err = 0; /* keep-alives go to the new association */
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+/* The reconnect hook of I/O queues: the first queue to notice a loss
+ * re-creates the association; every queue then reconnects itself. */
+static int reconnect_queue(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	int rc = 0;
+	pthread_mutex_lock(&c->admin_lock);
+	if (q_assoc_gen(q) == c->assoc_gen)
+		rc = reassociate(c);
+	uint16_t cntlid = c->info.cntlid;
+	uint32_t gen = c->assoc_gen;
+	pthread_mutex_unlock(&c->admin_lock);
+	if (rc)
+		return rc;
+	uint16_t qid = nvmeof_queue_qid(q);
+	if ((rc = q_reopen(q, cntlid, c->o.connect_timeout_ms)) ||
+	    (rc = fabrics_connect(c, q, qid, (uint16_t)q_depth_asked(q), cntlid, 0, NULL)))
+		return nvmeof_err_prefix(rc, "reconnect queue %u", qid);
+	q_set_reconnect(q, reconnect_queue, c->o.reconnect_delay_ms, c->o.ctrl_loss_tmo_ms, gen);
+	return 0;
 }
 
 int nvmeof_ctrl_close(struct nvmeof_ctrl *c)
@@ -422,6 +572,9 @@ int nvmeof_ctrl_close(struct nvmeof_ctrl *c)
 				  "close: controller still has %u I/O queue(s) and %u registered region(s)",
 				  c->nqueues, c->nmrs);
 	}
+	pthread_mutex_unlock(&c->lock);
+	ka_stop(c);
+	pthread_mutex_lock(&c->admin_lock);
 	/* Normal shutdown so the target flushes its volatile state; a target
 	 * that does not answer costs at most SHUTDOWN_TIMEOUT_MS. */
 	if (!(rc = prop_set(c, NVME_REG_CC, (c->cc & ~NVME_CC_SHN_MASK) | NVME_CC_SHN_NORMAL, "CC.SHN")))
@@ -429,7 +582,7 @@ int nvmeof_ctrl_close(struct nvmeof_ctrl *c)
 			       "shutdown: CSTS.SHST");
 	if (rc)
 		nvmeof_err_prefix(rc, "close (resources released anyway)");
-	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&c->admin_lock);
 	ctrl_free(c);
 	return rc;
 }
@@ -480,8 +633,15 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 		nvmeof_err_prefix(rc, "connect I/O queue %u", qid);
 	} else {
 		q_set_owner(q, c, c->info.oncs & NVME_ONCS_DSM);
-		if ((rc = fabrics_connect(c, q, qid, (uint16_t)depth, c->info.cntlid, 0, NULL)))
+		pthread_mutex_lock(&c->admin_lock);
+		uint16_t cntlid = c->info.cntlid;
+		uint32_t gen = c->assoc_gen;
+		pthread_mutex_unlock(&c->admin_lock);
+		if ((rc = fabrics_connect(c, q, qid, (uint16_t)depth, cntlid, 0, NULL)))
 			q_close(q);
+		else if (c->o.reconnect_delay_ms)
+			q_set_reconnect(q, reconnect_queue, c->o.reconnect_delay_ms,
+					c->o.ctrl_loss_tmo_ms ? c->o.ctrl_loss_tmo_ms : 60000, gen);
 	}
 	pthread_mutex_lock(&c->lock);
 	if (rc)

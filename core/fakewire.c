@@ -5,12 +5,16 @@
 #include "fakewire.h"
 #include "protocol.h"
 
+#define RNR_CAP 1024
+
 struct fake_wire {
 	struct ibv_wc *wc;           /* pending completions, a ring */
 	uint32_t cap, head, n;
 	struct ibv_recv_wr *recv;    /* posted receives, a ring (copies) */
 	struct ibv_sge *recv_sge;
 	uint32_t rcap, rhead, rn;
+	uint8_t (*rnr)[NVME_CQE_SIZE]; /* responses waiting for a receive: RNR retry */
+	uint32_t rnr_head, rnr_n;
 	fw_responder fn;
 	void *ctx;
 	bool broken;
@@ -26,9 +30,10 @@ struct fake_wire *fw_new(uint32_t depth, fw_responder fn, void *ctx)
 	fw->wc = calloc(fw->cap, sizeof(*fw->wc));
 	fw->recv = calloc(fw->rcap, sizeof(*fw->recv));
 	fw->recv_sge = calloc(fw->rcap, sizeof(*fw->recv_sge));
+	fw->rnr = calloc(RNR_CAP, sizeof(*fw->rnr));
 	fw->fn = fn;
 	fw->ctx = ctx;
-	if (!fw->wc || !fw->recv || !fw->recv_sge) {
+	if (!fw->wc || !fw->recv || !fw->recv_sge || !fw->rnr) {
 		fw_free(fw);
 		return NULL;
 	}
@@ -42,6 +47,7 @@ void fw_free(struct fake_wire *fw)
 	free(fw->wc);
 	free(fw->recv);
 	free(fw->recv_sge);
+	free(fw->rnr);
 	free(fw);
 }
 
@@ -56,15 +62,26 @@ static void push(struct fake_wire *fw, uint64_t wr_id, enum ibv_wc_opcode op, en
 	w->status = st;
 }
 
-int fw_inject(struct fake_wire *fw, const uint8_t *cqe)
+static void deliver(struct fake_wire *fw, const uint8_t *cqe)
 {
-	if (!fw->rn)
-		return -1; /* no receive posted: the target would get an RNR */
 	uint32_t i = fw->rhead;
 	fw->rhead = (fw->rhead + 1) % fw->rcap;
 	fw->rn--;
 	memcpy((void *)(uintptr_t)fw->recv_sge[i].addr, cqe, NVME_CQE_SIZE);
 	push(fw, fw->recv[i].wr_id, IBV_WC_RECV, IBV_WC_SUCCESS);
+}
+
+int fw_inject(struct fake_wire *fw, const uint8_t *cqe)
+{
+	if (fw->rn && !fw->rnr_n) {
+		deliver(fw, cqe);
+		return 0;
+	}
+	/* No receive posted: an RC sender gets an RNR NAK and retries (we
+	 * connect with rnr_retry 7, forever), so the capsule waits, in order. */
+	if (fw->rnr_n == RNR_CAP)
+		return -1;
+	memcpy(fw->rnr[(fw->rnr_head + fw->rnr_n++) % RNR_CAP], cqe, NVME_CQE_SIZE);
 	return 0;
 }
 
@@ -102,6 +119,11 @@ int fw_post_recv(struct fake_wire *fw, struct ibv_recv_wr *wr, struct ibv_recv_w
 		uint32_t i = (fw->rhead + fw->rn++) % fw->rcap;
 		fw->recv[i] = *wr;
 		fw->recv_sge[i] = wr->sg_list[0];
+	}
+	while (fw->rnr_n && fw->rn) {
+		deliver(fw, fw->rnr[fw->rnr_head]);
+		fw->rnr_head = (fw->rnr_head + 1) % RNR_CAP;
+		fw->rnr_n--;
 	}
 	return 0;
 }

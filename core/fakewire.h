@@ -28,7 +28,8 @@ typedef enum fw_action (*fw_responder)(void *ctx, const uint8_t *sqe, const stru
 struct fake_wire;
 struct fake_wire *fw_new(uint32_t depth, fw_responder fn, void *ctx);
 void fw_free(struct fake_wire *fw);
-/* Delivers a response capsule now, as if the target sent it. */
+/* Delivers a response capsule as if the target sent it: at once, or, when
+ * no receive is posted, once one is (RNR retry). -1 when even that is full. */
 int fw_inject(struct fake_wire *fw, const uint8_t *cqe);
 /* Makes the next poll report a flushed (failed) receive: a lost connection. */
 void fw_break(struct fake_wire *fw);

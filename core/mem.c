@@ -69,10 +69,12 @@ int nvmeof_mr_release(struct nvmeof_mr *m)
 	if (rc)
 		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_dereg_mr: %s", strerror(rc));
 	ctrl_ref_mr(m->ctrl, -1);
-	if (m->owned)
+	if (m->cuda)
+		rc = mem_cuda_release(m);
+	else if (m->owned)
 		free(m->addr);
 	free(m);
-	return 0;
+	return rc;
 }
 
 void *nvmeof_mr_addr(const struct nvmeof_mr *m) { return m ? m->addr : NULL; }

@@ -51,6 +51,8 @@ struct req {
 	struct nvmeof_mr *mr;
 	const uint8_t *raw;       /* REQ_RAW: the caller's SQE */
 	size_t off0;              /* where the request's data starts in mr */
+	uint64_t slba0;           /* the request as submitted, to restart it whole */
+	uint32_t nlb0;
 	uint64_t next_lba;
 	size_t next_off;
 	uint32_t left;            /* blocks not yet issued */
@@ -61,6 +63,7 @@ struct req {
 	uint16_t status;
 	uint8_t kind, opc;
 	bool queued;              /* in the pending FIFO */
+	bool live;                /* submitted, not yet completed */
 };
 
 struct nvmeof_queue {
@@ -93,6 +96,14 @@ struct nvmeof_queue {
 	struct ibv_send_wr *wr_head, *wr_tail;
 	struct ibv_recv_wr *rwr_head, *rwr_tail;
 
+	/* reconnect: the owner re-creates the connection (and, if nobody has
+	 * yet, the association) while requests wait, parked */
+	const struct sockaddr *dst, *src;
+	int (*reconnect)(struct nvmeof_ctrl *, struct nvmeof_queue *);
+	uint32_t reconnect_delay_ms, ctrl_loss_tmo_ms, assoc_gen;
+	bool reconnecting, connecting, rsv_busy;
+	uint64_t lost_at_ms, next_try_ms;
+
 	uint64_t next_housekeep_ms;
 	uint32_t completed;       /* requests completed by the current poll */
 	struct nvmeof_queue_stats st;
@@ -124,7 +135,11 @@ static void complete_req(struct nvmeof_queue *q, uint16_t ri)
 		DEVICE_WROTE(q_scratch(q), r->data_len);
 	nvmeof_cb cb = r->cb;
 	void *arg = r->arg;
-	q->req_free[q->nfree_reqs++] = ri;
+	r->live = false;
+	if (ri == q->depth)
+		q->rsv_busy = false; /* the reserved request of internal commands */
+	else
+		q->req_free[q->nfree_reqs++] = ri;
 	q->completed++;
 	/* Last: the callback may submit again and reuse this request. */
 	if (cb)
@@ -208,6 +223,41 @@ static void fail_all(struct nvmeof_queue *q, int err)
 		r->left = 0;
 		if (!r->outstanding)
 			complete_req(q, ri);
+	}
+}
+
+static void pend_push(struct nvmeof_queue *q, uint16_t ri)
+{
+	q->reqs[ri].queued = true;
+	q->pend[(q->pend_head + q->pend_n) % q->depth] = ri;
+	q->pend_n++;
+}
+
+/* After the QP is destroyed: every command slot comes back, and each
+ * request that was on the wire starts over, whole, on the next connection
+ * (reads and writes are idempotent; a write may land twice, never half). */
+static void park_all(struct nvmeof_queue *q)
+{
+	for (uint32_t si = 0; si < q->depth; si++)
+		if (q->slots[si].state != SLOT_FREE)
+			release_slot(q, (uint16_t)si);
+	for (uint32_t ri = 0; ri <= q->depth; ri++) {
+		struct req *r = &q->reqs[ri];
+		if (!r->live || r->queued)
+			continue;
+		r->outstanding = 0;
+		if (ri == q->depth || r->err) {
+			/* internal commands and failed requests end here */
+			if (!r->err)
+				r->err = NVMEOF_ECLOSED;
+			r->left = 0;
+			complete_req(q, (uint16_t)ri);
+			continue;
+		}
+		r->next_lba = r->slba0;
+		r->next_off = r->off0;
+		r->left = r->nlb0;
+		pend_push(q, (uint16_t)ri);
 	}
 }
 
@@ -378,13 +428,27 @@ struct sub {
 static int submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *arg,
 		  uint16_t *ri_out)
 {
-	if (unlikely(q->dead))
-		return nvmeof_err(NVMEOF_ECLOSED, "queue %u is disconnected", q->qid);
-	/* Earlier split requests go first; a full queue is reported, not queued. */
-	if (unlikely(!q->nfree_slots || !q->nfree_reqs || q->pend_n))
-		return nvmeof_err(NVMEOF_EQFULL, "queue %u full (%u commands in flight)", q->qid,
-				  q->usable - q->nfree_slots);
-	uint16_t ri = q->req_free[--q->nfree_reqs];
+	uint16_t ri;
+	if (sb->kind == REQ_RAW) {
+		/* Internal commands (connect, identify, keep-alive) have a request
+		 * of their own, so they run even with every user request parked. */
+		if (unlikely(q->dead && !q->connecting))
+			return nvmeof_err(NVMEOF_ECLOSED, "queue %u is disconnected", q->qid);
+		if (unlikely(q->rsv_busy || !q->nfree_slots))
+			return nvmeof_err(NVMEOF_EQFULL, "queue %u: no slot for an internal command", q->qid);
+		ri = (uint16_t)q->depth;
+		q->rsv_busy = true;
+	} else {
+		if (unlikely(q->dead && !q->reconnecting))
+			return nvmeof_err(NVMEOF_ECLOSED, "queue %u is disconnected", q->qid);
+		/* Earlier split requests go first; a full queue is reported,
+		 * not queued, except while reconnecting: then requests wait. */
+		if (unlikely(!q->nfree_reqs ||
+			     (!q->reconnecting && (!q->nfree_slots || q->pend_n))))
+			return nvmeof_err(NVMEOF_EQFULL, "queue %u full (%u commands in flight)", q->qid,
+					  q->usable - q->nfree_slots);
+		ri = q->req_free[--q->nfree_reqs];
+	}
 	struct req *r = &q->reqs[ri];
 	r->cb = cb;
 	r->arg = arg;
@@ -397,7 +461,9 @@ static int submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, vo
 	r->next_lba = sb->slba;
 	r->next_off = sb->off;
 	r->off0 = sb->off;
-	r->left = sb->nlb ? sb->nlb : 1;
+	r->slba0 = sb->slba;
+	r->left = r->nlb0 = sb->nlb ? sb->nlb : 1;
+	r->live = true;
 	r->outstanding = 0;
 	r->err = 0;
 	r->status = 0;
@@ -409,14 +475,10 @@ static int submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, vo
 			limit = NVME_KEYED_SGL_MAX_LEN;
 		r->chunk = (uint32_t)(limit >> sb->ns->lbads);
 	}
-	issue(q, ri);
-	while (r->left && q->nfree_slots)
+	while (r->left && q->nfree_slots && !(q->reconnecting && sb->kind != REQ_RAW))
 		issue(q, ri);
-	if (r->left) {
-		r->queued = true;
-		q->pend[(q->pend_head + q->pend_n) % q->depth] = ri;
-		q->pend_n++;
-	}
+	if (r->left)
+		pend_push(q, ri);
 	if (ri_out)
 		*ri_out = ri;
 	return q->batch ? 0 : post_sends(q);
@@ -500,11 +562,15 @@ static void post_recvs(struct nvmeof_queue *q)
 		mark_dead(q); /* a QP that refuses receives has failed */
 }
 
+static int try_reconnect(struct nvmeof_queue *q);
+
 int nvmeof_queue_poll(struct nvmeof_queue *q, uint32_t max)
 {
 	struct ibv_wc wc[POLL_BATCH];
 	int want = (!max || max > POLL_BATCH) ? POLL_BATCH : (int)max;
 	q->completed = 0;
+	if (unlikely(q->reconnecting) && !q->connecting)
+		return try_reconnect(q);
 	int n = unlikely(q->fw) ? fw_poll(q->fw, want, wc) : ibv_poll_cq(q->conn.cq, want, wc);
 	if (unlikely(n < 0)) {
 		mark_dead(q);
@@ -543,6 +609,13 @@ int nvmeof_queue_poll(struct nvmeof_queue *q, uint32_t max)
 	uint64_t now = nvmeof_now_ms();
 	if (unlikely(now >= q->next_housekeep_ms))
 		housekeep(q, now);
+	if (unlikely(q->dead) && q->reconnect && q->reconnect_delay_ms && !q->connecting) {
+		q->reconnecting = true;
+		q->lost_at_ms = now;
+		q->next_try_ms = now + q->reconnect_delay_ms;
+		q->wr_head = q->wr_tail = NULL;
+		return (int)q->completed;
+	}
 	if (unlikely(q->dead)) {
 		fail_all(q, NVMEOF_ECLOSED);
 		q->wr_head = q->wr_tail = NULL;
@@ -550,7 +623,8 @@ int nvmeof_queue_poll(struct nvmeof_queue *q, uint32_t max)
 			return nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection", q->qid);
 		return (int)q->completed;
 	}
-	refill(q);
+	if (!q->connecting)
+		refill(q); /* parked requests wait for the Fabrics Connect */
 	int rc = post_sends(q);
 	return rc ? rc : (int)q->completed;
 }
@@ -572,6 +646,12 @@ int nvmeof_queue_wait(struct nvmeof_queue *q, uint32_t min, int timeout_ms)
 			return (int)total;
 		if (q->wait_mode == NVMEOF_WAIT_POLL || now < spin_end || q->fw)
 			continue;
+		if (q->reconnecting) {
+			/* no CQ to sleep on until the next attempt */
+			struct timespec ts = {0, 2000000};
+			nanosleep(&ts, NULL);
+			continue;
+		}
 		if ((rc = tr_arm(&q->conn)))
 			return rc;
 		/* A completion may have landed before the arm took effect. */
@@ -709,6 +789,17 @@ struct nvmeof_ctrl *q_owner(struct nvmeof_queue *q) { return q->ctrl; }
 uint16_t nvmeof_queue_qid(const struct nvmeof_queue *q) { return q->qid; }
 uint32_t nvmeof_queue_depth(const struct nvmeof_queue *q) { return q->usable; }
 uint32_t nvmeof_queue_inflight(const struct nvmeof_queue *q) { return q->depth - q->nfree_reqs; }
+void q_set_reconnect(struct nvmeof_queue *q, int (*fn)(struct nvmeof_ctrl *, struct nvmeof_queue *),
+		     uint32_t delay_ms, uint32_t loss_tmo_ms, uint32_t assoc_gen)
+{
+	q->reconnect = fn;
+	q->reconnect_delay_ms = delay_ms;
+	q->ctrl_loss_tmo_ms = loss_tmo_ms;
+	q->assoc_gen = assoc_gen;
+}
+uint32_t q_assoc_gen(const struct nvmeof_queue *q) { return q->assoc_gen; }
+uint32_t q_depth_asked(const struct nvmeof_queue *q) { return q->depth; }
+void q_take_pd(struct nvmeof_queue *q) { q->own_pd = false; }
 void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats *out) { *out = q->st; }
 
 static struct ibv_mr *reg(struct nvmeof_queue *q, void *p, size_t len, int access, const char *what)
@@ -747,10 +838,11 @@ void q_close(struct nvmeof_queue *q)
 	free(q);
 }
 
-/* Fields, slot and request arrays, buffers; registration when pd is set. */
-static int q_alloc(struct nvmeof_queue *q, const struct q_params *p)
+static void q_init(struct nvmeof_queue *q, const struct q_params *p)
 {
 	q->qid = p->qid;
+	q->dst = p->dst;
+	q->src = p->src;
 	q->depth = p->depth;
 	q->nrecv = p->depth + 1;
 	q->cmd_timeout_ms = p->cmd_timeout_ms;
@@ -760,13 +852,18 @@ static int q_alloc(struct nvmeof_queue *q, const struct q_params *p)
 	q->spin_us = p->spin_us;
 	q->batch = p->batch;
 	q->next_housekeep_ms = nvmeof_now_ms() + HOUSEKEEP_MS;
+}
+
+/* Slot and request arrays, buffers; registration when pd is set. */
+static int q_alloc(struct nvmeof_queue *q)
+{
 	if (!q->depth || q->depth > NVMEOF_MAX_DEPTH)
-		return nvmeof_err(NVMEOF_EINVAL, "queue %u: depth %u outside 1..%d", p->qid, q->depth,
+		return nvmeof_err(NVMEOF_EINVAL, "queue %u: depth %u outside 1..%d", q->qid, q->depth,
 				  NVMEOF_MAX_DEPTH);
 	size_t aux_len = (size_t)q->depth * NVME_DSM_RANGE_SIZE + SCRATCH_SIZE;
 	q->slots = calloc(q->depth, sizeof(*q->slots));
 	q->slot_free = calloc(q->depth, sizeof(*q->slot_free));
-	q->reqs = calloc(q->depth, sizeof(*q->reqs));
+	q->reqs = calloc(q->depth + 1u, sizeof(*q->reqs)); /* + the reserved one */
 	q->req_free = calloc(q->depth, sizeof(*q->req_free));
 	q->pend = calloc(q->depth, sizeof(*q->pend));
 	q->rwr = calloc(q->nrecv, sizeof(*q->rwr));
@@ -776,7 +873,7 @@ static int q_alloc(struct nvmeof_queue *q, const struct q_params *p)
 	q->aux = aligned_alloc(4096, (aux_len + 4095) & ~(size_t)4095);
 	if (!q->slots || !q->slot_free || !q->reqs || !q->req_free || !q->pend || !q->rwr ||
 	    !q->rsge || !q->sqes || !q->rsps || !q->aux)
-		return nvmeof_err(NVMEOF_ENOMEM, "queue %u: out of memory for %u slots", p->qid, q->depth);
+		return nvmeof_err(NVMEOF_ENOMEM, "queue %u: out of memory for %u slots", q->qid, q->depth);
 	memset(q->aux, 0, aux_len);
 	if (q->pd &&
 	    (!(q->sqe_mr = reg(q, q->sqes, (size_t)q->depth * NVME_SQE_SIZE, 0, "SQE array")) ||
@@ -808,6 +905,91 @@ static int q_alloc(struct nvmeof_queue *q, const struct q_params *p)
 	return 0;
 }
 
+/* Connects q->conn anew on the same device and PD: resolve, QP, receives,
+ * CM connect. Slots and requests are the caller's business. */
+static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)
+{
+	uint8_t priv[NVME_RDMA_CM_REQ_SIZE];
+	struct ibv_recv_wr *bad;
+	uint16_t crqsize;
+	int rc;
+	if ((rc = tr_resolve(&q->conn, q->dst, q->src, (int)timeout_ms)))
+		return rc;
+	if (q->pd && q->pd->context != q->conn.id->verbs)
+		return nvmeof_err(NVMEOF_ETRANSPORT,
+				  "the route for queue %u goes through %s, not the controller's device %s",
+				  q->qid, ibv_get_device_name(q->conn.id->verbs->device),
+				  ibv_get_device_name(q->pd->context->device));
+	if (!q->pd) {
+		if (!(q->pd = ibv_alloc_pd(q->conn.id->verbs)))
+			return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_alloc_pd: %s", strerror(errno));
+		q->own_pd = true;
+	}
+	if (!q->slots && (rc = q_alloc(q)))
+		return rc;
+	if ((rc = tr_create_qp(&q->conn, q->pd, q->depth + 1, q->nrecv, 2)))
+		return rc;
+	for (uint32_t i = 0; i < q->nrecv; i++)
+		q->rwr[i].next = i + 1 < q->nrecv ? &q->rwr[i + 1] : NULL;
+	q->rwr_head = q->rwr_tail = NULL;
+	q->wr_head = q->wr_tail = NULL;
+	if ((rc = ibv_post_recv(q->conn.qp, q->rwr, &bad)))
+		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_post_recv of %u receives: %s", q->nrecv, strerror(rc));
+	/* HSQSIZE is 0-based; HRQSIZE counts our receive buffers. */
+	nvme_rdma_cm_req(priv, q->qid, (uint16_t)q->nrecv, (uint16_t)q->depth, cntlid);
+	if ((rc = tr_connect(&q->conn, priv, sizeof(priv), (int)timeout_ms, &crqsize)))
+		return rc;
+	/* The target may have fewer receive buffers than we asked for: never
+	 * have more commands out than it can take. */
+	q->usable = crqsize < q->depth ? crqsize : q->depth;
+	q->nfree_slots = 0;
+	for (uint32_t i = q->usable; i-- > 0;)
+		if (q->slots[i].state == SLOT_FREE)
+			q->slot_free[q->nfree_slots++] = (uint16_t)i;
+	q->dead = false;
+	return 0;
+}
+
+int q_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)
+{
+	tr_close(&q->conn); /* the old QP is gone: nothing can touch our memory */
+	park_all(q);
+	q->dead = true;
+	return q_connect(q, cntlid, timeout_ms);
+}
+
+static int try_reconnect(struct nvmeof_queue *q)
+{
+	uint64_t now = nvmeof_now_ms();
+	if (now - q->lost_at_ms >= q->ctrl_loss_tmo_ms) {
+		char why[256];
+		snprintf(why, sizeof(why), "%s", nvmeof_errmsg());
+		q->reconnecting = false;
+		tr_close(&q->conn);
+		fail_all(q, NVMEOF_ECLOSED);
+		nvmeof_err(NVMEOF_ECLOSED, "queue %u: gave up reconnecting after %u ms (last: %s)", q->qid,
+			   q->ctrl_loss_tmo_ms, why);
+		return q->completed ? (int)q->completed : NVMEOF_ECLOSED;
+	}
+	if (now < q->next_try_ms)
+		return 0;
+	q->next_try_ms = now + q->reconnect_delay_ms;
+	q->connecting = true;
+	int rc = q->reconnect(q->ctrl, q);
+	q->connecting = false;
+	if (rc) {
+		q->dead = true; /* stay parked; try again after the delay */
+		return (int)q->completed;
+	}
+	q->reconnecting = false;
+	q->st.reconnects++;
+	if (now - q->lost_at_ms > q->st.outage_ms_max)
+		q->st.outage_ms_max = now - q->lost_at_ms;
+	refill(q);
+	rc = post_sends(q);
+	return rc ? rc : (int)q->completed;
+}
+
 int q_open_fake(const struct q_params *p, struct fake_wire *fw, struct nvmeof_queue **out)
 {
 	struct nvmeof_queue *q = calloc(1, sizeof(*q));
@@ -817,7 +999,8 @@ int q_open_fake(const struct q_params *p, struct fake_wire *fw, struct nvmeof_qu
 	if (!q)
 		return nvmeof_err(NVMEOF_ENOMEM, "queue: out of memory");
 	q->fw = fw;
-	if ((rc = q_alloc(q, p)) || (rc = fw_post_recv(fw, q->rwr, &bad) ? NVMEOF_ETRANSPORT : 0)) {
+	q_init(q, p);
+	if ((rc = q_alloc(q)) || (rc = fw_post_recv(fw, q->rwr, &bad) ? NVMEOF_ETRANSPORT : 0)) {
 		q_close(q);
 		return rc;
 	}
@@ -828,52 +1011,16 @@ int q_open_fake(const struct q_params *p, struct fake_wire *fw, struct nvmeof_qu
 int q_open(const struct q_params *p, struct nvmeof_queue **out)
 {
 	struct nvmeof_queue *q = calloc(1, sizeof(*q));
-	uint8_t priv[NVME_RDMA_CM_REQ_SIZE];
-	uint16_t crqsize;
 	int rc;
 	*out = NULL;
 	if (!q)
 		return nvmeof_err(NVMEOF_ENOMEM, "queue %u: out of memory", p->qid);
-	if ((rc = tr_resolve(&q->conn, p->dst, p->src, (int)p->connect_timeout_ms)))
-		goto fail;
+	q_init(q, p);
 	q->pd = p->pd;
-	if (!q->pd) {
-		q->pd = ibv_alloc_pd(q->conn.id->verbs);
-		if (!q->pd) {
-			rc = nvmeof_err(NVMEOF_ETRANSPORT, "ibv_alloc_pd: %s", strerror(errno));
-			goto fail;
-		}
-		q->own_pd = true;
-	} else if (q->pd->context != q->conn.id->verbs) {
-		rc = nvmeof_err(NVMEOF_ETRANSPORT,
-				"the route for queue %u goes through %s, not the controller's device %s",
-				p->qid, ibv_get_device_name(q->conn.id->verbs->device),
-				ibv_get_device_name(q->pd->context->device));
-		goto fail;
-	}
-	if ((rc = q_alloc(q, p)))
-		goto fail;
-	if ((rc = tr_create_qp(&q->conn, q->pd, q->depth + 1, q->nrecv, 2)))
-		goto fail;
-	struct ibv_recv_wr *bad;
-	if ((rc = ibv_post_recv(q->conn.qp, q->rwr, &bad))) {
-		rc = nvmeof_err(NVMEOF_ETRANSPORT, "ibv_post_recv of %u receives: %s", q->nrecv, strerror(rc));
-		goto fail;
-	}
-	/* HSQSIZE is 0-based; HRQSIZE counts our receive buffers. */
-	nvme_rdma_cm_req(priv, p->qid, (uint16_t)q->nrecv, (uint16_t)q->depth, p->cntlid);
-	if ((rc = tr_connect(&q->conn, priv, sizeof(priv), (int)p->connect_timeout_ms, &crqsize)))
-		goto fail;
-	if (crqsize < q->depth) {
-		/* The target has fewer receive buffers than we asked for: never
-		 * have more commands out than it can take. The free stack holds
-		 * the highest slots at the bottom; drop those. */
-		memmove(q->slot_free, q->slot_free + (q->depth - crqsize), crqsize * sizeof(uint16_t));
-		q->nfree_slots = q->usable = crqsize;
+	if ((rc = q_connect(q, p->cntlid, p->connect_timeout_ms))) {
+		q_close(q);
+		return rc;
 	}
 	*out = q;
 	return 0;
-fail:
-	q_close(q);
-	return rc;
 }

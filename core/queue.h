@@ -39,6 +39,16 @@ uint8_t *q_scratch(struct nvmeof_queue *q);
  * data_len bytes of the scratch buffer go with it (keyed SGL). */
 int q_exec(struct nvmeof_queue *q, const uint8_t *sqe, uint32_t data_len, uint32_t timeout_ms,
 	   struct nvmeof_cpl *cpl);
+/* Reconnect on connection loss: after delay_ms, and every delay_ms until
+ * loss_tmo_ms, the queue calls fn (from its poll) while requests wait. */
+void q_set_reconnect(struct nvmeof_queue *q, int (*fn)(struct nvmeof_ctrl *, struct nvmeof_queue *),
+		     uint32_t delay_ms, uint32_t loss_tmo_ms, uint32_t assoc_gen);
+uint32_t q_assoc_gen(const struct nvmeof_queue *q);
+uint32_t q_depth_asked(const struct nvmeof_queue *q); /* the SQSIZE connected with */
+/* Destroys the old QP, parks what was in flight, connects anew (CM only). */
+int q_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms);
+/* The controller keeps the PD: registrations outlive a queue's reconnects. */
+void q_take_pd(struct nvmeof_queue *q);
 /* Fails what is in flight with NVMEOF_ECLOSED and releases everything. */
 void q_close(struct nvmeof_queue *q);
 /* The controller that owns a queue (set by the controller). */

@@ -22,9 +22,11 @@
 
 #include "fio.h"
 #include "optgroup.h"
+#include "verify.h"
 
 #include "nvmeof.h"
 #include "tid.h"
+#include "topo.h"
 
 #define MAX_QUEUES_PER_JOB 8
 
@@ -32,6 +34,9 @@ struct eng_opts {
 	void *pad; /* fio keeps the thread_data pointer here */
 	char *traddr, *trsvcid, *subnqn, *hostnqn, *hostid, *src_addr, *hca, *wait;
 	unsigned int ns, qd_limit, kato_ms, cmd_timeout_ms, connect_timeout_ms, in_capsule, spin_us;
+	unsigned int reconnect_delay_ms, ctrl_loss_tmo_ms;
+	int gpu;
+	unsigned int gpu_copy, gpu_flush;
 };
 
 static struct fio_option options[] = {
@@ -61,6 +66,21 @@ static struct fio_option options[] = {
 	 .off1 = offsetof(struct eng_opts, src_addr),
 	 .help = "Local address to connect from: chooses the HCA (PCIe locality)",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "gpu", .lname = "GPU buffers", .type = FIO_OPT_INT,
+	 .off1 = offsetof(struct eng_opts, gpu), .def = "-1", .minval = -1,
+	 .help = "Place the job's I/O buffers in this CUDA GPU's memory (-1: host memory); "
+		 "fio never touches them, so CPU-side verify needs gpu_copy=1",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "gpu_copy", .lname = "GPU copy verify mode", .type = FIO_OPT_BOOL,
+	 .off1 = offsetof(struct eng_opts, gpu_copy), .def = "0",
+	 .help = "With gpu=: copy each buffer between fio's host memory and the GPU so fio can "
+		 "fill and verify it. A correctness mode, NOT the zero-copy path",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "gpu_flush", .lname = "flush GPUDirect writes", .type = FIO_OPT_BOOL,
+	 .off1 = offsetof(struct eng_opts, gpu_flush), .def = "1",
+	 .help = "With gpu=: cuFlushGPUDirectRDMAWrites once per batch of completed reads, "
+		 "as a GPU consumer must before reading the data",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "hca", .lname = "expected HCA", .type = FIO_OPT_STR_STORE,
 	 .off1 = offsetof(struct eng_opts, hca),
 	 .help = "Fail the job unless the connection resolved to this ibverbs device (e.g. mlx5_0)",
@@ -72,6 +92,14 @@ static struct fio_option options[] = {
 	{.name = "kato", .lname = "keep-alive timeout", .type = FIO_OPT_INT,
 	 .off1 = offsetof(struct eng_opts, kato_ms), .def = "0",
 	 .help = "Keep-alive timeout in ms (0: none)", .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "reconnect_delay", .lname = "reconnect delay", .type = FIO_OPT_INT,
+	 .off1 = offsetof(struct eng_opts, reconnect_delay_ms), .def = "0",
+	 .help = "After a connection loss, reconnect every this many ms while I/O waits (0: fail at once)",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "ctrl_loss_tmo", .lname = "controller loss timeout", .type = FIO_OPT_INT,
+	 .off1 = offsetof(struct eng_opts, ctrl_loss_tmo_ms), .def = "60000",
+	 .help = "With reconnect_delay, give up and fail waiting I/O after this many ms",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "cmd_timeout", .lname = "command timeout", .type = FIO_OPT_INT,
 	 .off1 = offsetof(struct eng_opts, cmd_timeout_ms), .def = "30000", .minval = 1,
 	 .help = "Per-command timeout in ms", .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
@@ -115,9 +143,10 @@ static struct shared_ctrl *reg_head;
 
 static void cfg_key(const struct conn_cfg *k, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s|%s|%s|%s|%s|%s|%u|%u|%u|%d|%d|%u", k->t.traddr, k->t.trsvcid,
+	snprintf(buf, len, "%s|%s|%s|%s|%s|%s|%u|%u|%u|%d|%d|%u|%u|%u", k->t.traddr, k->t.trsvcid,
 		 k->t.subnqn, k->t.hostnqn, k->hostid, k->t.srcaddr, k->o.kato_ms, k->o.cmd_timeout_ms,
-		 k->o.connect_timeout_ms, k->o.in_capsule, (int)k->o.wait_mode, k->o.spin_us);
+		 k->o.connect_timeout_ms, k->o.in_capsule, (int)k->o.wait_mode, k->o.spin_us,
+		 k->o.reconnect_delay_ms, k->o.ctrl_loss_tmo_ms);
 }
 
 static struct shared_ctrl *ctrl_get(const struct conn_cfg *k, const char *want_hca)
@@ -207,6 +236,7 @@ struct job {
 	struct io_u **events;
 	unsigned int nevents, nreturned, cap;
 	unsigned int errors_logged;
+	bool gpu, gpu_copy, gpu_flush;
 };
 
 static int build_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint32_t *nsid)
@@ -249,6 +279,8 @@ static int build_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg
 	k->o.connect_timeout_ms = eo->connect_timeout_ms;
 	k->o.in_capsule = eo->in_capsule;
 	k->o.spin_us = eo->spin_us;
+	k->o.reconnect_delay_ms = eo->reconnect_delay_ms;
+	k->o.ctrl_loss_tmo_ms = eo->ctrl_loss_tmo_ms;
 	const char *w = eo->wait ? eo->wait : "hybrid";
 	if (!strcmp(w, "hybrid"))
 		k->o.wait_mode = NVMEOF_WAIT_HYBRID;
@@ -391,9 +423,16 @@ static struct job *job_of(struct thread_data *td)
 
 static int fio_nvmeof_setup(struct thread_data *td)
 {
+	struct eng_opts *eo = td->eo;
 	struct job *j = job_of(td);
 	if (!j)
 		return 1;
+	if (eo->gpu >= 0 && td->o.verify != VERIFY_NONE && !eo->gpu_copy) {
+		log_err("nvmeof: verify needs the data on the CPU, but with gpu=%d the I/O buffers are GPU "
+			"memory that fio must not touch: add gpu_copy=1 for a correctness run (copies "
+			"through the host: not the zero-copy path)\n", eo->gpu);
+		return 1;
+	}
 	/* Threads keep the connection for init() and share it; fio's parent
 	 * must not hold one across the fork of job processes. */
 	return attach_files(td, td->o.use_thread || j->have_queues);
@@ -447,18 +486,41 @@ static int fio_nvmeof_init(struct thread_data *td)
 	return 0;
 }
 
-/* fio's I/O buffers exist now: register them once per controller. */
+/* fio's I/O buffers exist now: register them once per controller, or, with
+ * gpu=, give the job a GPU region of the same size that io_u offsets map
+ * into (fio's host buffers then only serve gpu_copy). */
 static int fio_nvmeof_post_init(struct thread_data *td)
 {
+	struct eng_opts *eo = td->eo;
 	struct job *j = td->io_ops_data;
 	if (!td->orig_buffer)
 		return 0;
-	for (int k = 0; k < j->njq; k++)
-		if (nvmeof_mr_register(j->jq[k].sc->c, td->orig_buffer, td->orig_buffer_size, &j->jq[k].mr)) {
-			log_err("nvmeof: registering fio's %zu-byte I/O buffer: %s\n", td->orig_buffer_size,
-				nvmeof_errmsg());
+	for (int k = 0; k < j->njq; k++) {
+		struct nvmeof_ctrl *c = j->jq[k].sc->c;
+		if (eo->gpu < 0) {
+			if (nvmeof_mr_register(c, td->orig_buffer, td->orig_buffer_size, &j->jq[k].mr)) {
+				log_err("nvmeof: registering fio's %zu-byte I/O buffer: %s\n", td->orig_buffer_size,
+					nvmeof_errmsg());
+				td_verror(td, EIO, "post_init"); /* fio ignores post_init's return alone */
+				return 1;
+			}
+			continue;
+		}
+		char gpci[32] = "?", line[320];
+		if (nvmeof_mr_alloc_cuda(c, eo->gpu, td->orig_buffer_size, &j->jq[k].mr)) {
+			log_err("nvmeof: gpu=%d: %s\n", eo->gpu, nvmeof_errmsg());
+			td_verror(td, ENODEV, "post_init");
 			return 1;
 		}
+		nvmeof_cuda_pci_bus_id(eo->gpu, gpci, sizeof(gpci));
+		topo_describe("/sys", nvmeof_ctrl_info(c)->hca, gpci, line, sizeof(line));
+		log_info("nvmeof: %zu bytes of GPU %d memory registered (%s)%s; %s\n", td->orig_buffer_size,
+			 eo->gpu, nvmeof_mr_cuda_registration(j->jq[k].mr),
+			 eo->gpu_copy ? ", gpu_copy: copies through the host, not zero-copy" : "", line);
+	}
+	j->gpu = eo->gpu >= 0;
+	j->gpu_copy = eo->gpu >= 0 && eo->gpu_copy;
+	j->gpu_flush = eo->gpu >= 0 && (eo->gpu_flush || eo->gpu_copy);
 	return 0;
 }
 
@@ -470,8 +532,18 @@ static void fio_nvmeof_cleanup(struct thread_data *td)
 	if (!j)
 		return;
 	for (int k = 0; k < j->njq; k++) {
-		if (j->jq[k].q)
+		struct nvmeof_queue_stats st;
+		if (j->jq[k].q) {
+			nvmeof_queue_stats(j->jq[k].q, &st);
+			if (st.reconnects)
+				log_info("nvmeof: queue %u reconnected %llu time(s), longest outage %llu ms\n",
+					 nvmeof_queue_qid(j->jq[k].q), (unsigned long long)st.reconnects,
+					 (unsigned long long)st.outage_ms_max);
+			if (st.timeouts)
+				log_info("nvmeof: queue %u: %llu command(s) timed out\n", nvmeof_queue_qid(j->jq[k].q),
+					 (unsigned long long)st.timeouts);
 			nvmeof_queue_destroy(j->jq[k].q);
+		}
 		if (j->jq[k].mr)
 			nvmeof_mr_release(j->jq[k].mr);
 	}
@@ -530,6 +602,12 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 			rc = nvmeof_deallocate(jq->q, ef->ns, slba, nlb, done_cb, io_u);
 		} else {
 			size_t off = (size_t)((char *)io_u->xfer_buf - td->orig_buffer);
+			if (j->gpu_copy && io_u->ddir == DDIR_WRITE &&
+			    nvmeof_cuda_copy(jq->mr, off, io_u->xfer_buf, io_u->xfer_buflen, true)) {
+				io_u->error = EIO;
+				log_io_error(j, "gpu_copy", nvmeof_errmsg());
+				return FIO_Q_COMPLETED;
+			}
 			rc = io_u->ddir == DDIR_READ
 				     ? nvmeof_read(jq->q, ef->ns, slba, nlb, jq->mr, off, done_cb, io_u)
 				     : nvmeof_write(jq->q, ef->ns, slba, nlb, jq->mr, off, done_cb, io_u);
@@ -561,6 +639,31 @@ static int fio_nvmeof_commit(struct thread_data *td)
 		if (nvmeof_queue_commit(j->jq[k].q))
 			log_io_error(j, "commit", nvmeof_errmsg());
 	return 0;
+}
+
+/* Completed reads into GPU memory: one GPUDirect flush for the batch, as a
+ * GPU consumer must do before reading; with gpu_copy, then copy each to
+ * fio's host buffer for verification. */
+static void gpu_after_reads(struct thread_data *td, struct job *j)
+{
+	bool flushed = false;
+	for (unsigned int i = 0; i < j->nreturned; i++) {
+		struct io_u *io_u = j->events[i];
+		if (io_u->ddir != DDIR_READ || io_u->error)
+			continue;
+		struct jqueue *jq = ((struct efile *)FILE_ENG_DATA(io_u->file))->jq;
+		if (!flushed && nvmeof_cuda_flush(jq->mr)) {
+			io_u->error = EIO;
+			log_io_error(j, "GPU flush", nvmeof_errmsg());
+			continue;
+		}
+		flushed = true;
+		size_t off = (size_t)((char *)io_u->xfer_buf - td->orig_buffer);
+		if (j->gpu_copy && nvmeof_cuda_copy(jq->mr, off, io_u->xfer_buf, io_u->xfer_buflen, false)) {
+			io_u->error = EIO;
+			log_io_error(j, "gpu_copy", nvmeof_errmsg());
+		}
+	}
 }
 
 static int fio_nvmeof_getevents(struct thread_data *td, unsigned int min, unsigned int max,
@@ -600,6 +703,8 @@ static int fio_nvmeof_getevents(struct thread_data *td, unsigned int min, unsign
 		for (int k = 0; k < j->njq; k++)
 			nvmeof_queue_poll(j->jq[k].q, 0);
 	j->nreturned = j->nevents < max ? j->nevents : max;
+	if (j->gpu_flush)
+		gpu_after_reads(td, j);
 	return (int)j->nreturned;
 }
 

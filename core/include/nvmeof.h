@@ -76,7 +76,12 @@ struct nvmeof_ctrl_opts {
 	uint32_t num_io_queues;  /* I/O queues asked of the controller; 64 */
 	uint32_t cmd_timeout_ms; /* per-command timeout; 30000 */
 	uint32_t connect_timeout_ms; /* each CM step and the fabrics connect; 3000 */
-	uint32_t kato_ms;        /* keep-alive timeout; 0 = none */
+	uint32_t kato_ms;        /* keep-alive timeout; 0 = none. With KATO, a thread of
+				  * the controller sends Keep Alive every ka_interval_ms */
+	uint32_t ka_interval_ms; /* 0: KATO / 2 */
+	uint32_t reconnect_delay_ms; /* 0: no reconnect (default). Else, after a
+				      * connection loss, try every this many ms */
+	uint32_t ctrl_loss_tmo_ms;   /* give up (fail what waits) after; 60000 */
 	bool in_capsule;         /* small writes in the command capsule when allowed; true */
 	enum nvmeof_wait_mode wait_mode; /* default HYBRID */
 	uint32_t spin_us;        /* HYBRID spin before sleeping; 20 */
@@ -127,6 +132,11 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
  * NVMEOF_EBUSY, touching nothing, while queues or registrations remain. */
 int nvmeof_ctrl_close(struct nvmeof_ctrl *ctrl);
 const struct nvmeof_ctrl_info *nvmeof_ctrl_info(const struct nvmeof_ctrl *ctrl);
+/* 0 while the association is healthy; else the error of the first failed
+ * keep-alive, with its message copied into msg. */
+int nvmeof_ctrl_health(struct nvmeof_ctrl *ctrl, char *msg, size_t len);
+/* Keep Alive commands completed so far. */
+uint64_t nvmeof_ctrl_keep_alives(struct nvmeof_ctrl *ctrl);
 /* NULL (and an error message) when nsid is not an active namespace. */
 const struct nvmeof_ns *nvmeof_ns_get(const struct nvmeof_ctrl *ctrl, uint32_t nsid);
 uint32_t nvmeof_ns_count(const struct nvmeof_ctrl *ctrl);
@@ -143,6 +153,36 @@ int nvmeof_mr_alloc(struct nvmeof_ctrl *ctrl, size_t len, struct nvmeof_mr **out
 int nvmeof_mr_release(struct nvmeof_mr *mr);
 void *nvmeof_mr_addr(const struct nvmeof_mr *mr);
 size_t nvmeof_mr_len(const struct nvmeof_mr *mr);
+
+/* ---- GPU memory -------------------------------------------------------------
+ * CUDA device memory as the direct target of reads and source of writes.
+ * The CUDA driver is loaded at run time; without it these return
+ * NVMEOF_ECUDA saying why. Registration tries dma-buf first
+ * (cuMemGetHandleForAddressRange + ibv_reg_dmabuf_mr), then ibv_reg_mr on
+ * the device pointer (nvidia_peermem); if both fail the message names both.
+ *
+ * The synchronous calls follow the GPUDirect ordering rules themselves. An
+ * asynchronous caller must: before submitting a write from GPU memory, make
+ * the kernels that produced the data finish (nvmeof_cuda_sync, or its own
+ * stream synchronization); after a read into GPU memory completes and
+ * before any GPU work consumes it, call nvmeof_cuda_flush once for the
+ * batch of completed reads.
+ */
+int nvmeof_cuda_available(char *why, size_t len);
+/* Device memory on GPU gpu, whole 64 KiB GPU pages, registered. */
+int nvmeof_mr_alloc_cuda(struct nvmeof_ctrl *ctrl, int gpu, size_t len, struct nvmeof_mr **out);
+/* An existing device allocation (e.g. a framework's tensor). */
+int nvmeof_mr_register_cuda(struct nvmeof_ctrl *ctrl, void *dptr, size_t len, struct nvmeof_mr **out);
+/* cuFlushGPUDirectRDMAWrites in the region's owning context. */
+int nvmeof_cuda_flush(struct nvmeof_mr *mr);
+/* cuCtxSynchronize in the region's owning context. */
+int nvmeof_cuda_sync(struct nvmeof_mr *mr);
+/* Copies through the host (not the zero-copy path; for verification). */
+int nvmeof_cuda_copy(struct nvmeof_mr *mr, size_t off, void *host, size_t len, bool to_gpu);
+/* "dma-buf" or "peermem" for GPU regions, NULL for host memory. */
+const char *nvmeof_mr_cuda_registration(const struct nvmeof_mr *mr);
+/* "0000:3b:00.0" */
+int nvmeof_cuda_pci_bus_id(int gpu, char *buf, size_t len);
 
 /* ---- Queues ------------------------------------------------------------------- */
 struct nvmeof_queue;
@@ -210,6 +250,8 @@ struct nvmeof_queue_stats {
 	uint64_t doorbells;       /* ibv_post_send calls */
 	uint64_t stale_cqes;      /* completions naming no live command (dropped) */
 	uint64_t timeouts;
+	uint64_t reconnects;      /* connections re-established after a loss */
+	uint64_t outage_ms_max;   /* longest time from loss to reconnect */
 };
 void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats *out);
 

@@ -453,6 +453,69 @@ TEST(bad_arguments)
 	CHECK(c == NULL);
 }
 
+static void sleep_s(double s)
+{
+	struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+	nanosleep(&ts, NULL);
+}
+
+TEST(keep_alive_keeps_the_association)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_queue *q = NULL;
+	struct nvmeof_mr *mr = NULL;
+	char msg[256];
+	opts_a(&o);
+	o.kato_ms = 2000; /* nvmet counts whole seconds */
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	MUST(nvmeof_queue_create(c, NULL, &q));
+	MUST(nvmeof_mr_alloc(c, 4096, &mr));
+	sleep_s(6.5); /* three KATOs idle: only the keep-alive thread talks */
+	CHECK(nvmeof_ctrl_keep_alives(c) >= 5);
+	CHECK_EQ(nvmeof_ctrl_health(c, msg, sizeof(msg)), 0);
+	MUST(nvmeof_read_sync(q, nvmeof_ns_get(c, 1), 0, 8, mr, 0, 0));
+	printf("    %llu keep-alives in 6.5 s with KATO 2 s; I/O still works\n",
+	       (unsigned long long)nvmeof_ctrl_keep_alives(c));
+out:
+	if (mr)
+		nvmeof_mr_release(mr);
+	if (q)
+		nvmeof_queue_destroy(q);
+	if (c)
+		nvmeof_ctrl_close(c);
+}
+
+TEST(target_ends_association_when_keep_alives_stop)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_queue *q = NULL;
+	struct nvmeof_mr *mr = NULL;
+	opts_a(&o);
+	o.kato_ms = 2000;
+	o.ka_interval_ms = 600000; /* a host that stops sending */
+	o.cmd_timeout_ms = 4000;
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	MUST(nvmeof_queue_create(c, NULL, &q));
+	MUST(nvmeof_mr_alloc(c, 4096, &mr));
+	MUST(nvmeof_read_sync(q, nvmeof_ns_get(c, 1), 0, 8, mr, 0, 0));
+	sleep_s(6.5);
+	double t0 = now_s();
+	int rc = nvmeof_read_sync(q, nvmeof_ns_get(c, 1), 0, 8, mr, 0, 0);
+	printf("    after 6.5 s without keep-alives: %s in %.2f s: %s\n", nvmeof_strerror(rc), now_s() - t0,
+	       nvmeof_errmsg());
+	CHECK(rc == NVMEOF_ECLOSED || rc == NVMEOF_ETIMEDOUT);
+	CHECK(now_s() - t0 < 6);
+out:
+	if (mr)
+		nvmeof_mr_release(mr);
+	if (q)
+		nvmeof_queue_destroy(q);
+	if (c)
+		nvmeof_ctrl_close(c);
+}
+
 /* ---- helpers for the shell cross-check ---- */
 static int load_dump(int argc, char **argv)
 {
@@ -517,6 +580,7 @@ int main(int argc, char **argv)
 		T(roundtrip_keyed_only), T(four_queues_four_threads), T(queue_full_and_batched_commit),
 		T(out_of_range_lba_names_the_status), T(wrong_subsystem_nqn), T(host_refused_by_subsystem_b),
 		T(unreachable_address_fails_fast), T(nobody_listening_on_port), T(bad_arguments),
+		T(keep_alive_keeps_the_association), T(target_ends_association_when_keep_alives_stop),
 	};
 	size_t n = sizeof(all) / sizeof(all[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);

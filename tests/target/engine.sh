@@ -132,4 +132,42 @@ t_unknown_namespace_fails() {
     --filename="$(tidname "$NVMEOF_TB_NQN_A" 9)" --rw=read --bs=4k --size=1m
 }
 
+# GPU buffers through the CUDA test double (host memory behind the cu* API).
+DOUBLE=$PWD/$B/tests/libcuda-double.so
+
+t_gpu_buffers_zero_copy_path() {
+  export NVMEOF_CUDA_LIB=$DOUBLE
+  ours --name=g --filename="$FA1" --thread=1 --gpu=0 --rw=randread --bs=64k \
+    --size=16m --iodepth=8 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio with gpu=0 failed"; }
+  expect_fio_ok "$SCRATCH/log"
+  grep -q "GPU 0 memory registered (peermem)" "$SCRATCH/log" || { cat "$SCRATCH/log"; fail "no GPU registration line"; }
+  grep -q "HCA rxe0 is not a PCI device" "$SCRATCH/log" || fail "no topology line"
+}
+
+t_gpu_verify_refused_without_copy_mode() {
+  export NVMEOF_CUDA_LIB=$DOUBLE
+  expect_fio_fails "add gpu_copy=1" --name=g --filename="$FA1" --gpu=0 \
+    --rw=write --bs=4k --size=1m --verify=crc32c
+}
+
+t_gpu_copy_mode_verifies() {
+  export NVMEOF_CUDA_LIB=$DOUBLE
+  ours --name=g --filename="$FA1" --thread=1 --gpu=0 --gpu_copy=1 --rw=randwrite \
+    --bs=16k --size=8m --offset=700m --iodepth=8 --verify=crc32c --do_verify=1 > "$SCRATCH/log" 2>&1 \
+    || { tail -20 "$SCRATCH/log"; fail "fio gpu_copy verify failed"; }
+  expect_fio_ok "$SCRATCH/log"
+  grep -q "not zero-copy" "$SCRATCH/log" || fail "copy mode does not say it is not zero-copy"
+}
+
+t_gpu_without_cuda_fails_clearly() {
+  export NVMEOF_CUDA_LIB=/nonexistent/libcuda.so.1
+  expect_fio_fails "could not be loaded" --name=g --filename="$FA1" \
+    --gpu=0 --rw=read --bs=4k --size=1m
+}
+
+t_expected_hca_mismatch_fails() {
+  expect_fio_fails "resolved to HCA rxe0, not the expected mlx5_0" --name=h --filename="$FA1" --hca=mlx5_0 \
+    --rw=read --bs=4k --size=1m
+}
+
 run_tests "$@"

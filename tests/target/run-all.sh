@@ -11,9 +11,14 @@ for B in build/out build/san; do
   # fio is not instrumented: the sanitized engine needs the ASan runtime first
   [ $B = build/san ] && export NVMEOF_ASAN_RT=$(cc -print-file-name=libasan.so)
   run "$B/tests/target_core"
+  run env NVMEOF_CUDA_LIB=$PWD/$B/tests/libcuda-double.so "$B/tests/target_gpu"
+  run "$B/tests/target_gpu" no-cuda
   run bash tests/target/crosscheck.sh
   run bash tests/target/engine.sh
+  run bash tests/target/faults.sh
 done
+echo "=== ThreadSanitizer: four queues in four threads, keep-alive thread"
+run build/tsan/tests/target_core four_queues_four_threads keep_alive_keeps_the_association
 unset NVMEOF_ASAN_RT
 export NVMEOF_BUILD=build/out
 echo "=== valgrind memcheck: build/out/tests/target_core"
@@ -26,4 +31,6 @@ if valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --err
 else
   cat /tmp/valgrind.log; echo "valgrind: errors or leaks"; rc=1
 fi
+# Last: after this fault the 6.1 target accepts no more connections.
+run bash tests/target/faults.sh t_link_cut_during_io
 exit $rc

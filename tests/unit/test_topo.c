@@ -1,0 +1,97 @@
+/* PCIe placement from a fake sysfs tree shaped like a real one. */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "topo.h"
+
+static char root[256];
+
+static void mk(const char *rel)
+{
+	char p[512], *s;
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	for (s = p + strlen(root) + 1; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		mkdir(p, 0755);
+		*s = '/';
+	}
+	mkdir(p, 0755);
+}
+static void ln(const char *target_rel, const char *link_rel)
+{
+	char t[512], l[512];
+	snprintf(t, sizeof(t), "%s/%s", root, target_rel);
+	snprintf(l, sizeof(l), "%s/%s", root, link_rel);
+	if (symlink(t, l))
+		fprintf(stderr, "symlink %s: failed\n", l);
+}
+static void numa(const char *rel, int n)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/%s/numa_node", root, rel);
+	FILE *f = fopen(p, "w");
+	if (!f) {
+		fprintf(stderr, "cannot create %s\n", p);
+		exit(1);
+	}
+	fprintf(f, "%d\n", n);
+	fclose(f);
+}
+
+#define SW "devices/pci0000:00/0000:00:01.0/0000:01:00.0"
+static void build(void)
+{
+	snprintf(root, sizeof(root), "/tmp/nvmeof-topo.%d", (int)getpid());
+	mkdir(root, 0755);
+	/* a switch below root port 00:01.0 with the NIC and GPU0 under it;
+	 * GPU1 on another root port; GPU2 on another root complex */
+	mk(SW "/0000:02:08.0/0000:05:00.0");
+	mk(SW "/0000:02:10.0/0000:06:00.0");
+	mk("devices/pci0000:00/0000:00:02.0/0000:07:00.0");
+	mk("devices/pci0000:80/0000:80:01.0/0000:81:00.0");
+	mk("devices/virtual/net/dummy0");
+	mk("class/infiniband");
+	mk("bus/pci/devices");
+	mk("class/infiniband/mlx5_0");
+	mk("class/infiniband/rxe0");
+	ln(SW "/0000:02:08.0/0000:05:00.0", "class/infiniband/mlx5_0/device");
+	ln("devices/virtual/net/dummy0", "class/infiniband/rxe0/device");
+	ln(SW "/0000:02:10.0/0000:06:00.0", "bus/pci/devices/0000:06:00.0");
+	ln("devices/pci0000:00/0000:00:02.0/0000:07:00.0", "bus/pci/devices/0000:07:00.0");
+	ln("devices/pci0000:80/0000:80:01.0/0000:81:00.0", "bus/pci/devices/0000:81:00.0");
+	numa(SW "/0000:02:08.0/0000:05:00.0", 0);
+	numa(SW "/0000:02:10.0/0000:06:00.0", 0);
+	numa("devices/pci0000:00/0000:00:02.0/0000:07:00.0", 0);
+	numa("devices/pci0000:80/0000:80:01.0/0000:81:00.0", 1);
+}
+
+TEST(relationships)
+{
+	char out[256], pci[64];
+	build();
+	CHECK_EQ(topo_hca_pci(root, "mlx5_0", pci, sizeof(pci)), 0);
+	CHECK_STR(pci, "0000:05:00.0");
+	CHECK_EQ(topo_hca_pci(root, "rxe0", pci, sizeof(pci)), (unsigned long long)-1);
+	topo_describe(root, "mlx5_0", "0000:06:00.0", out, sizeof(out));
+	CHECK(strstr(out, "same PCIe switch below 0000:01:00.0") != NULL);
+	topo_describe(root, "mlx5_0", "0000:07:00.0", out, sizeof(out));
+	CHECK(strstr(out, "same root complex, different root ports pci0000:00") != NULL);
+	topo_describe(root, "mlx5_0", "0000:81:00.0", out, sizeof(out));
+	CHECK(strstr(out, "different root complexes") != NULL);
+	CHECK(strstr(out, "across NUMA nodes") != NULL);
+	topo_describe(root, "rxe0", "0000:06:00.0", out, sizeof(out));
+	CHECK(strstr(out, "not a PCI device") != NULL);
+	topo_describe(root, "mlx5_0", "0000:99:00.0", out, sizeof(out));
+	CHECK(strstr(out, "not found") != NULL);
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	CHECK_EQ(system(cmd), 0);
+}
+
+int main(void)
+{
+	static const struct test_case t[] = {T(relationships)};
+	return run_tests("unit-topo", t, 1);
+}

@@ -36,7 +36,7 @@ CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
 HDRS = $(wildcard core/*.h core/include/*.h tests/unit/*.h)
 
 UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo
-TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_gpu $(O)/tests/libcuda-double.so
+TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_gpu $(O)/tests/libcuda-double.so $(O)/tests/gpu_check
 BENCH = $(O)/bench/percmd
 
 # fio engines must be built against the same fio version's headers as the
@@ -74,6 +74,8 @@ $(O)/tests/unit_tid: $(O)/tests/unit/test_tid.o $(O)/engine/tid.o
 $(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o: CPPFLAGS_ALL += -Iengine
 $(O)/tests/unit_topo: $(O)/tests/unit/test_topo.o $(O)/engine/topo.o
 	$(CC) $(SANFLAGS) -o $@ $^
+$(O)/tests/gpu_check: $(O)/tests/gpu-check/gpu_check.o $(O)/libnvmeof.a
+	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/target_gpu: $(O)/tests/target/gpu_test.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The CUDA test double: host memory behind the cu* API (tests only).
@@ -91,10 +93,12 @@ $(O)/engine/fio_nvmeof.o: engine/fio_nvmeof.c engine/tid.h engine/topo.h $(HDRS)
 $(ENGINE): $(O)/engine/fio_nvmeof.o $(O)/engine/tid.o $(O)/engine/topo.o $(CORE_OBJ)
 	$(CC) -shared $(SANFLAGS) -o $@ $^ $(LIBS)
 
-test-unit:
+# testbed first: it installs what the build needs (rdma-core headers, fio).
+test-unit: testbed
 	$(MAKE) all
 	$(MAKE) all SAN=1
 	for t in $(notdir $(UNIT_TESTS)); do build/out/tests/$$t && build/san/tests/$$t || exit 1; done
+	tests/gpu-check/selftest-double
 
 testbed:
 	tests/testbed/setup
@@ -105,7 +109,7 @@ test-target: testbed
 	$(MAKE) build/tsan/tests/target_core TSAN=1
 	tests/testbed/run bash tests/target/run-all.sh
 
-test: test-unit test-fuzz test-target
+test: testbed test-unit test-fuzz test-target
 
 # CI's short fuzz pass; `make fuzz` runs longer.
 test-fuzz:
@@ -143,6 +147,8 @@ demo: testbed
 # per-command cost of the core. A benchmark, not a test: no thresholds.
 bench: testbed
 	$(MAKE) all
+	@echo "per-command cost of the core on this machine (native, no emulation):"
+	build/out/bench/percmd
 	tests/testbed/run bash bench/bench.sh
 
 clean:

@@ -135,7 +135,7 @@ table("Both initiators pinned to one vCPU (cpus_allowed=1)",
 
 p = os.path.join(out, "percmd.txt")
 if os.path.exists(p):
-    print("\n### Per-command cost of the core, wire taken out\n")
+    print("\n### Per-command cost of the core, wire taken out (inside the TCG guest)\n")
     print("```")
     print(open(p).read().rstrip())
     print("```")

@@ -327,3 +327,83 @@ int nvmeof_cuda_pci_bus_id(int gpu, char *buf, size_t len)
 		return nvmeof_err(NVMEOF_ECUDA, "GPU %d PCI address: %s (%d)", gpu, cu_name(r), r);
 	return 0;
 }
+
+/* For a GPU machine without a target: allocation, dma-buf export, the
+ * flush entry point, and a registration attempt on the first RDMA device
+ * (which fails cleanly when there is none). A report line per step. */
+int nvmeof_cuda_selftest(int gpu, char *report, size_t len)
+{
+	size_t used = 0;
+	int rc, fd = -1, ndev = 0;
+	CUdevice dev;
+	CUcontext ctx = NULL;
+	CUdeviceptr d = 0;
+	CUresult r;
+	char pci[32] = "?";
+#define SAY(...) (used += (size_t)snprintf(report + used, used < len ? len - used : 0, __VA_ARGS__))
+	if (!report || !len)
+		return nvmeof_err(NVMEOF_EINVAL, "CUDA self-test: no report buffer");
+	report[0] = '\0';
+	if ((rc = cu_ready("CUDA self-test"))) {
+		SAY("load: %s\n", nvmeof_errmsg());
+		return rc;
+	}
+	SAY("load: ok\n");
+	if ((r = cu.cuDeviceGet(&dev, gpu)) || (r = cu.cuDevicePrimaryCtxRetain(&ctx, dev))) {
+		SAY("GPU %d: %s (%d)\n", gpu, cu_name(r), r);
+		return nvmeof_err(NVMEOF_ECUDA, "CUDA self-test: GPU %d: %s", gpu, cu_name(r));
+	}
+	cu.cuDeviceGetPCIBusId(pci, sizeof(pci), dev);
+	SAY("GPU %d: PCI %s\n", gpu, pci);
+	IN_CTX(ctx, cu.cuMemAlloc(&d, 2 * GPU_PAGE), r);
+	if (r) {
+		SAY("allocate: cuMemAlloc: %s (%d)\n", cu_name(r), r);
+		cu.cuDevicePrimaryCtxRelease(dev);
+		return nvmeof_err(NVMEOF_ECUDA, "CUDA self-test: cuMemAlloc: %s", cu_name(r));
+	}
+	CUdeviceptr a = (d + GPU_PAGE - 1) & ~(CUdeviceptr)(GPU_PAGE - 1);
+	SAY("allocate: ok, 0x%llx\n", (unsigned long long)a);
+	if (!cu.cuMemGetHandleForAddressRange) {
+		SAY("dma-buf export: driver lacks cuMemGetHandleForAddressRange (CUDA < 11.7)\n");
+	} else {
+		IN_CTX(ctx, cu.cuMemGetHandleForAddressRange(&fd, a, GPU_PAGE, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0), r);
+		if (r)
+			SAY("dma-buf export: %s (%d)\n", cu_name(r), r);
+		else
+			SAY("dma-buf export: ok, fd %d\n", fd);
+	}
+	SAY("flush entry point: %s\n", cu.cuFlushGPUDirectRDMAWrites ? "present" : "missing (CUDA < 11.3)");
+	struct ibv_device **list = ibv_get_device_list(&ndev);
+	if (!list || ndev == 0) {
+		SAY("registration: not attempted: no RDMA device (ibv_get_device_list found %d)\n", ndev);
+	} else {
+		struct ibv_context *vc = ibv_open_device(list[0]);
+		struct ibv_pd *pd = vc ? ibv_alloc_pd(vc) : NULL;
+		int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+		if (!pd) {
+			SAY("registration on %s: cannot open it: %s\n", ibv_get_device_name(list[0]), strerror(errno));
+		} else {
+			struct ibv_mr *mr = fd >= 0 ? ibv_reg_dmabuf_mr(pd, 0, GPU_PAGE, (uint64_t)a, fd, acc) : NULL;
+			SAY("registration on %s via dma-buf: %s\n", ibv_get_device_name(list[0]),
+			    mr ? "ok" : fd < 0 ? "skipped (no dma-buf)" : strerror(errno));
+			if (mr)
+				ibv_dereg_mr(mr);
+			mr = ibv_reg_mr(pd, (void *)(uintptr_t)a, GPU_PAGE, acc);
+			SAY("registration on %s via peermem: %s\n", ibv_get_device_name(list[0]),
+			    mr ? "ok" : strerror(errno));
+			if (mr)
+				ibv_dereg_mr(mr);
+			ibv_dealloc_pd(pd);
+		}
+		if (vc)
+			ibv_close_device(vc);
+	}
+	if (list)
+		ibv_free_device_list(list);
+	if (fd >= 0)
+		close(fd);
+	IN_CTX(ctx, cu.cuMemFree(d), r);
+	cu.cuDevicePrimaryCtxRelease(dev);
+#undef SAY
+	return 0;
+}

@@ -503,26 +503,26 @@ static int check_io(struct nvmeof_queue *q, const char *op, const struct nvmeof_
 	return 0;
 }
 
+static int submit_io(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *ns, uint64_t slba,
+		     uint32_t nlb, struct nvmeof_mr *mr, size_t off, nvmeof_cb cb, void *arg)
+{
+	int rc = check_io(q, opc == NVME_CMD_READ ? "read" : "write", ns, nlb, mr, off);
+	if (rc)
+		return rc;
+	struct sub sb = {.kind = REQ_IO, .opc = opc, .ns = ns, .slba = slba, .nlb = nlb, .mr = mr, .off = off};
+	return submit(q, &sb, cb, arg, NULL);
+}
+
 int nvmeof_read(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint32_t nlb,
 		struct nvmeof_mr *mr, size_t off, nvmeof_cb cb, void *arg)
 {
-	int rc = check_io(q, "read", ns, nlb, mr, off);
-	if (rc)
-		return rc;
-	struct sub sb = {.kind = REQ_IO, .opc = NVME_CMD_READ, .ns = ns, .slba = slba, .nlb = nlb,
-			 .mr = mr, .off = off};
-	return submit(q, &sb, cb, arg, NULL);
+	return submit_io(q, NVME_CMD_READ, ns, slba, nlb, mr, off, cb, arg);
 }
 
 int nvmeof_write(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint32_t nlb,
 		 struct nvmeof_mr *mr, size_t off, nvmeof_cb cb, void *arg)
 {
-	int rc = check_io(q, "write", ns, nlb, mr, off);
-	if (rc)
-		return rc;
-	struct sub sb = {.kind = REQ_IO, .opc = NVME_CMD_WRITE, .ns = ns, .slba = slba, .nlb = nlb,
-			 .mr = mr, .off = off};
-	return submit(q, &sb, cb, arg, NULL);
+	return submit_io(q, NVME_CMD_WRITE, ns, slba, nlb, mr, off, cb, arg);
 }
 
 int nvmeof_flush(struct nvmeof_queue *q, const struct nvmeof_ns *ns, nvmeof_cb cb, void *arg)

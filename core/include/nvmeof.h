@@ -183,6 +183,10 @@ int nvmeof_cuda_copy(struct nvmeof_mr *mr, size_t off, void *host, size_t len, b
 const char *nvmeof_mr_cuda_registration(const struct nvmeof_mr *mr);
 /* "0000:3b:00.0" */
 int nvmeof_cuda_pci_bus_id(int gpu, char *buf, size_t len);
+/* For a GPU machine, no target needed: allocation, dma-buf export, the flush
+ * entry point and a registration attempt on the first RDMA device, one
+ * report line each. 0 when the driver, GPU and allocation worked. */
+int nvmeof_cuda_selftest(int gpu, char *report, size_t len);
 
 /* ---- Queues ------------------------------------------------------------------- */
 struct nvmeof_queue;

@@ -74,7 +74,14 @@ EXPORT uint64_t fakecuda_checksum(const void *p, size_t n)
 	return h;
 }
 
-EXPORT CUresult cuInit(unsigned flags) { (void)flags; note("cuInit"); return OK; }
+EXPORT CUresult cuInit(unsigned flags)
+{
+	(void)flags;
+	note("cuInit");
+	const char *e = getenv("FAKECUDA_DMABUF");
+	opt_dmabuf = e && *e == '1';
+	return OK;
+}
 EXPORT CUresult cuDeviceGet(int *dev, int ordinal)
 {
 	note("cuDeviceGet");

@@ -44,16 +44,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-#define MUST(call)                                                                       \
-	do {                                                                             \
-		int rc_ = (call);                                                        \
-		if (rc_ < 0) {                                                           \
-			fprintf(stderr, "    %s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, \
-				nvmeof_strerror(rc_), nvmeof_errmsg());                  \
-			check_failed_in_test = 1;                                        \
-			goto out;                                                        \
-		}                                                                        \
-	} while (0)
 
 /* Deterministic bytes that differ per LBA and per run tag. */
 static void fill(uint8_t *p, size_t n, uint64_t seed)

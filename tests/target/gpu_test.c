@@ -35,16 +35,6 @@ static const char *env(const char *n)
 	return v;
 }
 
-#define MUST(call)                                                                       \
-	do {                                                                             \
-		int rc_ = (call);                                                        \
-		if (rc_ < 0) {                                                           \
-			fprintf(stderr, "    %s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, \
-				nvmeof_strerror(rc_), nvmeof_errmsg());                  \
-			check_failed_in_test = 1;                                        \
-			goto out;                                                        \
-		}                                                                        \
-	} while (0)
 
 struct rig {
 	struct nvmeof_ctrl *c;

@@ -41,6 +41,19 @@ static int check_failed_in_test;
 			}                                                                   \
 	} while (0)
 
+/* For tests of the nvmeof API: a call that must succeed, else the test
+ * fails with the library's message and jumps to its `out:` cleanup. */
+#define MUST(call)                                                                       \
+	do {                                                                             \
+		int rc_ = (call);                                                        \
+		if (rc_ < 0) {                                                           \
+			fprintf(stderr, "    %s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, \
+				nvmeof_strerror(rc_), nvmeof_errmsg());                  \
+			check_failed_in_test = 1;                                        \
+			goto out;                                                        \
+		}                                                                        \
+	} while (0)
+
 typedef void (*test_fn)(void);
 struct test_case { const char *name; test_fn fn; };
 #define TEST(name) static void name(void)

@@ -694,14 +694,18 @@ static int fio_nvmeof_getevents(struct thread_data *td, unsigned int min, unsign
 		}
 		if (rc < 0 && j->nevents < min) {
 			log_err("nvmeof: %s\n", nvmeof_errmsg());
-			return j->nevents ? (int)j->nevents : -EIO;
+			if (!j->nevents)
+				return -EIO;
+			break; /* hand over what did complete */
 		}
-		if (budget_ms == 0 || (budget_ms < 0 && t))
+		if (budget_ms == 0)
 			break;
 	}
 	if (!min)
 		for (int k = 0; k < j->njq; k++)
 			nvmeof_queue_poll(j->jq[k].q, 0);
+	/* Every return of events goes through here, so the next call drops
+	 * exactly these and no io_u is handed to fio twice. */
 	j->nreturned = j->nevents < max ? j->nevents : max;
 	if (j->gpu_flush)
 		gpu_after_reads(td, j);

@@ -32,7 +32,6 @@ struct nvmeof_ctrl {
 	struct nvmeof_queue *admin;
 	struct ibv_pd *pd;           /* outlives reconnects: registrations stay valid */
 	uint32_t assoc_gen;          /* bumped each time the association is re-created */
-	uint32_t reassociations;
 	struct nvmeof_ctrl_info info;
 	struct nvmeof_ns *ns;
 	uint32_t nns;
@@ -294,22 +293,34 @@ static int enable(struct nvmeof_ctrl *c)
 	return wait_csts(c, NVME_CSTS_RDY, NVME_CSTS_RDY, to ? to : 500, "enable: CSTS.RDY");
 }
 
-static int identify_all(struct nvmeof_ctrl *c)
+/* Identify Controller and what follows from it: the data path needs keyed
+ * SGLs; MDTS gives the per-command limit; SGL offsets, ICDOFF 0 and IOCCSZ
+ * give the in-capsule limit. On first bring-up and after a reconnect. */
+static int identify_ctrl(struct nvmeof_ctrl *c)
 {
-	uint8_t sqe[NVME_SQE_SIZE];
-	struct nvmeof_cpl cpl;
-	uint32_t ids[MAX_NS];
-	int rc;
-	if ((rc = identify(c, NVME_CNS_CTRL, 0, "Controller")))
+	int rc = identify(c, NVME_CNS_CTRL, 0, "Controller");
+	if (rc)
 		return rc;
 	nvme_id_ctrl_parse(q_scratch(c->admin), &c->info);
 	if (!(c->info.sgls & NVME_SGLS_KEYED))
 		return nvmeof_err(NVMEOF_ENOTSUP, "controller lacks keyed SGL data block support (SGLS 0x%x)",
 				  c->info.sgls);
 	c->info.max_xfer = nvme_max_xfer(c->info.mdts, c->info.cap);
+	c->info.in_capsule_max = 0;
 	if (c->o.in_capsule && (c->info.sgls & NVME_SGLS_OFFSET) && !c->info.icdoff &&
 	    c->info.ioccsz * 16u > NVME_SQE_SIZE)
 		c->info.in_capsule_max = c->info.ioccsz * 16u - NVME_SQE_SIZE;
+	return 0;
+}
+
+static int identify_all(struct nvmeof_ctrl *c)
+{
+	uint8_t sqe[NVME_SQE_SIZE];
+	struct nvmeof_cpl cpl;
+	uint32_t ids[MAX_NS];
+	int rc;
+	if ((rc = identify_ctrl(c)))
+		return rc;
 
 	uint16_t want = (uint16_t)(c->o.num_io_queues ? c->o.num_io_queues : 1);
 	nvme_sqe_set_features(sqe, 0, NVME_FEAT_NUM_QUEUES, nvme_num_queues_cdw11(want, want));
@@ -485,7 +496,6 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 				  &c->info.cntlid)) ||
 	    (rc = enable(c)) || (rc = identify_all(c)))
 		goto fail;
-	q_set_limits(c->admin, c->info.max_xfer, 0);
 	snprintf(c->info.hca, sizeof(c->info.hca), "%s", ibv_get_device_name(q_verbs(c->admin)->device));
 	c->depth_limit = NVMEOF_MAX_DEPTH;
 	if (c->info.mqes && c->info.mqes < c->depth_limit)
@@ -519,20 +529,17 @@ static int reassociate(struct nvmeof_ctrl *c)
 	char serial[sizeof(c->info.serial)];
 	uint16_t cntlid;
 	int rc;
+	memcpy(serial, c->info.serial, sizeof(serial));
 	if ((rc = q_reopen(c->admin, NVMF_CNTLID_DYNAMIC, c->o.connect_timeout_ms)) ||
 	    (rc = fabrics_connect(c, c->admin, 0, NVMEOF_ADMIN_DEPTH, NVMF_CNTLID_DYNAMIC, c->o.kato_ms,
 				  &cntlid)) ||
-	    (rc = enable(c)) || (rc = identify(c, NVME_CNS_CTRL, 0, "Controller")))
+	    (rc = enable(c)) || (rc = identify_ctrl(c)))
 		return nvmeof_err_prefix(rc, "re-create the association");
-	memcpy(serial, c->info.serial, sizeof(serial));
-	nvme_id_ctrl_parse(q_scratch(c->admin), &c->info);
-	c->info.max_xfer = nvme_max_xfer(c->info.mdts, c->info.cap);
 	if (strcmp(serial, c->info.serial))
 		return nvmeof_err(NVMEOF_ETRANSPORT, "re-create the association: serial %s answered, not %s",
 				  c->info.serial, serial);
 	c->info.cntlid = cntlid;
 	c->assoc_gen++;
-	c->reassociations++;
 	pthread_mutex_lock(&c->lock);
 	c->ka_err = 0; /* keep-alives go to the new association */
 	pthread_mutex_unlock(&c->lock);

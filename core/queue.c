@@ -76,7 +76,7 @@ struct nvmeof_queue {
 	uint32_t depth, nrecv;
 	uint32_t usable;          /* slots the target can take at once */
 	uint32_t cmd_timeout_ms, icd_max, spin_us;
-	uint64_t max_xfer;
+	uint32_t max_cmd_bytes;   /* MDTS, capped by the 24-bit keyed SGL length */
 	enum nvmeof_wait_mode wait_mode;
 
 	struct slot *slots;
@@ -205,6 +205,22 @@ static void handle_resp(struct nvmeof_queue *q, const uint8_t *capsule)
 		finish_slot(q, si, 0);
 }
 
+static void pend_push(struct nvmeof_queue *q, uint16_t ri)
+{
+	q->reqs[ri].queued = true;
+	q->pend[(q->pend_head + q->pend_n) % q->depth] = ri;
+	q->pend_n++;
+}
+
+static uint16_t pend_pop(struct nvmeof_queue *q)
+{
+	uint16_t ri = q->pend[q->pend_head];
+	q->pend_head = (q->pend_head + 1) % q->depth;
+	q->pend_n--;
+	q->reqs[ri].queued = false;
+	return ri;
+}
+
 /* Everything in flight ends with err; only when the QP can no longer touch
  * our memory (flushed or destroyed). */
 static void fail_all(struct nvmeof_queue *q, int err)
@@ -213,11 +229,8 @@ static void fail_all(struct nvmeof_queue *q, int err)
 		if (q->slots[si].state != SLOT_FREE)
 			finish_slot(q, (uint16_t)si, err);
 	while (q->pend_n) {
-		uint16_t ri = q->pend[q->pend_head];
-		q->pend_head = (q->pend_head + 1) % q->depth;
-		q->pend_n--;
+		uint16_t ri = pend_pop(q);
 		struct req *r = &q->reqs[ri];
-		r->queued = false;
 		if (!r->err)
 			r->err = err;
 		r->left = 0;
@@ -226,12 +239,6 @@ static void fail_all(struct nvmeof_queue *q, int err)
 	}
 }
 
-static void pend_push(struct nvmeof_queue *q, uint16_t ri)
-{
-	q->reqs[ri].queued = true;
-	q->pend[(q->pend_head + q->pend_n) % q->depth] = ri;
-	q->pend_n++;
-}
 
 /* After the QP is destroyed: every command slot comes back, and each
  * request that was on the wire starts over, whole, on the next connection
@@ -266,10 +273,7 @@ static void mark_dead(struct nvmeof_queue *q)
 	if (q->dead)
 		return;
 	q->dead = true;
-	if (q->conn.connected) {
-		rdma_disconnect(q->conn.id);
-		q->conn.connected = false;
-	}
+	tr_disconnect(&q->conn);
 }
 
 /* Command timeouts and connection loss, checked every HOUSEKEEP_MS. */
@@ -324,6 +328,22 @@ static int post_sends(struct nvmeof_queue *q)
 
 static void null_sgl(uint8_t *sqe) { nvme_sqe_sgl_keyed(sqe, 0, 0, 0); }
 
+/* DPTR for len bytes at addr: in-capsule when the data goes to the target
+ * and fits IOCCSZ (a second SGE straight from that memory: no copy), else a
+ * keyed SGL the target RDMA-reads or -writes. Returns the SGE count. */
+static int set_dptr(struct nvmeof_queue *q, struct slot *s, uint8_t *sqe, uint64_t addr,
+		    uint32_t len, uint32_t lkey, uint32_t rkey, bool to_target)
+{
+	if (to_target && len <= q->icd_max) {
+		nvme_sqe_sgl_incapsule(sqe, 0, len);
+		s->sge[1] = (struct ibv_sge){.addr = addr, .length = len, .lkey = lkey};
+		q->st.in_capsule++;
+		return 2;
+	}
+	nvme_sqe_sgl_keyed(sqe, addr, len, rkey);
+	return 1;
+}
+
 /* Puts the next command of request ri into a free slot and chains its WR. */
 static void issue(struct nvmeof_queue *q, uint16_t ri)
 {
@@ -344,16 +364,7 @@ static void issue(struct nvmeof_queue *q, uint16_t ri)
 		uint32_t bytes = nlb << r->ns->lbads;
 		uint64_t addr = (uint64_t)(uintptr_t)r->mr->addr + r->next_off;
 		nvme_sqe_rw(sqe, r->opc, cid, r->ns->nsid, r->next_lba, nlb);
-		if (r->opc == NVME_CMD_WRITE && bytes <= q->icd_max) {
-			/* In-capsule straight from the caller's region: a second
-			 * SGE, no copy. */
-			nvme_sqe_sgl_incapsule(sqe, 0, bytes);
-			s->sge[1] = (struct ibv_sge){.addr = addr, .length = bytes, .lkey = r->mr->lkey};
-			nsge = 2;
-			q->st.in_capsule++;
-		} else {
-			nvme_sqe_sgl_keyed(sqe, addr, bytes, r->mr->rkey);
-		}
+		nsge = set_dptr(q, s, sqe, addr, bytes, r->mr->lkey, r->mr->rkey, r->opc == NVME_CMD_WRITE);
 		r->next_lba += nlb;
 		r->next_off += bytes;
 		r->left -= nlb;
@@ -368,15 +379,7 @@ static void issue(struct nvmeof_queue *q, uint16_t ri)
 		uint8_t *range = q->aux + (size_t)si * NVME_DSM_RANGE_SIZE;
 		nvme_dsm_range(range, r->next_lba, r->left);
 		nvme_sqe_dsm_deallocate(sqe, cid, r->ns->nsid, 1);
-		if (q->icd_max >= NVME_DSM_RANGE_SIZE) {
-			nvme_sqe_sgl_incapsule(sqe, 0, NVME_DSM_RANGE_SIZE);
-			s->sge[1] = (struct ibv_sge){.addr = (uintptr_t)range,
-						     .length = NVME_DSM_RANGE_SIZE,
-						     .lkey = q->aux_lkey};
-			nsge = 2;
-		} else {
-			nvme_sqe_sgl_keyed(sqe, (uintptr_t)range, NVME_DSM_RANGE_SIZE, q->aux_rkey);
-		}
+		nsge = set_dptr(q, s, sqe, (uintptr_t)range, NVME_DSM_RANGE_SIZE, q->aux_lkey, q->aux_rkey, true);
 		r->left = 0;
 		break;
 	}
@@ -406,9 +409,7 @@ static void refill(struct nvmeof_queue *q)
 			issue(q, ri);
 		if (r->left)
 			return;
-		q->pend_head = (q->pend_head + 1) % q->depth;
-		q->pend_n--;
-		r->queued = false;
+		pend_pop(q);
 		if (!r->outstanding)
 			complete_req(q, ri); /* failed while waiting */
 	}
@@ -469,12 +470,8 @@ static int submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, vo
 	r->status = 0;
 	r->dw0 = r->dw1 = 0;
 	r->queued = false;
-	if (sb->kind == REQ_IO) {
-		uint64_t limit = q->max_xfer ? q->max_xfer : NVME_KEYED_SGL_MAX_LEN;
-		if (limit > NVME_KEYED_SGL_MAX_LEN)
-			limit = NVME_KEYED_SGL_MAX_LEN;
-		r->chunk = (uint32_t)(limit >> sb->ns->lbads);
-	}
+	if (sb->kind == REQ_IO)
+		r->chunk = q->max_cmd_bytes >> sb->ns->lbads;
 	while (r->left && q->nfree_slots && !(q->reconnecting && sb->kind != REQ_RAW))
 		issue(q, ri);
 	if (r->left)
@@ -775,11 +772,6 @@ uint8_t *q_scratch(struct nvmeof_queue *q)
 }
 struct ibv_pd *q_pd(struct nvmeof_queue *q) { return q->pd; }
 struct ibv_context *q_verbs(struct nvmeof_queue *q) { return q->conn.id->verbs; }
-void q_set_limits(struct nvmeof_queue *q, uint64_t max_xfer, uint32_t icd_max)
-{
-	q->max_xfer = max_xfer;
-	q->icd_max = q->qid ? icd_max : 0; /* nvmet has no in-capsule buffers on the admin queue */
-}
 void q_set_owner(struct nvmeof_queue *q, struct nvmeof_ctrl *ctrl, bool oncs_dsm)
 {
 	q->ctrl = ctrl;
@@ -846,7 +838,8 @@ static void q_init(struct nvmeof_queue *q, const struct q_params *p)
 	q->depth = p->depth;
 	q->nrecv = p->depth + 1;
 	q->cmd_timeout_ms = p->cmd_timeout_ms;
-	q->max_xfer = p->max_xfer;
+	q->max_cmd_bytes = p->max_xfer && p->max_xfer < NVME_KEYED_SGL_MAX_LEN ? (uint32_t)p->max_xfer
+									   : NVME_KEYED_SGL_MAX_LEN;
 	q->icd_max = p->qid ? p->icd_max : 0;
 	q->wait_mode = p->wait_mode;
 	q->spin_us = p->spin_us;

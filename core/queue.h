@@ -30,9 +30,6 @@ struct q_params {
 int q_open(const struct q_params *p, struct nvmeof_queue **out);
 struct ibv_pd *q_pd(struct nvmeof_queue *q);
 struct ibv_context *q_verbs(struct nvmeof_queue *q);
-/* Lets the controller learn the limits it identified after the admin
- * queue came up. */
-void q_set_limits(struct nvmeof_queue *q, uint64_t max_xfer, uint32_t icd_max);
 /* The queue's 4 KiB registered scratch buffer for admin and fabrics data. */
 uint8_t *q_scratch(struct nvmeof_queue *q);
 /* Runs one command built in sqe (its CID and DPTR are filled in here);

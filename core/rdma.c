@@ -206,6 +206,14 @@ int tr_sleep(struct tr_conn *c, int timeout_ms)
 	return 1;
 }
 
+void tr_disconnect(struct tr_conn *c)
+{
+	if (c->connected) {
+		rdma_disconnect(c->id);
+		c->connected = false;
+	}
+}
+
 bool tr_disconnected(struct tr_conn *c)
 {
 	struct rdma_cm_event *ev;
@@ -216,11 +224,8 @@ bool tr_disconnected(struct tr_conn *c)
 			gone = true;
 		rdma_ack_cm_event(ev);
 	}
-	if (gone && c->connected) {
-		/* Moves the QP to error so every posted WR is flushed back to us. */
-		rdma_disconnect(c->id);
-		c->connected = false;
-	}
+	if (gone)
+		tr_disconnect(c);
 	return gone;
 }
 

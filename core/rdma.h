@@ -34,7 +34,10 @@ int tr_connect(struct tr_conn *c, const void *priv, uint8_t priv_len, int timeou
 int tr_arm(struct tr_conn *c);
 /* Sleeps on the completion channel: 1 event, 0 timeout, <0 error. */
 int tr_sleep(struct tr_conn *c, int timeout_ms);
-/* Non-blocking: true when the CM says the connection is gone. */
+/* Moves the QP to error (every posted WR is flushed back) once. */
+void tr_disconnect(struct tr_conn *c);
+/* Non-blocking: true when the CM says the connection is gone; then
+ * disconnects our side too. */
 bool tr_disconnected(struct tr_conn *c);
 /* Disconnect (bounded wait) and release everything; safe on a partial conn. */
 void tr_close(struct tr_conn *c);

@@ -163,16 +163,13 @@ static struct shared_ctrl *ctrl_get(const struct conn_cfg *k, const char *want_h
 		}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
-		pthread_mutex_unlock(&reg_lock);
 		log_err("nvmeof: out of memory\n");
-		return NULL;
+		goto out;
 	}
 	if (nvmeof_ctrl_connect(&k->o, &s->c)) {
 		log_err("nvmeof: connect to %s port %s subsystem %s: %s\n", k->t.traddr, k->t.trsvcid,
 			k->t.subnqn, nvmeof_errmsg());
-		free(s);
-		pthread_mutex_unlock(&reg_lock);
-		return NULL;
+		goto fail;
 	}
 	const struct nvmeof_ctrl_info *i = nvmeof_ctrl_info(s->c);
 	if (want_hca && want_hca[0] && strcmp(want_hca, i->hca)) {
@@ -180,14 +177,17 @@ static struct shared_ctrl *ctrl_get(const struct conn_cfg *k, const char *want_h
 			"(set src_addr= to an address on %s)\n",
 			k->t.traddr, i->hca, want_hca, want_hca);
 		nvmeof_ctrl_close(s->c);
-		free(s);
-		pthread_mutex_unlock(&reg_lock);
-		return NULL;
+		goto fail;
 	}
 	snprintf(s->key, sizeof(s->key), "%s", key);
 	s->refs = 1;
 	s->next = reg_head;
 	reg_head = s;
+	goto out;
+fail:
+	free(s);
+	s = NULL;
+out:
 	pthread_mutex_unlock(&reg_lock);
 	return s;
 }
@@ -234,7 +234,7 @@ struct job {
 	int njq;
 	bool have_queues;
 	struct io_u **events;
-	unsigned int nevents, nreturned, cap;
+	unsigned int nevents, nreturned; /* events holds iodepth entries */
 	unsigned int errors_logged;
 	bool gpu, gpu_copy, gpu_flush;
 };
@@ -446,8 +446,7 @@ static int fio_nvmeof_init(struct thread_data *td)
 	unsigned int i;
 	if (!j || attach_files(td, true))
 		return 1;
-	j->cap = td->o.iodepth;
-	j->events = calloc(j->cap, sizeof(*j->events));
+	j->events = calloc(td->o.iodepth, sizeof(*j->events));
 	if (!j->events)
 		return 1;
 	for_each_file(td, f, i) {

@@ -44,7 +44,7 @@ struct nvmeof_ctrl {
 	bool ka_running, ka_stop;
 	int ka_err;
 	char ka_msg[256];
-	uint64_t ka_sent;
+	uint64_t ka_sent, ka_failed;
 };
 
 void nvmeof_ctrl_opts_init(struct nvmeof_ctrl_opts *o)
@@ -71,6 +71,16 @@ void ctrl_ref_mr(struct nvmeof_ctrl *c, int delta)
 }
 
 const struct nvmeof_ctrl_info *nvmeof_ctrl_info(const struct nvmeof_ctrl *c) { return &c->info; }
+
+int nvmeof_ctrl_get_info(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *out)
+{
+	if (!c || !out)
+		return nvmeof_err(NVMEOF_EINVAL, "controller info: %s", !c ? "no controller" : "no output");
+	pthread_mutex_lock(&c->lock);
+	*out = c->info;
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
 uint32_t nvmeof_ns_count(const struct nvmeof_ctrl *c) { return c->nns; }
 const struct nvmeof_ns *nvmeof_ns_at(const struct nvmeof_ctrl *c, uint32_t i)
 {
@@ -92,24 +102,6 @@ const struct nvmeof_ns *nvmeof_ns_get(const struct nvmeof_ctrl *c, uint32_t nsid
 }
 
 /* ---- host identity ---- */
-
-static int parse_uuid(const char *s, uint8_t out[16])
-{
-	int n = 0;
-	for (const char *p = s; *p && n < 32; p++) {
-		int v;
-		if (*p == '-')
-			continue;
-		if (*p >= '0' && *p <= '9') v = *p - '0';
-		else if (*p >= 'a' && *p <= 'f') v = *p - 'a' + 10;
-		else if (*p >= 'A' && *p <= 'F') v = *p - 'A' + 10;
-		else return -1;
-		if (n % 2 == 0) out[n / 2] = (uint8_t)(v << 4);
-		else out[n / 2] |= (uint8_t)v;
-		n++;
-	}
-	return n == 32 ? 0 : -1;
-}
 
 static void read_line(const char *path, char *buf, size_t len)
 {
@@ -161,12 +153,14 @@ static int host_identity(struct nvmeof_ctrl *c)
 				  strlen(buf) > 40 ? "..." : "", buf[0] ? "too long" : "empty", NVME_NQN_MAX);
 	snprintf(c->hostnqn, sizeof(c->hostnqn), "%s", buf);
 	if (c->o.hostid) {
-		if (parse_uuid(c->o.hostid, c->hostid))
+		if (nvme_parse_uuid(c->o.hostid, c->hostid))
 			return nvmeof_err(NVMEOF_EINVAL, "host ID '%s' is not a UUID", c->o.hostid);
 		return 0;
 	}
+	/* as nvme-cli: /etc/nvme/hostid, else the UUID of a uuid-form host
+	 * NQN, so one host presents one identity; else this process's own */
 	read_line("/etc/nvme/hostid", buf, sizeof(buf));
-	if (!buf[0] || parse_uuid(buf, c->hostid))
+	if ((!buf[0] || nvme_parse_uuid(buf, c->hostid)) && nvme_hostid_from_nqn(c->hostnqn, c->hostid))
 		memcpy(c->hostid, proc_hostid, 16);
 	return 0;
 }
@@ -222,9 +216,11 @@ static int fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16
 	int rc = q_exec(q, sqe, NVMF_CONNECT_DATA_SIZE, c->o.cmd_timeout_ms, &cpl);
 	if (rc == NVMEOF_ENVME) {
 		const char *hint = "";
-		if (cpl.status == 0x184)
+		/* SCT and SC only: the target may set DNR and More */
+		uint16_t code = (uint16_t)(NVMEOF_STATUS_SCT(cpl.status) << 8 | NVMEOF_STATUS_SC(cpl.status));
+		if (code == 0x184)
 			hint = ": the subsystem does not allow this host NQN";
-		else if (cpl.status == 0x182)
+		else if (code == 0x182)
 			hint = ": wrong subsystem NQN, or a parameter the target refused";
 		return nvmeof_err_prefix(rc, "Fabrics Connect queue %u to %s as %s%s", qid, c->subnqn,
 					 c->hostnqn, hint);
@@ -271,65 +267,72 @@ static int wait_csts(struct nvmeof_ctrl *c, uint32_t mask, uint32_t want, uint32
 	}
 }
 
-static int enable(struct nvmeof_ctrl *c)
+static int enable(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info)
 {
 	uint64_t vs;
 	int rc;
-	if ((rc = prop_get(c, NVME_REG_CAP, 1, &c->info.cap, "CAP")) ||
+	if ((rc = prop_get(c, NVME_REG_CAP, 1, &info->cap, "CAP")) ||
 	    (rc = prop_get(c, NVME_REG_VS, 0, &vs, "VS")))
 		return rc;
-	c->info.ver = (uint32_t)vs;
-	c->info.mqes = NVME_CAP_MQES(c->info.cap);
-	if (NVME_CAP_MPSMIN(c->info.cap) > 0)
+	info->ver = (uint32_t)vs;
+	info->mqes = NVME_CAP_MQES(info->cap);
+	if (NVME_CAP_MPSMIN(info->cap) > 0)
 		return nvmeof_err(NVMEOF_ENOTSUP, "controller's minimum page size is %u bytes; 4096 is required",
-				  1u << (12 + NVME_CAP_MPSMIN(c->info.cap)));
+				  1u << (12 + NVME_CAP_MPSMIN(info->cap)));
 	c->cc = NVME_CC_CSS_NVM | NVME_CC_MPS(12) | NVME_CC_IOSQES(6) | NVME_CC_IOCQES(4);
 	if ((rc = prop_set(c, NVME_REG_CC, c->cc, "CC")))
 		return rc;
 	c->cc |= NVME_CC_EN;
 	if ((rc = prop_set(c, NVME_REG_CC, c->cc, "CC.EN")))
 		return rc;
-	uint32_t to = NVME_CAP_TO(c->info.cap) * 500u;
+	uint32_t to = NVME_CAP_TO(info->cap) * 500u;
 	return wait_csts(c, NVME_CSTS_RDY, NVME_CSTS_RDY, to ? to : 500, "enable: CSTS.RDY");
 }
 
 /* Identify Controller and what follows from it: the data path needs keyed
  * SGLs; MDTS gives the per-command limit; SGL offsets, ICDOFF 0 and IOCCSZ
  * give the in-capsule limit. On first bring-up and after a reconnect. */
-static int identify_ctrl(struct nvmeof_ctrl *c)
+static int identify_ctrl(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info)
 {
 	int rc = identify(c, NVME_CNS_CTRL, 0, "Controller");
 	if (rc)
 		return rc;
-	nvme_id_ctrl_parse(q_scratch(c->admin), &c->info);
-	if (!(c->info.sgls & NVME_SGLS_KEYED))
+	nvme_id_ctrl_parse(q_scratch(c->admin), info);
+	if (!(info->sgls & NVME_SGLS_KEYED))
 		return nvmeof_err(NVMEOF_ENOTSUP, "controller lacks keyed SGL data block support (SGLS 0x%x)",
-				  c->info.sgls);
-	c->info.max_xfer = nvme_max_xfer(c->info.mdts, c->info.cap);
-	c->info.in_capsule_max = 0;
-	if (c->o.in_capsule && (c->info.sgls & NVME_SGLS_OFFSET) && !c->info.icdoff &&
-	    c->info.ioccsz * 16u > NVME_SQE_SIZE)
-		c->info.in_capsule_max = c->info.ioccsz * 16u - NVME_SQE_SIZE;
+				  info->sgls);
+	info->max_xfer = nvme_max_xfer(info->mdts, info->cap);
+	info->in_capsule_max = 0;
+	if (c->o.in_capsule && (info->sgls & NVME_SGLS_OFFSET) && !info->icdoff &&
+	    info->ioccsz * 16u > NVME_SQE_SIZE)
+		info->in_capsule_max = info->ioccsz * 16u - NVME_SQE_SIZE;
 	return 0;
 }
 
-static int identify_all(struct nvmeof_ctrl *c)
+/* Set Features Number of Queues, on bring-up and on every reassociation (a
+ * new controller starts with none granted). */
+static int set_num_queues(struct nvmeof_ctrl *c, uint32_t *granted)
 {
 	uint8_t sqe[NVME_SQE_SIZE];
 	struct nvmeof_cpl cpl;
-	uint32_t ids[MAX_NS];
 	int rc;
-	if ((rc = identify_ctrl(c)))
-		return rc;
-
 	uint16_t want = (uint16_t)(c->o.num_io_queues ? c->o.num_io_queues : 1);
 	nvme_sqe_set_features(sqe, 0, NVME_FEAT_NUM_QUEUES, nvme_num_queues_cdw11(want, want));
 	if ((rc = q_exec(c->admin, sqe, 0, admin_tmo(c), &cpl)))
 		return nvmeof_err_prefix(rc, "Set Features Number of Queues");
 	uint32_t nsq = (cpl.cdw0 & 0xffff) + 1, ncq = (cpl.cdw0 >> 16) + 1;
-	c->info.max_io_queues = nsq < ncq ? nsq : ncq;
-	if (c->info.max_io_queues > want)
-		c->info.max_io_queues = want;
+	*granted = nsq < ncq ? nsq : ncq;
+	if (*granted > want)
+		*granted = want;
+	return 0;
+}
+
+static int identify_all(struct nvmeof_ctrl *c)
+{
+	uint32_t ids[MAX_NS];
+	int rc;
+	if ((rc = identify_ctrl(c, &c->info)) || (rc = set_num_queues(c, &c->info.max_io_queues)))
+		return rc;
 
 	if ((rc = identify(c, NVME_CNS_NS_ACTIVE_LIST, 0, "Active Namespace List")))
 		return rc;
@@ -366,7 +369,7 @@ static void *ka_main(void *arg)
 		ts.tv_nsec = (long)(ns % 1000000000u);
 		while (!c->ka_stop && pthread_cond_timedwait(&c->ka_cond, &c->lock, &ts) == 0)
 			;
-		if (c->ka_stop || c->ka_err)
+		if (c->ka_stop)
 			continue;
 		nvme_sqe_keep_alive(sqe, 0);
 		pthread_mutex_unlock(&c->lock);
@@ -375,10 +378,14 @@ static void *ka_main(void *arg)
 		int rc = q_exec(c->admin, sqe, 0, c->o.kato_ms, NULL);
 		pthread_mutex_unlock(&c->admin_lock);
 		pthread_mutex_lock(&c->lock);
+		/* One late answer is not the end: the health call reports it,
+		 * and the next Keep Alive goes out on time regardless. */
 		if (rc) {
 			c->ka_err = rc;
+			c->ka_failed++;
 			snprintf(c->ka_msg, sizeof(c->ka_msg), "Keep Alive: %s", nvmeof_errmsg());
 		} else {
+			c->ka_err = 0;
 			c->ka_sent++;
 		}
 	}
@@ -494,7 +501,7 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	q_take_pd(c->admin);
 	if ((rc = fabrics_connect(c, c->admin, 0, NVMEOF_ADMIN_DEPTH, NVMF_CNTLID_DYNAMIC, opts->kato_ms,
 				  &c->info.cntlid)) ||
-	    (rc = enable(c)) || (rc = identify_all(c)))
+	    (rc = enable(c, &c->info)) || (rc = identify_all(c)))
 		goto fail;
 	snprintf(c->info.hca, sizeof(c->info.hca), "%s", ibv_get_device_name(q_verbs(c->admin)->device));
 	c->depth_limit = NVMEOF_MAX_DEPTH;
@@ -526,23 +533,36 @@ fail:
  * Called with admin_lock held. */
 static int reassociate(struct nvmeof_ctrl *c)
 {
-	char serial[sizeof(c->info.serial)];
+	struct nvmeof_ctrl_info ni;
 	uint16_t cntlid;
+	uint32_t granted = 0;
 	int rc;
-	memcpy(serial, c->info.serial, sizeof(serial));
+	pthread_mutex_lock(&c->lock);
+	ni = c->info;
+	pthread_mutex_unlock(&c->lock);
 	if ((rc = q_reopen(c->admin, NVMF_CNTLID_DYNAMIC, c->o.connect_timeout_ms)) ||
 	    (rc = fabrics_connect(c, c->admin, 0, NVMEOF_ADMIN_DEPTH, NVMF_CNTLID_DYNAMIC, c->o.kato_ms,
 				  &cntlid)) ||
-	    (rc = enable(c)) || (rc = identify_ctrl(c)))
+	    (rc = enable(c, &ni)) || (rc = identify_ctrl(c, &ni)))
 		return nvmeof_err_prefix(rc, "re-create the association");
-	if (strcmp(serial, c->info.serial))
-		return nvmeof_err(NVMEOF_ETRANSPORT, "re-create the association: serial %s answered, not %s",
-				  c->info.serial, serial);
-	c->info.cntlid = cntlid;
-	c->assoc_gen++;
+	/* the same controller must answer: same subsystem, same serial */
+	if (strcmp(ni.subnqn, c->info.subnqn) || strcmp(ni.serial, c->info.serial))
+		return nvmeof_err(NVMEOF_ETRANSPORT,
+				  "re-create the association: %s serial %s answered, not %s serial %s",
+				  ni.subnqn, ni.serial, c->info.subnqn, c->info.serial);
+	if ((rc = set_num_queues(c, &granted)))
+		return nvmeof_err_prefix(rc, "re-create the association");
+	if (granted < c->info.max_io_queues)
+		return nvmeof_err(NVMEOF_ETRANSPORT,
+				  "re-create the association: the controller now grants %u I/O queues, not %u",
+				  granted, c->info.max_io_queues);
+	ni.cntlid = cntlid;
+	ni.max_io_queues = c->info.max_io_queues;
 	pthread_mutex_lock(&c->lock);
+	c->info = ni;
 	c->ka_err = 0; /* keep-alives go to the new association */
 	pthread_mutex_unlock(&c->lock);
+	c->assoc_gen++;
 	return 0;
 }
 
@@ -556,10 +576,18 @@ static int reconnect_queue(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 		rc = reassociate(c);
 	uint16_t cntlid = c->info.cntlid;
 	uint32_t gen = c->assoc_gen;
+	pthread_mutex_lock(&c->lock);
+	uint32_t icd = c->info.in_capsule_max;
+	uint64_t max_xfer = c->info.max_xfer;
+	uint16_t crdt[3] = {c->info.crdt[0], c->info.crdt[1], c->info.crdt[2]};
+	pthread_mutex_unlock(&c->lock);
 	pthread_mutex_unlock(&c->admin_lock);
 	if (rc)
 		return rc;
 	uint16_t qid = nvmeof_queue_qid(q);
+	/* IOCCSZ and MDTS may differ on the new controller: apply them before
+	 * anything is re-issued */
+	q_set_limits(q, icd, max_xfer, crdt);
 	if ((rc = q_reopen(q, cntlid, c->o.connect_timeout_ms)) ||
 	    (rc = fabrics_connect(c, q, qid, (uint16_t)q_depth_asked(q), cntlid, 0, NULL)))
 		return nvmeof_err_prefix(rc, "reconnect queue %u", qid);
@@ -633,6 +661,7 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 		.wait_mode = qo && qo->wait_mode_set ? qo->wait_mode : c->o.wait_mode,
 		.spin_us = c->o.spin_us,
 		.batch = qo && qo->batch,
+		.crdt = {c->info.crdt[0], c->info.crdt[1], c->info.crdt[2]},
 	};
 	c->qid_used[qid] = 1; /* reserved while we connect without the lock */
 	pthread_mutex_unlock(&c->lock);

@@ -17,7 +17,8 @@ struct fake_wire {
 	uint32_t rnr_head, rnr_n;
 	fw_responder fn;
 	void *ctx;
-	bool broken;
+	bool broken, fail_post;
+	uint32_t rnr_count;
 };
 
 struct fake_wire *fw_new(uint32_t depth, fw_responder fn, void *ctx)
@@ -62,23 +63,44 @@ static void push(struct fake_wire *fw, uint64_t wr_id, enum ibv_wc_opcode op, en
 	w->status = st;
 }
 
-static void deliver(struct fake_wire *fw, const uint8_t *cqe)
+static void deliver(struct fake_wire *fw, const uint8_t *cqe, uint32_t len)
 {
 	uint32_t i = fw->rhead;
 	fw->rhead = (fw->rhead + 1) % fw->rcap;
 	fw->rn--;
-	memcpy((void *)(uintptr_t)fw->recv_sge[i].addr, cqe, NVME_CQE_SIZE);
+	memcpy((void *)(uintptr_t)fw->recv_sge[i].addr, cqe, len);
 	push(fw, fw->recv[i].wr_id, IBV_WC_RECV, IBV_WC_SUCCESS);
+	fw->wc[(fw->head + fw->n - 1) % fw->cap].byte_len = len;
 }
+
+int fw_inject_len(struct fake_wire *fw, const uint8_t *cqe, uint32_t len)
+{
+	if (!fw->rn || len > NVME_CQE_SIZE)
+		return -1;
+	deliver(fw, cqe, len);
+	return 0;
+}
+
+void fw_reset(struct fake_wire *fw)
+{
+	fw->head = fw->n = 0;
+	fw->rhead = fw->rn = 0;
+	fw->rnr_head = fw->rnr_n = 0;
+	fw->broken = fw->fail_post = false;
+}
+
+void fw_fail_next_post(struct fake_wire *fw) { fw->fail_post = true; }
+uint32_t fw_rnr_count(const struct fake_wire *fw) { return fw->rnr_count; }
 
 int fw_inject(struct fake_wire *fw, const uint8_t *cqe)
 {
 	if (fw->rn && !fw->rnr_n) {
-		deliver(fw, cqe);
+		deliver(fw, cqe, NVME_CQE_SIZE);
 		return 0;
 	}
 	/* No receive posted: an RC sender gets an RNR NAK and retries (we
 	 * connect with rnr_retry 7, forever), so the capsule waits, in order. */
+	fw->rnr_count++;
 	if (fw->rnr_n == RNR_CAP)
 		return -1;
 	memcpy(fw->rnr[(fw->rnr_head + fw->rnr_n++) % RNR_CAP], cqe, NVME_CQE_SIZE);
@@ -95,6 +117,11 @@ int fw_post_send(struct fake_wire *fw, struct ibv_send_wr *wr, struct ibv_send_w
 		if (fw->broken) {
 			*bad = wr;
 			return 107; /* ENOTCONN */
+		}
+		if (fw->fail_post) {
+			fw->fail_post = false;
+			*bad = wr;
+			return 12; /* ENOMEM: a full send queue */
 		}
 		put_le16(cqe + 12, nvme_sqe_cid(sqe));
 		enum fw_action a = fw->fn ? fw->fn(fw->ctx, sqe, wr->sg_list, wr->num_sge, cqe) : FW_RESPOND;
@@ -121,7 +148,7 @@ int fw_post_recv(struct fake_wire *fw, struct ibv_recv_wr *wr, struct ibv_recv_w
 		fw->recv_sge[i] = wr->sg_list[0];
 	}
 	while (fw->rnr_n && fw->rn) {
-		deliver(fw, fw->rnr[fw->rnr_head]);
+		deliver(fw, fw->rnr[fw->rnr_head], NVME_CQE_SIZE);
 		fw->rnr_head = (fw->rnr_head + 1) % RNR_CAP;
 		fw->rnr_n--;
 	}

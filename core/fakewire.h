@@ -33,6 +33,14 @@ void fw_free(struct fake_wire *fw);
 int fw_inject(struct fake_wire *fw, const uint8_t *cqe);
 /* Makes the next poll report a flushed (failed) receive: a lost connection. */
 void fw_break(struct fake_wire *fw);
+/* A new connection on the same wire: nothing pending, nothing posted. */
+void fw_reset(struct fake_wire *fw);
+/* The next fw_post_send fails (as ibv_post_send can) while the wire stays up. */
+void fw_fail_next_post(struct fake_wire *fw);
+/* Responses that found no receive posted and had to wait (RNR NAKs). */
+uint32_t fw_rnr_count(const struct fake_wire *fw);
+/* Delivers a response capsule of only len bytes (a malformed one). */
+int fw_inject_len(struct fake_wire *fw, const uint8_t *cqe, uint32_t len);
 
 int fw_post_send(struct fake_wire *fw, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int fw_post_recv(struct fake_wire *fw, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);

@@ -110,6 +110,8 @@ void nvme_id_ctrl_parse(const uint8_t *d, struct nvmeof_ctrl_info *info)
 	nvme_ascii_field(info->firmware, d + 64, 8);
 	info->mdts = d[77];
 	info->cntlid = get_le16(d + 78);
+	for (int i = 0; i < 3; i++)
+		info->crdt[i] = get_le16(d + 134 + 2 * i);
 	info->kas = get_le16(d + 320);
 	info->maxcmd = get_le16(d + 514);
 	info->nn = get_le32(d + 516);
@@ -209,5 +211,34 @@ int nvme_rdma_cm_rej_parse(const void *priv, size_t len, uint16_t *sts)
 	if (!p || len < 4)
 		return -1;
 	*sts = get_le16(p + 2);
+	return 0;
+}
+
+int nvme_parse_uuid(const char *s, uint8_t out[16])
+{
+	int n = 0;
+	for (const char *p = s; *p && n < 32; p++) {
+		int v;
+		if (*p == '-')
+			continue;
+		if (*p >= '0' && *p <= '9') v = *p - '0';
+		else if (*p >= 'a' && *p <= 'f') v = *p - 'a' + 10;
+		else if (*p >= 'A' && *p <= 'F') v = *p - 'A' + 10;
+		else return -1;
+		if (n % 2 == 0) out[n / 2] = (uint8_t)(v << 4);
+		else out[n / 2] |= (uint8_t)v;
+		n++;
+	}
+	return n == 32 ? 0 : -1;
+}
+
+int nvme_hostid_from_nqn(const char *nqn, uint8_t out[16])
+{
+	static const char pfx[] = "nqn.2014-08.org.nvmexpress:uuid:";
+	uint8_t id[16];
+	if (!nqn || strncmp(nqn, pfx, sizeof(pfx) - 1) || strlen(nqn) != sizeof(pfx) - 1 + 36 ||
+	    nvme_parse_uuid(nqn + sizeof(pfx) - 1, id))
+		return -1;
+	memcpy(out, id, 16);
 	return 0;
 }

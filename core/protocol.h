@@ -223,5 +223,10 @@ const char *nvme_rdma_cm_status_name(uint16_t sts);
 
 /* Copies a space-padded ASCII field into a NUL-terminated string, trimmed. */
 void nvme_ascii_field(char *dst, const uint8_t *src, size_t n);
+/* A UUID in text (hyphens optional) to its 16 bytes; -1 if it is not one. */
+int nvme_parse_uuid(const char *s, uint8_t out[16]);
+/* The UUID of a uuid-form host NQN (nqn.2014-08.org.nvmexpress:uuid:...),
+ * which nvme-cli uses as the host ID when none is configured; -1 otherwise. */
+int nvme_hostid_from_nqn(const char *nqn, uint8_t out[16]);
 
 #endif

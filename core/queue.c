@@ -30,18 +30,23 @@
 #define POLL_BATCH 32
 #define SCRATCH_SIZE 4096
 #define HOUSEKEEP_MS 100
+#define MAX_RETRIES 5  /* as the kernel host's nvme_max_retries */
+#define NO_REQ 0xffff
+/* A send's wr_id carries the slot's generation, so a send completion that
+ * arrives after its slot was released (and maybe reused) is recognised. */
+#define SEND_WRID(gen, si) ((uint64_t)(gen) << 16 | (si))
 
-enum slot_state { SLOT_FREE, SLOT_BUSY, SLOT_ZOMBIE };
+enum slot_state { SLOT_FREE, SLOT_BUSY, SLOT_ZOMBIE, SLOT_RETRY };
 enum { SLOT_SENT = 1, SLOT_RESP = 2 };
 enum req_kind { REQ_IO, REQ_FLUSH, REQ_DSM, REQ_RAW };
 
 struct slot {
 	struct ibv_send_wr wr;
 	struct ibv_sge sge[2];
-	uint64_t t_submit_ms;
+	uint64_t t_submit_ms;     /* SLOT_RETRY: when to send again */
 	uint32_t dw0, dw1;
 	uint16_t gen, req, status;
-	uint8_t state, flags;
+	uint8_t state, flags, retries;
 };
 
 struct req {
@@ -56,14 +61,15 @@ struct req {
 	uint64_t next_lba;
 	size_t next_off;
 	uint32_t left;            /* blocks not yet issued */
-	uint32_t chunk;           /* blocks per command */
 	uint32_t outstanding;     /* commands issued, not yet finished */
+	uint64_t seq;             /* submission order, kept across a reconnect */
 	uint32_t dw0, dw1, data_len;
 	int err;
 	uint16_t status;
 	uint8_t kind, opc;
 	bool queued;              /* in the pending FIFO */
 	bool live;                /* submitted, not yet completed */
+	bool replay;              /* waited through an outage: re-issued one at a time */
 };
 
 struct nvmeof_queue {
@@ -87,6 +93,12 @@ struct nvmeof_queue {
 	uint32_t nfree_reqs;
 	uint16_t *pend;           /* FIFO of requests with blocks not yet issued */
 	uint32_t pend_head, pend_n;
+	uint16_t *park_tmp;       /* reconnect: the FIFO re-sorted by submission order */
+	uint64_t seq;
+	uint32_t replay_left;     /* requests that waited through an outage, not yet done */
+	uint16_t replay_cur;      /* the one of them on the wire, or NO_REQ */
+	uint32_t nretry;          /* slots waiting out a Command Retry Delay */
+	uint16_t crdt[3];         /* CRDT1..3, 100 ms units */
 
 	uint8_t *sqes, *rsps, *aux; /* aux: per-slot DSM range, then scratch */
 	struct ibv_mr *sqe_mr, *rsp_mr, *aux_mr;
@@ -109,6 +121,8 @@ struct nvmeof_queue {
 	struct nvmeof_queue_stats st;
 };
 
+static void post_recvs(struct nvmeof_queue *q);
+
 uint64_t nvmeof_now_ms(void)
 {
 	struct timespec ts;
@@ -128,7 +142,18 @@ static uint64_t now_us(void)
 static void complete_req(struct nvmeof_queue *q, uint16_t ri)
 {
 	struct req *r = &q->reqs[ri];
-	struct nvmeof_cpl cpl = {.err = r->err, .status = r->status, .cdw0 = r->dw0, .cdw1 = r->dw1};
+	struct nvmeof_cpl cpl = {.err = r->err, .status = r->status, .cdw0 = r->dw0, .cdw1 = r->dw1,
+				 .opc = r->opc, .admin = q->qid == 0};
+	if (r->kind == REQ_RAW && r->raw) {
+		cpl.opc = r->raw[0];
+		cpl.fctype = r->raw[0] == NVME_FABRICS_OPCODE ? r->raw[4] : 0;
+	}
+	if (unlikely(r->replay)) {
+		r->replay = false;
+		q->replay_left--;
+		if (q->replay_cur == ri)
+			q->replay_cur = NO_REQ;
+	}
 	if (r->kind == REQ_IO && r->opc == NVME_CMD_READ && !r->err)
 		DEVICE_WROTE((uint8_t *)r->mr->addr + r->off0, r->next_off - r->off0);
 	else if (r->kind == REQ_RAW && r->data_len && !r->err)
@@ -163,11 +188,23 @@ static void chunk_done(struct nvmeof_queue *q, uint16_t ri, int err, uint16_t st
 		complete_req(q, ri);
 }
 
+/* CID FFFFh is never handed out: the specification reserves it (an Error
+ * Information entry uses it for "no command"). */
+static void next_gen(struct slot *s, uint16_t si)
+{
+	s->gen = (uint16_t)((s->gen + 1) & GEN_MASK);
+	if ((uint16_t)(s->gen << SLOT_BITS | si) == 0xffff)
+		s->gen = 0;
+}
+
 static void release_slot(struct nvmeof_queue *q, uint16_t si)
 {
 	struct slot *s = &q->slots[si];
+	if (s->state == SLOT_RETRY)
+		q->nretry--;
 	s->state = SLOT_FREE;
-	s->gen = (uint16_t)((s->gen + 1) & GEN_MASK);
+	s->flags = 0;
+	next_gen(s, si);
 	q->slot_free[q->nfree_slots++] = si;
 }
 
@@ -183,6 +220,57 @@ static void finish_slot(struct nvmeof_queue *q, uint16_t si, int err)
 	if (!err && st)
 		err = NVMEOF_ENVME;
 	chunk_done(q, ri, err, st, dw0, dw1);
+}
+
+/* An I/O command that failed with a status the controller says may succeed
+ * if retried (DNR clear) goes again from the same slot, with a new CID,
+ * after the Command Retry Delay its CRD field selects; at most MAX_RETRIES. */
+static bool retry_slot(struct nvmeof_queue *q, uint16_t si)
+{
+	struct slot *s = &q->slots[si];
+	uint16_t st = s->status;
+	if (!st || NVMEOF_STATUS_DNR(st) || s->retries >= MAX_RETRIES || !q->qid || q->dead ||
+	    s->state != SLOT_BUSY || q->reqs[s->req].kind == REQ_RAW || q->reqs[s->req].err)
+		return false;
+	unsigned crd = NVMEOF_STATUS_CRD(st);
+	uint64_t delay = crd ? (uint64_t)q->crdt[crd - 1] * 100u : 0;
+	if (delay > q->cmd_timeout_ms)
+		delay = q->cmd_timeout_ms;
+	s->retries++;
+	s->flags = 0;
+	s->state = SLOT_RETRY;
+	s->t_submit_ms = nvmeof_now_ms() + delay;
+	next_gen(s, si);
+	nvme_sqe_set_cid(q->sqes + (size_t)si * NVME_SQE_SIZE, (uint16_t)(s->gen << SLOT_BITS | si));
+	s->wr.wr_id = SEND_WRID(s->gen, si);
+	q->nretry++;
+	q->st.retries++;
+	return true;
+}
+
+static void chain_send(struct nvmeof_queue *q, struct ibv_send_wr *wr);
+
+/* Sends the slots whose retry delay has passed. */
+static void send_due_retries(struct nvmeof_queue *q, uint64_t now)
+{
+	for (uint32_t si = 0; si < q->depth && q->nretry; si++) {
+		struct slot *s = &q->slots[si];
+		if (s->state != SLOT_RETRY || s->t_submit_ms > now)
+			continue;
+		s->state = SLOT_BUSY;
+		s->t_submit_ms = now;
+		q->nretry--;
+		q->st.cmds++;
+		chain_send(q, &s->wr);
+	}
+}
+
+/* Both halves of a command are in: its response and its send completion. */
+static void slot_done(struct nvmeof_queue *q, uint16_t si)
+{
+	if (unlikely(q->slots[si].status) && retry_slot(q, si))
+		return;
+	finish_slot(q, si, 0);
 }
 
 static void handle_resp(struct nvmeof_queue *q, const uint8_t *capsule)
@@ -202,7 +290,23 @@ static void handle_resp(struct nvmeof_queue *q, const uint8_t *capsule)
 	s->dw0 = c.dw0;
 	s->dw1 = c.dw1;
 	if (s->flags & SLOT_SENT)
-		finish_slot(q, si, 0);
+		slot_done(q, si);
+}
+
+static void handle_send(struct nvmeof_queue *q, uint64_t wr_id)
+{
+	uint16_t si = (uint16_t)(wr_id & 0xffff);
+	struct slot *s = &q->slots[si];
+	/* A send completion for a slot already released (failed over on a
+	 * lost connection, or reused since) is not ours to finish. */
+	if (unlikely(si >= q->depth || (s->state != SLOT_BUSY && s->state != SLOT_ZOMBIE) ||
+		     s->gen != ((wr_id >> 16) & GEN_MASK) || (s->flags & SLOT_SENT))) {
+		q->st.stale_cqes++;
+		return;
+	}
+	s->flags |= SLOT_SENT;
+	if (s->flags & SLOT_RESP)
+		slot_done(q, si);
 }
 
 static void pend_push(struct nvmeof_queue *q, uint16_t ri)
@@ -241,30 +345,50 @@ static void fail_all(struct nvmeof_queue *q, int err)
 
 
 /* After the QP is destroyed: every command slot comes back, and each
- * request that was on the wire starts over, whole, on the next connection
- * (reads and writes are idempotent; a write may land twice, never half). */
+ * request still live starts over, whole, on the next connection (reads and
+ * writes are idempotent; a write may land twice, never half). The waiting
+ * FIFO is rebuilt in submission order, so what was on the wire before the
+ * loss goes before what was submitted during the outage. */
 static void park_all(struct nvmeof_queue *q)
 {
+	uint32_t n = 0;
 	for (uint32_t si = 0; si < q->depth; si++)
 		if (q->slots[si].state != SLOT_FREE)
 			release_slot(q, (uint16_t)si);
-	for (uint32_t ri = 0; ri <= q->depth; ri++) {
+	q->replay_left = 0;
+	q->replay_cur = NO_REQ;
+	q->pend_head = q->pend_n = 0;
+	for (uint32_t ri = 0; ri < q->depth; ri++) {
 		struct req *r = &q->reqs[ri];
-		if (!r->live || r->queued)
+		if (!r->live)
 			continue;
+		r->queued = r->replay = false;
 		r->outstanding = 0;
-		if (ri == q->depth || r->err) {
-			/* internal commands and failed requests end here */
-			if (!r->err)
-				r->err = NVMEOF_ECLOSED;
+		if (r->err) {
 			r->left = 0;
-			complete_req(q, (uint16_t)ri);
-			continue;
+		} else {
+			r->next_lba = r->slba0;
+			r->next_off = r->off0;
+			r->left = r->nlb0;
 		}
-		r->next_lba = r->slba0;
-		r->next_off = r->off0;
-		r->left = r->nlb0;
-		pend_push(q, (uint16_t)ri);
+		/* insertion sort by seq: a reconnect is rare, depth is small */
+		uint32_t k = n++;
+		while (k && q->reqs[q->park_tmp[k - 1]].seq > r->seq) {
+			q->park_tmp[k] = q->park_tmp[k - 1];
+			k--;
+		}
+		q->park_tmp[k] = (uint16_t)ri;
+	}
+	for (uint32_t k = 0; k < n; k++)
+		pend_push(q, q->park_tmp[k]);
+	/* internal commands end here; failed requests when the FIFO reaches them */
+	struct req *rsv = &q->reqs[q->depth];
+	if (rsv->live) {
+		rsv->outstanding = 0;
+		rsv->left = 0;
+		if (!rsv->err)
+			rsv->err = NVMEOF_ECLOSED;
+		complete_req(q, (uint16_t)q->depth);
 	}
 }
 
@@ -356,11 +480,14 @@ static void issue(struct nvmeof_queue *q, uint16_t ri)
 
 	s->state = SLOT_BUSY;
 	s->flags = 0;
+	s->retries = 0;
 	s->req = ri;
 	s->t_submit_ms = nvmeof_now_ms();
+	s->wr.wr_id = SEND_WRID(s->gen, si);
 	switch (r->kind) {
 	case REQ_IO: {
-		uint32_t nlb = r->left < r->chunk ? r->left : r->chunk;
+		uint32_t chunk = q->max_cmd_bytes >> r->ns->lbads;
+		uint32_t nlb = r->left < chunk ? r->left : chunk;
 		uint32_t bytes = nlb << r->ns->lbads;
 		uint64_t addr = (uint64_t)(uintptr_t)r->mr->addr + r->next_off;
 		nvme_sqe_rw(sqe, r->opc, cid, r->ns->nsid, r->next_lba, nlb);
@@ -405,6 +532,14 @@ static void refill(struct nvmeof_queue *q)
 	while (q->pend_n) {
 		uint16_t ri = q->pend[q->pend_head];
 		struct req *r = &q->reqs[ri];
+		if (unlikely(q->replay_left)) {
+			/* After a reconnect, what waited goes one request at a time,
+			 * in submission order: a re-issued write cannot land after a
+			 * newer write to the same blocks. */
+			if (!r->replay || (q->replay_cur != NO_REQ && q->replay_cur != ri))
+				return;
+			q->replay_cur = ri;
+		}
 		while (r->left && q->nfree_slots)
 			issue(q, ri);
 		if (r->left)
@@ -430,11 +565,14 @@ static int submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, vo
 		  uint16_t *ri_out)
 {
 	uint16_t ri;
+	bool hold = q->reconnecting || q->replay_left;
 	if (sb->kind == REQ_RAW) {
 		/* Internal commands (connect, identify, keep-alive) have a request
 		 * of their own, so they run even with every user request parked. */
 		if (unlikely(q->dead && !q->connecting))
 			return nvmeof_err(NVMEOF_ECLOSED, "queue %u is disconnected", q->qid);
+		if (unlikely(!q->nfree_slots) && !q->connecting)
+			nvmeof_queue_poll(q, 0); /* reap late answers to timed-out commands */
 		if (unlikely(q->rsv_busy || !q->nfree_slots))
 			return nvmeof_err(NVMEOF_EQFULL, "queue %u: no slot for an internal command", q->qid);
 		ri = (uint16_t)q->depth;
@@ -443,9 +581,9 @@ static int submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, vo
 		if (unlikely(q->dead && !q->reconnecting))
 			return nvmeof_err(NVMEOF_ECLOSED, "queue %u is disconnected", q->qid);
 		/* Earlier split requests go first; a full queue is reported,
-		 * not queued, except while reconnecting: then requests wait. */
-		if (unlikely(!q->nfree_reqs ||
-			     (!q->reconnecting && (!q->nfree_slots || q->pend_n))))
+		 * not queued, except while reconnecting or re-issuing what
+		 * waited: then requests wait behind those. */
+		if (unlikely(!q->nfree_reqs || (!hold && (!q->nfree_slots || q->pend_n))))
 			return nvmeof_err(NVMEOF_EQFULL, "queue %u full (%u commands in flight)", q->qid,
 					  q->usable - q->nfree_slots);
 		ri = q->req_free[--q->nfree_reqs];
@@ -470,9 +608,9 @@ static int submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, vo
 	r->status = 0;
 	r->dw0 = r->dw1 = 0;
 	r->queued = false;
-	if (sb->kind == REQ_IO)
-		r->chunk = q->max_cmd_bytes >> sb->ns->lbads;
-	while (r->left && q->nfree_slots && !(q->reconnecting && sb->kind != REQ_RAW))
+	r->replay = false;
+	r->seq = q->seq++;
+	while (r->left && q->nfree_slots && !(hold && sb->kind != REQ_RAW))
 		issue(q, ri);
 	if (r->left)
 		pend_push(q, ri);
@@ -561,6 +699,78 @@ static void post_recvs(struct nvmeof_queue *q)
 
 static int try_reconnect(struct nvmeof_queue *q);
 
+/* One batch of work completions. Receives are re-posted before any
+ * callback runs: a callback may submit at once, and a command must never be
+ * out without a receive waiting for its response (RNR back-off). The
+ * capsules are copied out first, since a re-posted buffer may be refilled. */
+static void process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
+{
+	uint8_t cqes[POLL_BATCH][NVME_CQE_SIZE];
+	int ncqe = 0;
+	for (int i = 0; i < n; i++) {
+		const struct ibv_wc *w = &wc[i];
+		if (!(w->wr_id & RECV_TAG))
+			continue;
+		uint32_t idx = (uint32_t)(w->wr_id & ~RECV_TAG);
+		if (unlikely(w->status != IBV_WC_SUCCESS || idx >= q->nrecv)) {
+			mark_dead(q);
+			continue;
+		}
+		if (unlikely(w->byte_len < NVME_CQE_SIZE)) {
+			/* a protocol error, not a completion: the kernel host
+			 * fails the connection the same way */
+			q->st.bad_rsps++;
+			mark_dead(q);
+			continue;
+		}
+		DEVICE_WROTE(q->rsps + (size_t)idx * NVME_CQE_SIZE, NVME_CQE_SIZE);
+		memcpy(cqes[ncqe++], q->rsps + (size_t)idx * NVME_CQE_SIZE, NVME_CQE_SIZE);
+		struct ibv_recv_wr *rw = &q->rwr[idx];
+		rw->next = NULL;
+		if (q->rwr_tail)
+			q->rwr_tail->next = rw;
+		else
+			q->rwr_head = rw;
+		q->rwr_tail = rw;
+	}
+	if (!q->dead)
+		post_recvs(q);
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		const struct ibv_wc *w = &wc[i];
+		if (w->wr_id & RECV_TAG) {
+			if (w->status == IBV_WC_SUCCESS && w->byte_len >= NVME_CQE_SIZE &&
+			    (uint32_t)(w->wr_id & ~RECV_TAG) < q->nrecv)
+				handle_resp(q, cqes[k++]);
+		} else if (unlikely(w->status != IBV_WC_SUCCESS)) {
+			mark_dead(q);
+		} else {
+			handle_send(q, w->wr_id);
+		}
+	}
+}
+
+static int poll_wire(struct nvmeof_queue *q, int want, struct ibv_wc *wc)
+{
+	return unlikely(q->fw) ? fw_poll(q->fw, want, wc) : ibv_poll_cq(q->conn.cq, want, wc);
+}
+
+/* Before failing what is in flight on a lost connection: take every
+ * completion already in the CQ, so a command whose answer did arrive
+ * completes with it (the kernel host drains its QP the same way). Anything
+ * later names a released slot's old generation and is dropped. */
+static void drain_cq(struct nvmeof_queue *q)
+{
+	struct ibv_wc wc[POLL_BATCH];
+	for (uint32_t budget = q->depth + q->nrecv + 1; budget;) {
+		int n = poll_wire(q, POLL_BATCH, wc);
+		if (n <= 0)
+			return;
+		process_wcs(q, wc, n);
+		budget = (uint32_t)n >= budget ? 0 : budget - (uint32_t)n;
+	}
+}
+
 int nvmeof_queue_poll(struct nvmeof_queue *q, uint32_t max)
 {
 	struct ibv_wc wc[POLL_BATCH];
@@ -568,41 +778,12 @@ int nvmeof_queue_poll(struct nvmeof_queue *q, uint32_t max)
 	q->completed = 0;
 	if (unlikely(q->reconnecting) && !q->connecting)
 		return try_reconnect(q);
-	int n = unlikely(q->fw) ? fw_poll(q->fw, want, wc) : ibv_poll_cq(q->conn.cq, want, wc);
+	int n = poll_wire(q, want, wc);
 	if (unlikely(n < 0)) {
 		mark_dead(q);
 		n = 0;
 	}
-	for (int i = 0; i < n; i++) {
-		const struct ibv_wc *w = &wc[i];
-		if (w->wr_id & RECV_TAG) {
-			uint32_t idx = (uint32_t)(w->wr_id & ~RECV_TAG);
-			if (unlikely(w->status != IBV_WC_SUCCESS)) {
-				mark_dead(q);
-				continue;
-			}
-			handle_resp(q, q->rsps + (size_t)idx * NVME_CQE_SIZE);
-			struct ibv_recv_wr *rw = &q->rwr[idx];
-			rw->next = NULL;
-			if (q->rwr_tail)
-				q->rwr_tail->next = rw;
-			else
-				q->rwr_head = rw;
-			q->rwr_tail = rw;
-		} else {
-			uint16_t si = (uint16_t)w->wr_id;
-			struct slot *s = &q->slots[si];
-			if (unlikely(w->status != IBV_WC_SUCCESS)) {
-				mark_dead(q);
-				continue;
-			}
-			s->flags |= SLOT_SENT;
-			if (s->flags & SLOT_RESP)
-				finish_slot(q, si, 0);
-		}
-	}
-	if (!q->dead)
-		post_recvs(q);
+	process_wcs(q, wc, n);
 	uint64_t now = nvmeof_now_ms();
 	if (unlikely(now >= q->next_housekeep_ms))
 		housekeep(q, now);
@@ -614,12 +795,15 @@ int nvmeof_queue_poll(struct nvmeof_queue *q, uint32_t max)
 		return (int)q->completed;
 	}
 	if (unlikely(q->dead)) {
+		drain_cq(q);
 		fail_all(q, NVMEOF_ECLOSED);
 		q->wr_head = q->wr_tail = NULL;
 		if (!q->completed)
 			return nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection", q->qid);
 		return (int)q->completed;
 	}
+	if (unlikely(q->nretry))
+		send_due_retries(q, now);
 	if (!q->connecting)
 		refill(q); /* parked requests wait for the Fabrics Connect */
 	int rc = post_sends(q);
@@ -678,6 +862,37 @@ static void sync_cb(void *arg, const struct nvmeof_cpl *cpl)
 	c->done = true;
 }
 
+/* A synchronous caller gives up on request ri (its wait timed out or
+ * failed): it completes now, without its callback, whose context is on the
+ * caller's stack. Commands of it still on the wire keep their slots until
+ * their answers come or the queue goes away (the target may still move
+ * data for them); ones not yet sent are dropped. The request itself is free
+ * at once, so one late answer does not block the next command. */
+static void abandon(struct nvmeof_queue *q, uint16_t ri, int err)
+{
+	struct req *r = &q->reqs[ri];
+	r->cb = NULL;
+	if (!r->live)
+		return;
+	for (uint32_t si = 0; si < q->depth; si++) {
+		struct slot *s = &q->slots[si];
+		if (s->req != ri || (s->state != SLOT_BUSY && s->state != SLOT_RETRY))
+			continue;
+		if (s->state == SLOT_RETRY)
+			release_slot(q, (uint16_t)si);
+		else
+			s->state = SLOT_ZOMBIE;
+		if (err == NVMEOF_ETIMEDOUT)
+			q->st.timeouts++;
+		r->outstanding--;
+	}
+	if (!r->err)
+		r->err = err;
+	r->left = 0;
+	if (!r->queued && !r->outstanding)
+		complete_req(q, ri);
+}
+
 static int sync_run(struct nvmeof_queue *q, const struct sub *sb, uint32_t timeout_ms,
 		    struct nvmeof_cpl *out, const char *what)
 {
@@ -689,17 +904,21 @@ static int sync_run(struct nvmeof_queue *q, const struct sub *sb, uint32_t timeo
 	int rc = submit(q, sb, sync_cb, &c, &ri);
 	if (rc)
 		return nvmeof_err_prefix(rc, "%s", what);
-	if (q->batch && (rc = post_sends(q)))
+	if (q->batch && (rc = post_sends(q)) && !c.done) {
+		abandon(q, ri, rc);
 		return nvmeof_err_prefix(rc, "%s", what);
+	}
 	while (!c.done) {
 		uint64_t now = nvmeof_now_ms();
 		if (now >= deadline) {
-			q->reqs[ri].cb = NULL; /* c lives on our stack */
+			abandon(q, ri, NVMEOF_ETIMEDOUT);
 			return nvmeof_err(NVMEOF_ETIMEDOUT, "%s: no completion within %u ms", what, tmo);
 		}
 		rc = nvmeof_queue_wait(q, 1, (int)(deadline - now));
-		if (rc < 0 && !c.done)
+		if (rc < 0 && !c.done) {
+			abandon(q, ri, rc);
 			return nvmeof_err_prefix(rc, "%s", what);
+		}
 	}
 	if (out)
 		*out = c.cpl;
@@ -790,6 +1009,14 @@ void q_set_reconnect(struct nvmeof_queue *q, int (*fn)(struct nvmeof_ctrl *, str
 	q->assoc_gen = assoc_gen;
 }
 uint32_t q_assoc_gen(const struct nvmeof_queue *q) { return q->assoc_gen; }
+
+void q_set_limits(struct nvmeof_queue *q, uint32_t icd_max, uint64_t max_xfer, const uint16_t crdt[3])
+{
+	q->icd_max = q->qid ? icd_max : 0;
+	q->max_cmd_bytes = max_xfer && max_xfer < NVME_KEYED_SGL_MAX_LEN ? (uint32_t)max_xfer
+									   : NVME_KEYED_SGL_MAX_LEN;
+	memcpy(q->crdt, crdt, sizeof(q->crdt));
+}
 uint32_t q_depth_asked(const struct nvmeof_queue *q) { return q->depth; }
 void q_take_pd(struct nvmeof_queue *q) { q->own_pd = false; }
 void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats *out) { *out = q->st; }
@@ -825,6 +1052,7 @@ void q_close(struct nvmeof_queue *q)
 	free(q->reqs);
 	free(q->req_free);
 	free(q->pend);
+	free(q->park_tmp);
 	free(q->rwr);
 	free(q->rsge);
 	free(q);
@@ -844,6 +1072,8 @@ static void q_init(struct nvmeof_queue *q, const struct q_params *p)
 	q->wait_mode = p->wait_mode;
 	q->spin_us = p->spin_us;
 	q->batch = p->batch;
+	q->replay_cur = NO_REQ;
+	memcpy(q->crdt, p->crdt, sizeof(q->crdt));
 	q->next_housekeep_ms = nvmeof_now_ms() + HOUSEKEEP_MS;
 }
 
@@ -859,12 +1089,13 @@ static int q_alloc(struct nvmeof_queue *q)
 	q->reqs = calloc(q->depth + 1u, sizeof(*q->reqs)); /* + the reserved one */
 	q->req_free = calloc(q->depth, sizeof(*q->req_free));
 	q->pend = calloc(q->depth, sizeof(*q->pend));
+	q->park_tmp = calloc(q->depth, sizeof(*q->park_tmp));
 	q->rwr = calloc(q->nrecv, sizeof(*q->rwr));
 	q->rsge = calloc(q->nrecv, sizeof(*q->rsge));
 	q->sqes = aligned_alloc(64, (size_t)q->depth * NVME_SQE_SIZE);
 	q->rsps = aligned_alloc(64, ((size_t)q->nrecv * NVME_CQE_SIZE + 63) & ~(size_t)63);
 	q->aux = aligned_alloc(4096, (aux_len + 4095) & ~(size_t)4095);
-	if (!q->slots || !q->slot_free || !q->reqs || !q->req_free || !q->pend || !q->rwr ||
+	if (!q->slots || !q->slot_free || !q->reqs || !q->req_free || !q->pend || !q->park_tmp || !q->rwr ||
 	    !q->rsge || !q->sqes || !q->rsps || !q->aux)
 		return nvmeof_err(NVMEOF_ENOMEM, "queue %u: out of memory for %u slots", q->qid, q->depth);
 	memset(q->aux, 0, aux_len);
@@ -948,6 +1179,18 @@ int q_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)
 	tr_close(&q->conn); /* the old QP is gone: nothing can touch our memory */
 	park_all(q);
 	q->dead = true;
+	if (q->fw) {
+		struct ibv_recv_wr *bad;
+		fw_reset(q->fw);
+		for (uint32_t i = 0; i < q->nrecv; i++)
+			q->rwr[i].next = i + 1 < q->nrecv ? &q->rwr[i + 1] : NULL;
+		q->rwr_head = q->rwr_tail = NULL;
+		q->wr_head = q->wr_tail = NULL;
+		if (fw_post_recv(q->fw, q->rwr, &bad))
+			return nvmeof_err(NVMEOF_ETRANSPORT, "test wire: re-post receives");
+		q->dead = false;
+		return 0;
+	}
 	return q_connect(q, cntlid, timeout_ms);
 }
 
@@ -975,6 +1218,11 @@ static int try_reconnect(struct nvmeof_queue *q)
 		return (int)q->completed;
 	}
 	q->reconnecting = false;
+	/* everything waiting now goes first, one request at a time */
+	for (uint32_t k = 0; k < q->pend_n; k++)
+		q->reqs[q->pend[(q->pend_head + k) % q->depth]].replay = true;
+	q->replay_left = q->pend_n;
+	q->replay_cur = NO_REQ;
 	q->st.reconnects++;
 	if (now - q->lost_at_ms > q->st.outage_ms_max)
 		q->st.outage_ms_max = now - q->lost_at_ms;

@@ -23,6 +23,7 @@ struct q_params {
 	enum nvmeof_wait_mode wait_mode;
 	uint32_t spin_us;
 	bool batch;
+	uint16_t crdt[3];           /* Command Retry Delay Times, 100 ms units */
 };
 
 /* Resolves, creates the QP, posts receives and CM-connects. The Fabrics
@@ -41,6 +42,10 @@ int q_exec(struct nvmeof_queue *q, const uint8_t *sqe, uint32_t data_len, uint32
 void q_set_reconnect(struct nvmeof_queue *q, int (*fn)(struct nvmeof_ctrl *, struct nvmeof_queue *),
 		     uint32_t delay_ms, uint32_t loss_tmo_ms, uint32_t assoc_gen);
 uint32_t q_assoc_gen(const struct nvmeof_queue *q);
+/* The controller's limits, re-read after a reassociation, applied to a live
+ * queue: they take effect for every command issued from now on, re-issued
+ * ones included. */
+void q_set_limits(struct nvmeof_queue *q, uint32_t icd_max, uint64_t max_xfer, const uint16_t crdt[3]);
 uint32_t q_depth_asked(const struct nvmeof_queue *q); /* the SQSIZE connected with */
 /* Destroys the old QP, parks what was in flight, connects anew (CM only). */
 int q_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms);

@@ -141,6 +141,23 @@ int tr_create_qp(struct tr_conn *c, struct ibv_pd *pd, uint32_t send_wr, uint32_
 	return 0;
 }
 
+void tr_conn_param(const struct ibv_device_attr *da, const void *priv, uint8_t priv_len,
+		   struct rdma_conn_param *p)
+{
+	/* The host never issues RDMA Reads (initiator depth 0, as the kernel
+	 * host sends; SPDK's target refuses more); the target RDMA-reads our
+	 * write data, so it gets all the reads our device can answer. */
+	*p = (struct rdma_conn_param){
+		.private_data = priv,
+		.private_data_len = priv_len,
+		.responder_resources = (uint8_t)(da->max_qp_rd_atom > 255 ? 255 : da->max_qp_rd_atom),
+		.initiator_depth = 0,
+		.flow_control = 1,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+	};
+}
+
 int tr_connect(struct tr_conn *c, const void *priv, uint8_t priv_len, int timeout_ms,
 	       uint16_t *crqsize)
 {
@@ -150,17 +167,8 @@ int tr_connect(struct tr_conn *c, const void *priv, uint8_t priv_len, int timeou
 	int rc;
 	if (ibv_query_device(c->id->verbs, &da))
 		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_query_device: %s", strerror(errno));
-	/* The target RDMA-reads write data from us: give it all the
-	 * outstanding reads the device allows. */
-	struct rdma_conn_param p = {
-		.private_data = priv,
-		.private_data_len = priv_len,
-		.responder_resources = (uint8_t)(da.max_qp_rd_atom > 255 ? 255 : da.max_qp_rd_atom),
-		.initiator_depth = (uint8_t)(da.max_qp_init_rd_atom > 255 ? 255 : da.max_qp_init_rd_atom),
-		.flow_control = 1,
-		.retry_count = 7,
-		.rnr_retry_count = 7,
-	};
+	struct rdma_conn_param p;
+	tr_conn_param(&da, priv, priv_len, &p);
 	if (rdma_connect(c->id, &p))
 		return nvmeof_err(NVMEOF_ETRANSPORT, "rdma_connect: %s", strerror(errno));
 	if ((rc = cm_event(c, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, "connect", &ev)))

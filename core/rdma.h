@@ -26,6 +26,9 @@ int tr_resolve(struct tr_conn *c, const struct sockaddr *dst, const struct socka
 /* CQ (with a completion channel) and an RC QP on pd. */
 int tr_create_qp(struct tr_conn *c, struct ibv_pd *pd, uint32_t send_wr, uint32_t recv_wr,
 		 uint32_t send_sge);
+/* The CM connect parameters for a host on a device with attributes da. */
+void tr_conn_param(const struct ibv_device_attr *da, const void *priv, uint8_t priv_len,
+		   struct rdma_conn_param *p);
 /* CM connect with NVMe/RDMA private data; *crqsize from the accept. */
 int tr_connect(struct tr_conn *c, const void *priv, uint8_t priv_len, int timeout_ms,
 	       uint16_t *crqsize);

@@ -49,34 +49,6 @@ static const struct name nvme_status_names[] = {
 	{0x082, "Namespace Not Ready"},
 	{0x083, "Reservation Conflict"},
 	{0x084, "Format In Progress"},
-	{0x100, "Completion Queue Invalid"},
-	{0x101, "Invalid Queue Identifier"},
-	{0x102, "Invalid Queue Size"},
-	{0x103, "Abort Command Limit Exceeded"},
-	{0x105, "Asynchronous Event Request Limit Exceeded"},
-	{0x106, "Invalid Firmware Slot"},
-	{0x107, "Invalid Firmware Image"},
-	{0x108, "Invalid Interrupt Vector"},
-	{0x109, "Invalid Log Page"},
-	{0x10a, "Invalid Format"},
-	{0x10c, "Invalid Queue Deletion"},
-	{0x10d, "Feature Identifier Not Saveable"},
-	{0x10e, "Feature Not Changeable"},
-	{0x10f, "Feature Not Namespace Specific"},
-	{0x115, "Namespace Insufficient Capacity"},
-	{0x116, "Namespace Identifier Unavailable"},
-	{0x118, "Namespace Already Attached"},
-	{0x119, "Namespace Is Private"},
-	{0x11a, "Namespace Not Attached"},
-	/* command specific, shared by NVM commands and Fabrics Connect */
-	{0x180, "Conflicting Attributes / Connect Incompatible Format"},
-	{0x181, "Invalid Protection Information / Connect Controller Busy"},
-	{0x182, "Attempted Write to Read Only Range / Connect Invalid Parameters"},
-	{0x183, "Connect Restart Discovery"},
-	{0x184, "Connect Invalid Host"},
-	{0x185, "Invalid Queue Type"},
-	{0x190, "Discover Restart"},
-	{0x191, "Authentication Required"},
 	{0x280, "Write Fault"},
 	{0x281, "Unrecovered Read Error"},
 	{0x282, "End-to-end Guard Check Error"},
@@ -94,15 +66,84 @@ static const struct name nvme_status_names[] = {
 	{0x371, "Command Aborted By Host"},
 };
 
+static const char *lookup(const struct name *t, size_t n, uint16_t key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t[i].code == key)
+			return t[i].name;
+	return NULL;
+}
+#define LOOKUP(t, key) lookup((t), sizeof(t) / sizeof((t)[0]), (key))
+
+/* Command specific statuses (SCT 1), keyed by SC: one table per kind of
+ * command, since the same SC means different things to each. */
+static const struct name admin_specific[] = {
+	{0x00, "Completion Queue Invalid"},
+	{0x01, "Invalid Queue Identifier"},
+	{0x02, "Invalid Queue Size"},
+	{0x03, "Abort Command Limit Exceeded"},
+	{0x05, "Asynchronous Event Request Limit Exceeded"},
+	{0x06, "Invalid Firmware Slot"},
+	{0x07, "Invalid Firmware Image"},
+	{0x08, "Invalid Interrupt Vector"},
+	{0x09, "Invalid Log Page"},
+	{0x0a, "Invalid Format"},
+	{0x0c, "Invalid Queue Deletion"},
+	{0x0d, "Feature Identifier Not Saveable"},
+	{0x0e, "Feature Not Changeable"},
+	{0x0f, "Feature Not Namespace Specific"},
+	{0x15, "Namespace Insufficient Capacity"},
+	{0x16, "Namespace Identifier Unavailable"},
+	{0x18, "Namespace Already Attached"},
+	{0x19, "Namespace Is Private"},
+	{0x1a, "Namespace Not Attached"},
+};
+static const struct name nvm_specific[] = {
+	{0x80, "Conflicting Attributes"},
+	{0x81, "Invalid Protection Information"},
+	{0x82, "Attempted Write to Read Only Range"},
+	{0x83, "Command Size Limit Exceeded"},
+};
+static const struct name connect_specific[] = {
+	{0x80, "Connect Incompatible Format"},
+	{0x81, "Connect Controller Busy"},
+	{0x82, "Connect Invalid Parameters"},
+	{0x83, "Connect Restart Discovery"},
+	{0x84, "Connect Invalid Host"},
+	{0x85, "Invalid Queue Type"},
+	{0x90, "Discover Restart"},
+	{0x91, "Authentication Required"},
+};
+static const struct name fabrics_specific[] = {
+	{0x90, "Discover Restart"},
+	{0x91, "Authentication Required"},
+};
+
 const char *nvmeof_status_name(uint16_t st)
 {
-	uint16_t key = (uint16_t)(NVMEOF_STATUS_SCT(st) << 8 | NVMEOF_STATUS_SC(st));
-	for (size_t i = 0; i < sizeof(nvme_status_names) / sizeof(nvme_status_names[0]); i++)
-		if (nvme_status_names[i].code == key)
-			return nvme_status_names[i].name;
+	const char *n;
+	if (NVMEOF_STATUS_SCT(st) == 1)
+		return "Command Specific Status";
+	if ((n = LOOKUP(nvme_status_names, (uint16_t)(NVMEOF_STATUS_SCT(st) << 8 | NVMEOF_STATUS_SC(st)))))
+		return n;
 	if (NVMEOF_STATUS_SCT(st) == 7)
 		return "Vendor Specific";
 	return "Unknown status";
+}
+
+const char *nvmeof_cmd_status_name(uint16_t st, bool admin, uint8_t opc, uint8_t fctype)
+{
+	const char *n = NULL;
+	uint16_t sc = NVMEOF_STATUS_SC(st);
+	if (NVMEOF_STATUS_SCT(st) != 1)
+		return nvmeof_status_name(st);
+	if (opc == NVME_FABRICS_OPCODE)
+		n = fctype == NVMF_FCTYPE_CONNECT ? LOOKUP(connect_specific, sc) : LOOKUP(fabrics_specific, sc);
+	else if (admin)
+		n = LOOKUP(admin_specific, sc);
+	else
+		n = LOOKUP(nvm_specific, sc);
+	return n ? n : "Command Specific Status";
 }
 
 const char *nvme_rdma_cm_status_name(uint16_t sts)
@@ -144,7 +185,8 @@ const char *nvmeof_strerror(int err)
 const char *nvmeof_cpl_str(const struct nvmeof_cpl *cpl, char *buf, size_t len)
 {
 	if (cpl->err == NVMEOF_ENVME)
-		snprintf(buf, len, "%s (SCT 0x%x, SC 0x%02x%s)", nvmeof_status_name(cpl->status),
+		snprintf(buf, len, "%s (SCT 0x%x, SC 0x%02x%s)",
+			 nvmeof_cmd_status_name(cpl->status, cpl->admin, cpl->opc, cpl->fctype),
 			 NVMEOF_STATUS_SCT(cpl->status), NVMEOF_STATUS_SC(cpl->status),
 			 NVMEOF_STATUS_DNR(cpl->status) ? ", DNR" : "");
 	else if (cpl->err == NVMEOF_ETIMEDOUT)

@@ -54,9 +54,15 @@ const char *nvmeof_strerror(int err);
  */
 #define NVMEOF_STATUS_SC(st) ((st) & 0xff)
 #define NVMEOF_STATUS_SCT(st) (((st) >> 8) & 0x7)
+#define NVMEOF_STATUS_CRD(st) (((st) >> 11) & 0x3)
 #define NVMEOF_STATUS_DNR(st) (((st) >> 14) & 0x1)
-/* "LBA Out of Range" and the like; "Unknown status" for codes we do not know. */
+/* "LBA Out of Range" and the like; "Unknown status" for codes we do not know.
+ * A command-specific status (SCT 1) means one thing per command: without the
+ * command it is named "Command Specific Status 0xNN"; see nvmeof_cmd_status_name. */
 const char *nvmeof_status_name(uint16_t status);
+/* The status named for the command that failed: admin (queue 0) or I/O
+ * opcode, and for a Fabrics command (opcode 0x7f) its FCTYPE. */
+const char *nvmeof_cmd_status_name(uint16_t status, bool admin, uint8_t opc, uint8_t fctype);
 
 /* ---- Options ---------------------------------------------------------------- */
 enum nvmeof_wait_mode {
@@ -114,6 +120,7 @@ struct nvmeof_ctrl_info {
 	uint32_t in_capsule_max; /* bytes a write may carry in-capsule; 0 = off */
 	char hca[64];            /* ibverbs device the connection resolved to */
 	uint8_t port_num;
+	uint16_t crdt[3];        /* Command Retry Delay Times 1..3, 100 ms units */
 };
 
 struct nvmeof_ns {
@@ -132,6 +139,9 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
  * NVMEOF_EBUSY, touching nothing, while queues or registrations remain. */
 int nvmeof_ctrl_close(struct nvmeof_ctrl *ctrl);
 const struct nvmeof_ctrl_info *nvmeof_ctrl_info(const struct nvmeof_ctrl *ctrl);
+/* A consistent copy of the same, safe while a reconnect re-reads the
+ * controller's limits on another thread (the pointer above is not). */
+int nvmeof_ctrl_get_info(struct nvmeof_ctrl *ctrl, struct nvmeof_ctrl_info *out);
 /* 0 while the association is healthy; else the error of the first failed
  * keep-alive, with its message copied into msg. */
 int nvmeof_ctrl_health(struct nvmeof_ctrl *ctrl, char *msg, size_t len);
@@ -211,6 +221,8 @@ struct nvmeof_cpl {
 	int err;          /* 0, NVMEOF_ENVME, NVMEOF_ETIMEDOUT or NVMEOF_ECLOSED */
 	uint16_t status;  /* NVMe status field when err == NVMEOF_ENVME */
 	uint32_t cdw0, cdw1; /* command specific (DW1: upper half of an 8-byte property) */
+	uint8_t opc, fctype; /* the command that completed, to name its status */
+	bool admin;          /* it ran on the admin queue */
 };
 typedef void (*nvmeof_cb)(void *arg, const struct nvmeof_cpl *cpl);
 /* One line for a completion: "success", "LBA Out of Range (SCT 0x0, SC 0x80, DNR)". */
@@ -256,6 +268,8 @@ struct nvmeof_queue_stats {
 	uint64_t timeouts;
 	uint64_t reconnects;      /* connections re-established after a loss */
 	uint64_t outage_ms_max;   /* longest time from loss to reconnect */
+	uint64_t retries;         /* commands re-sent after a status without DNR */
+	uint64_t bad_rsps;        /* response capsules shorter than a CQE (connection failed) */
 };
 void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats *out);
 

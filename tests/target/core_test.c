@@ -372,7 +372,11 @@ TEST(wrong_subsystem_nqn)
 	struct nvmeof_ctrl_opts o;
 	opts_a(&o);
 	o.subnqn = "nqn.2026-12.io.nvmeof:no-such-subsystem";
-	expect_connect_error(&o, NVMEOF_ENVME, "Connect Invalid Parameters", 5);
+	/* the one status name of a Fabrics Connect's SC 82h, and its hint */
+	expect_connect_error(&o, NVMEOF_ENVME, "Connect Invalid Parameters (SCT 0x1, SC 0x82", 5);
+	CHECK(strstr(nvmeof_errmsg(), ": wrong subsystem NQN") != NULL);
+	CHECK(strstr(nvmeof_errmsg(), "Read Only") == NULL);
+	CHECK(strstr(nvmeof_errmsg(), " / ") == NULL);
 }
 
 TEST(host_refused_by_subsystem_b)
@@ -382,7 +386,8 @@ TEST(host_refused_by_subsystem_b)
 	opts_a(&o);
 	o.subnqn = env("NVMEOF_TB_NQN_B");
 	o.hostnqn = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-0000000000ff";
-	expect_connect_error(&o, NVMEOF_ENVME, "Connect Invalid Host", 5);
+	expect_connect_error(&o, NVMEOF_ENVME, "Connect Invalid Host (SCT 0x1, SC 0x84", 5);
+	CHECK(strstr(nvmeof_errmsg(), ": the subsystem does not allow this host NQN") != NULL);
 	/* and the allowed host gets in, so the refusal was about the host */
 	o.hostnqn = env("NVMEOF_TB_HOSTNQN_B");
 	MUST(nvmeof_ctrl_connect(&o, &c));
@@ -506,6 +511,86 @@ out:
 		nvmeof_ctrl_close(c);
 }
 
+struct wr_ctx {
+	int done, err;
+};
+
+static void wr_cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	struct wr_ctx *w = arg;
+	w->done = 1;
+	w->err = cpl->err;
+}
+
+static void sh(const char *cmd)
+{
+	if (system(cmd) != 0)
+		printf("    (%s failed)\n", cmd);
+}
+
+/* A write parked during an outage and a later write to the same LBA: after
+ * the reconnect the later one's data is what reads back, and the same
+ * controller (serial, subsystem) was reassociated. */
+TEST(reconnect_keeps_write_order_and_the_controller)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_queue *q = NULL;
+	struct nvmeof_mr *mr = NULL;
+	struct nvmeof_ctrl_info before, after;
+	struct nvmeof_queue_stats st;
+	struct wr_ctx w1 = {0}, w2 = {0};
+	opts_a(&o);
+	o.reconnect_delay_ms = 300;
+	o.ctrl_loss_tmo_ms = 30000;
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	MUST(nvmeof_ctrl_get_info(c, &before));
+	MUST(nvmeof_queue_create(c, NULL, &q));
+	const struct nvmeof_ns *ns = nvmeof_ns_get(c, 2);
+	CHECK(ns != NULL);
+	if (!ns)
+		goto out;
+	MUST(nvmeof_mr_alloc(c, 3 * 4096, &mr));
+	uint8_t *b = nvmeof_mr_addr(mr);
+	fill(b, 4096, 1);
+	fill(b + 4096, 4096, 2);
+	fill(b + 8192, 4096, 3);
+	MUST(nvmeof_write_sync(q, ns, 777, 1, mr, 0, 0));
+	sh("tb port-down rdma");
+	for (int i = 0; i < 30; i++) { /* let the queue notice */
+		nvmeof_queue_poll(q, 0);
+		struct timespec ts = {0, 50000000};
+		nanosleep(&ts, NULL);
+	}
+	MUST(nvmeof_write(q, ns, 777, 1, mr, 4096, wr_cb, &w1));
+	MUST(nvmeof_write(q, ns, 777, 1, mr, 8192, wr_cb, &w2));
+	sh("tb port-up rdma");
+	double t0 = now_s();
+	while ((!w1.done || !w2.done) && now_s() - t0 < 30)
+		nvmeof_queue_wait(q, 1, 100);
+	CHECK(w1.done && w2.done);
+	CHECK_EQ(w1.err, 0);
+	CHECK_EQ(w2.err, 0);
+	nvmeof_queue_stats(q, &st);
+	printf("    reconnects %llu, outage %llu ms\n", (unsigned long long)st.reconnects,
+	       (unsigned long long)st.outage_ms_max);
+	CHECK(st.reconnects >= 1);
+	memset(b, 0, 4096);
+	MUST(nvmeof_read_sync(q, ns, 777, 1, mr, 0, 0));
+	CHECK_MEM(b, b + 8192, 4096); /* the later write's data */
+	MUST(nvmeof_ctrl_get_info(c, &after));
+	CHECK_STR(after.serial, before.serial);
+	CHECK_STR(after.subnqn, before.subnqn);
+	CHECK_EQ(after.max_io_queues, before.max_io_queues);
+out:
+	if (mr)
+		nvmeof_mr_release(mr);
+	if (q)
+		nvmeof_queue_destroy(q);
+	if (c)
+		nvmeof_ctrl_close(c);
+}
+
 /* ---- helpers for the shell cross-check ---- */
 static int load_dump(int argc, char **argv)
 {
@@ -571,6 +656,7 @@ int main(int argc, char **argv)
 		T(out_of_range_lba_names_the_status), T(wrong_subsystem_nqn), T(host_refused_by_subsystem_b),
 		T(unreachable_address_fails_fast), T(nobody_listening_on_port), T(bad_arguments),
 		T(keep_alive_keeps_the_association), T(target_ends_association_when_keep_alives_stop),
+		T(reconnect_keeps_write_order_and_the_controller),
 	};
 	size_t n = sizeof(all) / sizeof(all[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);

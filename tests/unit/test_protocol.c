@@ -148,6 +148,41 @@ TEST(dsm_deallocate)
 	CHECK_MEM(r, want_r, 16);
 }
 
+TEST(host_id_from_a_uuid_host_nqn)
+{
+	uint8_t id[16] = {0}, want[16] = {0x2f, 0x1c, 0x9a, 0x6e, 0x52, 0x3b, 0x4c, 0x71,
+					  0x8d, 0x0e, 0xa4, 0x11, 0x93, 0x5f, 0x6b, 0x02};
+	CHECK_EQ(nvme_hostid_from_nqn("nqn.2014-08.org.nvmexpress:uuid:2f1c9a6e-523b-4c71-8d0e-a411935f6b02", id), 0);
+	CHECK_MEM(id, want, 16);
+	/* not uuid-form, or a broken UUID: no host ID from it */
+	CHECK_EQ(nvme_hostid_from_nqn("nqn.2026-12.io.example:host-1", id), -1);
+	CHECK_EQ(nvme_hostid_from_nqn("nqn.2014-08.org.nvmexpress:uuid:2f1c9a6e-523b-4c71-8d0e-a411935f6b0", id), -1);
+	CHECK_EQ(nvme_hostid_from_nqn("nqn.2014-08.org.nvmexpress:uuid:2f1c9a6e-523b-4c71-8d0e-a411935f6bzz", id), -1);
+	CHECK_EQ(nvme_hostid_from_nqn(NULL, id), -1);
+}
+
+TEST(command_specific_status_named_by_command)
+{
+	/* SCT 1, SC 82h, DNR: one status, three meanings */
+	uint16_t st = (uint16_t)(1 << 14 | 1 << 8 | 0x82);
+	struct nvmeof_cpl cpl = {.err = NVMEOF_ENVME, .status = st, .opc = NVME_FABRICS_OPCODE,
+				 .fctype = NVMF_FCTYPE_CONNECT, .admin = true};
+	char buf[160];
+	CHECK_STR(nvmeof_cpl_str(&cpl, buf, sizeof(buf)),
+		  "Connect Invalid Parameters (SCT 0x1, SC 0x82, DNR)");
+	cpl = (struct nvmeof_cpl){.err = NVMEOF_ENVME, .status = st, .opc = NVME_CMD_WRITE};
+	CHECK_STR(nvmeof_cpl_str(&cpl, buf, sizeof(buf)),
+		  "Attempted Write to Read Only Range (SCT 0x1, SC 0x82, DNR)");
+	/* an admin command's SC 82h is not the NVM command set's */
+	CHECK_STR(nvmeof_cmd_status_name(st, true, 0x06, 0), "Command Specific Status");
+	CHECK_STR(nvmeof_cmd_status_name((uint16_t)(1 << 8 | 0x09), true, 0x02, 0), "Invalid Log Page");
+	CHECK_STR(nvmeof_cmd_status_name((uint16_t)(1 << 8 | 0x80), false, NVME_CMD_READ, 0),
+		  "Conflicting Attributes");
+	/* other status types do not depend on the command */
+	CHECK_STR(nvmeof_cmd_status_name(0x80, false, NVME_CMD_READ, 0), "LBA Out of Range");
+	CHECK_EQ(NVMEOF_STATUS_CRD((uint16_t)(2 << 11)), 2);
+}
+
 TEST(cqe_parse_status_and_phase)
 {
 	/* DW0, DW1, SQHD, SQID, CID, then status with P in bit 0 */
@@ -169,7 +204,10 @@ TEST(cqe_parse_status_and_phase)
 	nvme_cqe_parse(c2, &c);
 	CHECK_EQ(NVMEOF_STATUS_SCT(c.status), 1);
 	CHECK_EQ(NVMEOF_STATUS_SC(c.status), 0x84);
-	CHECK_STR(nvmeof_status_name(c.status), "Connect Invalid Host");
+	/* command specific: named by the command that failed, or not at all */
+	CHECK_STR(nvmeof_status_name(c.status), "Command Specific Status");
+	CHECK_STR(nvmeof_cmd_status_name(c.status, true, NVME_FABRICS_OPCODE, NVMF_FCTYPE_CONNECT),
+		  "Connect Invalid Host");
 	const uint8_t ok[16] = {[14] = 0x01, 0x00};
 	nvme_cqe_parse(ok, &c);
 	CHECK_EQ(c.status, 0);
@@ -330,7 +368,7 @@ int main(void)
 	static const struct test_case t[] = {
 		T(read_sqe_with_keyed_sgl), T(write_sqe_with_incapsule_sgl), T(nlb_is_zero_based_and_16_bits),
 		T(connect_sqe), T(connect_data), T(connect_data_refuses_bad_nqns), T(property_get_and_set),
-		T(cc_fields), T(identify_and_features_sqes), T(dsm_deallocate), T(cqe_parse_status_and_phase),
+		T(cc_fields), T(identify_and_features_sqes), T(dsm_deallocate), T(cqe_parse_status_and_phase), T(command_specific_status_named_by_command), T(host_id_from_a_uuid_host_nqn),
 		T(status_names_and_cpl_strings), T(identify_controller_fields),
 		T(identify_controller_hostile_strings), T(identify_namespace_formats),
 		T(active_namespace_list), T(rdma_cm_private_data),

@@ -13,7 +13,7 @@
 #include "mem.h"
 #include "protocol.h"
 
-#define MAXREC 512
+#define MAXREC 1100
 
 struct rec {
 	int n;
@@ -25,6 +25,11 @@ struct rec {
 	int hold;                 /* keep responses back instead of answering */
 	int fail_at;              /* answer this command (1-based) with an error */
 	enum fw_action action;
+	int fail_first;           /* answer the first N commands with fail_status */
+	uint16_t fail_status;
+	int bad_cids;             /* commands sent with the reserved CID FFFFh */
+	int inject_at;            /* at this command: deliver held[0], fail the next post */
+	struct fake_wire *fw;
 };
 
 static enum fw_action responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
@@ -37,6 +42,14 @@ static enum fw_action responder(void *ctx, const uint8_t *sqe, const struct ibv_
 		r->nsge[r->n] = nsge;
 	}
 	r->n++;
+	if (nvme_sqe_cid(sqe) == 0xffff)
+		r->bad_cids++;
+	if (r->fail_first >= r->n)
+		put_le16(cqe + 14, (uint16_t)(r->fail_status << 1));
+	if (r->inject_at == r->n) {
+		fw_inject(r->fw, r->held[0]);
+		fw_fail_next_post(r->fw);
+	}
 	if (r->fail_at == r->n)
 		put_le16(cqe + 14, (uint16_t)((0x80 << 1) | (1 << 15))); /* LBA Out of Range, DNR */
 	if (r->hold) {
@@ -54,6 +67,8 @@ struct fixture {
 	struct nvmeof_ns ns;
 	int calls;
 	struct nvmeof_cpl last;
+	int resubmit;             /* callbacks that submit one more read */
+	int resubmit_rc;
 };
 
 static void cb(void *arg, const struct nvmeof_cpl *cpl)
@@ -61,6 +76,10 @@ static void cb(void *arg, const struct nvmeof_cpl *cpl)
 	struct fixture *f = arg;
 	f->calls++;
 	f->last = *cpl;
+	if (f->resubmit > 0) {
+		f->resubmit--;
+		f->resubmit_rc = nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f);
+	}
 }
 
 static struct fixture *setup(uint32_t depth, uint64_t max_xfer, uint32_t icd_max, size_t buf,
@@ -70,6 +89,7 @@ static struct fixture *setup(uint32_t depth, uint64_t max_xfer, uint32_t icd_max
 	struct q_params p = {.qid = 1, .depth = depth, .cmd_timeout_ms = timeout_ms, .max_xfer = max_xfer,
 			     .icd_max = icd_max, .wait_mode = NVMEOF_WAIT_POLL, .batch = batch};
 	f->fw = fw_new(depth, responder, &f->rec);
+	f->rec.fw = f->fw;
 	if (q_open_fake(&p, f->fw, &f->q)) {
 		fprintf(stderr, "q_open_fake: %s\n", nvmeof_errmsg());
 		exit(1);
@@ -281,9 +301,314 @@ TEST(queue_full_and_one_doorbell_per_batch)
 	CHECK_EQ(st.doorbells, 1);
 	drain(f, 4);
 	CHECK_EQ(f->calls, 4);
-	/* a split request waiting for slots makes new submissions wait too */
-	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 16384, &f->mr, 0, cb, f), NVMEOF_EINVAL); /* 8 MiB > region */
 	teardown(f);
+}
+
+TEST(split_request_waiting_for_slots_makes_new_submissions_wait)
+{
+	/* 4 slots, 4 KiB per command: A takes one slot, B (8 chunks) the
+	 * other three and waits for more. A's callback runs with a slot free
+	 * and B still waiting: its new request must not overtake B. */
+	struct fixture *f = setup(4, 4096, 0, 64 << 10, 1000, false);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 100, 1, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 64, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(f->rec.n, 4);
+	f->resubmit = 1;
+	f->resubmit_rc = 12345;
+	CHECK_EQ(fw_inject(f->fw, f->rec.held[0]), 0); /* A's answer */
+	nvmeof_queue_poll(f->q, 0);
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->resubmit_rc, NVMEOF_EQFULL);
+	CHECK_EQ(f->rec.n, 5);
+	CHECK_EQ(get_le64(f->rec.sqe[4] + 40), 24); /* B's fourth chunk took the slot */
+	teardown(f);
+}
+
+TEST(stale_send_completion_after_loss_finishes_nothing_twice)
+{
+	/* The response arrives before the send completion; the connection
+	 * breaks while that send completion still sits in the CQ. */
+	struct fixture *f = setup(2, 1 << 20, 0, 8192, 1000, false);
+	f->rec.action = FW_RESP_FIRST;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(nvmeof_queue_poll(f->q, 1), 0); /* the response only */
+	fw_break(f->fw);
+	nvmeof_queue_poll(f->q, 0);
+	nvmeof_queue_poll(f->q, 0);
+	nvmeof_queue_poll(f->q, 0);
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, 0); /* its answer had come: drained, not failed */
+	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
+	teardown(f);
+}
+
+TEST(timed_out_internal_command_does_not_block_the_next)
+{
+	/* a Keep Alive whose answer comes later than its timeout */
+	struct fixture *f = setup(4, 1 << 20, 0, 4096, 30000, false);
+	struct nvmeof_queue_stats st;
+	uint8_t sqe[64];
+	nvme_sqe_keep_alive(sqe, 0);
+	f->rec.hold = 1;
+	CHECK_EQ(q_exec(f->q, sqe, 0, 50, NULL), NVMEOF_ETIMEDOUT);
+	f->rec.hold = 0;
+	CHECK_EQ(q_exec(f->q, sqe, 0, 1000, NULL), 0); /* was: EQFULL for good */
+	CHECK_EQ(q_exec(f->q, sqe, 0, 1000, NULL), 0);
+	nvmeof_queue_stats(f->q, &st);
+	CHECK_EQ(st.timeouts, 1);
+	/* the late answer releases the slot it kept, and completes nothing */
+	CHECK_EQ(fw_inject(f->fw, f->rec.held[0]), 0);
+	nvmeof_queue_poll(f->q, 0);
+	CHECK_EQ(f->calls, 0);
+	for (int i = 0; i < 4; i++) /* all four slots usable again */
+		CHECK_EQ(nvmeof_read(f->q, &f->ns, (uint64_t)i, 1, &f->mr, 0, cb, f), 0);
+	drain(f, 4);
+	CHECK_EQ(f->calls, 4);
+	teardown(f);
+}
+
+TEST(failed_sync_call_leaves_no_callback_into_its_stack)
+{
+	/* A (async) holds one of two slots; sync read B of 2 chunks gets the
+	 * other. When B's first chunk goes out, A's answer is delivered and the
+	 * next post fails, so the wait fails with B's first chunk still out.
+	 * Under ASan (detect_stack_use_after_return) B's late answer would
+	 * write into the returned frame. */
+	struct fixture *f = setup(2, 4096, 0, 16384, 30000, true);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 100, 1, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(nvmeof_queue_commit(f->q), 0);
+	f->rec.inject_at = 2;
+	int rc = nvmeof_read_sync(f->q, &f->ns, 0, 16, &f->mr, 4096, 0);
+	CHECK_EQ(rc, NVMEOF_ETRANSPORT);
+	CHECK_EQ(f->calls, 1);                   /* A completed */
+	CHECK_EQ(nvmeof_queue_inflight(f->q), 0); /* B's request is free at once */
+	CHECK_EQ(fw_inject(f->fw, f->rec.held[1]), 0); /* B's first chunk answers late */
+	nvmeof_queue_poll(f->q, 0);
+	nvmeof_queue_poll(f->q, 0);
+	CHECK_EQ(f->calls, 1);
+	f->rec.hold = 0;
+	f->rec.inject_at = 0;
+	CHECK_EQ(nvmeof_read_sync(f->q, &f->ns, 0, 16, &f->mr, 4096, 0), 0);
+	teardown(f);
+}
+
+static int fake_reconnect(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	(void)c;
+	return q_reopen(q, 0, 0);
+}
+
+static int fake_reconnect_smaller_mdts(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	static const uint16_t crdt[3];
+	(void)c;
+	q_set_limits(q, 0, 4096, crdt);
+	return q_reopen(q, 0, 0);
+}
+
+static void wait_reconnected(struct fixture *f)
+{
+	struct nvmeof_queue_stats st;
+	for (int i = 0; i < 200; i++) {
+		nvmeof_queue_poll(f->q, 0);
+		nvmeof_queue_stats(f->q, &st);
+		if (st.reconnects)
+			return;
+		sleep_ms(1);
+	}
+}
+
+TEST(after_reconnect_what_waited_goes_one_at_a_time_in_order)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 30000, false);
+	q_set_reconnect(f->q, fake_reconnect, 1, 10000, 0);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_write(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);      /* W1: on the wire */
+	fw_break(f->fw);
+	nvmeof_queue_poll(f->q, 0);                                            /* loss noticed */
+	CHECK_EQ(nvmeof_write(f->q, &f->ns, 0, 8, &f->mr, 4096, cb, f), 0);   /* W2: same LBAs, later */
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 8192, cb, f), 0);    /* R3 */
+	int sent_before = f->rec.n;
+	f->rec.nheld = 0;
+	wait_reconnected(f);
+	/* W1 again, alone */
+	CHECK_EQ(f->rec.n, sent_before + 1);
+	CHECK_EQ(f->rec.sqe[sent_before][0], NVME_CMD_WRITE);
+	CHECK_EQ(sgl_addr(f->rec.sqe[sent_before]), (uint64_t)(uintptr_t)f->mr.addr);
+	for (int k = 0; k < 3; k++) {
+		CHECK_EQ(f->rec.nheld, 1);
+		uint8_t cqe[16];
+		memcpy(cqe, f->rec.held[0], 16);
+		f->rec.nheld = 0;
+		CHECK_EQ(fw_inject(f->fw, cqe), 0);
+		nvmeof_queue_poll(f->q, 0);
+		CHECK_EQ(f->calls, k + 1);
+	}
+	CHECK_EQ(f->rec.n, sent_before + 3);
+	CHECK_EQ(sgl_addr(f->rec.sqe[sent_before + 1]), (uint64_t)(uintptr_t)f->mr.addr + 4096); /* W2 */
+	CHECK_EQ(f->rec.sqe[sent_before + 2][0], NVME_CMD_READ);                                 /* R3 */
+	/* and then back to normal: several in flight at once */
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 8, 8, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(f->rec.n, sent_before + 5);
+	teardown(f);
+}
+
+TEST(after_reconnect_new_limits_apply_to_reissued_commands)
+{
+	struct fixture *f = setup(8, 1 << 20, 0, 64 << 10, 30000, false);
+	q_set_reconnect(f->q, fake_reconnect_smaller_mdts, 1, 10000, 0);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 32, &f->mr, 0, cb, f), 0); /* 16 KiB, one command */
+	CHECK_EQ(f->rec.n, 1);
+	fw_break(f->fw);
+	nvmeof_queue_poll(f->q, 0);
+	f->rec.hold = 0;
+	wait_reconnected(f);
+	drain(f, 1);
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, 0);
+	CHECK_EQ(f->rec.n, 5); /* re-issued as four 4 KiB commands */
+	for (int i = 1; i < 5; i++) {
+		CHECK_EQ(get_le32(f->rec.sqe[i] + 48), 7);
+		CHECK_EQ(get_le64(f->rec.sqe[i] + 40), (uint64_t)(i - 1) * 8);
+	}
+	teardown(f);
+}
+
+TEST(receives_are_reposted_before_callbacks_run)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 4096, 1000, false);
+	f->rec.hold = 1;
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(nvmeof_read(f->q, &f->ns, (uint64_t)i, 1, &f->mr, 0, cb, f), 0);
+	f->rec.hold = 0;
+	f->resubmit = 4; /* each callback submits again, answered at once */
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(fw_inject(f->fw, f->rec.held[i]), 0);
+	nvmeof_queue_poll(f->q, 0);
+	drain(f, 8);
+	CHECK_EQ(f->calls, 8);
+	CHECK_EQ(fw_rnr_count(f->fw), 0); /* never a command out without a receive for it */
+	teardown(f);
+}
+
+TEST(short_response_fails_the_connection)
+{
+	struct fixture *f = setup(2, 1 << 20, 0, 4096, 1000, false);
+	struct nvmeof_queue_stats st;
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(fw_inject_len(f->fw, f->rec.held[0], 8), 0);
+	nvmeof_queue_poll(f->q, 0);
+	nvmeof_queue_poll(f->q, 0);
+	nvmeof_queue_stats(f->q, &st);
+	CHECK_EQ(st.bad_rsps, 1);
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, NVMEOF_ECLOSED);
+	teardown(f);
+}
+
+TEST(cid_ffff_is_never_used)
+{
+	/* slot 1023 with generation 63 would make CID FFFFh */
+	struct fixture *f = setup(1024, 1 << 20, 0, 4096, 30000, false);
+	f->rec.hold = 1;
+	for (int round = 0; round < 65; round++) {
+		f->rec.nheld = 0;
+		for (int i = 0; i < 1024; i++)
+			CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
+		int k = f->rec.nheld;
+		for (int i = 0; i < k; i++)
+			fw_inject(f->fw, f->rec.held[i]);
+		drain(f, (round + 1) * 1024);
+	}
+	CHECK_EQ(f->calls, 65 * 1024);
+	CHECK_EQ(f->rec.bad_cids, 0);
+	teardown(f);
+}
+
+TEST(status_without_dnr_is_retried)
+{
+	struct fixture *f = setup(2, 1 << 20, 0, 4096, 30000, false);
+	struct nvmeof_queue_stats st;
+	f->rec.fail_first = 2;
+	f->rec.fail_status = 0x82; /* Namespace Not Ready, DNR clear */
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
+	drain(f, 1);
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, 0);
+	CHECK_EQ(f->rec.n, 3);
+	CHECK(nvme_sqe_cid(f->rec.sqe[1]) != nvme_sqe_cid(f->rec.sqe[0]));
+	nvmeof_queue_stats(f->q, &st);
+	CHECK_EQ(st.retries, 2);
+	/* DNR: no retry */
+	f->rec.n = 0;
+	f->rec.fail_first = 1;
+	f->rec.fail_status = 1 << 14 | 0x82;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
+	drain(f, 2);
+	CHECK_EQ(f->last.err, NVMEOF_ENVME);
+	CHECK_EQ(f->rec.n, 1);
+	/* always failing: MAX_RETRIES (5) retries, then the status */
+	f->rec.n = 0;
+	f->rec.fail_first = 100;
+	f->rec.fail_status = 0x82;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
+	drain(f, 3);
+	CHECK_EQ(f->calls, 3);
+	CHECK_EQ(f->last.err, NVMEOF_ENVME);
+	CHECK_EQ(NVMEOF_STATUS_SC(f->last.status), 0x82);
+	CHECK_EQ(f->rec.n, 6);
+	nvmeof_queue_stats(f->q, &st);
+	CHECK_EQ(st.retries, 7);
+	teardown(f);
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+TEST(retry_waits_the_command_retry_delay)
+{
+	struct q_params p = {.qid = 1, .depth = 2, .cmd_timeout_ms = 30000, .max_xfer = 1 << 20,
+			     .wait_mode = NVMEOF_WAIT_POLL, .crdt = {3, 0, 0}};
+	struct fixture *f = setup(2, 1 << 20, 0, 4096, 30000, false);
+	q_close(f->q);
+	fw_reset(f->fw); /* the old queue's receives are gone with it */
+	CHECK_EQ(q_open_fake(&p, f->fw, &f->q), 0);
+	f->rec.fail_first = 1;
+	f->rec.fail_status = 1 << 11 | 0x82; /* CRD 1: CRDT1 = 300 ms */
+	double t0 = mono_s();
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
+	nvmeof_queue_poll(f->q, 0);
+	CHECK_EQ(f->rec.n, 1); /* not sent again at once */
+	for (int i = 0; i < 200 && !f->calls; i++) {
+		sleep_ms(5);
+		nvmeof_queue_poll(f->q, 0);
+	}
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, 0);
+	CHECK_EQ(f->rec.n, 2);
+	CHECK(mono_s() - t0 >= 0.29);
+	teardown(f);
+}
+
+TEST(cm_connect_asks_no_rdma_read_resources_of_the_target)
+{
+	struct ibv_device_attr da = {.max_qp_rd_atom = 16, .max_qp_init_rd_atom = 128};
+	struct rdma_conn_param p;
+	uint8_t priv[32] = {0};
+	tr_conn_param(&da, priv, sizeof(priv), &p);
+	CHECK_EQ(p.initiator_depth, 0);        /* the host issues no RDMA Reads */
+	CHECK_EQ(p.responder_resources, 16);   /* the target's reads of our write data */
+	CHECK_EQ(p.private_data_len, 32);
+	CHECK_EQ(p.rnr_retry_count, 7);
 }
 
 TEST(connection_loss_fails_everything_in_flight)
@@ -357,6 +682,18 @@ int main(void)
 		T(connection_loss_fails_everything_in_flight),
 		T(bad_input_loses_nothing),
 		T(deallocate_sends_one_range),
+		T(split_request_waiting_for_slots_makes_new_submissions_wait),
+		T(stale_send_completion_after_loss_finishes_nothing_twice),
+		T(timed_out_internal_command_does_not_block_the_next),
+		T(failed_sync_call_leaves_no_callback_into_its_stack),
+		T(after_reconnect_what_waited_goes_one_at_a_time_in_order),
+		T(after_reconnect_new_limits_apply_to_reissued_commands),
+		T(receives_are_reposted_before_callbacks_run),
+		T(short_response_fails_the_connection),
+		T(cid_ffff_is_never_used),
+		T(status_without_dnr_is_retried),
+		T(retry_waits_the_command_retry_delay),
+		T(cm_connect_asks_no_rdma_read_resources_of_the_target),
 	};
 	return run_tests("unit-queue", t, sizeof(t) / sizeof(t[0]));
 }

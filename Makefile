@@ -30,10 +30,13 @@ endif
 CFLAGS_ALL = $(CFLAGS_BASE) $(SANFLAGS) $(CFLAGS)
 CPPFLAGS_ALL = $(CPPFLAGS_BASE) $(CPPFLAGS)
 
-CORE_SRC = core/protocol.c core/status.c core/rdma.c core/mem.c core/cuda.c core/queue.c core/ctrl.c \
-	core/fakewire.c
+CORE_SRC = core/protocol.c core/status.c core/util.c core/rdma.c core/mem.c core/cuda.c \
+	core/slots.c core/submit.c core/complete.c core/sync.c core/reconnect.c core/queue.c \
+	core/qrdma.c core/group.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c core/reassoc.c core/ctrl_mem.c
+# The loopback test wire: tests, fuzzers and the micro-benchmark only.
+TESTWIRE_OBJ = $(O)/tests/wire/fakewire.o
 CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
-HDRS = $(wildcard core/*.h core/include/*.h tests/unit/*.h)
+HDRS = $(wildcard core/*.h core/include/*.h tests/unit/*.h tests/wire/*.h)
 
 UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_gpu $(O)/tests/libcuda-double.so $(O)/tests/gpu_check
@@ -65,9 +68,10 @@ $(O)/tests/unit_protocol: $(O)/tests/unit/test_protocol.o $(O)/core/protocol.o $
 	$(CC) $(SANFLAGS) -o $@ $^
 $(O)/tests/target_core: $(O)/tests/target/core_test.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
-$(O)/bench/percmd: $(O)/bench/percmd.o $(O)/libnvmeof.a
+$(O)/tests/wire/fakewire.o $(O)/tests/unit/test_queue.o $(O)/bench/percmd.o: CPPFLAGS_ALL += -Itests/wire
+$(O)/bench/percmd: $(O)/bench/percmd.o $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
-$(O)/tests/unit_queue: $(O)/tests/unit/test_queue.o $(O)/libnvmeof.a
+$(O)/tests/unit_queue: $(O)/tests/unit/test_queue.o $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/unit_tid: $(O)/tests/unit/test_tid.o $(O)/engine/tid.o
 	$(CC) $(SANFLAGS) -o $@ $^
@@ -101,6 +105,7 @@ test-unit: testbed
 	for t in $(notdir $(UNIT_TESTS)); do build/out/tests/$$t && \
 		ASAN_OPTIONS=detect_stack_use_after_return=1 build/san/tests/$$t || exit 1; done
 	tests/gpu-check/selftest-double
+	tests/unit/layers.sh
 
 testbed:
 	tests/testbed/setup
@@ -120,10 +125,9 @@ test-fuzz:
 # libFuzzer targets (clang, ASan+UBSan); `make fuzz FUZZ_SECONDS=600` for a
 # longer run. CI runs a short pass.
 FUZZ_SECONDS ?= 60
-FUZZ_CFLAGS = -std=c11 -g -O1 -D_GNU_SOURCE -Icore/include -Icore -Iengine \
+FUZZ_CFLAGS = -std=c11 -g -O1 -D_GNU_SOURCE -Icore/include -Icore -Iengine -Itests/wire \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_CORE = core/protocol.c core/status.c core/queue.c core/fakewire.c core/rdma.c core/mem.c core/ctrl.c \
-	core/cuda.c
+FUZZ_CORE = $(CORE_SRC) tests/wire/fakewire.c
 fuzz-build: build/fuzz/fuzz_identify build/fuzz/fuzz_cm build/fuzz/fuzz_tid build/fuzz/fuzz_queue
 build/fuzz/fuzz_identify: tests/fuzz/fuzz_identify.c core/protocol.c core/status.c $(HDRS)
 	@mkdir -p $(dir $@)

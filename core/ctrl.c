@@ -1,51 +1,15 @@
 /*
- * Controller bring-up on the admin queue, reading like the NVMe-oF spec:
- * Fabrics Connect, Property Get CAP/VS, Property Set CC.EN, wait CSTS.RDY,
- * Identify Controller, Set Features Number of Queues, Identify namespaces.
- * Then I/O queues on demand, and CC.SHN shutdown on close.
+ * A controller: connect (admin queue, bring-up, keep-alive), its namespaces
+ * and information, I/O queues on demand, and CC.SHN shutdown on close.
  */
 #include <errno.h>
 #include <netdb.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 
-#include "ctrl.h"
-#include "internal.h"
-#include "protocol.h"
-#include "queue.h"
-
-#define MAX_NS 1024
-#define SHUTDOWN_TIMEOUT_MS 5000
-
-struct nvmeof_ctrl {
-	pthread_mutex_t lock;       /* queue ids, counters, keep-alive state */
-	pthread_mutex_t admin_lock; /* the admin queue, after bring-up */
-	struct nvmeof_ctrl_opts o;
-	char subnqn[NVME_NQN_MAX + 1], hostnqn[NVME_NQN_MAX + 1];
-	uint8_t hostid[16];
-	struct sockaddr_storage dst, src;
-	bool has_src;
-	struct nvmeof_queue *admin;
-	struct ibv_pd *pd;           /* outlives reconnects: registrations stay valid */
-	uint32_t assoc_gen;          /* bumped each time the association is re-created */
-	struct nvmeof_ctrl_info info;
-	struct nvmeof_ns *ns;
-	uint32_t nns;
-	uint8_t *qid_used;
-	uint32_t nqueues, nmrs, depth_limit;
-	uint32_t cc;
-	/* keep-alive */
-	pthread_t ka_thread;
-	pthread_cond_t ka_cond;
-	bool ka_running, ka_stop;
-	int ka_err;
-	char ka_msg[256];
-	uint64_t ka_sent, ka_failed;
-};
+#include "cpriv.h"
+#include "util.h"
 
 void nvmeof_ctrl_opts_init(struct nvmeof_ctrl_opts *o)
 {
@@ -61,14 +25,7 @@ void nvmeof_ctrl_opts_init(struct nvmeof_ctrl_opts *o)
 	o->ctrl_loss_tmo_ms = 60000;
 }
 
-struct ibv_pd *ctrl_pd(struct nvmeof_ctrl *c) { return c->pd; }
-
-void ctrl_ref_mr(struct nvmeof_ctrl *c, int delta)
-{
-	pthread_mutex_lock(&c->lock);
-	c->nmrs = (uint32_t)((int)c->nmrs + delta);
-	pthread_mutex_unlock(&c->lock);
-}
+struct mem_ctx *ctrl_mem(struct nvmeof_ctrl *c) { return &c->mem; }
 
 const struct nvmeof_ctrl_info *nvmeof_ctrl_info(const struct nvmeof_ctrl *c) { return &c->info; }
 
@@ -81,7 +38,9 @@ int nvmeof_ctrl_get_info(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *out)
 	pthread_mutex_unlock(&c->lock);
 	return 0;
 }
+
 uint32_t nvmeof_ns_count(const struct nvmeof_ctrl *c) { return c->nns; }
+
 const struct nvmeof_ns *nvmeof_ns_at(const struct nvmeof_ctrl *c, uint32_t i)
 {
 	return i < c->nns ? &c->ns[i] : NULL;
@@ -101,69 +60,6 @@ const struct nvmeof_ns *nvmeof_ns_get(const struct nvmeof_ctrl *c, uint32_t nsid
 	return NULL;
 }
 
-/* ---- host identity ---- */
-
-static void read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	buf[0] = '\0';
-	if (!f)
-		return;
-	if (fgets(buf, (int)len, f))
-		buf[strcspn(buf, " \t\r\n")] = '\0';
-	fclose(f);
-}
-
-/* One random identity per process, so every controller a process opens
- * presents the same host to the target. */
-static pthread_once_t proc_id_once = PTHREAD_ONCE_INIT;
-static uint8_t proc_hostid[16];
-static char proc_hostnqn[NVME_NQN_MAX + 1];
-
-static void make_proc_id(void)
-{
-	if (getrandom(proc_hostid, 16, 0) != 16) {
-		uint64_t t = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)&proc_hostid;
-		memcpy(proc_hostid, &t, 8);
-		memcpy(proc_hostid + 8, &t, 8);
-	}
-	proc_hostid[6] = (uint8_t)((proc_hostid[6] & 0x0f) | 0x40); /* version 4 */
-	proc_hostid[8] = (uint8_t)((proc_hostid[8] & 0x3f) | 0x80);
-	const uint8_t *u = proc_hostid;
-	snprintf(proc_hostnqn, sizeof(proc_hostnqn),
-		 "nqn.2014-08.org.nvmexpress:uuid:%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-		 "%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-		 u[14], u[15]);
-}
-
-static int host_identity(struct nvmeof_ctrl *c)
-{
-	char buf[512];
-	pthread_once(&proc_id_once, make_proc_id);
-	if (c->o.hostnqn) {
-		snprintf(buf, sizeof(buf), "%s", c->o.hostnqn);
-	} else {
-		read_line("/etc/nvme/hostnqn", buf, sizeof(buf));
-		if (!buf[0])
-			snprintf(buf, sizeof(buf), "%s", proc_hostnqn);
-	}
-	if (!buf[0] || strlen(buf) > NVME_NQN_MAX)
-		return nvmeof_err(NVMEOF_EINVAL, "host NQN '%.40s%s' is %s (at most %d bytes)", buf,
-				  strlen(buf) > 40 ? "..." : "", buf[0] ? "too long" : "empty", NVME_NQN_MAX);
-	snprintf(c->hostnqn, sizeof(c->hostnqn), "%s", buf);
-	if (c->o.hostid) {
-		if (nvme_parse_uuid(c->o.hostid, c->hostid))
-			return nvmeof_err(NVMEOF_EINVAL, "host ID '%s' is not a UUID", c->o.hostid);
-		return 0;
-	}
-	/* as nvme-cli: /etc/nvme/hostid, else the UUID of a uuid-form host
-	 * NQN, so one host presents one identity; else this process's own */
-	read_line("/etc/nvme/hostid", buf, sizeof(buf));
-	if ((!buf[0] || nvme_parse_uuid(buf, c->hostid)) && nvme_hostid_from_nqn(c->hostnqn, c->hostid))
-		memcpy(c->hostid, proc_hostid, 16);
-	return 0;
-}
 
 static int resolve(const char *host, const char *port, struct sockaddr_storage *out, const char *what)
 {
@@ -177,260 +73,16 @@ static int resolve(const char *host, const char *port, struct sockaddr_storage *
 	return 0;
 }
 
-/* ---- admin commands ---- */
-
-static uint32_t admin_tmo(const struct nvmeof_ctrl *c) { return c->o.cmd_timeout_ms; }
-
-static int prop_get(struct nvmeof_ctrl *c, uint32_t off, int size8, uint64_t *val, const char *name)
-{
-	uint8_t sqe[NVME_SQE_SIZE];
-	struct nvmeof_cpl cpl;
-	nvmf_sqe_prop_get(sqe, 0, off, size8);
-	int rc = q_exec(c->admin, sqe, 0, admin_tmo(c), &cpl);
-	if (rc)
-		return nvmeof_err_prefix(rc, "Property Get %s", name);
-	/* An 8-byte property comes back in DW0 (low) and DW1 (high). */
-	*val = size8 ? ((uint64_t)cpl.cdw1 << 32 | cpl.cdw0) : cpl.cdw0;
-	return 0;
-}
-
-static int prop_set(struct nvmeof_ctrl *c, uint32_t off, uint32_t val, const char *name)
-{
-	uint8_t sqe[NVME_SQE_SIZE];
-	nvmf_sqe_prop_set(sqe, 0, off, 0, val);
-	int rc = q_exec(c->admin, sqe, 0, admin_tmo(c), NULL);
-	return rc ? nvmeof_err_prefix(rc, "Property Set %s", name) : 0;
-}
-
-static int fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid,
-			   uint16_t sqsize, uint16_t cntlid, uint32_t kato, uint16_t *cntlid_out)
-{
-	uint8_t sqe[NVME_SQE_SIZE];
-	struct nvmeof_cpl cpl;
-	nvmf_sqe_connect(sqe, 0, qid, sqsize, 0, kato);
-	if (nvmf_connect_data(q_scratch(q), c->hostid, cntlid, c->subnqn, c->hostnqn))
-		return nvmeof_err(NVMEOF_EINVAL, "Fabrics Connect: an NQN is empty or longer than %d bytes",
-				  NVME_NQN_MAX);
-	/* an NVMe command, not a CM step: the command timeout (a busy target
-	 * creating many queues at once can take seconds) */
-	int rc = q_exec(q, sqe, NVMF_CONNECT_DATA_SIZE, c->o.cmd_timeout_ms, &cpl);
-	if (rc == NVMEOF_ENVME) {
-		const char *hint = "";
-		/* SCT and SC only: the target may set DNR and More */
-		uint16_t code = (uint16_t)(NVMEOF_STATUS_SCT(cpl.status) << 8 | NVMEOF_STATUS_SC(cpl.status));
-		if (code == 0x184)
-			hint = ": the subsystem does not allow this host NQN";
-		else if (code == 0x182)
-			hint = ": wrong subsystem NQN, or a parameter the target refused";
-		return nvmeof_err_prefix(rc, "Fabrics Connect queue %u to %s as %s%s", qid, c->subnqn,
-					 c->hostnqn, hint);
-	}
-	if (rc)
-		return nvmeof_err_prefix(rc, "Fabrics Connect queue %u", qid);
-	if (cntlid_out)
-		*cntlid_out = (uint16_t)(cpl.cdw0 & 0xffff);
-	return 0;
-}
-
-static int identify(struct nvmeof_ctrl *c, uint8_t cns, uint32_t nsid, const char *what)
-{
-	uint8_t sqe[NVME_SQE_SIZE];
-	nvme_sqe_identify(sqe, 0, cns, nsid, 0);
-	memset(q_scratch(c->admin), 0, NVME_IDENTIFY_SIZE);
-	int rc = q_exec(c->admin, sqe, NVME_IDENTIFY_SIZE, admin_tmo(c), NULL);
-	return rc ? nvmeof_err_prefix(rc, "Identify %s", what) : 0;
-}
-
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
-static int wait_csts(struct nvmeof_ctrl *c, uint32_t mask, uint32_t want, uint32_t timeout_ms,
-		     const char *what)
-{
-	uint64_t deadline = nvmeof_now_ms() + timeout_ms, v = 0;
-	for (;;) {
-		int rc = prop_get(c, NVME_REG_CSTS, 0, &v, "CSTS");
-		if (rc)
-			return rc;
-		if ((v & mask) == want)
-			return 0;
-		if (v & NVME_CSTS_CFS)
-			return nvmeof_err(NVMEOF_ETRANSPORT, "%s: controller fatal status (CSTS 0x%llx)",
-					  what, (unsigned long long)v);
-		if (nvmeof_now_ms() >= deadline)
-			return nvmeof_err(NVMEOF_ETIMEDOUT, "%s: not reached within %u ms (CSTS 0x%llx)",
-					  what, timeout_ms, (unsigned long long)v);
-		sleep_ms(10);
-	}
-}
-
-static int enable(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info)
-{
-	uint64_t vs;
-	int rc;
-	if ((rc = prop_get(c, NVME_REG_CAP, 1, &info->cap, "CAP")) ||
-	    (rc = prop_get(c, NVME_REG_VS, 0, &vs, "VS")))
-		return rc;
-	info->ver = (uint32_t)vs;
-	info->mqes = NVME_CAP_MQES(info->cap);
-	if (NVME_CAP_MPSMIN(info->cap) > 0)
-		return nvmeof_err(NVMEOF_ENOTSUP, "controller's minimum page size is %u bytes; 4096 is required",
-				  1u << (12 + NVME_CAP_MPSMIN(info->cap)));
-	c->cc = NVME_CC_CSS_NVM | NVME_CC_MPS(12) | NVME_CC_IOSQES(6) | NVME_CC_IOCQES(4);
-	if ((rc = prop_set(c, NVME_REG_CC, c->cc, "CC")))
-		return rc;
-	c->cc |= NVME_CC_EN;
-	if ((rc = prop_set(c, NVME_REG_CC, c->cc, "CC.EN")))
-		return rc;
-	uint32_t to = NVME_CAP_TO(info->cap) * 500u;
-	return wait_csts(c, NVME_CSTS_RDY, NVME_CSTS_RDY, to ? to : 500, "enable: CSTS.RDY");
-}
-
-/* Identify Controller and what follows from it: the data path needs keyed
- * SGLs; MDTS gives the per-command limit; SGL offsets, ICDOFF 0 and IOCCSZ
- * give the in-capsule limit. On first bring-up and after a reconnect. */
-static int identify_ctrl(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info)
-{
-	int rc = identify(c, NVME_CNS_CTRL, 0, "Controller");
-	if (rc)
-		return rc;
-	nvme_id_ctrl_parse(q_scratch(c->admin), info);
-	if (!(info->sgls & NVME_SGLS_KEYED))
-		return nvmeof_err(NVMEOF_ENOTSUP, "controller lacks keyed SGL data block support (SGLS 0x%x)",
-				  info->sgls);
-	info->max_xfer = nvme_max_xfer(info->mdts, info->cap);
-	info->in_capsule_max = 0;
-	if (c->o.in_capsule && (info->sgls & NVME_SGLS_OFFSET) && !info->icdoff &&
-	    info->ioccsz * 16u > NVME_SQE_SIZE)
-		info->in_capsule_max = info->ioccsz * 16u - NVME_SQE_SIZE;
-	return 0;
-}
-
-/* Set Features Number of Queues, on bring-up and on every reassociation (a
- * new controller starts with none granted). */
-static int set_num_queues(struct nvmeof_ctrl *c, uint32_t *granted)
-{
-	uint8_t sqe[NVME_SQE_SIZE];
-	struct nvmeof_cpl cpl;
-	int rc;
-	uint16_t want = (uint16_t)(c->o.num_io_queues ? c->o.num_io_queues : 1);
-	nvme_sqe_set_features(sqe, 0, NVME_FEAT_NUM_QUEUES, nvme_num_queues_cdw11(want, want));
-	if ((rc = q_exec(c->admin, sqe, 0, admin_tmo(c), &cpl)))
-		return nvmeof_err_prefix(rc, "Set Features Number of Queues");
-	uint32_t nsq = (cpl.cdw0 & 0xffff) + 1, ncq = (cpl.cdw0 >> 16) + 1;
-	*granted = nsq < ncq ? nsq : ncq;
-	if (*granted > want)
-		*granted = want;
-	return 0;
-}
-
-static int identify_all(struct nvmeof_ctrl *c)
-{
-	uint32_t ids[MAX_NS];
-	int rc;
-	if ((rc = identify_ctrl(c, &c->info)) || (rc = set_num_queues(c, &c->info.max_io_queues)))
-		return rc;
-
-	if ((rc = identify(c, NVME_CNS_NS_ACTIVE_LIST, 0, "Active Namespace List")))
-		return rc;
-	uint32_t n = nvme_ns_list_parse(q_scratch(c->admin), ids, MAX_NS);
-	c->ns = calloc(n ? n : 1, sizeof(*c->ns));
-	if (!c->ns)
-		return nvmeof_err(NVMEOF_ENOMEM, "out of memory for %u namespaces", n);
-	for (uint32_t i = 0; i < n; i++) {
-		const char *why;
-		char what[32];
-		snprintf(what, sizeof(what), "Namespace %u", ids[i]);
-		if ((rc = identify(c, NVME_CNS_NS, ids[i], what)))
-			return rc;
-		/* A namespace with a format we cannot use is left out, not fatal. */
-		if (nvme_id_ns_parse(q_scratch(c->admin), ids[i], &c->ns[c->nns], &why) == 0 &&
-		    c->ns[c->nns].nsze)
-			c->nns++;
-	}
-	return 0;
-}
-
-/* Keep Alive on the admin queue every ka_interval_ms, so the target keeps
- * the association without the user ever touching the admin queue. */
-static void *ka_main(void *arg)
-{
-	struct nvmeof_ctrl *c = arg;
-	uint8_t sqe[NVME_SQE_SIZE];
-	pthread_mutex_lock(&c->lock);
-	while (!c->ka_stop) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)c->o.ka_interval_ms * 1000000u;
-		ts.tv_sec += (time_t)(ns / 1000000000u);
-		ts.tv_nsec = (long)(ns % 1000000000u);
-		while (!c->ka_stop && pthread_cond_timedwait(&c->ka_cond, &c->lock, &ts) == 0)
-			;
-		if (c->ka_stop)
-			continue;
-		nvme_sqe_keep_alive(sqe, 0);
-		pthread_mutex_unlock(&c->lock);
-		pthread_mutex_lock(&c->admin_lock);
-		/* the timeout is KATO: an answer later than that no longer helps */
-		int rc = q_exec(c->admin, sqe, 0, c->o.kato_ms, NULL);
-		pthread_mutex_unlock(&c->admin_lock);
-		pthread_mutex_lock(&c->lock);
-		/* One late answer is not the end: the health call reports it,
-		 * and the next Keep Alive goes out on time regardless. */
-		if (rc) {
-			c->ka_err = rc;
-			c->ka_failed++;
-			snprintf(c->ka_msg, sizeof(c->ka_msg), "Keep Alive: %s", nvmeof_errmsg());
-		} else {
-			c->ka_err = 0;
-			c->ka_sent++;
-		}
-	}
-	pthread_mutex_unlock(&c->lock);
-	return NULL;
-}
-
-static void ka_stop(struct nvmeof_ctrl *c)
-{
-	if (!c->ka_running)
-		return;
-	pthread_mutex_lock(&c->lock);
-	c->ka_stop = true;
-	pthread_cond_signal(&c->ka_cond);
-	pthread_mutex_unlock(&c->lock);
-	pthread_join(c->ka_thread, NULL);
-	c->ka_running = false;
-}
-
-int nvmeof_ctrl_health(struct nvmeof_ctrl *c, char *msg, size_t len)
-{
-	pthread_mutex_lock(&c->lock);
-	int rc = c->ka_err;
-	if (msg && len)
-		snprintf(msg, len, "%s", rc ? c->ka_msg : "healthy");
-	pthread_mutex_unlock(&c->lock);
-	return rc;
-}
-
-uint64_t nvmeof_ctrl_keep_alives(struct nvmeof_ctrl *c)
-{
-	pthread_mutex_lock(&c->lock);
-	uint64_t n = c->ka_sent;
-	pthread_mutex_unlock(&c->lock);
-	return n;
-}
 
 static void ctrl_free(struct nvmeof_ctrl *c)
 {
-	ka_stop(c);
+	ctrl_ka_stop(c);
 	pthread_cond_destroy(&c->ka_cond);
 	pthread_mutex_destroy(&c->admin_lock);
 	q_close(c->admin);
 	if (c->pd)
 		ibv_dealloc_pd(c->pd);
+	mem_ctx_destroy(&c->mem);
 	pthread_mutex_destroy(&c->lock);
 	free(c->ns);
 	free(c->qid_used);
@@ -459,6 +111,7 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	if (!(c = calloc(1, sizeof(*c))))
 		return nvmeof_err(NVMEOF_ENOMEM, "connect: out of memory");
 	pthread_mutex_init(&c->lock, NULL);
+	mem_ctx_init(&c->mem, NULL);
 	pthread_mutex_init(&c->admin_lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -470,7 +123,7 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		c->o.ka_interval_ms = c->o.kato_ms / 2 ? c->o.kato_ms / 2 : 1;
 	snprintf(c->subnqn, sizeof(c->subnqn), "%s", opts->subnqn);
 	c->o.subnqn = c->subnqn;
-	if ((rc = host_identity(c)) ||
+	if ((rc = ctrl_host_identity(c)) ||
 	    (rc = resolve(opts->traddr, opts->trsvcid ? opts->trsvcid : "4420", &c->dst, "target address")))
 		goto fail;
 	if (opts->src_addr && opts->src_addr[0]) {
@@ -498,10 +151,11 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	}
 	q_set_owner(c->admin, c, false);
 	c->pd = q_pd(c->admin);
+	c->mem.pd = c->pd;
 	q_take_pd(c->admin);
-	if ((rc = fabrics_connect(c, c->admin, 0, NVMEOF_ADMIN_DEPTH, NVMF_CNTLID_DYNAMIC, opts->kato_ms,
+	if ((rc = ctrl_fabrics_connect(c, c->admin, 0, NVMEOF_ADMIN_DEPTH, NVMF_CNTLID_DYNAMIC, opts->kato_ms,
 				  &c->info.cntlid)) ||
-	    (rc = enable(c, &c->info)) || (rc = identify_all(c)))
+	    (rc = ctrl_enable(c, &c->info)) || (rc = ctrl_identify_all(c)))
 		goto fail;
 	snprintf(c->info.hca, sizeof(c->info.hca), "%s", ibv_get_device_name(q_verbs(c->admin)->device));
 	c->depth_limit = NVMEOF_MAX_DEPTH;
@@ -515,7 +169,7 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		goto fail;
 	}
 	if (c->o.kato_ms) {
-		if ((rc = pthread_create(&c->ka_thread, NULL, ka_main, c))) {
+		if ((rc = pthread_create(&c->ka_thread, NULL, ctrl_ka_main, c))) {
 			rc = nvmeof_err(NVMEOF_ENOMEM, "connect: keep-alive thread: %s", strerror(rc));
 			goto fail;
 		}
@@ -528,92 +182,26 @@ fail:
 	return rc;
 }
 
-/* A new association after the old one was lost: admin queue, Fabrics
- * Connect for a new CNTLID, CC.EN; the same controller must answer.
- * Called with admin_lock held. */
-static int reassociate(struct nvmeof_ctrl *c)
-{
-	struct nvmeof_ctrl_info ni;
-	uint16_t cntlid;
-	uint32_t granted = 0;
-	int rc;
-	pthread_mutex_lock(&c->lock);
-	ni = c->info;
-	pthread_mutex_unlock(&c->lock);
-	if ((rc = q_reopen(c->admin, NVMF_CNTLID_DYNAMIC, c->o.connect_timeout_ms)) ||
-	    (rc = fabrics_connect(c, c->admin, 0, NVMEOF_ADMIN_DEPTH, NVMF_CNTLID_DYNAMIC, c->o.kato_ms,
-				  &cntlid)) ||
-	    (rc = enable(c, &ni)) || (rc = identify_ctrl(c, &ni)))
-		return nvmeof_err_prefix(rc, "re-create the association");
-	/* the same controller must answer: same subsystem, same serial */
-	if (strcmp(ni.subnqn, c->info.subnqn) || strcmp(ni.serial, c->info.serial))
-		return nvmeof_err(NVMEOF_ETRANSPORT,
-				  "re-create the association: %s serial %s answered, not %s serial %s",
-				  ni.subnqn, ni.serial, c->info.subnqn, c->info.serial);
-	if ((rc = set_num_queues(c, &granted)))
-		return nvmeof_err_prefix(rc, "re-create the association");
-	if (granted < c->info.max_io_queues)
-		return nvmeof_err(NVMEOF_ETRANSPORT,
-				  "re-create the association: the controller now grants %u I/O queues, not %u",
-				  granted, c->info.max_io_queues);
-	ni.cntlid = cntlid;
-	ni.max_io_queues = c->info.max_io_queues;
-	pthread_mutex_lock(&c->lock);
-	c->info = ni;
-	c->ka_err = 0; /* keep-alives go to the new association */
-	pthread_mutex_unlock(&c->lock);
-	c->assoc_gen++;
-	return 0;
-}
-
-/* The reconnect hook of I/O queues: the first queue to notice a loss
- * re-creates the association; every queue then reconnects itself. */
-static int reconnect_queue(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
-{
-	int rc = 0;
-	pthread_mutex_lock(&c->admin_lock);
-	if (q_assoc_gen(q) == c->assoc_gen)
-		rc = reassociate(c);
-	uint16_t cntlid = c->info.cntlid;
-	uint32_t gen = c->assoc_gen;
-	pthread_mutex_lock(&c->lock);
-	uint32_t icd = c->info.in_capsule_max;
-	uint64_t max_xfer = c->info.max_xfer;
-	uint16_t crdt[3] = {c->info.crdt[0], c->info.crdt[1], c->info.crdt[2]};
-	pthread_mutex_unlock(&c->lock);
-	pthread_mutex_unlock(&c->admin_lock);
-	if (rc)
-		return rc;
-	uint16_t qid = nvmeof_queue_qid(q);
-	/* IOCCSZ and MDTS may differ on the new controller: apply them before
-	 * anything is re-issued */
-	q_set_limits(q, icd, max_xfer, crdt);
-	if ((rc = q_reopen(q, cntlid, c->o.connect_timeout_ms)) ||
-	    (rc = fabrics_connect(c, q, qid, (uint16_t)q_depth_asked(q), cntlid, 0, NULL)))
-		return nvmeof_err_prefix(rc, "reconnect queue %u", qid);
-	q_set_reconnect(q, reconnect_queue, c->o.reconnect_delay_ms, c->o.ctrl_loss_tmo_ms, gen);
-	return 0;
-}
-
 int nvmeof_ctrl_close(struct nvmeof_ctrl *c)
 {
 	int rc = 0;
 	if (!c)
 		return nvmeof_err(NVMEOF_EINVAL, "close: NULL controller");
 	pthread_mutex_lock(&c->lock);
-	if (c->nqueues || c->nmrs) {
+	uint32_t nmrs = mem_ctx_count(&c->mem);
+	if (c->nqueues || nmrs) {
 		pthread_mutex_unlock(&c->lock);
 		return nvmeof_err(NVMEOF_EBUSY,
 				  "close: controller still has %u I/O queue(s) and %u registered region(s)",
-				  c->nqueues, c->nmrs);
+				  c->nqueues, nmrs);
 	}
 	pthread_mutex_unlock(&c->lock);
-	ka_stop(c);
+	ctrl_ka_stop(c);
 	pthread_mutex_lock(&c->admin_lock);
 	/* Normal shutdown so the target flushes its volatile state; a target
 	 * that does not answer costs at most SHUTDOWN_TIMEOUT_MS. */
-	if (!(rc = prop_set(c, NVME_REG_CC, (c->cc & ~NVME_CC_SHN_MASK) | NVME_CC_SHN_NORMAL, "CC.SHN")))
-		rc = wait_csts(c, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_CMPLT, SHUTDOWN_TIMEOUT_MS,
+	if (!(rc = ctrl_prop_set(c, NVME_REG_CC, (c->cc & ~NVME_CC_SHN_MASK) | NVME_CC_SHN_NORMAL, "CC.SHN")))
+		rc = ctrl_wait_csts(c, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_CMPLT, SHUTDOWN_TIMEOUT_MS,
 			       "shutdown: CSTS.SHST");
 	if (rc)
 		nvmeof_err_prefix(rc, "close (resources released anyway)");
@@ -632,6 +220,8 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 		return nvmeof_err(NVMEOF_EINVAL, "create queue: %s", !c ? "no controller" : "no output pointer");
 	*out = NULL;
 	uint32_t depth = qo && qo->depth ? qo->depth : c->o.queue_depth;
+	if (qo && qo->group && !q_group_owned_by(qo->group, c))
+		return nvmeof_err(NVMEOF_EINVAL, "create queue: the poll group belongs to another controller");
 	if (depth > NVMEOF_MAX_DEPTH)
 		return nvmeof_err(NVMEOF_EINVAL, "create queue: depth %u above %d", depth, NVMEOF_MAX_DEPTH);
 	if (depth > c->depth_limit)
@@ -650,7 +240,7 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 	struct q_params p = {
 		.dst = (struct sockaddr *)&c->dst,
 		.src = c->has_src ? (struct sockaddr *)&c->src : NULL,
-		.pd = ctrl_pd(c),
+		.pd = c->pd,
 		.qid = qid,
 		.depth = depth,
 		.cntlid = c->info.cntlid,
@@ -661,6 +251,7 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 		.wait_mode = qo && qo->wait_mode_set ? qo->wait_mode : c->o.wait_mode,
 		.spin_us = c->o.spin_us,
 		.batch = qo && qo->batch,
+		.group = qo ? qo->group : NULL,
 		.crdt = {c->info.crdt[0], c->info.crdt[1], c->info.crdt[2]},
 	};
 	c->qid_used[qid] = 1; /* reserved while we connect without the lock */
@@ -673,10 +264,10 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 		uint16_t cntlid = c->info.cntlid;
 		uint32_t gen = c->assoc_gen;
 		pthread_mutex_unlock(&c->admin_lock);
-		if ((rc = fabrics_connect(c, q, qid, (uint16_t)depth, cntlid, 0, NULL)))
+		if ((rc = ctrl_fabrics_connect(c, q, qid, (uint16_t)depth, cntlid, 0, NULL)))
 			q_close(q);
 		else if (c->o.reconnect_delay_ms)
-			q_set_reconnect(q, reconnect_queue, c->o.reconnect_delay_ms,
+			q_set_reconnect(q, ctrl_reconnect_queue, c->o.reconnect_delay_ms,
 					c->o.ctrl_loss_tmo_ms ? c->o.ctrl_loss_tmo_ms : 60000, gen);
 	}
 	pthread_mutex_lock(&c->lock);
@@ -688,6 +279,25 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 	if (!rc)
 		*out = q;
 	return rc;
+}
+
+int nvmeof_poll_group_create(struct nvmeof_ctrl *c, uint32_t max_queues, struct nvmeof_poll_group **out)
+{
+	if (!c || !out || !max_queues || max_queues > 64)
+		return nvmeof_err(NVMEOF_EINVAL, "create poll group: %s",
+				  !c ? "no controller" : !out ? "no output pointer" : "max_queues outside 1..64");
+	*out = NULL;
+	struct ibv_device_attr da;
+	if (ibv_query_device(c->pd->context, &da))
+		return nvmeof_err(NVMEOF_ETRANSPORT, "create poll group: ibv_query_device: %s", strerror(errno));
+	/* each queue: a send and a receive completion per command, plus one */
+	uint64_t cqe = (uint64_t)max_queues * (2u * c->depth_limit + 2u);
+	if (da.max_cqe > 0 && cqe > (uint64_t)da.max_cqe)
+		cqe = (uint64_t)da.max_cqe;
+	pthread_mutex_lock(&c->lock);
+	int vector = (int)c->ngroups++;
+	pthread_mutex_unlock(&c->lock);
+	return q_group_create(c->pd->context, c, (int)cqe, vector, c->o.wait_mode, c->o.spin_us, out);
 }
 
 int nvmeof_queue_destroy(struct nvmeof_queue *q)

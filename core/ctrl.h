@@ -2,12 +2,10 @@
 #ifndef NVMEOF_CTRL_H
 #define NVMEOF_CTRL_H
 
-#include <infiniband/verbs.h>
-
 #include "nvmeof.h"
 
-struct ibv_pd *ctrl_pd(struct nvmeof_ctrl *c);
-/* Counts registrations so close can refuse while any remain. */
-void ctrl_ref_mr(struct nvmeof_ctrl *c, int delta);
+struct mem_ctx;
+/* The controller's registration context (its PD and region count). */
+struct mem_ctx *ctrl_mem(struct nvmeof_ctrl *c);
 
 #endif

@@ -20,7 +20,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctrl.h"
 #include "internal.h"
 #include "mem.h"
 
@@ -140,7 +139,7 @@ int nvmeof_cuda_available(char *why, size_t len)
 		}                                                                              \
 	} while (0)
 
-static int reg_device_memory(struct nvmeof_ctrl *ctrl, struct nvmeof_mr *m, const char *op)
+static int reg_device_memory(struct mem_ctx *mc, struct nvmeof_mr *m, const char *op)
 {
 	char dmabuf_why[160] = "", peer_why[160];
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
@@ -160,7 +159,7 @@ static int reg_device_memory(struct nvmeof_ctrl *ctrl, struct nvmeof_mr *m, cons
 			snprintf(dmabuf_why, sizeof(dmabuf_why), "cuMemGetHandleForAddressRange: %s (%d)",
 				 cu_name(r), r);
 		} else {
-			m->mr = ibv_reg_dmabuf_mr(ctrl_pd(ctrl), d - base, m->len, (uint64_t)d, fd, access);
+			m->mr = ibv_reg_dmabuf_mr(mc->pd, d - base, m->len, (uint64_t)d, fd, access);
 			if (!m->mr)
 				snprintf(dmabuf_why, sizeof(dmabuf_why), "ibv_reg_dmabuf_mr: %s", strerror(errno));
 			close(fd); /* the registration holds its own reference */
@@ -171,7 +170,7 @@ static int reg_device_memory(struct nvmeof_ctrl *ctrl, struct nvmeof_mr *m, cons
 		}
 	}
 	/* nvidia_peermem: the HCA driver resolves the device pointer itself. */
-	m->mr = ibv_reg_mr(ctrl_pd(ctrl), m->addr, m->len, access);
+	m->mr = ibv_reg_mr(mc->pd, m->addr, m->len, access);
 	if (m->mr) {
 		m->cuda_reg = "peermem";
 		return 0;
@@ -182,7 +181,8 @@ static int reg_device_memory(struct nvmeof_ctrl *ctrl, struct nvmeof_mr *m, cons
 			  "dma-buf: %s; peermem: %s", op, (unsigned long long)d, m->len, dmabuf_why, peer_why);
 }
 
-static int cuda_mr_new(struct nvmeof_ctrl *ctrl, CUdeviceptr d, size_t len, bool owned, int dev,
+static int cuda_mr_new(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, CUdeviceptr d, size_t len,
+		       bool owned, int dev,
 		       CUcontext ctx, struct nvmeof_mr **out, const char *op)
 {
 	struct nvmeof_mr *m = calloc(1, sizeof(*m));
@@ -190,7 +190,8 @@ static int cuda_mr_new(struct nvmeof_ctrl *ctrl, CUdeviceptr d, size_t len, bool
 	unsigned one = 1;
 	if (!m)
 		return nvmeof_err(NVMEOF_ENOMEM, "%s: out of memory", op);
-	m->ctrl = ctrl;
+	m->mc = mc;
+	m->owner = owner;
 	m->addr = (void *)(uintptr_t)d;
 	m->len = len;
 	m->owned = owned;
@@ -200,28 +201,29 @@ static int cuda_mr_new(struct nvmeof_ctrl *ctrl, CUdeviceptr d, size_t len, bool
 	/* Memory operations on this range synchronize with RDMA to it. */
 	if (cu.cuPointerSetAttribute)
 		IN_CTX(ctx, cu.cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, d), r);
-	int rc = reg_device_memory(ctrl, m, op);
+	int rc = reg_device_memory(mc, m, op);
 	if (rc) {
 		free(m);
 		return rc;
 	}
 	m->lkey = m->mr->lkey;
 	m->rkey = m->mr->rkey;
-	ctrl_ref_mr(ctrl, 1);
+	mem_ctx_ref(mc, 1);
 	*out = m;
 	return 0;
 }
 
-int nvmeof_mr_alloc_cuda(struct nvmeof_ctrl *ctrl, int gpu, size_t len, struct nvmeof_mr **out)
+int mem_alloc_cuda(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, int gpu, size_t len,
+		   struct nvmeof_mr **out)
 {
 	CUdevice dev;
 	CUcontext ctx;
 	CUdeviceptr d;
 	CUresult r;
 	int rc;
-	if (!ctrl || !len || !out || gpu < 0)
+	if (!len || !out || gpu < 0)
 		return nvmeof_err(NVMEOF_EINVAL, "allocate GPU memory: %s",
-				  !ctrl ? "no controller" : !len ? "zero length" : !out ? "no output" : "negative GPU index");
+				  !len ? "zero length" : !out ? "no output" : "negative GPU index");
 	*out = NULL;
 	if ((rc = cu_ready("allocate GPU memory")))
 		return rc;
@@ -239,7 +241,7 @@ int nvmeof_mr_alloc_cuda(struct nvmeof_ctrl *ctrl, int gpu, size_t len, struct n
 				  cu_name(r), r);
 	}
 	CUdeviceptr aligned = (d + GPU_PAGE - 1) & ~(CUdeviceptr)(GPU_PAGE - 1);
-	rc = cuda_mr_new(ctrl, aligned, rounded, true, dev, ctx, out, "allocate GPU memory");
+	rc = cuda_mr_new(mc, owner, aligned, rounded, true, dev, ctx, out, "allocate GPU memory");
 	if (rc) {
 		IN_CTX(ctx, cu.cuMemFree(d), r);
 		cu.cuDevicePrimaryCtxRelease(dev);
@@ -250,14 +252,15 @@ int nvmeof_mr_alloc_cuda(struct nvmeof_ctrl *ctrl, int gpu, size_t len, struct n
 	return 0;
 }
 
-int nvmeof_mr_register_cuda(struct nvmeof_ctrl *ctrl, void *dptr, size_t len, struct nvmeof_mr **out)
+int mem_register_cuda(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, void *dptr, size_t len,
+		      struct nvmeof_mr **out)
 {
 	CUcontext ctx = NULL;
 	CUresult r;
 	int rc;
-	if (!ctrl || !dptr || !len || !out)
+	if (!dptr || !len || !out)
 		return nvmeof_err(NVMEOF_EINVAL, "register GPU memory: %s",
-				  !ctrl ? "no controller" : !dptr ? "NULL pointer" : !len ? "zero length" : "no output");
+				  !dptr ? "NULL pointer" : !len ? "zero length" : "no output");
 	*out = NULL;
 	if ((rc = cu_ready("register GPU memory")))
 		return rc;
@@ -266,7 +269,7 @@ int nvmeof_mr_register_cuda(struct nvmeof_ctrl *ctrl, void *dptr, size_t len, st
 	if ((r = cu.cuPointerGetAttribute(&ctx, CU_POINTER_ATTRIBUTE_CONTEXT, (CUdeviceptr)(uintptr_t)dptr)))
 		return nvmeof_err(NVMEOF_ECUDA, "register GPU memory: %p is not CUDA device memory: %s (%d)",
 				  dptr, cu_name(r), r);
-	return cuda_mr_new(ctrl, (CUdeviceptr)(uintptr_t)dptr, len, false, -1, ctx, out, "register GPU memory");
+	return cuda_mr_new(mc, owner, (CUdeviceptr)(uintptr_t)dptr, len, false, -1, ctx, out, "register GPU memory");
 }
 
 int mem_cuda_release(struct nvmeof_mr *m)

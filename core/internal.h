@@ -29,7 +29,4 @@
 int nvmeof_err(int code, const char *fmt, ...) PRINTF(2, 3);
 int nvmeof_err_prefix(int code, const char *fmt, ...) PRINTF(2, 3);
 
-/* Monotonic milliseconds; CLOCK_MONOTONIC_COARSE is a vDSO read, no syscall. */
-uint64_t nvmeof_now_ms(void);
-
 #endif

@@ -4,18 +4,42 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctrl.h"
 #include "internal.h"
 #include "mem.h"
 
 #define MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE)
 
-static int mr_new(struct nvmeof_ctrl *ctrl, void *addr, size_t len, bool owned, struct nvmeof_mr **out)
+void mem_ctx_init(struct mem_ctx *mc, struct ibv_pd *pd)
+{
+	mc->pd = pd;
+	mc->nmrs = 0;
+	pthread_mutex_init(&mc->lock, NULL);
+}
+
+void mem_ctx_destroy(struct mem_ctx *mc) { pthread_mutex_destroy(&mc->lock); }
+
+uint32_t mem_ctx_count(struct mem_ctx *mc)
+{
+	pthread_mutex_lock(&mc->lock);
+	uint32_t n = mc->nmrs;
+	pthread_mutex_unlock(&mc->lock);
+	return n;
+}
+
+void mem_ctx_ref(struct mem_ctx *mc, int delta)
+{
+	pthread_mutex_lock(&mc->lock);
+	mc->nmrs = (uint32_t)((int)mc->nmrs + delta);
+	pthread_mutex_unlock(&mc->lock);
+}
+
+static int mr_new(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, void *addr, size_t len, bool owned,
+		  struct nvmeof_mr **out)
 {
 	struct nvmeof_mr *m = calloc(1, sizeof(*m));
 	if (!m)
 		return nvmeof_err(NVMEOF_ENOMEM, "register memory: out of memory");
-	m->mr = ibv_reg_mr(ctrl_pd(ctrl), addr, len, MR_ACCESS);
+	m->mr = ibv_reg_mr(mc->pd, addr, len, MR_ACCESS);
 	if (!m->mr) {
 		int e = errno;
 		free(m);
@@ -23,31 +47,32 @@ static int mr_new(struct nvmeof_ctrl *ctrl, void *addr, size_t len, bool owned, 
 				  "ibv_reg_mr of %zu bytes at %p: %s%s", len, addr, strerror(e),
 				  e == ENOMEM ? " (raise RLIMIT_MEMLOCK: ulimit -l)" : "");
 	}
-	m->ctrl = ctrl;
+	m->mc = mc;
+	m->owner = owner;
 	m->addr = addr;
 	m->len = len;
 	m->lkey = m->mr->lkey;
 	m->rkey = m->mr->rkey;
 	m->owned = owned;
-	ctrl_ref_mr(ctrl, 1);
+	mem_ctx_ref(mc, 1);
 	*out = m;
 	return 0;
 }
 
-int nvmeof_mr_register(struct nvmeof_ctrl *ctrl, void *addr, size_t len, struct nvmeof_mr **out)
+int mem_register(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, void *addr, size_t len,
+		 struct nvmeof_mr **out)
 {
-	if (!ctrl || !addr || !len || !out)
+	if (!addr || !len || !out)
 		return nvmeof_err(NVMEOF_EINVAL, "register memory: %s",
-				  !ctrl ? "no controller" : !addr ? "NULL address" : !len ? "zero length" : "no output");
+				  !addr ? "NULL address" : !len ? "zero length" : "no output");
 	*out = NULL;
-	return mr_new(ctrl, addr, len, false, out);
+	return mr_new(mc, owner, addr, len, false, out);
 }
 
-int nvmeof_mr_alloc(struct nvmeof_ctrl *ctrl, size_t len, struct nvmeof_mr **out)
+int mem_alloc(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, size_t len, struct nvmeof_mr **out)
 {
-	if (!ctrl || !len || !out)
-		return nvmeof_err(NVMEOF_EINVAL, "allocate memory: %s",
-				  !ctrl ? "no controller" : !len ? "zero length" : "no output");
+	if (!len || !out)
+		return nvmeof_err(NVMEOF_EINVAL, "allocate memory: %s", !len ? "zero length" : "no output");
 	*out = NULL;
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	size_t rounded = (len + pg - 1) / pg * pg;
@@ -55,7 +80,7 @@ int nvmeof_mr_alloc(struct nvmeof_ctrl *ctrl, size_t len, struct nvmeof_mr **out
 	if (posix_memalign(&p, pg, rounded))
 		return nvmeof_err(NVMEOF_ENOMEM, "allocate %zu bytes: out of memory", len);
 	memset(p, 0, rounded);
-	int rc = mr_new(ctrl, p, len, true, out);
+	int rc = mr_new(mc, owner, p, len, true, out);
 	if (rc)
 		free(p);
 	return rc;
@@ -68,7 +93,7 @@ int nvmeof_mr_release(struct nvmeof_mr *m)
 	int rc = ibv_dereg_mr(m->mr);
 	if (rc)
 		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_dereg_mr: %s", strerror(rc));
-	ctrl_ref_mr(m->ctrl, -1);
+	mem_ctx_ref(m->mc, -1);
 	if (m->cuda)
 		rc = mem_cuda_release(m);
 	else if (m->owned)

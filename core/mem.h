@@ -3,11 +3,36 @@
 #define NVMEOF_MEM_H
 
 #include <infiniband/verbs.h>
+#include <pthread.h>
 
 #include "nvmeof.h"
 
+/* What registration needs of a controller, and nothing more: its protection
+ * domain, and a count of live regions so the controller can refuse to close
+ * while any remain. */
+struct mem_ctx {
+	struct ibv_pd *pd;
+	pthread_mutex_t lock;
+	uint32_t nmrs;
+};
+void mem_ctx_init(struct mem_ctx *mc, struct ibv_pd *pd);
+void mem_ctx_destroy(struct mem_ctx *mc);
+uint32_t mem_ctx_count(struct mem_ctx *mc);
+void mem_ctx_ref(struct mem_ctx *mc, int delta);
+
+/* owner only tags the region (I/O on another controller's region is
+ * refused); it is never dereferenced here. */
+int mem_register(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, void *addr, size_t len,
+		 struct nvmeof_mr **out);
+int mem_alloc(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, size_t len, struct nvmeof_mr **out);
+int mem_alloc_cuda(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, int gpu, size_t len,
+		   struct nvmeof_mr **out);
+int mem_register_cuda(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, void *dptr, size_t len,
+		      struct nvmeof_mr **out);
+
 struct nvmeof_mr {
-	struct nvmeof_ctrl *ctrl;
+	struct mem_ctx *mc;
+	const struct nvmeof_ctrl *owner;
 	struct ibv_mr *mr;
 	void *addr;                 /* host address, or CUDA device pointer */
 	size_t len;
@@ -20,7 +45,7 @@ struct nvmeof_mr {
 	const char *cuda_reg;       /* "dma-buf" or "peermem" */
 };
 
-static inline struct nvmeof_ctrl *mem_ctrl(const struct nvmeof_mr *mr) { return mr->ctrl; }
+static inline const struct nvmeof_ctrl *mem_ctrl(const struct nvmeof_mr *mr) { return mr->owner; }
 
 /* The ordering rules of the synchronous path: kernels that produced the
  * data finish before a write reads the region; completed GPUDirect RDMA

@@ -2,10 +2,10 @@
 #ifndef NVMEOF_QUEUE_H
 #define NVMEOF_QUEUE_H
 
+#include <infiniband/verbs.h>
 #include <sys/socket.h>
 
 #include "nvmeof.h"
-#include "rdma.h"
 
 #define NVMEOF_MAX_DEPTH 1024 /* slot index in the low 10 CID bits */
 #define NVMEOF_ADMIN_DEPTH 31 /* NVMe/RDMA admin queue: HSQSIZE at most 31 */
@@ -24,6 +24,7 @@ struct q_params {
 	uint32_t spin_us;
 	bool batch;
 	uint16_t crdt[3];           /* Command Retry Delay Times, 100 ms units */
+	struct nvmeof_poll_group *group; /* share its CQ, or NULL for one of our own */
 };
 
 /* Resolves, creates the QP, posts receives and CM-connects. The Fabrics
@@ -46,13 +47,17 @@ uint32_t q_assoc_gen(const struct nvmeof_queue *q);
  * queue: they take effect for every command issued from now on, re-issued
  * ones included. */
 void q_set_limits(struct nvmeof_queue *q, uint32_t icd_max, uint64_t max_xfer, const uint16_t crdt[3]);
-uint32_t q_depth_asked(const struct nvmeof_queue *q); /* the SQSIZE connected with */
+uint32_t q_sqsize(const struct nvmeof_queue *q); /* the SQSIZE connected with */
 /* Destroys the old QP, parks what was in flight, connects anew (CM only). */
 int q_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms);
 /* The controller keeps the PD: registrations outlive a queue's reconnects. */
 void q_take_pd(struct nvmeof_queue *q);
 /* Fails what is in flight with NVMEOF_ECLOSED and releases everything. */
 void q_close(struct nvmeof_queue *q);
+/* Poll groups (group.c): a CQ and channel on verbs for up to 64 queues of owner. */
+int q_group_create(struct ibv_context *verbs, const void *owner, int cqe, int vector,
+		   enum nvmeof_wait_mode mode, uint32_t spin_us, struct nvmeof_poll_group **out);
+bool q_group_owned_by(const struct nvmeof_poll_group *g, const void *owner);
 /* The controller that owns a queue (set by the controller). */
 void q_set_owner(struct nvmeof_queue *q, struct nvmeof_ctrl *ctrl, bool oncs_dsm);
 struct nvmeof_ctrl *q_owner(struct nvmeof_queue *q);

@@ -9,6 +9,7 @@
 #include "internal.h"
 #include "protocol.h"
 #include "rdma.h"
+#include "util.h"
 
 static int set_nonblock(int fd)
 {
@@ -114,29 +115,62 @@ int tr_resolve(struct tr_conn *c, const struct sockaddr *dst, const struct socka
 	return 0;
 }
 
-int tr_create_qp(struct tr_conn *c, struct ibv_pd *pd, uint32_t send_wr, uint32_t recv_wr,
-		 uint32_t send_sge)
+int tr_cq_create(struct tr_conn *c, struct ibv_context *verbs, int cqe, int vector)
 {
-	c->cc = ibv_create_comp_channel(c->id->verbs);
+	c->cc = ibv_create_comp_channel(verbs);
 	if (!c->cc)
 		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_create_comp_channel: %s", strerror(errno));
 	if (set_nonblock(c->cc->fd))
 		return nvmeof_err(NVMEOF_ETRANSPORT, "fcntl on the completion channel: %s", strerror(errno));
-	c->cq = ibv_create_cq(c->id->verbs, (int)(send_wr + recv_wr), c, c->cc, 0);
+	/* Spread CQs over the device's completion vectors (interrupts, on
+	 * real hardware), not all on vector 0. */
+	int nvec = verbs->num_comp_vectors > 0 ? verbs->num_comp_vectors : 1;
+	c->cq = ibv_create_cq(verbs, cqe, c, c->cc, vector % nvec);
 	if (!c->cq)
-		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_create_cq (%u entries): %s", send_wr + recv_wr,
-				  strerror(errno));
+		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_create_cq (%d entries): %s", cqe, strerror(errno));
+	return 0;
+}
+
+void tr_cq_destroy(struct tr_conn *c)
+{
+	if (c->cq) {
+		if (c->unacked)
+			ibv_ack_cq_events(c->cq, c->unacked);
+		ibv_destroy_cq(c->cq);
+	}
+	if (c->cc)
+		ibv_destroy_comp_channel(c->cc);
+	c->cq = NULL;
+	c->cc = NULL;
+	c->unacked = 0;
+}
+
+int tr_create_qp(struct tr_conn *c, struct ibv_pd *pd, const struct tr_qp_params *p)
+{
+	int rc;
+	if (p->shared) {
+		c->cq = p->shared->cq;
+		c->cc = p->shared->cc;
+		c->shared_cq = true;
+	} else if ((rc = tr_cq_create(c, c->id->verbs, (int)(p->send_wr + p->recv_wr), p->vector))) {
+		return rc;
+	}
 	struct ibv_qp_init_attr a = {
 		.send_cq = c->cq,
 		.recv_cq = c->cq,
 		.qp_type = IBV_QPT_RC,
-		.cap = {.max_send_wr = send_wr, .max_recv_wr = recv_wr, .max_send_sge = send_sge,
-			.max_recv_sge = 1},
+		.cap = {.max_send_wr = p->send_wr, .max_recv_wr = p->recv_wr, .max_send_sge = p->send_sge,
+			.max_recv_sge = 1, .max_inline_data = p->inline_bytes},
 		.sq_sig_all = 0,
 	};
-	if (rdma_create_qp(c->id, pd, &a))
-		return nvmeof_err(NVMEOF_ETRANSPORT, "rdma_create_qp (send %u, recv %u): %s", send_wr,
-				  recv_wr, strerror(errno));
+	if (rdma_create_qp(c->id, pd, &a)) {
+		/* a device without inline sends: the capsule goes by DMA */
+		a.cap.max_inline_data = 0;
+		if (!p->inline_bytes || rdma_create_qp(c->id, pd, &a))
+			return nvmeof_err(NVMEOF_ETRANSPORT, "rdma_create_qp (send %u, recv %u): %s",
+					  p->send_wr, p->recv_wr, strerror(errno));
+	}
+	c->max_inline = a.cap.max_inline_data;
 	c->qp = c->id->qp;
 	return 0;
 }
@@ -254,13 +288,8 @@ void tr_close(struct tr_conn *c)
 	if (c->qp)
 		rdma_destroy_qp(c->id);
 	c->qp = NULL;
-	if (c->cq) {
-		if (c->unacked)
-			ibv_ack_cq_events(c->cq, c->unacked);
-		ibv_destroy_cq(c->cq);
-	}
-	if (c->cc)
-		ibv_destroy_comp_channel(c->cc);
+	if (!c->shared_cq)
+		tr_cq_destroy(c);
 	if (c->id)
 		rdma_destroy_id(c->id);
 	if (c->ch)

@@ -17,15 +17,26 @@ struct tr_conn {
 	unsigned unacked;   /* CQ events not yet acknowledged */
 	bool armed;         /* CQ notification requested, event not yet consumed */
 	bool connected;
+	bool shared_cq;     /* cq and cc belong to a poll group */
+	uint32_t max_inline; /* bytes a send may carry inline */
+};
+
+struct tr_qp_params {
+	uint32_t send_wr, recv_wr, send_sge;
+	uint32_t inline_bytes;          /* ask for this much inline data (0: none) */
+	int vector;                     /* completion vector, modulo the device's count */
+	const struct tr_conn *shared;   /* a poll group's CQ and channel, or NULL for our own */
 };
 
 /* Address and route resolution, each bounded by timeout_ms. Afterwards
  * c->id->verbs is the device the route goes through. */
 int tr_resolve(struct tr_conn *c, const struct sockaddr *dst, const struct sockaddr *src,
 	       int timeout_ms);
-/* CQ (with a completion channel) and an RC QP on pd. */
-int tr_create_qp(struct tr_conn *c, struct ibv_pd *pd, uint32_t send_wr, uint32_t recv_wr,
-		 uint32_t send_sge);
+/* A CQ with its completion channel (a queue's own, or a poll group's). */
+int tr_cq_create(struct tr_conn *c, struct ibv_context *verbs, int cqe, int vector);
+void tr_cq_destroy(struct tr_conn *c);
+/* An RC QP on pd, on its own CQ or a shared one. */
+int tr_create_qp(struct tr_conn *c, struct ibv_pd *pd, const struct tr_qp_params *p);
 /* The CM connect parameters for a host on a device with attributes da. */
 void tr_conn_param(const struct ibv_device_attr *da, const void *priv, uint8_t priv_len,
 		   struct rdma_conn_param *p);

@@ -206,10 +206,29 @@ struct nvmeof_queue_opts {
 	bool batch;              /* submissions wait for nvmeof_queue_commit() */
 	enum nvmeof_wait_mode wait_mode; /* as the controller's unless overridden */
 	bool wait_mode_set;
+	struct nvmeof_poll_group *group; /* share this group's CQ (NULL: a CQ of its own) */
 };
 
 int nvmeof_queue_create(struct nvmeof_ctrl *ctrl, const struct nvmeof_queue_opts *opts,
 			struct nvmeof_queue **out);
+
+/* ---- Poll groups -------------------------------------------------------------
+ * Queues of one controller that share one completion queue and one completion
+ * channel, polled and waited on as one (SPDK's poll group): a thread driving
+ * several queue pairs polls once per batch, not once per queue, and sleeps on
+ * one channel. Create the group, then queues with nvmeof_queue_opts.group set
+ * (up to max_queues, at most 64). A group and its queues are used from one
+ * thread; nvmeof_queue_poll/wait on a member poll the whole group, so its
+ * callbacks may run for any member's requests. Destroy the queues first.
+ */
+struct nvmeof_poll_group;
+int nvmeof_poll_group_create(struct nvmeof_ctrl *ctrl, uint32_t max_queues,
+			     struct nvmeof_poll_group **out);
+int nvmeof_poll_group_destroy(struct nvmeof_poll_group *g); /* NVMEOF_EBUSY while queues remain */
+/* Completions processed (callbacks run) across the group, or an error. */
+int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max);
+/* Until min completions across the group, or timeout_ms; as nvmeof_queue_wait. */
+int nvmeof_poll_group_wait(struct nvmeof_poll_group *g, uint32_t min, int timeout_ms);
 /* In-flight commands are failed with NVMEOF_ECLOSED (their callbacks run). */
 int nvmeof_queue_destroy(struct nvmeof_queue *q);
 uint16_t nvmeof_queue_qid(const struct nvmeof_queue *q);
@@ -270,6 +289,7 @@ struct nvmeof_queue_stats {
 	uint64_t outage_ms_max;   /* longest time from loss to reconnect */
 	uint64_t retries;         /* commands re-sent after a status without DNR */
 	uint64_t bad_rsps;        /* response capsules shorter than a CQE (connection failed) */
+	uint64_t sleeps;          /* waits that slept on the completion channel */
 };
 void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats *out);
 

@@ -591,6 +591,140 @@ out:
 		nvmeof_ctrl_close(c);
 }
 
+struct grp_ctx {
+	int done, errs;
+};
+
+static void grp_cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	struct grp_ctx *g = arg;
+	g->done++;
+	g->errs += cpl->err != 0;
+}
+
+/* Four queues on one poll group: I/O on every queue completes through the
+ * group's one CQ, with data intact, and a group wait sleeps on one channel. */
+TEST(poll_group_of_four_queues)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_poll_group *g = NULL;
+	struct nvmeof_queue *q[4] = {0};
+	struct nvmeof_mr *mr = NULL;
+	struct grp_ctx gc = {0};
+	opts_a(&o);
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	CHECK_EQ(nvmeof_poll_group_create(c, 0, &g), NVMEOF_EINVAL);
+	MUST(nvmeof_poll_group_create(c, 4, &g));
+	struct nvmeof_queue_opts qo = {.depth = 16, .batch = true, .group = g};
+	for (int i = 0; i < 4; i++)
+		MUST(nvmeof_queue_create(c, &qo, &q[i]));
+	const struct nvmeof_ns *ns = nvmeof_ns_get(c, 2);
+	CHECK(ns != NULL);
+	if (!ns)
+		goto out;
+	MUST(nvmeof_mr_alloc(c, 64 * 4096, &mr));
+	uint8_t *b = nvmeof_mr_addr(mr);
+	fill(b, 32 * 4096, 42);
+	/* 8 writes per queue, one doorbell each, then wait on the group */
+	for (int i = 0; i < 4; i++) {
+		for (int k = 0; k < 8; k++)
+			MUST(nvmeof_write(q[i], ns, 5000 + (uint64_t)(i * 8 + k), 1, mr,
+					  (size_t)(i * 8 + k) * 4096, grp_cb, &gc));
+		MUST(nvmeof_queue_commit(q[i]));
+	}
+	double t0 = now_s();
+	while (gc.done < 32 && now_s() - t0 < 20)
+		if (nvmeof_poll_group_wait(g, 32 - (uint32_t)gc.done, 1000) < 0)
+			break;
+	CHECK_EQ(gc.done, 32);
+	CHECK_EQ(gc.errs, 0);
+	/* read back through other queues than wrote them */
+	memset(b + 32 * 4096, 0, 32 * 4096);
+	gc.done = 0;
+	for (int i = 0; i < 4; i++) {
+		for (int k = 0; k < 8; k++)
+			MUST(nvmeof_read(q[(i + 1) % 4], ns, 5000 + (uint64_t)(i * 8 + k), 1, mr,
+					 (size_t)(32 + i * 8 + k) * 4096, grp_cb, &gc));
+		MUST(nvmeof_queue_commit(q[(i + 1) % 4]));
+	}
+	t0 = now_s();
+	while (gc.done < 32 && now_s() - t0 < 20)
+		if (nvmeof_queue_wait(q[0], 1, 1000) < 0) /* a member's wait polls the group */
+			break;
+	CHECK_EQ(gc.done, 32);
+	CHECK_MEM(b + 32 * 4096, b, 32 * 4096);
+	for (int i = 0; i < 4; i++) {
+		struct nvmeof_queue_stats st;
+		nvmeof_queue_stats(q[i], &st);
+		CHECK_EQ(st.cmds, 16); /* every queue carried its own commands */
+	}
+	CHECK_EQ(nvmeof_poll_group_destroy(g), NVMEOF_EBUSY);
+out:
+	if (mr)
+		nvmeof_mr_release(mr);
+	for (int i = 0; i < 4; i++)
+		if (q[i])
+			nvmeof_queue_destroy(q[i]);
+	if (g)
+		CHECK_EQ(nvmeof_poll_group_destroy(g), 0);
+	if (c)
+		nvmeof_ctrl_close(c);
+}
+
+/* A port outage under a group of two queues with reconnect: the I/O of both
+ * queues is re-issued and completes. */
+TEST(poll_group_reconnects_every_queue)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_poll_group *g = NULL;
+	struct nvmeof_queue *q[2] = {0};
+	struct nvmeof_mr *mr = NULL;
+	struct grp_ctx gc = {0};
+	opts_a(&o);
+	o.reconnect_delay_ms = 300;
+	o.ctrl_loss_tmo_ms = 30000;
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	MUST(nvmeof_poll_group_create(c, 2, &g));
+	struct nvmeof_queue_opts qo = {.depth = 8, .group = g};
+	MUST(nvmeof_queue_create(c, &qo, &q[0]));
+	MUST(nvmeof_queue_create(c, &qo, &q[1]));
+	MUST(nvmeof_mr_alloc(c, 8 * 4096, &mr));
+	const struct nvmeof_ns *ns = nvmeof_ns_get(c, 1);
+	sh("tb port-down rdma");
+	for (int i = 0; i < 30; i++) {
+		nvmeof_poll_group_poll(g, 0);
+		struct timespec ts = {0, 50000000};
+		nanosleep(&ts, NULL);
+	}
+	for (int k = 0; k < 4; k++) {
+		MUST(nvmeof_read(q[0], ns, (uint64_t)k * 8, 8, mr, (size_t)k * 4096, grp_cb, &gc));
+		MUST(nvmeof_read(q[1], ns, (uint64_t)k * 8, 8, mr, (size_t)(k + 4) * 4096, grp_cb, &gc));
+	}
+	sh("tb port-up rdma");
+	double t0 = now_s();
+	while (gc.done < 8 && now_s() - t0 < 30)
+		nvmeof_poll_group_wait(g, 1, 200);
+	CHECK_EQ(gc.done, 8);
+	CHECK_EQ(gc.errs, 0);
+	for (int i = 0; i < 2; i++) {
+		struct nvmeof_queue_stats st;
+		nvmeof_queue_stats(q[i], &st);
+		CHECK(st.reconnects >= 1);
+	}
+out:
+	if (mr)
+		nvmeof_mr_release(mr);
+	for (int i = 0; i < 2; i++)
+		if (q[i])
+			nvmeof_queue_destroy(q[i]);
+	if (g)
+		nvmeof_poll_group_destroy(g);
+	if (c)
+		nvmeof_ctrl_close(c);
+}
+
 /* ---- helpers for the shell cross-check ---- */
 static int load_dump(int argc, char **argv)
 {
@@ -656,7 +790,8 @@ int main(int argc, char **argv)
 		T(out_of_range_lba_names_the_status), T(wrong_subsystem_nqn), T(host_refused_by_subsystem_b),
 		T(unreachable_address_fails_fast), T(nobody_listening_on_port), T(bad_arguments),
 		T(keep_alive_keeps_the_association), T(target_ends_association_when_keep_alives_stop),
-		T(reconnect_keeps_write_order_and_the_controller),
+		T(reconnect_keeps_write_order_and_the_controller), T(poll_group_of_four_queues),
+		T(poll_group_reconnects_every_queue),
 	};
 	size_t n = sizeof(all) / sizeof(all[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);

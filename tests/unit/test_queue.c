@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "fakewire.h"
+#include "rdma.h"
 #include "mem.h"
 #include "protocol.h"
 

@@ -46,7 +46,7 @@ int fw_post_send(struct fake_wire *fw, struct ibv_send_wr *wr, struct ibv_send_w
 int fw_post_recv(struct fake_wire *fw, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int fw_poll(struct fake_wire *fw, int n, struct ibv_wc *wc);
 
-/* A queue on a fake wire: no controller, no device, no registration. */
+/* A queue on the test wire: no controller, no device, no registration. */
 int q_open_fake(const struct q_params *p, struct fake_wire *fw, struct nvmeof_queue **out);
 
 #endif

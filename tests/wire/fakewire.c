@@ -1,9 +1,10 @@
-/* Loopback test wire; see fakewire.h. */
+/* Loopback test wire; see fakewire.h. Tests only: never in a library. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fakewire.h"
 #include "protocol.h"
+#include "qpriv.h"
 
 #define RNR_CAP 1024
 
@@ -176,4 +177,62 @@ int fw_poll(struct fake_wire *fw, int n, struct ibv_wc *wc)
 		fw->n--;
 	}
 	return k;
+}
+
+/* ---- the wire as a queue's transport ---- */
+
+static int op_post_send(void *c, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	return fw_post_send(c, wr, bad);
+}
+static int op_post_recv(void *c, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	return fw_post_recv(c, wr, bad);
+}
+static int op_poll(void *c, int n, struct ibv_wc *wc) { return fw_poll(c, n, wc); }
+static void op_disconnect(void *c) { (void)c; }
+static void op_close(struct nvmeof_queue *q) { (void)q; }
+
+/* A reconnect on the same wire: a fresh connection with nothing pending. */
+static int op_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)
+{
+	struct ibv_recv_wr *bad;
+	(void)cntlid;
+	(void)timeout_ms;
+	fw_reset(q->trc);
+	q_reset_recvs(q);
+	if (fw_post_recv(q->trc, q->rwr, &bad))
+		return nvmeof_err(NVMEOF_ETRANSPORT, "test wire: re-post receives");
+	q->dead = false;
+	return 0;
+}
+
+/* No completion channel: waits on this wire spin (arm and sleep NULL). */
+static const struct q_transport fw_transport = {
+	.name = "test wire",
+	.post_send = op_post_send,
+	.post_recv = op_post_recv,
+	.poll = op_poll,
+	.disconnect = op_disconnect,
+	.reopen = op_reopen,
+	.close = op_close,
+};
+
+int q_open_fake(const struct q_params *p, struct fake_wire *fw, struct nvmeof_queue **out)
+{
+	struct nvmeof_queue *q = calloc(1, sizeof(*q));
+	struct ibv_recv_wr *bad;
+	int rc;
+	*out = NULL;
+	if (!q)
+		return nvmeof_err(NVMEOF_ENOMEM, "queue: out of memory");
+	q_init(q, p);
+	q->tr = &fw_transport;
+	q->trc = fw;
+	if ((rc = q_alloc(q)) || (rc = fw_post_recv(fw, q->rwr, &bad) ? NVMEOF_ETRANSPORT : 0)) {
+		q_close(q);
+		return rc;
+	}
+	*out = q;
+	return 0;
 }

@@ -1,0 +1,187 @@
+/*
+ * Controller bring-up on the admin queue, reading like the NVMe-oF spec:
+ * Fabrics Connect, Property Get CAP/VS, Property Set CC.EN, wait CSTS.RDY,
+ * Identify Controller, Set Features Number of Queues, Identify namespaces.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cpriv.h"
+#include "util.h"
+
+uint32_t ctrl_admin_tmo(const struct nvmeof_ctrl *c) { return c->o.cmd_timeout_ms; }
+
+int ctrl_prop_get(struct nvmeof_ctrl *c, uint32_t off, int size8, uint64_t *val, const char *name)
+{
+	uint8_t sqe[NVME_SQE_SIZE];
+	struct nvmeof_cpl cpl;
+	nvmf_sqe_prop_get(sqe, 0, off, size8);
+	int rc = q_exec(c->admin, sqe, 0, ctrl_admin_tmo(c), &cpl);
+	if (rc)
+		return nvmeof_err_prefix(rc, "Property Get %s", name);
+	/* An 8-byte property comes back in DW0 (low) and DW1 (high). */
+	*val = size8 ? ((uint64_t)cpl.cdw1 << 32 | cpl.cdw0) : cpl.cdw0;
+	return 0;
+}
+
+int ctrl_prop_set(struct nvmeof_ctrl *c, uint32_t off, uint32_t val, const char *name)
+{
+	uint8_t sqe[NVME_SQE_SIZE];
+	nvmf_sqe_prop_set(sqe, 0, off, 0, val);
+	int rc = q_exec(c->admin, sqe, 0, ctrl_admin_tmo(c), NULL);
+	return rc ? nvmeof_err_prefix(rc, "Property Set %s", name) : 0;
+}
+
+int ctrl_fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid,
+			   uint16_t sqsize, uint16_t cntlid, uint32_t kato, uint16_t *cntlid_out)
+{
+	uint8_t sqe[NVME_SQE_SIZE];
+	struct nvmeof_cpl cpl;
+	nvmf_sqe_connect(sqe, 0, qid, sqsize, 0, kato);
+	if (nvmf_connect_data(q_scratch(q), c->hostid, cntlid, c->subnqn, c->hostnqn))
+		return nvmeof_err(NVMEOF_EINVAL, "Fabrics Connect: an NQN is empty or longer than %d bytes",
+				  NVME_NQN_MAX);
+	/* an NVMe command, not a CM step: the command timeout (a busy target
+	 * creating many queues at once can take seconds) */
+	int rc = q_exec(q, sqe, NVMF_CONNECT_DATA_SIZE, c->o.cmd_timeout_ms, &cpl);
+	if (rc == NVMEOF_ENVME) {
+		const char *hint = "";
+		/* SCT and SC only: the target may set DNR and More */
+		uint16_t code = (uint16_t)(NVMEOF_STATUS_SCT(cpl.status) << 8 | NVMEOF_STATUS_SC(cpl.status));
+		if (code == 0x184)
+			hint = ": the subsystem does not allow this host NQN";
+		else if (code == 0x182)
+			hint = ": wrong subsystem NQN, or a parameter the target refused";
+		return nvmeof_err_prefix(rc, "Fabrics Connect queue %u to %s as %s%s", qid, c->subnqn,
+					 c->hostnqn, hint);
+	}
+	if (rc)
+		return nvmeof_err_prefix(rc, "Fabrics Connect queue %u", qid);
+	if (cntlid_out)
+		*cntlid_out = (uint16_t)(cpl.cdw0 & 0xffff);
+	return 0;
+}
+
+int ctrl_identify(struct nvmeof_ctrl *c, uint8_t cns, uint32_t nsid, const char *what)
+{
+	uint8_t sqe[NVME_SQE_SIZE];
+	nvme_sqe_identify(sqe, 0, cns, nsid, 0);
+	memset(q_scratch(c->admin), 0, NVME_IDENTIFY_SIZE);
+	int rc = q_exec(c->admin, sqe, NVME_IDENTIFY_SIZE, ctrl_admin_tmo(c), NULL);
+	return rc ? nvmeof_err_prefix(rc, "Identify %s", what) : 0;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+int ctrl_wait_csts(struct nvmeof_ctrl *c, uint32_t mask, uint32_t want, uint32_t timeout_ms,
+		     const char *what)
+{
+	uint64_t deadline = nvmeof_now_ms() + timeout_ms, v = 0;
+	for (;;) {
+		int rc = ctrl_prop_get(c, NVME_REG_CSTS, 0, &v, "CSTS");
+		if (rc)
+			return rc;
+		if ((v & mask) == want)
+			return 0;
+		if (v & NVME_CSTS_CFS)
+			return nvmeof_err(NVMEOF_ETRANSPORT, "%s: controller fatal status (CSTS 0x%llx)",
+					  what, (unsigned long long)v);
+		if (nvmeof_now_ms() >= deadline)
+			return nvmeof_err(NVMEOF_ETIMEDOUT, "%s: not reached within %u ms (CSTS 0x%llx)",
+					  what, timeout_ms, (unsigned long long)v);
+		sleep_ms(10);
+	}
+}
+
+int ctrl_enable(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info)
+{
+	uint64_t vs;
+	int rc;
+	if ((rc = ctrl_prop_get(c, NVME_REG_CAP, 1, &info->cap, "CAP")) ||
+	    (rc = ctrl_prop_get(c, NVME_REG_VS, 0, &vs, "VS")))
+		return rc;
+	info->ver = (uint32_t)vs;
+	info->mqes = NVME_CAP_MQES(info->cap);
+	if (NVME_CAP_MPSMIN(info->cap) > 0)
+		return nvmeof_err(NVMEOF_ENOTSUP, "controller's minimum page size is %u bytes; 4096 is required",
+				  1u << (12 + NVME_CAP_MPSMIN(info->cap)));
+	c->cc = NVME_CC_CSS_NVM | NVME_CC_MPS(12) | NVME_CC_IOSQES(6) | NVME_CC_IOCQES(4);
+	if ((rc = ctrl_prop_set(c, NVME_REG_CC, c->cc, "CC")))
+		return rc;
+	c->cc |= NVME_CC_EN;
+	if ((rc = ctrl_prop_set(c, NVME_REG_CC, c->cc, "CC.EN")))
+		return rc;
+	uint32_t to = NVME_CAP_TO(info->cap) * 500u;
+	return ctrl_wait_csts(c, NVME_CSTS_RDY, NVME_CSTS_RDY, to ? to : 500, "enable: CSTS.RDY");
+}
+
+/* Identify Controller and what follows from it: the data path needs keyed
+ * SGLs; MDTS gives the per-command limit; SGL offsets, ICDOFF 0 and IOCCSZ
+ * give the in-capsule limit. On first bring-up and after a reconnect. */
+int ctrl_identify_ctrl(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info)
+{
+	int rc = ctrl_identify(c, NVME_CNS_CTRL, 0, "Controller");
+	if (rc)
+		return rc;
+	nvme_id_ctrl_parse(q_scratch(c->admin), info);
+	if (!(info->sgls & NVME_SGLS_KEYED))
+		return nvmeof_err(NVMEOF_ENOTSUP, "controller lacks keyed SGL data block support (SGLS 0x%x)",
+				  info->sgls);
+	info->max_xfer = nvme_max_xfer(info->mdts, info->cap);
+	info->in_capsule_max = 0;
+	if (c->o.in_capsule && (info->sgls & NVME_SGLS_OFFSET) && !info->icdoff &&
+	    info->ioccsz * 16u > NVME_SQE_SIZE)
+		info->in_capsule_max = info->ioccsz * 16u - NVME_SQE_SIZE;
+	return 0;
+}
+
+/* Set Features Number of Queues, on bring-up and on every reassociation (a
+ * new controller starts with none granted). */
+int ctrl_set_num_queues(struct nvmeof_ctrl *c, uint32_t *granted)
+{
+	uint8_t sqe[NVME_SQE_SIZE];
+	struct nvmeof_cpl cpl;
+	int rc;
+	uint16_t want = (uint16_t)(c->o.num_io_queues ? c->o.num_io_queues : 1);
+	nvme_sqe_set_features(sqe, 0, NVME_FEAT_NUM_QUEUES, nvme_num_queues_cdw11(want, want));
+	if ((rc = q_exec(c->admin, sqe, 0, ctrl_admin_tmo(c), &cpl)))
+		return nvmeof_err_prefix(rc, "Set Features Number of Queues");
+	uint32_t nsq = (cpl.cdw0 & 0xffff) + 1, ncq = (cpl.cdw0 >> 16) + 1;
+	*granted = nsq < ncq ? nsq : ncq;
+	if (*granted > want)
+		*granted = want;
+	return 0;
+}
+
+int ctrl_identify_all(struct nvmeof_ctrl *c)
+{
+	uint32_t ids[MAX_NS];
+	int rc;
+	if ((rc = ctrl_identify_ctrl(c, &c->info)) || (rc = ctrl_set_num_queues(c, &c->info.max_io_queues)))
+		return rc;
+
+	if ((rc = ctrl_identify(c, NVME_CNS_NS_ACTIVE_LIST, 0, "Active Namespace List")))
+		return rc;
+	uint32_t n = nvme_ns_list_parse(q_scratch(c->admin), ids, MAX_NS);
+	c->ns = calloc(n ? n : 1, sizeof(*c->ns));
+	if (!c->ns)
+		return nvmeof_err(NVMEOF_ENOMEM, "out of memory for %u namespaces", n);
+	for (uint32_t i = 0; i < n; i++) {
+		const char *why;
+		char what[32];
+		snprintf(what, sizeof(what), "Namespace %u", ids[i]);
+		if ((rc = ctrl_identify(c, NVME_CNS_NS, ids[i], what)))
+			return rc;
+		/* A namespace with a format we cannot use is left out, not fatal. */
+		if (nvme_id_ns_parse(q_scratch(c->admin), ids[i], &c->ns[c->nns], &why) == 0 &&
+		    c->ns[c->nns].nsze)
+			c->nns++;
+	}
+	return 0;
+}

@@ -1,0 +1,69 @@
+/* The inside of a controller, shared by the files that each do one part:
+ *   ctrl.c       connect, close, namespaces, I/O queues
+ *   admin.c      bring-up on the admin queue, reading like the NVMe-oF spec
+ *   hostid.c     the host NQN and host ID
+ *   keepalive.c  the keep-alive thread
+ *   reassoc.c    re-creating the association after a loss
+ */
+#ifndef NVMEOF_CPRIV_H
+#define NVMEOF_CPRIV_H
+
+#include <pthread.h>
+#include <sys/socket.h>
+
+#include "ctrl.h"
+#include "internal.h"
+#include "mem.h"
+#include "protocol.h"
+#include "queue.h"
+
+#define MAX_NS 1024
+#define SHUTDOWN_TIMEOUT_MS 5000
+
+struct nvmeof_ctrl {
+	pthread_mutex_t lock;       /* queue ids, counters, keep-alive state */
+	pthread_mutex_t admin_lock; /* the admin queue, after bring-up */
+	struct nvmeof_ctrl_opts o;
+	char subnqn[NVME_NQN_MAX + 1], hostnqn[NVME_NQN_MAX + 1];
+	uint8_t hostid[16];
+	struct sockaddr_storage dst, src;
+	bool has_src;
+	struct nvmeof_queue *admin;
+	struct ibv_pd *pd;           /* outlives reconnects: registrations stay valid */
+	uint32_t assoc_gen;          /* bumped each time the association is re-created */
+	struct nvmeof_ctrl_info info;
+	struct nvmeof_ns *ns;
+	uint32_t nns;
+	uint8_t *qid_used;
+	struct mem_ctx mem;          /* the PD, and the regions registered in it */
+	uint32_t nqueues, depth_limit, ngroups;
+	uint32_t cc;
+	/* keep-alive */
+	pthread_t ka_thread;
+	pthread_cond_t ka_cond;
+	bool ka_running, ka_stop;
+	int ka_err;
+	char ka_msg[256];
+	uint64_t ka_sent, ka_failed;
+};
+
+/* hostid.c */
+int ctrl_host_identity(struct nvmeof_ctrl *c);
+/* admin.c */
+uint32_t ctrl_admin_tmo(const struct nvmeof_ctrl *c);
+int ctrl_prop_set(struct nvmeof_ctrl *c, uint32_t off, uint32_t val, const char *name);
+int ctrl_wait_csts(struct nvmeof_ctrl *c, uint32_t mask, uint32_t want, uint32_t timeout_ms,
+		   const char *what);
+int ctrl_fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint16_t sqsize,
+			 uint16_t cntlid, uint32_t kato, uint16_t *cntlid_out);
+int ctrl_enable(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info);
+int ctrl_identify_ctrl(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info);
+int ctrl_set_num_queues(struct nvmeof_ctrl *c, uint32_t *granted);
+int ctrl_identify_all(struct nvmeof_ctrl *c);
+/* keepalive.c */
+void *ctrl_ka_main(void *arg);
+void ctrl_ka_stop(struct nvmeof_ctrl *c);
+/* reassoc.c: the reconnect hook of I/O queues */
+int ctrl_reconnect_queue(struct nvmeof_ctrl *c, struct nvmeof_queue *q);
+
+#endif

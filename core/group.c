@@ -1,0 +1,159 @@
+/*
+ * Poll groups: queues of one controller that share one completion queue and
+ * one completion channel, polled and waited on as one (SPDK's poll group).
+ * A thread that drives several queue pairs polls one CQ per batch and
+ * sleeps on one channel, instead of once per queue. Each work completion
+ * names its queue in its wr_id (see qpriv.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qpriv.h"
+
+#define GROUP_MAX 64
+
+struct nvmeof_poll_group {
+	struct tr_conn conn;              /* only its cq, cc, armed, unacked */
+	const void *owner;                /* the controller whose queues may join */
+	struct nvmeof_queue *members[GROUP_MAX];
+	uint32_t nmembers;
+	struct q_waiter waiter;
+};
+
+const struct tr_conn *q_group_conn(const struct nvmeof_poll_group *g) { return &g->conn; }
+
+int q_group_create(struct ibv_context *verbs, const void *owner, int cqe, int vector,
+		   enum nvmeof_wait_mode mode, uint32_t spin_us, struct nvmeof_poll_group **out)
+{
+	struct nvmeof_poll_group *g = calloc(1, sizeof(*g));
+	int rc;
+	if (!g)
+		return nvmeof_err(NVMEOF_ENOMEM, "create poll group: out of memory");
+	if ((rc = tr_cq_create(&g->conn, verbs, cqe, vector))) {
+		tr_cq_destroy(&g->conn);
+		free(g);
+		return nvmeof_err_prefix(rc, "create poll group");
+	}
+	g->owner = owner;
+	g->waiter.mode = mode;
+	g->waiter.spin_us = spin_us;
+	*out = g;
+	return 0;
+}
+
+bool q_group_owned_by(const struct nvmeof_poll_group *g, const void *owner) { return g->owner == owner; }
+
+int nvmeof_poll_group_destroy(struct nvmeof_poll_group *g)
+{
+	if (!g)
+		return nvmeof_err(NVMEOF_EINVAL, "destroy poll group: NULL group");
+	if (g->nmembers)
+		return nvmeof_err(NVMEOF_EBUSY, "destroy poll group: %u queue(s) still in it", g->nmembers);
+	tr_cq_destroy(&g->conn);
+	free(g);
+	return 0;
+}
+
+int q_group_join(struct nvmeof_poll_group *g, struct nvmeof_queue *q)
+{
+	for (uint32_t i = 0; i < GROUP_MAX; i++)
+		if (!g->members[i]) {
+			g->members[i] = q;
+			g->nmembers++;
+			q->group = g;
+			q->member = (uint8_t)i;
+			return 0;
+		}
+	return nvmeof_err(NVMEOF_EBUSY, "poll group full (%d queues)", GROUP_MAX);
+}
+
+void q_group_leave(struct nvmeof_queue *q)
+{
+	struct nvmeof_poll_group *g = q->group;
+	if (!g)
+		return;
+	g->members[q->member] = NULL;
+	g->nmembers--;
+	q->group = NULL;
+}
+
+int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max)
+{
+	struct ibv_wc wc[POLL_BATCH], mine[POLL_BATCH];
+	int want = (!max || max > POLL_BATCH) ? POLL_BATCH : (int)max;
+	for (uint32_t i = 0; i < GROUP_MAX; i++)
+		if (g->members[i])
+			g->members[i]->completed = 0;
+	int n = ibv_poll_cq(g->conn.cq, want, wc);
+	if (unlikely(n < 0))
+		n = 0; /* a CQ error: each queue finds its connection's state below */
+	if (n) {
+		uint32_t first = WRID_MEMBER(wc[0].wr_id);
+		bool one = true;
+		for (int i = 1; i < n && one; i++)
+			one = WRID_MEMBER(wc[i].wr_id) == first;
+		if (one) {
+			if (g->members[first])
+				q_process_wcs(g->members[first], wc, n);
+		} else {
+			for (uint32_t m = 0; m < GROUP_MAX; m++) {
+				int k = 0;
+				if (!g->members[m])
+					continue;
+				for (int i = 0; i < n; i++)
+					if (WRID_MEMBER(wc[i].wr_id) == m)
+						mine[k++] = wc[i];
+				if (k)
+					q_process_wcs(g->members[m], mine, k);
+			}
+		}
+	}
+	int total = 0, err = 0;
+	for (uint32_t i = 0; i < GROUP_MAX; i++) {
+		struct nvmeof_queue *q = g->members[i];
+		if (!q)
+			continue;
+		int rc = unlikely(q->reconnecting) && !q->connecting ? q_try_reconnect(q) : q_poll_tail(q);
+		if (rc < 0)
+			err = err ? err : rc;
+		else
+			total += rc;
+	}
+	return total ? total : err;
+}
+
+static int gw_poll(void *c) { return nvmeof_poll_group_poll(c, 0); }
+static int gw_arm(void *c) { return tr_arm(&((struct nvmeof_poll_group *)c)->conn); }
+static int gw_sleep(void *c, int ms) { return tr_sleep(&((struct nvmeof_poll_group *)c)->conn, ms); }
+static bool gw_reconnecting(void *c)
+{
+	struct nvmeof_poll_group *g = c;
+	for (uint32_t i = 0; i < GROUP_MAX; i++)
+		if (g->members[i] && g->members[i]->reconnecting)
+			return true;
+	return false;
+}
+static uint32_t gw_inflight(void *c)
+{
+	struct nvmeof_poll_group *g = c;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < GROUP_MAX; i++)
+		if (g->members[i])
+			n += nvmeof_queue_inflight(g->members[i]);
+	return n;
+}
+
+int nvmeof_poll_group_wait(struct nvmeof_poll_group *g, uint32_t min, int timeout_ms)
+{
+	struct q_waiter *w = &g->waiter;
+	if (!w->poll) {
+		w->ctx = g;
+		w->poll = gw_poll;
+		w->arm = gw_arm;
+		w->sleep = gw_sleep;
+		w->reconnecting = gw_reconnecting;
+		w->inflight = gw_inflight;
+	}
+	return q_wait(w, min, timeout_ms);
+}

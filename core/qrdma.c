@@ -1,0 +1,119 @@
+/* A queue over an RDMA connection: the transport operations of rdma.c,
+ * connect and reconnect with the NVMe/RDMA private data. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol.h"
+#include "qpriv.h"
+
+static int qr_post_send(void *c, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	return ibv_post_send(((struct tr_conn *)c)->qp, wr, bad);
+}
+
+static int qr_post_recv(void *c, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	return ibv_post_recv(((struct tr_conn *)c)->qp, wr, bad);
+}
+
+static int qr_poll(void *c, int n, struct ibv_wc *wc)
+{
+	return ibv_poll_cq(((struct tr_conn *)c)->cq, n, wc);
+}
+
+static int qr_arm(void *c) { return tr_arm(c); }
+static int qr_sleep(void *c, int timeout_ms) { return tr_sleep(c, timeout_ms); }
+static bool qr_disconnected(void *c) { return tr_disconnected(c); }
+static void qr_disconnect(void *c) { tr_disconnect(c); }
+static void qr_close(struct nvmeof_queue *q) { tr_close(&q->conn); }
+static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms);
+
+static const struct q_transport rdma_transport = {
+	.name = "rdma",
+	.post_send = qr_post_send,
+	.post_recv = qr_post_recv,
+	.poll = qr_poll,
+	.arm = qr_arm,
+	.sleep = qr_sleep,
+	.disconnected = qr_disconnected,
+	.disconnect = qr_disconnect,
+	.reopen = q_connect,
+	.close = qr_close,
+};
+
+struct ibv_context *q_verbs(struct nvmeof_queue *q) { return q->conn.id->verbs; }
+
+/* Connects q->conn anew on the same device and PD: resolve, QP, receives,
+ * CM connect. Slots and requests are the caller's business. */
+static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)
+{
+	uint8_t priv[NVME_RDMA_CM_REQ_SIZE];
+	struct ibv_recv_wr *bad;
+	uint16_t crqsize;
+	int rc;
+	if ((rc = tr_resolve(&q->conn, q->dst, q->src, (int)timeout_ms)))
+		return rc;
+	if (q->pd && q->pd->context != q->conn.id->verbs)
+		return nvmeof_err(NVMEOF_ETRANSPORT,
+				  "the route for queue %u goes through %s, not the controller's device %s",
+				  q->qid, ibv_get_device_name(q->conn.id->verbs->device),
+				  ibv_get_device_name(q->pd->context->device));
+	if (!q->pd) {
+		if (!(q->pd = ibv_alloc_pd(q->conn.id->verbs)))
+			return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_alloc_pd: %s", strerror(errno));
+		q->own_pd = true;
+	}
+	if (!q->slots && (rc = q_alloc(q)))
+		return rc;
+	struct tr_qp_params qp = {
+		.send_wr = q->depth + 1,
+		.recv_wr = q->hrqsize,
+		.send_sge = 2,
+		.inline_bytes = NVME_SQE_SIZE, /* the capsule goes in the WQE: no DMA read of it */
+		.vector = q->qid,
+		.shared = q->group ? q_group_conn(q->group) : NULL,
+	};
+	if ((rc = tr_create_qp(&q->conn, q->pd, &qp)))
+		return rc;
+	q->inline_sqe = q->conn.max_inline >= NVME_SQE_SIZE;
+	q_reset_recvs(q);
+	if ((rc = ibv_post_recv(q->conn.qp, q->rwr, &bad)))
+		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_post_recv of %u receives: %s", q->hrqsize, strerror(rc));
+	/* HSQSIZE is 0-based; HRQSIZE counts our receive buffers. */
+	nvme_rdma_cm_req(priv, q->qid, (uint16_t)q->hrqsize, (uint16_t)q->depth, cntlid);
+	if ((rc = tr_connect(&q->conn, priv, sizeof(priv), (int)timeout_ms, &crqsize)))
+		return rc;
+	/* The target may have fewer receive buffers than we asked for: never
+	 * have more commands out than it can take. */
+	q->usable = crqsize < q->depth ? crqsize : q->depth;
+	q->nfree_slots = 0;
+	for (uint32_t i = q->usable; i-- > 0;)
+		if (q->slots[i].state == SLOT_FREE)
+			q->slot_free[q->nfree_slots++] = (uint16_t)i;
+	q->dead = false;
+	return 0;
+}
+
+int q_open(const struct q_params *p, struct nvmeof_queue **out)
+{
+	struct nvmeof_queue *q = calloc(1, sizeof(*q));
+	int rc;
+	*out = NULL;
+	if (!q)
+		return nvmeof_err(NVMEOF_ENOMEM, "queue %u: out of memory", p->qid);
+	q_init(q, p);
+	q->tr = &rdma_transport;
+	q->trc = &q->conn;
+	q->pd = p->pd;
+	if (p->group && (rc = q_group_join(p->group, q))) {
+		q_close(q);
+		return rc;
+	}
+	if ((rc = q_connect(q, p->cntlid, p->connect_timeout_ms))) {
+		q_close(q);
+		return rc;
+	}
+	*out = q;
+	return 0;
+}

@@ -1,0 +1,136 @@
+/*
+ * Command slots and requests. A logical request (what the caller submitted)
+ * becomes one or more NVMe commands, each in a slot. A slot is reused only
+ * when both its send completion and its response capsule have arrived, so
+ * neither the SQE buffer nor in-capsule data from the caller's memory is
+ * touched early. The CID is (generation << 10 | slot): a stale or duplicated
+ * response names a generation that no longer lives and is dropped.
+ */
+#include "mem.h"
+#include "protocol.h"
+#include "qpriv.h"
+
+void q_complete_req(struct nvmeof_queue *q, uint16_t ri)
+{
+	struct req *r = &q->reqs[ri];
+	struct nvmeof_cpl cpl = {.err = r->err, .status = r->status, .cdw0 = r->dw0, .cdw1 = r->dw1,
+				 .opc = r->opc, .admin = q->qid == 0};
+	if (r->kind == REQ_RAW && r->raw) {
+		cpl.opc = r->raw[0];
+		cpl.fctype = r->raw[0] == NVME_FABRICS_OPCODE ? r->raw[4] : 0;
+	}
+	if (unlikely(r->replay)) {
+		r->replay = false;
+		q->replay_left--;
+		if (q->replay_cur == ri)
+			q->replay_cur = NO_REQ;
+	}
+	if (r->kind == REQ_IO && r->opc == NVME_CMD_READ && !r->err)
+		DEVICE_WROTE((uint8_t *)r->mr->addr + r->off0, r->next_off - r->off0);
+	else if (r->kind == REQ_RAW && r->data_len && !r->err)
+		DEVICE_WROTE(q_scratch(q), r->data_len);
+	nvmeof_cb cb = r->cb;
+	void *arg = r->arg;
+	r->live = false;
+	if (ri == q->depth)
+		q->rsv_busy = false; /* the reserved request of internal commands */
+	else
+		q->req_free[q->nfree_reqs++] = ri;
+	q->completed++;
+	/* Last: the callback may submit again and reuse this request. */
+	if (cb)
+		cb(arg, &cpl);
+}
+
+void q_chunk_done(struct nvmeof_queue *q, uint16_t ri, int err, uint16_t status, uint32_t dw0,
+		       uint32_t dw1)
+{
+	struct req *r = &q->reqs[ri];
+	r->outstanding--;
+	if (err && !r->err) {
+		r->err = err;
+		r->status = status;
+		r->left = 0; /* issue no more of a failed request */
+	} else if (!err) {
+		r->dw0 = dw0;
+		r->dw1 = dw1;
+	}
+	if (!r->outstanding && !r->left && !r->queued)
+		q_complete_req(q, ri);
+}
+
+/* CID FFFFh is never handed out: the specification reserves it (an Error
+ * Information entry uses it for "no command"). */
+void q_next_gen(struct slot *s, uint16_t si)
+{
+	s->gen = (uint16_t)((s->gen + 1) & GEN_MASK);
+	if ((uint16_t)(s->gen << SLOT_BITS | si) == 0xffff)
+		s->gen = 0;
+}
+
+void q_release_slot(struct nvmeof_queue *q, uint16_t si)
+{
+	struct slot *s = &q->slots[si];
+	if (s->state == SLOT_RETRY)
+		q->nretry--;
+	s->state = SLOT_FREE;
+	s->flags = 0;
+	q_next_gen(s, si);
+	q->slot_free[q->nfree_slots++] = si;
+}
+
+void q_finish_slot(struct nvmeof_queue *q, uint16_t si, int err)
+{
+	struct slot *s = &q->slots[si];
+	bool zombie = s->state == SLOT_ZOMBIE;
+	uint16_t ri = s->req, st = s->status;
+	uint32_t dw0 = s->dw0, dw1 = s->dw1;
+	q_release_slot(q, si);
+	if (zombie)
+		return; /* its request already completed with a timeout */
+	if (!err && st)
+		err = NVMEOF_ENVME;
+	q_chunk_done(q, ri, err, st, dw0, dw1);
+}
+
+void q_pend_push(struct nvmeof_queue *q, uint16_t ri)
+{
+	q->reqs[ri].queued = true;
+	q->pend[(q->pend_head + q->pend_n) % q->depth] = ri;
+	q->pend_n++;
+}
+
+uint16_t q_pend_pop(struct nvmeof_queue *q)
+{
+	uint16_t ri = q->pend[q->pend_head];
+	q->pend_head = (q->pend_head + 1) % q->depth;
+	q->pend_n--;
+	q->reqs[ri].queued = false;
+	return ri;
+}
+
+/* Everything in flight ends with err; only when the QP can no longer touch
+ * our memory (flushed or destroyed). */
+void q_fail_all(struct nvmeof_queue *q, int err)
+{
+	for (uint32_t si = 0; si < q->depth; si++)
+		if (q->slots[si].state != SLOT_FREE)
+			q_finish_slot(q, (uint16_t)si, err);
+	while (q->pend_n) {
+		uint16_t ri = q_pend_pop(q);
+		struct req *r = &q->reqs[ri];
+		if (!r->err)
+			r->err = err;
+		r->left = 0;
+		if (!r->outstanding)
+			q_complete_req(q, ri);
+	}
+}
+
+void q_mark_dead(struct nvmeof_queue *q)
+{
+	if (q->dead)
+		return;
+	q->dead = true;
+	q->tr->disconnect(q->trc);
+}

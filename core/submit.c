@@ -1,0 +1,264 @@
+/*
+ * Submission: a request is split at MDTS into commands issued while slots
+ * are free, in order; each gets an SGL into the caller's registered region.
+ * Nothing here allocates or makes a system call but the doorbell.
+ */
+#include <string.h>
+
+#include "mem.h"
+#include "protocol.h"
+#include "qpriv.h"
+#include "util.h"
+
+void q_chain_send(struct nvmeof_queue *q, struct ibv_send_wr *wr)
+{
+	wr->next = NULL;
+	if (q->wr_tail)
+		q->wr_tail->next = wr;
+	else
+		q->wr_head = wr;
+	q->wr_tail = wr;
+}
+
+int q_post_sends(struct nvmeof_queue *q)
+{
+	struct ibv_send_wr *bad = NULL;
+	if (!q->wr_head)
+		return 0;
+	int rc = q->tr->post_send(q->trc, q->wr_head, &bad);
+	q->st.doorbells++;
+	q->wr_head = q->wr_tail = NULL;
+	if (likely(!rc))
+		return 0;
+	/* Nothing from bad onward reached the wire: fail those at once. */
+	for (struct ibv_send_wr *w = bad; w;) {
+		struct ibv_send_wr *next = w->next;
+		q_finish_slot(q, (uint16_t)w->wr_id, NVMEOF_ETRANSPORT);
+		w = next;
+	}
+	return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_post_send on queue %u: %s", q->qid, strerror(rc));
+}
+
+static void null_sgl(uint8_t *sqe) { nvme_sqe_sgl_keyed(sqe, 0, 0, 0); }
+
+/* DPTR for len bytes at addr: in-capsule when the data goes to the target
+ * and fits IOCCSZ (a second SGE straight from that memory: no copy), else a
+ * keyed SGL the target RDMA-reads or -writes. Returns the SGE count. */
+static int set_dptr(struct nvmeof_queue *q, struct slot *s, uint8_t *sqe, uint64_t addr,
+		    uint32_t len, uint32_t lkey, uint32_t rkey, bool to_target)
+{
+	if (to_target && len <= q->icd_max) {
+		nvme_sqe_sgl_incapsule(sqe, 0, len);
+		s->sge[1] = (struct ibv_sge){.addr = addr, .length = len, .lkey = lkey};
+		q->st.in_capsule++;
+		return 2;
+	}
+	nvme_sqe_sgl_keyed(sqe, addr, len, rkey);
+	return 1;
+}
+
+/* Puts the next command of request ri into a free slot and chains its WR. */
+static void issue(struct nvmeof_queue *q, uint16_t ri)
+{
+	struct req *r = &q->reqs[ri];
+	uint16_t si = q->slot_free[--q->nfree_slots];
+	struct slot *s = &q->slots[si];
+	uint16_t cid = (uint16_t)(s->gen << SLOT_BITS | si);
+	uint8_t *sqe = q->sqes + (size_t)si * NVME_SQE_SIZE;
+	int nsge = 1;
+
+	s->state = SLOT_BUSY;
+	s->flags = 0;
+	s->retries = 0;
+	s->req = ri;
+	s->t_submit_ms = 0; /* stamped by the first housekeeping pass: no clock read per command */
+	s->wr.wr_id = SEND_WRID(q, s->gen, si);
+	switch (r->kind) {
+	case REQ_IO: {
+		uint32_t chunk = q->max_cmd_bytes >> r->ns->lbads;
+		uint32_t nlb = r->left < chunk ? r->left : chunk;
+		uint32_t bytes = nlb << r->ns->lbads;
+		uint64_t addr = (uint64_t)(uintptr_t)r->mr->addr + r->next_off;
+		nvme_sqe_rw(sqe, r->opc, cid, r->ns->nsid, r->next_lba, nlb);
+		nsge = set_dptr(q, s, sqe, addr, bytes, r->mr->lkey, r->mr->rkey, r->opc == NVME_CMD_WRITE);
+		r->next_lba += nlb;
+		r->next_off += bytes;
+		r->left -= nlb;
+		break;
+	}
+	case REQ_FLUSH:
+		nvme_sqe_init(sqe, NVME_CMD_FLUSH, cid, r->ns->nsid);
+		null_sgl(sqe);
+		r->left = 0;
+		break;
+	case REQ_DSM: {
+		uint8_t *range = q->aux + (size_t)si * NVME_DSM_RANGE_SIZE;
+		nvme_dsm_range(range, r->next_lba, r->left);
+		nvme_sqe_dsm_deallocate(sqe, cid, r->ns->nsid, 1);
+		nsge = set_dptr(q, s, sqe, (uintptr_t)range, NVME_DSM_RANGE_SIZE, q->aux_lkey, q->aux_rkey, true);
+		r->left = 0;
+		break;
+	}
+	case REQ_RAW:
+		memcpy(sqe, r->raw, NVME_SQE_SIZE);
+		nvme_sqe_set_cid(sqe, cid);
+		if (r->data_len)
+			nvme_sqe_sgl_keyed(sqe, (uintptr_t)q_scratch(q), r->data_len, q->aux_rkey);
+		else
+			null_sgl(sqe);
+		r->left = 0;
+		break;
+	}
+	s->wr.num_sge = nsge;
+	s->wr.send_flags = IBV_SEND_SIGNALED | (nsge == 1 && q->inline_sqe ? IBV_SEND_INLINE : 0);
+	r->outstanding++;
+	q->st.cmds++;
+	q_chain_send(q, &s->wr);
+}
+
+/* Issues pending chunks of split requests while slots are free, in order. */
+void q_refill(struct nvmeof_queue *q)
+{
+	while (q->pend_n) {
+		uint16_t ri = q->pend[q->pend_head];
+		struct req *r = &q->reqs[ri];
+		if (unlikely(q->replay_left)) {
+			/* After a reconnect, what waited goes one request at a time,
+			 * in submission order: a re-issued write cannot land after a
+			 * newer write to the same blocks. */
+			if (!r->replay || (q->replay_cur != NO_REQ && q->replay_cur != ri))
+				return;
+			q->replay_cur = ri;
+		}
+		while (r->left && q->nfree_slots)
+			issue(q, ri);
+		if (r->left)
+			return;
+		q_pend_pop(q);
+		if (!r->outstanding)
+			q_complete_req(q, ri); /* failed while waiting */
+	}
+}
+
+int q_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *arg,
+		  uint16_t *ri_out)
+{
+	uint16_t ri;
+	bool hold = q->reconnecting || q->replay_left;
+	if (sb->kind == REQ_RAW) {
+		/* Internal commands (connect, identify, keep-alive) have a request
+		 * of their own, so they run even with every user request parked. */
+		if (unlikely(q->dead && !q->connecting))
+			return nvmeof_err(NVMEOF_ECLOSED, "queue %u is disconnected", q->qid);
+		if (unlikely(!q->nfree_slots) && !q->connecting)
+			nvmeof_queue_poll(q, 0); /* reap late answers to timed-out commands */
+		if (unlikely(q->rsv_busy || !q->nfree_slots))
+			return nvmeof_err(NVMEOF_EQFULL, "queue %u: no slot for an internal command", q->qid);
+		ri = (uint16_t)q->depth;
+		q->rsv_busy = true;
+	} else {
+		if (unlikely(q->dead && !q->reconnecting))
+			return nvmeof_err(NVMEOF_ECLOSED, "queue %u is disconnected", q->qid);
+		/* Earlier split requests go first; a full queue is reported,
+		 * not queued, except while reconnecting or re-issuing what
+		 * waited: then requests wait behind those. */
+		if (unlikely(!q->nfree_reqs || (!hold && (!q->nfree_slots || q->pend_n))))
+			return nvmeof_err(NVMEOF_EQFULL, "queue %u full (%u commands in flight)", q->qid,
+					  q->usable - q->nfree_slots);
+		ri = q->req_free[--q->nfree_reqs];
+	}
+	struct req *r = &q->reqs[ri];
+	r->cb = cb;
+	r->arg = arg;
+	r->kind = sb->kind;
+	r->opc = sb->opc;
+	r->ns = sb->ns;
+	r->mr = sb->mr;
+	r->raw = sb->raw;
+	r->data_len = sb->data_len;
+	r->next_lba = sb->slba;
+	r->next_off = sb->off;
+	r->off0 = sb->off;
+	r->slba0 = sb->slba;
+	r->left = r->nlb0 = sb->nlb ? sb->nlb : 1;
+	r->live = true;
+	r->outstanding = 0;
+	r->err = 0;
+	r->status = 0;
+	r->dw0 = r->dw1 = 0;
+	r->queued = false;
+	r->replay = false;
+	r->seq = q->seq++;
+	while (r->left && q->nfree_slots && !(hold && sb->kind != REQ_RAW))
+		issue(q, ri);
+	if (r->left)
+		q_pend_push(q, ri);
+	if (ri_out)
+		*ri_out = ri;
+	return q->batch ? 0 : q_post_sends(q);
+}
+
+int q_check_io(struct nvmeof_queue *q, const char *op, const struct nvmeof_ns *ns,
+		    uint32_t nlb, const struct nvmeof_mr *mr, size_t off)
+{
+	if (unlikely(!q || !ns || !mr || !nlb))
+		return nvmeof_err(NVMEOF_EINVAL, "%s: %s", op,
+				  !q ? "no queue" : !ns ? "no namespace" : !mr ? "no memory region" : "zero blocks");
+	if (unlikely(mem_ctrl(mr) != q->ctrl))
+		return nvmeof_err(NVMEOF_EINVAL, "%s: memory region belongs to another controller", op);
+	uint64_t bytes = (uint64_t)nlb << ns->lbads;
+	if (unlikely(off > mr->len || bytes > mr->len - off))
+		return nvmeof_err(NVMEOF_EINVAL,
+				  "%s: %u blocks of %u B at offset %zu overrun the %zu-byte region", op,
+				  nlb, ns->lba_size, off, mr->len);
+	if (unlikely(ns->ms))
+		return nvmeof_err(NVMEOF_ENOTSUP, "%s: namespace %u has %u bytes of metadata per block",
+				  op, ns->nsid, ns->ms);
+	return 0;
+}
+
+static int submit_io(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *ns, uint64_t slba,
+		     uint32_t nlb, struct nvmeof_mr *mr, size_t off, nvmeof_cb cb, void *arg)
+{
+	int rc = q_check_io(q, opc == NVME_CMD_READ ? "read" : "write", ns, nlb, mr, off);
+	if (rc)
+		return rc;
+	struct sub sb = {.kind = REQ_IO, .opc = opc, .ns = ns, .slba = slba, .nlb = nlb, .mr = mr, .off = off};
+	return q_submit(q, &sb, cb, arg, NULL);
+}
+
+int nvmeof_read(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint32_t nlb,
+		struct nvmeof_mr *mr, size_t off, nvmeof_cb cb, void *arg)
+{
+	return submit_io(q, NVME_CMD_READ, ns, slba, nlb, mr, off, cb, arg);
+}
+
+int nvmeof_write(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint32_t nlb,
+		 struct nvmeof_mr *mr, size_t off, nvmeof_cb cb, void *arg)
+{
+	return submit_io(q, NVME_CMD_WRITE, ns, slba, nlb, mr, off, cb, arg);
+}
+
+int nvmeof_flush(struct nvmeof_queue *q, const struct nvmeof_ns *ns, nvmeof_cb cb, void *arg)
+{
+	if (!q || !ns)
+		return nvmeof_err(NVMEOF_EINVAL, "flush: %s", !q ? "no queue" : "no namespace");
+	struct sub sb = {.kind = REQ_FLUSH, .ns = ns};
+	return q_submit(q, &sb, cb, arg, NULL);
+}
+
+int nvmeof_deallocate(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba,
+		      uint32_t nlb, nvmeof_cb cb, void *arg)
+{
+	if (!q || !ns || !nlb)
+		return nvmeof_err(NVMEOF_EINVAL, "deallocate: %s",
+				  !q ? "no queue" : !ns ? "no namespace" : "zero blocks");
+	if (!q->oncs_dsm)
+		return nvmeof_err(NVMEOF_ENOTSUP,
+				  "deallocate: the controller does not support Dataset Management (ONCS bit 2)");
+	struct sub sb = {.kind = REQ_DSM, .ns = ns, .slba = slba, .nlb = nlb};
+	return q_submit(q, &sb, cb, arg, NULL);
+}
+
+int nvmeof_queue_commit(struct nvmeof_queue *q) { return q_post_sends(q); }
+

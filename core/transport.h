@@ -1,0 +1,42 @@
+/*
+ * What a queue needs from its wire, as a table of operations (the way the
+ * kernel's nvme-rdma sits behind nvme_ctrl_ops and SPDK's transports behind
+ * spdk_nvme_transport_ops). The queue logic never names a transport: the
+ * RDMA transport (qrdma.c over rdma.c) is the one the library ships; the
+ * loopback test wire (tests/wire) is linked only into tests and the
+ * per-command micro-benchmark.
+ *
+ * Work requests and completions are verbs' own structures: the queue builds
+ * them once per slot at setup, so no transport translates on the I/O path.
+ */
+#ifndef NVMEOF_TRANSPORT_H
+#define NVMEOF_TRANSPORT_H
+
+#include <infiniband/verbs.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct nvmeof_queue;
+
+struct q_transport {
+	const char *name;
+	/* the data path: c is the queue's connection (q->trc) */
+	int (*post_send)(void *c, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+	int (*post_recv)(void *c, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+	int (*poll)(void *c, int n, struct ibv_wc *wc);
+	/* waiting: request a completion event (then poll once more), and sleep
+	 * until one comes: 1 event, 0 timeout, <0 error. NULL: the wire cannot
+	 * sleep, waits spin. */
+	int (*arm)(void *c);
+	int (*sleep)(void *c, int timeout_ms);
+	/* connection state: a non-blocking check that the peer is gone, and
+	 * moving our side to error so every posted request is flushed back */
+	bool (*disconnected)(void *c);
+	void (*disconnect)(void *c);
+	/* a new connection for the same queue after a loss (slots and requests
+	 * are the caller's business), and release of the connection */
+	int (*reopen)(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms);
+	void (*close)(struct nvmeof_queue *q);
+};
+
+#endif

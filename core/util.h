@@ -1,0 +1,12 @@
+/* Clocks for timeouts and waits. */
+#ifndef NVMEOF_UTIL_H
+#define NVMEOF_UTIL_H
+
+#include <stdint.h>
+
+/* Monotonic milliseconds; CLOCK_MONOTONIC_COARSE is a vDSO read, no syscall. */
+uint64_t nvmeof_now_ms(void);
+/* Monotonic microseconds, for spins. */
+uint64_t nvmeof_now_us(void);
+
+#endif

@@ -194,6 +194,8 @@ for nj in ("1", "2"):
     rs = {r["host"]: float(r["iops"]) for r in rows if r["NUMJOBS"] == nj}
     parts = [v for h, v in rs.items() if h != "all"]
     assert all(v > 0 for v in parts) and abs(rs["all"] - sum(parts)) < 1e-6 * rs["all"] + 1, rs
+for r in rows:  # total-latency percentiles travel in the job file, not on the command line
+    assert r["status"] == "ok" and 0 < float(r["lat_p50_us"]) <= float(r["lat_p99_us"]), r
 print("    hosts:", hosts)
 EOF
 }

@@ -156,6 +156,7 @@ bench: testbed
 	@echo "per-command cost of the core on this machine (native, no emulation):"
 	build/out/bench/percmd
 	tests/testbed/run bash bench/bench.sh
+	mkdir -p bench/plots && cp build/bench/plots/*.svg bench/plots/ && echo "bench: plots copied to bench/plots/ (BENCHMARKS.md shows them)" || echo "bench: no plots to copy"
 
 clean:
 	rm -rf build/out build/san build/tsan build/fuzz

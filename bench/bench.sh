@@ -41,6 +41,7 @@ cell pin_iops_qd32_j1 iops.fio NUMJOBS=1 CPUS=1
 cell pin_bw_read_1m bandwidth.fio RW=read BS=1m IODEPTH=16 NUMJOBS=1 CPUS=1
 cell pin_bw_write_1m bandwidth.fio RW=write BS=1m IODEPTH=16 NUMJOBS=1 CPUS=1
 cell pin_bw_read_128k bandwidth.fio RW=read BS=128k IODEPTH=16 NUMJOBS=1 CPUS=1
+REPS=$REPS BENCH_OUT=$OUT bash bench/plots.sh || echo "bench: plots failed"
 tb kdisconnect
 "$PWD/build/out/bench/percmd" > "$OUT/percmd.txt" 2>&1 || echo "bench: per-command micro-benchmark failed"
 python3 bench/report.py "$OUT"

@@ -17,6 +17,7 @@ for B in build/out build/san; do
   run bash tests/target/engine.sh
   run bash tests/target/faults.sh
 done
+run env NVMEOF_BUILD=build/out bash tests/target/sweep.sh
 echo "=== ThreadSanitizer: four queues in four threads, keep-alive thread"
 run build/tsan/tests/target_core four_queues_four_threads keep_alive_keeps_the_association
 unset NVMEOF_ASAN_RT

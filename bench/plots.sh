@@ -1,0 +1,25 @@
+#!/bin/bash
+# IN-GUEST (make bench, or alone: tests/testbed/run bash bench/plots.sh): the
+# two small sweeps behind BENCHMARKS.md's plots, both initiators alternating
+# cell by cell, drawn by jobs/plot. The SVGs are also copied to
+# build/bench/plots/ (the guest can write only build/), from where `make bench`
+# copies them to bench/plots/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+REPS=${REPS:-2}
+export RUNTIME=${RUNTIME:-2} RAMP=${RAMP:-1} REGION=${REGION:-1g}
+OUT=${BENCH_OUT:-build/bench/$(date +%Y%m%d-%H%M%S)}
+rc=0
+# Scaling: NUMJOBS jobs in thread mode = that many queue pairs, QD8 each.
+RW=read IODEPTH=8 OFFSET_INCREMENT=64m jobs/sweep --initiator both --reps "$REPS" --out "$OUT/sweep-qp" \
+  bandwidth.fio NUMJOBS=1,2,4 BS=4k,128k || rc=1
+# QD1 latency against the block size, and its distribution.
+RW=randread jobs/sweep --initiator both --reps "$REPS" --out "$OUT/sweep-qd1" \
+  qd1-latency.fio BS=4k,16k,64k,256k || rc=1
+rm -rf build/bench/plots && mkdir -p build/bench/plots
+for p in iops bandwidth; do cp "$OUT/sweep-qp/plots/$p.svg" "build/bench/plots/qp-$p.svg" || rc=1; done
+for p in latency latency-dist; do cp "$OUT/sweep-qd1/plots/$p.svg" "build/bench/plots/qd1-$p.svg" || rc=1; done
+cp "$OUT/sweep-qp/summary.txt" build/bench/plots/qp-summary.txt
+cp "$OUT/sweep-qd1/summary.txt" build/bench/plots/qd1-summary.txt
+echo "bench: plots in build/bench/plots/ (from $OUT/sweep-qp and $OUT/sweep-qd1)"
+exit $rc

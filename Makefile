@@ -31,11 +31,12 @@ CFLAGS_ALL = $(CFLAGS_BASE) $(SANFLAGS) $(CFLAGS)
 CPPFLAGS_ALL = $(CPPFLAGS_BASE) $(CPPFLAGS)
 
 CORE_SRC = core/protocol.c core/status.c core/rdma.c core/mem.c core/cuda.c core/queue.c core/ctrl.c \
-	core/fakewire.c
+	core/opts.c core/fakewire.c
 CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
 HDRS = $(wildcard core/*.h core/include/*.h tests/unit/*.h)
 
-UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo
+UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo \
+	$(O)/tests/unit_opts
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_gpu $(O)/tests/libcuda-double.so $(O)/tests/gpu_check
 BENCH = $(O)/bench/percmd
 
@@ -68,6 +69,8 @@ $(O)/tests/target_core: $(O)/tests/target/core_test.o $(O)/libnvmeof.a
 $(O)/bench/percmd: $(O)/bench/percmd.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/unit_queue: $(O)/tests/unit/test_queue.o $(O)/libnvmeof.a
+	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
+$(O)/tests/unit_opts: $(O)/tests/unit/test_opts.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/unit_tid: $(O)/tests/unit/test_tid.o $(O)/engine/tid.o
 	$(CC) $(SANFLAGS) -o $@ $^
@@ -123,7 +126,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = -std=c11 -g -O1 -D_GNU_SOURCE -Icore/include -Icore -Iengine \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_CORE = core/protocol.c core/status.c core/queue.c core/fakewire.c core/rdma.c core/mem.c core/ctrl.c \
-	core/cuda.c
+	core/cuda.c core/opts.c
 fuzz-build: build/fuzz/fuzz_identify build/fuzz/fuzz_cm build/fuzz/fuzz_tid build/fuzz/fuzz_queue
 build/fuzz/fuzz_identify: tests/fuzz/fuzz_identify.c core/protocol.c core/status.c $(HDRS)
 	@mkdir -p $(dir $@)

@@ -83,7 +83,8 @@ for prefix in "" /opt/nvmeof-test; do
 
   if make -s --no-print-directory uninstall DESTDIR="$d" ${prefix:+PREFIX=$prefix} > "$top/log" 2>&1; then
     left=$(cd "$d" && find . \( -type f -o -type l \) | sed 's|^\./||')
-    check "$name: make uninstall leaves no file behind" test -z "$left"
+    if [ -z "$left" ]; then ok "$name: make uninstall leaves no file behind"
+    else bad "$name: make uninstall leaves no file behind" "left: $(echo $left)"; fi
     check "$name: nor its own directories (share/nvmeof, lib/fio)" \
       test ! -e "$d$p/share/nvmeof" -a ! -e "$d$p/lib/fio"
   else

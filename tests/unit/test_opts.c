@@ -201,5 +201,5 @@ int main(void)
 		T(connect_reads_the_callers_struct_by_its_size),
 		T(queue_opts_by_size),
 	};
-	return run_tests("unit_opts", t, sizeof(t) / sizeof(t[0]));
+	return run_tests("unit-opts", t, sizeof(t) / sizeof(t[0]));
 }

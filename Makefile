@@ -30,15 +30,17 @@ endif
 CFLAGS_ALL = $(CFLAGS_BASE) $(SANFLAGS) $(CFLAGS)
 CPPFLAGS_ALL = $(CPPFLAGS_BASE) $(CPPFLAGS)
 
-CORE_SRC = core/protocol.c core/status.c core/util.c core/rdma.c core/mem.c core/cuda.c \
+CORE_SRC = core/protocol.c core/status.c core/util.c core/opts.c core/rdma.c core/mem.c core/cuda.c \
 	core/slots.c core/submit.c core/complete.c core/sync.c core/reconnect.c core/queue.c \
-	core/qrdma.c core/group.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c core/reassoc.c core/ctrl_mem.c
+	core/qrdma.c core/group.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c core/reassoc.c \
+	core/ctrl_mem.c
 # The loopback test wire: tests, fuzzers and the micro-benchmark only.
 TESTWIRE_OBJ = $(O)/tests/wire/fakewire.o
 CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
 HDRS = $(wildcard core/*.h core/include/*.h tests/unit/*.h tests/wire/*.h)
 
-UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo
+UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo \
+	$(O)/tests/unit_opts
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_gpu $(O)/tests/libcuda-double.so $(O)/tests/gpu_check
 BENCH = $(O)/bench/percmd
 
@@ -48,19 +50,32 @@ BENCH = $(O)/bench/percmd
 FIO_SRC ?= build/fio-src
 ENGINE = $(O)/libnvmeof_fio.so
 
-.PHONY: all lib engine unit test test-unit test-fuzz test-target testbed demo bench fuzz fuzz-build clean
+# The shared library's version; the soname (major) changes only with an
+# incompatible ABI change (core/libnvmeof.map, nvmeof.h "Options").
+VERSION = 0.1.0
+SO_MAJOR = 0
+SONAME = libnvmeof.so.$(SO_MAJOR)
+
+.PHONY: all lib engine unit test test-unit test-fuzz test-target testbed demo bench fuzz fuzz-build clean \
+	install uninstall
 all: lib engine $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH)
-lib: $(O)/libnvmeof.so $(O)/libnvmeof.a
+lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a
 engine: $(ENGINE)
 
 $(O)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
 
-# Public symbols are the nvmeof_* API; everything else stays hidden.
+# Public symbols are the functions of nvmeof.h (core/libnvmeof.map); everything
+# else stays hidden. The real file carries the full version; libnvmeof.so.0
+# (the soname, what programs load) and libnvmeof.so (what -lnvmeof finds)
+# point to it.
 $(O)/core/%.o: CFLAGS_ALL += -DNVMEOF_BUILD
-$(O)/libnvmeof.so: $(CORE_OBJ)
-	$(CC) -shared $(SANFLAGS) -o $@ $^ $(LIBS) -Wl,--version-script=core/libnvmeof.map
+$(O)/libnvmeof.so.$(VERSION): $(CORE_OBJ) core/libnvmeof.map
+	$(CC) -shared $(SANFLAGS) -Wl,-soname,$(SONAME) -o $@ $(CORE_OBJ) $(LIBS) \
+		-Wl,--version-script=core/libnvmeof.map
+$(O)/libnvmeof.so $(O)/$(SONAME): $(O)/libnvmeof.so.$(VERSION)
+	ln -sf $(notdir $<) $@
 $(O)/libnvmeof.a: $(CORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
@@ -72,6 +87,8 @@ $(O)/tests/wire/fakewire.o $(O)/tests/unit/test_queue.o $(O)/bench/percmd.o: CPP
 $(O)/bench/percmd: $(O)/bench/percmd.o $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/unit_queue: $(O)/tests/unit/test_queue.o $(TESTWIRE_OBJ) $(O)/libnvmeof.a
+	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
+$(O)/tests/unit_opts: $(O)/tests/unit/test_opts.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/unit_tid: $(O)/tests/unit/test_tid.o $(O)/engine/tid.o
 	$(CC) $(SANFLAGS) -o $@ $^
@@ -94,8 +111,10 @@ $(O)/engine/fio_nvmeof.o: engine/fio_nvmeof.c engine/tid.h engine/topo.h $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h \
 		$(filter-out -std=c11,$(CFLAGS_ALL)) -std=gnu11 -c $< -o $@
-$(ENGINE): $(O)/engine/fio_nvmeof.o $(O)/engine/tid.o $(O)/engine/topo.o $(CORE_OBJ)
-	$(CC) -shared $(SANFLAGS) -o $@ $^ $(LIBS)
+# fio needs one symbol of it (engine/libnvmeof_fio.map); the core inside stays hidden.
+ENGINE_OBJ = $(O)/engine/fio_nvmeof.o $(O)/engine/tid.o $(O)/engine/topo.o $(CORE_OBJ)
+$(ENGINE): $(ENGINE_OBJ) engine/libnvmeof_fio.map
+	$(CC) -shared $(SANFLAGS) -o $@ $(ENGINE_OBJ) $(LIBS) -Wl,--version-script=engine/libnvmeof_fio.map
 
 # testbed first: it installs what the build needs (rdma-core headers, fio).
 test-unit: testbed
@@ -106,6 +125,7 @@ test-unit: testbed
 		ASAN_OPTIONS=detect_stack_use_after_return=1 build/san/tests/$$t || exit 1; done
 	tests/gpu-check/selftest-double
 	tests/unit/layers.sh
+	tests/unit/exports.sh build/out && tests/unit/exports.sh build/san && tests/unit/install.sh
 
 testbed:
 	tests/testbed/setup
@@ -160,3 +180,48 @@ bench: testbed
 
 clean:
 	rm -rf build/out build/san build/tsan build/fuzz
+
+# ---- install ----------------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=staging root]: what the plain
+# build (build/out) made. The fio engine goes to $(LIBDIR)/fio/, outside the
+# linker's path: fio loads it by path (--ioengine=external:PATH).
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+FIOENGINEDIR ?= $(LIBDIR)/fio
+JOBSDIR ?= $(PREFIX)/share/nvmeof/jobs
+JOB_FILES = $(wildcard jobs/*.fio) jobs/common.fio.inc
+# Paths under PREFIX are written relative to ${prefix}, so that
+# pkg-config --define-variable=prefix=... can relocate them.
+pcpath = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+$(O)/nvmeof.pc: nvmeof.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pcpath,$(LIBDIR))|' \
+		-e 's|@INCLUDEDIR@|$(call pcpath,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+# Rebuilt each time: PREFIX may differ from the last install.
+.PHONY: $(O)/nvmeof.pc
+
+install: lib engine $(O)/nvmeof.pc
+	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(FIOENGINEDIR) $(DESTDIR)$(JOBSDIR)
+	install -m 644 core/include/nvmeof.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 755 $(O)/libnvmeof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf libnvmeof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf libnvmeof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libnvmeof.so
+	install -m 644 $(O)/libnvmeof.a $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(O)/nvmeof.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	install -m 755 $(ENGINE) $(DESTDIR)$(FIOENGINEDIR)/
+	install -m 644 $(JOB_FILES) $(DESTDIR)$(JOBSDIR)/
+	# jobs/run, with the installed engine as its default
+	sed 's|$$TOP/build/out/libnvmeof_fio.so|$(FIOENGINEDIR)/libnvmeof_fio.so|' jobs/run \
+		> $(DESTDIR)$(JOBSDIR)/run && chmod 755 $(DESTDIR)$(JOBSDIR)/run
+	grep -q '$(FIOENGINEDIR)/libnvmeof_fio.so' $(DESTDIR)$(JOBSDIR)/run
+	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/nvmeof.h $(DESTDIR)$(LIBDIR)/libnvmeof.so.$(VERSION) \
+		$(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libnvmeof.so $(DESTDIR)$(LIBDIR)/libnvmeof.a \
+		$(DESTDIR)$(PKGCONFIGDIR)/nvmeof.pc $(DESTDIR)$(FIOENGINEDIR)/libnvmeof_fio.so \
+		$(addprefix $(DESTDIR)$(JOBSDIR)/,$(notdir $(JOB_FILES)) run)
+	# our own directories, when nothing else is in them
+	rmdir $(DESTDIR)$(JOBSDIR) $(DESTDIR)$(PREFIX)/share/nvmeof $(DESTDIR)$(FIOENGINEDIR) 2>/dev/null || true

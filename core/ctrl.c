@@ -9,21 +9,8 @@
 #include <string.h>
 
 #include "cpriv.h"
+#include "opts.h"
 #include "util.h"
-
-void nvmeof_ctrl_opts_init(struct nvmeof_ctrl_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->trsvcid = "4420";
-	o->queue_depth = 128;
-	o->num_io_queues = 64;
-	o->cmd_timeout_ms = 30000;
-	o->connect_timeout_ms = 3000;
-	o->in_capsule = true;
-	o->wait_mode = NVMEOF_WAIT_HYBRID;
-	o->spin_us = 20;
-	o->ctrl_loss_tmo_ms = 60000;
-}
 
 struct mem_ctx *ctrl_mem(struct nvmeof_ctrl *c) { return &c->mem; }
 
@@ -96,6 +83,10 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	if (!out)
 		return nvmeof_err(NVMEOF_EINVAL, "connect: no output pointer");
 	*out = NULL;
+	struct nvmeof_ctrl_opts in; /* the caller's struct, of whichever version */
+	if (opts && (rc = ctrl_opts_in(opts, &in)))
+		return rc;
+	opts = opts ? &in : NULL;
 	if (!opts || !opts->traddr || !opts->traddr[0])
 		return nvmeof_err(NVMEOF_EINVAL, "connect: no target address (traddr)");
 	if (!opts->subnqn || !opts->subnqn[0] || strlen(opts->subnqn) > NVME_NQN_MAX)
@@ -219,6 +210,10 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 	if (!c || !out)
 		return nvmeof_err(NVMEOF_EINVAL, "create queue: %s", !c ? "no controller" : "no output pointer");
 	*out = NULL;
+	struct nvmeof_queue_opts in; /* the caller's struct, of whichever version */
+	if ((rc = queue_opts_in(qo, &in)))
+		return rc;
+	qo = &in;
 	uint32_t depth = qo && qo->depth ? qo->depth : c->o.queue_depth;
 	if (qo && qo->group && !q_group_owned_by(qo->group, c))
 		return nvmeof_err(NVMEOF_EINVAL, "create queue: the poll group belongs to another controller");

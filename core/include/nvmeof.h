@@ -64,7 +64,23 @@ const char *nvmeof_status_name(uint16_t status);
  * opcode, and for a Fabrics command (opcode 0x7f) its FCTYPE. */
 const char *nvmeof_cmd_status_name(uint16_t status, bool admin, uint8_t opc, uint8_t fctype);
 
-/* ---- Options ---------------------------------------------------------------- */
+/* ---- Options ----------------------------------------------------------------
+ * The option structs grow at their end in later versions of the library
+ * without a new soname. Their first member, size, says which fields the
+ * caller has: nvmeof_ctrl_opts_init() and nvmeof_queue_opts_init() set it to
+ * sizeof the struct as the caller was compiled, and fill in every default.
+ * The rules:
+ *  - the library never reads or writes a byte past the caller's size; a field
+ *    past it takes its default;
+ *  - size 0 means the first layout (libnvmeof.so.0, version 0.1: the fields
+ *    below), so a struct built by hand with designated initializers works;
+ *  - a larger size than this library knows (a caller built against a newer
+ *    header) is accepted when every byte this library does not know is zero,
+ *    else the call fails with NVMEOF_ENOTSUP: an option it cannot honour;
+ *  - a size below the first layout fails with NVMEOF_EINVAL.
+ * New fields are only ever appended, and their zero value keeps the behaviour
+ * of the versions before them.
+ */
 enum nvmeof_wait_mode {
 	NVMEOF_WAIT_HYBRID = 0, /* spin spin_us, then sleep on the completion channel */
 	NVMEOF_WAIT_POLL = 1,   /* busy poll: lowest latency, one core burnt */
@@ -72,6 +88,7 @@ enum nvmeof_wait_mode {
 };
 
 struct nvmeof_ctrl_opts {
+	size_t size;             /* the caller's sizeof(struct nvmeof_ctrl_opts); see above */
 	const char *traddr;      /* target address (IPv4 or IPv6 literal, or name) */
 	const char *trsvcid;     /* port; default "4420" */
 	const char *src_addr;    /* optional local address: chooses the HCA */
@@ -92,7 +109,9 @@ struct nvmeof_ctrl_opts {
 	enum nvmeof_wait_mode wait_mode; /* default HYBRID */
 	uint32_t spin_us;        /* HYBRID spin before sleeping; 20 */
 };
-void nvmeof_ctrl_opts_init(struct nvmeof_ctrl_opts *opts);
+/* Defaults, and size = sizeof(*opts): always initialize through this macro. */
+#define nvmeof_ctrl_opts_init(opts) nvmeof_ctrl_opts_init_sz((opts), sizeof(*(opts)))
+void nvmeof_ctrl_opts_init_sz(struct nvmeof_ctrl_opts *opts, size_t size);
 
 /* ---- Controller --------------------------------------------------------------- */
 struct nvmeof_ctrl;
@@ -202,13 +221,18 @@ int nvmeof_cuda_selftest(int gpu, char *report, size_t len);
 struct nvmeof_queue;
 
 struct nvmeof_queue_opts {
+	size_t size;             /* the caller's sizeof(struct nvmeof_queue_opts), or 0 */
 	uint32_t depth;          /* 0: the controller's queue_depth */
 	bool batch;              /* submissions wait for nvmeof_queue_commit() */
 	enum nvmeof_wait_mode wait_mode; /* as the controller's unless overridden */
 	bool wait_mode_set;
 	struct nvmeof_poll_group *group; /* share this group's CQ (NULL: a CQ of its own) */
 };
+/* Defaults (all as the controller's), and size = sizeof(*opts). */
+#define nvmeof_queue_opts_init(opts) nvmeof_queue_opts_init_sz((opts), sizeof(*(opts)))
+void nvmeof_queue_opts_init_sz(struct nvmeof_queue_opts *opts, size_t size);
 
+/* opts NULL: every default. */
 int nvmeof_queue_create(struct nvmeof_ctrl *ctrl, const struct nvmeof_queue_opts *opts,
 			struct nvmeof_queue **out);
 

@@ -1,0 +1,16 @@
+/* The option structs across versions of the header (the rules are in
+ * nvmeof.h, "Options"): the library reads a caller's struct only through
+ * these, into a whole struct of this version. */
+#ifndef NVMEOF_OPTS_H
+#define NVMEOF_OPTS_H
+
+#include "nvmeof.h"
+
+/* in: the caller's struct of in->size bytes (0: the first layout). out: this
+ * version's struct, defaults where the caller's ends. NVMEOF_EINVAL or
+ * NVMEOF_ENOTSUP (with a message) per the rules; nothing past in->size read. */
+int ctrl_opts_in(const struct nvmeof_ctrl_opts *in, struct nvmeof_ctrl_opts *out);
+/* The same; in NULL gives every default. */
+int queue_opts_in(const struct nvmeof_queue_opts *in, struct nvmeof_queue_opts *out);
+
+#endif

@@ -1,0 +1,72 @@
+#!/bin/bash
+# tests/unit/exports.sh [BUILD_DIR]: the shared libraries export exactly
+# their interface (issue 11). libnvmeof.so: every function nvmeof.h
+# declares, each in the library's version node, and nothing else.
+# libnvmeof_fio.so: only `ioengine`, the one symbol fio 3.x looks up in an
+# external engine (ioengines.c, dlopen_ioengine), nothing of the core.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+B=${1:-build/out}
+NODE=NVMEOF_0.1
+pass=0 fail=0
+ok() { echo "ok     $1"; pass=$((pass + 1)); }
+bad() { echo "FAILED $1"; shift; printf '    %s\n' "$@"; fail=$((fail + 1)); }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# The header's functions, from the preprocessed header: macros such as
+# nvmeof_ctrl_opts_init() are gone there, function-pointer typedefs do not
+# match "name(".
+${CC:-cc} -E -P core/include/nvmeof.h | grep -o '\bnvmeof_[a-z0-9_]*[[:space:]]*(' | tr -d '( \t' |
+  sort -u > "$tmp/header"
+[ "$(wc -l < "$tmp/header")" -ge 40 ] || { echo "exports: found only $(wc -l < "$tmp/header") functions in nvmeof.h"; exit 1; }
+
+# Defined dynamic symbols, "name@@version" or "name" (the version node itself
+# is an absolute symbol named like the node).
+nm -D --defined-only "$B/libnvmeof.so" | awk '{print $3}' | sort > "$tmp/lib"
+grep -vx "$NODE" "$tmp/lib" | sed 's/@.*//' | sort -u > "$tmp/lib.names"
+extra=$(comm -13 "$tmp/header" "$tmp/lib.names")
+missing=$(comm -23 "$tmp/header" "$tmp/lib.names")
+if [ -z "$extra" ] && [ -z "$missing" ]; then
+  ok "libnvmeof.so exports the $(wc -l < "$tmp/header") functions of nvmeof.h and nothing else"
+else
+  bad "libnvmeof.so exports the functions of nvmeof.h and nothing else" \
+    ${extra:+"exported but not in nvmeof.h: $(echo $extra)"} \
+    ${missing:+"in nvmeof.h but not exported: $(echo $missing)"}
+fi
+unversioned=$(grep -vx "$NODE" "$tmp/lib" | grep -v "@@$NODE\$" || true)
+if [ -z "$unversioned" ]; then
+  ok "every export of libnvmeof.so is in version node $NODE"
+else
+  bad "every export of libnvmeof.so is in version node $NODE" "$(echo $unversioned)"
+fi
+soname=$(readelf -d "$B/libnvmeof.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+if [ "$soname" = libnvmeof.so.0 ] && [ -e "$B/$soname" ]; then
+  ok "libnvmeof.so has soname libnvmeof.so.0, present in $B"
+else
+  bad "libnvmeof.so has soname libnvmeof.so.0, present in $B" "soname '${soname}'"
+fi
+
+# The engine: exactly one defined dynamic symbol, the ioengine_ops object.
+eng=$(nm -D --defined-only "$B/libnvmeof_fio.so" | awk '{print $2, $3}')
+if [ "$eng" = "D ioengine" ] || [ "$eng" = "B ioengine" ]; then
+  ok "libnvmeof_fio.so exports only ioengine"
+else
+  bad "libnvmeof_fio.so exports only ioengine" "it exports: $(echo "$eng" | awk '{print $2}' | tr '\n' ' ')"
+fi
+# What fio calls in it must be found, not hidden: the ops table points at the
+# engine's functions, so a load and an option listing prove it whole.
+# A sanitized engine needs the ASan runtime loaded first, as in engine.sh.
+if readelf -d "$B/libnvmeof_fio.so" | grep -q 'NEEDED.*libasan'; then
+  export LD_PRELOAD=$(${CC:-cc} -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0
+fi
+if command -v fio >/dev/null; then
+  help=$(fio --enghelp="$PWD/$B/libnvmeof_fio.so" 2>&1 || true)
+  if grep -q '^traddr *:' <<< "$help"; then
+    ok "fio loads libnvmeof_fio.so and lists its options"
+  else
+    bad "fio loads libnvmeof_fio.so and lists its options" "$(head -3 <<< "$help")"
+  fi
+fi
+echo "exports ($B): $pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,205 @@
+/*
+ * The option structs' ABI rules (nvmeof.h, "Options"): defaults, and that
+ * the library reads and writes a caller's struct only within its size. The
+ * structs of other "versions" are made here as byte buffers of other sizes;
+ * under ASan (build/san) the heap copies of exactly the caller's size make
+ * any access past it a reported overflow, and the canary bytes catch it in
+ * the plain build.
+ */
+#include <stdalign.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "opts.h"
+
+/* The first layout ends with these fields (the header says so). */
+#define CTRL_V0 (offsetof(struct nvmeof_ctrl_opts, spin_us) + sizeof(uint32_t))
+#define QUEUE_V0 (offsetof(struct nvmeof_queue_opts, group) + sizeof(void *))
+#define CANARY 0xa5
+#define EXTRA 32
+
+/* Room for a struct from a "newer header", EXTRA bytes longer, and canaries. */
+union big {
+	struct nvmeof_ctrl_opts c;
+	struct nvmeof_queue_opts q;
+	alignas(max_align_t) unsigned char b[sizeof(struct nvmeof_ctrl_opts) + 2 * EXTRA];
+};
+
+static int untouched_from(const unsigned char *b, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)
+		if (b[i] != CANARY)
+			return 0;
+	return 1;
+}
+
+static int zero_from(const unsigned char *b, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)
+		if (b[i])
+			return 0;
+	return 1;
+}
+
+TEST(init_fills_the_documented_defaults)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_queue_opts q;
+	memset(&o, CANARY, sizeof(o));
+	memset(&q, CANARY, sizeof(q));
+	nvmeof_ctrl_opts_init(&o);
+	nvmeof_queue_opts_init(&q);
+	CHECK_EQ(o.size, sizeof(o));
+	CHECK(o.traddr == NULL && o.src_addr == NULL && o.subnqn == NULL && o.hostnqn == NULL &&
+	      o.hostid == NULL);
+	CHECK_STR(o.trsvcid, "4420");
+	CHECK_EQ(o.queue_depth, 128);
+	CHECK_EQ(o.num_io_queues, 64);
+	CHECK_EQ(o.cmd_timeout_ms, 30000);
+	CHECK_EQ(o.connect_timeout_ms, 3000);
+	CHECK_EQ(o.kato_ms, 0);
+	CHECK_EQ(o.ka_interval_ms, 0);
+	CHECK_EQ(o.reconnect_delay_ms, 0);
+	CHECK_EQ(o.ctrl_loss_tmo_ms, 60000);
+	CHECK(o.in_capsule);
+	CHECK_EQ(o.wait_mode, NVMEOF_WAIT_HYBRID);
+	CHECK_EQ(o.spin_us, 20);
+	CHECK_EQ(q.size, sizeof(q));
+	CHECK_EQ(q.depth, 0);
+	CHECK(!q.batch && !q.wait_mode_set);
+}
+
+TEST(init_writes_nothing_past_the_callers_size)
+{
+	static const size_t sizes[] = {4, 8, 20, 64, CTRL_V0, sizeof(struct nvmeof_ctrl_opts)};
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		union big u;
+		size_t sz = sizes[i];
+		memset(u.b, CANARY, sizeof(u.b));
+		nvmeof_ctrl_opts_init_sz(&u.c, sz);
+		CHECK(untouched_from(u.b, sz, sizeof(u.b)));
+		if (sz >= sizeof(size_t))
+			CHECK_EQ(u.c.size, sz);
+		else /* no room for size itself: nothing written */
+			CHECK(untouched_from(u.b, 0, sizeof(u.b)));
+		memset(u.b, CANARY, sizeof(u.b));
+		nvmeof_queue_opts_init_sz(&u.q, sz < QUEUE_V0 ? sz : QUEUE_V0);
+		CHECK(untouched_from(u.b, sz < QUEUE_V0 ? sz : QUEUE_V0, sizeof(u.b)));
+	}
+	/* size 0 is the first layout */
+	union big u;
+	memset(u.b, CANARY, sizeof(u.b));
+	nvmeof_ctrl_opts_init_sz(&u.c, 0);
+	CHECK(untouched_from(u.b, CTRL_V0, sizeof(u.b)));
+	CHECK_EQ(u.c.spin_us, 20);
+	/* exactly the first layout's bytes on the heap: ASan sees any overflow */
+	unsigned char *p = malloc(CTRL_V0);
+	if (p) {
+		nvmeof_ctrl_opts_init_sz((struct nvmeof_ctrl_opts *)(void *)p, CTRL_V0);
+		uint32_t spin;
+		memcpy(&spin, p + offsetof(struct nvmeof_ctrl_opts, spin_us), sizeof(spin));
+		CHECK_EQ(spin, 20);
+		free(p);
+	}
+}
+
+TEST(init_of_a_newer_struct_zeroes_the_fields_it_does_not_know)
+{
+	union big u;
+	const size_t sz = sizeof(struct nvmeof_ctrl_opts) + EXTRA;
+	memset(u.b, CANARY, sizeof(u.b));
+	nvmeof_ctrl_opts_init_sz(&u.c, sz);
+	CHECK_EQ(u.c.size, sz);
+	CHECK_EQ(u.c.queue_depth, 128);
+	CHECK(zero_from(u.b, sizeof(struct nvmeof_ctrl_opts), sz));
+	CHECK(untouched_from(u.b, sz, sizeof(u.b)));
+}
+
+/* connect reads the size first: these all fail before any network step. */
+TEST(connect_reads_the_callers_struct_by_its_size)
+{
+	union big u;
+	struct nvmeof_ctrl *c = NULL;
+	const size_t sz = sizeof(struct nvmeof_ctrl_opts) + EXTRA;
+	memset(u.b, 0, sizeof(u.b));
+	nvmeof_ctrl_opts_init_sz(&u.c, sz);
+	u.c.traddr = "192.0.2.1"; /* no subnqn: fails right after the size check */
+	u.b[sz - 1] = 1;          /* an option of a "newer version" */
+	CHECK_EQ(nvmeof_ctrl_connect(&u.c, &c), NVMEOF_ENOTSUP);
+	CHECK(strstr(nvmeof_errmsg(), "newer version") != NULL);
+	u.b[sz - 1] = 0;          /* all unknown bytes zero: accepted */
+	CHECK_EQ(nvmeof_ctrl_connect(&u.c, &c), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "subsystem NQN missing") != NULL);
+	u.c.size = 8;
+	CHECK_EQ(nvmeof_ctrl_connect(&u.c, &c), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "below the smallest layout") != NULL);
+	CHECK(c == NULL);
+
+	/* Built by hand (size 0 = the first layout): its fields are read. */
+	struct nvmeof_ctrl_opts h = {.traddr = "192.0.2.1", .subnqn = "nqn.2026-12.io.nvmeof:x"};
+	CHECK_EQ(nvmeof_ctrl_connect(&h, &c), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "queue depth 0") != NULL);
+
+	/* Exactly the first layout on the heap. */
+	struct nvmeof_ctrl_opts full;
+	nvmeof_ctrl_opts_init_sz(&full, CTRL_V0);
+	full.traddr = "192.0.2.1";
+	unsigned char *p = malloc(CTRL_V0);
+	if (p) {
+		memcpy(p, &full, CTRL_V0);
+		CHECK_EQ(nvmeof_ctrl_connect((const struct nvmeof_ctrl_opts *)(void *)p, &c), NVMEOF_EINVAL);
+		CHECK(strstr(nvmeof_errmsg(), "subsystem NQN missing") != NULL);
+		free(p);
+	}
+}
+
+TEST(queue_opts_by_size)
+{
+	struct nvmeof_queue_opts out;
+	CHECK_EQ(queue_opts_in(NULL, &out), 0);
+	CHECK_EQ(out.depth, 0);
+	CHECK(!out.batch && !out.wait_mode_set);
+
+	/* what the engine and the tests build by hand */
+	struct nvmeof_queue_opts h = {.depth = 4, .batch = true};
+	CHECK_EQ(queue_opts_in(&h, &out), 0);
+	CHECK_EQ(out.depth, 4);
+	CHECK(out.batch && !out.wait_mode_set);
+
+	union big u;
+	const size_t sz = sizeof(struct nvmeof_queue_opts) + EXTRA;
+	memset(u.b, 0, sizeof(u.b));
+	nvmeof_queue_opts_init_sz(&u.q, sz);
+	u.q.wait_mode = NVMEOF_WAIT_POLL;
+	u.q.wait_mode_set = true;
+	CHECK_EQ(queue_opts_in(&u.q, &out), 0);
+	CHECK_EQ(out.wait_mode, NVMEOF_WAIT_POLL);
+	CHECK(out.wait_mode_set);
+	u.b[sizeof(struct nvmeof_queue_opts)] = 1;
+	CHECK_EQ(queue_opts_in(&u.q, &out), NVMEOF_ENOTSUP);
+	u.q.size = 4;
+	CHECK_EQ(queue_opts_in(&u.q, &out), NVMEOF_EINVAL);
+
+	struct nvmeof_queue_opts full;
+	nvmeof_queue_opts_init_sz(&full, QUEUE_V0);
+	full.depth = 9;
+	unsigned char *p = malloc(QUEUE_V0);
+	if (p) {
+		memcpy(p, &full, QUEUE_V0);
+		CHECK_EQ(queue_opts_in((const struct nvmeof_queue_opts *)(void *)p, &out), 0);
+		CHECK_EQ(out.depth, 9);
+		free(p);
+	}
+}
+
+int main(void)
+{
+	static const struct test_case t[] = {
+		T(init_fills_the_documented_defaults),
+		T(init_writes_nothing_past_the_callers_size),
+		T(init_of_a_newer_struct_zeroes_the_fields_it_does_not_know),
+		T(connect_reads_the_callers_struct_by_its_size),
+		T(queue_opts_by_size),
+	};
+	return run_tests("unit-opts", t, sizeof(t) / sizeof(t[0]));
+}

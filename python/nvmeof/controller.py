@@ -6,7 +6,7 @@ from ctypes import byref, c_void_p
 
 from . import _io, _lib
 from . import _structs as S
-from .errors import InvalidArgumentError, from_code
+from .errors import BusyError, InvalidArgumentError, from_code
 from .memory import GpuMemory, HostMemory, RegisteredMemory, check_length, cuda_buffer, host_buffer
 from .namespace import Namespace
 
@@ -126,9 +126,13 @@ class Controller:
         with self._lock:
             if self._h is None:
                 return
+            if self._queues or self._regions:
+                # The library would refuse too, but only after our own queue
+                # is gone, and making that again at once can fail: nvmet may
+                # still be tearing down the QID ("Command Sequence Error").
+                raise BusyError(S.EBUSY, "close: controller still has %d I/O queue(s) from queue() "
+                                "and %d registered region(s)" % (len(self._queues), len(self._regions)))
             if self._default is not None:
-                # an idle queue of our own: made again on the next I/O if the
-                # close below is refused
                 self._default._destroy()
                 self._default = None
             lib = _lib.load()

@@ -44,6 +44,9 @@ UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue 
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_gpu $(O)/tests/libcuda-double.so $(O)/tests/gpu_check
 BENCH = $(O)/bench/percmd
 
+# Debian's python3 with python3-pytest and python3-numpy (tests/testbed/setup).
+PYTHON ?= /usr/bin/python3
+
 # fio engines must be built against the same fio version's headers as the
 # fio that loads them: by default the distribution's source of the installed
 # fio (engine/fetch-fio-src); or FIO_SRC=/path/to/configured/fio-source.
@@ -126,6 +129,7 @@ test-unit: testbed
 	tests/gpu-check/selftest-double
 	tests/unit/layers.sh
 	tests/unit/exports.sh build/out && tests/unit/exports.sh build/san && tests/unit/install.sh
+	PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m pytest -p no:cacheprovider -q tests/python/unit
 
 testbed:
 	tests/testbed/setup

@@ -36,7 +36,7 @@ struct nvmeof_ctrl {
 	uint32_t nns;
 	uint8_t *qid_used;
 	struct mem_ctx mem;          /* the PD, and the regions registered in it */
-	uint32_t nqueues, depth_limit, ngroups;
+	uint32_t nqueues, depth_limit, ngroups, qid_next;
 	uint32_t cc;
 	/* keep-alive */
 	pthread_t ka_thread;

@@ -222,11 +222,17 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 	if (depth > c->depth_limit)
 		depth = c->depth_limit;
 	pthread_mutex_lock(&c->lock);
-	for (uint16_t i = 1; i <= c->info.max_io_queues; i++)
+	/* Round-robin, not lowest-free: a QID just destroyed may still be
+	 * torn down at the target, which refuses its reuse (nvmet 6.1:
+	 * Command Sequence Error on the Fabrics Connect). */
+	for (uint32_t k = 0; k < c->info.max_io_queues; k++) {
+		uint16_t i = (uint16_t)(1 + (c->qid_next + k) % c->info.max_io_queues);
 		if (!c->qid_used[i]) {
 			qid = i;
+			c->qid_next = i % c->info.max_io_queues;
 			break;
 		}
+	}
 	if (!qid) {
 		pthread_mutex_unlock(&c->lock);
 		return nvmeof_err(NVMEOF_EBUSY, "create queue: all %u I/O queues the controller granted are in use",

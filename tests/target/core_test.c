@@ -731,6 +731,28 @@ out:
 		nvmeof_ctrl_close(c);
 }
 
+/* A queue created right after one was destroyed connects: the QID just
+ * released (still being torn down at the target) is not handed out again. */
+TEST(queue_created_right_after_destroy)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	opts_a(&o);
+	o.num_io_queues = 4;
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	uint16_t last = 0;
+	for (int i = 0; i < 12; i++) {
+		struct nvmeof_queue *q = NULL;
+		MUST(nvmeof_queue_create(c, NULL, &q));
+		CHECK(nvmeof_queue_qid(q) != last);
+		last = nvmeof_queue_qid(q);
+		CHECK_EQ(nvmeof_queue_destroy(q), 0);
+	}
+out:
+	if (c)
+		nvmeof_ctrl_close(c);
+}
+
 /* ---- helpers for the shell cross-check ---- */
 static int load_dump(int argc, char **argv)
 {
@@ -797,7 +819,7 @@ int main(int argc, char **argv)
 		T(unreachable_address_fails_fast), T(nobody_listening_on_port), T(bad_arguments),
 		T(keep_alive_keeps_the_association), T(target_ends_association_when_keep_alives_stop),
 		T(reconnect_keeps_write_order_and_the_controller), T(poll_group_of_four_queues),
-		T(poll_group_reconnects_every_queue),
+		T(poll_group_reconnects_every_queue), T(queue_created_right_after_destroy),
 	};
 	size_t n = sizeof(all) / sizeof(all[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);

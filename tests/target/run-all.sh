@@ -22,6 +22,7 @@ echo "=== ThreadSanitizer: four queues in four threads, keep-alive thread"
 run build/tsan/tests/target_core four_queues_four_threads keep_alive_keeps_the_association
 unset NVMEOF_ASAN_RT
 export NVMEOF_BUILD=build/out
+run bash tests/target/python.sh
 echo "=== valgrind memcheck: build/out/tests/target_core"
 # "possibly lost" blocks are librdmacm's per-process device cache, by design.
 if valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \

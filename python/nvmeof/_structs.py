@@ -1,0 +1,158 @@
+"""ctypes mirrors of the structs in core/include/nvmeof.h.
+
+Field for field, in the header's order and with the header's names:
+tests/python/unit/test_layout.py compares names, offsets and sizes against
+the C compiler's view of the header, so a change there fails a test instead
+of silently corrupting memory here.
+"""
+import ctypes
+from ctypes import c_bool, c_char, c_char_p, c_int, c_uint8, c_uint16, c_uint32, c_uint64
+
+# C enums are int-sized on every ABI this library builds for.
+c_enum = c_int
+
+# enum nvmeof_error
+OK = 0
+EINVAL = -1
+ENOMEM = -2
+EQFULL = -3
+ETIMEDOUT = -4
+ENVME = -5
+ETRANSPORT = -6
+EREJECTED = -7
+EUNREACHABLE = -8
+EBUSY = -9
+ECLOSED = -10
+ENOTSUP = -11
+ECUDA = -12
+
+# enum nvmeof_wait_mode
+WAIT_HYBRID = 0
+WAIT_POLL = 1
+WAIT_SLEEP = 2
+
+
+class CtrlOpts(ctypes.Structure):
+    """struct nvmeof_ctrl_opts"""
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("traddr", c_char_p),
+        ("trsvcid", c_char_p),
+        ("src_addr", c_char_p),
+        ("subnqn", c_char_p),
+        ("hostnqn", c_char_p),
+        ("hostid", c_char_p),
+        ("queue_depth", c_uint32),
+        ("num_io_queues", c_uint32),
+        ("cmd_timeout_ms", c_uint32),
+        ("connect_timeout_ms", c_uint32),
+        ("kato_ms", c_uint32),
+        ("ka_interval_ms", c_uint32),
+        ("reconnect_delay_ms", c_uint32),
+        ("ctrl_loss_tmo_ms", c_uint32),
+        ("in_capsule", c_bool),
+        ("wait_mode", c_enum),
+        ("spin_us", c_uint32),
+    ]
+
+
+class CtrlInfo(ctypes.Structure):
+    """struct nvmeof_ctrl_info"""
+    _fields_ = [
+        ("serial", c_char * 21),
+        ("model", c_char * 41),
+        ("firmware", c_char * 9),
+        ("subnqn", c_char * 257),
+        ("vid", c_uint16),
+        ("ssvid", c_uint16),
+        ("cntlid", c_uint16),
+        ("ver", c_uint32),
+        ("cap", c_uint64),
+        ("mdts", c_uint8),
+        ("max_xfer", c_uint64),
+        ("sgls", c_uint32),
+        ("ioccsz", c_uint32),
+        ("iorcsz", c_uint32),
+        ("icdoff", c_uint16),
+        ("maxcmd", c_uint16),
+        ("nn", c_uint32),
+        ("oncs", c_uint16),
+        ("kas", c_uint16),
+        ("vwc", c_uint8),
+        ("mqes", c_uint16),
+        ("max_io_queues", c_uint32),
+        ("in_capsule_max", c_uint32),
+        ("hca", c_char * 64),
+        ("port_num", c_uint8),
+        ("crdt", c_uint16 * 3),
+    ]
+
+
+class Ns(ctypes.Structure):
+    """struct nvmeof_ns"""
+    _fields_ = [
+        ("nsid", c_uint32),
+        ("lba_size", c_uint32),
+        ("lbads", c_uint8),
+        ("ms", c_uint16),
+        ("nsze", c_uint64),
+        ("ncap", c_uint64),
+        ("nuse", c_uint64),
+        ("nguid", c_uint8 * 16),
+        ("eui64", c_uint8 * 8),
+    ]
+
+
+class QueueOpts(ctypes.Structure):
+    """struct nvmeof_queue_opts"""
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("depth", c_uint32),
+        ("batch", c_bool),
+        ("wait_mode", c_enum),
+        ("wait_mode_set", c_bool),
+        ("group", ctypes.c_void_p),
+    ]
+
+
+class Cpl(ctypes.Structure):
+    """struct nvmeof_cpl"""
+    _fields_ = [
+        ("err", c_int),
+        ("status", c_uint16),
+        ("cdw0", c_uint32),
+        ("cdw1", c_uint32),
+        ("opc", c_uint8),
+        ("fctype", c_uint8),
+        ("admin", c_bool),
+    ]
+
+
+class QueueStats(ctypes.Structure):
+    """struct nvmeof_queue_stats"""
+    _fields_ = [
+        ("cmds", c_uint64),
+        ("in_capsule", c_uint64),
+        ("doorbells", c_uint64),
+        ("stale_cqes", c_uint64),
+        ("timeouts", c_uint64),
+        ("reconnects", c_uint64),
+        ("outage_ms_max", c_uint64),
+        ("retries", c_uint64),
+        ("bad_rsps", c_uint64),
+        ("sleeps", c_uint64),
+    ]
+
+
+# C struct name -> mirror, for the layout test.
+MIRRORS = {
+    "nvmeof_ctrl_opts": CtrlOpts,
+    "nvmeof_ctrl_info": CtrlInfo,
+    "nvmeof_ns": Ns,
+    "nvmeof_queue_opts": QueueOpts,
+    "nvmeof_cpl": Cpl,
+    "nvmeof_queue_stats": QueueStats,
+}
+
+# typedef void (*nvmeof_cb)(void *arg, const struct nvmeof_cpl *cpl);
+CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(Cpl))

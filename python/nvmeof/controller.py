@@ -1,0 +1,333 @@
+"""A connected NVMe/RDMA controller and its I/O queues."""
+import collections
+import ctypes
+import threading
+from ctypes import byref, c_void_p
+
+from . import _io, _lib
+from . import _structs as S
+from .errors import BusyError, InvalidArgumentError, from_code
+from .memory import GpuMemory, HostMemory, RegisteredMemory, check_length, cuda_buffer, host_buffer
+from .namespace import Namespace
+
+ControllerInfo = collections.namedtuple("ControllerInfo", [f[0] for f in S.CtrlInfo._fields_])
+ControllerInfo.__doc__ = "struct nvmeof_ctrl_info (core/include/nvmeof.h), field for field."
+
+QueueStats = collections.namedtuple("QueueStats", [f[0] for f in S.QueueStats._fields_])
+QueueStats.__doc__ = "struct nvmeof_queue_stats: commands, in-capsule, doorbells, ..."
+
+# Margin over the command timeout before a wait gives up: the library
+# completes a command that ran past it within about 100 ms.
+_STALL_MARGIN_MS = 1000
+
+
+def _check(rc, what=None):
+    if rc < 0:
+        msg = _lib.errmsg()
+        raise from_code(rc, "%s: %s" % (what, msg) if what else msg)
+    return rc
+
+
+def _text(v, name, optional=False):
+    if v is None and optional:
+        return None
+    if not isinstance(v, str) or not v:
+        raise TypeError("nvmeof: %s must be a non-empty str, not %r" % (name, v))
+    if "\0" in v:
+        raise ValueError("nvmeof: %s contains a NUL character" % name)
+    return v.encode()
+
+
+def _uint(v, name, lo, hi):
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError("nvmeof: %s must be an int, not %r" % (name, v))
+    if not lo <= v <= hi:
+        raise ValueError("nvmeof: %s must be %d..%d, not %d" % (name, lo, hi, v))
+    return v
+
+
+def connect_options(host, subsystem_nqn, port=4420, source=None, host_nqn=None, host_id=None,
+                    queue_depth=128, keep_alive_ms=0, timeout=30.0, opts=None):
+    """Checks the arguments of Controller() and fills struct nvmeof_ctrl_opts
+    (opts, from nvmeof_ctrl_opts_init); raises TypeError/ValueError before
+    anything touches the network."""
+    o = S.CtrlOpts() if opts is None else opts
+    o.traddr = _text(host, "host")
+    o.subnqn = _text(subsystem_nqn, "subsystem_nqn")
+    if isinstance(port, str) and port.isdigit():
+        port = int(port)
+    o.trsvcid = str(_uint(port, "port", 1, 65535)).encode()
+    o.src_addr = _text(source, "source", optional=True)
+    o.hostnqn = _text(host_nqn, "host_nqn", optional=True)
+    o.hostid = _text(host_id, "host_id", optional=True)
+    o.queue_depth = _uint(queue_depth, "queue_depth", 1, 65535)
+    o.kato_ms = _uint(keep_alive_ms, "keep_alive_ms", 0, 0xFFFFFFFF)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < 4e6:
+        raise ValueError("nvmeof: timeout must be a positive number of seconds, not %r" % (timeout,))
+    o.cmd_timeout_ms = max(1, int(timeout * 1000))
+    # each connection step: the library's 3 s, or less when timeout is shorter
+    o.connect_timeout_ms = min(o.connect_timeout_ms or 3000, o.cmd_timeout_ms)
+    return o
+
+
+class Controller:
+    """Controller(host, subsystem_nqn, *, port=4420, source=None, host_nqn=None,
+    host_id=None, queue_depth=128, keep_alive_ms=0, timeout=30.0) connects
+    (RDMA CM, Fabrics Connect, enable, Identify) and returns the controller;
+    Controller.connect(...) is the same. timeout is in seconds: each
+    command's timeout (and the connect's, per step, when below 3 s).
+    keep_alive_ms: KATO; a library thread sends Keep Alive at half of it.
+    Use it in a with block, or call close()."""
+
+    def __init__(self, host, subsystem_nqn, *, port=4420, source=None, host_nqn=None, host_id=None,
+                 queue_depth=128, keep_alive_ms=0, timeout=30.0):
+        lib = _lib.load()
+        o = S.CtrlOpts()
+        lib.nvmeof_ctrl_opts_init_sz(byref(o), ctypes.sizeof(o))
+        connect_options(host, subsystem_nqn, port, source, host_nqn, host_id, queue_depth,
+                        keep_alive_ms, timeout, opts=o)
+        h = c_void_p()
+        _check(lib.nvmeof_ctrl_connect(byref(o), byref(h)))
+        self._h = h.value
+        self._opts = o  # keeps the strings it points at alive
+        self._lock = threading.RLock()
+        self._default = None   # the controller's own I/O queue, made on first use
+        self._queues = {}      # id -> Queue made by queue()
+        self._regions = {}     # id -> registered MemoryRegion
+        self.timeout = timeout
+        self._stall_ms = o.cmd_timeout_ms + _STALL_MARGIN_MS
+        self.host, self.subsystem_nqn, self.port = host, subsystem_nqn, int(port)
+
+    @classmethod
+    def connect(cls, host, subsystem_nqn, **kwargs):
+        return cls(host, subsystem_nqn, **kwargs)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return "<nvmeof.Controller %s:%s %s%s>" % (self.host, self.port, self.subsystem_nqn,
+                                                   " closed" if self.closed else "")
+
+    @property
+    def closed(self):
+        return self._h is None
+
+    def _check_open(self):
+        if self._h is None:
+            raise ValueError("nvmeof: the controller is closed")
+
+    def close(self):
+        """Shuts the controller down and disconnects. Raises BusyError, and
+        changes nothing, while regions or queue() queues remain open."""
+        with self._lock:
+            if self._h is None:
+                return
+            if self._queues or self._regions:
+                # The library would refuse too, but only after our own queue
+                # is gone, and making that again at once can fail: nvmet may
+                # still be tearing down the QID ("Command Sequence Error").
+                raise BusyError(S.EBUSY, "close: controller still has %d I/O queue(s) from queue() "
+                                "and %d registered region(s)" % (len(self._queues), len(self._regions)))
+            if self._default is not None:
+                self._default._destroy()
+                self._default = None
+            lib = _lib.load()
+            rc = lib.nvmeof_ctrl_close(self._h)
+            if rc == S.EBUSY:
+                _check(rc)
+            self._h = None  # on any other outcome the library released everything
+            _check(rc)
+
+    # ---- identity ----
+    @property
+    def info(self):
+        """ControllerInfo: serial, model, firmware, subnqn, cntlid, mdts,
+        max_xfer, ... as struct nvmeof_ctrl_info."""
+        self._check_open()
+        c = _lib.load().nvmeof_ctrl_info(self._h).contents
+        vals = []
+        for name, typ in S.CtrlInfo._fields_:
+            v = getattr(c, name)
+            if isinstance(v, bytes):
+                v = v.decode("utf-8", "replace").strip()
+            vals.append(v)
+        return ControllerInfo(*vals)
+
+    @property
+    def namespaces(self):
+        """The active namespace IDs."""
+        self._check_open()
+        lib = _lib.load()
+        return [lib.nvmeof_ns_at(self._h, i).contents.nsid for i in range(lib.nvmeof_ns_count(self._h))]
+
+    def namespace(self, nsid):
+        """The active namespace nsid (identified at connect)."""
+        return self._namespace(nsid, None)
+
+    identify_namespace = namespace
+
+    def _namespace(self, nsid, queue):
+        self._check_open()
+        if isinstance(nsid, bool) or not isinstance(nsid, int):
+            raise TypeError("nvmeof: nsid must be an int, not %r" % (nsid,))
+        if not 1 <= nsid <= 0xFFFFFFFE:
+            raise ValueError("nvmeof: nsid must be 1..0xfffffffe, not %d" % nsid)
+        p = _lib.load().nvmeof_ns_get(self._h, nsid)
+        if not p:
+            raise InvalidArgumentError(S.EINVAL, _lib.errmsg())
+        return Namespace(self, p, queue)
+
+    # ---- health ----
+    @property
+    def keep_alives(self):
+        """Keep Alive commands completed so far (with keep_alive_ms)."""
+        self._check_open()
+        return _lib.load().nvmeof_ctrl_keep_alives(self._h)
+
+    def check_health(self):
+        """Raises the error of the first failed keep-alive, if one failed."""
+        self._check_open()
+        buf = ctypes.create_string_buffer(256)
+        rc = _lib.load().nvmeof_ctrl_health(self._h, buf, len(buf))
+        if rc:
+            raise from_code(rc, buf.value.decode("utf-8", "replace"))
+
+    # ---- queues ----
+    def queue(self, depth=None):
+        """A new I/O queue of its own (QID), for another thread: a queue is
+        used by one thread at a time, different queues run in parallel.
+        Close it (or use a with block) before the controller."""
+        with self._lock:
+            self._check_open()
+            q = Queue(self, depth)
+            self._queues[id(q)] = q
+            return q
+
+    def _default_queue(self):
+        with self._lock:
+            self._check_open()
+            if self._default is None:
+                self._default = Queue(self, None)
+            return self._default
+
+    # ---- memory ----
+    def allocate(self, length):
+        """length bytes of zeroed, page-aligned host memory, registered:
+        a HostMemory, which is also a buffer (memoryview, numpy.frombuffer)."""
+        n = check_length(length)
+        self._check_open()
+        region = HostMemory(n)
+        try:
+            self._register(region, False)
+        except BaseException:
+            region._after_release()
+            raise
+        return region
+
+    def register(self, obj):
+        """Registers obj's memory in place: any contiguous writable buffer
+        (bytearray, numpy array, CPU tensor through the buffer protocol or
+        __array_interface__). obj stays alive while registered."""
+        self._check_open()
+        addr, n, pin = host_buffer(obj)
+        region = RegisteredMemory(obj, addr, n, pin)
+        self._register(region, False)
+        return region
+
+    def register_gpu(self, tensor):
+        """Registers CUDA device memory given by tensor.__cuda_array_interface__
+        (PyTorch, CuPy, Numba; none is imported). Reads into it flush
+        completed GPUDirect writes before returning; writes from it
+        synchronize its CUDA context first."""
+        self._check_open()
+        addr, n = cuda_buffer(tensor)
+        region = GpuMemory(tensor, addr, n)
+        self._register(region, True)
+        return region
+
+    def _register(self, region, cuda):
+        lib = _lib.load()
+        h = c_void_p()
+        with self._lock:
+            self._check_open()
+            fn = lib.nvmeof_mr_register_cuda if cuda else lib.nvmeof_mr_register
+            _check(fn(self._h, region._address, region._length, byref(h)))
+            region._mr = h.value
+            region._controller = self
+            self._regions[id(region)] = region
+
+    def _release(self, region):
+        with self._lock:
+            _check(_lib.load().nvmeof_mr_release(region._mr))
+            region._mr = None
+            self._regions.pop(id(region), None)
+
+
+class Queue:
+    """An I/O queue pair of its own (Controller.queue()). namespace(nsid)
+    gives a Namespace whose I/O runs on this queue."""
+
+    def __init__(self, controller, depth):
+        lib = _lib.load()
+        qo = S.QueueOpts()
+        qo.size = ctypes.sizeof(qo)
+        qo.depth = 0 if depth is None else _uint(depth, "depth", 1, 65535)
+        qo.batch = True  # every submission waits for the one doorbell of commit
+        h = c_void_p()
+        _check(lib.nvmeof_queue_create(controller._h, byref(qo), byref(h)))
+        self._h = h.value
+        self.controller = controller
+        self._lock = threading.Lock()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def closed(self):
+        return self._h is None
+
+    def _open_handle(self):
+        if self._h is None:
+            raise ValueError("nvmeof: the queue is closed")
+        return self._h
+
+    @property
+    def qid(self):
+        return _lib.load().nvmeof_queue_qid(self._open_handle())
+
+    @property
+    def depth(self):
+        return _lib.load().nvmeof_queue_depth(self._open_handle())
+
+    def stats(self):
+        """QueueStats: commands sent, in-capsule, doorbells, stale CQEs, ..."""
+        s = S.QueueStats()
+        _lib.load().nvmeof_queue_stats(self._open_handle(), byref(s))
+        return QueueStats(*(getattr(s, f[0]) for f in S.QueueStats._fields_))
+
+    def namespace(self, nsid):
+        self._open_handle()
+        return self.controller._namespace(nsid, self)
+
+    def _run(self, ops):
+        with self._lock:
+            _io.run(self._open_handle(), ops, self.controller._stall_ms)
+
+    def _destroy(self):
+        with self._lock:
+            if self._h is not None:
+                _check(_lib.load().nvmeof_queue_destroy(self._h))
+                self._h = None
+
+    def close(self):
+        """Destroys the queue (in-flight commands are failed)."""
+        with self.controller._lock:
+            self._destroy()
+            self.controller._queues.pop(id(self), None)

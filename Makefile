@@ -93,12 +93,17 @@ $(O)/engine/fio_nvmeof.o: engine/fio_nvmeof.c engine/tid.h engine/topo.h $(HDRS)
 $(ENGINE): $(O)/engine/fio_nvmeof.o $(O)/engine/tid.o $(O)/engine/topo.o $(CORE_OBJ)
 	$(CC) -shared $(SANFLAGS) -o $@ $^ $(LIBS)
 
-# testbed first: it installs what the build needs (rdma-core headers, fio).
-test-unit: testbed
+# The unit tests (no target), plain then sanitized, and the GPU check
+# against the CUDA test double.
+unit:
 	$(MAKE) all
 	$(MAKE) all SAN=1
 	for t in $(notdir $(UNIT_TESTS)); do build/out/tests/$$t && build/san/tests/$$t || exit 1; done
 	tests/gpu-check/selftest-double
+
+# testbed first: it installs what the build needs (rdma-core headers, fio).
+test-unit: testbed
+	$(MAKE) unit
 
 testbed:
 	tests/testbed/setup

@@ -119,8 +119,9 @@ ENGINE_OBJ = $(O)/engine/fio_nvmeof.o $(O)/engine/tid.o $(O)/engine/topo.o $(COR
 $(ENGINE): $(ENGINE_OBJ) engine/libnvmeof_fio.map
 	$(CC) -shared $(SANFLAGS) -o $@ $(ENGINE_OBJ) $(LIBS) -Wl,--version-script=engine/libnvmeof_fio.map
 
-# testbed first: it installs what the build needs (rdma-core headers, fio).
-test-unit: testbed
+# The unit tests (no target), plain then sanitized, and the GPU check
+# against the CUDA test double.
+unit:
 	$(MAKE) all
 	$(MAKE) all SAN=1
 	# stack-use-after-return: a callback must never reach a returned frame
@@ -130,6 +131,10 @@ test-unit: testbed
 	tests/unit/layers.sh
 	tests/unit/exports.sh build/out && tests/unit/exports.sh build/san && tests/unit/install.sh
 	PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m pytest -p no:cacheprovider -q tests/python/unit
+
+# testbed first: it installs what the build needs (rdma-core headers, fio).
+test-unit: testbed
+	$(MAKE) unit
 
 testbed:
 	tests/testbed/setup

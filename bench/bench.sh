@@ -14,8 +14,9 @@ export KDEV
 echo "bench: kernel initiator on $KDEV; results in $OUT; RUNTIME=${RUNTIME}s RAMP=${RAMP}s REPS=$REPS"
 { uname -r; nproc; grep -m1 'model name' /proc/cpuinfo; fio --version; } > "$OUT/machine.txt"
 
-cell() { # name jobfile VAR=val...
+cell() { # name jobfile VAR=val...   (ONLY=qd1_ runs just the cells whose name starts so)
   local name=$1 job=$2; shift 2
+  [[ $name == "${ONLY:-}"* ]] || return 0
   for rep in $(seq "$REPS"); do
     for ini in ours kernel; do
       env "$@" INITIATOR=$ini jobs/run "$job" --output-format=json --lat_percentiles=1 \

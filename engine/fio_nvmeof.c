@@ -9,8 +9,14 @@
  * init() (in the job's thread or process) attaches to a controller, shared
  * by all jobs of a process when thread=1, and creates the job's own I/O
  * queue; post_init() registers fio's I/O buffer once. queue() submits
- * without ringing the doorbell, commit() rings it once for the batch,
- * getevents() polls (or sleeps, per wait=) until enough have completed.
+ * without ringing the doorbell, commit() stamps fio's issue time and rings
+ * it once for the batch, getevents() polls (or sleeps, per wait=) until
+ * enough have completed.
+ *
+ * fio frees its files and io_u's before it calls cleanup(), so nothing the
+ * library may still call back with (requests parked across a reconnect) is
+ * an io_u or a file: callbacks get engine-owned contexts, and cleanup()
+ * works from the job's own records.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fio.h"
@@ -32,7 +39,8 @@
 
 struct eng_opts {
 	void *pad; /* fio keeps the thread_data pointer here */
-	char *traddr, *trsvcid, *subnqn, *hostnqn, *hostid, *src_addr, *hca, *wait;
+	char *traddr, *trsvcid, *subnqn, *hostnqn, *hostid, *src_addr, *hca;
+	unsigned int wait_mode;
 	unsigned int ns, qd_limit, kato_ms, cmd_timeout_ms, connect_timeout_ms, in_capsule, spin_us;
 	unsigned int reconnect_delay_ms, ctrl_loss_tmo_ms;
 	int gpu;
@@ -111,10 +119,12 @@ static struct fio_option options[] = {
 	 .off1 = offsetof(struct eng_opts, in_capsule), .def = "1",
 	 .help = "Send small writes inside the command capsule when the target allows",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
-	{.name = "wait", .lname = "completion wait", .type = FIO_OPT_STR_STORE,
-	 .off1 = offsetof(struct eng_opts, wait), .def = "hybrid",
-	 .help = "How to wait for completions: poll (busy), sleep (completion channel), "
-		 "hybrid (spin spin_us, then sleep)",
+	{.name = "wait", .lname = "completion wait", .type = FIO_OPT_STR,
+	 .off1 = offsetof(struct eng_opts, wait_mode), .def = "hybrid",
+	 .help = "How to wait for completions",
+	 .posval = {{.ival = "hybrid", .oval = NVMEOF_WAIT_HYBRID, .help = "spin spin_us, then sleep"},
+		    {.ival = "poll", .oval = NVMEOF_WAIT_POLL, .help = "busy-poll: lowest latency, one core"},
+		    {.ival = "sleep", .oval = NVMEOF_WAIT_SLEEP, .help = "sleep on the completion channel"}},
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "spin_us", .lname = "spin before sleeping", .type = FIO_OPT_INT,
 	 .off1 = offsetof(struct eng_opts, spin_us), .def = "20",
@@ -217,9 +227,11 @@ struct jqueue {
 	struct shared_ctrl *sc;
 	struct nvmeof_queue *q;
 	struct nvmeof_mr *mr;
+	bool dirty; /* submissions since the last doorbell */
 };
 
 struct efile {
+	struct efile *next; /* the job's list: fio frees its files before cleanup */
 	struct conn_cfg cfg;
 	struct shared_ctrl *sc; /* held from setup or init until cleanup */
 	struct jqueue *jq;
@@ -229,13 +241,32 @@ struct efile {
 	uint64_t nsze;
 };
 
+struct job;
+
+/* A request's callback argument: engine memory, one per io_u index, that
+ * outlives fio's io_u's (fio frees them before cleanup, while the library
+ * may still fail parked requests back). */
+struct ioctx {
+	struct job *j;
+	struct io_u *io_u;
+};
+
 struct job {
 	struct jqueue jq[MAX_QUEUES_PER_JOB];
 	int njq;
 	bool have_queues;
+	volatile bool closing; /* cleanup began: callbacks must not touch io_u's */
+	struct efile *files;
+	struct ioctx *ctx;     /* iodepth entries, by io_u->index */
+	unsigned int nctx;
+	struct io_u **pending; /* queued since the last commit (iodepth entries) */
+	unsigned int npending;
 	struct io_u **events;
 	unsigned int nevents, nreturned; /* events holds iodepth entries */
 	unsigned int errors_logged;
+	enum nvmeof_wait_mode wait_mode;
+	unsigned int spin_us;
+	uint64_t term_deadline_us; /* once fio asked the job to end: give up waiting then */
 	bool gpu, gpu_copy, gpu_flush;
 };
 
@@ -281,17 +312,7 @@ static int build_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg
 	k->o.spin_us = eo->spin_us;
 	k->o.reconnect_delay_ms = eo->reconnect_delay_ms;
 	k->o.ctrl_loss_tmo_ms = eo->ctrl_loss_tmo_ms;
-	const char *w = eo->wait ? eo->wait : "hybrid";
-	if (!strcmp(w, "hybrid"))
-		k->o.wait_mode = NVMEOF_WAIT_HYBRID;
-	else if (!strcmp(w, "poll"))
-		k->o.wait_mode = NVMEOF_WAIT_POLL;
-	else if (!strcmp(w, "sleep"))
-		k->o.wait_mode = NVMEOF_WAIT_SLEEP;
-	else {
-		log_err("nvmeof: wait=%s: expected poll, sleep or hybrid\n", w);
-		return 1;
-	}
+	k->o.wait_mode = (enum nvmeof_wait_mode)eo->wait_mode; /* fio checked it against posval */
 	return 0;
 }
 
@@ -360,9 +381,12 @@ static int attach_files(struct thread_data *td, bool connect)
 		struct efile *ef = FILE_ENG_DATA(f);
 		struct ns_facts nf;
 		if (!ef) {
+			struct job *j = td->io_ops_data;
 			ef = calloc(1, sizeof(*ef));
 			if (!ef)
 				return 1;
+			ef->next = j->files;
+			j->files = ef;
 			FILE_SET_ENG_DATA(f, ef);
 			if (build_cfg(td, f, &ef->cfg, &ef->nsid))
 				return 1;
@@ -400,18 +424,17 @@ static int attach_files(struct thread_data *td, bool connect)
 	return 0;
 }
 
-static void detach_files(struct thread_data *td)
+/* From the job's list, not fio's files: at cleanup fio has freed those. */
+static void detach_files(struct job *j)
 {
-	struct fio_file *f;
-	unsigned int i;
-	for_each_file(td, f, i) {
-		struct efile *ef = FILE_ENG_DATA(f);
-		if (ef && ef->sc) {
+	struct efile *ef, *next;
+	for (ef = j->files; ef; ef = next) {
+		next = ef->next;
+		if (ef->sc)
 			ctrl_put(ef->sc);
-			ef->sc = NULL;
-			ef->ns = NULL;
-		}
+		free(ef);
 	}
+	j->files = NULL;
 }
 
 static struct job *job_of(struct thread_data *td)
@@ -446,9 +469,19 @@ static int fio_nvmeof_init(struct thread_data *td)
 	unsigned int i;
 	if (!j || attach_files(td, true))
 		return 1;
-	j->events = calloc(td->o.iodepth, sizeof(*j->events));
-	if (!j->events)
+	/* fio numbers its io_u's 0 .. iodepth-1 (backend.c init_io_u) */
+	j->nctx = td->o.iodepth;
+	j->events = calloc(j->nctx, sizeof(*j->events));
+	j->pending = calloc(j->nctx, sizeof(*j->pending));
+	j->ctx = calloc(j->nctx, sizeof(*j->ctx));
+	if (!j->events || !j->pending || !j->ctx) {
+		log_err("nvmeof: out of memory\n");
 		return 1;
+	}
+	for (unsigned int x = 0; x < j->nctx; x++)
+		j->ctx[x].j = j;
+	j->wait_mode = (enum nvmeof_wait_mode)eo->wait_mode;
+	j->spin_us = eo->spin_us;
 	for_each_file(td, f, i) {
 		struct efile *ef = FILE_ENG_DATA(f);
 		int k;
@@ -478,6 +511,11 @@ static int fio_nvmeof_init(struct thread_data *td)
 			}
 			j->jq[k].sc = ef->sc;
 			j->njq++;
+			/* Which controller and queue each job got: shared controllers
+			 * show as one CNTLID with several queues. */
+			log_info("nvmeof: job %s (%d): %s: controller CNTLID %u, I/O queue %u, depth %u\n",
+				 td->o.name, td->thread_number, ef->cfg.t.subnqn, ci->cntlid,
+				 nvmeof_queue_qid(j->jq[k].q), nvmeof_queue_depth(j->jq[k].q));
 		}
 		ef->jq = &j->jq[k];
 	}
@@ -526,13 +564,19 @@ static int fio_nvmeof_post_init(struct thread_data *td)
 static void fio_nvmeof_cleanup(struct thread_data *td)
 {
 	struct job *j = td->io_ops_data;
-	struct fio_file *f;
-	unsigned int i;
 	if (!j)
 		return;
+	/* Requests still in the library (parked for a reconnect when fio gave
+	 * up waiting) fail back through done_cb at queue destroy: their io_u's
+	 * may be freed already, so the callbacks must leave them alone. */
+	j->closing = true;
 	for (int k = 0; k < j->njq; k++) {
 		struct nvmeof_queue_stats st;
 		if (j->jq[k].q) {
+			uint32_t left = nvmeof_queue_inflight(j->jq[k].q);
+			if (left)
+				log_info("nvmeof: queue %u: %u request(s) still waiting when the job ended "
+					 "were abandoned\n", nvmeof_queue_qid(j->jq[k].q), left);
 			nvmeof_queue_stats(j->jq[k].q, &st);
 			if (st.reconnects)
 				log_info("nvmeof: queue %u reconnected %llu time(s), longest outage %llu ms\n",
@@ -546,12 +590,10 @@ static void fio_nvmeof_cleanup(struct thread_data *td)
 		if (j->jq[k].mr)
 			nvmeof_mr_release(j->jq[k].mr);
 	}
-	detach_files(td);
-	for_each_file(td, f, i) {
-		free(FILE_ENG_DATA(f));
-		FILE_SET_ENG_DATA(f, NULL);
-	}
+	detach_files(j);
 	free(j->events);
+	free(j->pending);
+	free(j->ctx);
 	free(j);
 	td->io_ops_data = NULL;
 }
@@ -565,8 +607,11 @@ static void log_io_error(struct job *j, const char *what, const char *detail)
 
 static void done_cb(void *arg, const struct nvmeof_cpl *cpl)
 {
-	struct io_u *io_u = arg;
-	struct job *j = io_u->engine_data;
+	struct ioctx *x = arg;
+	struct job *j = x->j;
+	if (j->closing)
+		return;
+	struct io_u *io_u = x->io_u;
 	if (cpl->err) {
 		char buf[160];
 		io_u->error = cpl->err == NVMEOF_ETIMEDOUT ? ETIMEDOUT : EIO;
@@ -586,7 +631,13 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 	int rc;
 
 	fio_ro_check(td, io_u);
-	io_u->engine_data = j;
+	if (io_u->index >= j->nctx) { /* cannot happen with fio 3.33: io_u's are 0 .. iodepth-1 */
+		io_u->error = EINVAL;
+		log_io_error(j, io_ddir_name(io_u->ddir), "io_u index beyond iodepth");
+		return FIO_Q_COMPLETED;
+	}
+	struct ioctx *x = &j->ctx[io_u->index];
+	x->io_u = io_u;
 	switch (io_u->ddir) {
 	case DDIR_READ:
 	case DDIR_WRITE:
@@ -598,7 +649,7 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 			return FIO_Q_COMPLETED;
 		}
 		if (io_u->ddir == DDIR_TRIM) {
-			rc = nvmeof_deallocate(jq->q, ef->ns, slba, nlb, done_cb, io_u);
+			rc = nvmeof_deallocate(jq->q, ef->ns, slba, nlb, done_cb, x);
 		} else {
 			size_t off = (size_t)((char *)io_u->xfer_buf - td->orig_buffer);
 			if (j->gpu_copy && io_u->ddir == DDIR_WRITE &&
@@ -608,14 +659,14 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 				return FIO_Q_COMPLETED;
 			}
 			rc = io_u->ddir == DDIR_READ
-				     ? nvmeof_read(jq->q, ef->ns, slba, nlb, jq->mr, off, done_cb, io_u)
-				     : nvmeof_write(jq->q, ef->ns, slba, nlb, jq->mr, off, done_cb, io_u);
+				     ? nvmeof_read(jq->q, ef->ns, slba, nlb, jq->mr, off, done_cb, x)
+				     : nvmeof_write(jq->q, ef->ns, slba, nlb, jq->mr, off, done_cb, x);
 		}
 		break;
 	case DDIR_SYNC:
 	case DDIR_DATASYNC:
 	case DDIR_SYNC_FILE_RANGE:
-		rc = nvmeof_flush(jq->q, ef->ns, done_cb, io_u);
+		rc = nvmeof_flush(jq->q, ef->ns, done_cb, x);
 		break;
 	default:
 		io_u->error = EINVAL;
@@ -628,15 +679,43 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 		log_io_error(j, io_ddir_name(io_u->ddir), nvmeof_errmsg());
 		return FIO_Q_COMPLETED;
 	}
+	jq->dirty = true;
+	j->pending[j->npending++] = io_u;
 	return FIO_Q_QUEUED;
 }
 
+/* The doorbell for everything queued since the last commit. fio's issue
+ * time is taken here, once, just before the doorbell (the engine sets
+ * FIO_ASYNCIO_SETS_ISSUE_TIME, as io_uring does), so slat is queue()'s
+ * work and clat starts before the doorbell: what a fio user means by them. */
 static int fio_nvmeof_commit(struct thread_data *td)
 {
 	struct job *j = td->io_ops_data;
+	unsigned int n = j->npending;
+	bool stamp = fio_fill_issue_time(td);
+	struct timespec now;
+	if (!n)
+		return 0;
+	if (stamp) {
+		fio_gettime(&now, NULL);
+		for (unsigned int i = 0; i < n; i++)
+			j->pending[i]->issue_time = now;
+		if (td->o.read_iolog_file)
+			td->last_issue = now;
+	}
 	for (int k = 0; k < j->njq; k++)
-		if (nvmeof_queue_commit(j->jq[k].q))
-			log_io_error(j, "commit", nvmeof_errmsg());
+		if (j->jq[k].dirty) {
+			j->jq[k].dirty = false;
+			if (nvmeof_queue_commit(j->jq[k].q))
+				log_io_error(j, "commit", nvmeof_errmsg());
+		}
+	/* slat samples after the doorbell: fio's bookkeeping stays out of clat,
+	 * and no completion can run before getevents on this thread */
+	if (stamp)
+		for (unsigned int i = 0; i < n; i++)
+			io_u_queued(td, j->pending[i]);
+	io_u_mark_submit(td, n);
+	j->npending = 0;
 	return 0;
 }
 
@@ -665,6 +744,101 @@ static void gpu_after_reads(struct thread_data *td, struct job *j)
 	}
 }
 
+/* Once the job should end (its runtime is over, or fio was told to stop),
+ * I/O that has not completed within this long, e.g. parked while the
+ * target is away, is abandoned: cleanup fails it. Healthy I/O completes
+ * well within it. */
+#define END_GRACE_MS 3000
+/* Longest single sleep, so a wait notices fio ending the job. */
+#define SLICE_MS 100
+/* With several queues in flight, the sleep on each in turn. */
+#define MULTI_SLICE_MS 1
+
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* One non-blocking pass over every queue; the last error, if any. */
+static int poll_all(struct job *j)
+{
+	int err = 0;
+	for (int k = 0; k < j->njq; k++) {
+		int r = nvmeof_queue_poll(j->jq[k].q, 0);
+		if (r < 0)
+			err = r;
+	}
+	return err;
+}
+
+/* Sleeps up to ms for completions on the job's queues, as the wait mode
+ * says. With one queue the library's own wait does it all. With several,
+ * sleep on the one queue that has requests, or on each busy queue in turn
+ * for a short slice. (A poll group waiting on all queues at once would
+ * replace the turn-taking here.) Returns 0, or a negative error. */
+static int sleep_on_queues(struct job *j, unsigned int need, int ms)
+{
+	static __thread int turn;
+	if (j->njq == 1) {
+		int r = nvmeof_queue_wait(j->jq[0].q, need, ms);
+		return r < 0 ? r : 0;
+	}
+	int busy = 0, pick = -1;
+	for (int i = 0; i < j->njq; i++) {
+		int k = (turn + i) % j->njq;
+		if (nvmeof_queue_inflight(j->jq[k].q)) {
+			if (pick < 0)
+				pick = k;
+			busy++;
+		}
+	}
+	if (pick < 0)
+		return 0; /* nothing in flight: nothing to wait for */
+	turn = pick + 1;
+	int r = nvmeof_queue_wait(j->jq[pick].q, 1, busy == 1 ? ms : (ms < MULTI_SLICE_MS ? ms : MULTI_SLICE_MS));
+	return r < 0 ? r : 0;
+}
+
+/* fio checks a job's runtime between I/Os, never while getevents waits:
+ * a job blocked on I/O that does not complete would outlive its runtime,
+ * so check it here as fio's backend.c runtime_exceeded() does. */
+static bool job_ending(struct thread_data *td)
+{
+	return td->terminate ||
+	       (td->o.timeout && !in_ramp_time(td) && utime_since_now(&td->epoch) >= td->o.timeout);
+}
+
+/* Waits until min events are in, fio's timeout t (NULL: none) passes, or
+ * fio ended the job and END_GRACE_MS passed. Spins or sleeps per wait=. */
+static int wait_events(struct thread_data *td, struct job *j, unsigned int min, const struct timespec *t)
+{
+	uint64_t now = mono_us();
+	uint64_t deadline = t ? now + (uint64_t)t->tv_sec * 1000000u + (uint64_t)t->tv_nsec / 1000u : UINT64_MAX;
+	uint64_t spin_end = now + (j->wait_mode == NVMEOF_WAIT_HYBRID ? j->spin_us : 0);
+	for (;;) {
+		int rc = poll_all(j);
+		if (rc < 0)
+			return rc;
+		if (j->nevents >= min)
+			return 0;
+		now = mono_us();
+		if (!j->term_deadline_us && job_ending(td))
+			j->term_deadline_us = now + END_GRACE_MS * 1000u;
+		uint64_t until = deadline;
+		if (j->term_deadline_us && j->term_deadline_us < until)
+			until = j->term_deadline_us;
+		if (now >= until)
+			return 0;
+		if (j->wait_mode == NVMEOF_WAIT_POLL || now < spin_end)
+			continue;
+		uint64_t left_ms = (until - now + 999) / 1000;
+		if ((rc = sleep_on_queues(j, min - j->nevents, left_ms < SLICE_MS ? (int)left_ms : SLICE_MS)))
+			return rc;
+	}
+}
+
 static int fio_nvmeof_getevents(struct thread_data *td, unsigned int min, unsigned int max,
 				const struct timespec *t)
 {
@@ -675,34 +849,12 @@ static int fio_nvmeof_getevents(struct thread_data *td, unsigned int min, unsign
 		j->nevents -= j->nreturned;
 		j->nreturned = 0;
 	}
-	long budget_ms = t ? (long)(t->tv_sec * 1000 + t->tv_nsec / 1000000) : -1;
-	while (j->nevents < min) {
-		int rc;
-		if (j->njq == 1) {
-			int slice = budget_ms < 0 || budget_ms > 1000 ? 1000 : (int)budget_ms;
-			rc = nvmeof_queue_wait(j->jq[0].q, min - j->nevents, slice);
-			if (budget_ms >= 0)
-				budget_ms -= slice;
-		} else {
-			rc = 0;
-			for (int k = 0; k < j->njq; k++) {
-				int r = nvmeof_queue_poll(j->jq[k].q, 0);
-				if (r < 0)
-					rc = r;
-			}
-		}
-		if (rc < 0 && j->nevents < min) {
-			log_err("nvmeof: %s\n", nvmeof_errmsg());
-			if (!j->nevents)
-				return -EIO;
-			break; /* hand over what did complete */
-		}
-		if (budget_ms == 0)
-			break;
+	if (wait_events(td, j, min, t) < 0 && j->nevents < min) {
+		log_err("nvmeof: %s\n", nvmeof_errmsg());
+		if (!j->nevents)
+			return -EIO;
+		/* else hand over what did complete */
 	}
-	if (!min)
-		for (int k = 0; k < j->njq; k++)
-			nvmeof_queue_poll(j->jq[k].q, 0);
 	/* Every return of events goes through here, so the next call drops
 	 * exactly these and no io_u is handed to fio twice. */
 	j->nreturned = j->nevents < max ? j->nevents : max;
@@ -740,7 +892,7 @@ static int fio_nvmeof_get_file_size(struct thread_data *td, struct fio_file *f)
 struct ioengine_ops ioengine = {
 	.name = "nvmeof",
 	.version = FIO_IOOPS_VERSION,
-	.flags = FIO_RAWIO | FIO_NOEXTEND | FIO_NODISKUTIL | FIO_DISKLESSIO,
+	.flags = FIO_RAWIO | FIO_NOEXTEND | FIO_NODISKUTIL | FIO_DISKLESSIO | FIO_ASYNCIO_SETS_ISSUE_TIME,
 	.setup = fio_nvmeof_setup,
 	.init = fio_nvmeof_init,
 	.post_init = fio_nvmeof_post_init,

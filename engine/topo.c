@@ -38,14 +38,15 @@ static int numa_node(const char *devpath)
 	return n;
 }
 
-/* Path components after ".../devices/": pci0000:3a, 0000:3a:00.0, ... */
+/* Path components after ".../devices/": pci0000:3a, 0000:3a:00.0, ...
+ * strtok_r: jobs describe their placement from concurrent threads. */
 static int split(char *path, char **comp, int max)
 {
-	char *d = strstr(path, "/devices/");
+	char *d = strstr(path, "/devices/"), *save = NULL;
 	int n = 0;
 	if (!d)
 		return 0;
-	for (char *tok = strtok(d + 9, "/"); tok && n < max; tok = strtok(NULL, "/"))
+	for (char *tok = strtok_r(d + 9, "/", &save); tok && n < max; tok = strtok_r(NULL, "/", &save))
 		comp[n++] = tok;
 	return n;
 }

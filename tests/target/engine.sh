@@ -2,7 +2,7 @@
 # The fio engine against the real target, in the distribution's /usr/bin/fio.
 source "$(dirname "$0")/lib.sh"
 B=${NVMEOF_BUILD:-build/out}
-ENG=$PWD/$B/libnvmeof_fio.so
+ENG=${NVMEOF_ENGINE:-$PWD/$B/libnvmeof_fio.so}
 TOOL=$B/tests/target_core
 FIO=/usr/bin/fio
 tidname() { # nqn nsid -> transport-ID filename, ':' escaped for fio
@@ -10,6 +10,9 @@ tidname() { # nqn nsid -> transport-ID filename, ':' escaped for fio
 }
 FA1=$(tidname "$NVMEOF_TB_NQN_A" 1)
 FA2=$(tidname "$NVMEOF_TB_NQN_A" 2)
+# ns 2 as another host: a second controller of subsystem A
+OTHER_HOST='nqn.2014-08.org.nvmexpress\:uuid\:0f0e0d0c-0b0a-4908-8706-050403020100'
+FA2_OTHER="$FA2 hostnqn=$OTHER_HOST"
 ours() { timeout 300 "$FIO" --ioengine=external:"$ENG" --output-format=normal "$@"; }
 # ASan's allocator and dlopen'ed engines: fio itself is not instrumented.
 if [ -n "${NVMEOF_ASAN_RT:-}" ]; then export LD_PRELOAD=$NVMEOF_ASAN_RT ASAN_OPTIONS=detect_leaks=0; fi
@@ -59,20 +62,72 @@ t_trim_deallocates() {
   fi
 }
 
+# The target's own count of controllers it created for subsystem A (nvmet
+# logs each Fabrics Connect that creates one), and the engine's line per job.
+nvmet_ctrls() { dmesg | grep -c "creating nvm controller .* for subsystem $NVMEOF_TB_NQN_A " || true; }
+job_ctrls() { # log -> "CNTLID QID" per job queue
+  sed -n 's/^nvmeof: job .*: controller CNTLID \([0-9]*\), I\/O queue \([0-9]*\),.*/\1 \2/p' "$1"
+}
+
 t_jobs_in_threads_share_a_controller() {
+  local before after
+  before=$(nvmet_ctrls)
   ours --name=t --filename="$FA1" --thread=1 --numjobs=4 --rw=randwrite --bs=8k --size=4m \
     --offset_increment=8m --iodepth=8 --verify=crc32c --do_verify=1 --group_reporting \
     > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  after=$(nvmet_ctrls)
   expect_fio_ok "$SCRATCH/log"
-  [ "$(grep -c 'err= 0' "$SCRATCH/log")" -ge 1 ] || fail "no job summary"
+  job_ctrls "$SCRATCH/log" | sed 's/^/    CNTLID, QID: /'
+  [ "$(job_ctrls "$SCRATCH/log" | wc -l)" = 4 ] || { cat "$SCRATCH/log"; fail "expected one queue line per job"; }
+  [ "$(job_ctrls "$SCRATCH/log" | awk '{print $1}' | sort -u | wc -l)" = 1 ] || fail "the four jobs used different controllers"
+  [ "$(job_ctrls "$SCRATCH/log" | awk '{print $2}' | sort -u | wc -l)" = 4 ] || fail "the four jobs did not get four queues"
+  [ $((after - before)) = 1 ] || fail "the target created $((after - before)) controllers for four jobs in threads, not 1"
 }
 
 t_jobs_in_processes() {
+  local before after
+  before=$(nvmet_ctrls)
   ours --name=p --filename="$FA1" --numjobs=2 --rw=randwrite --bs=4k --size=4m \
     --offset_increment=8m --offset=128m --iodepth=8 --verify=crc32c --do_verify=1 \
     > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  after=$(nvmet_ctrls)
   expect_fio_ok "$SCRATCH/log"
   [ "$(grep -c 'err= 0' "$SCRATCH/log")" = 2 ] || fail "expected two process jobs without errors"
+  # each process its own controller (plus the parent's short-lived probe)
+  [ "$(job_ctrls "$SCRATCH/log" | awk '{print $1}' | sort -u | wc -l)" = 2 ] || { job_ctrls "$SCRATCH/log"; fail "the two processes did not get a controller each"; }
+  [ $((after - before)) -ge 2 ] || fail "the target created only $((after - before)) controllers"
+}
+
+fio_json() { # log field-expression...: prints python values from fio's JSON
+  python3 - "$@" <<'PY'
+import json, sys
+t = open(sys.argv[1]).read()
+d = json.loads(t[t.index("\n{") + 1:] if not t.startswith("{") else t)
+j = d["jobs"][0]
+for e in sys.argv[2:]:
+    print(eval(e, {"j": j}))
+PY
+}
+
+t_qd1_latency_accounting() {
+  # fio's own meaning: slat = submission, clat = from just before the
+  # doorbell to the completion, lat = slat + clat. At QD1 one I/O follows
+  # the other, so mean lat is close to 1/IOPS, and clat most of it.
+  ours --name=lat --filename="$FA1" --thread=1 --rw=randread --bs=4k --iodepth=1 --size=256m \
+    --time_based --runtime=4 --output-format=json > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio failed"; }
+  read -r n slat clat lat iops < <(fio_json "$SCRATCH/log" 'j["read"]["slat_ns"]["N"]' 'j["read"]["slat_ns"]["mean"]' \
+    'j["read"]["clat_ns"]["mean"]' 'j["read"]["lat_ns"]["mean"]' 'j["read"]["iops"]' | tr '\n' ' ')
+  local per_io=$(python3 -c "print(1e9 / $iops)")
+  echo "    slat N $n mean $slat ns; clat mean $clat ns; lat mean $lat ns; 1/IOPS $per_io ns"
+  [ "$n" -gt 0 ] || fail "no slat samples"
+  python3 -c "import sys; sys.exit(0 if $clat >= 0.8 * $lat else 1)" || fail "mean clat is under 80% of mean lat"
+  python3 -c "import sys; sys.exit(0 if abs($lat - $per_io) <= 0.1 * $per_io else 1)" || fail "mean lat is not within 10% of 1/IOPS"
+}
+
+t_wait_typo_fails_with_fios_message() {
+  expect_fio_fails "valid values: hybrid" --name=e --filename="$FA1" --wait=sleepy --rw=read --bs=4k --size=1m
+  grep -q "failed parsing wait=sleepy" "$SCRATCH/log" || fail "fio did not name the option"
+  ! grep -q "Starting" "$SCRATCH/log" || fail "fio started the job despite the typo"
 }
 
 t_kernel_reads_what_fio_wrote() {

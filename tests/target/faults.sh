@@ -4,8 +4,12 @@
 # and (in the sanitized build) nothing leaks.
 source "$(dirname "$0")/lib.sh"
 B=${NVMEOF_BUILD:-build/out}
-ENG=$PWD/$B/libnvmeof_fio.so
+ENG=${NVMEOF_ENGINE:-$PWD/$B/libnvmeof_fio.so}
 FA1="trtype=RDMA adrfam=IPv4 traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=${NVMEOF_TB_NQN_A//:/\\:} ns=1"
+# ns 2 as another host: a second controller, so one job drives two queues
+FA2_OTHER="${FA1% ns=1} ns=2 hostnqn=nqn.2014-08.org.nvmexpress\\:uuid\\:0f0e0d0c-0b0a-4908-8706-050403020100"
+# the engine's error lines, not its information lines (every job prints those)
+errlines() { grep '^nvmeof:' "$1" | grep -vE '^nvmeof: (job |queue [0-9]+ reconnected|queue [0-9]+: .*(abandoned|timed out))'; }
 if [ -n "${NVMEOF_ASAN_RT:-}" ]; then export LD_PRELOAD=$NVMEOF_ASAN_RT ASAN_OPTIONS=detect_leaks=0; fi
 
 # fio_under_fault FAULT-CMD RESTORE-CMD: fio runs 60 s unless the fault ends it
@@ -21,11 +25,11 @@ fio_under_fault() {
   wait $pid; local rc=$?
   local dt=$(( $(date +%s) - t0 ))
   eval "$2"
-  echo "    fio exit $rc ${dt}s after the fault: $(grep -m1 'nvmeof:' "$SCRATCH/log")"
+  echo "    fio exit $rc ${dt}s after the fault: $(errlines "$SCRATCH/log" | head -1)"
   [ $rc != 0 ] || { tail -20 "$SCRATCH/log"; fail "fio exited 0 despite losing the target"; }
   [ $rc != 124 ] || fail "fio hung"
   [ $dt -le 20 ] || fail "fio took ${dt}s to notice"
-  grep -q 'nvmeof:' "$SCRATCH/log" || { tail -20 "$SCRATCH/log"; fail "no nvmeof message"; }
+  errlines "$SCRATCH/log" | grep -q . || { tail -20 "$SCRATCH/log"; fail "no nvmeof error message"; }
   ! grep -qE 'AddressSanitizer|runtime error' "$SCRATCH/log" || { cat "$SCRATCH/log"; fail "sanitizer report"; }
 }
 
@@ -69,8 +73,72 @@ t_reconnect_across_port_outage_keeps_data() {
   grep -q 'reconnected' "$SCRATCH/log" || fail "no reconnect reported: did the outage happen during I/O?"
 }
 
+# job_ends_while_away FILENAME: fio's runtime ends while the port is down
+# and reconnect keeps the I/O parked: the job must still end (waiting at
+# most the engine's grace), abandon the parked I/O, and no callback may
+# touch the io_u's fio freed before the engine's cleanup (ASan build).
+job_ends_while_away() {
+  timeout 120 fio --name=end --ioengine=external:"$ENG" --filename="$1" --thread=1 \
+    --rw=randread --bs=4k --iodepth=8 --size=64m --time_based --runtime=8 \
+    --reconnect_delay=500 --ctrl_loss_tmo=60000 > "$SCRATCH/log" 2>&1 &
+  local pid=$! t0 rc dt
+  sleep 4
+  kill -0 $pid 2>/dev/null || { cat "$SCRATCH/log"; fail "fio ended before the outage"; }
+  tb port-down rdma
+  t0=$(date +%s)
+  wait $pid; rc=$?
+  dt=$(( $(date +%s) - t0 ))
+  tb port-up rdma
+  grep -E 'abandoned|reconnected|err=' "$SCRATCH/log" | sed 's/^/    /'
+  echo "    fio exit $rc, ${dt}s after the port went down"
+  ! grep -qE 'AddressSanitizer|runtime error' "$SCRATCH/log" || { cat "$SCRATCH/log"; fail "sanitizer report"; }
+  [ $rc != 124 ] || fail "fio hung"
+  [ $dt -le 20 ] || fail "the job took ${dt}s to end after its runtime (ctrl_loss_tmo is 60 s)"
+  grep -q 'abandoned' "$SCRATCH/log" || { tail -20 "$SCRATCH/log"; fail "no parked I/O was abandoned: was the target away when the job ended?"; }
+}
+
+t_job_ends_while_target_away() {
+  job_ends_while_away "$FA1"
+}
+
+t_job_on_two_controllers_ends_while_target_away() {
+  job_ends_while_away "$FA1:$FA2_OTHER"
+}
+
+# wait_cpu MODE: fio's usr+sys CPU % for a QD1 job over two controllers
+# whose target goes away 3 s in (reconnect keeps the I/O waiting until the
+# job's runtime ends). In this emulated test bed the target's own work
+# starves a spinning initiator during normal I/O, so only waiting with
+# nothing to do shows the difference between spinning and sleeping.
+wait_cpu() {
+  timeout 120 fio --name=cpu --ioengine=external:"$ENG" --filename="$FA1:$FA2_OTHER" --thread=1 \
+    --rw=randread --bs=4k --iodepth=1 --size=64m --time_based --runtime=8 --wait="$1" \
+    --reconnect_delay=1000 --ctrl_loss_tmo=60000 --output-format=json > "$SCRATCH/cpu.$1" 2>&1 &
+  local pid=$!
+  sleep 3
+  kill -0 $pid 2>/dev/null || { cat "$SCRATCH/cpu.$1" >&2; fail "fio ended before the outage"; }
+  tb port-down rdma
+  wait $pid; local rc=$?
+  tb port-up rdma
+  [ $rc = 0 ] || { tail -20 "$SCRATCH/cpu.$1" >&2; fail "fio wait=$1 exited $rc"; }
+  [ "$(grep -c 'controller CNTLID' "$SCRATCH/cpu.$1")" = 2 ] || { cat "$SCRATCH/cpu.$1" >&2; fail "the job did not use two controllers"; }
+  python3 -c '
+import json, sys
+t = open(sys.argv[1]).read()
+j = json.loads(t[t.index("\n{") + 1:])["jobs"][0]
+print(j["usr_cpu"] + j["sys_cpu"])' "$SCRATCH/cpu.$1"
+}
+
+t_two_controllers_wait_sleep_does_not_spin() {
+  local poll sleep
+  poll=$(wait_cpu poll) || exit 1
+  sleep=$(wait_cpu sleep) || exit 1
+  echo "    fio CPU, QD1 over two controllers, target away for the last 5 s: wait=poll ${poll}%, wait=sleep ${sleep}%"
+  python3 -c "import sys; sys.exit(0 if $sleep < 0.7 * $poll else 1)" || fail "wait=sleep burns as much CPU as wait=poll"
+}
 
 if [ $# -gt 0 ]; then run_tests "$@"; else
   run_tests t_reconnect_across_port_outage_keeps_data t_port_removed_during_io t_namespace_disabled_during_io \
-    t_target_back_after_loss
+    t_job_ends_while_target_away t_job_on_two_controllers_ends_while_target_away \
+    t_two_controllers_wait_sleep_does_not_spin t_target_back_after_loss
 fi

@@ -58,6 +58,23 @@ static int rig_up(struct rig *r)
 	return 0;
 }
 
+/* n bytes of a pattern seeded by seed, written at slba from host memory */
+static int put_pattern(struct rig *r, uint64_t slba, size_t n, unsigned seed)
+{
+	uint8_t *h = nvmeof_mr_addr(r->host);
+	for (size_t i = 0; i < n; i++)
+		h[i] = (uint8_t)(i * 13 + seed + (i >> 9));
+	return nvmeof_write_sync(r->q, r->ns, slba, (uint32_t)(n / 512), r->host, 0, 0);
+}
+
+static size_t pattern_diffs(const uint8_t *p, size_t n, unsigned seed)
+{
+	size_t bad = 0;
+	for (size_t i = 0; i < n; i++)
+		bad += p[i] != (uint8_t)(i * 13 + seed + (i >> 9));
+	return bad;
+}
+
 static void rig_down(struct rig *r)
 {
 	if (r->host)
@@ -109,7 +126,10 @@ TEST(dmabuf_refused_by_hca_falls_back_to_peermem)
 	fc_set("dmabuf", 1); /* the driver exports an fd; rxe cannot import it */
 	MUST(nvmeof_mr_alloc_cuda(r.c, 0, 1 << 20, &g));
 	CHECK_STR(nvmeof_mr_cuda_registration(g), "peermem");
-	MUST(nvmeof_read_sync(r.q, r.ns, 0, 8, g, 0, 0));
+	/* and the fallback registration does carry data */
+	MUST(put_pattern(&r, 40000, 64 << 10, 5));
+	MUST(nvmeof_read_sync(r.q, r.ns, 40000, 128, g, 4096, 0));
+	CHECK_EQ(pattern_diffs((uint8_t *)nvmeof_mr_addr(g) + 4096, 64 << 10, 5), 0);
 out:
 	fc_set("dmabuf", 0);
 	if (g)
@@ -199,7 +219,10 @@ TEST(register_existing_device_allocation)
 	CHECK_EQ(alloc(&d, 1 << 20), 0);
 	pop(&prev);
 	MUST(nvmeof_mr_register_cuda(r.c, (void *)(uintptr_t)d, 1 << 20, &g));
-	MUST(nvmeof_read_sync(r.q, r.ns, 0, 2048, g, 0, 0));
+	MUST(put_pattern(&r, 50000, 1 << 20, 9));
+	MUST(nvmeof_read_sync(r.q, r.ns, 50000, 2048, g, 0, 0));
+	/* the data landed in the caller's own allocation */
+	CHECK_EQ(pattern_diffs((const uint8_t *)(uintptr_t)d, 1 << 20, 9), 0);
 	/* host memory is refused with a reason */
 	struct nvmeof_mr *bad = NULL;
 	CHECK_EQ(nvmeof_mr_register_cuda(r.c, nvmeof_mr_addr(r.host), 4096, &bad), NVMEOF_ECUDA);

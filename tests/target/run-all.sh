@@ -6,6 +6,7 @@ cd "$(dirname "$0")/../.."
 rc=0
 run() { echo "=== $*"; "$@" || rc=1; }
 run bash tests/target/smoke.sh
+run bash tests/gpu-check/selftest-double   # both builds; data through the CUDA double
 for B in build/out build/san; do
   export NVMEOF_BUILD=$B
   # fio is not instrumented: the sanitized engine needs the ASan runtime first

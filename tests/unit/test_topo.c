@@ -1,4 +1,5 @@
 /* PCIe placement from a fake sysfs tree shaped like a real one. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -85,6 +86,44 @@ TEST(relationships)
 	CHECK(strstr(out, "not a PCI device") != NULL);
 	topo_describe(root, "mlx5_0", "0000:99:00.0", out, sizeof(out));
 	CHECK(strstr(out, "not found") != NULL);
+}
+
+/* fio jobs in threads describe their placement at the same time: every
+ * answer must be the one a lone caller gets (strtok's hidden state would
+ * mix one thread's path components into another's). */
+static const char *const gpus[] = {"0000:06:00.0", "0000:07:00.0", "0000:81:00.0"};
+static char want[3][256];
+#define ROUNDS 3000
+static void *describe_many(void *arg)
+{
+	long bad = 0, id = (long)(intptr_t)arg;
+	char out[256];
+	for (int r = 0; r < ROUNDS; r++) {
+		int g = (int)((r + id) % 3);
+		topo_describe(root, "mlx5_0", gpus[g], out, sizeof(out));
+		bad += strcmp(out, want[g]) != 0;
+	}
+	return (void *)(intptr_t)bad;
+}
+
+TEST(concurrent_callers_get_their_own_answer)
+{
+	pthread_t th[16];
+	long bad = 0;
+	for (int g = 0; g < 3; g++)
+		topo_describe(root, "mlx5_0", gpus[g], want[g], sizeof(want[g]));
+	CHECK(strstr(want[0], "same PCIe switch") && strstr(want[1], "different root ports") &&
+	      strstr(want[2], "different root complexes"));
+	for (long i = 0; i < 16; i++)
+		CHECK_EQ(pthread_create(&th[i], NULL, describe_many, (void *)(intptr_t)i), 0);
+	for (int i = 0; i < 16; i++) {
+		void *rv;
+		pthread_join(th[i], &rv);
+		bad += (long)(intptr_t)rv;
+	}
+	if (bad)
+		printf("    %ld of %d answers differed from a lone caller's\n", bad, 16 * ROUNDS);
+	CHECK_EQ(bad, 0);
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	CHECK_EQ(system(cmd), 0);
@@ -92,6 +131,6 @@ TEST(relationships)
 
 int main(void)
 {
-	static const struct test_case t[] = {T(relationships)};
-	return run_tests("unit-topo", t, 1);
+	static const struct test_case t[] = {T(relationships), T(concurrent_callers_get_their_own_answer)};
+	return run_tests("unit-topo", t, 2);
 }

@@ -35,7 +35,8 @@
 #include "tid.h"
 #include "topo.h"
 
-#define MAX_QUEUES_PER_JOB 8
+#define MAX_QUEUES_PER_JOB 8   /* controllers a job may use */
+#define MAX_QPAIRS 16           /* I/O queue pairs a job may drive on one controller */
 
 struct eng_opts {
 	void *pad; /* fio keeps the thread_data pointer here */
@@ -43,6 +44,7 @@ struct eng_opts {
 	unsigned int wait_mode;
 	unsigned int ns, qd_limit, kato_ms, cmd_timeout_ms, connect_timeout_ms, in_capsule, spin_us;
 	unsigned int reconnect_delay_ms, ctrl_loss_tmo_ms;
+	unsigned int qpairs, num_io_queues;
 	int gpu;
 	unsigned int gpu_copy, gpu_flush;
 };
@@ -126,6 +128,15 @@ static struct fio_option options[] = {
 		    {.ival = "poll", .oval = NVMEOF_WAIT_POLL, .help = "busy-poll: lowest latency, one core"},
 		    {.ival = "sleep", .oval = NVMEOF_WAIT_SLEEP, .help = "sleep on the completion channel"}},
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "qpairs", .lname = "queue pairs per job", .type = FIO_OPT_INT,
+	 .off1 = offsetof(struct eng_opts, qpairs), .def = "1", .minval = 1, .maxval = MAX_QPAIRS,
+	 .help = "I/O queue pairs this job drives on each controller, sharing one completion "
+		 "queue (a poll group); iodepth is the job's total, spread round-robin",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "num_io_queues", .lname = "I/O queues asked of the controller", .type = FIO_OPT_INT,
+	 .off1 = offsetof(struct eng_opts, num_io_queues), .def = "64", .minval = 1, .maxval = 65535,
+	 .help = "Number of I/O queues asked of the controller (Set Features Number of Queues)",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "spin_us", .lname = "spin before sleeping", .type = FIO_OPT_INT,
 	 .off1 = offsetof(struct eng_opts, spin_us), .def = "20",
 	 .help = "With wait=hybrid, microseconds to busy-poll before sleeping",
@@ -153,10 +164,10 @@ static struct shared_ctrl *reg_head;
 
 static void cfg_key(const struct conn_cfg *k, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s|%s|%s|%s|%s|%s|%u|%u|%u|%d|%d|%u|%u|%u", k->t.traddr, k->t.trsvcid,
+	snprintf(buf, len, "%s|%s|%s|%s|%s|%s|%u|%u|%u|%d|%d|%u|%u|%u|%u", k->t.traddr, k->t.trsvcid,
 		 k->t.subnqn, k->t.hostnqn, k->hostid, k->t.srcaddr, k->o.kato_ms, k->o.cmd_timeout_ms,
 		 k->o.connect_timeout_ms, k->o.in_capsule, (int)k->o.wait_mode, k->o.spin_us,
-		 k->o.reconnect_delay_ms, k->o.ctrl_loss_tmo_ms);
+		 k->o.reconnect_delay_ms, k->o.ctrl_loss_tmo_ms, k->o.num_io_queues);
 }
 
 static struct shared_ctrl *ctrl_get(const struct conn_cfg *k, const char *want_hca)
@@ -223,11 +234,15 @@ static void ctrl_put(struct shared_ctrl *s)
 
 /* ---- per job and per file state ---- */
 
+/* The job's queue pairs on one controller: one, or several in a poll group
+ * (one CQ, one completion channel) that requests are spread over. */
 struct jqueue {
 	struct shared_ctrl *sc;
-	struct nvmeof_queue *q;
+	struct nvmeof_poll_group *group; /* NULL with one queue pair */
+	struct nvmeof_queue *q[MAX_QPAIRS];
+	unsigned int nq, next;           /* next: the round-robin cursor */
 	struct nvmeof_mr *mr;
-	bool dirty; /* submissions since the last doorbell */
+	uint32_t dirty;                  /* queues with submissions since the last doorbell */
 };
 
 struct efile {
@@ -312,6 +327,7 @@ static int build_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg
 	k->o.spin_us = eo->spin_us;
 	k->o.reconnect_delay_ms = eo->reconnect_delay_ms;
 	k->o.ctrl_loss_tmo_ms = eo->ctrl_loss_tmo_ms;
+	k->o.num_io_queues = eo->num_io_queues;
 	k->o.wait_mode = (enum nvmeof_wait_mode)eo->wait_mode; /* fio checked it against posval */
 	return 0;
 }
@@ -499,23 +515,40 @@ static int fio_nvmeof_init(struct thread_data *td)
 			uint64_t per = ci->max_xfer ? (td->o.max_bs[DDIR_READ] > td->o.max_bs[DDIR_WRITE]
 							   ? td->o.max_bs[DDIR_READ] : td->o.max_bs[DDIR_WRITE]) : 0;
 			per = ci->max_xfer && per ? (per + ci->max_xfer - 1) / ci->max_xfer : 1;
-			uint64_t depth = (uint64_t)td->o.iodepth * (per ? per : 1);
+			/* iodepth is the job's total: each queue pair takes its share */
+			unsigned int nq = eo->qpairs ? eo->qpairs : 1;
+			uint64_t share = ((uint64_t)td->o.iodepth + nq - 1) / nq;
+			uint64_t depth = share * (per ? per : 1);
 			if (eo->qd_limit && depth > eo->qd_limit)
 				depth = eo->qd_limit;
 			if (depth > 1024)
 				depth = 1024;
-			struct nvmeof_queue_opts qo = {.depth = (uint32_t)depth, .batch = true};
-			if (nvmeof_queue_create(ef->sc->c, &qo, &j->jq[k].q)) {
+			struct jqueue *jq = &j->jq[k];
+			jq->sc = ef->sc;
+			j->njq++;
+			if (nq > 1 && nvmeof_poll_group_create(ef->sc->c, nq, &jq->group)) {
 				log_err("nvmeof: %s\n", nvmeof_errmsg());
 				return 1;
 			}
-			j->jq[k].sc = ef->sc;
-			j->njq++;
-			/* Which controller and queue each job got: shared controllers
-			 * show as one CNTLID with several queues. */
-			log_info("nvmeof: job %s (%d): %s: controller CNTLID %u, I/O queue %u, depth %u\n",
-				 td->o.name, td->thread_number, ef->cfg.t.subnqn, ci->cntlid,
-				 nvmeof_queue_qid(j->jq[k].q), nvmeof_queue_depth(j->jq[k].q));
+			struct nvmeof_queue_opts qo;
+			nvmeof_queue_opts_init(&qo);
+			qo.depth = (uint32_t)depth;
+			qo.batch = true;
+			qo.group = jq->group;
+			for (unsigned int n = 0; n < nq; n++) {
+				if (nvmeof_queue_create(ef->sc->c, &qo, &jq->q[n])) {
+					log_err("nvmeof: queue pair %u of %u (qpairs=%u, num_io_queues=%u): %s\n",
+						n + 1, nq, nq, eo->num_io_queues, nvmeof_errmsg());
+					return 1;
+				}
+				jq->nq++;
+				/* Which controller and queue each job got: shared
+				 * controllers show as one CNTLID with several queues. */
+				log_info("nvmeof: job %s (%d): %s: controller CNTLID %u, I/O queue %u, depth %u%s\n",
+					 td->o.name, td->thread_number, ef->cfg.t.subnqn, ci->cntlid,
+					 nvmeof_queue_qid(jq->q[n]), nvmeof_queue_depth(jq->q[n]),
+					 jq->group ? ", in the job's poll group" : "");
+			}
 		}
 		ef->jq = &j->jq[k];
 	}
@@ -571,22 +604,31 @@ static void fio_nvmeof_cleanup(struct thread_data *td)
 	 * may be freed already, so the callbacks must leave them alone. */
 	j->closing = true;
 	for (int k = 0; k < j->njq; k++) {
-		struct nvmeof_queue_stats st;
-		if (j->jq[k].q) {
-			uint32_t left = nvmeof_queue_inflight(j->jq[k].q);
+		for (unsigned int n = 0; n < j->jq[k].nq; n++) {
+			struct nvmeof_queue *q = j->jq[k].q[n];
+			struct nvmeof_queue_stats st;
+			uint32_t left = nvmeof_queue_inflight(q);
 			if (left)
 				log_info("nvmeof: queue %u: %u request(s) still waiting when the job ended "
-					 "were abandoned\n", nvmeof_queue_qid(j->jq[k].q), left);
-			nvmeof_queue_stats(j->jq[k].q, &st);
+					 "were abandoned\n", nvmeof_queue_qid(q), left);
+			nvmeof_queue_stats(q, &st);
+			if (j->jq[k].nq > 1)
+				log_info("nvmeof: queue %u: %llu command(s), %llu doorbell(s)\n", nvmeof_queue_qid(q),
+					 (unsigned long long)st.cmds, (unsigned long long)st.doorbells);
 			if (st.reconnects)
 				log_info("nvmeof: queue %u reconnected %llu time(s), longest outage %llu ms\n",
-					 nvmeof_queue_qid(j->jq[k].q), (unsigned long long)st.reconnects,
+					 nvmeof_queue_qid(q), (unsigned long long)st.reconnects,
 					 (unsigned long long)st.outage_ms_max);
 			if (st.timeouts)
-				log_info("nvmeof: queue %u: %llu command(s) timed out\n", nvmeof_queue_qid(j->jq[k].q),
+				log_info("nvmeof: queue %u: %llu command(s) timed out\n", nvmeof_queue_qid(q),
 					 (unsigned long long)st.timeouts);
-			nvmeof_queue_destroy(j->jq[k].q);
+			if (st.retries)
+				log_info("nvmeof: queue %u: %llu command(s) retried\n", nvmeof_queue_qid(q),
+					 (unsigned long long)st.retries);
+			nvmeof_queue_destroy(q);
 		}
+		if (j->jq[k].group)
+			nvmeof_poll_group_destroy(j->jq[k].group);
 		if (j->jq[k].mr)
 			nvmeof_mr_release(j->jq[k].mr);
 	}
@@ -620,6 +662,22 @@ static void done_cb(void *arg, const struct nvmeof_cpl *cpl)
 	j->events[j->nevents++] = io_u;
 }
 
+/* One request on queue pair q. */
+static int submit_on(struct nvmeof_queue *q, struct jqueue *jq, struct efile *ef, struct io_u *io_u,
+		     struct ioctx *x, uint64_t slba, uint32_t nlb, size_t off)
+{
+	switch (io_u->ddir) {
+	case DDIR_READ:
+		return nvmeof_read(q, ef->ns, slba, nlb, jq->mr, off, done_cb, x);
+	case DDIR_WRITE:
+		return nvmeof_write(q, ef->ns, slba, nlb, jq->mr, off, done_cb, x);
+	case DDIR_TRIM:
+		return nvmeof_deallocate(q, ef->ns, slba, nlb, done_cb, x);
+	default: /* the syncs */
+		return nvmeof_flush(q, ef->ns, done_cb, x);
+	}
+}
+
 static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *io_u)
 {
 	struct job *j = td->io_ops_data;
@@ -628,7 +686,8 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 	uint64_t lbamask = (1ull << ef->lbads) - 1;
 	uint64_t slba = io_u->offset >> ef->lbads;
 	uint32_t nlb = (uint32_t)(io_u->xfer_buflen >> ef->lbads);
-	int rc;
+	size_t off = 0;
+	int rc = NVMEOF_EQFULL;
 
 	fio_ro_check(td, io_u);
 	if (io_u->index >= j->nctx) { /* cannot happen with fio 3.33: io_u's are 0 .. iodepth-1 */
@@ -648,29 +707,33 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 				     "offset or length not whole LBAs inside the namespace");
 			return FIO_Q_COMPLETED;
 		}
-		if (io_u->ddir == DDIR_TRIM) {
-			rc = nvmeof_deallocate(jq->q, ef->ns, slba, nlb, done_cb, x);
-		} else {
-			size_t off = (size_t)((char *)io_u->xfer_buf - td->orig_buffer);
-			if (j->gpu_copy && io_u->ddir == DDIR_WRITE &&
-			    nvmeof_cuda_copy(jq->mr, off, io_u->xfer_buf, io_u->xfer_buflen, true)) {
-				io_u->error = EIO;
-				log_io_error(j, "gpu_copy", nvmeof_errmsg());
-				return FIO_Q_COMPLETED;
-			}
-			rc = io_u->ddir == DDIR_READ
-				     ? nvmeof_read(jq->q, ef->ns, slba, nlb, jq->mr, off, done_cb, x)
-				     : nvmeof_write(jq->q, ef->ns, slba, nlb, jq->mr, off, done_cb, x);
+		if (io_u->ddir == DDIR_TRIM)
+			break;
+		off = (size_t)((char *)io_u->xfer_buf - td->orig_buffer);
+		if (j->gpu_copy && io_u->ddir == DDIR_WRITE &&
+		    nvmeof_cuda_copy(jq->mr, off, io_u->xfer_buf, io_u->xfer_buflen, true)) {
+			io_u->error = EIO;
+			log_io_error(j, "gpu_copy", nvmeof_errmsg());
+			return FIO_Q_COMPLETED;
 		}
 		break;
 	case DDIR_SYNC:
 	case DDIR_DATASYNC:
 	case DDIR_SYNC_FILE_RANGE:
-		rc = nvmeof_flush(jq->q, ef->ns, done_cb, x);
 		break;
 	default:
 		io_u->error = EINVAL;
 		return FIO_Q_COMPLETED;
+	}
+	/* Round-robin over the queue pairs, as SPDK perf spreads -P: uniform
+	 * I/O is spread evenly with no per-I/O look at every queue's depth; a
+	 * full queue passes the request to the next one. */
+	for (unsigned int t = 0; t < jq->nq && rc == NVMEOF_EQFULL; t++) {
+		unsigned int n = jq->next;
+		jq->next = n + 1 == jq->nq ? 0 : n + 1;
+		rc = submit_on(jq->q[n], jq, ef, io_u, x, slba, nlb, off);
+		if (!rc)
+			jq->dirty |= 1u << n;
 	}
 	if (rc == NVMEOF_EQFULL)
 		return FIO_Q_BUSY;
@@ -679,7 +742,6 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 		log_io_error(j, io_ddir_name(io_u->ddir), nvmeof_errmsg());
 		return FIO_Q_COMPLETED;
 	}
-	jq->dirty = true;
 	j->pending[j->npending++] = io_u;
 	return FIO_Q_QUEUED;
 }
@@ -703,12 +765,15 @@ static int fio_nvmeof_commit(struct thread_data *td)
 		if (td->o.read_iolog_file)
 			td->last_issue = now;
 	}
-	for (int k = 0; k < j->njq; k++)
-		if (j->jq[k].dirty) {
-			j->jq[k].dirty = false;
-			if (nvmeof_queue_commit(j->jq[k].q))
-				log_io_error(j, "commit", nvmeof_errmsg());
-		}
+	for (int k = 0; k < j->njq; k++) {
+		struct jqueue *jq = &j->jq[k];
+		for (unsigned int qi = 0; jq->dirty; qi++)
+			if (jq->dirty & (1u << qi)) {
+				jq->dirty &= ~(1u << qi);
+				if (nvmeof_queue_commit(jq->q[qi]))
+					log_io_error(j, "commit", nvmeof_errmsg());
+			}
+	}
 	/* slat samples after the doorbell: fio's bookkeeping stays out of clat,
 	 * and no completion can run before getevents on this thread */
 	if (stamp)
@@ -766,7 +831,8 @@ static int poll_all(struct job *j)
 {
 	int err = 0;
 	for (int k = 0; k < j->njq; k++) {
-		int r = nvmeof_queue_poll(j->jq[k].q, 0);
+		struct jqueue *jq = &j->jq[k];
+		int r = jq->group ? nvmeof_poll_group_poll(jq->group, 0) : nvmeof_queue_poll(jq->q[0], 0);
 		if (r < 0)
 			err = r;
 	}
@@ -776,19 +842,33 @@ static int poll_all(struct job *j)
 /* Sleeps up to ms for completions on the job's queues, as the wait mode
  * says. With one queue the library's own wait does it all. With several,
  * sleep on the one queue that has requests, or on each busy queue in turn
- * for a short slice. (A poll group waiting on all queues at once would
- * replace the turn-taking here.) Returns 0, or a negative error. */
+ * for a short slice. A controller's queue pairs (qpairs=) share a poll
+ * group, waited on as one. Returns 0, or a negative error. */
+static uint32_t jq_inflight(const struct jqueue *jq)
+{
+	uint32_t n = 0;
+	for (unsigned int i = 0; i < jq->nq; i++)
+		n += nvmeof_queue_inflight(jq->q[i]);
+	return n;
+}
+
+/* One controller's queue pairs: the poll group's wait covers them all. */
+static int jq_wait(struct jqueue *jq, unsigned int need, int ms)
+{
+	return jq->group ? nvmeof_poll_group_wait(jq->group, need, ms) : nvmeof_queue_wait(jq->q[0], need, ms);
+}
+
 static int sleep_on_queues(struct job *j, unsigned int need, int ms)
 {
 	static __thread int turn;
 	if (j->njq == 1) {
-		int r = nvmeof_queue_wait(j->jq[0].q, need, ms);
+		int r = jq_wait(&j->jq[0], need, ms);
 		return r < 0 ? r : 0;
 	}
 	int busy = 0, pick = -1;
 	for (int i = 0; i < j->njq; i++) {
 		int k = (turn + i) % j->njq;
-		if (nvmeof_queue_inflight(j->jq[k].q)) {
+		if (jq_inflight(&j->jq[k])) {
 			if (pick < 0)
 				pick = k;
 			busy++;
@@ -797,7 +877,7 @@ static int sleep_on_queues(struct job *j, unsigned int need, int ms)
 	if (pick < 0)
 		return 0; /* nothing in flight: nothing to wait for */
 	turn = pick + 1;
-	int r = nvmeof_queue_wait(j->jq[pick].q, 1, busy == 1 ? ms : (ms < MULTI_SLICE_MS ? ms : MULTI_SLICE_MS));
+	int r = jq_wait(&j->jq[pick], 1, busy == 1 ? ms : (ms < MULTI_SLICE_MS ? ms : MULTI_SLICE_MS));
 	return r < 0 ? r : 0;
 }
 

@@ -153,6 +153,33 @@ expect_fio_fails() { # needle fio-args...
   echo "    $(grep -m1 -- "$needle" "$SCRATCH/log")"
 }
 
+# qpairs=4: one job drives four queue pairs of its controller through one
+# poll group; data verifies on both namespaces, and every queue pair carried
+# commands. Threads and processes.
+qpairs_verify() { # extra fio args
+  ours --name=qp --filename="$FA1" --rw=randwrite --bs=4k --size=8m --iodepth=16 --qpairs=4 \
+    --verify=crc32c --do_verify=1 "$@" > "$SCRATCH/log1" 2>&1 || { tail -20 "$SCRATCH/log1"; fail "fio ns1 exited non-zero"; }
+  expect_fio_ok "$SCRATCH/log1"
+  ours --name=qp2 --filename="$FA2" --rw=randwrite --bs=4k --size=8m --offset=128m --iodepth=16 \
+    --qpairs=4 --verify=crc32c --do_verify=1 "$@" > "$SCRATCH/log2" 2>&1 || { tail -20 "$SCRATCH/log2"; fail "fio ns2 exited non-zero"; }
+  expect_fio_ok "$SCRATCH/log2"
+  for l in "$SCRATCH/log1" "$SCRATCH/log2"; do
+    n=$(grep -c 'in the job.s poll group' "$l")
+    [ "$n" = 4 ] || { grep nvmeof: "$l"; fail "$n queue pairs, not 4"; }
+    busy=$(grep -E 'nvmeof: queue [0-9]+: [0-9]+ command' "$l" | awk '{ if ($4 + 0 > 100) n++ } END { print n + 0 }')
+    [ "$busy" = 4 ] || { grep nvmeof: "$l"; fail "only $busy of 4 queue pairs carried commands"; }
+  done
+}
+t_qpairs4_verify_in_threads() { qpairs_verify --thread=1; }
+t_qpairs4_verify_in_processes() { qpairs_verify; }
+
+t_more_qpairs_than_granted_fails_clearly() {
+  ! ours --name=many --filename="$FA1" --rw=randread --bs=4k --size=4m --qpairs=3 \
+      --num_io_queues=2 > "$SCRATCH/log" 2>&1 || fail "fio succeeded with 3 queue pairs of 2 granted"
+  grep -q 'controller granted' "$SCRATCH/log" || { tail -10 "$SCRATCH/log"; fail "no message about what was granted"; }
+  grep -m1 'granted' "$SCRATCH/log"
+}
+
 t_wrong_nqn_fails_clearly() {
   expect_fio_fails "Connect Invalid Parameters" --name=e --filename="$(tidname nqn.2026-12.io.nvmeof:nope 1)" \
     --rw=read --bs=4k --size=1m

@@ -30,7 +30,7 @@ endif
 CFLAGS_ALL = $(CFLAGS_BASE) $(SANFLAGS) $(CFLAGS)
 CPPFLAGS_ALL = $(CPPFLAGS_BASE) $(CPPFLAGS)
 
-CORE_SRC = core/protocol.c core/status.c core/rdma.c core/mem.c core/cuda.c core/queue.c core/ctrl.c \
+CORE_SRC = core/protocol.c core/status.c core/names.c core/rdma.c core/mem.c core/cuda.c core/queue.c core/ctrl.c \
 	core/fakewire.c
 CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
 HDRS = $(wildcard core/*.h core/include/*.h tests/unit/*.h)
@@ -61,7 +61,7 @@ $(O)/libnvmeof.so: $(CORE_OBJ)
 $(O)/libnvmeof.a: $(CORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(O)/tests/unit_protocol: $(O)/tests/unit/test_protocol.o $(O)/core/protocol.o $(O)/core/status.o
+$(O)/tests/unit_protocol: $(O)/tests/unit/test_protocol.o $(O)/core/protocol.o $(O)/core/status.o $(O)/core/names.o
 	$(CC) $(SANFLAGS) -o $@ $^
 $(O)/tests/target_core: $(O)/tests/target/core_test.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)

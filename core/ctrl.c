@@ -13,8 +13,10 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "aer.h"
 #include "ctrl.h"
 #include "internal.h"
+#include "nstable.h"
 #include "protocol.h"
 #include "queue.h"
 
@@ -33,8 +35,8 @@ struct nvmeof_ctrl {
 	struct ibv_pd *pd;           /* outlives reconnects: registrations stay valid */
 	uint32_t assoc_gen;          /* bumped each time the association is re-created */
 	struct nvmeof_ctrl_info info;
-	struct nvmeof_ns *ns;
-	uint32_t nns;
+	struct ns_table nst;         /* stable structs: events add and retire namespaces */
+	struct aer *aer;             /* asynchronous events, when enabled (aer.c) */
 	uint8_t *qid_used;
 	uint32_t nqueues, nmrs, depth_limit;
 	uint32_t cc;
@@ -71,11 +73,17 @@ void ctrl_ref_mr(struct nvmeof_ctrl *c, int delta)
 }
 
 const struct nvmeof_ctrl_info *nvmeof_ctrl_info(const struct nvmeof_ctrl *c) { return &c->info; }
-uint32_t nvmeof_ns_count(const struct nvmeof_ctrl *c) { return c->nns; }
+/* The table has its own lock; the const API predates events changing it. */
+uint32_t nvmeof_ns_count(const struct nvmeof_ctrl *c) { return nst_count((struct ns_table *)&c->nst); }
 const struct nvmeof_ns *nvmeof_ns_at(const struct nvmeof_ctrl *c, uint32_t i)
 {
-	return i < c->nns ? &c->ns[i] : NULL;
+	return nst_at((struct ns_table *)&c->nst, i);
 }
+struct nvmeof_queue *ctrl_admin(struct nvmeof_ctrl *c) { return c->admin; }
+pthread_mutex_t *ctrl_admin_lock(struct nvmeof_ctrl *c) { return &c->admin_lock; }
+uint32_t ctrl_cmd_timeout(const struct nvmeof_ctrl *c) { return c->o.cmd_timeout_ms; }
+struct ns_table *ctrl_nst(struct nvmeof_ctrl *c) { return &c->nst; }
+struct aer **ctrl_aer(struct nvmeof_ctrl *c) { return &c->aer; }
 
 const struct nvmeof_ns *nvmeof_ns_get(const struct nvmeof_ctrl *c, uint32_t nsid)
 {
@@ -83,11 +91,11 @@ const struct nvmeof_ns *nvmeof_ns_get(const struct nvmeof_ctrl *c, uint32_t nsid
 		nvmeof_err(NVMEOF_EINVAL, "namespace lookup: no controller");
 		return NULL;
 	}
-	for (uint32_t i = 0; i < c->nns; i++)
-		if (c->ns[i].nsid == nsid)
-			return &c->ns[i];
+	const struct nvmeof_ns *ns = nst_get((struct ns_table *)&c->nst, nsid);
+	if (ns)
+		return ns;
 	nvmeof_err(NVMEOF_EINVAL, "namespace %u is not an active namespace of %s (%u active)", nsid,
-		   c->subnqn, c->nns);
+		   c->subnqn, nvmeof_ns_count(c));
 	return NULL;
 }
 
@@ -321,6 +329,9 @@ static int identify_all(struct nvmeof_ctrl *c)
 	int rc;
 	if ((rc = identify_ctrl(c)))
 		return rc;
+	/* A discovery controller has no namespaces and no I/O queues. */
+	if (c->info.cntrltype == NVME_CNTRLTYPE_DISCOVERY || !strcmp(c->subnqn, NVMEOF_DISCOVERY_NQN))
+		return 0;
 
 	uint16_t want = (uint16_t)(c->o.num_io_queues ? c->o.num_io_queues : 1);
 	nvme_sqe_set_features(sqe, 0, NVME_FEAT_NUM_QUEUES, nvme_num_queues_cdw11(want, want));
@@ -334,19 +345,17 @@ static int identify_all(struct nvmeof_ctrl *c)
 	if ((rc = identify(c, NVME_CNS_NS_ACTIVE_LIST, 0, "Active Namespace List")))
 		return rc;
 	uint32_t n = nvme_ns_list_parse(q_scratch(c->admin), ids, MAX_NS);
-	c->ns = calloc(n ? n : 1, sizeof(*c->ns));
-	if (!c->ns)
-		return nvmeof_err(NVMEOF_ENOMEM, "out of memory for %u namespaces", n);
 	for (uint32_t i = 0; i < n; i++) {
 		const char *why;
 		char what[32];
+		struct nvmeof_ns ns;
 		snprintf(what, sizeof(what), "Namespace %u", ids[i]);
 		if ((rc = identify(c, NVME_CNS_NS, ids[i], what)))
 			return rc;
 		/* A namespace with a format we cannot use is left out, not fatal. */
-		if (nvme_id_ns_parse(q_scratch(c->admin), ids[i], &c->ns[c->nns], &why) == 0 &&
-		    c->ns[c->nns].nsze)
-			c->nns++;
+		if (nvme_id_ns_parse(q_scratch(c->admin), ids[i], &ns, &why) == 0 && ns.nsze &&
+		    (rc = nst_put(&c->nst, &ns)))
+			return rc;
 	}
 	return 0;
 }
@@ -418,14 +427,16 @@ uint64_t nvmeof_ctrl_keep_alives(struct nvmeof_ctrl *c)
 
 static void ctrl_free(struct nvmeof_ctrl *c)
 {
+	aer_stop(c);
 	ka_stop(c);
 	pthread_cond_destroy(&c->ka_cond);
 	pthread_mutex_destroy(&c->admin_lock);
 	q_close(c->admin);
 	if (c->pd)
 		ibv_dealloc_pd(c->pd);
+	aer_free(c); /* after q_close: the outstanding AERs' callbacks have run */
 	pthread_mutex_destroy(&c->lock);
-	free(c->ns);
+	nst_free(&c->nst);
 	free(c->qid_used);
 	free(c);
 }
@@ -453,6 +464,10 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		return nvmeof_err(NVMEOF_ENOMEM, "connect: out of memory");
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->admin_lock, NULL);
+	if ((rc = nst_init(&c->nst))) {
+		free(c);
+		return rc;
+	}
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

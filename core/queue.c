@@ -33,7 +33,9 @@
 
 enum slot_state { SLOT_FREE, SLOT_BUSY, SLOT_ZOMBIE };
 enum { SLOT_SENT = 1, SLOT_RESP = 2 };
-enum req_kind { REQ_IO, REQ_FLUSH, REQ_DSM, REQ_RAW };
+/* REQ_AER: an admin command that stays outstanding (no timeout, not the
+ * reserved request); REQ_WZ: Write Zeroes, split at 65536 blocks. */
+enum req_kind { REQ_IO, REQ_FLUSH, REQ_DSM, REQ_RAW, REQ_AER, REQ_WZ };
 
 struct slot {
 	struct ibv_send_wr wr;
@@ -59,6 +61,7 @@ struct req {
 	uint32_t chunk;           /* blocks per command */
 	uint32_t outstanding;     /* commands issued, not yet finished */
 	uint32_t dw0, dw1, data_len;
+	uint32_t cdw12;           /* flags ORed into CDW12 (FUA, DEAC) */
 	int err;
 	uint16_t status;
 	uint8_t kind, opc;
@@ -132,7 +135,7 @@ static void complete_req(struct nvmeof_queue *q, uint16_t ri)
 	if (r->kind == REQ_IO && r->opc == NVME_CMD_READ && !r->err)
 		DEVICE_WROTE((uint8_t *)r->mr->addr + r->off0, r->next_off - r->off0);
 	else if (r->kind == REQ_RAW && r->data_len && !r->err)
-		DEVICE_WROTE(q_scratch(q), r->data_len);
+		DEVICE_WROTE(r->mr ? (uint8_t *)r->mr->addr + r->off0 : q_scratch(q), r->data_len);
 	nvmeof_cb cb = r->cb;
 	void *arg = r->arg;
 	r->live = false;
@@ -253,7 +256,7 @@ static void park_all(struct nvmeof_queue *q)
 		if (!r->live || r->queued)
 			continue;
 		r->outstanding = 0;
-		if (ri == q->depth || r->err) {
+		if (ri == q->depth || r->err || r->kind == REQ_AER) {
 			/* internal commands and failed requests end here */
 			if (!r->err)
 				r->err = NVMEOF_ECLOSED;
@@ -284,7 +287,8 @@ static void housekeep(struct nvmeof_queue *q, uint64_t now)
 		mark_dead(q);
 	for (uint32_t si = 0; si < q->depth; si++) {
 		struct slot *s = &q->slots[si];
-		if (s->state != SLOT_BUSY || now - s->t_submit_ms < q->cmd_timeout_ms)
+		if (s->state != SLOT_BUSY || now - s->t_submit_ms < q->cmd_timeout_ms ||
+		    q->reqs[s->req].kind == REQ_AER)
 			continue;
 		/* The target may still move data for it: the slot stays taken
 		 * until its response arrives or the queue goes away. */
@@ -364,6 +368,7 @@ static void issue(struct nvmeof_queue *q, uint16_t ri)
 		uint32_t bytes = nlb << r->ns->lbads;
 		uint64_t addr = (uint64_t)(uintptr_t)r->mr->addr + r->next_off;
 		nvme_sqe_rw(sqe, r->opc, cid, r->ns->nsid, r->next_lba, nlb);
+		put_le32(sqe + 48, get_le32(sqe + 48) | r->cdw12);
 		nsge = set_dptr(q, s, sqe, addr, bytes, r->mr->lkey, r->mr->rkey, r->opc == NVME_CMD_WRITE);
 		r->next_lba += nlb;
 		r->next_off += bytes;
@@ -384,14 +389,25 @@ static void issue(struct nvmeof_queue *q, uint16_t ri)
 		break;
 	}
 	case REQ_RAW:
+	case REQ_AER:
 		memcpy(sqe, r->raw, NVME_SQE_SIZE);
 		nvme_sqe_set_cid(sqe, cid);
-		if (r->data_len)
+		if (r->data_len && r->mr)
+			nvme_sqe_sgl_keyed(sqe, (uintptr_t)r->mr->addr + r->off0, r->data_len, r->mr->rkey);
+		else if (r->data_len)
 			nvme_sqe_sgl_keyed(sqe, (uintptr_t)q_scratch(q), r->data_len, q->aux_rkey);
 		else
 			null_sgl(sqe);
 		r->left = 0;
 		break;
+	case REQ_WZ: {
+		uint32_t nlb = r->left < NVME_WZ_MAX_NLB ? r->left : NVME_WZ_MAX_NLB;
+		nvme_sqe_write_zeroes(sqe, cid, r->ns->nsid, r->next_lba, nlb, r->cdw12);
+		null_sgl(sqe);
+		r->next_lba += nlb;
+		r->left -= nlb;
+		break;
+	}
 	}
 	s->wr.num_sge = nsge;
 	r->outstanding++;
@@ -424,6 +440,7 @@ struct sub {
 	size_t off;
 	const uint8_t *raw;
 	uint32_t data_len;
+	uint32_t cdw12;
 };
 
 static int submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *arg,
@@ -459,6 +476,7 @@ static int submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, vo
 	r->mr = sb->mr;
 	r->raw = sb->raw;
 	r->data_len = sb->data_len;
+	r->cdw12 = sb->cdw12;
 	r->next_lba = sb->slba;
 	r->next_off = sb->off;
 	r->off0 = sb->off;
@@ -1017,3 +1035,104 @@ int q_open(const struct q_params *p, struct nvmeof_queue **out)
 	*out = q;
 	return 0;
 }
+
+/* ---- FUA, Write Zeroes, admin commands for log pages and events ---- */
+
+static int check_write_flags(struct nvmeof_queue *q, const char *op, uint32_t flags, uint32_t allowed)
+{
+	if (flags & ~allowed)
+		return nvmeof_err(NVMEOF_EINVAL, "%s: unknown flags 0x%x", op, flags & ~allowed);
+	(void)q;
+	return 0;
+}
+
+static uint32_t cdw12_of(uint32_t flags)
+{
+	return (flags & NVMEOF_IO_FUA ? NVME_RW_FUA : 0) | (flags & NVMEOF_IO_DEAC ? NVME_WZ_DEAC : 0);
+}
+
+int nvmeof_write_ext(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint32_t nlb,
+		     struct nvmeof_mr *mr, size_t off, uint32_t flags, nvmeof_cb cb, void *arg)
+{
+	int rc = check_io(q, "write", ns, nlb, mr, off);
+	if (rc || (rc = check_write_flags(q, "write", flags, NVMEOF_IO_FUA)))
+		return rc;
+	struct sub sb = {.kind = REQ_IO, .opc = NVME_CMD_WRITE, .ns = ns, .slba = slba, .nlb = nlb,
+			 .mr = mr, .off = off, .cdw12 = cdw12_of(flags)};
+	return submit(q, &sb, cb, arg, NULL);
+}
+
+int nvmeof_write_ext_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba,
+			  uint32_t nlb, struct nvmeof_mr *mr, size_t off, uint32_t flags,
+			  uint32_t timeout_ms)
+{
+	char what[128];
+	int rc = check_io(q, "write", ns, nlb, mr, off);
+	if (rc || (rc = check_write_flags(q, "write", flags, NVMEOF_IO_FUA)))
+		return rc;
+	snprintf(what, sizeof(what), "write%s nsid %u slba %llu nlb %u", flags & NVMEOF_IO_FUA ? " (FUA)" : "",
+		 ns->nsid, (unsigned long long)slba, nlb);
+	struct sub sb = {.kind = REQ_IO, .opc = NVME_CMD_WRITE, .ns = ns, .slba = slba, .nlb = nlb,
+			 .mr = mr, .off = off, .cdw12 = cdw12_of(flags)};
+	if ((rc = mem_before_write(mr)))
+		return nvmeof_err_prefix(rc, "%s", what);
+	return sync_run(q, &sb, timeout_ms, NULL, what);
+}
+
+static int check_wz(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint32_t nlb, uint32_t flags)
+{
+	if (!q || !ns || !nlb)
+		return nvmeof_err(NVMEOF_EINVAL, "write zeroes: %s",
+				  !q ? "no queue" : !ns ? "no namespace" : "zero blocks");
+	int rc = check_write_flags(q, "write zeroes", flags, NVMEOF_IO_FUA | NVMEOF_IO_DEAC);
+	if (rc)
+		return rc;
+	if (!q->ctrl || !(nvmeof_ctrl_info(q->ctrl)->oncs & NVME_ONCS_WRITE_ZEROES))
+		return nvmeof_err(NVMEOF_ENOTSUP,
+				  "write zeroes: the controller does not support Write Zeroes (ONCS bit 3)");
+	if ((flags & NVMEOF_IO_DEAC) && !(ns->dlfeat & NVME_DLFEAT_WZ_DEAC))
+		return nvmeof_err(NVMEOF_ENOTSUP,
+				  "write zeroes: namespace %u does not allow the deallocate bit (DLFEAT 0x%x)",
+				  ns->nsid, ns->dlfeat);
+	return 0;
+}
+
+int nvmeof_write_zeroes(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba,
+			uint32_t nlb, uint32_t flags, nvmeof_cb cb, void *arg)
+{
+	int rc = check_wz(q, ns, nlb, flags);
+	if (rc)
+		return rc;
+	struct sub sb = {.kind = REQ_WZ, .ns = ns, .slba = slba, .nlb = nlb, .cdw12 = cdw12_of(flags)};
+	return submit(q, &sb, cb, arg, NULL);
+}
+
+int nvmeof_write_zeroes_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba,
+			     uint32_t nlb, uint32_t flags, uint32_t timeout_ms)
+{
+	char what[128];
+	int rc = check_wz(q, ns, nlb, flags);
+	if (rc)
+		return rc;
+	snprintf(what, sizeof(what), "write zeroes nsid %u slba %llu nlb %u", ns->nsid,
+		 (unsigned long long)slba, nlb);
+	struct sub sb = {.kind = REQ_WZ, .ns = ns, .slba = slba, .nlb = nlb, .cdw12 = cdw12_of(flags)};
+	return sync_run(q, &sb, timeout_ms, NULL, what);
+}
+
+int q_exec_mr(struct nvmeof_queue *q, const uint8_t *sqe, struct nvmeof_mr *mr, size_t off,
+	      uint32_t len, uint32_t timeout_ms, struct nvmeof_cpl *cpl)
+{
+	struct sub sb = {.kind = REQ_RAW, .raw = sqe, .data_len = len, .mr = mr, .off = off};
+	char what[48];
+	snprintf(what, sizeof(what), "admin opcode 0x%02x", sqe[0]);
+	return sync_run(q, &sb, timeout_ms, cpl, what);
+}
+
+int q_submit_aer(struct nvmeof_queue *q, const uint8_t *sqe, nvmeof_cb cb, void *arg)
+{
+	struct sub sb = {.kind = REQ_AER, .raw = sqe};
+	return submit(q, &sb, cb, arg, NULL);
+}
+
+bool q_connected(const struct nvmeof_queue *q) { return !q->dead; }

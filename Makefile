@@ -30,13 +30,13 @@ endif
 CFLAGS_ALL = $(CFLAGS_BASE) $(SANFLAGS) $(CFLAGS)
 CPPFLAGS_ALL = $(CPPFLAGS_BASE) $(CPPFLAGS)
 
-CORE_SRC = core/protocol.c core/status.c core/names.c core/rdma.c core/mem.c core/cuda.c core/queue.c core/ctrl.c \
+CORE_SRC = core/protocol.c core/status.c core/names.c core/nstable.c core/admin.c core/discovery.c core/aer.c core/rdma.c core/mem.c core/cuda.c core/queue.c core/ctrl.c \
 	core/fakewire.c
 CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
-HDRS = $(wildcard core/*.h core/include/*.h tests/unit/*.h)
+HDRS = $(wildcard core/*.h core/include/*.h tests/unit/*.h tools/*.h)
 
 UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo
-TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_gpu $(O)/tests/libcuda-double.so $(O)/tests/gpu_check
+TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so $(O)/tests/gpu_check
 BENCH = $(O)/bench/percmd
 
 # fio engines must be built against the same fio version's headers as the
@@ -45,10 +45,13 @@ BENCH = $(O)/bench/percmd
 FIO_SRC ?= build/fio-src
 ENGINE = $(O)/libnvmeof_fio.so
 
-.PHONY: all lib engine unit test test-unit test-fuzz test-target testbed demo bench fuzz fuzz-build clean
-all: lib engine $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH)
+TOOL = $(O)/nvmeof
+
+.PHONY: all lib engine tool unit test test-unit test-fuzz test-target testbed demo bench fuzz fuzz-build clean
+all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH)
 lib: $(O)/libnvmeof.so $(O)/libnvmeof.a
 engine: $(ENGINE)
+tool: $(TOOL)
 
 $(O)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -64,6 +67,11 @@ $(O)/libnvmeof.a: $(CORE_OBJ)
 $(O)/tests/unit_protocol: $(O)/tests/unit/test_protocol.o $(O)/core/protocol.o $(O)/core/status.o $(O)/core/names.o
 	$(CC) $(SANFLAGS) -o $@ $^
 $(O)/tests/target_core: $(O)/tests/target/core_test.o $(O)/libnvmeof.a
+	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
+# The command-line tool (tools/): nvme-cli's subcommands over our library.
+$(TOOL): $(O)/tools/nvmeof.o $(O)/tools/cmds.o $(O)/tools/io.o $(O)/tools/out.o $(O)/libnvmeof.a
+	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
+$(O)/tests/target_disc: $(O)/tests/target/disc_test.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/bench/percmd: $(O)/bench/percmd.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
@@ -120,7 +128,7 @@ test-fuzz:
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = -std=c11 -g -O1 -D_GNU_SOURCE -Icore/include -Icore -Iengine \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_CORE = core/protocol.c core/status.c core/queue.c core/fakewire.c core/rdma.c core/mem.c core/ctrl.c \
+FUZZ_CORE = core/protocol.c core/status.c core/names.c core/nstable.c core/admin.c core/discovery.c core/aer.c core/queue.c core/fakewire.c core/rdma.c core/mem.c core/ctrl.c \
 	core/cuda.c
 fuzz-build: build/fuzz/fuzz_identify build/fuzz/fuzz_cm build/fuzz/fuzz_tid build/fuzz/fuzz_queue
 build/fuzz/fuzz_identify: tests/fuzz/fuzz_identify.c core/protocol.c core/status.c $(HDRS)

@@ -16,6 +16,8 @@ for B in build/out build/san; do
   run bash tests/target/crosscheck.sh
   run bash tests/target/engine.sh
   run bash tests/target/faults.sh
+  run "$B/tests/target_disc"
+  run bash tests/target/tool.sh
 done
 echo "=== ThreadSanitizer: four queues in four threads, keep-alive thread"
 run build/tsan/tests/target_core four_queues_four_threads keep_alive_keeps_the_association

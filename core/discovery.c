@@ -30,12 +30,12 @@ int nvmeof_discovery_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_
 	int rc = nvmeof_ctrl_connect(&o, out);
 	if (rc)
 		return nvmeof_err_prefix(rc, "discovery controller %s", o.subnqn);
-	const struct nvmeof_ctrl_info *i = nvmeof_ctrl_info(*out);
-	if (i->cntrltype && i->cntrltype != NVME_CNTRLTYPE_DISCOVERY) {
+	uint8_t type = nvmeof_ctrl_info(*out)->cntrltype;
+	if (type && type != NVME_CNTRLTYPE_DISCOVERY) {
 		nvmeof_ctrl_close(*out);
 		*out = NULL;
 		return nvmeof_err(NVMEOF_EINVAL, "discovery connect: %s is not a discovery controller (CNTRLTYPE %u)",
-				  o.subnqn, i->cntrltype);
+				  o.subnqn, type);
 	}
 	return 0;
 }

@@ -30,18 +30,19 @@ endif
 CFLAGS_ALL = $(CFLAGS_BASE) $(SANFLAGS) $(CFLAGS)
 CPPFLAGS_ALL = $(CPPFLAGS_BASE) $(CPPFLAGS)
 
-CORE_SRC = core/protocol.c core/status.c core/util.c core/opts.c core/rdma.c core/mem.c core/cuda.c \
-	core/slots.c core/submit.c core/complete.c core/sync.c core/reconnect.c core/queue.c \
-	core/qrdma.c core/group.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c core/reassoc.c \
-	core/ctrl_mem.c
+CORE_SRC = core/protocol.c core/status.c core/names.c core/util.c core/opts.c core/rdma.c core/mem.c \
+	core/cuda.c core/slots.c core/submit.c core/complete.c core/sync.c core/reconnect.c core/queue.c \
+	core/iox.c core/qrdma.c core/group.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c \
+	core/reassoc.c core/ctrl_mem.c core/nstable.c core/adminio.c core/discovery.c core/aer.c
 # The loopback test wire: tests, fuzzers and the micro-benchmark only.
 TESTWIRE_OBJ = $(O)/tests/wire/fakewire.o
 CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
-HDRS = $(wildcard core/*.h core/include/*.h tests/unit/*.h tests/wire/*.h)
+HDRS = $(wildcard core/*.h core/include/*.h tests/unit/*.h tests/wire/*.h tools/*.h)
 
 UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo \
 	$(O)/tests/unit_opts
-TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_gpu $(O)/tests/libcuda-double.so $(O)/tests/gpu_check
+TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
+	$(O)/tests/gpu_check
 BENCH = $(O)/bench/percmd
 
 # Debian's python3 with python3-pytest and python3-numpy (tests/testbed/setup).
@@ -58,12 +59,14 @@ ENGINE = $(O)/libnvmeof_fio.so
 VERSION = 0.1.0
 SO_MAJOR = 0
 SONAME = libnvmeof.so.$(SO_MAJOR)
+TOOL = $(O)/nvmeof
 
-.PHONY: all lib engine unit test test-unit test-fuzz test-target testbed demo bench fuzz fuzz-build clean \
+.PHONY: all lib engine tool unit test test-unit test-fuzz test-target testbed demo bench fuzz fuzz-build clean \
 	install uninstall
-all: lib engine $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH)
+all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH)
 lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a
 engine: $(ENGINE)
+tool: $(TOOL)
 
 $(O)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -82,9 +85,14 @@ $(O)/libnvmeof.so $(O)/$(SONAME): $(O)/libnvmeof.so.$(VERSION)
 $(O)/libnvmeof.a: $(CORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(O)/tests/unit_protocol: $(O)/tests/unit/test_protocol.o $(O)/core/protocol.o $(O)/core/status.o
+$(O)/tests/unit_protocol: $(O)/tests/unit/test_protocol.o $(O)/core/protocol.o $(O)/core/status.o $(O)/core/names.o
 	$(CC) $(SANFLAGS) -o $@ $^
 $(O)/tests/target_core: $(O)/tests/target/core_test.o $(O)/libnvmeof.a
+	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
+# The command-line tool (tools/): nvme-cli's subcommands over our library.
+$(TOOL): $(O)/tools/nvmeof.o $(O)/tools/cmds.o $(O)/tools/io.o $(O)/tools/out.o $(O)/libnvmeof.a
+	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
+$(O)/tests/target_disc: $(O)/tests/target/disc_test.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/wire/fakewire.o $(O)/tests/unit/test_queue.o $(O)/bench/percmd.o: CPPFLAGS_ALL += -Itests/wire
 $(O)/bench/percmd: $(O)/bench/percmd.o $(TESTWIRE_OBJ) $(O)/libnvmeof.a

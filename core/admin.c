@@ -163,15 +163,17 @@ int ctrl_identify_all(struct nvmeof_ctrl *c)
 {
 	uint32_t ids[MAX_NS];
 	int rc;
-	if ((rc = ctrl_identify_ctrl(c, &c->info)) || (rc = ctrl_set_num_queues(c, &c->info.max_io_queues)))
+	if ((rc = ctrl_identify_ctrl(c, &c->info)))
+		return rc;
+	/* A discovery controller has no namespaces and no I/O queues. */
+	if (c->info.cntrltype == NVME_CNTRLTYPE_DISCOVERY || !strcmp(c->subnqn, NVMEOF_DISCOVERY_NQN))
+		return 0;
+	if ((rc = ctrl_set_num_queues(c, &c->info.max_io_queues)))
 		return rc;
 
 	if ((rc = ctrl_identify(c, NVME_CNS_NS_ACTIVE_LIST, 0, "Active Namespace List")))
 		return rc;
 	uint32_t n = nvme_ns_list_parse(q_scratch(c->admin), ids, MAX_NS);
-	c->ns = calloc(n ? n : 1, sizeof(*c->ns));
-	if (!c->ns)
-		return nvmeof_err(NVMEOF_ENOMEM, "out of memory for %u namespaces", n);
 	for (uint32_t i = 0; i < n; i++) {
 		const char *why;
 		char what[32];
@@ -179,9 +181,10 @@ int ctrl_identify_all(struct nvmeof_ctrl *c)
 		if ((rc = ctrl_identify(c, NVME_CNS_NS, ids[i], what)))
 			return rc;
 		/* A namespace with a format we cannot use is left out, not fatal. */
-		if (nvme_id_ns_parse(q_scratch(c->admin), ids[i], &c->ns[c->nns], &why) == 0 &&
-		    c->ns[c->nns].nsze)
-			c->nns++;
+		struct nvmeof_ns ns;
+		if (nvme_id_ns_parse(q_scratch(c->admin), ids[i], &ns, &why) == 0 && ns.nsze &&
+		    (rc = nst_put(&c->nst, &ns)))
+			return rc;
 	}
 	return 0;
 }

@@ -191,8 +191,8 @@ static void housekeep(struct nvmeof_queue *q, uint64_t now)
 		q_mark_dead(q);
 	for (uint32_t si = 0; si < q->depth; si++) {
 		struct slot *s = &q->slots[si];
-		if (s->state != SLOT_BUSY)
-			continue;
+		if (s->state != SLOT_BUSY || q->reqs[s->req].kind == REQ_AER)
+			continue; /* an event request stays out until an event comes */
 		/* the clock starts at the first pass that sees the command out, so a
 		 * timeout fires between cmd_timeout_ms and HOUSEKEEP_MS later */
 		if (!s->t_submit_ms) {

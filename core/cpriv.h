@@ -14,6 +14,7 @@
 #include "ctrl.h"
 #include "internal.h"
 #include "mem.h"
+#include "nstable.h"
 #include "protocol.h"
 #include "queue.h"
 
@@ -32,8 +33,8 @@ struct nvmeof_ctrl {
 	struct ibv_pd *pd;           /* outlives reconnects: registrations stay valid */
 	uint32_t assoc_gen;          /* bumped each time the association is re-created */
 	struct nvmeof_ctrl_info info;
-	struct nvmeof_ns *ns;
-	uint32_t nns;
+	struct ns_table nst;         /* stable structs: events add and retire namespaces */
+	struct aer *aer;             /* asynchronous events, when enabled (aer.c) */
 	uint8_t *qid_used;
 	struct mem_ctx mem;          /* the PD, and the regions registered in it */
 	uint32_t nqueues, depth_limit, ngroups, qid_next;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aer.h"
 #include "cpriv.h"
 #include "opts.h"
 #include "util.h"
@@ -26,11 +27,17 @@ int nvmeof_ctrl_get_info(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *out)
 	return 0;
 }
 
-uint32_t nvmeof_ns_count(const struct nvmeof_ctrl *c) { return c->nns; }
+/* The table has its own lock; the const API predates events changing it. */
+uint32_t nvmeof_ns_count(const struct nvmeof_ctrl *c) { return nst_count((struct ns_table *)&c->nst); }
+struct nvmeof_queue *ctrl_admin(struct nvmeof_ctrl *c) { return c->admin; }
+pthread_mutex_t *ctrl_admin_lock(struct nvmeof_ctrl *c) { return &c->admin_lock; }
+uint32_t ctrl_cmd_timeout(const struct nvmeof_ctrl *c) { return c->o.cmd_timeout_ms; }
+struct ns_table *ctrl_nst(struct nvmeof_ctrl *c) { return &c->nst; }
+struct aer **ctrl_aer(struct nvmeof_ctrl *c) { return &c->aer; }
 
 const struct nvmeof_ns *nvmeof_ns_at(const struct nvmeof_ctrl *c, uint32_t i)
 {
-	return i < c->nns ? &c->ns[i] : NULL;
+	return nst_at((struct ns_table *)&c->nst, i);
 }
 
 const struct nvmeof_ns *nvmeof_ns_get(const struct nvmeof_ctrl *c, uint32_t nsid)
@@ -39,11 +46,11 @@ const struct nvmeof_ns *nvmeof_ns_get(const struct nvmeof_ctrl *c, uint32_t nsid
 		nvmeof_err(NVMEOF_EINVAL, "namespace lookup: no controller");
 		return NULL;
 	}
-	for (uint32_t i = 0; i < c->nns; i++)
-		if (c->ns[i].nsid == nsid)
-			return &c->ns[i];
+	const struct nvmeof_ns *ns = nst_get((struct ns_table *)&c->nst, nsid);
+	if (ns)
+		return ns;
 	nvmeof_err(NVMEOF_EINVAL, "namespace %u is not an active namespace of %s (%u active)", nsid,
-		   c->subnqn, c->nns);
+		   c->subnqn, nvmeof_ns_count(c));
 	return NULL;
 }
 
@@ -63,6 +70,7 @@ static int resolve(const char *host, const char *port, struct sockaddr_storage *
 
 static void ctrl_free(struct nvmeof_ctrl *c)
 {
+	aer_stop(c);
 	ctrl_ka_stop(c);
 	pthread_cond_destroy(&c->ka_cond);
 	pthread_mutex_destroy(&c->admin_lock);
@@ -70,8 +78,9 @@ static void ctrl_free(struct nvmeof_ctrl *c)
 	if (c->pd)
 		ibv_dealloc_pd(c->pd);
 	mem_ctx_destroy(&c->mem);
+	aer_free(c); /* after q_close: the outstanding AERs' callbacks have run */
 	pthread_mutex_destroy(&c->lock);
-	free(c->ns);
+	nst_free(&c->nst);
 	free(c->qid_used);
 	free(c);
 }
@@ -101,6 +110,10 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		return nvmeof_err(NVMEOF_EINVAL, "connect: unknown wait mode %d", (int)opts->wait_mode);
 	if (!(c = calloc(1, sizeof(*c))))
 		return nvmeof_err(NVMEOF_ENOMEM, "connect: out of memory");
+	if ((rc = nst_init(&c->nst))) {
+		free(c);
+		return rc;
+	}
 	pthread_mutex_init(&c->lock, NULL);
 	mem_ctx_init(&c->mem, NULL);
 	pthread_mutex_init(&c->admin_lock, NULL);

@@ -4,8 +4,19 @@
 
 #include "nvmeof.h"
 
+#include <pthread.h>
+
 struct mem_ctx;
+struct ns_table;
+struct aer;
 /* The controller's registration context (its PD and region count). */
 struct mem_ctx *ctrl_mem(struct nvmeof_ctrl *c);
+/* For admin commands after bring-up (adminio.c, aer.c): the admin queue is
+ * used only with its lock held. */
+struct nvmeof_queue *ctrl_admin(struct nvmeof_ctrl *c);
+pthread_mutex_t *ctrl_admin_lock(struct nvmeof_ctrl *c);
+uint32_t ctrl_cmd_timeout(const struct nvmeof_ctrl *c);
+struct ns_table *ctrl_nst(struct nvmeof_ctrl *c);
+struct aer **ctrl_aer(struct nvmeof_ctrl *c);
 
 #endif

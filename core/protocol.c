@@ -123,6 +123,11 @@ void nvme_id_ctrl_parse(const uint8_t *d, struct nvmeof_ctrl_info *info)
 	info->ioccsz = get_le32(d + 1792);
 	info->iorcsz = get_le32(d + 1796);
 	info->icdoff = get_le16(d + 1800);
+	info->cntrltype = d[111];
+	info->oaes = get_le32(d + 92);
+	info->aerl = d[259];
+	info->lpa = d[261];
+	info->elpe = d[262];
 }
 
 int nvme_id_ns_parse(const uint8_t *d, uint32_t nsid, struct nvmeof_ns *ns, const char **why)
@@ -137,6 +142,7 @@ int nvme_id_ns_parse(const uint8_t *d, uint32_t nsid, struct nvmeof_ns *ns, cons
 	ns->nuse = get_le64(d + 16);
 	memcpy(ns->nguid, d + 104, 16);
 	memcpy(ns->eui64, d + 120, 8);
+	ns->dlfeat = d[33];
 	if (idx > nlbaf || idx >= 64) {
 		*why = "FLBAS selects an LBA format past NLBAF";
 		return -1;
@@ -241,4 +247,190 @@ int nvme_hostid_from_nqn(const char *nqn, uint8_t out[16])
 		return -1;
 	memcpy(out, id, 16);
 	return 0;
+}
+
+void nvme_sqe_get_log_page(uint8_t *sqe, uint16_t cid, uint32_t nsid, uint8_t lid, uint8_t lsp,
+			   int rae, uint32_t len, uint64_t offset, uint16_t lsi)
+{
+	uint32_t numd = len / 4 - 1;
+	nvme_sqe_init(sqe, NVME_ADMIN_GET_LOG_PAGE, cid, nsid);
+	put_le32(sqe + 40, (uint32_t)lid | ((uint32_t)(lsp & 0x7f) << 8) | (rae ? 1u << 15 : 0) |
+				   ((numd & 0xffff) << 16));
+	put_le32(sqe + 44, (numd >> 16) | ((uint32_t)lsi << 16));
+	put_le64(sqe + 48, offset);
+}
+
+void nvme_sqe_async_event(uint8_t *sqe, uint16_t cid)
+{
+	nvme_sqe_init(sqe, NVME_ADMIN_ASYNC_EVENT, cid, 0);
+}
+
+void nvme_sqe_write_zeroes(uint8_t *sqe, uint16_t cid, uint32_t nsid, uint64_t slba, uint32_t nlb,
+			   uint32_t cdw12_flags)
+{
+	nvme_sqe_init(sqe, NVME_CMD_WRITE_ZEROES, cid, nsid);
+	put_le64(sqe + 40, slba);
+	put_le32(sqe + 48, ((nlb - 1) & 0xffff) | cdw12_flags);
+}
+
+uint32_t nvme_aec_cdw11(uint32_t oaes)
+{
+	/* OAES bit n announces the notice AEC bit n enables */
+	return 0x1fu | (oaes & ((1u << 8) | (1u << 9) | (1u << 11) | (1u << 31)));
+}
+
+void nvme_aer_decode(uint32_t dw0, struct nvmeof_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->cdw0 = dw0;
+	ev->type = (uint8_t)(dw0 & 0x7);
+	ev->info = (uint8_t)(dw0 >> 8);
+	ev->lid = (uint8_t)(dw0 >> 16);
+}
+
+void nvme_disc_log_hdr_parse(const uint8_t *d, uint64_t *genctr, uint64_t *numrec, uint16_t *recfmt)
+{
+	*genctr = get_le64(d);
+	*numrec = get_le64(d + 8);
+	*recfmt = get_le16(d + 16);
+}
+
+void nvme_disc_entry_parse(const uint8_t *d, struct nvmeof_disc_entry *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->trtype = d[0];
+	e->adrfam = d[1];
+	e->subtype = d[2];
+	e->treq = d[3];
+	e->portid = get_le16(d + 4);
+	e->cntlid = get_le16(d + 6);
+	e->asqsz = get_le16(d + 8);
+	e->eflags = get_le16(d + 10);
+	nvme_ascii_field(e->trsvcid, d + 32, 32);
+	nvme_ascii_field(e->subnqn, d + 256, 256);
+	nvme_ascii_field(e->traddr, d + 512, 256);
+	/* TSAS at 768: its layout depends on the transport */
+	if (e->trtype == 1) {
+		e->rdma_qptype = d[768];
+		e->rdma_prtype = d[769];
+		e->rdma_cms = d[770];
+		e->rdma_pkey = get_le16(d + 776);
+	} else if (e->trtype == 3) {
+		e->tcp_sectype = d[768];
+	}
+}
+
+void nvme_error_entry_parse(const uint8_t *d, struct nvmeof_error_entry *e)
+{
+	e->error_count = get_le64(d);
+	e->sqid = get_le16(d + 8);
+	e->cmdid = get_le16(d + 10);
+	e->status = (uint16_t)(get_le16(d + 12) >> 1);
+	e->parm_error_location = get_le16(d + 14);
+	e->lba = get_le64(d + 16);
+	e->nsid = get_le32(d + 24);
+	e->vs = d[28];
+	e->trtype = d[29];
+	e->cs = get_le64(d + 32);
+	e->trtype_spec_info = get_le16(d + 40);
+}
+
+static void le128(const uint8_t *d, uint64_t out[2])
+{
+	out[0] = get_le64(d);
+	out[1] = get_le64(d + 8);
+}
+
+void nvme_smart_log_parse(const uint8_t *d, struct nvmeof_smart_log *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->critical_warning = d[0];
+	s->temperature = get_le16(d + 1);
+	s->avail_spare = d[3];
+	s->spare_thresh = d[4];
+	s->percent_used = d[5];
+	s->endu_grp_crit_warn_sumry = d[6];
+	le128(d + 32, s->data_units_read);
+	le128(d + 48, s->data_units_written);
+	le128(d + 64, s->host_reads);
+	le128(d + 80, s->host_writes);
+	le128(d + 96, s->ctrl_busy_time);
+	le128(d + 112, s->power_cycles);
+	le128(d + 128, s->power_on_hours);
+	le128(d + 144, s->unsafe_shutdowns);
+	le128(d + 160, s->media_errors);
+	le128(d + 176, s->num_err_log_entries);
+	s->warning_temp_time = get_le32(d + 192);
+	s->critical_comp_time = get_le32(d + 196);
+	for (int i = 0; i < 8; i++)
+		s->temp_sensor[i] = get_le16(d + 200 + 2 * i);
+}
+
+uint32_t nvme_changed_ns_parse(const uint8_t *d, uint32_t *out, uint32_t max, int *overflow)
+{
+	*overflow = get_le32(d) == 0xffffffffu;
+	if (*overflow)
+		return 0;
+	return nvme_ns_list_parse(d, out, max);
+}
+
+int nvme_ns_desc_parse(const uint8_t *d, size_t len, struct nvmeof_ns_ids *ids, const char **why)
+{
+	memset(ids, 0, sizeof(*ids));
+	size_t off = 0;
+	while (off + 4 <= len) {
+		uint8_t nidt = d[off], nidl = d[off + 1];
+		if (!nidt)
+			break; /* the list ends with a zeroed descriptor */
+		if (off + 4 + nidl > len) {
+			*why = "a descriptor runs past the end of the list";
+			return -1;
+		}
+		const uint8_t *nid = d + off + 4;
+		uint8_t want = nidt == 1 ? 8 : nidt == 2 || nidt == 3 ? 16 : nidt == 4 ? 1 : nidl;
+		if (nidl != want) {
+			*why = "a descriptor's length does not match its type";
+			return -1;
+		}
+		switch (nidt) {
+		case 1: memcpy(ids->eui64, nid, 8); ids->has_eui64 = true; break;
+		case 2: memcpy(ids->nguid, nid, 16); ids->has_nguid = true; break;
+		case 3: memcpy(ids->uuid, nid, 16); ids->has_uuid = true; break;
+		case 4: ids->csi = nid[0]; ids->has_csi = true; break;
+		default: break; /* unknown types are skipped by their length */
+		}
+		off += 4u + nidl;
+	}
+	return 0;
+}
+
+int nvme_ana_group_parse(const uint8_t *d, size_t len, uint32_t idx, struct nvmeof_ana_group *g,
+			 uint64_t *chgcnt, uint16_t *ngrps)
+{
+	if (len < 16)
+		return -1;
+	uint16_t n = get_le16(d + 8);
+	if (chgcnt)
+		*chgcnt = get_le64(d);
+	if (ngrps)
+		*ngrps = n;
+	size_t off = 16;
+	for (uint32_t i = 0; i < n; i++) {
+		if (off + 32 > len)
+			return -1;
+		uint32_t nn = get_le32(d + off + 4);
+		size_t next = off + 32 + (size_t)nn * 4;
+		if (i == idx) {
+			if (next > len)
+				return -1;
+			g->grpid = get_le32(d + off);
+			g->nnsids = nn;
+			g->chgcnt = get_le64(d + off + 8);
+			g->state = d[off + 16];
+			g->nsids_off = off + 32;
+			return 0;
+		}
+		off = next;
+	}
+	return -1;
 }

@@ -221,6 +221,53 @@ int nvme_rdma_cm_rep_parse(const void *priv, size_t len, uint16_t *crqsize, cons
 int nvme_rdma_cm_rej_parse(const void *priv, size_t len, uint16_t *sts);
 const char *nvme_rdma_cm_status_name(uint16_t sts);
 
+/* ---- log pages, discovery, events, Write Zeroes ---- */
+#define NVME_CNS_NS_DESC_LIST 0x03
+#define NVME_FEAT_ASYNC_EVENT 0x0b
+#define NVME_ONCS_WRITE_ZEROES (1u << 3)
+#define NVME_RW_FUA (1u << 30)        /* CDW12 of Read, Write, Write Zeroes */
+#define NVME_WZ_DEAC (1u << 25)       /* CDW12 of Write Zeroes */
+#define NVME_DLFEAT_WZ_DEAC (1u << 3)
+#define NVME_LPA_OFFSET (1u << 2)     /* Get Log Page offsets and extended data */
+#define NVME_WZ_MAX_NLB 65536u        /* NLB is 16 bits, 0-based */
+#define NVME_DISC_LOG_HDR_SIZE 1024
+#define NVME_DISC_ENTRY_SIZE 1024
+#define NVME_ERROR_ENTRY_SIZE 64
+#define NVME_SMART_LOG_SIZE 512
+#define NVME_NS_LIST_MAX 1024         /* NSIDs in a namespace list / Changed NS List */
+#define NVME_CNTRLTYPE_DISCOVERY 2
+
+/* Get Log Page. len in bytes (a dword multiple, > 0): NUMD is 0-based
+ * dwords, its low half in CDW10 31:16 (NUMDL), high half in CDW11 15:0
+ * (NUMDU). offset in bytes (LPOL CDW12, LPOU CDW13). */
+void nvme_sqe_get_log_page(uint8_t *sqe, uint16_t cid, uint32_t nsid, uint8_t lid, uint8_t lsp,
+			   int rae, uint32_t len, uint64_t offset, uint16_t lsi);
+void nvme_sqe_async_event(uint8_t *sqe, uint16_t cid);
+/* Write Zeroes: nlb 1-based (at most 65536); cdw12_flags NVME_RW_FUA / NVME_WZ_DEAC. */
+void nvme_sqe_write_zeroes(uint8_t *sqe, uint16_t cid, uint32_t nsid, uint64_t slba, uint32_t nlb,
+			   uint32_t cdw12_flags);
+/* Set Features Asynchronous Event Configuration CDW11 for what the
+ * controller offers: SMART critical warnings 4:0 and the OAES notices
+ * (namespace attribute, firmware activation, ANA change, discovery log). */
+uint32_t nvme_aec_cdw11(uint32_t oaes);
+/* An AER completion's DW0: type 2:0, information 15:8, log page 23:16. */
+void nvme_aer_decode(uint32_t dw0, struct nvmeof_event *ev);
+
+/* Discovery log: header (at least 18 bytes) and one 1024-byte entry. */
+void nvme_disc_log_hdr_parse(const uint8_t *d, uint64_t *genctr, uint64_t *numrec, uint16_t *recfmt);
+void nvme_disc_entry_parse(const uint8_t *d, struct nvmeof_disc_entry *e);
+void nvme_error_entry_parse(const uint8_t *d, struct nvmeof_error_entry *e);
+void nvme_smart_log_parse(const uint8_t *d, struct nvmeof_smart_log *s);
+/* Changed Namespace List: NSIDs in order, at most max; *overflow when the
+ * first entry is FFFFFFFFh (more than 1024 changed). Returns the count. */
+uint32_t nvme_changed_ns_parse(const uint8_t *d, uint32_t *out, uint32_t max, int *overflow);
+/* Namespace Identification Descriptor list (4096 bytes); -1 with *why
+ * when a descriptor's length disagrees with its type or runs past the end. */
+int nvme_ns_desc_parse(const uint8_t *d, size_t len, struct nvmeof_ns_ids *ids, const char **why);
+/* ANA log: group idx (0-based), -1 past NGRPS or the data's end. */
+int nvme_ana_group_parse(const uint8_t *d, size_t len, uint32_t idx, struct nvmeof_ana_group *g,
+			 uint64_t *chgcnt, uint16_t *ngrps);
+
 /* Copies a space-padded ASCII field into a NUL-terminated string, trimmed. */
 void nvme_ascii_field(char *dst, const uint8_t *src, size_t n);
 /* A UUID in text (hyphens optional) to its 16 bytes; -1 if it is not one. */

@@ -40,7 +40,9 @@
 
 enum slot_state { SLOT_FREE, SLOT_BUSY, SLOT_ZOMBIE, SLOT_RETRY };
 enum { SLOT_SENT = 1, SLOT_RESP = 2 };
-enum req_kind { REQ_IO, REQ_FLUSH, REQ_DSM, REQ_RAW };
+/* REQ_AER: an admin command that stays outstanding (no timeout, not the
+ * reserved request); REQ_WZ: Write Zeroes, split at 65536 blocks. */
+enum req_kind { REQ_IO, REQ_FLUSH, REQ_DSM, REQ_RAW, REQ_AER, REQ_WZ };
 
 struct slot {
 	struct ibv_send_wr wr;
@@ -66,6 +68,7 @@ struct req {
 	uint32_t outstanding;     /* commands issued, not yet finished */
 	uint64_t seq;             /* submission order, kept across a reconnect */
 	uint32_t dw0, dw1, data_len;
+	uint32_t cdw12;           /* flags ORed into CDW12 (FUA, DEAC) */
 	int err;
 	uint16_t status;
 	uint8_t kind, opc;
@@ -98,6 +101,7 @@ struct sub {
 	size_t off;
 	const uint8_t *raw;
 	uint32_t data_len;
+	uint32_t cdw12;
 };
 
 struct nvmeof_queue {
@@ -172,6 +176,9 @@ void q_refill(struct nvmeof_queue *q);
 int q_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *arg, uint16_t *ri_out);
 int q_check_io(struct nvmeof_queue *q, const char *op, const struct nvmeof_ns *ns, uint32_t nlb,
 	       const struct nvmeof_mr *mr, size_t off);
+/* sync.c: submit, then wait with a deadline */
+int q_sync_run(struct nvmeof_queue *q, const struct sub *sb, uint32_t timeout_ms, struct nvmeof_cpl *out,
+	       const char *what);
 /* complete.c */
 void q_post_recvs(struct nvmeof_queue *q);
 void q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n);

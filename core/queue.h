@@ -61,5 +61,13 @@ bool q_group_owned_by(const struct nvmeof_poll_group *g, const void *owner);
 /* The controller that owns a queue (set by the controller). */
 void q_set_owner(struct nvmeof_queue *q, struct nvmeof_ctrl *ctrl, bool oncs_dsm);
 struct nvmeof_ctrl *q_owner(struct nvmeof_queue *q);
+/* q_exec with the data in a registered region instead of the scratch buffer. */
+int q_exec_mr(struct nvmeof_queue *q, const uint8_t *sqe, struct nvmeof_mr *mr, size_t off,
+	      uint32_t len, uint32_t timeout_ms, struct nvmeof_cpl *cpl);
+/* An Asynchronous Event Request: no command timeout, a normal request (not
+ * the reserved one), no data; *sqe must live until cb runs. On connection
+ * loss it completes with NVMEOF_ECLOSED instead of being re-issued. */
+int q_submit_aer(struct nvmeof_queue *q, const uint8_t *sqe, nvmeof_cb cb, void *arg);
+bool q_connected(const struct nvmeof_queue *q);
 
 #endif

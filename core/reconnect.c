@@ -24,6 +24,8 @@ void q_park_all(struct nvmeof_queue *q)
 			continue;
 		r->queued = r->replay = false;
 		r->outstanding = 0;
+		if (r->kind == REQ_AER && !r->err)
+			r->err = NVMEOF_ECLOSED; /* its owner re-arms events on the new association */
 		if (r->err) {
 			r->left = 0;
 		} else {

@@ -15,7 +15,7 @@ void q_complete_req(struct nvmeof_queue *q, uint16_t ri)
 	struct req *r = &q->reqs[ri];
 	struct nvmeof_cpl cpl = {.err = r->err, .status = r->status, .cdw0 = r->dw0, .cdw1 = r->dw1,
 				 .opc = r->opc, .admin = q->qid == 0};
-	if (r->kind == REQ_RAW && r->raw) {
+	if ((r->kind == REQ_RAW || r->kind == REQ_AER) && r->raw) {
 		cpl.opc = r->raw[0];
 		cpl.fctype = r->raw[0] == NVME_FABRICS_OPCODE ? r->raw[4] : 0;
 	}
@@ -28,7 +28,7 @@ void q_complete_req(struct nvmeof_queue *q, uint16_t ri)
 	if (r->kind == REQ_IO && r->opc == NVME_CMD_READ && !r->err)
 		DEVICE_WROTE((uint8_t *)r->mr->addr + r->off0, r->next_off - r->off0);
 	else if (r->kind == REQ_RAW && r->data_len && !r->err)
-		DEVICE_WROTE(q_scratch(q), r->data_len);
+		DEVICE_WROTE(r->mr ? (uint8_t *)r->mr->addr + r->off0 : q_scratch(q), r->data_len);
 	nvmeof_cb cb = r->cb;
 	void *arg = r->arg;
 	r->live = false;

@@ -80,6 +80,8 @@ static void issue(struct nvmeof_queue *q, uint16_t ri)
 		uint32_t bytes = nlb << r->ns->lbads;
 		uint64_t addr = (uint64_t)(uintptr_t)r->mr->addr + r->next_off;
 		nvme_sqe_rw(sqe, r->opc, cid, r->ns->nsid, r->next_lba, nlb);
+		if (r->cdw12)
+			put_le32(sqe + 48, get_le32(sqe + 48) | r->cdw12);
 		nsge = set_dptr(q, s, sqe, addr, bytes, r->mr->lkey, r->mr->rkey, r->opc == NVME_CMD_WRITE);
 		r->next_lba += nlb;
 		r->next_off += bytes;
@@ -100,14 +102,25 @@ static void issue(struct nvmeof_queue *q, uint16_t ri)
 		break;
 	}
 	case REQ_RAW:
+	case REQ_AER:
 		memcpy(sqe, r->raw, NVME_SQE_SIZE);
 		nvme_sqe_set_cid(sqe, cid);
-		if (r->data_len)
+		if (r->data_len && r->mr)
+			nvme_sqe_sgl_keyed(sqe, (uintptr_t)r->mr->addr + r->off0, r->data_len, r->mr->rkey);
+		else if (r->data_len)
 			nvme_sqe_sgl_keyed(sqe, (uintptr_t)q_scratch(q), r->data_len, q->aux_rkey);
 		else
 			null_sgl(sqe);
 		r->left = 0;
 		break;
+	case REQ_WZ: {
+		uint32_t nlb = r->left < NVME_WZ_MAX_NLB ? r->left : NVME_WZ_MAX_NLB;
+		nvme_sqe_write_zeroes(sqe, cid, r->ns->nsid, r->next_lba, nlb, r->cdw12);
+		null_sgl(sqe);
+		r->next_lba += nlb;
+		r->left -= nlb;
+		break;
+	}
 	}
 	s->wr.num_sge = nsge;
 	s->wr.send_flags = IBV_SEND_SIGNALED | (nsge == 1 && q->inline_sqe ? IBV_SEND_INLINE : 0);
@@ -176,6 +189,7 @@ int q_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *a
 	r->mr = sb->mr;
 	r->raw = sb->raw;
 	r->data_len = sb->data_len;
+	r->cdw12 = sb->cdw12;
 	r->next_lba = sb->slba;
 	r->next_off = sb->off;
 	r->off0 = sb->off;

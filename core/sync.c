@@ -49,7 +49,7 @@ static void abandon(struct nvmeof_queue *q, uint16_t ri, int err)
 		q_complete_req(q, ri);
 }
 
-static int sync_run(struct nvmeof_queue *q, const struct sub *sb, uint32_t timeout_ms,
+int q_sync_run(struct nvmeof_queue *q, const struct sub *sb, uint32_t timeout_ms,
 		    struct nvmeof_cpl *out, const char *what)
 {
 	struct sync_ctx c = {.done = false};
@@ -99,7 +99,7 @@ static int sync_io(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *
 			 .off = off};
 	if (opc == NVME_CMD_WRITE && (rc = mem_before_write(mr)))
 		return nvmeof_err_prefix(rc, "%s", what);
-	rc = sync_run(q, &sb, timeout_ms, NULL, what);
+	rc = q_sync_run(q, &sb, timeout_ms, NULL, what);
 	if (!rc && opc == NVME_CMD_READ && (rc = mem_after_read(mr)))
 		return nvmeof_err_prefix(rc, "%s", what);
 	return rc;
@@ -124,7 +124,7 @@ int nvmeof_flush_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint32
 		return nvmeof_err(NVMEOF_EINVAL, "flush: %s", !q ? "no queue" : "no namespace");
 	snprintf(what, sizeof(what), "flush nsid %u", ns->nsid);
 	struct sub sb = {.kind = REQ_FLUSH, .ns = ns};
-	return sync_run(q, &sb, timeout_ms, NULL, what);
+	return q_sync_run(q, &sb, timeout_ms, NULL, what);
 }
 
 int q_exec(struct nvmeof_queue *q, const uint8_t *sqe, uint32_t data_len, uint32_t timeout_ms,
@@ -136,6 +136,6 @@ int q_exec(struct nvmeof_queue *q, const uint8_t *sqe, uint32_t data_len, uint32
 		return nvmeof_err(NVMEOF_EINVAL, "command data of %u bytes exceeds %u", data_len, SCRATCH_SIZE);
 	snprintf(what, sizeof(what), "%s opcode 0x%02x", sqe[0] == NVME_FABRICS_OPCODE ? "fabrics" : "admin",
 		 sqe[0] == NVME_FABRICS_OPCODE ? sqe[4] : sqe[0]);
-	return sync_run(q, &sb, timeout_ms, cpl, what);
+	return q_sync_run(q, &sb, timeout_ms, cpl, what);
 }
 

@@ -140,6 +140,12 @@ struct nvmeof_ctrl_info {
 	char hca[64];            /* ibverbs device the connection resolved to */
 	uint8_t port_num;
 	uint16_t crdt[3];        /* Command Retry Delay Times 1..3, 100 ms units */
+	/* Identify Controller, for log pages and events */
+	uint8_t aerl;            /* Asynchronous Event Request Limit, 0-based */
+	uint8_t elpe;            /* Error Log Page Entries, 0-based */
+	uint8_t lpa;             /* Log Page Attributes (bit 2: offsets) */
+	uint8_t cntrltype;       /* 1 I/O, 2 discovery, 3 administrative; 0 not reported */
+	uint32_t oaes;           /* Optional Asynchronous Events Supported */
 };
 
 struct nvmeof_ns {
@@ -149,6 +155,8 @@ struct nvmeof_ns {
 	uint16_t ms;             /* metadata bytes per LBA (must be 0 for I/O here) */
 	uint64_t nsze, ncap, nuse; /* in LBAs */
 	uint8_t nguid[16], eui64[8];
+	uint8_t dlfeat;          /* bit 3: Write Zeroes may deallocate; 2:0 what deallocated blocks read */
+	bool gone;               /* no longer active (an event said so); I/O fails with the target's status */
 };
 
 /* Connects the admin queue, enables the controller, identifies it and its
@@ -316,6 +324,192 @@ struct nvmeof_queue_stats {
 	uint64_t sleeps;          /* waits that slept on the completion channel */
 };
 void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats *out);
+
+
+/* ---- Admin commands: Identify, Get Log Page ----------------------------------
+ * Run on the admin queue under its lock, with the command timeout; callable
+ * from any thread (never from an I/O or event callback).
+ */
+#define NVMEOF_IDENTIFY_SIZE 4096
+/* Raw Identify data (CNS 00h namespace, 01h controller, 02h active list, ...). */
+int nvmeof_identify(struct nvmeof_ctrl *ctrl, uint8_t cns, uint32_t nsid, void *buf);
+
+enum {
+	NVMEOF_LOG_ERROR = 0x01,
+	NVMEOF_LOG_SMART = 0x02,
+	NVMEOF_LOG_FW_SLOT = 0x03,
+	NVMEOF_LOG_CHANGED_NS = 0x04,
+	NVMEOF_LOG_ANA = 0x0c,
+	NVMEOF_LOG_DISCOVERY = 0x70,
+};
+struct nvmeof_log_req {
+	uint8_t lid;             /* log page identifier */
+	uint8_t lsp;             /* log specific field (7 bits) */
+	bool rae;                /* retain asynchronous event */
+	uint32_t nsid;           /* 0 here means the controller (FFFFFFFFh on the wire) */
+	uint64_t offset;         /* byte offset into the log (LPOL/LPOU), dword aligned */
+	uint16_t lsi;            /* log specific identifier */
+};
+/* Reads len bytes (dword multiple) of a log page into buf. A read larger than
+ * one command may carry is split at increasing offsets, which needs the
+ * controller's LPA offset support; NVMEOF_ENOTSUP otherwise. */
+int nvmeof_get_log_page(struct nvmeof_ctrl *ctrl, const struct nvmeof_log_req *req, void *buf,
+			size_t len);
+
+struct nvmeof_error_entry {        /* Error Information log entry, 64 bytes */
+	uint64_t error_count;
+	uint16_t sqid, cmdid;
+	uint16_t status;           /* Status Field, phase bit dropped */
+	uint16_t parm_error_location;
+	uint64_t lba;
+	uint32_t nsid;
+	uint8_t vs, trtype;
+	uint64_t cs;
+	uint16_t trtype_spec_info;
+};
+/* The newest max entries (ELPE + 1 at most); *n entries are filled in. */
+int nvmeof_get_log_error(struct nvmeof_ctrl *ctrl, struct nvmeof_error_entry *out, uint32_t max,
+			 uint32_t *n);
+
+struct nvmeof_smart_log {          /* SMART / Health Information */
+	uint8_t critical_warning;
+	uint16_t temperature;      /* Kelvin */
+	uint8_t avail_spare, spare_thresh, percent_used, endu_grp_crit_warn_sumry;
+	uint64_t data_units_read[2], data_units_written[2]; /* 128-bit: [0] low, [1] high */
+	uint64_t host_reads[2], host_writes[2], ctrl_busy_time[2], power_cycles[2];
+	uint64_t power_on_hours[2], unsafe_shutdowns[2], media_errors[2], num_err_log_entries[2];
+	uint32_t warning_temp_time, critical_comp_time;
+	uint16_t temp_sensor[8];   /* Kelvin, 0 = not reported */
+};
+/* nsid 0: the controller as a whole. */
+int nvmeof_get_log_smart(struct nvmeof_ctrl *ctrl, uint32_t nsid, struct nvmeof_smart_log *out);
+/* Changed Namespace List; *overflow when more than 1024 changed (then the
+ * host must rescan all). Reading it with rae false re-arms the event. */
+int nvmeof_get_log_changed_ns(struct nvmeof_ctrl *ctrl, bool rae, uint32_t *nsids, uint32_t max,
+			      uint32_t *n, bool *overflow);
+
+/* Asymmetric Namespace Access log: raw, then walk it with nvmeof_ana_group. */
+struct nvmeof_ana_group {
+	uint32_t grpid, nnsids;
+	uint64_t chgcnt;
+	uint8_t state;             /* 01h optimized, 02h non-optimized, 03h inaccessible,
+				    * 04h persistent loss, 0Fh change */
+	size_t nsids_off;          /* byte offset of nnsids little-endian NSIDs in the log */
+};
+int nvmeof_get_log_ana(struct nvmeof_ctrl *ctrl, bool rgo, void *buf, size_t len);
+/* The idx-th group descriptor of an ANA log; -1 past the end or when the log
+ * is truncated. *chgcnt and *ngrps from the header when non-NULL. */
+int nvmeof_ana_group(const void *log, size_t len, uint32_t idx, struct nvmeof_ana_group *g,
+		     uint64_t *chgcnt, uint16_t *ngrps);
+
+/* Namespace Identification Descriptor list (Identify CNS 03h). */
+struct nvmeof_ns_ids {
+	bool has_eui64, has_nguid, has_uuid, has_csi;
+	uint8_t eui64[8], nguid[16], uuid[16];
+	uint8_t csi;
+};
+int nvmeof_ns_ids(struct nvmeof_ctrl *ctrl, uint32_t nsid, struct nvmeof_ns_ids *out);
+
+/* ---- Discovery ------------------------------------------------------------------ */
+#define NVMEOF_DISCOVERY_NQN "nqn.2014-08.org.nvmexpress.discovery"
+
+struct nvmeof_disc_entry {
+	uint8_t trtype;            /* 1 RDMA, 2 FC, 3 TCP, FEh loop */
+	uint8_t adrfam;            /* 1 IPv4, 2 IPv6, 3 IB, 4 FC, FEh loop */
+	uint8_t subtype;           /* 1 discovery referral, 2 NVM subsystem, 3 current discovery */
+	uint8_t treq;              /* bits 1:0 secure channel, bit 2 SQ flow control disable */
+	uint16_t portid, cntlid, asqsz, eflags;
+	char trsvcid[33];
+	char subnqn[257];
+	char traddr[257];
+	/* transport specific address subtype (TSAS) */
+	uint8_t rdma_qptype;       /* 1 reliable connected, 2 reliable datagram */
+	uint8_t rdma_prtype;       /* 1 none, 2 InfiniBand, 3 RoCE, 4 RoCE v2, 5 iWARP */
+	uint8_t rdma_cms;          /* 1 RDMA_IP_CM */
+	uint16_t rdma_pkey;
+	uint8_t tcp_sectype;       /* 0 none, 1 TLS 1.2, 2 TLS 1.3 */
+};
+struct nvmeof_disc_log {
+	uint64_t genctr, numrec;
+	uint16_t recfmt;
+	uint32_t nentries;
+	struct nvmeof_disc_entry *entries;
+};
+/* A discovery controller: opts->subnqn NULL means the well-known discovery
+ * NQN. kato_ms 0 becomes 30000 (a discovery controller that stays connected
+ * must keep alive). No namespaces, no I/O queues. */
+int nvmeof_discovery_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl **out);
+/* Reads the whole Discovery Log Page: the header, then the entries four at a
+ * time at increasing offsets; starts over (up to 10 times) when GENCTR
+ * changed meanwhile. Free with nvmeof_disc_log_free. */
+int nvmeof_discover(struct nvmeof_ctrl *ctrl, struct nvmeof_disc_log **out);
+void nvmeof_disc_log_free(struct nvmeof_disc_log *log);
+/* nvme-cli's words: "rdma", "ipv4", "nvme subsystem", "connected", ... */
+const char *nvmeof_trtype_str(uint8_t v);
+const char *nvmeof_adrfam_str(uint8_t v);
+const char *nvmeof_subtype_str(uint8_t v);
+const char *nvmeof_treq_str(uint8_t v);
+const char *nvmeof_eflags_str(uint16_t v);
+const char *nvmeof_rdma_qptype_str(uint8_t v);
+const char *nvmeof_rdma_prtype_str(uint8_t v);
+const char *nvmeof_rdma_cms_str(uint8_t v);
+const char *nvmeof_tcp_sectype_str(uint8_t v);
+
+/* ---- Asynchronous events ---------------------------------------------------------
+ * nvmeof_ctrl_events enables every notice the controller offers (Set
+ * Features Asynchronous Event Configuration: SMART critical warnings and the
+ * OAES notices) and keeps AERL + 1 Asynchronous Event Requests outstanding
+ * (at most 4). A small thread of the controller polls the admin queue every
+ * 20 ms, with or without KATO, so events arrive while nobody calls the
+ * library. For a Namespace Attribute Changed notice the library first reads
+ * the Changed Namespace List and updates the namespace table: nvmeof_ns_get
+ * finds a namespace that appeared; one that went away is no longer returned,
+ * and its struct stays valid with gone set (I/O to it fails with the
+ * target's status). Then cb runs, on that thread, with no library lock held;
+ * it may call the admin functions above.
+ */
+enum {
+	NVMEOF_AER_ERROR = 0,
+	NVMEOF_AER_SMART = 1,
+	NVMEOF_AER_NOTICE = 2,
+	NVMEOF_AER_CMDSET = 6,
+	NVMEOF_AER_VENDOR = 7,
+};
+enum {
+	NVMEOF_AER_NOTICE_NS_CHANGED = 0x00,
+	NVMEOF_AER_NOTICE_FW_ACT = 0x01,
+	NVMEOF_AER_NOTICE_ANA = 0x03,
+	NVMEOF_AER_NOTICE_DISC_CHANGED = 0xf0,
+};
+struct nvmeof_event {
+	uint32_t cdw0;             /* the AER completion's DW0 as received */
+	uint8_t type, info, lid;   /* Asynchronous Event Type, Information, Log Page Identifier */
+	uint32_t nchanged;         /* NS changed: NSIDs read from the Changed Namespace List */
+	uint32_t changed[16];      /* the first 16 of them */
+	bool changed_overflow;     /* more than 1024 changed */
+};
+typedef void (*nvmeof_event_cb)(void *arg, const struct nvmeof_event *ev);
+/* Once per controller; cb may be NULL (the namespace table still follows). */
+int nvmeof_ctrl_events(struct nvmeof_ctrl *ctrl, nvmeof_event_cb cb, void *arg);
+/* Events delivered so far. */
+uint64_t nvmeof_ctrl_event_count(struct nvmeof_ctrl *ctrl);
+
+/* ---- More I/O: FUA, Write Zeroes ----------------------------------------------- */
+#define NVMEOF_IO_FUA (1u << 0)    /* Force Unit Access: on media before completion */
+#define NVMEOF_IO_DEAC (1u << 1)   /* Write Zeroes: the target may deallocate instead */
+/* nvmeof_write with flags (NVMEOF_IO_FUA). */
+int nvmeof_write_ext(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint32_t nlb,
+		     struct nvmeof_mr *mr, size_t off, uint32_t flags, nvmeof_cb cb, void *arg);
+int nvmeof_write_ext_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba,
+			  uint32_t nlb, struct nvmeof_mr *mr, size_t off, uint32_t flags,
+			  uint32_t timeout_ms);
+/* Write Zeroes, split into commands of at most 65536 blocks. NVMEOF_ENOTSUP
+ * unless ONCS says the controller supports it; NVMEOF_IO_DEAC also needs the
+ * namespace's DLFEAT bit 3. */
+int nvmeof_write_zeroes(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba,
+			uint32_t nlb, uint32_t flags, nvmeof_cb cb, void *arg);
+int nvmeof_write_zeroes_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba,
+			     uint32_t nlb, uint32_t flags, uint32_t timeout_ms);
 
 #ifdef __cplusplus
 }

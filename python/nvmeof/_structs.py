@@ -85,6 +85,11 @@ class CtrlInfo(ctypes.Structure):
         ("hca", c_char * 64),
         ("port_num", c_uint8),
         ("crdt", c_uint16 * 3),
+        ("aerl", c_uint8),
+        ("elpe", c_uint8),
+        ("lpa", c_uint8),
+        ("cntrltype", c_uint8),
+        ("oaes", c_uint32),
     ]
 
 
@@ -100,6 +105,8 @@ class Ns(ctypes.Structure):
         ("nuse", c_uint64),
         ("nguid", c_uint8 * 16),
         ("eui64", c_uint8 * 8),
+        ("dlfeat", c_uint8),
+        ("gone", c_bool),
     ]
 
 

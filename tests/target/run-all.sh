@@ -17,6 +17,8 @@ for B in build/out build/san; do
   run bash tests/target/crosscheck.sh
   run bash tests/target/engine.sh
   run bash tests/target/faults.sh
+  run "$B/tests/target_disc"
+  run bash tests/target/tool.sh
 done
 run env NVMEOF_BUILD=build/out bash tests/target/sweep.sh
 echo "=== ThreadSanitizer: four queues in four threads, keep-alive thread"

@@ -363,6 +363,238 @@ TEST(rdma_cm_private_data)
 	CHECK_EQ(nvme_rdma_cm_rej_parse(rej, 2, &sts), (unsigned long long)-1);
 }
 
+/* ---- log pages, discovery, events, Write Zeroes (NVMe Base 2.0 Figures
+ * 197-199 Get Log Page, Fabrics Figures 264-265 discovery log) ---- */
+TEST(get_log_page_sqe_numd_split_offset_rae)
+{
+	uint8_t s[64];
+	/* 0x40004 bytes = 0x10001 dwords: NUMD 0x10000 (0-based) crosses the
+	 * 16-bit NUMDL, so NUMDU is 1 and NUMDL 0 */
+	nvme_sqe_get_log_page(s, 0x21, 0xffffffff, 0x70, 0x05, 1, 0x40004, 0x123456789a0ull, 0xbeef);
+	const uint8_t want[64] = {
+		0x02, 0x40, 0x21, 0x00, 0xff, 0xff, 0xff, 0xff,     /* opcode 02h, CID, NSID */
+		[40] = 0x70, 0x85, 0x00, 0x00,                      /* LID, LSP 5 | RAE (bit 15), NUMDL 0 */
+		[44] = 0x01, 0x00, 0xef, 0xbe,                      /* NUMDU 1, LSI */
+		[48] = 0xa0, 0x89, 0x67, 0x45,                      /* LPOL */
+		[52] = 0x23, 0x01, 0x00, 0x00,                      /* LPOU */
+	};
+	CHECK_MEM(s, want, 64);
+	nvme_sqe_get_log_page(s, 1, 0, 0x02, 0, 0, 512, 0, 0);
+	CHECK_EQ(get_le32(s + 40), 0x007f0002u);            /* NUMDL 127, SMART, no RAE */
+	CHECK_EQ(get_le32(s + 44), 0);
+	CHECK_EQ(get_le64(s + 48), 0);
+}
+
+TEST(write_zeroes_and_aer_sqes)
+{
+	uint8_t s[64];
+	nvme_sqe_write_zeroes(s, 9, 3, 0x1122334455ull, 65536, NVME_RW_FUA | NVME_WZ_DEAC);
+	const uint8_t want[64] = {
+		0x08, 0x40, 0x09, 0x00, 0x03, 0x00, 0x00, 0x00,
+		[40] = 0x55, 0x44, 0x33, 0x22, 0x11, 0x00, 0x00, 0x00,
+		[48] = 0xff, 0xff, 0x00, 0x42,                      /* NLB FFFFh, DEAC bit 25, FUA bit 30 */
+	};
+	CHECK_MEM(s, want, 64);
+	nvme_sqe_async_event(s, 7);
+	CHECK_EQ(s[0], 0x0c);
+	CHECK_EQ(get_le16(s + 2), 7);
+	CHECK_MEM(s + 4, zero, 20);
+	CHECK_MEM(s + 40, zero, 24);
+	uint8_t w[64];
+	nvme_sqe_rw(w, NVME_CMD_WRITE, 1, 1, 0, 8);
+	put_le32(w + 48, get_le32(w + 48) | NVME_RW_FUA);
+	CHECK_EQ(w[51], 0x40);
+}
+
+TEST(async_event_config_and_decode)
+{
+	/* nvmet: OAES namespace attribute (8) and ANA change (11) */
+	CHECK_EQ(nvme_aec_cdw11((1u << 8) | (1u << 11)), 0x91fu);
+	/* reserved and unknown OAES bits are not asked for */
+	CHECK_EQ(nvme_aec_cdw11(0x7fffffffu), 0xb1fu);
+	CHECK_EQ(nvme_aec_cdw11(1u << 31), 0x8000001fu);
+	struct nvmeof_event ev;
+	nvme_aer_decode(0x00040002u, &ev);                   /* notice, NS changed, log 04h */
+	CHECK_EQ(ev.type, NVMEOF_AER_NOTICE);
+	CHECK_EQ(ev.info, NVMEOF_AER_NOTICE_NS_CHANGED);
+	CHECK_EQ(ev.lid, NVMEOF_LOG_CHANGED_NS);
+	nvme_aer_decode(0x0070f002u, &ev);                   /* discovery log changed */
+	CHECK_EQ(ev.info, 0xf0);
+	CHECK_EQ(ev.lid, 0x70);
+	nvme_aer_decode(0x00020101u, &ev);                   /* SMART, temperature, log 02h */
+	CHECK_EQ(ev.type, NVMEOF_AER_SMART);
+	CHECK_EQ(ev.info, 1);
+	CHECK_EQ(ev.lid, 2);
+}
+
+
+static void put_cstr(uint8_t *d, const char *s) { memcpy(d, s, strlen(s)); }
+
+TEST(discovery_log_header_and_entries)
+{
+	static uint8_t d[1024 + 2 * 1024];
+	memset(d, 0, sizeof(d));
+	put_le64(d, 0x0102030405060708ull);                  /* GENCTR */
+	put_le64(d + 8, 2);                                  /* NUMREC */
+	put_le16(d + 16, 0);                                 /* RECFMT */
+	uint8_t *e = d + 1024;
+	e[0] = 1; e[1] = 1; e[2] = 2; e[3] = 0x04;           /* RDMA, IPv4, NVM, SQ flow control disable */
+	put_le16(e + 4, 1); put_le16(e + 6, 0xffff); put_le16(e + 8, 32); put_le16(e + 10, 0x0002);
+	put_cstr(e + 32, "4420                            ");  /* TRSVCID, space padded */
+	put_cstr(e + 256, "nqn.2026-12.io.nvmeof:testbed-a");
+	put_cstr(e + 512, "192.0.2.1");
+	e[768] = 1; e[769] = 1; e[770] = 1; put_le16(e + 776, 0xabcd); /* QPTYPE, PRTYPE, CMS, PKEY */
+	e += 1024;
+	e[0] = 3; e[1] = 2; e[2] = 3; e[3] = 0x02;
+	put_le16(e + 4, 2);
+	put_cstr(e + 32, "8009");
+	put_cstr(e + 256, "nqn.2014-08.org.nvmexpress.discovery");
+	put_cstr(e + 512, "2001:db8::1");
+	e[768] = 2;                                          /* TCP SECTYPE TLS 1.3 */
+	e[769] = 0x55;                                       /* not read for TCP */
+	uint64_t genctr, numrec;
+	uint16_t recfmt;
+	nvme_disc_log_hdr_parse(d, &genctr, &numrec, &recfmt);
+	CHECK_EQ(genctr, 0x0102030405060708ull);
+	CHECK_EQ(numrec, 2);
+	CHECK_EQ(recfmt, 0);
+	struct nvmeof_disc_entry x;
+	nvme_disc_entry_parse(d + 1024, &x);
+	CHECK_EQ(x.trtype, 1); CHECK_EQ(x.adrfam, 1); CHECK_EQ(x.subtype, 2); CHECK_EQ(x.treq, 4);
+	CHECK_EQ(x.portid, 1); CHECK_EQ(x.cntlid, 0xffff); CHECK_EQ(x.asqsz, 32); CHECK_EQ(x.eflags, 2);
+	CHECK_STR(x.trsvcid, "4420");
+	CHECK_STR(x.subnqn, "nqn.2026-12.io.nvmeof:testbed-a");
+	CHECK_STR(x.traddr, "192.0.2.1");
+	CHECK_EQ(x.rdma_qptype, 1); CHECK_EQ(x.rdma_prtype, 1); CHECK_EQ(x.rdma_cms, 1);
+	CHECK_EQ(x.rdma_pkey, 0xabcd);
+	CHECK_EQ(x.tcp_sectype, 0);
+	nvme_disc_entry_parse(d + 2048, &x);
+	CHECK_EQ(x.trtype, 3); CHECK_EQ(x.adrfam, 2); CHECK_EQ(x.subtype, 3);
+	CHECK_STR(x.trsvcid, "8009");
+	CHECK_STR(x.traddr, "2001:db8::1");
+	CHECK_EQ(x.tcp_sectype, 2);
+	CHECK_EQ(x.rdma_prtype, 0);
+	CHECK_STR(nvmeof_trtype_str(1), "rdma");
+	CHECK_STR(nvmeof_trtype_str(3), "tcp");
+	CHECK_STR(nvmeof_adrfam_str(1), "ipv4");
+	CHECK_STR(nvmeof_subtype_str(2), "nvme subsystem");
+	CHECK_STR(nvmeof_subtype_str(3), "current discovery subsystem");
+	CHECK_STR(nvmeof_treq_str(0x04), "not specified, sq flow control disable supported");
+	CHECK_STR(nvmeof_rdma_qptype_str(1), "connected");
+	CHECK_STR(nvmeof_rdma_cms_str(1), "rdma-cm");
+	CHECK_STR(nvmeof_trtype_str(0x42), "unrecognized");
+}
+
+TEST(error_and_smart_logs)
+{
+	uint8_t e[64] = {0};
+	put_le64(e, 77);
+	put_le16(e + 8, 1); put_le16(e + 10, 0x0402);
+	put_le16(e + 12, (uint16_t)((0x4080 << 1) | 1));    /* DNR, LBA Out of Range, phase 1 */
+	put_le16(e + 14, 0x0130);
+	put_le64(e + 16, 0x200000); put_le32(e + 24, 1);
+	e[28] = 0; e[29] = 1; put_le64(e + 32, 0x99); put_le16(e + 40, 0x1234);
+	struct nvmeof_error_entry x;
+	nvme_error_entry_parse(e, &x);
+	CHECK_EQ(x.error_count, 77); CHECK_EQ(x.sqid, 1); CHECK_EQ(x.cmdid, 0x402);
+	CHECK_EQ(x.status, 0x4080); CHECK_EQ(x.parm_error_location, 0x130);
+	CHECK_EQ(x.lba, 0x200000); CHECK_EQ(x.nsid, 1); CHECK_EQ(x.trtype, 1);
+	CHECK_EQ(x.cs, 0x99); CHECK_EQ(x.trtype_spec_info, 0x1234);
+	uint8_t s[512] = {0};
+	s[0] = 0x04; put_le16(s + 1, 310); s[3] = 100; s[4] = 10; s[5] = 3; s[6] = 1;
+	put_le64(s + 32, 1000); put_le64(s + 40, 1);         /* 128-bit: high half set */
+	put_le64(s + 48, 2000); put_le64(s + 64, 30); put_le64(s + 80, 40);
+	put_le64(s + 96, 5); put_le64(s + 112, 6); put_le64(s + 128, 7); put_le64(s + 144, 8);
+	put_le64(s + 160, 9); put_le64(s + 176, 10); put_le32(s + 192, 11); put_le32(s + 196, 12);
+	put_le16(s + 200, 300); put_le16(s + 214, 301);
+	struct nvmeof_smart_log l;
+	nvme_smart_log_parse(s, &l);
+	CHECK_EQ(l.critical_warning, 4); CHECK_EQ(l.temperature, 310); CHECK_EQ(l.avail_spare, 100);
+	CHECK_EQ(l.spare_thresh, 10); CHECK_EQ(l.percent_used, 3); CHECK_EQ(l.endu_grp_crit_warn_sumry, 1);
+	CHECK_EQ(l.data_units_read[0], 1000); CHECK_EQ(l.data_units_read[1], 1);
+	CHECK_EQ(l.data_units_written[0], 2000); CHECK_EQ(l.host_reads[0], 30); CHECK_EQ(l.host_writes[0], 40);
+	CHECK_EQ(l.ctrl_busy_time[0], 5); CHECK_EQ(l.power_cycles[0], 6); CHECK_EQ(l.power_on_hours[0], 7);
+	CHECK_EQ(l.unsafe_shutdowns[0], 8); CHECK_EQ(l.media_errors[0], 9); CHECK_EQ(l.num_err_log_entries[0], 10);
+	CHECK_EQ(l.warning_temp_time, 11); CHECK_EQ(l.critical_comp_time, 12);
+	CHECK_EQ(l.temp_sensor[0], 300); CHECK_EQ(l.temp_sensor[7], 301);
+}
+
+TEST(changed_ns_list_and_descriptors)
+{
+	static uint8_t d[4096];
+	uint32_t ids[4];
+	int ovf;
+	memset(d, 0, sizeof(d));
+	put_le32(d, 3); put_le32(d + 4, 7);
+	CHECK_EQ(nvme_changed_ns_parse(d, ids, 4, &ovf), 2);
+	CHECK_EQ(ovf, 0); CHECK_EQ(ids[0], 3); CHECK_EQ(ids[1], 7);
+	put_le32(d, 0xffffffffu);
+	CHECK_EQ(nvme_changed_ns_parse(d, ids, 4, &ovf), 0);
+	CHECK_EQ(ovf, 1);
+
+	memset(d, 0, sizeof(d));
+	uint8_t *p = d;
+	p[0] = 1; p[1] = 8; for (int i = 0; i < 8; i++) p[4 + i] = (uint8_t)(0xe0 + i); p += 12;
+	p[0] = 2; p[1] = 16; for (int i = 0; i < 16; i++) p[4 + i] = (uint8_t)(0x10 + i); p += 20;
+	p[0] = 9; p[1] = 2; p += 6;                          /* unknown type: skipped by NIDL */
+	p[0] = 3; p[1] = 16; for (int i = 0; i < 16; i++) p[4 + i] = (uint8_t)(0x30 + i); p += 20;
+	p[0] = 4; p[1] = 1; p[4] = 0;
+	struct nvmeof_ns_ids x;
+	const char *why = NULL;
+	CHECK_EQ(nvme_ns_desc_parse(d, sizeof(d), &x, &why), 0);
+	CHECK(x.has_eui64 && x.has_nguid && x.has_uuid && x.has_csi);
+	CHECK_EQ(x.eui64[0], 0xe0); CHECK_EQ(x.eui64[7], 0xe7);
+	CHECK_EQ(x.nguid[0], 0x10); CHECK_EQ(x.nguid[15], 0x1f);
+	CHECK_EQ(x.uuid[0], 0x30); CHECK_EQ(x.uuid[15], 0x3f);
+	CHECK_EQ(x.csi, 0);
+	d[1] = 16;                                           /* an EUI-64 of 16 bytes */
+	CHECK_EQ(nvme_ns_desc_parse(d, sizeof(d), &x, &why), (unsigned long long)-1);
+	CHECK(why && strstr(why, "length"));
+	memset(d, 0, sizeof(d));
+	d[4088] = 2; d[4089] = 16;                           /* runs past the end */
+	put_le32(d, 0); d[0] = 0;
+	CHECK_EQ(nvme_ns_desc_parse(d + 4088, 8, &x, &why), (unsigned long long)-1);
+}
+
+TEST(ana_log_groups)
+{
+	uint8_t d[16 + 32 + 8 + 32 + 4] = {0};
+	put_le64(d, 42); put_le16(d + 8, 2);
+	put_le32(d + 16, 1); put_le32(d + 20, 2); put_le64(d + 24, 5); d[32] = 0x01;
+	put_le32(d + 48, 1); put_le32(d + 52, 2);
+	put_le32(d + 56, 2); put_le32(d + 60, 1); put_le64(d + 64, 6); d[72] = 0x03;
+	put_le32(d + 88, 9);
+	struct nvmeof_ana_group g;
+	uint64_t chg;
+	uint16_t ng;
+	CHECK_EQ(nvme_ana_group_parse(d, sizeof(d), 1, &g, &chg, &ng), 0);
+	CHECK_EQ(chg, 42); CHECK_EQ(ng, 2);
+	CHECK_EQ(g.grpid, 2); CHECK_EQ(g.nnsids, 1); CHECK_EQ(g.chgcnt, 6); CHECK_EQ(g.state, 3);
+	CHECK_EQ(get_le32(d + g.nsids_off), 9);
+	CHECK_EQ(nvme_ana_group_parse(d, sizeof(d), 0, &g, NULL, NULL), 0);
+	CHECK_EQ(g.nnsids, 2); CHECK_EQ(get_le32(d + g.nsids_off + 4), 2);
+	CHECK_EQ(nvme_ana_group_parse(d, sizeof(d), 2, &g, NULL, NULL), (unsigned long long)-1);
+	CHECK_EQ(nvme_ana_group_parse(d, sizeof(d) - 1, 1, &g, NULL, NULL), (unsigned long long)-1);
+}
+
+TEST(identify_fields_for_events_and_write_zeroes)
+{
+	static uint8_t d[4096];
+	memset(d, 0, sizeof(d));
+	put_le32(d + 92, 0x900); d[111] = 2; d[259] = 3; d[261] = 0x04; d[262] = 127;
+	struct nvmeof_ctrl_info i;
+	memset(&i, 0, sizeof(i));
+	nvme_id_ctrl_parse(d, &i);
+	CHECK_EQ(i.oaes, 0x900); CHECK_EQ(i.cntrltype, 2); CHECK_EQ(i.aerl, 3);
+	CHECK_EQ(i.lpa, 4); CHECK_EQ(i.elpe, 127);
+	memset(d, 0, sizeof(d));
+	put_le64(d, 100); d[33] = 0x09; d[130] = 9;          /* DLFEAT: deallocate in WZ, reads zeroes */
+	struct nvmeof_ns ns;
+	const char *why;
+	CHECK_EQ(nvme_id_ns_parse(d, 1, &ns, &why), 0);
+	CHECK_EQ(ns.dlfeat, 9);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -372,6 +604,10 @@ int main(void)
 		T(status_names_and_cpl_strings), T(identify_controller_fields),
 		T(identify_controller_hostile_strings), T(identify_namespace_formats),
 		T(active_namespace_list), T(rdma_cm_private_data),
+		T(get_log_page_sqe_numd_split_offset_rae), T(write_zeroes_and_aer_sqes),
+		T(async_event_config_and_decode), T(discovery_log_header_and_entries),
+		T(error_and_smart_logs), T(changed_ns_list_and_descriptors), T(ana_log_groups),
+		T(identify_fields_for_events_and_write_zeroes),
 	};
 	return run_tests("unit-protocol", t, sizeof(t) / sizeof(t[0]));
 }

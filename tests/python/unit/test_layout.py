@@ -36,9 +36,16 @@ def header_struct_fields(name):
     return names
 
 
+# Structs of the C API the binding does not use (discovery, log pages and
+# events have no Python API yet): each new struct must be mirrored or named
+# here, so a header change is never missed.
+NOT_MIRRORED = {"nvmeof_log_req", "nvmeof_error_entry", "nvmeof_smart_log", "nvmeof_ana_group",
+                "nvmeof_ns_ids", "nvmeof_disc_entry", "nvmeof_disc_log", "nvmeof_event"}
+
+
 def test_every_public_struct_is_mirrored():
     in_header = set(re.findall(r"^struct (nvmeof_\w+) \{", header_text(), re.M))
-    assert in_header == set(S.MIRRORS)
+    assert in_header == set(S.MIRRORS) | NOT_MIRRORED
 
 
 @pytest.mark.parametrize("cname", sorted(S.MIRRORS))

@@ -1,0 +1,252 @@
+/*
+ * Asynchronous events. Asynchronous Event Requests stay outstanding on the
+ * admin queue (no command timeout: the target answers only when something
+ * happens). Their completions arrive in whatever poll of the admin queue
+ * runs next, always under the admin lock: the keep-alive thread's commands,
+ * a user's admin call, or the event thread below, which polls every
+ * POLL_MS whether or not KATO is set (with KATO 0 nothing else would look).
+ * The completion callback only records the event and re-issues the AER;
+ * the event thread then reads what the event calls for (the Changed
+ * Namespace List), updates the namespace table and calls the user's
+ * callback with no lock held.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "adminio.h"
+#include "aer.h"
+#include "ctrl.h"
+#include "internal.h"
+#include "protocol.h"
+#include "queue.h"
+#include "util.h"
+
+#define POLL_MS 20
+#define AER_MAX 4           /* of the admin queue's 31 slots */
+#define RING 64
+#define RETRY_MS 1000
+
+struct aer {
+	struct nvmeof_ctrl *c;
+	nvmeof_event_cb cb;
+	void *arg;
+	uint8_t sqe[NVME_SQE_SIZE]; /* copied into a slot at each issue */
+	/* under the admin lock (callbacks run in admin queue polls) */
+	uint32_t want, outstanding;
+	bool need_config;
+	uint64_t next_try_ms;
+	/* under lock */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop, running;
+	uint32_t ring[RING], head, n;
+	uint64_t lost, delivered;
+	pthread_t thread;
+};
+
+static void aer_done(void *arg, const struct nvmeof_cpl *cpl);
+
+/* Admin lock held. */
+static void submit_aers(struct aer *a)
+{
+	struct nvmeof_queue *aq = ctrl_admin(a->c);
+	while (a->outstanding < a->want && q_connected(aq)) {
+		if (q_submit_aer(aq, a->sqe, aer_done, a))
+			break; /* no slot now: the next tick tries again */
+		a->outstanding++;
+	}
+}
+
+static void aer_done(void *arg, const struct nvmeof_cpl *cpl)
+{
+	struct aer *a = arg;
+	a->outstanding--;
+	if (cpl->err) {
+		/* Connection loss or reset (the features are gone with the
+		 * association), shutdown, or "AER Limit Exceeded". */
+		if (cpl->err == NVMEOF_ENVME && cpl->status == 0x105 && a->want > 1)
+			a->want--;
+		else
+			a->need_config = true;
+		return;
+	}
+	pthread_mutex_lock(&a->lock);
+	if (a->n < RING)
+		a->ring[(a->head + a->n++) % RING] = cpl->cdw0;
+	else
+		a->lost++;
+	pthread_cond_signal(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	submit_aers(a);
+}
+
+/* Set Features Asynchronous Event Configuration; admin lock held. */
+static int configure(struct aer *a)
+{
+	const struct nvmeof_ctrl_info *ci = nvmeof_ctrl_info(a->c);
+	struct nvmeof_queue *aq = ctrl_admin(a->c);
+	uint8_t sqe[NVME_SQE_SIZE];
+	struct nvmeof_cpl cpl;
+	nvme_sqe_set_features(sqe, 0, NVME_FEAT_ASYNC_EVENT, nvme_aec_cdw11(ci->oaes));
+	int rc = q_exec(aq, sqe, 0, ctrl_cmd_timeout(a->c), &cpl);
+	if (rc == NVMEOF_ENVME && NVMEOF_STATUS_SC(cpl.status) == 0x02 && !NVMEOF_STATUS_SCT(cpl.status)) {
+		/* Invalid Field: a controller (a discovery one) without SMART warnings */
+		nvme_sqe_set_features(sqe, 0, NVME_FEAT_ASYNC_EVENT, nvme_aec_cdw11(ci->oaes) & ~0x1fu);
+		rc = q_exec(aq, sqe, 0, ctrl_cmd_timeout(a->c), &cpl);
+	}
+	if (rc)
+		return nvmeof_err_prefix(rc, "Set Features Asynchronous Event Configuration");
+	a->need_config = false;
+	return 0;
+}
+
+static void deliver(struct aer *a, uint32_t dw0)
+{
+	struct nvmeof_event ev;
+	nvme_aer_decode(dw0, &ev);
+	if (ev.type == NVMEOF_AER_NOTICE && ev.info == NVMEOF_AER_NOTICE_NS_CHANGED) {
+		uint32_t ids[NVME_NS_LIST_MAX];
+		bool ovf = false;
+		/* RAE cleared: reading the list re-arms this event */
+		if (!nvmeof_get_log_changed_ns(a->c, false, ids, NVME_NS_LIST_MAX, &ev.nchanged, &ovf)) {
+			ev.changed_overflow = ovf;
+			memcpy(ev.changed, ids, (ev.nchanged < 16 ? ev.nchanged : 16) * sizeof(ids[0]));
+			admin_ns_rescan(a->c, ovf ? NULL : ids, ev.nchanged);
+		} else {
+			admin_ns_rescan(a->c, NULL, 0);
+		}
+	}
+	if (a->cb)
+		a->cb(a->arg, &ev);
+	pthread_mutex_lock(&a->lock);
+	a->delivered++;
+	pthread_mutex_unlock(&a->lock);
+}
+
+static void *aer_main(void *arg)
+{
+	struct aer *a = arg;
+	pthread_mutex_t *alock = ctrl_admin_lock(a->c);
+	struct nvmeof_queue *aq = ctrl_admin(a->c);
+	for (;;) {
+		pthread_mutex_lock(alock);
+		if (q_connected(aq)) {
+			uint64_t now = nvmeof_now_ms();
+			if (a->need_config && now >= a->next_try_ms && configure(a))
+				a->next_try_ms = now + RETRY_MS;
+			if (!a->need_config)
+				submit_aers(a);
+			nvmeof_queue_poll(aq, 0);
+		}
+		pthread_mutex_unlock(alock);
+
+		pthread_mutex_lock(&a->lock);
+		while (a->n && !a->stop) {
+			uint32_t dw0 = a->ring[a->head];
+			a->head = (a->head + 1) % RING;
+			a->n--;
+			pthread_mutex_unlock(&a->lock);
+			deliver(a, dw0);
+			pthread_mutex_lock(&a->lock);
+		}
+		if (!a->stop) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_nsec += POLL_MS * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+		}
+		bool stop = a->stop;
+		pthread_mutex_unlock(&a->lock);
+		if (stop)
+			return NULL;
+	}
+}
+
+int nvmeof_ctrl_events(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg)
+{
+	if (!c)
+		return nvmeof_err(NVMEOF_EINVAL, "enable events: no controller");
+	if (*ctrl_aer(c))
+		return nvmeof_err(NVMEOF_EBUSY, "enable events: already enabled on this controller");
+	struct aer *a = calloc(1, sizeof(*a));
+	if (!a)
+		return nvmeof_err(NVMEOF_ENOMEM, "enable events: out of memory");
+	a->c = c;
+	a->cb = cb;
+	a->arg = arg;
+	nvme_sqe_async_event(a->sqe, 0);
+	uint32_t aerl = (uint32_t)nvmeof_ctrl_info(c)->aerl + 1;
+	a->want = aerl < AER_MAX ? aerl : AER_MAX;
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&a->cond, &ca);
+	pthread_condattr_destroy(&ca);
+
+	pthread_mutex_t *alock = ctrl_admin_lock(c);
+	pthread_mutex_lock(alock);
+	int rc = configure(a);
+	if (!rc) {
+		*ctrl_aer(c) = a;
+		submit_aers(a);
+		if (!a->outstanding)
+			rc = nvmeof_err(NVMEOF_ECLOSED, "enable events: no Asynchronous Event Request could be sent");
+	}
+	pthread_mutex_unlock(alock);
+	if (!rc && (rc = pthread_create(&a->thread, NULL, aer_main, a)))
+		rc = nvmeof_err(NVMEOF_ENOMEM, "enable events: thread: %s", strerror(rc));
+	if (rc) {
+		/* AERs already sent stay with the admin queue until it closes;
+		 * their callbacks need a, so it is freed with the controller. */
+		if (!*ctrl_aer(c)) {
+			pthread_cond_destroy(&a->cond);
+			pthread_mutex_destroy(&a->lock);
+			free(a);
+		}
+		return rc;
+	}
+	a->running = true;
+	return 0;
+}
+
+uint64_t nvmeof_ctrl_event_count(struct nvmeof_ctrl *c)
+{
+	struct aer *a = c ? *ctrl_aer(c) : NULL;
+	if (!a)
+		return 0;
+	pthread_mutex_lock(&a->lock);
+	uint64_t n = a->delivered;
+	pthread_mutex_unlock(&a->lock);
+	return n;
+}
+
+void aer_stop(struct nvmeof_ctrl *c)
+{
+	struct aer *a = *ctrl_aer(c);
+	if (!a || !a->running)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->stop = true;
+	pthread_cond_signal(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(a->thread, NULL);
+	a->running = false;
+}
+
+void aer_free(struct nvmeof_ctrl *c)
+{
+	struct aer *a = *ctrl_aer(c);
+	if (!a)
+		return;
+	pthread_cond_destroy(&a->cond);
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+	*ctrl_aer(c) = NULL;
+}

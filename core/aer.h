@@ -1,0 +1,13 @@
+/* Asynchronous events (aer.c), seen from the controller. */
+#ifndef NVMEOF_AER_H
+#define NVMEOF_AER_H
+
+#include "nvmeof.h"
+
+struct aer;
+/* Joins the event thread; before the admin queue closes. */
+void aer_stop(struct nvmeof_ctrl *c);
+/* After the admin queue closed (its AER callbacks have run). */
+void aer_free(struct nvmeof_ctrl *c);
+
+#endif

@@ -1,0 +1,180 @@
+#!/bin/bash
+# The nvmeof command-line tool against the test bed's target, checked
+# against nvme-cli and the kernel initiator in the same boot.
+source "$(dirname "$0")/lib.sh"
+B=${NVMEOF_BUILD:-build/out}
+T=$B/nvmeof
+A=(-a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_PORT")
+NA=(-a "$NVMEOF_TB_ADDR" -n "$NVMEOF_TB_NQN_A")
+
+# field-by-field equality of two JSON documents' records, python3 on stdin args
+jcmp() { python3 - "$@" <<'PY'
+import json, sys
+ours, theirs, keys = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3].split(",")
+def recs(d): return {(r["subtype"], r["subnqn"], r["trtype"], str(r["portid"])): r for r in d["records"]}
+o, t = recs(ours), recs(theirs)
+if set(o) != set(t):
+    sys.exit("records differ: ours %s, nvme-cli %s" % (sorted(o), sorted(t)))
+for k, r in o.items():
+    for f in keys:
+        if f in t[k] and str(r.get(f)) != str(t[k][f]):
+            sys.exit("%s %s: ours %r, nvme-cli %r" % (k, f, r.get(f), t[k][f]))
+print("    %d records agree on %s" % (len(o), ",".join(keys)))
+PY
+}
+
+referral() { # add|del: a referral on the RDMA port to the TCP port
+  local R=/sys/kernel/config/nvmet/ports/1/referrals/tcp
+  if [ "$1" = add ]; then
+    mkdir -p $R; echo tcp > $R/addr_trtype; echo ipv4 > $R/addr_adrfam
+    echo "$NVMEOF_TB_ADDR" > $R/addr_traddr; echo "$NVMEOF_TB_PORT" > $R/addr_trsvcid
+    echo 1 > $R/enable
+  else [ ! -d $R ] || { echo 0 > $R/enable; rmdir $R; }; fi
+}
+
+t_discover_agrees_with_nvme_cli() {
+  local f=rdma_prtype,rdma_qptype,rdma_cms,rdma_pkey,trtype,adrfam,subtype,treq,portid,trsvcid,subnqn,traddr,eflags
+  referral add
+  "$T" discover "${A[@]}" -q "$NVMEOF_TB_HOSTNQN_B" -o json > "$SCRATCH/ours.json" || { referral del; fail "discover failed"; }
+  nvme discover -t rdma "${A[@]}" -q "$NVMEOF_TB_HOSTNQN_B" -o json > "$SCRATCH/cli.json" 2>/dev/null
+  "$T" discover "${A[@]}" -q "$NVMEOF_TB_HOSTNQN_B" > "$SCRATCH/ours.txt"
+  nvme discover -t rdma "${A[@]}" -q "$NVMEOF_TB_HOSTNQN_B" > "$SCRATCH/cli.txt" 2>/dev/null
+  referral del
+  jcmp "$SCRATCH/ours.json" "$SCRATCH/cli.json" $f || fail "discovery log differs from nvme discover"
+  # both subsystems on the RDMA port, the TCP port as a referral
+  grep -c '"subtype": "nvme subsystem"' "$SCRATCH/ours.json" | grep -qx 2 || fail "not two NVM subsystems"
+  grep -q '"trtype": "tcp"' "$SCRATCH/ours.json" || fail "no TCP record"
+  # the normal output reads like nvme-cli's, line for line (the generation counter moves between reads)
+  diff <(sed 1,2d "$SCRATCH/ours.txt") <(sed 1,2d "$SCRATCH/cli.txt") || fail "normal output differs from nvme discover"
+  # and the TCP port's own records, through nvme-cli, name the same subsystems
+  nvme discover -t tcp "${A[@]}" -q "$NVMEOF_TB_HOSTNQN_B" -o json 2>/dev/null | grep -q "$NVMEOF_TB_NQN_B" || fail "nvme-cli sees no B on TCP"
+}
+
+t_id_ctrl_agrees_with_kernel() {
+  local dev
+  "$T" id-ctrl "${NA[@]}" -o json > "$SCRATCH/ours.json" || fail "id-ctrl failed"
+  dev=$(tb kconnect rdma) || fail "kernel connect failed"
+  nvme id-ctrl "$dev" -o json > "$SCRATCH/cli.json"; local rc=$?
+  tb kdisconnect
+  [ $rc = 0 ] || fail "nvme id-ctrl failed"
+  python3 - "$SCRATCH/ours.json" "$SCRATCH/cli.json" <<'PY' || fail "id-ctrl differs from nvme-cli's"
+import json, sys
+o, t = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+for f in ["sn", "mn", "fr", "mdts", "ver", "oncs", "sgls", "nn", "aerl", "elpe", "lpa", "oaes", "ioccsz", "iorcsz", "subnqn", "maxcmd", "kas", "vwc"]:
+    a, b = o[f], t[f]
+    if isinstance(a, str): a, b = a.strip(), b.strip()
+    if a != b: sys.exit("%s: ours %r, nvme-cli %r" % (f, a, b))
+print("    sn %s, mn %s, mdts %d agree with nvme-cli" % (o["sn"].strip(), o["mn"].strip(), o["mdts"]))
+PY
+  "$T" id-ctrl "${NA[@]}" | grep -q "^sn *: $NVMEOF_TB_SERIAL" || fail "normal output lacks the serial"
+}
+
+t_namespaces_agree_with_kernel() {
+  local dev dev2
+  "$T" list-ns "${NA[@]}" -o json > "$SCRATCH/ours.json" || fail "list-ns failed"
+  "$T" id-ns "${NA[@]}" -n 2 -o json > "$SCRATCH/ns2.json" || fail "id-ns failed"
+  "$T" id-ns "${NA[@]}" --namespace-id=1 > "$SCRATCH/ns1.txt" || fail "id-ns (normal) failed"
+  dev=$(tb kconnect rdma) || fail "kernel connect failed"
+  dev2=$(tb kdev "$NVMEOF_TB_NQN_A" 2)
+  nvme list-ns "$dev" -o json > "$SCRATCH/cli.json"
+  nvme id-ns "$dev2" -o json > "$SCRATCH/cli2.json"
+  tb kdisconnect
+  python3 - "$SCRATCH/ours.json" "$SCRATCH/cli.json" "$SCRATCH/ns2.json" "$SCRATCH/cli2.json" <<'PY' || fail "namespaces differ"
+import json, sys
+o, t, n, m = (json.load(open(p)) for p in sys.argv[1:5])
+if o != t: sys.exit("list-ns: ours %r, nvme-cli %r" % (o, t))
+for f in ["nsze", "ncap", "nsfeat", "nlbaf", "flbas", "dlfeat", "nmic", "anagrpid", "nguid", "eui64", "lbafs"]:
+    if n[f] != m[f]: sys.exit("id-ns %s: ours %r, nvme-cli %r" % (f, n[f], m[f]))
+print("    list-ns %s; ns2 nsze %d, lbads %d" % ([x["nsid"] for x in o["nsid_list"]], n["nsze"], n["lbafs"][0]["ds"]))
+PY
+  grep -q "lbads:9 .*(in use)" "$SCRATCH/ns1.txt" || fail "ns1 is not shown with 512-byte blocks in use"
+}
+
+t_write_read_back_ours_and_kernel() {
+  local dev
+  head -c 1048576 /dev/urandom > "$SCRATCH/in"
+  "$T" write "${NA[@]}" -n 1 --start-block=30000 --data="$SCRATCH/in" || fail "write failed"
+  "$T" read "${NA[@]}" -n 1 --start-block=30000 --block-count=2048 --data="$SCRATCH/out" || fail "read failed"
+  cmp "$SCRATCH/in" "$SCRATCH/out" || fail "nvmeof read returns other bytes than nvmeof write wrote"
+  "$T" read "${NA[@]}" -n 1 --start-block=30000 --block-count=8 --data=- | cmp - <(head -c 4096 "$SCRATCH/in") || fail "read to stdout differs"
+  # FUA, and the 4 KiB namespace, from stdin
+  head -c 65536 /dev/urandom > "$SCRATCH/in2"
+  "$T" write "${NA[@]}" -n 2 --start-block=7 --data=- --force-unit-access < "$SCRATCH/in2" || fail "FUA write to ns2 failed"
+  "$T" flush "${NA[@]}" -n 2 || fail "flush failed"
+  dev=$(tb kconnect rdma) || fail "kernel connect failed"
+  dd if="$dev" bs=512 skip=30000 count=2048 iflag=direct status=none > "$SCRATCH/k1"
+  dd if="$(tb kdev "$NVMEOF_TB_NQN_A" 2)" bs=4096 skip=7 count=16 iflag=direct status=none > "$SCRATCH/k2"
+  tb kdisconnect
+  cmp "$SCRATCH/in" "$SCRATCH/k1" || fail "the kernel reads other bytes on ns1"
+  cmp "$SCRATCH/in2" "$SCRATCH/k2" || fail "the kernel reads other bytes on ns2"
+}
+
+t_write_zeroes_reads_back_zeroes() {
+  local dev
+  head -c 262144 /dev/urandom > "$SCRATCH/in"
+  "$T" write "${NA[@]}" -n 1 --start-block=50000 --data="$SCRATCH/in" || fail "write failed"
+  "$T" write-zeroes "${NA[@]}" -n 1 --start-block=50008 --block-count=496 || fail "write-zeroes failed"
+  "$T" read "${NA[@]}" -n 1 --start-block=50000 --block-count=512 --data="$SCRATCH/out" || fail "read failed"
+  { head -c 4096 "$SCRATCH/in"; head -c $((496 * 512)) /dev/zero; tail -c 4096 "$SCRATCH/in"; } > "$SCRATCH/want"
+  cmp "$SCRATCH/want" "$SCRATCH/out" || fail "not zeroes where Write Zeroes went, or lost data around them"
+  dev=$(tb kconnect rdma) || fail "kernel connect failed"
+  dd if="$dev" bs=512 skip=50000 count=512 iflag=direct status=none > "$SCRATCH/k"
+  tb kdisconnect
+  cmp "$SCRATCH/want" "$SCRATCH/k" || fail "the kernel does not read the zeroes"
+}
+
+t_logs_read() {
+  "$T" smart-log "${NA[@]}" -o json > "$SCRATCH/smart.json" || fail "smart-log failed"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert int(d["host_read_commands"]) > 0, d; print("    SMART: %s host reads, %s data units read" % (d["host_read_commands"], d["data_units_read"]))' "$SCRATCH/smart.json" || fail "SMART log without reads"
+  "$T" smart-log "${NA[@]}" | grep -q "^critical_warning" || fail "normal smart-log"
+  "$T" error-log "${NA[@]}" -o json -e 4 | python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["errors"]) == 4' || fail "error-log did not give 4 entries"
+  [ "$("$T" error-log "${NA[@]}" -o json | grep -c error_count)" = 128 ] || fail "error-log did not give ELPE+1 (128) entries"
+  [ "$("$T" get-log "${NA[@]}" --log-id=2 --log-len=512 -b | wc -c)" = 512 ] || fail "get-log raw is not 512 bytes"
+  "$T" get-log "${NA[@]}" --log-id=2 --log-len=512 | grep -q "^01f0:" || fail "get-log hex dump"
+}
+
+# every bad argument: a message and a non-zero exit
+bad() { # expected-text cmd...
+  local want=$1; shift
+  if "$@" > "$SCRATCH/o" 2> "$SCRATCH/e"; then fail "'$*' succeeded"; fi
+  grep -q -- "$want" "$SCRATCH/e" || { cat "$SCRATCH/e" >&2; fail "'$*' did not say '$want'"; }
+  [ -s "$SCRATCH/o" ] && fail "'$*' printed to stdout"
+  true
+}
+t_bad_arguments() {
+  bad "usage" "$T"
+  bad "unknown subcommand 'frob'" "$T" frob
+  bad "target address is missing" "$T" id-ctrl -n "$NVMEOF_TB_NQN_A"
+  bad "subsystem NQN is missing" "$T" id-ctrl -a "$NVMEOF_TB_ADDR"
+  bad "is not normal or json" "$T" id-ctrl "${NA[@]}" -o xml
+  bad "unknown option" "$T" id-ctrl "${NA[@]}" --frob
+  bad "not one of this subcommand's" "$T" discover "${A[@]}" --block-count=3
+  bad "needs a value" "$T" id-ctrl "${NA[@]}" -o
+  bad "not a number" "$T" read "${NA[@]}" --start-block=x --block-count=1
+  bad "not a number" "$T" id-ctrl "${NA[@]}" --timeout=soon
+  bad "--block-count is required" "$T" read "${NA[@]}"
+  bad "--log-id and --log-len are required" "$T" get-log "${NA[@]}" --log-id=2
+  bad "dword" "$T" get-log "${NA[@]}" --log-id=2 --log-len=6
+  bad "Invalid Log Page\|Invalid Field" "$T" get-log "${NA[@]}" --log-id=0xbf --log-len=512
+  bad "namespace 9 is not an active namespace" "$T" read "${NA[@]}" -n 9 --block-count=1
+  bad "past the end of namespace 1" "$T" read "${NA[@]}" --start-block=2097150 --block-count=8
+  bad "unexpected argument" "$T" flush "${NA[@]}" extra
+  printf 'abc' > "$SCRATCH/odd"
+  bad "not a whole number of 512-byte blocks" "$T" write "${NA[@]}" --data="$SCRATCH/odd"
+  bad "cannot open" "$T" write "${NA[@]}" --data=/nonexistent/file
+  bad "Fabrics Connect" "$T" id-ctrl -a "$NVMEOF_TB_ADDR" -n nqn.2026-12.io.nvmeof:nobody
+  bad "Connect Invalid Host" "$T" id-ctrl -a "$NVMEOF_TB_ADDR" -n "$NVMEOF_TB_NQN_B"
+  bad "nothing listens\|reject" "$T" id-ctrl -a "$NVMEOF_TB_ADDR" -s 4421 -n "$NVMEOF_TB_NQN_A" --timeout=2000
+  bad "CUDA" "$T" read "${NA[@]}" --block-count=1 --gpu=0 --data="$SCRATCH/g"
+  bad "not a discovery controller" "$T" discover "${A[@]}" -n "$NVMEOF_TB_NQN_A"
+}
+
+t_help_for_every_subcommand() {
+  local c
+  for c in discover id-ctrl id-ns list-ns smart-log error-log get-log read write write-zeroes flush; do
+    "$T" $c --help | grep -q "^usage: nvmeof $c" || fail "$c --help"
+  done
+  "$T" --help | grep -q write-zeroes || fail "nvmeof --help lists no subcommands"
+}
+
+run_tests "$@"

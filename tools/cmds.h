@@ -1,0 +1,33 @@
+/* The nvmeof tool's subcommands. Each returns 0, or non-zero after printing
+ * "nvmeof SUBCOMMAND: <the library's message>" to stderr. */
+#ifndef NVMEOF_TOOL_CMDS_H
+#define NVMEOF_TOOL_CMDS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { ARG_OUT = 1, ARG_NSID = 2, ARG_ENTRIES = 4, ARG_LOG = 8, ARG_IO = 16 };
+
+struct args {
+	const char *name;
+	const char *traddr, *trsvcid, *src, *hostnqn, *hostid, *nqn, *data;
+	uint32_t timeout_ms, nsid, entries, log_len, nlb;
+	uint64_t lpo, slba;
+	uint8_t lid, lsp;
+	bool lid_set, rae, raw, json, fua, deac;
+	int gpu;
+};
+
+int cmd_discover(struct args *a);
+int cmd_id_ctrl(struct args *a);
+int cmd_id_ns(struct args *a);
+int cmd_list_ns(struct args *a);
+int cmd_smart_log(struct args *a);
+int cmd_error_log(struct args *a);
+int cmd_get_log(struct args *a);
+int cmd_read(struct args *a);
+int cmd_write(struct args *a);
+int cmd_write_zeroes(struct args *a);
+int cmd_flush(struct args *a);
+
+#endif

@@ -1,0 +1,294 @@
+/*
+ * nvmeof: discovery, identify, logs and block I/O over NVMe/RDMA from user
+ * space, with nvme-cli's subcommand names and output, no kernel initiator.
+ *   nvmeof discover -a ADDR
+ *   nvmeof id-ctrl -a ADDR -n NQN [-o json]
+ *   nvmeof write -a ADDR -n NQN --namespace-id=1 --start-block=0 --data=FILE
+ * `nvmeof SUBCOMMAND --help` lists a subcommand's options.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "nvmeof.h"
+
+static const struct cmd {
+	const char *name, *help;
+	int (*fn)(struct args *a);
+	unsigned what; /* ARG_* this subcommand takes beyond the connection */
+} cmds[] = {
+	{"discover", "read the Discovery Log Page of a discovery controller", cmd_discover, ARG_OUT},
+	{"id-ctrl", "Identify Controller", cmd_id_ctrl, ARG_OUT},
+	{"id-ns", "Identify Namespace and its identifiers (CNS 00h, 03h)", cmd_id_ns, ARG_OUT | ARG_NSID},
+	{"list-ns", "the active namespace list", cmd_list_ns, ARG_OUT},
+	{"smart-log", "SMART / Health Information log", cmd_smart_log, ARG_OUT | ARG_NSID},
+	{"error-log", "Error Information log", cmd_error_log, ARG_OUT | ARG_ENTRIES},
+	{"get-log", "any log page, as a hex dump or raw bytes", cmd_get_log, ARG_OUT | ARG_NSID | ARG_LOG},
+	{"read", "read blocks into a file", cmd_read, ARG_NSID | ARG_IO},
+	{"write", "write a file's bytes to blocks", cmd_write, ARG_NSID | ARG_IO},
+	{"write-zeroes", "Write Zeroes over blocks", cmd_write_zeroes, ARG_NSID | ARG_IO},
+	{"flush", "Flush a namespace's volatile write cache", cmd_flush, ARG_NSID},
+};
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: nvmeof SUBCOMMAND [OPTIONS]   (nvmeof SUBCOMMAND --help)\n\n");
+	for (size_t i = 0; i < NCMDS; i++)
+		fprintf(f, "  %-13s %s\n", cmds[i].name, cmds[i].help);
+}
+
+static void cmd_usage(FILE *f, const struct cmd *c)
+{
+	bool disc = c->fn == cmd_discover;
+	fprintf(f, "usage: nvmeof %s -a ADDR %s[OPTIONS]\n%s\n\n", c->name, disc ? "" : "-n NQN ", c->help);
+	fprintf(f, "  -a, --traddr=ADDR        target address\n"
+		   "  -s, --trsvcid=PORT       port (4420)\n"
+		   "  -w, --src=ADDR           local address (chooses the RDMA device); also --host-traddr\n"
+		   "  -q, --hostnqn=NQN        host NQN (default /etc/nvme/hostnqn, else a generated one)\n"
+		   "  -I, --hostid=UUID        host ID\n");
+	if (disc)
+		fprintf(f, "  -n, --nqn=NQN            discovery NQN (%s)\n", NVMEOF_DISCOVERY_NQN);
+	else
+		fprintf(f, "  -n, --nqn=NQN            subsystem NQN (required)\n");
+	fprintf(f, "  -t, --timeout=MS         command timeout in ms (30000); connect steps: 3000\n");
+	if (c->what & ARG_OUT)
+		fprintf(f, "  -o, --output-format=FMT  normal or json\n");
+	if (c->what & ARG_NSID)
+		fprintf(f, "  -N, --namespace-id=NSID  namespace (1%s); -n N with a number means the same\n",
+			c->fn == cmd_smart_log || c->fn == cmd_get_log ? "; 0: the controller" : "");
+	if (c->what & ARG_ENTRIES)
+		fprintf(f, "  -e, --log-entries=N      entries (ELPE + 1)\n");
+	if (c->what & ARG_LOG)
+		fprintf(f, "  -i, --log-id=LID         log page identifier (required)\n"
+			   "  -l, --log-len=BYTES      bytes to read (required, a multiple of 4)\n"
+			   "  -L, --lpo=OFFSET         byte offset into the log (0)\n"
+			   "  -S, --lsp=LSP            log specific field (0)\n"
+			   "  -r, --rae                retain the asynchronous event\n"
+			   "  -b, --raw-binary         write the bytes to stdout instead of a hex dump\n");
+	if (c->what & ARG_IO) {
+		fprintf(f, "  -B, --start-block=LBA    first block (0)\n"
+			   "  -c, --block-count=N      blocks (1-based, unlike nvme-cli's 0-based count)%s\n",
+			c->fn == cmd_write ? "; default: the file's size" : "");
+		if (c->fn != cmd_write_zeroes)
+			fprintf(f, "  -d, --data=FILE          %s (- for std%s)\n",
+				c->fn == cmd_read ? "where the data goes" : "data to write",
+				c->fn == cmd_read ? "out" : "in");
+		if (c->fn != cmd_read)
+			fprintf(f, "  -f, --force-unit-access  FUA: on media before completion\n");
+		if (c->fn == cmd_write_zeroes)
+			fprintf(f, "  -D, --deac               let the target deallocate the blocks\n");
+		else
+			fprintf(f, "  -g, --gpu=N              move the data through CUDA GPU N's memory\n");
+	}
+	fprintf(f, "  -h, --help               this text\n");
+}
+
+static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *v)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 0);
+	if (!*s || *end || errno || s[0] == '-' || x > max) {
+		fprintf(stderr, "nvmeof: --%s: '%s' is not a number from 0 to %llu\n", opt, s,
+			(unsigned long long)max);
+		return -1;
+	}
+	*v = x;
+	return 0;
+}
+
+static bool is_number(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	const struct cmd *c = NULL;
+	for (size_t i = 0; i < NCMDS; i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			c = &cmds[i];
+	if (!c) {
+		fprintf(stderr, "nvmeof: unknown subcommand '%s'\n", argv[1]);
+		usage(stderr);
+		return 2;
+	}
+	static const struct option lo[] = {
+		{"traddr", required_argument, 0, 'a'}, {"trsvcid", required_argument, 0, 's'},
+		{"src", required_argument, 0, 'w'}, {"host-traddr", required_argument, 0, 'w'},
+		{"hostnqn", required_argument, 0, 'q'}, {"hostid", required_argument, 0, 'I'},
+		{"nqn", required_argument, 0, 'n'}, {"timeout", required_argument, 0, 't'},
+		{"output-format", required_argument, 0, 'o'}, {"namespace-id", required_argument, 0, 'N'},
+		{"log-entries", required_argument, 0, 'e'}, {"log-id", required_argument, 0, 'i'},
+		{"log-len", required_argument, 0, 'l'}, {"lpo", required_argument, 0, 'L'},
+		{"lsp", required_argument, 0, 'S'}, {"rae", no_argument, 0, 'r'},
+		{"raw-binary", no_argument, 0, 'b'}, {"start-block", required_argument, 0, 'B'},
+		{"block-count", required_argument, 0, 'c'}, {"data", required_argument, 0, 'd'},
+		{"force-unit-access", no_argument, 0, 'f'}, {"deac", no_argument, 0, 'D'},
+		{"gpu", required_argument, 0, 'g'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+	};
+	struct args a = {.trsvcid = "4420", .nsid = 1, .gpu = -1, .timeout_ms = 30000};
+	uint64_t v;
+	int ch;
+	bool nsid_set = false;
+	optind = 2;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":a:s:w:q:I:n:t:o:N:e:i:l:L:S:rbB:c:d:fDg:h", lo, NULL)) != -1) {
+		const char *opt = argv[optind - 1];
+		/* an option this subcommand does not take is an error, not ignored */
+		unsigned need = 0;
+		switch (ch) {
+		case 'o': need = ARG_OUT; break;
+		case 'N': need = ARG_NSID; break;
+		case 'e': need = ARG_ENTRIES; break;
+		case 'i': case 'l': case 'L': case 'S': case 'r': case 'b': need = ARG_LOG; break;
+		case 'B': case 'c': case 'd': case 'f': case 'D': case 'g': need = ARG_IO; break;
+		}
+		if (need && !(c->what & need)) {
+			fprintf(stderr, "nvmeof %s: option %s is not one of this subcommand's (see --help)\n",
+				c->name, opt);
+			return 2;
+		}
+		switch (ch) {
+		case 'a': a.traddr = optarg; break;
+		case 's': a.trsvcid = optarg; break;
+		case 'w': a.src = optarg; break;
+		case 'q': a.hostnqn = optarg; break;
+		case 'I': a.hostid = optarg; break;
+		case 'n':
+			/* -n is the NQN as in `nvme connect`, and the namespace as in
+			 * `nvme id-ns -n 1`: a number can only be the latter */
+			if ((c->what & ARG_NSID) && is_number(optarg)) {
+				if (parse_u64("namespace-id", optarg, 0xffffffffu, &v))
+					return 2;
+				a.nsid = (uint32_t)v;
+				nsid_set = true;
+			} else {
+				a.nqn = optarg;
+			}
+			break;
+		case 't':
+			if (parse_u64("timeout", optarg, 3600000, &v) || !v) {
+				if (!v)
+					fprintf(stderr, "nvmeof: --timeout must be at least 1 ms\n");
+				return 2;
+			}
+			a.timeout_ms = (uint32_t)v;
+			break;
+		case 'o':
+			if (!strcmp(optarg, "json"))
+				a.json = true;
+			else if (strcmp(optarg, "normal")) {
+				fprintf(stderr, "nvmeof: --output-format: '%s' is not normal or json\n", optarg);
+				return 2;
+			}
+			break;
+		case 'N':
+			if (parse_u64("namespace-id", optarg, 0xffffffffu, &v))
+				return 2;
+			a.nsid = (uint32_t)v;
+			nsid_set = true;
+			break;
+		case 'e':
+			if (parse_u64("log-entries", optarg, 4096, &v) || !v) {
+				if (!v)
+					fprintf(stderr, "nvmeof: --log-entries must be at least 1\n");
+				return 2;
+			}
+			a.entries = (uint32_t)v;
+			break;
+		case 'i':
+			if (parse_u64("log-id", optarg, 255, &v))
+				return 2;
+			a.lid = (uint8_t)v;
+			a.lid_set = true;
+			break;
+		case 'l':
+			if (parse_u64("log-len", optarg, 1u << 30, &v))
+				return 2;
+			a.log_len = (uint32_t)v;
+			break;
+		case 'L':
+			if (parse_u64("lpo", optarg, UINT64_MAX, &v))
+				return 2;
+			a.lpo = v;
+			break;
+		case 'S':
+			if (parse_u64("lsp", optarg, 127, &v))
+				return 2;
+			a.lsp = (uint8_t)v;
+			break;
+		case 'r': a.rae = true; break;
+		case 'b': a.raw = true; break;
+		case 'B':
+			if (parse_u64("start-block", optarg, UINT64_MAX, &v))
+				return 2;
+			a.slba = v;
+			break;
+		case 'c':
+			if (parse_u64("block-count", optarg, 0xffffffffu, &v) || !v) {
+				if (!v)
+					fprintf(stderr, "nvmeof: --block-count must be at least 1\n");
+				return 2;
+			}
+			a.nlb = (uint32_t)v;
+			break;
+		case 'd': a.data = optarg; break;
+		case 'f': a.fua = true; break;
+		case 'D': a.deac = true; break;
+		case 'g':
+			if (parse_u64("gpu", optarg, 64, &v))
+				return 2;
+			a.gpu = (int)v;
+			break;
+		case 'h':
+			cmd_usage(stdout, c);
+			return 0;
+		case ':':
+			fprintf(stderr, "nvmeof %s: option %s needs a value\n", c->name, opt);
+			return 2;
+		default:
+			fprintf(stderr, "nvmeof %s: unknown option %s (see --help)\n", c->name, opt);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "nvmeof %s: unexpected argument '%s'\n", c->name, argv[optind]);
+		return 2;
+	}
+	if (!a.traddr) {
+		fprintf(stderr, "nvmeof %s: the target address is missing (-a ADDR)\n", c->name);
+		return 2;
+	}
+	if (c->fn != cmd_discover && !a.nqn) {
+		fprintf(stderr, "nvmeof %s: the subsystem NQN is missing (-n NQN)\n", c->name);
+		return 2;
+	}
+	if ((c->what & ARG_NSID) && !nsid_set && c->fn == cmd_smart_log)
+		a.nsid = 0;
+	if ((c->what & ARG_LOG) && (!a.lid_set || !a.log_len)) {
+		fprintf(stderr, "nvmeof get-log: --log-id and --log-len are required\n");
+		return 2;
+	}
+	if (c->fn == cmd_get_log && !nsid_set)
+		a.nsid = 0;
+	if ((c->what & ARG_NSID) && !a.nsid && c->fn != cmd_smart_log && c->fn != cmd_get_log) {
+		fprintf(stderr, "nvmeof %s: namespace ID 0 is not a namespace\n", c->name);
+		return 2;
+	}
+	a.name = c->name;
+	return c->fn(&a) ? 1 : 0;
+}

@@ -164,6 +164,8 @@ void q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
 
 static int poll_wire(struct nvmeof_queue *q, int want, struct ibv_wc *wc)
 {
+	if (unlikely(q->wire_closed))
+		return 0;
 	return q->tr->poll(q->trc, want, wc);
 }
 
@@ -233,7 +235,7 @@ int q_poll_tail(struct nvmeof_queue *q)
 	uint64_t now = nvmeof_now_ms();
 	if (unlikely(now >= q->next_housekeep_ms))
 		housekeep(q, now);
-	if (unlikely(q->dead) && q->reconnect && q->reconnect_delay_ms && !q->connecting) {
+	if (unlikely(q->dead) && q->reconnect && q->reconnect_delay_ms && !q->connecting && !q->wire_closed) {
 		q->reconnecting = true;
 		q->lost_at_ms = now;
 		q->next_try_ms = now + q->reconnect_delay_ms;

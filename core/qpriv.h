@@ -150,6 +150,7 @@ struct nvmeof_queue {
 	int (*reconnect)(struct nvmeof_ctrl *, struct nvmeof_queue *);
 	uint32_t reconnect_delay_ms, ctrl_loss_tmo_ms, assoc_gen;
 	bool reconnecting, connecting, rsv_busy;
+	bool wire_closed;         /* given up: the connection is closed, never polled again */
 	uint64_t lost_at_ms, next_try_ms;
 
 	uint64_t next_housekeep_ms;

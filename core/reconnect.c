@@ -59,6 +59,7 @@ int q_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)
 	q->tr->close(q); /* the old connection is gone: nothing can touch our memory */
 	q_park_all(q);
 	q->dead = true;
+	q->wire_closed = false;
 	return q->tr->reopen(q, cntlid, timeout_ms);
 }
 
@@ -70,6 +71,7 @@ int q_try_reconnect(struct nvmeof_queue *q)
 		snprintf(why, sizeof(why), "%s", nvmeof_errmsg());
 		q->reconnecting = false;
 		q->tr->close(q);
+		q->wire_closed = true; /* no CQ to poll any more */
 		q_fail_all(q, NVMEOF_ECLOSED);
 		nvmeof_err(NVMEOF_ECLOSED, "queue %u: gave up reconnecting after %u ms (last: %s)", q->qid,
 			   q->ctrl_loss_tmo_ms, why);

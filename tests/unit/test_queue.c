@@ -479,6 +479,33 @@ TEST(after_reconnect_new_limits_apply_to_reissued_commands)
 	teardown(f);
 }
 
+static int fake_reconnect_fails(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	(void)c;
+	(void)q;
+	return NVMEOF_EUNREACHABLE; /* the target stays away */
+}
+
+TEST(after_giving_up_the_closed_connection_is_never_polled)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 4096, 30000, false);
+	q_set_reconnect(f->q, fake_reconnect_fails, 1, 30, 0);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
+	fw_break(f->fw);
+	for (int i = 0; i < 100 && !f->calls; i++) {
+		nvmeof_queue_poll(f->q, 0);
+		sleep_ms(2);
+	}
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, NVMEOF_ECLOSED);
+	for (int i = 0; i < 5; i++) /* was: ibv_poll_cq on the destroyed CQ */
+		CHECK_EQ(nvmeof_queue_poll(f->q, 0), NVMEOF_ECLOSED);
+	CHECK_EQ(fw_polls_after_close(f->fw), 0);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), NVMEOF_ECLOSED);
+	teardown(f);
+}
+
 TEST(receives_are_reposted_before_callbacks_run)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 4096, 1000, false);
@@ -690,6 +717,7 @@ int main(void)
 		T(after_reconnect_what_waited_goes_one_at_a_time_in_order),
 		T(after_reconnect_new_limits_apply_to_reissued_commands),
 		T(receives_are_reposted_before_callbacks_run),
+		T(after_giving_up_the_closed_connection_is_never_polled),
 		T(short_response_fails_the_connection),
 		T(cid_ffff_is_never_used),
 		T(status_without_dnr_is_retried),

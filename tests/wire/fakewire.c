@@ -18,7 +18,8 @@ struct fake_wire {
 	uint32_t rnr_head, rnr_n;
 	fw_responder fn;
 	void *ctx;
-	bool broken, fail_post;
+	bool broken, fail_post, closed;
+	uint32_t polls_after_close;
 	uint32_t rnr_count;
 };
 
@@ -87,10 +88,11 @@ void fw_reset(struct fake_wire *fw)
 	fw->head = fw->n = 0;
 	fw->rhead = fw->rn = 0;
 	fw->rnr_head = fw->rnr_n = 0;
-	fw->broken = fw->fail_post = false;
+	fw->broken = fw->fail_post = fw->closed = false;
 }
 
 void fw_fail_next_post(struct fake_wire *fw) { fw->fail_post = true; }
+uint32_t fw_polls_after_close(const struct fake_wire *fw) { return fw->polls_after_close; }
 uint32_t fw_rnr_count(const struct fake_wire *fw) { return fw->rnr_count; }
 
 int fw_inject(struct fake_wire *fw, const uint8_t *cqe)
@@ -159,6 +161,8 @@ int fw_post_recv(struct fake_wire *fw, struct ibv_recv_wr *wr, struct ibv_recv_w
 int fw_poll(struct fake_wire *fw, int n, struct ibv_wc *wc)
 {
 	int k = 0;
+	if (fw->closed)
+		fw->polls_after_close++;
 	if (fw->broken && fw->rn) {
 		/* the QP went to error: posted receives come back flushed */
 		while (fw->rn && k < n) {
@@ -191,7 +195,7 @@ static int op_post_recv(void *c, struct ibv_recv_wr *wr, struct ibv_recv_wr **ba
 }
 static int op_poll(void *c, int n, struct ibv_wc *wc) { return fw_poll(c, n, wc); }
 static void op_disconnect(void *c) { (void)c; }
-static void op_close(struct nvmeof_queue *q) { (void)q; }
+static void op_close(struct nvmeof_queue *q) { ((struct fake_wire *)q->trc)->closed = true; }
 
 /* A reconnect on the same wire: a fresh connection with nothing pending. */
 static int op_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)

@@ -14,9 +14,15 @@ export KDEV
 echo "bench: kernel initiator on $KDEV; results in $OUT; RUNTIME=${RUNTIME}s RAMP=${RAMP}s REPS=$REPS"
 { uname -r; nproc; grep -m1 'model name' /proc/cpuinfo; fio --version; } > "$OUT/machine.txt"
 
-cell() { # name jobfile VAR=val...   (ONLY=qd1_ runs just the cells whose name starts so)
+only() { # ONLY="qd1_ iops_": just the cells whose names start so (unset: all)
+  [ -z "${ONLY:-}" ] && return 0
+  local p
+  for p in $ONLY; do [[ $1 == "$p"* ]] && return 0; done
+  return 1
+}
+cell() { # name jobfile VAR=val...
   local name=$1 job=$2; shift 2
-  [[ $name == "${ONLY:-}"* ]] || return 0
+  only "$name" || return 0
   for rep in $(seq "$REPS"); do
     for ini in ours kernel; do
       env "$@" INITIATOR=$ini jobs/run "$job" --output-format=json --lat_percentiles=1 \
@@ -30,6 +36,10 @@ for rw in randread randwrite; do
   for bs in 4k 16k 64k 256k 1m; do cell "qd1_${rw}_$bs" qd1-latency.fio RW=$rw BS=$bs; done
 done
 for nj in 1 4; do cell "iops_qd32_j$nj" iops.fio NUMJOBS=$nj; done
+# one job, several queue pairs (ours: qpairs=2 on one poll group; the kernel
+# runs its usual blk-mq queues): the same cell, our engine's option set
+cell iops_qd32_qp2 iops.fio NUMJOBS=1 QPAIRS=2
+cell bw_read_128k_qp2 bandwidth.fio RW=read BS=128k IODEPTH=16 NUMJOBS=1 QPAIRS=2
 for rw in read write; do
   for bs in 128k 1m; do cell "bw_${rw}_$bs" bandwidth.fio RW=$rw BS=$bs IODEPTH=16 NUMJOBS=1; done
 done
@@ -42,7 +52,12 @@ cell pin_iops_qd32_j1 iops.fio NUMJOBS=1 CPUS=1
 cell pin_bw_read_1m bandwidth.fio RW=read BS=1m IODEPTH=16 NUMJOBS=1 CPUS=1
 cell pin_bw_write_1m bandwidth.fio RW=write BS=1m IODEPTH=16 NUMJOBS=1 CPUS=1
 cell pin_bw_read_128k bandwidth.fio RW=read BS=128k IODEPTH=16 NUMJOBS=1 CPUS=1
-REPS=$REPS BENCH_OUT=$OUT bash bench/plots.sh || echo "bench: plots failed"
+cell libaio_iops_qd32_j1 iops.fio NUMJOBS=1 KERNEL_IOENGINE=libaio
+cell libaio_bw_read_128k bandwidth.fio RW=read BS=128k IODEPTH=16 NUMJOBS=1 KERNEL_IOENGINE=libaio
+[ -n "${ONLY:-}" ] || REPS=$REPS BENCH_OUT=$OUT bash bench/plots.sh || echo "bench: plots failed"
+# Where the CPU goes at 4 KiB QD32, one job, each initiator: a system-wide
+# software-clock profile in the guest (PROFILE=0 skips it).
+[ "${PROFILE:-1}" = 0 ] || bash bench/profile.sh "$OUT" || echo "bench: profile failed"
 tb kdisconnect
 "$PWD/build/out/bench/percmd" > "$OUT/percmd.txt" 2>&1 || echo "bench: per-command micro-benchmark failed"
 python3 bench/report.py "$OUT"

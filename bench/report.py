@@ -56,6 +56,11 @@ def cpu_us_per_io(j):
     return (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * secs * 1e6 / ios if ios else None
 
 
+def ctx_per_io(j):
+    n = sum(j[d]["total_ios"] for d in ("read", "write", "trim"))
+    return j["ctx"] / n if n else None
+
+
 def fmt(v, nd=1):
     return "-" if v is None else f"{v:,.{nd}f}"
 
@@ -132,6 +137,24 @@ for c, label, fn, nd in (("pin_qd1_randread_4k", "4k randread QD1 p50 latency (u
     rows.append([label, fmt(o, nd), fmt(k, nd), ratio(o, k), fmt(ocpu, 2), fmt(kcpu, 2)])
 table("Both initiators pinned to one vCPU (cpus_allowed=1)",
       ["workload", "ours", "kernel", "ratio", "CPU us/IO ours", "CPU us/IO kernel"], rows)
+
+rows = []
+for c, label, fn, nd in (("iops_qd32_j1", "4k randread QD32 IOPS, qpairs=1", iops, 0),
+                         ("iops_qd32_qp2", "4k randread QD32 IOPS, qpairs=2", iops, 0),
+                         ("libaio_iops_qd32_j1", "4k randread QD32 IOPS, qpairs=1 (kernel: libaio)", iops, 0),
+                         ("bw_read_128k", "128k read QD16 MiB/s, qpairs=1", mibs, 1),
+                         ("bw_read_128k_qp2", "128k read QD16 MiB/s, qpairs=2", mibs, 1),
+                         ("libaio_bw_read_128k", "128k read QD16 MiB/s, qpairs=1 (kernel: libaio)", mibs, 1)):
+    o, k = med(c, "ours", fn), med(c, "kernel", fn)
+    if o is None and k is None:
+        continue
+    ocpu, kcpu = med(c, "ours", cpu_us_per_io), med(c, "kernel", cpu_us_per_io)
+    octx, kctx = med(c, "ours", ctx_per_io), med(c, "kernel", ctx_per_io)
+    rows.append([label, fmt(o, nd), fmt(k, nd), ratio(o, k), fmt(ocpu, 2), fmt(kcpu, 2), fmt(octx, 2),
+                 fmt(kctx, 2)])
+table("One fio job at depth: queue pairs per job (ours/kernel; kernel io_uring unless named)",
+      ["workload", "ours", "kernel", "ratio", "CPU us/IO ours", "CPU us/IO kernel", "ctx/IO ours",
+       "ctx/IO kernel"], rows)
 
 p = os.path.join(out, "percmd.txt")
 if os.path.exists(p):

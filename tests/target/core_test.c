@@ -511,15 +511,16 @@ out:
 		nvmeof_ctrl_close(c);
 }
 
-struct wr_ctx {
-	int done, err;
+/* Counts completions and errors of asynchronous requests. */
+struct grp_ctx {
+	int done, errs;
 };
 
-static void wr_cb(void *arg, const struct nvmeof_cpl *cpl)
+static void grp_cb(void *arg, const struct nvmeof_cpl *cpl)
 {
-	struct wr_ctx *w = arg;
-	w->done = 1;
-	w->err = cpl->err;
+	struct grp_ctx *g = arg;
+	g->done++;
+	g->errs += cpl->err != 0;
 }
 
 static void sh(const char *cmd)
@@ -539,7 +540,7 @@ TEST(reconnect_keeps_write_order_and_the_controller)
 	struct nvmeof_mr *mr = NULL;
 	struct nvmeof_ctrl_info before, after;
 	struct nvmeof_queue_stats st;
-	struct wr_ctx w1 = {0}, w2 = {0};
+	struct grp_ctx w1 = {0}, w2 = {0};
 	opts_a(&o);
 	o.reconnect_delay_ms = 300;
 	o.ctrl_loss_tmo_ms = 30000;
@@ -562,15 +563,15 @@ TEST(reconnect_keeps_write_order_and_the_controller)
 		struct timespec ts = {0, 50000000};
 		nanosleep(&ts, NULL);
 	}
-	MUST(nvmeof_write(q, ns, 777, 1, mr, 4096, wr_cb, &w1));
-	MUST(nvmeof_write(q, ns, 777, 1, mr, 8192, wr_cb, &w2));
+	MUST(nvmeof_write(q, ns, 777, 1, mr, 4096, grp_cb, &w1));
+	MUST(nvmeof_write(q, ns, 777, 1, mr, 8192, grp_cb, &w2));
 	sh("tb port-up rdma");
 	double t0 = now_s();
 	while ((!w1.done || !w2.done) && now_s() - t0 < 30)
 		nvmeof_queue_wait(q, 1, 100);
 	CHECK(w1.done && w2.done);
-	CHECK_EQ(w1.err, 0);
-	CHECK_EQ(w2.err, 0);
+	CHECK_EQ(w1.errs, 0);
+	CHECK_EQ(w2.errs, 0);
 	nvmeof_queue_stats(q, &st);
 	printf("    reconnects %llu, outage %llu ms\n", (unsigned long long)st.reconnects,
 	       (unsigned long long)st.outage_ms_max);
@@ -589,17 +590,6 @@ out:
 		nvmeof_queue_destroy(q);
 	if (c)
 		nvmeof_ctrl_close(c);
-}
-
-struct grp_ctx {
-	int done, errs;
-};
-
-static void grp_cb(void *arg, const struct nvmeof_cpl *cpl)
-{
-	struct grp_ctx *g = arg;
-	g->done++;
-	g->errs += cpl->err != 0;
 }
 
 /* Four queues on one poll group: I/O on every queue completes through the
@@ -825,18 +815,5 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1 && (!strcmp(argv[1], "load") || !strcmp(argv[1], "dump")))
 		return load_dump(argc, argv);
-	if (argc > 1) {
-		struct test_case pick[32];
-		size_t k = 0;
-		for (int a = 1; a < argc; a++)
-			for (size_t i = 0; i < n; i++)
-				if (!strcmp(argv[a], all[i].name) && k < 32)
-					pick[k++] = all[i];
-		if (k != (size_t)(argc - 1)) {
-			fprintf(stderr, "unknown test name\n");
-			return 2;
-		}
-		return run_tests("target-core", pick, k);
-	}
-	return run_tests("target-core", all, n);
+	return run_named_tests("target-core", all, n, argc, argv);
 }

@@ -370,18 +370,5 @@ int main(int argc, char **argv)
 	};
 	size_t n = sizeof(all) / sizeof(all[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc > 1) {
-		struct test_case pick[16];
-		size_t k = 0;
-		for (int a = 1; a < argc; a++)
-			for (size_t i = 0; i < n; i++)
-				if (!strcmp(argv[a], all[i].name) && k < 16)
-					pick[k++] = all[i];
-		if (k != (size_t)(argc - 1)) {
-			fprintf(stderr, "unknown test name\n");
-			return 2;
-		}
-		return run_tests("target-disc", pick, k);
-	}
-	return run_tests("target-disc", all, n);
+	return run_named_tests("target-disc", all, n, argc, argv);
 }

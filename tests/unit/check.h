@@ -71,4 +71,23 @@ static inline int run_tests(const char *suite, const struct test_case *t, size_t
 	printf("%s: %d passed, %d failed\n", suite, pass, fail);
 	return fail ? 1 : 0;
 }
+
+/* Every test, or only those named on the command line (2: an unknown name). */
+static inline int run_named_tests(const char *suite, const struct test_case *all, size_t n, int argc,
+				  char **argv)
+{
+	if (argc <= 1)
+		return run_tests(suite, all, n);
+	struct test_case pick[64];
+	size_t k = 0;
+	for (int a = 1; a < argc; a++)
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(argv[a], all[i].name) && k < 64)
+				pick[k++] = all[i];
+	if (k != (size_t)(argc - 1)) {
+		fprintf(stderr, "unknown test name\n");
+		return 2;
+	}
+	return run_tests(suite, pick, k);
+}
 #endif

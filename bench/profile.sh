@@ -1,0 +1,24 @@
+#!/bin/bash
+# IN-GUEST (bench/bench.sh): perf record, system-wide, software cpu-clock, while
+# one fio job does 4 KiB random reads at QD32 with each initiator; the top of
+# each profile goes to OUT/profile-<initiator>.txt for BENCHMARKS.md.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=$1
+command -v perf >/dev/null || { echo "profile: perf missing (Debian's linux-perf)"; exit 1; }
+KDEV=${KDEV:-$(tb kdev "$NVMEOF_TB_NQN_A" 1)} || exit 1
+export KDEV RUNTIME=${PROF_RUNTIME:-6} RAMP=1 REGION=1g
+for ini in ours kernel; do
+  # -a: the target's and Soft-RoCE's kernel work counts too, as it does for the kernel host
+  perf record -q -a -g -e cpu-clock -F 499 -o "$OUT/perf-$ini.data" -- \
+    env NUMJOBS=1 INITIATOR=$ini jobs/run iops.fio --output-format=json > "$OUT/profile-$ini.json" 2>/dev/null
+  {
+    echo "# 4 KiB randread QD32, one job, initiator $ini: perf record -a -e cpu-clock (guest, TCG)"
+    jq_iops=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(round(d['jobs'][0]['read']['iops']))" "$OUT/profile-$ini.json" 2>/dev/null)
+    echo "# IOPS during the profile: ${jq_iops:-?}"
+    perf report -i "$OUT/perf-$ini.data" -g none --no-children --sort comm,dso,symbol --stdio 2>/dev/null \
+      | grep -v '^#' | grep -E '^ +[0-9]' | head -30
+  } > "$OUT/profile-$ini.txt"
+  rm -f "$OUT/perf-$ini.data"
+  echo "profile: $ini done"
+done

@@ -11,10 +11,10 @@ export KDEV RUNTIME=${PROF_RUNTIME:-6} RAMP=1 REGION=1g
 for ini in ours kernel; do
   # -a: the target's and Soft-RoCE's kernel work counts too, as it does for the kernel host
   perf record -q -a -g -e cpu-clock -F 499 -o "$OUT/perf-$ini.data" -- \
-    env NUMJOBS=1 INITIATOR=$ini jobs/run iops.fio --output-format=json > "$OUT/profile-$ini.json" 2>/dev/null
+    env NUMJOBS=1 INITIATOR=$ini jobs/run iops.fio --output-format=json > "$OUT/profile-$ini.fiojson" 2>/dev/null
   {
     echo "# 4 KiB randread QD32, one job, initiator $ini: perf record -a -e cpu-clock (guest, TCG)"
-    jq_iops=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(round(d['jobs'][0]['read']['iops']))" "$OUT/profile-$ini.json" 2>/dev/null)
+    jq_iops=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(round(d['jobs'][0]['read']['iops']))" "$OUT/profile-$ini.fiojson" 2>/dev/null)
     echo "# IOPS during the profile: ${jq_iops:-?}"
     perf report -i "$OUT/perf-$ini.data" -g none --no-children --sort comm,dso,symbol --stdio 2>/dev/null \
       | grep -v '^#' | grep -E '^ +[0-9]' | head -30

@@ -14,7 +14,7 @@ for ini in ours kernel; do
     env NUMJOBS=1 INITIATOR=$ini jobs/run iops.fio --output-format=json > "$OUT/profile-$ini.fiojson" 2>/dev/null
   {
     echo "# 4 KiB randread QD32, one job, initiator $ini: perf record -a -e cpu-clock (guest, TCG)"
-    jq_iops=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(round(d['jobs'][0]['read']['iops']))" "$OUT/profile-$ini.fiojson" 2>/dev/null)
+    jq_iops=$(python3 -c "import json,sys; t=open(sys.argv[1]).read(); print(round(json.loads(t[t.index('{'):])['jobs'][0]['read']['iops']))" "$OUT/profile-$ini.fiojson" 2>/dev/null)
     echo "# IOPS during the profile: ${jq_iops:-?}"
     perf report -i "$OUT/perf-$ini.data" -g none --no-children --sort comm,dso,symbol --stdio 2>/dev/null \
       | grep -v '^#' | grep -E '^ +[0-9]' | head -30

@@ -25,6 +25,7 @@ static bool retry_slot(struct nvmeof_queue *q, uint16_t si)
 		delay = q->cmd_timeout_ms;
 	s->retries++;
 	s->flags = 0;
+	s->status = 0;
 	s->state = SLOT_RETRY;
 	s->t_submit_ms = nvmeof_now_ms() + delay;
 	q_next_gen(s, si);
@@ -43,6 +44,12 @@ static void send_due_retries(struct nvmeof_queue *q, uint64_t now)
 		struct slot *s = &q->slots[si];
 		if (s->state != SLOT_RETRY || s->t_submit_ms > now)
 			continue;
+		if (q->reqs[s->req].err) { /* another of its commands failed meanwhile */
+			uint16_t ri = s->req;
+			q_release_slot(q, (uint16_t)si);
+			q_chunk_done(q, ri, 0, 0, 0, 0);
+			continue;
+		}
 		s->state = SLOT_BUSY;
 		s->t_submit_ms = now;
 		q->nretry--;
@@ -242,6 +249,16 @@ int q_poll_tail(struct nvmeof_queue *q)
 		q->wr_head = q->wr_tail = NULL;
 		return (int)q->completed;
 	}
+	if (unlikely(q->dead) && q->connecting) {
+		/* lost again during a reconnect's Fabrics Connect: only that
+		 * command fails; what waits stays parked for the next attempt */
+		for (uint32_t si = 0; si < q->depth; si++)
+			if (q->slots[si].state != SLOT_FREE)
+				q_finish_slot(q, (uint16_t)si, NVMEOF_ECLOSED);
+		q->wr_head = q->wr_tail = NULL;
+		return q->completed ? (int)q->completed
+				    : nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection", q->qid);
+	}
 	if (unlikely(q->dead)) {
 		if (!q->group) /* a group's poll has already emptied the shared CQ */
 			drain_cq(q);
@@ -283,9 +300,10 @@ int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 			return total ? (int)total : rc;
 		uint64_t now = nvmeof_now_us();
 		if (rc > 0) {
-			/* a moving average of the time between completions */
-			uint64_t gap = (now - w->last_us) / (uint64_t)rc;
-			w->gap_us = w->last_us ? (7 * w->gap_us + gap) / 8 : gap;
+			/* a moving average of the time between completions (from
+			 * the second sample on: the first has no predecessor) */
+			if (w->last_us)
+				w->gap_us = (7 * w->gap_us + (now - w->last_us) / (uint64_t)rc) / 8;
 			w->last_us = now;
 		}
 		total += (uint32_t)rc;

@@ -18,8 +18,11 @@ struct nvmeof_poll_group {
 	const void *owner;                /* the controller whose queues may join */
 	struct nvmeof_queue *members[GROUP_MAX];
 	uint32_t nmembers;
+	uint8_t next_epoch;               /* shared, so a place reused never repeats an epoch soon */
 	struct q_waiter waiter;
 };
+
+uint8_t q_group_next_epoch(struct nvmeof_poll_group *g) { return ++g->next_epoch ? g->next_epoch : ++g->next_epoch; }
 
 const struct tr_conn *q_group_conn(const struct nvmeof_poll_group *g) { return &g->conn; }
 
@@ -109,18 +112,24 @@ int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max)
 			}
 		}
 	}
-	int total = 0, err = 0;
+	/* One member's lost connection fails that member's requests (through
+	 * their callbacks); the group reports an error only when every member
+	 * has one, so waits on healthy members carry on. */
+	int total = 0, err = 0, nerr = 0, nq = 0;
 	for (uint32_t i = 0; i < GROUP_MAX; i++) {
 		struct nvmeof_queue *q = g->members[i];
 		if (!q)
 			continue;
+		nq++;
 		int rc = unlikely(q->reconnecting) && !q->connecting ? q_try_reconnect(q) : q_poll_tail(q);
-		if (rc < 0)
+		if (rc < 0) {
 			err = err ? err : rc;
-		else
+			nerr++;
+		} else {
 			total += rc;
+		}
 	}
-	return total ? total : err;
+	return total || nerr < nq ? total : err;
 }
 
 static int gw_poll(void *c) { return nvmeof_poll_group_poll(c, 0); }

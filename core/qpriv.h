@@ -198,6 +198,7 @@ void q_reset_recvs(struct nvmeof_queue *q);
 /* group.c */
 int q_group_join(struct nvmeof_poll_group *g, struct nvmeof_queue *q);
 void q_group_leave(struct nvmeof_queue *q);
+uint8_t q_group_next_epoch(struct nvmeof_poll_group *g);
 const struct tr_conn *q_group_conn(const struct nvmeof_poll_group *g);
 
 #endif

@@ -63,7 +63,9 @@ static struct ibv_mr *reg(struct nvmeof_queue *q, void *p, size_t len, int acces
 
 void q_reset_recvs(struct nvmeof_queue *q)
 {
-	q->epoch++;
+	/* in a group the epoch comes from the group, so a new member in a
+	 * place just left never takes the old one's leftover completions */
+	q->epoch = q->group ? q_group_next_epoch(q->group) : (uint8_t)(q->epoch + 1);
 	for (uint32_t i = 0; i < q->hrqsize; i++) {
 		q->rwr[i].wr_id = RECV_TAG | WRID_HIGH(q) | i;
 		q->rwr[i].next = i + 1 < q->hrqsize ? &q->rwr[i + 1] : NULL;

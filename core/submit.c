@@ -70,6 +70,7 @@ static void issue(struct nvmeof_queue *q, uint16_t ri)
 	s->state = SLOT_BUSY;
 	s->flags = 0;
 	s->retries = 0;
+	s->status = 0; /* a slot failed unanswered must not report its last command's status */
 	s->req = ri;
 	s->t_submit_ms = 0; /* stamped by the first housekeeping pass: no clock read per command */
 	s->wr.wr_id = SEND_WRID(q, s->gen, si);

@@ -30,6 +30,7 @@ struct rec {
 	uint16_t fail_status;
 	int bad_cids;             /* commands sent with the reserved CID FFFFh */
 	int inject_at;            /* at this command: deliver held[0], fail the next post */
+	int break_at;             /* at this command: no answer, and the wire breaks */
 	struct fake_wire *fw;
 };
 
@@ -47,6 +48,10 @@ static enum fw_action responder(void *ctx, const uint8_t *sqe, const struct ibv_
 		r->bad_cids++;
 	if (r->fail_first >= r->n)
 		put_le16(cqe + 14, (uint16_t)(r->fail_status << 1));
+	if (r->break_at == r->n) {
+		fw_break(r->fw);
+		return FW_DROP;
+	}
 	if (r->inject_at == r->n) {
 		fw_inject(r->fw, r->held[0]);
 		fw_fail_next_post(r->fw);
@@ -506,6 +511,81 @@ TEST(after_giving_up_the_closed_connection_is_never_polled)
 	teardown(f);
 }
 
+TEST(a_failed_unanswered_command_reports_no_stale_status)
+{
+	struct fixture *f = setup(1, 1 << 20, 0, 4096, 30000, false);
+	f->rec.fail_at = 1; /* LBA Out of Range, DNR: the slot keeps that status */
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
+	drain(f, 1);
+	CHECK_EQ(f->last.err, NVMEOF_ENVME);
+	f->rec.hold = 1; /* the next command in the same slot gets no answer */
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
+	fw_break(f->fw);
+	drain(f, 2);
+	CHECK_EQ(f->last.err, NVMEOF_ECLOSED);
+	CHECK_EQ(f->last.status, 0);
+	teardown(f);
+}
+
+TEST(a_retry_is_not_sent_once_its_request_failed)
+{
+	struct q_params p = {.qid = 1, .depth = 2, .cmd_timeout_ms = 30000, .max_xfer = 4096,
+			     .wait_mode = NVMEOF_WAIT_POLL, .crdt = {2, 0, 0}};
+	struct fixture *f = setup(2, 4096, 0, 8192, 30000, false);
+	q_close(f->q);
+	fw_reset(f->fw);
+	CHECK_EQ(q_open_fake(&p, f->fw, &f->q), 0);
+	f->rec.fail_first = 1;
+	f->rec.fail_status = 1 << 11 | 0x82; /* chunk 1: retry after CRDT1 (200 ms) */
+	f->rec.fail_at = 2;                  /* chunk 2: fails for good (DNR) */
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 16, &f->mr, 0, cb, f), 0); /* two 4 KiB commands */
+	for (int i = 0; i < 100 && !f->calls; i++) {
+		nvmeof_queue_poll(f->q, 0);
+		sleep_ms(5);
+	}
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, NVMEOF_ENVME);
+	CHECK_EQ(NVMEOF_STATUS_SC(f->last.status), 0x80);
+	CHECK_EQ(f->rec.n, 2); /* was: chunk 1 sent again for a request already failed */
+	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
+	teardown(f);
+}
+
+static int reconnect_attempts;
+static int fake_reconnect_lost_during_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	uint8_t sqe[64];
+	(void)c;
+	int rc = q_reopen(q, 0, 0);
+	if (rc)
+		return rc;
+	reconnect_attempts++;
+	/* the connect command; the first attempt's breaks the wire (break_at) */
+	nvme_sqe_keep_alive(sqe, 0);
+	return q_exec(q, sqe, 0, 1000, NULL);
+}
+
+TEST(a_loss_during_the_reconnect_keeps_what_waits)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 4096, 30000, false);
+	reconnect_attempts = 0;
+	q_set_reconnect(f->q, fake_reconnect_lost_during_connect, 1, 10000, 0);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
+	fw_break(f->fw);
+	nvmeof_queue_poll(f->q, 0);
+	f->rec.hold = 0;
+	f->rec.break_at = 2; /* command 1 was the read; 2 is the first attempt's connect */
+	for (int i = 0; i < 200 && !f->calls; i++) {
+		nvmeof_queue_poll(f->q, 0);
+		sleep_ms(2);
+	}
+	CHECK(reconnect_attempts >= 2);
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, 0); /* was: failed with the first attempt's loss */
+	teardown(f);
+}
+
 TEST(receives_are_reposted_before_callbacks_run)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 4096, 1000, false);
@@ -717,6 +797,9 @@ int main(void)
 		T(after_reconnect_what_waited_goes_one_at_a_time_in_order),
 		T(after_reconnect_new_limits_apply_to_reissued_commands),
 		T(receives_are_reposted_before_callbacks_run),
+		T(a_failed_unanswered_command_reports_no_stale_status),
+		T(a_retry_is_not_sent_once_its_request_failed),
+		T(a_loss_during_the_reconnect_keeps_what_waits),
 		T(after_giving_up_the_closed_connection_is_never_polled),
 		T(short_response_fails_the_connection),
 		T(cid_ffff_is_never_used),

@@ -25,7 +25,6 @@ static bool retry_slot(struct nvmeof_queue *q, uint16_t si)
 		delay = q->cmd_timeout_ms;
 	s->retries++;
 	s->flags = 0;
-	s->status = 0;
 	s->state = SLOT_RETRY;
 	s->t_submit_ms = nvmeof_now_ms() + delay;
 	q_next_gen(s, si);
@@ -122,6 +121,7 @@ void q_post_recvs(struct nvmeof_queue *q)
 void q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
 {
 	uint8_t cqes[POLL_BATCH][NVME_CQE_SIZE];
+	bool got[POLL_BATCH] = {false}; /* wc[i] brought the capsule next in cqes */
 	int ncqe = 0;
 	for (int i = 0; i < n; i++) {
 		const struct ibv_wc *w = &wc[i];
@@ -143,6 +143,7 @@ void q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
 		}
 		DEVICE_WROTE(q->rsps + (size_t)idx * NVME_CQE_SIZE, NVME_CQE_SIZE);
 		memcpy(cqes[ncqe++], q->rsps + (size_t)idx * NVME_CQE_SIZE, NVME_CQE_SIZE);
+		got[i] = true;
 		struct ibv_recv_wr *rw = &q->rwr[idx];
 		rw->next = NULL;
 		if (q->rwr_tail)
@@ -157,8 +158,7 @@ void q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
 	for (int i = 0; i < n; i++) {
 		const struct ibv_wc *w = &wc[i];
 		if (w->wr_id & RECV_TAG) {
-			if (w->status == IBV_WC_SUCCESS && w->byte_len >= NVME_CQE_SIZE &&
-			    WRID_LOW(w->wr_id) < q->hrqsize && WRID_EPOCH(w->wr_id) == q->epoch)
+			if (got[i])
 				handle_resp(q, cqes[k++]);
 		} else if (unlikely(w->status != IBV_WC_SUCCESS)) {
 			if (WRID_EPOCH(w->wr_id) == q->epoch)
@@ -249,20 +249,15 @@ int q_poll_tail(struct nvmeof_queue *q)
 		q->wr_head = q->wr_tail = NULL;
 		return (int)q->completed;
 	}
-	if (unlikely(q->dead) && q->connecting) {
-		/* lost again during a reconnect's Fabrics Connect: only that
-		 * command fails; what waits stays parked for the next attempt */
-		for (uint32_t si = 0; si < q->depth; si++)
-			if (q->slots[si].state != SLOT_FREE)
-				q_finish_slot(q, (uint16_t)si, NVMEOF_ECLOSED);
-		q->wr_head = q->wr_tail = NULL;
-		return q->completed ? (int)q->completed
-				    : nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection", q->qid);
-	}
 	if (unlikely(q->dead)) {
 		if (!q->group) /* a group's poll has already emptied the shared CQ */
 			drain_cq(q);
-		q_fail_all(q, NVMEOF_ECLOSED);
+		/* lost again during a reconnect's Fabrics Connect: only that
+		 * command fails; what waits stays parked for the next attempt */
+		if (q->connecting)
+			q_fail_slots(q, NVMEOF_ECLOSED);
+		else
+			q_fail_all(q, NVMEOF_ECLOSED);
 		q->wr_head = q->wr_tail = NULL;
 		if (!q->completed)
 			return nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection", q->qid);

@@ -45,7 +45,7 @@ struct nvmeof_ctrl {
 	bool ka_running, ka_stop;
 	int ka_err;
 	char ka_msg[256];
-	uint64_t ka_sent, ka_failed;
+	uint64_t ka_sent;
 };
 
 /* hostid.c */

@@ -5,15 +5,13 @@
  */
 #include <stdio.h>
 
-#include "mem.h"
 #include "protocol.h"
 #include "qpriv.h"
 
-static int check_write_flags(struct nvmeof_queue *q, const char *op, uint32_t flags, uint32_t allowed)
+static int check_write_flags(const char *op, uint32_t flags, uint32_t allowed)
 {
 	if (flags & ~allowed)
 		return nvmeof_err(NVMEOF_EINVAL, "%s: unknown flags 0x%x", op, flags & ~allowed);
-	(void)q;
 	return 0;
 }
 
@@ -25,29 +23,16 @@ static uint32_t cdw12_of(uint32_t flags)
 int nvmeof_write_ext(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint32_t nlb,
 		     struct nvmeof_mr *mr, size_t off, uint32_t flags, nvmeof_cb cb, void *arg)
 {
-	int rc = q_check_io(q, "write", ns, nlb, mr, off);
-	if (rc || (rc = check_write_flags(q, "write", flags, NVMEOF_IO_FUA)))
-		return rc;
-	struct sub sb = {.kind = REQ_IO, .opc = NVME_CMD_WRITE, .ns = ns, .slba = slba, .nlb = nlb,
-			 .mr = mr, .off = off, .cdw12 = cdw12_of(flags)};
-	return q_submit(q, &sb, cb, arg, NULL);
+	int rc = check_write_flags("write", flags, NVMEOF_IO_FUA);
+	return rc ? rc : q_submit_io(q, NVME_CMD_WRITE, ns, slba, nlb, mr, off, cdw12_of(flags), cb, arg);
 }
 
 int nvmeof_write_ext_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba,
 			  uint32_t nlb, struct nvmeof_mr *mr, size_t off, uint32_t flags,
 			  uint32_t timeout_ms)
 {
-	char what[128];
-	int rc = q_check_io(q, "write", ns, nlb, mr, off);
-	if (rc || (rc = check_write_flags(q, "write", flags, NVMEOF_IO_FUA)))
-		return rc;
-	snprintf(what, sizeof(what), "write%s nsid %u slba %llu nlb %u", flags & NVMEOF_IO_FUA ? " (FUA)" : "",
-		 ns->nsid, (unsigned long long)slba, nlb);
-	struct sub sb = {.kind = REQ_IO, .opc = NVME_CMD_WRITE, .ns = ns, .slba = slba, .nlb = nlb,
-			 .mr = mr, .off = off, .cdw12 = cdw12_of(flags)};
-	if ((rc = mem_before_write(mr)))
-		return nvmeof_err_prefix(rc, "%s", what);
-	return q_sync_run(q, &sb, timeout_ms, NULL, what);
+	int rc = check_write_flags("write", flags, NVMEOF_IO_FUA);
+	return rc ? rc : q_sync_io(q, NVME_CMD_WRITE, ns, slba, nlb, mr, off, cdw12_of(flags), timeout_ms);
 }
 
 static int check_wz(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint32_t nlb, uint32_t flags)
@@ -55,7 +40,7 @@ static int check_wz(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint32_t
 	if (!q || !ns || !nlb)
 		return nvmeof_err(NVMEOF_EINVAL, "write zeroes: %s",
 				  !q ? "no queue" : !ns ? "no namespace" : "zero blocks");
-	int rc = check_write_flags(q, "write zeroes", flags, NVMEOF_IO_FUA | NVMEOF_IO_DEAC);
+	int rc = check_write_flags("write zeroes", flags, NVMEOF_IO_FUA | NVMEOF_IO_DEAC);
 	if (rc)
 		return rc;
 	if (!q->ctrl || !(nvmeof_ctrl_info(q->ctrl)->oncs & NVME_ONCS_WRITE_ZEROES))
@@ -89,15 +74,6 @@ int nvmeof_write_zeroes_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns,
 		 (unsigned long long)slba, nlb);
 	struct sub sb = {.kind = REQ_WZ, .ns = ns, .slba = slba, .nlb = nlb, .cdw12 = cdw12_of(flags)};
 	return q_sync_run(q, &sb, timeout_ms, NULL, what);
-}
-
-int q_exec_mr(struct nvmeof_queue *q, const uint8_t *sqe, struct nvmeof_mr *mr, size_t off,
-	      uint32_t len, uint32_t timeout_ms, struct nvmeof_cpl *cpl)
-{
-	struct sub sb = {.kind = REQ_RAW, .raw = sqe, .data_len = len, .mr = mr, .off = off};
-	char what[48];
-	snprintf(what, sizeof(what), "admin opcode 0x%02x", sqe[0]);
-	return q_sync_run(q, &sb, timeout_ms, cpl, what);
 }
 
 int q_submit_aer(struct nvmeof_queue *q, const uint8_t *sqe, nvmeof_cb cb, void *arg)

@@ -32,7 +32,6 @@ void *ctrl_ka_main(void *arg)
 		 * and the next Keep Alive goes out on time regardless. */
 		if (rc) {
 			c->ka_err = rc;
-			c->ka_failed++;
 			snprintf(c->ka_msg, sizeof(c->ka_msg), "Keep Alive: %s", nvmeof_errmsg());
 		} else {
 			c->ka_err = 0;

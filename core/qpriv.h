@@ -168,6 +168,7 @@ void q_release_slot(struct nvmeof_queue *q, uint16_t si);
 void q_finish_slot(struct nvmeof_queue *q, uint16_t si, int err);
 void q_pend_push(struct nvmeof_queue *q, uint16_t ri);
 uint16_t q_pend_pop(struct nvmeof_queue *q);
+void q_fail_slots(struct nvmeof_queue *q, int err);
 void q_fail_all(struct nvmeof_queue *q, int err);
 void q_mark_dead(struct nvmeof_queue *q);
 /* submit.c */
@@ -177,9 +178,15 @@ void q_refill(struct nvmeof_queue *q);
 int q_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *arg, uint16_t *ri_out);
 int q_check_io(struct nvmeof_queue *q, const char *op, const struct nvmeof_ns *ns, uint32_t nlb,
 	       const struct nvmeof_mr *mr, size_t off);
+/* A read or write (cdw12: FUA) after q_check_io. */
+int q_submit_io(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *ns, uint64_t slba,
+		uint32_t nlb, struct nvmeof_mr *mr, size_t off, uint32_t cdw12, nvmeof_cb cb, void *arg);
 /* sync.c: submit, then wait with a deadline */
 int q_sync_run(struct nvmeof_queue *q, const struct sub *sb, uint32_t timeout_ms, struct nvmeof_cpl *out,
 	       const char *what);
+/* The same for a read or write, with the GPUDirect ordering rules. */
+int q_sync_io(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *ns, uint64_t slba,
+	      uint32_t nlb, struct nvmeof_mr *mr, size_t off, uint32_t cdw12, uint32_t timeout_ms);
 /* complete.c */
 void q_post_recvs(struct nvmeof_queue *q);
 void q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n);
@@ -193,8 +200,8 @@ int q_try_reconnect(struct nvmeof_queue *q);
  * arrays (registered when q->pd is set) */
 void q_init(struct nvmeof_queue *q, const struct q_params *p);
 int q_alloc(struct nvmeof_queue *q);
-/* A new connection: the next epoch, every receive chained for posting. */
-void q_reset_recvs(struct nvmeof_queue *q);
+/* A new connection: the next epoch, every receive posted. */
+int q_post_all_recvs(struct nvmeof_queue *q);
 /* group.c */
 int q_group_join(struct nvmeof_poll_group *g, struct nvmeof_queue *q);
 void q_group_leave(struct nvmeof_queue *q);

@@ -49,7 +49,6 @@ struct ibv_context *q_verbs(struct nvmeof_queue *q) { return q->conn.id->verbs; 
 static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)
 {
 	uint8_t priv[NVME_RDMA_CM_REQ_SIZE];
-	struct ibv_recv_wr *bad;
 	uint16_t crqsize;
 	int rc;
 	if ((rc = tr_resolve(&q->conn, q->dst, q->src, (int)timeout_ms)))
@@ -77,9 +76,8 @@ static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_m
 	if ((rc = tr_create_qp(&q->conn, q->pd, &qp)))
 		return rc;
 	q->inline_sqe = q->conn.max_inline >= NVME_SQE_SIZE;
-	q_reset_recvs(q);
-	if ((rc = ibv_post_recv(q->conn.qp, q->rwr, &bad)))
-		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_post_recv of %u receives: %s", q->hrqsize, strerror(rc));
+	if ((rc = q_post_all_recvs(q)))
+		return rc;
 	/* HSQSIZE is 0-based; HRQSIZE counts our receive buffers. */
 	nvme_rdma_cm_req(priv, q->qid, (uint16_t)q->hrqsize, (uint16_t)q->depth, cntlid);
 	if ((rc = tr_connect(&q->conn, priv, sizeof(priv), (int)timeout_ms, &crqsize)))

@@ -61,8 +61,9 @@ static struct ibv_mr *reg(struct nvmeof_queue *q, void *p, size_t len, int acces
 	return mr;
 }
 
-void q_reset_recvs(struct nvmeof_queue *q)
+int q_post_all_recvs(struct nvmeof_queue *q)
 {
+	struct ibv_recv_wr *bad;
 	/* in a group the epoch comes from the group, so a new member in a
 	 * place just left never takes the old one's leftover completions */
 	q->epoch = q->group ? q_group_next_epoch(q->group) : (uint8_t)(q->epoch + 1);
@@ -72,6 +73,10 @@ void q_reset_recvs(struct nvmeof_queue *q)
 	}
 	q->rwr_head = q->rwr_tail = NULL;
 	q->wr_head = q->wr_tail = NULL;
+	int rc = q->tr->post_recv(q->trc, q->rwr, &bad);
+	return rc ? nvmeof_err(NVMEOF_ETRANSPORT, "queue %u: posting %u receives (%s): %s", q->qid, q->hrqsize,
+			       q->tr->name, strerror(rc))
+		  : 0;
 }
 
 void q_close(struct nvmeof_queue *q)

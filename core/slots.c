@@ -90,7 +90,9 @@ void q_finish_slot(struct nvmeof_queue *q, uint16_t si, int err)
 		return; /* its request already completed with a timeout */
 	if (!err && st)
 		err = NVMEOF_ENVME;
-	q_chunk_done(q, ri, err, st, dw0, dw1);
+	/* a status belongs to an NVMe error only: a slot failed some other way
+	 * (unanswered, not posted) must not report what it last received */
+	q_chunk_done(q, ri, err, err == NVMEOF_ENVME ? st : 0, dw0, dw1);
 }
 
 void q_pend_push(struct nvmeof_queue *q, uint16_t ri)
@@ -109,13 +111,19 @@ uint16_t q_pend_pop(struct nvmeof_queue *q)
 	return ri;
 }
 
-/* Everything in flight ends with err; only when the QP can no longer touch
- * our memory (flushed or destroyed). */
-void q_fail_all(struct nvmeof_queue *q, int err)
+/* Every command on the wire ends with err; only when the QP can no longer
+ * touch our memory (flushed or destroyed). */
+void q_fail_slots(struct nvmeof_queue *q, int err)
 {
 	for (uint32_t si = 0; si < q->depth; si++)
 		if (q->slots[si].state != SLOT_FREE)
 			q_finish_slot(q, (uint16_t)si, err);
+}
+
+/* The same, and what waits for a slot. */
+void q_fail_all(struct nvmeof_queue *q, int err)
+{
+	q_fail_slots(q, err);
 	while (q->pend_n) {
 		uint16_t ri = q_pend_pop(q);
 		struct req *r = &q->reqs[ri];

@@ -8,7 +8,6 @@
 #include "mem.h"
 #include "protocol.h"
 #include "qpriv.h"
-#include "util.h"
 
 void q_chain_send(struct nvmeof_queue *q, struct ibv_send_wr *wr)
 {
@@ -70,7 +69,6 @@ static void issue(struct nvmeof_queue *q, uint16_t ri)
 	s->state = SLOT_BUSY;
 	s->flags = 0;
 	s->retries = 0;
-	s->status = 0; /* a slot failed unanswered must not report its last command's status */
 	s->req = ri;
 	s->t_submit_ms = 0; /* stamped by the first housekeeping pass: no clock read per command */
 	s->wr.wr_id = SEND_WRID(q, s->gen, si);
@@ -232,26 +230,27 @@ int q_check_io(struct nvmeof_queue *q, const char *op, const struct nvmeof_ns *n
 	return 0;
 }
 
-static int submit_io(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *ns, uint64_t slba,
-		     uint32_t nlb, struct nvmeof_mr *mr, size_t off, nvmeof_cb cb, void *arg)
+int q_submit_io(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *ns, uint64_t slba,
+		uint32_t nlb, struct nvmeof_mr *mr, size_t off, uint32_t cdw12, nvmeof_cb cb, void *arg)
 {
 	int rc = q_check_io(q, opc == NVME_CMD_READ ? "read" : "write", ns, nlb, mr, off);
 	if (rc)
 		return rc;
-	struct sub sb = {.kind = REQ_IO, .opc = opc, .ns = ns, .slba = slba, .nlb = nlb, .mr = mr, .off = off};
+	struct sub sb = {.kind = REQ_IO, .opc = opc, .ns = ns, .slba = slba, .nlb = nlb, .mr = mr, .off = off,
+			 .cdw12 = cdw12};
 	return q_submit(q, &sb, cb, arg, NULL);
 }
 
 int nvmeof_read(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint32_t nlb,
 		struct nvmeof_mr *mr, size_t off, nvmeof_cb cb, void *arg)
 {
-	return submit_io(q, NVME_CMD_READ, ns, slba, nlb, mr, off, cb, arg);
+	return q_submit_io(q, NVME_CMD_READ, ns, slba, nlb, mr, off, 0, cb, arg);
 }
 
 int nvmeof_write(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint32_t nlb,
 		 struct nvmeof_mr *mr, size_t off, nvmeof_cb cb, void *arg)
 {
-	return submit_io(q, NVME_CMD_WRITE, ns, slba, nlb, mr, off, cb, arg);
+	return q_submit_io(q, NVME_CMD_WRITE, ns, slba, nlb, mr, off, 0, cb, arg);
 }
 
 int nvmeof_flush(struct nvmeof_queue *q, const struct nvmeof_ns *ns, nvmeof_cb cb, void *arg)

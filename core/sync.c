@@ -85,18 +85,18 @@ int q_sync_run(struct nvmeof_queue *q, const struct sub *sb, uint32_t timeout_ms
 	return 0;
 }
 
-static int sync_io(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *ns, uint64_t slba,
-		   uint32_t nlb, struct nvmeof_mr *mr, size_t off, uint32_t timeout_ms)
+int q_sync_io(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *ns, uint64_t slba,
+	      uint32_t nlb, struct nvmeof_mr *mr, size_t off, uint32_t cdw12, uint32_t timeout_ms)
 {
 	const char *op = opc == NVME_CMD_READ ? "read" : "write";
 	char what[128];
 	int rc = q_check_io(q, op, ns, nlb, mr, off);
 	if (rc)
 		return rc;
-	snprintf(what, sizeof(what), "%s nsid %u slba %llu nlb %u", op, ns->nsid,
-		 (unsigned long long)slba, nlb);
+	snprintf(what, sizeof(what), "%s%s nsid %u slba %llu nlb %u", op, cdw12 & NVME_RW_FUA ? " (FUA)" : "",
+		 ns->nsid, (unsigned long long)slba, nlb);
 	struct sub sb = {.kind = REQ_IO, .opc = opc, .ns = ns, .slba = slba, .nlb = nlb, .mr = mr,
-			 .off = off};
+			 .off = off, .cdw12 = cdw12};
 	if (opc == NVME_CMD_WRITE && (rc = mem_before_write(mr)))
 		return nvmeof_err_prefix(rc, "%s", what);
 	rc = q_sync_run(q, &sb, timeout_ms, NULL, what);
@@ -108,13 +108,13 @@ static int sync_io(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *
 int nvmeof_read_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba,
 		     uint32_t nlb, struct nvmeof_mr *mr, size_t off, uint32_t timeout_ms)
 {
-	return sync_io(q, NVME_CMD_READ, ns, slba, nlb, mr, off, timeout_ms);
+	return q_sync_io(q, NVME_CMD_READ, ns, slba, nlb, mr, off, 0, timeout_ms);
 }
 
 int nvmeof_write_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba,
 		      uint32_t nlb, struct nvmeof_mr *mr, size_t off, uint32_t timeout_ms)
 {
-	return sync_io(q, NVME_CMD_WRITE, ns, slba, nlb, mr, off, timeout_ms);
+	return q_sync_io(q, NVME_CMD_WRITE, ns, slba, nlb, mr, off, 0, timeout_ms);
 }
 
 int nvmeof_flush_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint32_t timeout_ms)
@@ -127,15 +127,21 @@ int nvmeof_flush_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint32
 	return q_sync_run(q, &sb, timeout_ms, NULL, what);
 }
 
-int q_exec(struct nvmeof_queue *q, const uint8_t *sqe, uint32_t data_len, uint32_t timeout_ms,
-	   struct nvmeof_cpl *cpl)
+int q_exec_mr(struct nvmeof_queue *q, const uint8_t *sqe, struct nvmeof_mr *mr, size_t off,
+	      uint32_t data_len, uint32_t timeout_ms, struct nvmeof_cpl *cpl)
 {
-	struct sub sb = {.kind = REQ_RAW, .raw = sqe, .data_len = data_len};
+	struct sub sb = {.kind = REQ_RAW, .raw = sqe, .data_len = data_len, .mr = mr, .off = off};
 	char what[48];
-	if (data_len > SCRATCH_SIZE)
+	if (!mr && data_len > SCRATCH_SIZE)
 		return nvmeof_err(NVMEOF_EINVAL, "command data of %u bytes exceeds %u", data_len, SCRATCH_SIZE);
 	snprintf(what, sizeof(what), "%s opcode 0x%02x", sqe[0] == NVME_FABRICS_OPCODE ? "fabrics" : "admin",
 		 sqe[0] == NVME_FABRICS_OPCODE ? sqe[4] : sqe[0]);
 	return q_sync_run(q, &sb, timeout_ms, cpl, what);
+}
+
+int q_exec(struct nvmeof_queue *q, const uint8_t *sqe, uint32_t data_len, uint32_t timeout_ms,
+	   struct nvmeof_cpl *cpl)
+{
+	return q_exec_mr(q, sqe, NULL, 0, data_len, timeout_ms, cpl);
 }
 

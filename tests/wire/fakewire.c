@@ -200,15 +200,13 @@ static void op_close(struct nvmeof_queue *q) { ((struct fake_wire *)q->trc)->clo
 /* A reconnect on the same wire: a fresh connection with nothing pending. */
 static int op_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)
 {
-	struct ibv_recv_wr *bad;
 	(void)cntlid;
 	(void)timeout_ms;
 	fw_reset(q->trc);
-	q_reset_recvs(q);
-	if (fw_post_recv(q->trc, q->rwr, &bad))
-		return nvmeof_err(NVMEOF_ETRANSPORT, "test wire: re-post receives");
-	q->dead = false;
-	return 0;
+	int rc = q_post_all_recvs(q);
+	if (!rc)
+		q->dead = false;
+	return rc;
 }
 
 /* No completion channel: waits on this wire spin (arm and sleep NULL). */
@@ -225,7 +223,6 @@ static const struct q_transport fw_transport = {
 int q_open_fake(const struct q_params *p, struct fake_wire *fw, struct nvmeof_queue **out)
 {
 	struct nvmeof_queue *q = calloc(1, sizeof(*q));
-	struct ibv_recv_wr *bad;
 	int rc;
 	*out = NULL;
 	if (!q)
@@ -233,7 +230,7 @@ int q_open_fake(const struct q_params *p, struct fake_wire *fw, struct nvmeof_qu
 	q_init(q, p);
 	q->tr = &fw_transport;
 	q->trc = fw;
-	if ((rc = q_alloc(q)) || (rc = fw_post_recv(fw, q->rwr, &bad) ? NVMEOF_ETRANSPORT : 0)) {
+	if ((rc = q_alloc(q)) || (rc = q_post_all_recvs(q))) {
 		q_close(q);
 		return rc;
 	}

@@ -124,6 +124,29 @@ t_qd1_latency_accounting() {
   python3 -c "import sys; sys.exit(0 if abs($lat - $per_io) <= 0.1 * $per_io else 1)" || fail "mean lat is not within 10% of 1/IOPS"
 }
 
+# With fio's defaults (one io_u per commit, one event per getevents) a job at
+# depth coalesces doorbells: what is committed while commands are in flight
+# goes out with the next wait. delay_cmd_submit=0 rings once per commit.
+# Before the delay, one doorbell per command at any depth.
+doorbells() { # log: "cmds doorbells" of the job's queue pair
+  grep -E 'nvmeof: queue [0-9]+: [0-9]+ command' "$1" | awk '{ c += $4; d += $6 } END { print c + 0, d + 0 }'
+}
+t_doorbells_coalesce_at_depth() {
+  local c d
+  ours --name=db --filename="$FA1" --thread=1 --rw=randread --bs=4k --iodepth=32 --size=256m \
+    --time_based --runtime=3 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio failed"; }
+  expect_fio_ok "$SCRATCH/log"
+  read -r c d < <(doorbells "$SCRATCH/log")
+  echo "    QD32: $c commands, $d doorbells"
+  [ "$c" -gt 1000 ] || fail "too few commands to judge ($c)"
+  [ $((d * 4)) -lt $((c * 3)) ] || fail "$d doorbells for $c commands: not coalesced"
+  ours --name=db --filename="$FA1" --thread=1 --rw=randread --bs=4k --iodepth=32 --size=256m \
+    --time_based --runtime=2 --delay_cmd_submit=0 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio failed"; }
+  read -r c d < <(doorbells "$SCRATCH/log")
+  echo "    QD32, delay_cmd_submit=0: $c commands, $d doorbells"
+  [ $((d * 10)) -ge $((c * 9)) ] || fail "delay_cmd_submit=0 still coalesced ($d doorbells, $c commands)"
+}
+
 t_wait_typo_fails_with_fios_message() {
   expect_fio_fails "valid values: hybrid" --name=e --filename="$FA1" --wait=sleepy --rw=read --bs=4k --size=1m
   grep -q "failed parsing wait=sleepy" "$SCRATCH/log" || fail "fio did not name the option"

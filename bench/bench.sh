@@ -38,8 +38,10 @@ done
 for nj in 1 4; do cell "iops_qd32_j$nj" iops.fio NUMJOBS=$nj; done
 # one job, several queue pairs (ours: qpairs=2 on one poll group; the kernel
 # runs its usual blk-mq queues): the same cell, our engine's option set
-cell iops_qd32_qp2 iops.fio NUMJOBS=1 QPAIRS=2
-cell bw_read_128k_qp2 bandwidth.fio RW=read BS=128k IODEPTH=16 NUMJOBS=1 QPAIRS=2
+for qp in 2 3; do
+  cell iops_qd32_qp$qp iops.fio NUMJOBS=1 QPAIRS=$qp
+  cell bw_read_128k_qp$qp bandwidth.fio RW=read BS=128k IODEPTH=16 NUMJOBS=1 QPAIRS=$qp
+done
 for rw in read write; do
   for bs in 128k 1m; do cell "bw_${rw}_$bs" bandwidth.fio RW=$rw BS=$bs IODEPTH=16 NUMJOBS=1; done
 done

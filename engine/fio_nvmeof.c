@@ -982,7 +982,8 @@ static int fio_nvmeof_getevents(struct thread_data *td, unsigned int min, unsign
 	 * nothing is waited for that was not sent. */
 	if (!min || j->nevents < min || j->npending >= RING_BATCH)
 		ring(td, j);
-	if (j->nevents < min && wait_events(td, j, min, t) < 0 && j->nevents < min) {
+	/* min 0 is a non-blocking reap: it still polls once */
+	if ((!min || j->nevents < min) && wait_events(td, j, min, t) < 0 && j->nevents < min) {
 		log_err("nvmeof: %s\n", nvmeof_errmsg());
 		if (!j->nevents)
 			return -EIO;

@@ -46,4 +46,3 @@ for rep in $(seq ${REPS:-2}); do
   IFS='|' read -ra VS <<< "${VARS:-wait=poll}"
   for v in "${VS[@]}"; do IFS=';' read -ra L <<< "$v"; run "ours $v" ours "${L[@]}"; done
 done
-rm -rf "$TMP"

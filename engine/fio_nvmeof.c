@@ -280,7 +280,7 @@ struct job {
 	struct efile *files;
 	struct ioctx *ctx;     /* iodepth entries, by io_u->index */
 	unsigned int nctx;
-	struct io_u **pending; /* queued since the last commit (iodepth entries) */
+	struct io_u **pending; /* queued, doorbell not rung yet (iodepth entries) */
 	unsigned int npending;
 	unsigned int ncommitted; /* of pending, those fio committed (their doorbell is delayed) */
 	struct io_u **events;
@@ -796,13 +796,21 @@ static void ring(struct thread_data *td, struct job *j)
 	j->npending = j->ncommitted = 0;
 }
 
+/* Requests of one controller's queue pairs submitted and not completed. */
+static uint32_t jq_inflight(const struct jqueue *jq)
+{
+	uint32_t n = 0;
+	for (unsigned int i = 0; i < jq->nq; i++)
+		n += nvmeof_queue_inflight(jq->q[i]);
+	return n;
+}
+
 /* Commands of this job on the wire: submitted, not completed, not pending. */
 static bool wire_busy(const struct job *j)
 {
 	uint32_t n = 0;
 	for (int k = 0; k < j->njq; k++)
-		for (unsigned int i = 0; i < j->jq[k].nq; i++)
-			n += nvmeof_queue_inflight(j->jq[k].q[i]);
+		n += jq_inflight(&j->jq[k]);
 	return n > j->npending;
 }
 
@@ -885,25 +893,17 @@ static int poll_all(struct job *j)
 	return err;
 }
 
-/* Sleeps up to ms for completions on the job's queues, as the wait mode
- * says. With one queue the library's own wait does it all. With several,
- * sleep on the one queue that has requests, or on each busy queue in turn
- * for a short slice. A controller's queue pairs (qpairs=) share a poll
- * group, waited on as one. Returns 0, or a negative error. */
-static uint32_t jq_inflight(const struct jqueue *jq)
-{
-	uint32_t n = 0;
-	for (unsigned int i = 0; i < jq->nq; i++)
-		n += nvmeof_queue_inflight(jq->q[i]);
-	return n;
-}
-
 /* One controller's queue pairs: the poll group's wait covers them all. */
 static int jq_wait(struct jqueue *jq, unsigned int need, int ms)
 {
 	return jq->group ? nvmeof_poll_group_wait(jq->group, need, ms) : nvmeof_queue_wait(jq->q[0], need, ms);
 }
 
+/* Sleeps up to ms for completions on the job's queues, as the wait mode
+ * says. With one queue the library's own wait does it all. With several,
+ * sleep on the one queue that has requests, or on each busy queue in turn
+ * for a short slice. A controller's queue pairs (qpairs=) share a poll
+ * group, waited on as one. Returns 0, or a negative error. */
 static int sleep_on_queues(struct job *j, unsigned int need, int ms)
 {
 	static __thread int turn;

@@ -40,7 +40,7 @@ CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
 HDRS = $(wildcard core/*.h core/include/*.h tests/unit/*.h tests/wire/*.h tools/*.h)
 
 UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo \
-	$(O)/tests/unit_opts
+	$(O)/tests/unit_opts $(O)/tests/unit_qmap
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
 	$(O)/tests/gpu_check
 BENCH = $(O)/bench/percmd
@@ -103,7 +103,9 @@ $(O)/tests/unit_opts: $(O)/tests/unit/test_opts.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/unit_tid: $(O)/tests/unit/test_tid.o $(O)/engine/tid.o
 	$(CC) $(SANFLAGS) -o $@ $^
-$(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o: CPPFLAGS_ALL += -Iengine
+$(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o: CPPFLAGS_ALL += -Iengine
+$(O)/tests/unit_qmap: $(O)/tests/unit/test_qmap.o $(O)/engine/qmap.o
+	$(CC) $(SANFLAGS) -o $@ $^
 $(O)/tests/unit_topo: $(O)/tests/unit/test_topo.o $(O)/engine/topo.o
 	$(CC) $(SANFLAGS) -o $@ $^
 $(O)/tests/gpu_check: $(O)/tests/gpu-check/gpu_check.o $(O)/libnvmeof.a
@@ -118,12 +120,12 @@ $(O)/tests/libcuda-double.so: tests/cuda-double/fakecuda.c
 $(FIO_SRC)/.configured:
 	engine/fetch-fio-src $(FIO_SRC)
 # fio's headers are not ours: include them as system headers, gnu11 as fio is.
-$(O)/engine/fio_nvmeof.o: engine/fio_nvmeof.c engine/tid.h engine/topo.h $(HDRS) $(FIO_SRC)/.configured
+$(O)/engine/fio_nvmeof.o: engine/fio_nvmeof.c engine/tid.h engine/topo.h engine/qmap.h $(HDRS) $(FIO_SRC)/.configured
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h \
 		$(filter-out -std=c11,$(CFLAGS_ALL)) -std=gnu11 -c $< -o $@
 # fio needs one symbol of it (engine/libnvmeof_fio.map); the core inside stays hidden.
-ENGINE_OBJ = $(O)/engine/fio_nvmeof.o $(O)/engine/tid.o $(O)/engine/topo.o $(CORE_OBJ)
+ENGINE_OBJ = $(O)/engine/fio_nvmeof.o $(O)/engine/tid.o $(O)/engine/topo.o $(O)/engine/qmap.o $(CORE_OBJ)
 $(ENGINE): $(ENGINE_OBJ) engine/libnvmeof_fio.map
 	$(CC) -shared $(SANFLAGS) -o $@ $(ENGINE_OBJ) $(LIBS) -Wl,--version-script=engine/libnvmeof_fio.map
 

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,9 +35,14 @@
 #include "nvmeof.h"
 #include "tid.h"
 #include "topo.h"
+#include "qmap.h"
 
 #define MAX_QUEUES_PER_JOB 8   /* controllers a job may use */
 #define MAX_QPAIRS 16           /* I/O queue pairs a job may drive on one controller */
+/* qpairs=0: one queue pair per CPU the job may run on, at most this many, so
+ * that 16 unpinned jobs still fit the 64 I/O queues asked by default. */
+#define AUTO_QPAIRS_MAX 4
+enum { QSEL_CPU, QSEL_RR };
 
 struct eng_opts {
 	void *pad; /* fio keeps the thread_data pointer here */
@@ -44,7 +50,7 @@ struct eng_opts {
 	unsigned int wait_mode;
 	unsigned int ns, qd_limit, kato_ms, cmd_timeout_ms, connect_timeout_ms, in_capsule, spin_us;
 	unsigned int reconnect_delay_ms, ctrl_loss_tmo_ms;
-	unsigned int qpairs, num_io_queues, delay_cmd_submit;
+	unsigned int qpairs, num_io_queues, delay_cmd_submit, qpair_select;
 	int gpu;
 	unsigned int gpu_copy, gpu_flush;
 };
@@ -129,9 +135,17 @@ static struct fio_option options[] = {
 		    {.ival = "sleep", .oval = NVMEOF_WAIT_SLEEP, .help = "sleep on the completion channel"}},
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "qpairs", .lname = "queue pairs per job", .type = FIO_OPT_INT,
-	 .off1 = offsetof(struct eng_opts, qpairs), .def = "1", .minval = 1, .maxval = MAX_QPAIRS,
+	 .off1 = offsetof(struct eng_opts, qpairs), .def = "0", .minval = 0, .maxval = MAX_QPAIRS,
 	 .help = "I/O queue pairs this job drives on each controller, sharing one completion "
-		 "queue (a poll group); iodepth is the job's total, spread round-robin",
+		 "queue (a poll group); iodepth is the job's total. 0: one per CPU the job may "
+		 "run on, at most 4; 1: one per job, the unit of a queue-pair scaling sweep",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "qpair_select", .lname = "queue pair selection", .type = FIO_OPT_STR,
+	 .off1 = offsetof(struct eng_opts, qpair_select), .def = "cpu",
+	 .help = "How a job with several queue pairs picks one for each command",
+	 .posval = {{.ival = "cpu", .oval = QSEL_CPU,
+		     .help = "the queue pair of the CPU that submits it, as blk-mq maps a CPU to a queue"},
+		    {.ival = "rr", .oval = QSEL_RR, .help = "round-robin, as SPDK perf spreads -P"}},
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "num_io_queues", .lname = "I/O queues asked of the controller", .type = FIO_OPT_INT,
 	 .off1 = offsetof(struct eng_opts, num_io_queues), .def = "64", .minval = 1, .maxval = 65535,
@@ -289,6 +303,8 @@ struct job {
 	enum nvmeof_wait_mode wait_mode;
 	unsigned int spin_us;
 	bool delay_cmd_submit;
+	unsigned int qpair_select;
+	struct qmap qmap;      /* the job's CPUs, for qpair_select=cpu */
 	uint64_t term_deadline_us; /* once fio asked the job to end: give up waiting then */
 	bool gpu, gpu_copy, gpu_flush;
 };
@@ -461,6 +477,20 @@ static void detach_files(struct job *j)
 	j->files = NULL;
 }
 
+/* The CPUs this job's thread may run on: fio has applied cpus_allowed and
+ * cpumask by the time it initializes the engine. */
+static void job_cpus(struct job *j)
+{
+	cpu_set_t set;
+	int cpus[QMAP_CPUS];
+	unsigned int n = 0;
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		for (int c = 0; c < QMAP_CPUS && c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &set))
+				cpus[n++] = c;
+	qmap_init(&j->qmap, cpus, n);
+}
+
 static struct job *job_of(struct thread_data *td)
 {
 	if (!td->io_ops_data)
@@ -507,6 +537,8 @@ static int fio_nvmeof_init(struct thread_data *td)
 	j->wait_mode = (enum nvmeof_wait_mode)eo->wait_mode;
 	j->spin_us = eo->spin_us;
 	j->delay_cmd_submit = eo->delay_cmd_submit;
+	j->qpair_select = eo->qpair_select;
+	job_cpus(j);
 	for_each_file(td, f, i) {
 		struct efile *ef = FILE_ENG_DATA(f);
 		int k;
@@ -524,9 +556,13 @@ static int fio_nvmeof_init(struct thread_data *td)
 			uint64_t per = ci->max_xfer ? (td->o.max_bs[DDIR_READ] > td->o.max_bs[DDIR_WRITE]
 							   ? td->o.max_bs[DDIR_READ] : td->o.max_bs[DDIR_WRITE]) : 0;
 			per = ci->max_xfer && per ? (per + ci->max_xfer - 1) / ci->max_xfer : 1;
-			/* iodepth is the job's total: each queue pair takes its share */
-			unsigned int nq = eo->qpairs ? eo->qpairs : 1;
-			uint64_t share = ((uint64_t)td->o.iodepth + nq - 1) / nq;
+			/* iodepth is the job's total: round-robin gives each queue
+			 * pair its share; by CPU, one CPU may send all of it to
+			 * its own queue pair */
+			unsigned int nq = eo->qpairs ? eo->qpairs
+				: j->qmap.ncpu < AUTO_QPAIRS_MAX ? j->qmap.ncpu : AUTO_QPAIRS_MAX;
+			uint64_t share = j->qpair_select == QSEL_CPU ? qmap_depth(&j->qmap, nq, td->o.iodepth)
+				: ((uint64_t)td->o.iodepth + nq - 1) / nq;
 			uint64_t depth = share * (per ? per : 1);
 			if (eo->qd_limit && depth > eo->qd_limit)
 				depth = eo->qd_limit;
@@ -545,7 +581,14 @@ static int fio_nvmeof_init(struct thread_data *td)
 			qo.batch = true;
 			qo.group = jq->group;
 			for (unsigned int n = 0; n < nq; n++) {
-				if (nvmeof_queue_create(ef->sc->c, &qo, &jq->q[n])) {
+				int r = nvmeof_queue_create(ef->sc->c, &qo, &jq->q[n]);
+				if (r == NVMEOF_EBUSY && !eo->qpairs && n > 0) {
+					/* qpairs=0 asked for none in particular: take what is left */
+					log_info("nvmeof: job %s (%d): %u queue pair(s) of %u wanted: %s\n",
+						 td->o.name, td->thread_number, n, nq, nvmeof_errmsg());
+					break;
+				}
+				if (r) {
 					log_err("nvmeof: queue pair %u of %u (qpairs=%u, num_io_queues=%u): %s\n",
 						n + 1, nq, nq, eo->num_io_queues, nvmeof_errmsg());
 					return 1;
@@ -736,9 +779,16 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 		io_u->error = EINVAL;
 		return FIO_Q_COMPLETED;
 	}
-	/* Round-robin over the queue pairs, as SPDK perf spreads -P: uniform
-	 * I/O is spread evenly with no per-I/O look at every queue's depth; a
-	 * full queue passes the request to the next one. */
+	/* By default the submitting CPU's queue pair, as blk-mq maps a CPU to
+	 * a hardware queue: where a queue's work runs follows where its
+	 * commands come from (the HCA's or the target's completion work, and
+	 * on Soft-RoCE the protocol work the doorbell starts), so a job that
+	 * the scheduler moves spreads its queues' work over the CPUs it uses
+	 * instead of piling it on one. Round-robin (qpair_select=rr) spreads
+	 * uniform I/O evenly, as SPDK perf does -P. A full queue passes the
+	 * request to the next one. */
+	if (j->qpair_select == QSEL_CPU)
+		jq->next = qmap_pick(&j->qmap, sched_getcpu(), jq->nq);
 	for (unsigned int t = 0; t < jq->nq && rc == NVMEOF_EQFULL; t++) {
 		unsigned int n = jq->next;
 		jq->next = n + 1 == jq->nq ? 0 : n + 1;

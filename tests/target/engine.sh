@@ -72,7 +72,7 @@ job_ctrls() { # log -> "CNTLID QID" per job queue
 t_jobs_in_threads_share_a_controller() {
   local before after
   before=$(nvmet_ctrls)
-  ours --name=t --filename="$FA1" --thread=1 --numjobs=4 --rw=randwrite --bs=8k --size=4m \
+  ours --name=t --filename="$FA1" --thread=1 --numjobs=4 --qpairs=1 --rw=randwrite --bs=8k --size=4m \
     --offset_increment=8m --iodepth=8 --verify=crc32c --do_verify=1 --group_reporting \
     > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
   after=$(nvmet_ctrls)
@@ -178,8 +178,10 @@ expect_fio_fails() { # needle fio-args...
 
 # qpairs=4: one job drives four queue pairs of its controller through one
 # poll group; data verifies on both namespaces, and every queue pair carried
-# commands. Threads and processes.
+# commands. Threads and processes. Pinned to one vCPU, so qpair_select=cpu
+# (the default) rotates that CPU over all four.
 qpairs_verify() { # extra fio args
+  set -- --cpus_allowed=0 "$@"
   ours --name=qp --filename="$FA1" --rw=randwrite --bs=4k --size=8m --iodepth=16 --qpairs=4 \
     --verify=crc32c --do_verify=1 "$@" > "$SCRATCH/log1" 2>&1 || { tail -20 "$SCRATCH/log1"; fail "fio ns1 exited non-zero"; }
   expect_fio_ok "$SCRATCH/log1"
@@ -195,6 +197,46 @@ qpairs_verify() { # extra fio args
 }
 t_qpairs4_verify_in_threads() { qpairs_verify --thread=1; }
 t_qpairs4_verify_in_processes() { qpairs_verify; }
+
+qp_lines() { grep -c 'in the job.s poll group' "$1"; }
+qp_cmds() { grep -E 'nvmeof: queue [0-9]+: [0-9]+ command' "$1" | awk '{ print $4 + 0 }' | tr '\n' ' '; }
+
+# qpairs=0, the default: one queue pair per CPU the job may run on (the
+# guest has 2), one when it is pinned to one.
+t_qpairs_default_one_per_cpu() {
+  local ncpu=$(nproc) want
+  want=$(( ncpu < 4 ? ncpu : 4 ))
+  ours --name=auto --filename="$FA1" --rw=randread --bs=4k --size=16m --iodepth=8 \
+    > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  grep '^nvmeof: job' "$SCRATCH/log" | sed 's/^/    /'
+  if [ "$want" -gt 1 ]; then
+    [ "$(qp_lines "$SCRATCH/log")" = "$want" ] || fail "not $want queue pairs for $ncpu CPUs"
+  fi
+  ours --name=pinned --filename="$FA1" --rw=randread --bs=4k --size=16m --iodepth=8 --cpus_allowed=0 \
+    > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "pinned: fio exited non-zero"; }
+  [ "$(grep -c '^nvmeof: job .*I/O queue' "$SCRATCH/log")" = 1 ] || { grep '^nvmeof: job' "$SCRATCH/log"; fail "a job pinned to one CPU did not get one queue pair"; }
+}
+
+# The default asks for no count in particular: with fewer queues granted
+# than CPUs it runs on what it got, and says so.
+t_qpairs_default_takes_what_is_granted() {
+  [ "$(nproc)" -ge 2 ] || { echo "    one CPU: nothing to shorten"; return 0; }
+  ours --name=short --filename="$FA1" --rw=randread --bs=4k --size=8m --iodepth=8 --num_io_queues=1 \
+    > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio failed with one queue granted"; }
+  expect_fio_ok "$SCRATCH/log"
+  grep -m1 'wanted' "$SCRATCH/log" | sed 's/^/    /'
+  grep -q '1 queue pair(s) of [0-9]* wanted: .*controller granted' "$SCRATCH/log" || { grep nvmeof: "$SCRATCH/log"; fail "no line saying one queue pair of several"; }
+}
+
+# qpair_select=rr: round-robin spreads over both queue pairs (a full one
+# passes a request on, so not exactly half each: at least a quarter).
+t_qpair_select_rr_spreads_evenly() {
+  ours --name=rr --filename="$FA1" --rw=randread --bs=4k --size=16m --iodepth=16 --qpairs=2 \
+    --qpair_select=rr > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  read -r a b < <(qp_cmds "$SCRATCH/log")
+  echo "    queue pair commands: $a $b"
+  [ -n "$b" ] && [ $((a * 4)) -ge $((a + b)) ] && [ $((b * 4)) -ge $((a + b)) ] || fail "not spread evenly: $a and $b"
+}
 
 t_more_qpairs_than_granted_fails_clearly() {
   ! ours --name=many --filename="$FA1" --rw=randread --bs=4k --size=4m --qpairs=3 \

@@ -138,13 +138,16 @@ static struct fio_option options[] = {
 	 .off1 = offsetof(struct eng_opts, qpairs), .def = "0", .minval = 0, .maxval = MAX_QPAIRS,
 	 .help = "I/O queue pairs this job drives on each controller, sharing one completion "
 		 "queue (a poll group); iodepth is the job's total. 0: one per CPU the job may "
-		 "run on, at most 4; 1: one per job, the unit of a queue-pair scaling sweep",
+		 "run on, at most 4, iodepth, and its part of the queues granted; 1: one per job, the unit "
+		 "of a queue-pair scaling sweep",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "qpair_select", .lname = "queue pair selection", .type = FIO_OPT_STR,
 	 .off1 = offsetof(struct eng_opts, qpair_select), .def = "cpu",
 	 .help = "How a job with several queue pairs picks one for each command",
 	 .posval = {{.ival = "cpu", .oval = QSEL_CPU,
-		     .help = "the queue pair of the CPU that submits it, as blk-mq maps a CPU to a queue"},
+		     .help = "the queue pair of the CPU that submits it, as blk-mq maps a CPU to a queue "
+			     "(each sized for the whole iodepth; a job that stays on one CPU uses its "
+			     "queue pairs only)"},
 		    {.ival = "rr", .oval = QSEL_RR, .help = "round-robin, as SPDK perf spreads -P"}},
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "num_io_queues", .lname = "I/O queues asked of the controller", .type = FIO_OPT_INT,
@@ -231,6 +234,15 @@ fail:
 out:
 	pthread_mutex_unlock(&reg_lock);
 	return s;
+}
+
+/* Jobs of this process holding the controller. */
+static int ctrl_sharers(struct shared_ctrl *s)
+{
+	pthread_mutex_lock(&reg_lock);
+	int n = s->refs;
+	pthread_mutex_unlock(&reg_lock);
+	return n;
 }
 
 static void ctrl_put(struct shared_ctrl *s)
@@ -477,6 +489,31 @@ static void detach_files(struct job *j)
 	j->files = NULL;
 }
 
+/* qpairs=0: one queue pair per CPU the job may run on, at most
+ * AUTO_QPAIRS_MAX and at most iodepth, and no more than the job's part of
+ * the queues the controller granted: fio sets up every job of a process
+ * (create_serialize) before any starts, so the jobs sharing a controller
+ * are all counted here and each keeps at least one. With one command in
+ * flight a second queue pair has nothing to carry, and on the test bed it
+ * cost QD1 a sixth of its IOPS: the submitting CPU's queue keeps the
+ * target's work on the CPU where the job waits for it. */
+static unsigned int auto_qpairs(struct thread_data *td, const struct job *j, struct shared_ctrl *sc,
+				const struct nvmeof_ctrl_info *ci)
+{
+	unsigned int n = j->qmap.ncpu < AUTO_QPAIRS_MAX ? j->qmap.ncpu : AUTO_QPAIRS_MAX;
+	if (n > td->o.iodepth)
+		n = td->o.iodepth;
+	int sharers = ctrl_sharers(sc);
+	unsigned int part = sharers > 0 ? ci->max_io_queues / (unsigned int)sharers : ci->max_io_queues;
+	if (n > part) {
+		log_info("nvmeof: job %s (%d): %u queue pair(s), not %u: the controller granted %u I/O "
+			 "queue(s) to %d job(s)\n", td->o.name, td->thread_number, part ? part : 1, n,
+			 ci->max_io_queues, sharers);
+		n = part;
+	}
+	return n ? n : 1;
+}
+
 /* The CPUs this job's thread may run on: fio has applied cpus_allowed and
  * cpumask by the time it initializes the engine. */
 static void job_cpus(struct job *j)
@@ -559,8 +596,7 @@ static int fio_nvmeof_init(struct thread_data *td)
 			/* iodepth is the job's total: round-robin gives each queue
 			 * pair its share; by CPU, one CPU may send all of it to
 			 * its own queue pair */
-			unsigned int nq = eo->qpairs ? eo->qpairs
-				: j->qmap.ncpu < AUTO_QPAIRS_MAX ? j->qmap.ncpu : AUTO_QPAIRS_MAX;
+			unsigned int nq = eo->qpairs ? eo->qpairs : auto_qpairs(td, j, ef->sc, ci);
 			uint64_t share = j->qpair_select == QSEL_CPU ? qmap_depth(&j->qmap, nq, td->o.iodepth)
 				: ((uint64_t)td->o.iodepth + nq - 1) / nq;
 			uint64_t depth = share * (per ? per : 1);
@@ -787,7 +823,7 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 	 * instead of piling it on one. Round-robin (qpair_select=rr) spreads
 	 * uniform I/O evenly, as SPDK perf does -P. A full queue passes the
 	 * request to the next one. */
-	if (j->qpair_select == QSEL_CPU)
+	if (j->qpair_select == QSEL_CPU && jq->nq > 1)
 		jq->next = qmap_pick(&j->qmap, sched_getcpu(), jq->nq);
 	for (unsigned int t = 0; t < jq->nq && rc == NVMEOF_EQFULL; t++) {
 		unsigned int n = jq->next;

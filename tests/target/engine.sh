@@ -191,18 +191,19 @@ qpairs_verify() { # extra fio args
   for l in "$SCRATCH/log1" "$SCRATCH/log2"; do
     n=$(grep -c 'in the job.s poll group' "$l")
     [ "$n" = 4 ] || { grep nvmeof: "$l"; fail "$n queue pairs, not 4"; }
-    busy=$(grep -E 'nvmeof: queue [0-9]+: [0-9]+ command' "$l" | awk '{ if ($4 + 0 > 100) n++ } END { print n + 0 }')
+    busy=$(qp_cmds "$l" | tr ' ' '\n' | awk '{ if ($1 + 0 > 100) n++ } END { print n + 0 }')
     [ "$busy" = 4 ] || { grep nvmeof: "$l"; fail "only $busy of 4 queue pairs carried commands"; }
   done
 }
 t_qpairs4_verify_in_threads() { qpairs_verify --thread=1; }
 t_qpairs4_verify_in_processes() { qpairs_verify; }
+t_qpairs4_verify_round_robin() { qpairs_verify --qpair_select=rr; }
 
 qp_lines() { grep -c 'in the job.s poll group' "$1"; }
-qp_cmds() { grep -E 'nvmeof: queue [0-9]+: [0-9]+ command' "$1" | awk '{ print $4 + 0 }' | tr '\n' ' '; }
+qp_cmds() { grep -E 'nvmeof: queue [0-9]+: [0-9]+ command\(s\), [0-9]+ doorbell' "$1" | awk '{ print $4 + 0 }' | tr '\n' ' '; }
 
 # qpairs=0, the default: one queue pair per CPU the job may run on (the
-# guest has 2), one when it is pinned to one.
+# guest has 2), one when it is pinned to one or keeps one command in flight.
 t_qpairs_default_one_per_cpu() {
   local ncpu=$(nproc) want
   want=$(( ncpu < 4 ? ncpu : 4 ))
@@ -211,10 +212,15 @@ t_qpairs_default_one_per_cpu() {
   grep '^nvmeof: job' "$SCRATCH/log" | sed 's/^/    /'
   if [ "$want" -gt 1 ]; then
     [ "$(qp_lines "$SCRATCH/log")" = "$want" ] || fail "not $want queue pairs for $ncpu CPUs"
+  else
+    echo "    one CPU: the unpinned case is the pinned one"
   fi
   ours --name=pinned --filename="$FA1" --rw=randread --bs=4k --size=16m --iodepth=8 --cpus_allowed=0 \
     > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "pinned: fio exited non-zero"; }
   [ "$(grep -c '^nvmeof: job .*I/O queue' "$SCRATCH/log")" = 1 ] || { grep '^nvmeof: job' "$SCRATCH/log"; fail "a job pinned to one CPU did not get one queue pair"; }
+  ours --name=qd1 --filename="$FA1" --rw=randread --bs=4k --size=16m --iodepth=1 \
+    > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "QD1: fio exited non-zero"; }
+  [ "$(grep -c '^nvmeof: job .*I/O queue' "$SCRATCH/log")" = 1 ] || { grep '^nvmeof: job' "$SCRATCH/log"; fail "a QD1 job did not get one queue pair"; }
 }
 
 # The default asks for no count in particular: with fewer queues granted
@@ -224,8 +230,20 @@ t_qpairs_default_takes_what_is_granted() {
   ours --name=short --filename="$FA1" --rw=randread --bs=4k --size=8m --iodepth=8 --num_io_queues=1 \
     > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio failed with one queue granted"; }
   expect_fio_ok "$SCRATCH/log"
-  grep -m1 'wanted' "$SCRATCH/log" | sed 's/^/    /'
-  grep -q '1 queue pair(s) of [0-9]* wanted: .*controller granted' "$SCRATCH/log" || { grep nvmeof: "$SCRATCH/log"; fail "no line saying one queue pair of several"; }
+  grep -m1 'queue pair(s), not' "$SCRATCH/log" | sed 's/^/    /'
+  grep -q '1 queue pair(s), not [0-9]*: the controller granted 1 I/O queue' "$SCRATCH/log" || { grep nvmeof: "$SCRATCH/log"; fail "no line saying one queue pair of several"; }
+  [ "$(job_ctrls "$SCRATCH/log" | wc -l)" = 1 ] || fail "not one queue pair"
+}
+
+# Jobs in threads share their controller's queues: with two granted, two
+# jobs take one queue pair each instead of the first taking both.
+t_qpairs_default_shares_the_grant_between_jobs() {
+  [ "$(nproc)" -ge 2 ] || { echo "    one CPU: one queue pair per job anyway"; return 0; }
+  ours --name=sh --filename="$FA1" --thread=1 --numjobs=2 --offset_increment=64m --rw=randread --bs=4k \
+    --size=8m --iodepth=8 --num_io_queues=2 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio failed with two jobs on two granted queues"; }
+  expect_fio_ok "$SCRATCH/log"
+  grep '^nvmeof: job' "$SCRATCH/log" | sed 's/^/    /'
+  [ "$(job_ctrls "$SCRATCH/log" | wc -l)" = 2 ] || fail "not one queue pair per job"
 }
 
 # qpair_select=rr: round-robin spreads over both queue pairs (a full one

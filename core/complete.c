@@ -196,6 +196,7 @@ static void drain_cq(struct nvmeof_queue *q)
 static void housekeep(struct nvmeof_queue *q, uint64_t now)
 {
 	q->next_housekeep_ms = now + HOUSEKEEP_MS;
+	bool timed_out = false;
 	if (!q->dead && q->tr->disconnected && q->tr->disconnected(q->trc))
 		q_mark_dead(q);
 	for (uint32_t si = 0; si < q->depth; si++) {
@@ -215,7 +216,15 @@ static void housekeep(struct nvmeof_queue *q, uint64_t now)
 		s->state = SLOT_ZOMBIE;
 		q->st.timeouts++;
 		q_chunk_done(q, s->req, NVMEOF_ETIMEDOUT, 0, 0, 0);
+		timed_out = true;
 	}
+	/* A target that stopped answering would keep the slot for good: with
+	 * reconnect configured, recover as the kernel host's error recovery
+	 * does. The new connection gives every slot back; the timed-out
+	 * request has failed, the others go again. Without reconnect the slot
+	 * waits for a late response or the queue's end. */
+	if (timed_out && q->reconnect && q->reconnect_delay_ms && !q->connecting)
+		q_mark_dead(q);
 }
 
 

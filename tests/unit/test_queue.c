@@ -462,6 +462,46 @@ TEST(after_reconnect_what_waited_goes_one_at_a_time_in_order)
 	teardown(f);
 }
 
+/* A target that stops answering a command (which the real target cannot be
+ * made to do: the fake wire holds its response) must not keep the slot
+ * forever: with reconnect configured, the timeout fails that request and
+ * starts recovery, as the kernel host's error recovery does; the new
+ * connection gives every slot back and re-issues the other request. */
+TEST(timeout_with_reconnect_recovers_the_slot)
+{
+	struct fixture *f = setup(2, 1 << 20, 0, 8192, 150, false);
+	struct nvmeof_queue_stats st;
+	q_set_reconnect(f->q, fake_reconnect, 1, 10000, 0);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
+	for (int i = 0; i < 100 && !f->calls; i++) {
+		sleep_ms(10);
+		nvmeof_queue_poll(f->q, 0);
+	}
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, NVMEOF_ETIMEDOUT);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 8, 8, &f->mr, 4096, cb, f), 0);
+	f->rec.nheld = 0;
+	wait_reconnected(f);
+	nvmeof_queue_stats(f->q, &st);
+	CHECK_EQ(st.timeouts, 1);
+	CHECK_EQ(st.reconnects, 1);
+	/* the second read went again on the new connection; nothing of the
+	 * first is outstanding, so both slots take commands */
+	CHECK_EQ(f->rec.nheld, 1);
+	uint8_t cqe[16];
+	memcpy(cqe, f->rec.held[0], 16);
+	f->rec.hold = 0;
+	f->rec.nheld = 0;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 16, 8, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(nvmeof_queue_inflight(f->q), 2);
+	CHECK_EQ(fw_inject(f->fw, cqe), 0);
+	drain(f, 3);
+	CHECK_EQ(f->calls, 3);
+	CHECK_EQ(f->last.err, 0);
+	teardown(f);
+}
+
 TEST(after_reconnect_new_limits_apply_to_reissued_commands)
 {
 	struct fixture *f = setup(8, 1 << 20, 0, 64 << 10, 30000, false);
@@ -795,7 +835,7 @@ int main(void)
 		T(timed_out_internal_command_does_not_block_the_next),
 		T(failed_sync_call_leaves_no_callback_into_its_stack),
 		T(after_reconnect_what_waited_goes_one_at_a_time_in_order),
-		T(after_reconnect_new_limits_apply_to_reissued_commands),
+		T(timeout_with_reconnect_recovers_the_slot), T(after_reconnect_new_limits_apply_to_reissued_commands),
 		T(receives_are_reposted_before_callbacks_run),
 		T(a_failed_unanswered_command_reports_no_stale_status),
 		T(a_retry_is_not_sent_once_its_request_failed),

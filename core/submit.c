@@ -3,7 +3,6 @@
  * are free, in order; each gets an SGL into the caller's registered region.
  * Nothing here allocates or makes a system call but the doorbell.
  */
-#include <errno.h>
 #include <string.h>
 
 #include "mem.h"
@@ -30,14 +29,6 @@ int q_post_sends(struct nvmeof_queue *q)
 	q->wr_head = q->wr_tail = NULL;
 	if (likely(!rc))
 		return 0;
-	/* A post refused for anything but a full send queue means the QP is
-	 * gone (in the error state before its loss was noticed): with
-	 * reconnect configured that is a connection loss like any other, and
-	 * the reconnect re-issues these commands with everything else. */
-	if (rc != ENOMEM && rc != EAGAIN && q->reconnect && q->reconnect_delay_ms && !q->connecting) {
-		q_mark_dead(q);
-		return 0;
-	}
 	/* Nothing from bad onward reached the wire: fail those at once. */
 	for (struct ibv_send_wr *w = bad; w;) {
 		struct ibv_send_wr *next = w->next;

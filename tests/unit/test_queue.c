@@ -502,27 +502,6 @@ TEST(timeout_with_reconnect_recovers_the_slot)
 	teardown(f);
 }
 
-/* ibv_post_send failing because the connection just broke (the fake wire
- * refuses the post, as a QP in the error state does) is a connection loss:
- * with reconnect configured the command goes again on the new connection
- * instead of failing. */
-TEST(failed_post_with_reconnect_reissues_the_command)
-{
-	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
-	q_set_reconnect(f->q, fake_reconnect, 1, 10000, 0);
-	fw_break(f->fw);
-	int sent = f->rec.n;
-	CHECK_EQ(nvmeof_write(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
-	CHECK_EQ(f->rec.n, sent); /* nothing reached the wire */
-	wait_reconnected(f);
-	drain(f, 1);
-	CHECK_EQ(f->calls, 1);
-	CHECK_EQ(f->last.err, 0);
-	CHECK_EQ(f->rec.n, sent + 1);
-	CHECK_EQ(f->rec.sqe[sent][0], NVME_CMD_WRITE);
-	teardown(f);
-}
-
 TEST(after_reconnect_new_limits_apply_to_reissued_commands)
 {
 	struct fixture *f = setup(8, 1 << 20, 0, 64 << 10, 30000, false);
@@ -856,8 +835,7 @@ int main(void)
 		T(timed_out_internal_command_does_not_block_the_next),
 		T(failed_sync_call_leaves_no_callback_into_its_stack),
 		T(after_reconnect_what_waited_goes_one_at_a_time_in_order),
-		T(timeout_with_reconnect_recovers_the_slot), T(failed_post_with_reconnect_reissues_the_command),
-		T(after_reconnect_new_limits_apply_to_reissued_commands),
+		T(timeout_with_reconnect_recovers_the_slot), T(after_reconnect_new_limits_apply_to_reissued_commands),
 		T(receives_are_reposted_before_callbacks_run),
 		T(a_failed_unanswered_command_reports_no_stale_status),
 		T(a_retry_is_not_sent_once_its_request_failed),

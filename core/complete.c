@@ -192,39 +192,70 @@ static void drain_cq(struct nvmeof_queue *q)
 	}
 }
 
+/* The connection is lost and the queue may reconnect: what is submitted
+ * from now on waits for the new connection. */
+static bool may_reconnect(const struct nvmeof_queue *q)
+{
+	return q->reconnect && q->reconnect_delay_ms && !q->connecting && !q->wire_closed;
+}
+
+static void start_reconnect(struct nvmeof_queue *q, uint64_t now)
+{
+	q->reconnecting = true;
+	q->lost_at_ms = now;
+	q->next_try_ms = now + q->reconnect_delay_ms;
+	q->wr_head = q->wr_tail = NULL;
+}
+
+/* A slot a target has held past the command timeout: a command that timed
+ * out now, or one already written off (timed out, or abandoned by a
+ * synchronous call that gave up) whose response is overdue too. */
+static bool overdue(struct nvmeof_queue *q, struct slot *s, uint64_t now)
+{
+	if ((s->state != SLOT_BUSY && s->state != SLOT_ZOMBIE) ||
+	    (s->state == SLOT_BUSY && q->reqs[s->req].kind == REQ_AER))
+		return false; /* an event request stays out until an event comes */
+	/* the clock starts at the first pass that sees the command out, so a
+	 * timeout fires between cmd_timeout_ms and HOUSEKEEP_MS later */
+	if (!s->t_submit_ms) {
+		s->t_submit_ms = now;
+		return false;
+	}
+	return now - s->t_submit_ms >= q->cmd_timeout_ms;
+}
+
 /* Command timeouts and connection loss, checked every HOUSEKEEP_MS. */
 static void housekeep(struct nvmeof_queue *q, uint64_t now)
 {
 	q->next_housekeep_ms = now + HOUSEKEEP_MS;
-	bool timed_out = false;
 	if (!q->dead && q->tr->disconnected && q->tr->disconnected(q->trc))
 		q_mark_dead(q);
+	bool stuck = false;
+	for (uint32_t si = 0; si < q->depth; si++)
+		stuck |= overdue(q, &q->slots[si], now);
+	if (!stuck)
+		return;
+	/* A target that stopped answering would keep those slots for good:
+	 * with reconnect configured, recover first, as the kernel host's error
+	 * recovery does, so the connection is down before a timed-out
+	 * request's owner gets its buffer back. The new connection returns
+	 * every slot; the other requests go again. Without reconnect a slot
+	 * waits for a late response or the queue's end. */
+	if (!q->dead && may_reconnect(q)) {
+		q_mark_dead(q);
+		start_reconnect(q, now);
+	}
 	for (uint32_t si = 0; si < q->depth; si++) {
 		struct slot *s = &q->slots[si];
-		if (s->state != SLOT_BUSY || q->reqs[s->req].kind == REQ_AER)
-			continue; /* an event request stays out until an event comes */
-		/* the clock starts at the first pass that sees the command out, so a
-		 * timeout fires between cmd_timeout_ms and HOUSEKEEP_MS later */
-		if (!s->t_submit_ms) {
-			s->t_submit_ms = now;
-			continue;
-		}
-		if (now - s->t_submit_ms < q->cmd_timeout_ms)
+		if (s->state != SLOT_BUSY || q->reqs[s->req].kind == REQ_AER || !s->t_submit_ms ||
+		    now - s->t_submit_ms < q->cmd_timeout_ms)
 			continue;
 		/* The target may still move data for it: the slot stays taken
 		 * until its response arrives or the queue goes away. */
 		s->state = SLOT_ZOMBIE;
 		q->st.timeouts++;
 		q_chunk_done(q, s->req, NVMEOF_ETIMEDOUT, 0, 0, 0);
-		timed_out = true;
 	}
-	/* A target that stopped answering would keep the slot for good: with
-	 * reconnect configured, recover as the kernel host's error recovery
-	 * does. The new connection gives every slot back; the timed-out
-	 * request has failed, the others go again. Without reconnect the slot
-	 * waits for a late response or the queue's end. */
-	if (timed_out && q->reconnect && q->reconnect_delay_ms && !q->connecting)
-		q_mark_dead(q);
 }
 
 
@@ -251,11 +282,8 @@ int q_poll_tail(struct nvmeof_queue *q)
 	uint64_t now = nvmeof_now_ms();
 	if (unlikely(now >= q->next_housekeep_ms))
 		housekeep(q, now);
-	if (unlikely(q->dead) && q->reconnect && q->reconnect_delay_ms && !q->connecting && !q->wire_closed) {
-		q->reconnecting = true;
-		q->lost_at_ms = now;
-		q->next_try_ms = now + q->reconnect_delay_ms;
-		q->wr_head = q->wr_tail = NULL;
+	if (unlikely(q->dead) && !q->reconnecting && may_reconnect(q)) {
+		start_reconnect(q, now);
 		return (int)q->completed;
 	}
 	if (unlikely(q->dead)) {

@@ -482,13 +482,17 @@ TEST(timeout_with_reconnect_recovers_the_slot)
 	CHECK_EQ(f->last.err, NVMEOF_ETIMEDOUT);
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 8, 8, &f->mr, 4096, cb, f), 0);
 	f->rec.nheld = 0;
+	int sent = f->rec.n;
 	wait_reconnected(f);
 	nvmeof_queue_stats(f->q, &st);
 	CHECK_EQ(st.timeouts, 1);
 	CHECK_EQ(st.reconnects, 1);
-	/* the second read went again on the new connection; nothing of the
-	 * first is outstanding, so both slots take commands */
+	CHECK_EQ(f->calls, 1); /* the timed-out read is not completed again */
+	/* the second read, alone, went again on the new connection; nothing
+	 * of the first is outstanding, so both slots take commands */
 	CHECK_EQ(f->rec.nheld, 1);
+	CHECK_EQ(f->rec.n, sent + 1);
+	CHECK_EQ(get_le64(f->rec.sqe[sent] + 40), 8);
 	uint8_t cqe[16];
 	memcpy(cqe, f->rec.held[0], 16);
 	f->rec.hold = 0;
@@ -498,6 +502,36 @@ TEST(timeout_with_reconnect_recovers_the_slot)
 	CHECK_EQ(fw_inject(f->fw, cqe), 0);
 	drain(f, 3);
 	CHECK_EQ(f->calls, 3);
+	CHECK_EQ(f->last.err, 0);
+	teardown(f);
+}
+
+/* Synchronous calls that give up before the command timeout leave their
+ * slots to a late answer; when none comes, with reconnect configured, the
+ * queue recovers them too instead of staying full. */
+TEST(abandoned_sync_slots_recover_with_reconnect)
+{
+	struct fixture *f = setup(2, 1 << 20, 0, 8192, 150, false);
+	struct nvmeof_queue_stats st;
+	q_set_reconnect(f->q, fake_reconnect, 1, 10000, 0);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_read_sync(f->q, &f->ns, 0, 8, &f->mr, 0, 50), NVMEOF_ETIMEDOUT);
+	CHECK_EQ(nvmeof_read_sync(f->q, &f->ns, 8, 8, &f->mr, 4096, 50), NVMEOF_ETIMEDOUT);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 16, 8, &f->mr, 0, cb, f), NVMEOF_EQFULL);
+	f->rec.hold = 0;
+	for (int i = 0; i < 100; i++) {
+		sleep_ms(10);
+		nvmeof_queue_poll(f->q, 0);
+		nvmeof_queue_stats(f->q, &st);
+		if (st.reconnects)
+			break;
+	}
+	CHECK_EQ(st.reconnects, 1);
+	CHECK_EQ(f->calls, 0); /* nothing of theirs comes back */
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 16, 8, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 24, 8, &f->mr, 4096, cb, f), 0);
+	drain(f, 2);
+	CHECK_EQ(f->calls, 2);
 	CHECK_EQ(f->last.err, 0);
 	teardown(f);
 }
@@ -835,7 +869,8 @@ int main(void)
 		T(timed_out_internal_command_does_not_block_the_next),
 		T(failed_sync_call_leaves_no_callback_into_its_stack),
 		T(after_reconnect_what_waited_goes_one_at_a_time_in_order),
-		T(timeout_with_reconnect_recovers_the_slot), T(after_reconnect_new_limits_apply_to_reissued_commands),
+		T(timeout_with_reconnect_recovers_the_slot), T(abandoned_sync_slots_recover_with_reconnect),
+		T(after_reconnect_new_limits_apply_to_reissued_commands),
 		T(receives_are_reposted_before_callbacks_run),
 		T(a_failed_unanswered_command_reports_no_stale_status),
 		T(a_retry_is_not_sent_once_its_request_failed),

@@ -241,7 +241,7 @@ static void housekeep(struct nvmeof_queue *q, uint64_t now)
 	 * request's owner gets its buffer back. The new connection returns
 	 * every slot; the other requests go again. Without reconnect a slot
 	 * waits for a late response or the queue's end. */
-	if (!q->dead && may_reconnect(q)) {
+	if (!q->reconnecting && may_reconnect(q)) {
 		q_mark_dead(q);
 		start_reconnect(q, now);
 	}
@@ -282,8 +282,11 @@ int q_poll_tail(struct nvmeof_queue *q)
 	uint64_t now = nvmeof_now_ms();
 	if (unlikely(now >= q->next_housekeep_ms))
 		housekeep(q, now);
-	if (unlikely(q->dead) && !q->reconnecting && may_reconnect(q)) {
-		start_reconnect(q, now);
+	/* lost, and reconnecting or about to: what is out waits for the new
+	 * connection (the next poll tries it) */
+	if (unlikely(q->dead) && (q->reconnecting ? !q->connecting && !q->wire_closed : may_reconnect(q))) {
+		if (!q->reconnecting)
+			start_reconnect(q, now);
 		return (int)q->completed;
 	}
 	if (unlikely(q->dead)) {

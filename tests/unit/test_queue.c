@@ -469,40 +469,58 @@ TEST(after_reconnect_what_waited_goes_one_at_a_time_in_order)
  * connection gives every slot back and re-issues the other request. */
 TEST(timeout_with_reconnect_recovers_the_slot)
 {
-	struct fixture *f = setup(2, 1 << 20, 0, 8192, 150, false);
+	struct fixture *f = setup(4, 1 << 20, 0, 8192, 300, false);
 	struct nvmeof_queue_stats st;
+	uint8_t cqe[16];
 	q_set_reconnect(f->q, fake_reconnect, 1, 10000, 0);
 	f->rec.hold = 1;
-	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0); /* A: never answered */
+	for (int i = 0; i < 20; i++) {
+		sleep_ms(10);
+		nvmeof_queue_poll(f->q, 0);
+	}
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 8, 8, &f->mr, 4096, cb, f), 0); /* B: younger, in flight */
+	f->resubmit = 1; /* A's callback submits C */
+	f->resubmit_rc = -1;
 	for (int i = 0; i < 100 && !f->calls; i++) {
 		sleep_ms(10);
 		nvmeof_queue_poll(f->q, 0);
 	}
 	CHECK_EQ(f->calls, 1);
 	CHECK_EQ(f->last.err, NVMEOF_ETIMEDOUT);
-	CHECK_EQ(nvmeof_read(f->q, &f->ns, 8, 8, &f->mr, 4096, cb, f), 0);
+	CHECK_EQ(f->resubmit_rc, 0); /* C waits for the new connection */
 	f->rec.nheld = 0;
 	int sent = f->rec.n;
 	wait_reconnected(f);
 	nvmeof_queue_stats(f->q, &st);
 	CHECK_EQ(st.timeouts, 1);
 	CHECK_EQ(st.reconnects, 1);
-	CHECK_EQ(f->calls, 1); /* the timed-out read is not completed again */
-	/* the second read, alone, went again on the new connection; nothing
-	 * of the first is outstanding, so both slots take commands */
-	CHECK_EQ(f->rec.nheld, 1);
+	CHECK_EQ(f->calls, 1); /* B and C did not fail; A did not complete twice */
+	/* B goes again first, alone, then C; A is not re-sent */
 	CHECK_EQ(f->rec.n, sent + 1);
 	CHECK_EQ(get_le64(f->rec.sqe[sent] + 40), 8);
-	uint8_t cqe[16];
+	CHECK_EQ(f->rec.nheld, 1);
+	memcpy(cqe, f->rec.held[0], 16);
+	f->rec.nheld = 0;
+	CHECK_EQ(fw_inject(f->fw, cqe), 0);
+	nvmeof_queue_poll(f->q, 0);
+	CHECK_EQ(f->calls, 2);
+	CHECK_EQ(f->last.err, 0);
+	CHECK_EQ(f->rec.n, sent + 2);
+	CHECK_EQ(get_le64(f->rec.sqe[sent + 1] + 40), 0);
+	CHECK_EQ(f->rec.nheld, 1);
 	memcpy(cqe, f->rec.held[0], 16);
 	f->rec.hold = 0;
 	f->rec.nheld = 0;
-	CHECK_EQ(nvmeof_read(f->q, &f->ns, 16, 8, &f->mr, 0, cb, f), 0);
-	CHECK_EQ(nvmeof_queue_inflight(f->q), 2);
 	CHECK_EQ(fw_inject(f->fw, cqe), 0);
 	drain(f, 3);
 	CHECK_EQ(f->calls, 3);
 	CHECK_EQ(f->last.err, 0);
+	/* every slot is free again */
+	for (int k = 0; k < 4; k++)
+		CHECK_EQ(nvmeof_read(f->q, &f->ns, 16 + 8 * (uint64_t)k, 8, &f->mr, 0, cb, f), 0);
+	drain(f, 7);
+	CHECK_EQ(f->calls, 7);
 	teardown(f);
 }
 

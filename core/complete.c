@@ -192,13 +192,14 @@ static void drain_cq(struct nvmeof_queue *q)
 	}
 }
 
-/* The connection is lost and the queue may reconnect: what is submitted
- * from now on waits for the new connection. */
+/* A lost connection is to be re-established: reconnect is configured, the
+ * queue is not in a reconnect's Fabrics Connect, and has not given up. */
 static bool may_reconnect(const struct nvmeof_queue *q)
 {
 	return q->reconnect && q->reconnect_delay_ms && !q->connecting && !q->wire_closed;
 }
 
+/* What is submitted from now on waits for the new connection. */
 static void start_reconnect(struct nvmeof_queue *q, uint64_t now)
 {
 	q->reconnecting = true;
@@ -207,21 +208,33 @@ static void start_reconnect(struct nvmeof_queue *q, uint64_t now)
 	q->wr_head = q->wr_tail = NULL;
 }
 
+/* A command the timeout applies to; an event request stays out until an
+ * event comes. */
+static bool timed(const struct nvmeof_queue *q, const struct slot *s)
+{
+	return s->state == SLOT_BUSY && q->reqs[s->req].kind != REQ_AER;
+}
+
+/* Out for at least the command timeout, on the clock the first pass that
+ * saw it out started, so a timeout fires between cmd_timeout_ms and
+ * HOUSEKEEP_MS later. */
+static bool expired(const struct nvmeof_queue *q, const struct slot *s, uint64_t now)
+{
+	return s->t_submit_ms && now - s->t_submit_ms >= q->cmd_timeout_ms;
+}
+
 /* A slot a target has held past the command timeout: a command that timed
  * out now, or one already written off (timed out, or abandoned by a
  * synchronous call that gave up) whose response is overdue too. */
 static bool overdue(struct nvmeof_queue *q, struct slot *s, uint64_t now)
 {
-	if ((s->state != SLOT_BUSY && s->state != SLOT_ZOMBIE) ||
-	    (s->state == SLOT_BUSY && q->reqs[s->req].kind == REQ_AER))
-		return false; /* an event request stays out until an event comes */
-	/* the clock starts at the first pass that sees the command out, so a
-	 * timeout fires between cmd_timeout_ms and HOUSEKEEP_MS later */
+	if (!timed(q, s) && s->state != SLOT_ZOMBIE)
+		return false;
 	if (!s->t_submit_ms) {
 		s->t_submit_ms = now;
 		return false;
 	}
-	return now - s->t_submit_ms >= q->cmd_timeout_ms;
+	return expired(q, s, now);
 }
 
 /* Command timeouts and connection loss, checked every HOUSEKEEP_MS. */
@@ -247,8 +260,7 @@ static void housekeep(struct nvmeof_queue *q, uint64_t now)
 	}
 	for (uint32_t si = 0; si < q->depth; si++) {
 		struct slot *s = &q->slots[si];
-		if (s->state != SLOT_BUSY || q->reqs[s->req].kind == REQ_AER || !s->t_submit_ms ||
-		    now - s->t_submit_ms < q->cmd_timeout_ms)
+		if (!timed(q, s) || !expired(q, s, now))
 			continue;
 		/* The target may still move data for it: the slot stays taken
 		 * until its response arrives or the queue goes away. */

@@ -152,7 +152,7 @@ testbed:
 test-target: testbed
 	$(MAKE) all
 	$(MAKE) all SAN=1
-	$(MAKE) build/tsan/tests/target_core TSAN=1
+	$(MAKE) build/tsan/tests/target_core build/tsan/tests/target_disc TSAN=1
 	tests/testbed/run bash tests/target/run-all.sh
 
 test: testbed test-unit test-fuzz test-target

@@ -45,6 +45,34 @@ static int find_act(struct ns_table *t, uint32_t nsid)
 	return -1;
 }
 
+/* Users and I/O read the struct with no lock while the event thread
+ * refreshes it: a field is written only when its value changed, so a
+ * rescan that changed nothing (or only gone) races with no reader. */
+#define SET(f)                                                            \
+	do {                                                              \
+		if (ns->f != fresh->f)                                    \
+			__atomic_store_n(&ns->f, fresh->f, __ATOMIC_RELAXED); \
+	} while (0)
+
+static void update(struct nvmeof_ns *ns, const struct nvmeof_ns *fresh)
+{
+	SET(nsid);
+	SET(lba_size);
+	SET(lbads);
+	SET(ms);
+	SET(nsze);
+	SET(ncap);
+	SET(nuse);
+	SET(dlfeat);
+	if (memcmp(ns->nguid, fresh->nguid, sizeof(ns->nguid)))
+		memcpy(ns->nguid, fresh->nguid, sizeof(ns->nguid));
+	if (memcmp(ns->eui64, fresh->eui64, sizeof(ns->eui64)))
+		memcpy(ns->eui64, fresh->eui64, sizeof(ns->eui64));
+	if (ns->gone)
+		__atomic_store_n(&ns->gone, false, __ATOMIC_RELAXED);
+}
+#undef SET
+
 int nst_put(struct ns_table *t, const struct nvmeof_ns *fresh)
 {
 	int rc = 0;
@@ -67,10 +95,7 @@ int nst_put(struct ns_table *t, const struct nvmeof_ns *fresh)
 		}
 		t->all[t->nall++] = ns;
 	}
-	/* A user may be reading the struct: write only what changed. */
-	if (memcmp(ns, fresh, sizeof(*ns)))
-		*ns = *fresh;
-	ns->gone = false;
+	update(ns, fresh);
 	if (find_act(t, fresh->nsid) < 0) {
 		if (t->nact == NST_MAX) {
 			rc = nvmeof_err(NVMEOF_ENOTSUP, "more than %d active namespaces", NST_MAX);
@@ -94,7 +119,7 @@ void nst_gone(struct ns_table *t, uint32_t nsid)
 	pthread_mutex_lock(&t->lock);
 	int i = find_act(t, nsid);
 	if (i >= 0) {
-		t->act[i]->gone = true;
+		__atomic_store_n(&t->act[i]->gone, true, __ATOMIC_RELAXED);
 		memmove(&t->act[i], &t->act[i + 1], (t->nact - (uint32_t)i - 1) * sizeof(*t->act));
 		t->nact--;
 	}

@@ -148,6 +148,11 @@ struct nvmeof_ctrl_info {
 	uint32_t oaes;           /* Optional Asynchronous Events Supported */
 };
 
+/* Stable for the controller's life. A Namespace Attribute Changed event
+ * refreshes it in place on the event thread, before the callback runs,
+ * writing only the fields whose value changed (gone, nuse, a resize's nsze)
+ * and each with a relaxed atomic store: a thread that reads those while
+ * events may arrive reads them with __atomic_load_n. */
 struct nvmeof_ns {
 	uint32_t nsid;
 	uint32_t lba_size;       /* bytes */

@@ -311,6 +311,7 @@ int q_poll_tail(struct nvmeof_queue *q)
 		else
 			q_fail_all(q, NVMEOF_ECLOSED);
 		q->wr_head = q->wr_tail = NULL;
+		q->nrefused = 0;
 		if (!q->completed)
 			return nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection", q->qid);
 		return (int)q->completed;
@@ -319,8 +320,10 @@ int q_poll_tail(struct nvmeof_queue *q)
 		send_due_retries(q, now);
 	if (!q->connecting)
 		q_refill(q); /* parked requests wait for the Fabrics Connect */
-	int rc = q_post_sends(q);
-	return rc ? rc : (int)q->completed;
+	q_post_sends(q);
+	if (unlikely(q->nrefused))
+		q_finish_refused(q);
+	return (int)q->completed;
 }
 
 /* How long a hybrid wait spins before it sleeps: spin_us when nothing is in

@@ -39,7 +39,9 @@
 #define SEND_WRID(q, gen, si) (WRID_HIGH(q) | (uint64_t)(gen) << 16 | (si))
 
 enum slot_state { SLOT_FREE, SLOT_BUSY, SLOT_ZOMBIE, SLOT_RETRY };
-enum { SLOT_SENT = 1, SLOT_RESP = 2 };
+/* SLOT_REFUSED: its send was refused by the post; it completes, failed,
+ * from the next poll (callbacks run from poll and wait only). */
+enum { SLOT_SENT = 1, SLOT_RESP = 2, SLOT_REFUSED = 4 };
 /* REQ_AER: an admin command that stays outstanding (no timeout, not the
  * reserved request); REQ_WZ: Write Zeroes, split at 65536 blocks. */
 enum req_kind { REQ_IO, REQ_FLUSH, REQ_DSM, REQ_RAW, REQ_AER, REQ_WZ };
@@ -134,6 +136,8 @@ struct nvmeof_queue {
 	uint32_t replay_left;     /* requests that waited through an outage, not yet done */
 	uint16_t replay_cur;      /* the one of them on the wire, or NO_REQ */
 	uint32_t nretry;          /* slots waiting out a Command Retry Delay */
+	uint32_t nrefused;        /* slots whose post was refused, not yet failed */
+	int refused_errno;        /* what ibv_post_send said */
 	uint16_t crdt[3];         /* CRDT1..3, 100 ms units */
 
 	uint8_t *sqes, *rsps, *aux; /* aux: per-slot DSM range, then scratch */
@@ -174,6 +178,8 @@ void q_mark_dead(struct nvmeof_queue *q);
 /* submit.c */
 void q_chain_send(struct nvmeof_queue *q, struct ibv_send_wr *wr);
 int q_post_sends(struct nvmeof_queue *q);
+int q_refused_err(const struct nvmeof_queue *q);
+void q_finish_refused(struct nvmeof_queue *q);
 void q_refill(struct nvmeof_queue *q);
 int q_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *arg, uint16_t *ri_out);
 int q_check_io(struct nvmeof_queue *q, const char *op, const struct nvmeof_ns *ns, uint32_t nlb,

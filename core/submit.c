@@ -19,6 +19,22 @@ void q_chain_send(struct nvmeof_queue *q, struct ibv_send_wr *wr)
 	q->wr_tail = wr;
 }
 
+int q_refused_err(const struct nvmeof_queue *q)
+{
+	return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_post_send on queue %u: %s", q->qid,
+			  strerror(q->refused_errno));
+}
+
+/* Fails what a post refused; from poll only. */
+void q_finish_refused(struct nvmeof_queue *q)
+{
+	q->nrefused = 0;
+	q_refused_err(q); /* the message the callbacks see */
+	for (uint32_t si = 0; si < q->depth; si++)
+		if ((q->slots[si].flags & SLOT_REFUSED) && q->slots[si].state != SLOT_FREE)
+			q_finish_slot(q, (uint16_t)si, NVMEOF_ETRANSPORT);
+}
+
 int q_post_sends(struct nvmeof_queue *q)
 {
 	struct ibv_send_wr *bad = NULL;
@@ -29,13 +45,16 @@ int q_post_sends(struct nvmeof_queue *q)
 	q->wr_head = q->wr_tail = NULL;
 	if (likely(!rc))
 		return 0;
-	/* Nothing from bad onward reached the wire: fail those at once. */
-	for (struct ibv_send_wr *w = bad; w;) {
-		struct ibv_send_wr *next = w->next;
-		q_finish_slot(q, (uint16_t)w->wr_id, NVMEOF_ETRANSPORT);
-		w = next;
+	/* Nothing from bad onward reached the wire. Those fail from the next
+	 * poll, not here: a submit that accepted its request must not also run
+	 * its callback, and a caller of commit gets its completions where it
+	 * expects them. */
+	for (struct ibv_send_wr *w = bad; w; w = w->next) {
+		q->slots[(uint16_t)w->wr_id].flags |= SLOT_REFUSED;
+		q->nrefused++;
 	}
-	return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_post_send on queue %u: %s", q->qid, strerror(rc));
+	q->refused_errno = rc;
+	return q_refused_err(q);
 }
 
 static void null_sgl(uint8_t *sqe) { nvme_sqe_sgl_keyed(sqe, 0, 0, 0); }
@@ -208,7 +227,9 @@ int q_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *a
 		q_pend_push(q, ri);
 	if (ri_out)
 		*ri_out = ri;
-	return q->batch ? 0 : q_post_sends(q);
+	if (!q->batch)
+		q_post_sends(q); /* a refusal completes the request from the next poll */
+	return 0;
 }
 
 int q_check_io(struct nvmeof_queue *q, const char *op, const struct nvmeof_ns *ns,

@@ -18,6 +18,15 @@ static void sync_cb(void *arg, const struct nvmeof_cpl *cpl)
 	c->done = true;
 }
 
+static bool refused(const struct nvmeof_queue *q, uint16_t ri)
+{
+	for (uint32_t si = 0; si < q->depth; si++)
+		if (q->slots[si].req == ri && (q->slots[si].flags & SLOT_REFUSED) &&
+		    q->slots[si].state == SLOT_BUSY)
+			return true;
+	return false;
+}
+
 /* A synchronous caller gives up on request ri (its wait timed out or
  * failed): it completes now, without its callback, whose context is on the
  * caller's stack. Commands of it still on the wire keep their slots until
@@ -60,9 +69,13 @@ int q_sync_run(struct nvmeof_queue *q, const struct sub *sb, uint32_t timeout_ms
 	int rc = q_submit(q, sb, sync_cb, &c, &ri);
 	if (rc)
 		return nvmeof_err_prefix(rc, "%s", what);
-	if (q->batch && (rc = q_post_sends(q)) && !c.done) {
-		abandon(q, ri, rc);
-		return nvmeof_err_prefix(rc, "%s", what);
+	if (q->batch)
+		q_post_sends(q);
+	/* A part of it refused by the post: the rest may be out, and a wait
+	 * would last until those answer; return now, as after a timeout. */
+	if (unlikely(q->nrefused) && refused(q, ri)) {
+		abandon(q, ri, NVMEOF_ETRANSPORT);
+		return nvmeof_err_prefix(q_refused_err(q), "%s", what);
 	}
 	while (!c.done) {
 		uint64_t now = nvmeof_now_ms();

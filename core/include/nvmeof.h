@@ -299,7 +299,11 @@ int nvmeof_flush(struct nvmeof_queue *q, const struct nvmeof_ns *ns, nvmeof_cb c
 /* Dataset Management, deallocate; NVMEOF_ENOTSUP unless ONCS says so. */
 int nvmeof_deallocate(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba,
 		      uint32_t nlb, nvmeof_cb cb, void *arg);
-/* Posts every submission made since the last commit with one doorbell. */
+/* Posts every submission made since the last commit with one doorbell.
+ * Should the post be refused, it returns NVMEOF_ETRANSPORT and the commands
+ * that did not go out complete, failed, through their callbacks from the
+ * next poll or wait (a submit never runs a callback, nor reports a refused
+ * doorbell: its request completes the same way). */
 int nvmeof_queue_commit(struct nvmeof_queue *q);
 /* Processes up to max completions; returns requests completed (callbacks run). */
 int nvmeof_queue_poll(struct nvmeof_queue *q, uint32_t max);

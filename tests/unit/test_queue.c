@@ -400,6 +400,56 @@ TEST(failed_sync_call_leaves_no_callback_into_its_stack)
 	teardown(f);
 }
 
+/* ibv_post_send can refuse a send while the connection stays up (the fake
+ * wire's ENOMEM; the real target cannot make our post fail). A submit that
+ * accepted its request returns 0 and its callback runs from the next poll,
+ * never inside the submit: it was both, an error return and a callback. */
+TEST(refused_post_completes_from_the_next_poll_not_inside_submit)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
+	fw_fail_next_post(f->fw);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(f->calls, 0);
+	CHECK_EQ(nvmeof_queue_inflight(f->q), 1);
+	CHECK_EQ(nvmeof_queue_poll(f->q, 0), 1);
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, NVMEOF_ETRANSPORT);
+	CHECK(strstr(nvmeof_errmsg(), "ibv_post_send on queue 1") != NULL);
+	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
+	/* nothing is left over, and the queue goes on */
+	nvmeof_queue_poll(f->q, 0);
+	CHECK_EQ(f->calls, 1);
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(nvmeof_read(f->q, &f->ns, (uint64_t)i, 1, &f->mr, 0, cb, f), 0);
+	drain(f, 5);
+	CHECK_EQ(f->calls, 5);
+	CHECK_EQ(f->last.err, 0);
+	teardown(f);
+}
+
+TEST(refused_commit_completes_each_request_once_from_poll)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, true);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 1, 1, &f->mr, 512, cb, f), 0);
+	fw_fail_next_post(f->fw);
+	CHECK_EQ(nvmeof_queue_commit(f->q), NVMEOF_ETRANSPORT); /* the doorbell's own error */
+	CHECK_EQ(f->calls, 0);
+	CHECK_EQ(nvmeof_queue_poll(f->q, 0), 2);
+	CHECK_EQ(f->calls, 2);
+	CHECK_EQ(f->last.err, NVMEOF_ETRANSPORT);
+	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
+	/* a sync call refused at its doorbell returns the error at once */
+	fw_fail_next_post(f->fw);
+	CHECK_EQ(nvmeof_read_sync(f->q, &f->ns, 0, 1, &f->mr, 0, 0), NVMEOF_ETRANSPORT);
+	CHECK(strstr(nvmeof_errmsg(), "ibv_post_send") != NULL);
+	nvmeof_queue_poll(f->q, 0);
+	CHECK_EQ(f->calls, 2);
+	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
+	CHECK_EQ(nvmeof_read_sync(f->q, &f->ns, 0, 1, &f->mr, 0, 0), 0);
+	teardown(f);
+}
+
 static int fake_reconnect(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 {
 	(void)c;
@@ -885,6 +935,8 @@ int main(void)
 		T(split_request_waiting_for_slots_makes_new_submissions_wait),
 		T(stale_send_completion_after_loss_finishes_nothing_twice),
 		T(timed_out_internal_command_does_not_block_the_next),
+		T(refused_post_completes_from_the_next_poll_not_inside_submit),
+		T(refused_commit_completes_each_request_once_from_poll),
 		T(failed_sync_call_leaves_no_callback_into_its_stack),
 		T(after_reconnect_what_waited_goes_one_at_a_time_in_order),
 		T(timeout_with_reconnect_recovers_the_slot), T(abandoned_sync_slots_recover_with_reconnect),

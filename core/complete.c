@@ -311,13 +311,15 @@ int q_poll_tail(struct nvmeof_queue *q)
 		else
 			q_fail_all(q, NVMEOF_ECLOSED);
 		q->wr_head = q->wr_tail = NULL;
-		q->nrefused = 0;
 		if (!q->completed)
 			return nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection", q->qid);
 		return (int)q->completed;
 	}
 	if (unlikely(q->nretry))
 		send_due_retries(q, now);
+	/* before the refill, so no more of a refused request goes out */
+	if (unlikely(q->nrefused))
+		q_finish_refused(q);
 	if (!q->connecting)
 		q_refill(q); /* parked requests wait for the Fabrics Connect */
 	q_post_sends(q);

@@ -118,6 +118,7 @@ void q_fail_slots(struct nvmeof_queue *q, int err)
 	for (uint32_t si = 0; si < q->depth; si++)
 		if (q->slots[si].state != SLOT_FREE)
 			q_finish_slot(q, (uint16_t)si, err);
+	q->nrefused = 0;
 }
 
 /* The same, and what waits for a slot. */

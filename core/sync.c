@@ -43,7 +43,8 @@ static void abandon(struct nvmeof_queue *q, uint16_t ri, int err)
 		struct slot *s = &q->slots[si];
 		if (s->req != ri || (s->state != SLOT_BUSY && s->state != SLOT_RETRY))
 			continue;
-		if (s->state == SLOT_RETRY)
+		/* not on the wire: nothing can come back for it */
+		if (s->state == SLOT_RETRY || (s->flags & SLOT_REFUSED))
 			q_release_slot(q, (uint16_t)si);
 		else
 			s->state = SLOT_ZOMBIE;

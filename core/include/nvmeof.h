@@ -301,9 +301,11 @@ int nvmeof_deallocate(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64
 		      uint32_t nlb, nvmeof_cb cb, void *arg);
 /* Posts every submission made since the last commit with one doorbell.
  * Should the post be refused, it returns NVMEOF_ETRANSPORT and the commands
- * that did not go out complete, failed, through their callbacks from the
- * next poll or wait (a submit never runs a callback, nor reports a refused
- * doorbell: its request completes the same way). */
+ * that did not go out complete through their callbacks from the next poll
+ * or wait: failed, or, when the queue turns out lost and reconnect is
+ * configured, sent again on the new connection. A submit never runs a
+ * callback, nor reports a refused doorbell: its request completes the same
+ * way. */
 int nvmeof_queue_commit(struct nvmeof_queue *q);
 /* Processes up to max completions; returns requests completed (callbacks run). */
 int nvmeof_queue_poll(struct nvmeof_queue *q, uint32_t max);

@@ -476,6 +476,59 @@ static void wait_reconnected(struct fixture *f)
 	}
 }
 
+/* The first post on the new connection is refused. */
+static struct fake_wire *refuse_wire;
+static int fake_reconnect_then_refuse(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	(void)c;
+	int rc = q_reopen(q, 0, 0);
+	fw_fail_next_post(refuse_wire);
+	return rc;
+}
+
+TEST(refused_post_after_a_reconnect_completes_in_that_poll)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
+	refuse_wire = f->fw;
+	q_set_reconnect(f->q, fake_reconnect_then_refuse, 1, 10000, 0);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
+	fw_break(f->fw);
+	nvmeof_queue_poll(f->q, 0); /* loss noticed */
+	f->rec.hold = 0;
+	struct nvmeof_queue_stats st = {0};
+	int rc = 0;
+	for (int i = 0; i < 200 && !st.reconnects; i++) {
+		rc = nvmeof_queue_poll(f->q, 0);
+		nvmeof_queue_stats(f->q, &st);
+		if (!st.reconnects)
+			sleep_ms(1);
+	}
+	CHECK_EQ(st.reconnects, 1);
+	/* the re-issued read was refused: it fails in the poll that sent it,
+	 * which reports a completion, not an error with no callback run */
+	CHECK_EQ(rc, 1);
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, NVMEOF_ETRANSPORT);
+	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
+	teardown(f);
+}
+
+/* A synchronous call refused at its doorbell keeps no slot, even when
+ * nothing polls before the next call. */
+TEST(refused_sync_calls_keep_no_slot)
+{
+	struct fixture *f = setup(2, 1 << 20, 0, 8192, 30000, false);
+	for (int i = 0; i < 3; i++) {
+		fw_fail_next_post(f->fw);
+		CHECK_EQ(nvmeof_read_sync(f->q, &f->ns, 0, 1, &f->mr, 0, 0), NVMEOF_ETRANSPORT);
+	}
+	CHECK_EQ(nvmeof_read_sync(f->q, &f->ns, 0, 1, &f->mr, 0, 0), 0);
+	CHECK_EQ(nvmeof_read_sync(f->q, &f->ns, 0, 1, &f->mr, 0, 0), 0);
+	CHECK_EQ(f->calls, 0);
+	teardown(f);
+}
+
 TEST(after_reconnect_what_waited_goes_one_at_a_time_in_order)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 30000, false);
@@ -937,6 +990,7 @@ int main(void)
 		T(timed_out_internal_command_does_not_block_the_next),
 		T(refused_post_completes_from_the_next_poll_not_inside_submit),
 		T(refused_commit_completes_each_request_once_from_poll),
+		T(refused_post_after_a_reconnect_completes_in_that_poll), T(refused_sync_calls_keep_no_slot),
 		T(failed_sync_call_leaves_no_callback_into_its_stack),
 		T(after_reconnect_what_waited_goes_one_at_a_time_in_order),
 		T(timeout_with_reconnect_recovers_the_slot), T(abandoned_sync_slots_recover_with_reconnect),

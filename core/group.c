@@ -129,6 +129,8 @@ int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max)
 			total += rc;
 		}
 	}
+	if (total)
+		q_waiter_note(&g->waiter, (uint32_t)total);
 	return total || nerr < nq ? total : err;
 }
 

@@ -93,6 +93,8 @@ struct q_waiter {
 	uint64_t st_sleeps;
 };
 int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms);
+uint64_t q_spin_budget(const struct q_waiter *w, uint32_t inflight); /* us */
+void q_waiter_note(struct q_waiter *w, uint32_t n);
 
 struct sub {
 	uint8_t kind, opc;

@@ -13,6 +13,8 @@
 #include "rdma.h"
 #include "mem.h"
 #include "protocol.h"
+#include "qpriv.h"
+#include "util.h"
 
 #define MAXREC 1100
 
@@ -814,6 +816,40 @@ TEST(short_response_fails_the_connection)
 	teardown(f);
 }
 
+/* How long a hybrid wait spins before it sleeps. */
+TEST(hybrid_spin_follows_the_completion_gap)
+{
+	struct q_waiter w = {.mode = NVMEOF_WAIT_HYBRID, .spin_us = 20};
+	CHECK_EQ(q_spin_budget(&w, 0), 20);  /* nothing out: spin_us */
+	w.gap_us = 100;
+	CHECK_EQ(q_spin_budget(&w, 8), 200); /* at depth: two gaps */
+	w.gap_us = 700;
+	CHECK_EQ(q_spin_budget(&w, 8), 20);  /* far apart at depth: a sleep costs little */
+	CHECK_EQ(q_spin_budget(&w, 1), 2800); /* one out (QD1): a wake-up is all latency */
+	w.gap_us = 3000;
+	CHECK_EQ(q_spin_budget(&w, 1), 20);  /* a long command: sleep */
+	/* a pause of a second (start-up) weighs as 4 ms, not 1 s */
+	w.gap_us = 500;
+	w.last_us = nvmeof_now_us() - 1000000;
+	q_waiter_note(&w, 1);
+	CHECK(w.gap_us >= 900 && w.gap_us <= 950);
+}
+
+/* Completions a wait did not reap itself feed the gap too: polled between
+ * waits, the caller's own reaping must not leave the average stale. */
+TEST(every_poll_that_completes_feeds_the_wait)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
+		drain(f, i + 1);
+	}
+	CHECK_EQ(f->calls, 3);
+	CHECK(f->q->waiter.last_us != 0);
+	CHECK(f->q->waiter.gap_us < 1000000);
+	teardown(f);
+}
+
 TEST(cid_ffff_is_never_used)
 {
 	/* slot 1023 with generation 63 would make CID FFFFh */
@@ -989,7 +1025,8 @@ int main(void)
 		T(stale_send_completion_after_loss_finishes_nothing_twice),
 		T(timed_out_internal_command_does_not_block_the_next),
 		T(refused_post_completes_from_the_next_poll_not_inside_submit),
-		T(refused_commit_completes_each_request_once_from_poll),
+		T(refused_commit_completes_each_request_once_from_poll), T(hybrid_spin_follows_the_completion_gap),
+		T(every_poll_that_completes_feeds_the_wait),
 		T(refused_post_after_a_reconnect_completes_in_that_poll), T(refused_sync_calls_keep_no_slot),
 		T(failed_sync_call_leaves_no_callback_into_its_stack),
 		T(after_reconnect_what_waited_goes_one_at_a_time_in_order),

@@ -36,7 +36,8 @@ n = d["total_ios"]
 cpu = (j["usr_cpu"] + j["sys_cpu"]) / 100 * j["job_runtime"] * 1000 / n
 a = [int(x) for x in sys.argv[3].split()[1:]]; b = [int(x) for x in sys.argv[4].split()[1:]]
 dd = [y - x for x, y in zip(a, b)]; tot = sum(dd); idle = dd[3] + dd[4]
-print(f"{sys.argv[1]:40s} IOPS {d['iops']:7.0f} clat {d['clat_ns']['mean']/1000:8.0f}us ctx/IO {j['ctx']/n:5.2f} CPU {cpu:6.1f}us/IO usr {j['usr_cpu']:.0f}% sys {j['sys_cpu']:.0f}% guest-busy {100*(tot-idle)/tot:.0f}% softirq {100*dd[6]/tot:.0f}% sysctx/IO {(int(sys.argv[6])-int(sys.argv[5]))/n:.1f}")
+pc = d['clat_ns'].get('percentile', {})
+print(f"{sys.argv[1]:40s} IOPS {d['iops']:7.0f} clat {d['clat_ns']['mean']/1000:8.0f}us p50/p99 {pc.get('50.000000',0)/1000:.0f}/{pc.get('99.000000',0)/1000:.0f}us ctx/IO {j['ctx']/n:5.2f} CPU {cpu:6.1f}us/IO usr {j['usr_cpu']:.0f}% sys {j['sys_cpu']:.0f}% guest-busy {100*(tot-idle)/tot:.0f}% softirq {100*dd[6]/tot:.0f}% sysctx/IO {(int(sys.argv[6])-int(sys.argv[5]))/n:.1f}")
 PY
 }
 export BS=${BS:-4k} IODEPTH=${IODEPTH:-32} RW=${RW:-randread} CPUS=${CPUS:-0-1}

@@ -64,7 +64,7 @@ TOOL = $(O)/nvmeof
 .PHONY: all lib engine tool unit test test-unit test-fuzz test-target testbed demo bench fuzz fuzz-build clean \
 	install uninstall
 all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH)
-lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a
+lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a $(O)/libnvmeof-dist.a
 engine: $(ENGINE)
 tool: $(TOOL)
 
@@ -84,6 +84,15 @@ $(O)/libnvmeof.so $(O)/$(SONAME): $(O)/libnvmeof.so.$(VERSION)
 	ln -sf $(notdir $<) $@
 $(O)/libnvmeof.a: $(CORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
+# The installed static library: one relocatable object whose only global
+# symbols are the functions of nvmeof.h, so a program linked with it gets
+# none of the library's insides (q_*, nvme_*, tr_*) to clash with its own
+# names. The build's libnvmeof.a keeps them: the tests reach in.
+$(O)/libnvmeof-dist.a: $(CORE_OBJ) core/libnvmeof.map
+	sed -n 's/^[[:space:]]*\(nvmeof_[a-z0-9_]*\);.*/\1/p' core/libnvmeof.map > $(O)/libnvmeof.syms
+	$(LD) -r -o $(O)/libnvmeof-dist.o $(CORE_OBJ)
+	objcopy --keep-global-symbols=$(O)/libnvmeof.syms $(O)/libnvmeof-dist.o
+	rm -f $@ && ar rcs $@ $(O)/libnvmeof-dist.o
 
 $(O)/tests/unit_protocol: $(O)/tests/unit/test_protocol.o $(O)/core/protocol.o $(O)/core/status.o $(O)/core/names.o
 	$(CC) $(SANFLAGS) -o $@ $^
@@ -227,7 +236,7 @@ install: lib engine $(O)/nvmeof.pc
 	install -m 755 $(O)/libnvmeof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libnvmeof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf libnvmeof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libnvmeof.so
-	install -m 644 $(O)/libnvmeof.a $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(O)/libnvmeof-dist.a $(DESTDIR)$(LIBDIR)/libnvmeof.a
 	install -m 644 $(O)/nvmeof.pc $(DESTDIR)$(PKGCONFIGDIR)/
 	install -m 755 $(ENGINE) $(DESTDIR)$(FIOENGINEDIR)/
 	install -m 644 $(JOB_FILES) $(DESTDIR)$(JOBSDIR)/

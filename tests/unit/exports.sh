@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/unit/exports.sh [BUILD_DIR]: the shared libraries export exactly
 # their interface (issue 11). libnvmeof.so: every function nvmeof.h
-# declares, each in the library's version node, and nothing else.
+# declares, each in the library's version node, and nothing else; the
+# installed static library defines the same and no other global.
 # libnvmeof_fio.so: only `ioengine`, the one symbol fio 3.x looks up in an
 # external engine (ioengines.c, dlopen_ioengine), nothing of the core.
 set -euo pipefail
@@ -45,6 +46,19 @@ if [ "$soname" = libnvmeof.so.0 ] && [ -e "$B/$soname" ]; then
   ok "libnvmeof.so has soname libnvmeof.so.0, present in $B"
 else
   bad "libnvmeof.so has soname libnvmeof.so.0, present in $B" "soname '${soname}'"
+fi
+
+# The installed static library: its global definitions are the header's
+# functions too (the build's libnvmeof.a keeps the insides for the tests).
+nm -g --defined-only "$B/libnvmeof-dist.a" | awk 'NF == 3 {print $3}' | sort -u > "$tmp/static"
+extra=$(comm -13 "$tmp/header" "$tmp/static")
+missing=$(comm -23 "$tmp/header" "$tmp/static")
+if [ -z "$extra" ] && [ -z "$missing" ]; then
+  ok "the installed libnvmeof.a defines the $(wc -l < "$tmp/header") functions of nvmeof.h as its only globals"
+else
+  bad "the installed libnvmeof.a defines only the functions of nvmeof.h" \
+    ${extra:+"global but not in nvmeof.h: $(echo $extra | cut -c1-300)"} \
+    ${missing:+"in nvmeof.h but not defined: $(echo $missing)"}
 fi
 
 # The engine: exactly one defined dynamic symbol, the ioengine_ops object.

@@ -345,7 +345,7 @@ int q_poll_tail(struct nvmeof_queue *q)
 #define SPIN_GAP_MAX_US 500
 #define SPIN_ONE_MAX_US 2000
 #define SPIN_SAMPLE_MAX_US (2 * SPIN_ONE_MAX_US)
-#define SPIN_YIELD_US 100
+#define SPIN_YIELD_US 300
 /* A moving average of the time between completions (from the second on:
  * the first has no predecessor), fed by every poll that completes
  * something, whoever polls: a wait, after an arm or a sleep, or the caller

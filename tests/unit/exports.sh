@@ -22,19 +22,26 @@ ${CC:-cc} -E -P core/include/nvmeof.h | grep -o '\bnvmeof_[a-z0-9_]*[[:space:]]*
   sort -u > "$tmp/header"
 [ "$(wc -l < "$tmp/header")" -ge 40 ] || { echo "exports: found only $(wc -l < "$tmp/header") functions in nvmeof.h"; exit 1; }
 
+# same_as_header NAMES WHAT: file NAMES (sorted) holds exactly the header's
+# functions; WHAT says which library and how it provides them.
+same_as_header() {
+  local extra missing
+  extra=$(comm -13 "$tmp/header" "$1")
+  missing=$(comm -23 "$tmp/header" "$1")
+  if [ -z "$extra" ] && [ -z "$missing" ]; then
+    ok "$2 the $(wc -l < "$tmp/header") functions of nvmeof.h and nothing else"
+  else
+    bad "$2 the functions of nvmeof.h and nothing else" \
+      ${extra:+"not in nvmeof.h: $(echo $extra | cut -c1-300)"} \
+      ${missing:+"in nvmeof.h, missing: $(echo $missing)"}
+  fi
+}
+
 # Defined dynamic symbols, "name@@version" or "name" (the version node itself
 # is an absolute symbol named like the node).
 nm -D --defined-only "$B/libnvmeof.so" | awk '{print $3}' | sort > "$tmp/lib"
 grep -vx "$NODE" "$tmp/lib" | sed 's/@.*//' | sort -u > "$tmp/lib.names"
-extra=$(comm -13 "$tmp/header" "$tmp/lib.names")
-missing=$(comm -23 "$tmp/header" "$tmp/lib.names")
-if [ -z "$extra" ] && [ -z "$missing" ]; then
-  ok "libnvmeof.so exports the $(wc -l < "$tmp/header") functions of nvmeof.h and nothing else"
-else
-  bad "libnvmeof.so exports the functions of nvmeof.h and nothing else" \
-    ${extra:+"exported but not in nvmeof.h: $(echo $extra)"} \
-    ${missing:+"in nvmeof.h but not exported: $(echo $missing)"}
-fi
+same_as_header "$tmp/lib.names" "libnvmeof.so exports"
 unversioned=$(grep -vx "$NODE" "$tmp/lib" | grep -v "@@$NODE\$" || true)
 if [ -z "$unversioned" ]; then
   ok "every export of libnvmeof.so is in version node $NODE"
@@ -51,15 +58,7 @@ fi
 # The installed static library: its global definitions are the header's
 # functions too (the build's libnvmeof.a keeps the insides for the tests).
 nm -g --defined-only "$B/libnvmeof-dist.a" | awk 'NF == 3 {print $3}' | sort -u > "$tmp/static"
-extra=$(comm -13 "$tmp/header" "$tmp/static")
-missing=$(comm -23 "$tmp/header" "$tmp/static")
-if [ -z "$extra" ] && [ -z "$missing" ]; then
-  ok "the installed libnvmeof.a defines the $(wc -l < "$tmp/header") functions of nvmeof.h as its only globals"
-else
-  bad "the installed libnvmeof.a defines only the functions of nvmeof.h" \
-    ${extra:+"global but not in nvmeof.h: $(echo $extra | cut -c1-300)"} \
-    ${missing:+"in nvmeof.h but not defined: $(echo $missing)"}
-fi
+same_as_header "$tmp/static" "the installed libnvmeof.a defines as globals"
 
 # The engine: exactly one defined dynamic symbol, the ioengine_ops object.
 eng=$(nm -D --defined-only "$B/libnvmeof_fio.so" | awk '{print $2, $3}')

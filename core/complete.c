@@ -323,9 +323,7 @@ int q_poll_tail(struct nvmeof_queue *q)
 		q_finish_refused(q);
 	if (!q->connecting)
 		q_refill(q); /* parked requests wait for the Fabrics Connect */
-	q_post_sends(q);
-	if (unlikely(q->nrefused))
-		q_finish_refused(q);
+	q_post_from_poll(q);
 	if (q->completed && !q->group)
 		q_waiter_note(&q->waiter, q->completed);
 	return (int)q->completed;

@@ -138,7 +138,7 @@ struct nvmeof_queue {
 	uint32_t replay_left;     /* requests that waited through an outage, not yet done */
 	uint16_t replay_cur;      /* the one of them on the wire, or NO_REQ */
 	uint32_t nretry;          /* slots waiting out a Command Retry Delay */
-	uint32_t nrefused;        /* slots whose post was refused, not yet failed */
+	uint32_t nrefused;        /* slots flagged SLOT_REFUSED (q_release_slot counts them off) */
 	int refused_errno;        /* what ibv_post_send said */
 	uint16_t crdt[3];         /* CRDT1..3, 100 ms units */
 
@@ -182,6 +182,7 @@ void q_chain_send(struct nvmeof_queue *q, struct ibv_send_wr *wr);
 int q_post_sends(struct nvmeof_queue *q);
 int q_refused_err(const struct nvmeof_queue *q);
 void q_finish_refused(struct nvmeof_queue *q);
+void q_post_from_poll(struct nvmeof_queue *q);
 void q_refill(struct nvmeof_queue *q);
 int q_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *arg, uint16_t *ri_out);
 int q_check_io(struct nvmeof_queue *q, const char *op, const struct nvmeof_ns *ns, uint32_t nlb,

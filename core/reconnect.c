@@ -15,7 +15,6 @@ void q_park_all(struct nvmeof_queue *q)
 	for (uint32_t si = 0; si < q->depth; si++)
 		if (q->slots[si].state != SLOT_FREE)
 			q_release_slot(q, (uint16_t)si);
-	q->nrefused = 0;
 	q->replay_left = 0;
 	q->replay_cur = NO_REQ;
 	q->pend_head = q->pend_n = 0;
@@ -98,8 +97,6 @@ int q_try_reconnect(struct nvmeof_queue *q)
 	if (now - q->lost_at_ms > q->st.outage_ms_max)
 		q->st.outage_ms_max = now - q->lost_at_ms;
 	q_refill(q);
-	q_post_sends(q);
-	if (unlikely(q->nrefused))
-		q_finish_refused(q);
+	q_post_from_poll(q);
 	return (int)q->completed;
 }

@@ -73,6 +73,8 @@ void q_release_slot(struct nvmeof_queue *q, uint16_t si)
 	struct slot *s = &q->slots[si];
 	if (s->state == SLOT_RETRY)
 		q->nretry--;
+	if (s->flags & SLOT_REFUSED)
+		q->nrefused--;
 	s->state = SLOT_FREE;
 	s->flags = 0;
 	q_next_gen(s, si);
@@ -118,7 +120,6 @@ void q_fail_slots(struct nvmeof_queue *q, int err)
 	for (uint32_t si = 0; si < q->depth; si++)
 		if (q->slots[si].state != SLOT_FREE)
 			q_finish_slot(q, (uint16_t)si, err);
-	q->nrefused = 0;
 }
 
 /* The same, and what waits for a slot. */

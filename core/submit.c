@@ -28,7 +28,6 @@ int q_refused_err(const struct nvmeof_queue *q)
 /* Fails what a post refused; from poll only. */
 void q_finish_refused(struct nvmeof_queue *q)
 {
-	q->nrefused = 0;
 	q_refused_err(q); /* the message the callbacks see */
 	for (uint32_t si = 0; si < q->depth; si++)
 		if ((q->slots[si].flags & SLOT_REFUSED) && q->slots[si].state != SLOT_FREE)
@@ -55,6 +54,14 @@ int q_post_sends(struct nvmeof_queue *q)
 	}
 	q->refused_errno = rc;
 	return q_refused_err(q);
+}
+
+/* From a poll, where callbacks may run: what the post refuses fails now. */
+void q_post_from_poll(struct nvmeof_queue *q)
+{
+	q_post_sends(q);
+	if (unlikely(q->nrefused))
+		q_finish_refused(q);
 }
 
 static void null_sgl(uint8_t *sqe) { nvme_sqe_sgl_keyed(sqe, 0, 0, 0); }

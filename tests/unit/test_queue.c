@@ -441,6 +441,7 @@ TEST(refused_commit_completes_each_request_once_from_poll)
 	CHECK_EQ(f->calls, 2);
 	CHECK_EQ(f->last.err, NVMEOF_ETRANSPORT);
 	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
+	CHECK_EQ(f->q->nrefused, 0);
 	/* a sync call refused at its doorbell returns the error at once */
 	fw_fail_next_post(f->fw);
 	CHECK_EQ(nvmeof_read_sync(f->q, &f->ns, 0, 1, &f->mr, 0, 0), NVMEOF_ETRANSPORT);
@@ -528,6 +529,7 @@ TEST(refused_sync_calls_keep_no_slot)
 	CHECK_EQ(nvmeof_read_sync(f->q, &f->ns, 0, 1, &f->mr, 0, 0), 0);
 	CHECK_EQ(nvmeof_read_sync(f->q, &f->ns, 0, 1, &f->mr, 0, 0), 0);
 	CHECK_EQ(f->calls, 0);
+	CHECK_EQ(f->q->nrefused, 0); /* every refused slot counted off */
 	teardown(f);
 }
 

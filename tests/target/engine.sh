@@ -65,9 +65,6 @@ t_trim_deallocates() {
 # The target's own count of controllers it created for subsystem A (nvmet
 # logs each Fabrics Connect that creates one), and the engine's line per job.
 nvmet_ctrls() { dmesg | grep -c "creating nvm controller .* for subsystem $NVMEOF_TB_NQN_A " || true; }
-job_ctrls() { # log -> "CNTLID QID" per job queue
-  sed -n 's/^nvmeof: job .*: controller CNTLID \([0-9]*\), I\/O queue \([0-9]*\),.*/\1 \2/p' "$1"
-}
 
 t_jobs_in_threads_share_a_controller() {
   local before after
@@ -215,12 +212,14 @@ t_qpairs_default_one_per_cpu() {
   else
     echo "    one CPU: the unpinned case is the pinned one"
   fi
-  ours --name=pinned --filename="$FA1" --rw=randread --bs=4k --size=16m --iodepth=8 --cpus_allowed=0 \
-    > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "pinned: fio exited non-zero"; }
-  [ "$(grep -c '^nvmeof: job .*I/O queue' "$SCRATCH/log")" = 1 ] || { grep '^nvmeof: job' "$SCRATCH/log"; fail "a job pinned to one CPU did not get one queue pair"; }
-  ours --name=qd1 --filename="$FA1" --rw=randread --bs=4k --size=16m --iodepth=1 \
-    > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "QD1: fio exited non-zero"; }
-  [ "$(grep -c '^nvmeof: job .*I/O queue' "$SCRATCH/log")" = 1 ] || { grep '^nvmeof: job' "$SCRATCH/log"; fail "a QD1 job did not get one queue pair"; }
+  one_qpair "a job pinned to one CPU" --iodepth=8 --cpus_allowed=0
+  one_qpair "a QD1 job" --iodepth=1
+}
+one_qpair() { # what fio-args...: by default, that job gets one queue pair
+  local what=$1; shift
+  ours --name=one --filename="$FA1" --rw=randread --bs=4k --size=16m "$@" \
+    > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "$what: fio exited non-zero"; }
+  [ "$(job_ctrls "$SCRATCH/log" | wc -l)" = 1 ] || { grep '^nvmeof: job' "$SCRATCH/log"; fail "$what did not get one queue pair"; }
 }
 
 # The default asks for no count in particular: with fewer queues granted

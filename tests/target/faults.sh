@@ -121,7 +121,7 @@ wait_cpu() {
   wait $pid; local rc=$?
   tb port-up rdma
   [ $rc = 0 ] || { tail -20 "$SCRATCH/cpu.$1" >&2; fail "fio wait=$1 exited $rc"; }
-  [ "$(sed -n 's/.*controller CNTLID \([0-9]*\), I.O queue.*/\1/p' "$SCRATCH/cpu.$1" | sort -u | wc -l)" = 2 ] || { cat "$SCRATCH/cpu.$1" >&2; fail "the job did not use two controllers"; }
+  [ "$(job_ctrls "$SCRATCH/cpu.$1" | cut -d' ' -f1 | sort -u | wc -l)" = 2 ] || { cat "$SCRATCH/cpu.$1" >&2; fail "the job did not use two controllers"; }
   python3 -c '
 import json, sys
 t = open(sys.argv[1]).read()

@@ -3,6 +3,9 @@
 set -uo pipefail
 SCRATCH=$(mktemp -d /tmp/nvmeof-test.XXXXXX)
 fail() { echo "    FAIL: $*" >&2; exit 1; }
+job_ctrls() { # engine log -> "CNTLID QID" per queue pair of a job
+  sed -n 's/^nvmeof: job .*: controller CNTLID \([0-9]*\), I\/O queue \([0-9]*\),.*/\1 \2/p' "$1"
+}
 run_tests() {
   local pass=0 nfail=0 t names
   names=$(declare -F | awk '$3 ~ /^t_/{print $3}')

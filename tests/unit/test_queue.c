@@ -467,16 +467,20 @@ static int fake_reconnect_smaller_mdts(struct nvmeof_ctrl *c, struct nvmeof_queu
 	return q_reopen(q, 0, 0);
 }
 
-static void wait_reconnected(struct fixture *f)
+/* Polls until the queue has reconnected (or 200 ms); returns what the
+ * last poll, the one that reconnected, returned. */
+static int wait_reconnected(struct fixture *f)
 {
 	struct nvmeof_queue_stats st;
+	int rc = 0;
 	for (int i = 0; i < 200; i++) {
-		nvmeof_queue_poll(f->q, 0);
+		rc = nvmeof_queue_poll(f->q, 0);
 		nvmeof_queue_stats(f->q, &st);
 		if (st.reconnects)
-			return;
+			break;
 		sleep_ms(1);
 	}
+	return rc;
 }
 
 /* The first post on the new connection is refused. */
@@ -499,14 +503,9 @@ TEST(refused_post_after_a_reconnect_completes_in_that_poll)
 	fw_break(f->fw);
 	nvmeof_queue_poll(f->q, 0); /* loss noticed */
 	f->rec.hold = 0;
-	struct nvmeof_queue_stats st = {0};
-	int rc = 0;
-	for (int i = 0; i < 200 && !st.reconnects; i++) {
-		rc = nvmeof_queue_poll(f->q, 0);
-		nvmeof_queue_stats(f->q, &st);
-		if (!st.reconnects)
-			sleep_ms(1);
-	}
+	int rc = wait_reconnected(f);
+	struct nvmeof_queue_stats st;
+	nvmeof_queue_stats(f->q, &st);
 	CHECK_EQ(st.reconnects, 1);
 	/* the re-issued read was refused: it fails in the poll that sent it,
 	 * which reports a completion, not an error with no callback run */

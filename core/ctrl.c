@@ -304,8 +304,10 @@ int nvmeof_poll_group_create(struct nvmeof_ctrl *c, uint32_t max_queues, struct 
 	struct ibv_device_attr da;
 	if (ibv_query_device(c->pd->context, &da))
 		return nvmeof_err(NVMEOF_ETRANSPORT, "create poll group: ibv_query_device: %s", strerror(errno));
-	/* each queue: a send and a receive completion per command, plus one */
-	uint64_t cqe = (uint64_t)max_queues * (2u * c->depth_limit + 2u);
+	/* each queue, when a lost connection flushes it: every send WQE (up to
+	 * 2 * depth + 1, unsignaled ones not yet retired) and every receive
+	 * (depth + 1) */
+	uint64_t cqe = (uint64_t)max_queues * (3u * c->depth_limit + 2u);
 	if (da.max_cqe > 0 && cqe > (uint64_t)da.max_cqe)
 		cqe = (uint64_t)da.max_cqe;
 	pthread_mutex_lock(&c->lock);

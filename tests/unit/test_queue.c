@@ -339,6 +339,7 @@ TEST(stale_send_completion_after_loss_finishes_nothing_twice)
 	 * breaks while that send completion still sits in the CQ. */
 	struct fixture *f = setup(2, 1 << 20, 0, 8192, 1000, false);
 	f->rec.action = FW_RESP_FIRST;
+	f->q->sig_every = 1; /* a signaled send, as every one is every sig_every-th */
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
 	CHECK_EQ(nvmeof_queue_poll(f->q, 1), 0); /* the response only */
 	fw_break(f->fw);
@@ -348,6 +349,64 @@ TEST(stale_send_completion_after_loss_finishes_nothing_twice)
 	CHECK_EQ(f->calls, 1);
 	CHECK_EQ(f->last.err, 0); /* its answer had come: drained, not failed */
 	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
+	teardown(f);
+}
+
+TEST(inline_sends_ask_for_a_completion_once_in_sig_every)
+{
+	/* 32 commands out at a time, 640 in all: a send completion for every
+	 * SIG_EVERY-th; every in-capsule write (an SGE into the caller's
+	 * buffer) asks for its own */
+	struct fixture *f = setup(32, 1 << 20, 4096, 1 << 16, 1000, false);
+	for (int round = 0; round < 20; round++) {
+		for (int i = 0; i < 32; i++)
+			CHECK_EQ(nvmeof_read(f->q, &f->ns, (uint64_t)i, 1, &f->mr, 0, cb, f), 0);
+		drain(f, (round + 1) * 32);
+	}
+	CHECK_EQ(f->q->st.cmds, 640);
+	CHECK_EQ(f->q->send_cqes, 640 / SIG_EVERY);
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ(nvmeof_write(f->q, &f->ns, (uint64_t)i, 1, &f->mr, 0, cb, f), 0);
+	drain(f, 648);
+	CHECK_EQ(f->q->st.in_capsule, 8);
+	CHECK_EQ(f->q->send_cqes, 640 / SIG_EVERY + 8);
+	CHECK_EQ(f->last.err, 0);
+	CHECK_EQ(fw_sq_refused(f->fw), 0);
+	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
+	teardown(f);
+}
+
+TEST(late_send_completions_hold_commands_not_the_send_queue)
+{
+	/* Responses come at once but the send completions (ACKs) are late:
+	 * unsignaled WQEs keep their places in the send queue until a later
+	 * signaled one completes, so the queue must stop posting at its
+	 * capacity instead of overrunning it (the post would be refused). */
+	struct fixture *f = setup(8, 1 << 20, 0, 1 << 16, 1000, false);
+	fw_hold_sends(f->fw, true);
+	int submitted = 0, eqfull = 0;
+	for (int i = 0; i < 200; i++) {
+		int rc = nvmeof_read(f->q, &f->ns, (uint64_t)i, 1, &f->mr, 0, cb, f);
+		if (rc == 0)
+			submitted++;
+		else
+			eqfull += rc == NVMEOF_EQFULL;
+		nvmeof_queue_poll(f->q, 0);
+	}
+	CHECK_EQ(fw_sq_refused(f->fw), 0);
+	CHECK_EQ(submitted + eqfull, 200);
+	CHECK(eqfull > 0); /* it did stop */
+	CHECK(f->q->sq_posted <= fw_sq_cap(f->fw));
+	CHECK(f->calls < submitted); /* some wait for their send completions, or a place */
+	fw_hold_sends(f->fw, false);
+	drain(f, submitted);
+	CHECK_EQ(f->calls, submitted);
+	CHECK_EQ(f->last.err, 0);
+	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
+	for (int i = 0; i < 8; i++) /* every slot and place free again */
+		CHECK_EQ(nvmeof_read(f->q, &f->ns, (uint64_t)i, 1, &f->mr, 0, cb, f), 0);
+	drain(f, submitted + 8);
+	CHECK_EQ(fw_sq_refused(f->fw), 0);
 	teardown(f);
 }
 
@@ -1025,6 +1084,8 @@ int main(void)
 		T(split_request_waiting_for_slots_makes_new_submissions_wait),
 		T(stale_send_completion_after_loss_finishes_nothing_twice),
 		T(timed_out_internal_command_does_not_block_the_next),
+		T(inline_sends_ask_for_a_completion_once_in_sig_every),
+		T(late_send_completions_hold_commands_not_the_send_queue),
 		T(refused_post_completes_from_the_next_poll_not_inside_submit),
 		T(refused_commit_completes_each_request_once_from_poll), T(hybrid_spin_follows_the_completion_gap),
 		T(every_poll_that_completes_feeds_the_wait),

@@ -7,6 +7,8 @@
 # included). Exploration, not a table of BENCHMARKS.md.
 #   tests/testbed/run bash -c 'VARS="qpairs=2|wait=poll;spin_us=0" REPS=2 bash bench/variants.sh'
 #   BS=128k IODEPTH=16 RW=read CPUS=1 ... ('|' separates variants, ';' job lines)
+#   ALT_ENGINES="old=/tmp/old/build/out/libnvmeof_fio.so": rows for other
+#   builds of the engine (an older commit), in the same boot
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export RUNTIME=${RUNTIME:-3} RAMP=${RAMP:-1} REGION=1g NUMJOBS=1
@@ -44,6 +46,7 @@ export BS=${BS:-4k} IODEPTH=${IODEPTH:-32} RW=${RW:-randread} CPUS=${CPUS:-0-1}
 for rep in $(seq ${REPS:-2}); do
   run kernel kernel
   run ours ours
-  IFS='|' read -ra VS <<< "${VARS:-wait=poll}"
+  IFS='|' read -ra VS <<< "${VARS-wait=poll}"
   for v in "${VS[@]}"; do IFS=';' read -ra L <<< "$v"; run "ours $v" ours "${L[@]}"; done
+  for a in ${ALT_ENGINES:-}; do ENGINE=${a#*=} run "engine ${a%%=*}" ours; done
 done

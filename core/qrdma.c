@@ -77,7 +77,9 @@ static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_m
 	if ((rc = tr_create_qp(&q->conn, q->pd, &qp)))
 		return rc;
 	q->inline_sqe = q->conn.max_inline >= NVME_SQE_SIZE;
-	q->sq_cap = q->conn.max_send_wr;
+	/* what we asked for, not the provider's rounded-up grant: the CQ is
+	 * sized for a flush of that many */
+	q->sq_cap = q->conn.max_send_wr < qp.send_wr ? q->conn.max_send_wr : qp.send_wr;
 	if ((rc = q_post_all_recvs(q)))
 		return rc;
 	/* HSQSIZE is 0-based; HRQSIZE counts our receive buffers. */

@@ -410,6 +410,46 @@ TEST(late_send_completions_hold_commands_not_the_send_queue)
 	teardown(f);
 }
 
+TEST(split_request_and_retries_with_late_send_completions)
+{
+	/* 64 chunks through 4 slots, the first 6 answered with a status to
+	 * retry, while send completions are late: retries and refills wait for
+	 * places in the send queue, none is refused, the request completes */
+	struct fixture *f = setup(4, 4096, 0, 1 << 20, 30000, false);
+	fw_hold_sends(f->fw, true);
+	f->rec.fail_first = 6;
+	f->rec.fail_status = 0x82; /* Namespace Not Ready, DNR clear */
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 512, &f->mr, 0, cb, f), 0);
+	for (int i = 0; i < 200; i++)
+		nvmeof_queue_poll(f->q, 0);
+	CHECK_EQ(f->calls, 0); /* held: signaled slots wait for their completions */
+	CHECK_EQ(fw_sq_refused(f->fw), 0);
+	fw_hold_sends(f->fw, false);
+	for (int k = 0; k < 50 && !f->calls; k++) {
+		drain(f, 1);
+		fw_hold_sends(f->fw, false); /* what was posted meanwhile */
+	}
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, 0);
+	CHECK_EQ(f->q->st.retries, 6);
+	CHECK_EQ(fw_sq_refused(f->fw), 0);
+	teardown(f);
+}
+
+TEST(a_capsule_that_cannot_go_inline_is_always_signaled)
+{
+	struct fixture *f = setup(8, 1 << 20, 0, 1 << 16, 1000, false);
+	f->q->inline_sqe = false; /* a device without inline data */
+	for (int i = 0; i < 64; i++) {
+		CHECK_EQ(nvmeof_read(f->q, &f->ns, (uint64_t)i, 1, &f->mr, 0, cb, f), 0);
+		drain(f, i + 1);
+	}
+	CHECK_EQ(f->calls, 64);
+	CHECK_EQ(f->q->send_cqes, 64);
+	CHECK_EQ(f->rec.n, 64);
+	teardown(f);
+}
+
 TEST(timed_out_internal_command_does_not_block_the_next)
 {
 	/* a Keep Alive whose answer comes later than its timeout */
@@ -1086,6 +1126,8 @@ int main(void)
 		T(timed_out_internal_command_does_not_block_the_next),
 		T(inline_sends_ask_for_a_completion_once_in_sig_every),
 		T(late_send_completions_hold_commands_not_the_send_queue),
+		T(split_request_and_retries_with_late_send_completions),
+		T(a_capsule_that_cannot_go_inline_is_always_signaled),
 		T(refused_post_completes_from_the_next_poll_not_inside_submit),
 		T(refused_commit_completes_each_request_once_from_poll), T(hybrid_spin_follows_the_completion_gap),
 		T(every_poll_that_completes_feeds_the_wait),

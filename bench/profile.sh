@@ -2,22 +2,28 @@
 # IN-GUEST (bench/bench.sh): perf record, system-wide, software cpu-clock, while
 # one fio job does 4 KiB random reads at QD32 with each initiator; the top of
 # each profile goes to OUT/profile-<initiator>.txt for BENCHMARKS.md.
+#   PROF_JOB=qd1-latency.fio PROF_WHAT="4 KiB randread QD1": another job file
+#   (its variables from the environment: RW, BS, ...)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=$1
 command -v perf >/dev/null || { echo "profile: perf missing (Debian's linux-perf)"; exit 1; }
-KDEV=${KDEV:-$(tb kdev "$NVMEOF_TB_NQN_A" 1)} || exit 1
+KDEV=${KDEV:-$(tb kdev "$NVMEOF_TB_NQN_A" 1 2>/dev/null || tb kconnect rdma)} || exit 1
 export KDEV RUNTIME=${PROF_RUNTIME:-6} RAMP=1 REGION=1g
+JOB=${PROF_JOB:-iops.fio} WHAT=${PROF_WHAT:-4 KiB randread QD32}
 for ini in ours kernel; do
   # -a: the target's and Soft-RoCE's kernel work counts too, as it does for the kernel host
   perf record -q -a -g -e cpu-clock -F 499 -o "$OUT/perf-$ini.data" -- \
-    env NUMJOBS=1 INITIATOR=$ini jobs/run iops.fio --output-format=json > "$OUT/profile-$ini.fiojson" 2>/dev/null
+    env NUMJOBS=1 INITIATOR=$ini jobs/run "$JOB" --output-format=json > "$OUT/profile-$ini.fiojson" 2>/dev/null
   {
-    echo "# 4 KiB randread QD32, one job, initiator $ini: perf record -a -e cpu-clock (guest, TCG)"
+    echo "# $WHAT, one job, initiator $ini: perf record -a -e cpu-clock (guest, TCG)"
     jq_iops=$(python3 -c "import json,sys; t=open(sys.argv[1]).read(); print(round(json.loads(t[t.index('{'):])['jobs'][0]['read']['iops']))" "$OUT/profile-$ini.fiojson" 2>/dev/null)
     echo "# IOPS during the profile: ${jq_iops:-?}"
     perf report -i "$OUT/perf-$ini.data" -g none --no-children --sort comm,dso,symbol --stdio 2>/dev/null \
-      | grep -v '^#' | grep -E '^ +[0-9]' | head -30
+      | grep -v '^#' | grep -E '^ +[0-9]' | sed 's/ *- *- *$//; s/ *$//' | head -30
+    echo "# by task"
+    perf report -i "$OUT/perf-$ini.data" -g none --no-children --sort comm --stdio 2>/dev/null \
+      | grep -v '^#' | grep -E '^ +[0-9]' | sed 's/ *$//' | head -8
   } > "$OUT/profile-$ini.txt"
   rm -f "$OUT/perf-$ini.data"
   echo "profile: $ini done"

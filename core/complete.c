@@ -75,8 +75,11 @@ static void handle_resp(struct nvmeof_queue *q, const uint8_t *capsule)
 	nvme_cqe_parse(capsule, &c);
 	uint16_t si = c.cid & SLOT_MASK;
 	struct slot *s = &q->slots[si];
-	if (unlikely(si >= q->depth || s->state == SLOT_FREE || s->gen != (c.cid >> SLOT_BITS) ||
-		     (s->flags & SLOT_RESP))) {
+	/* A slot waiting to send a retry has a CID nobody has seen yet: an
+	 * answer to it is forged or stale, and taking it would leave the slot
+	 * marked answered when the retry goes out. */
+	if (unlikely(si >= q->depth || (s->state != SLOT_BUSY && s->state != SLOT_ZOMBIE) ||
+		     s->gen != (c.cid >> SLOT_BITS) || (s->flags & SLOT_RESP))) {
 		q->st.stale_cqes++;
 		return;
 	}

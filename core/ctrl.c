@@ -304,16 +304,15 @@ int nvmeof_poll_group_create(struct nvmeof_ctrl *c, uint32_t max_queues, struct 
 	struct ibv_device_attr da;
 	if (ibv_query_device(c->pd->context, &da))
 		return nvmeof_err(NVMEOF_ETRANSPORT, "create poll group: ibv_query_device: %s", strerror(errno));
-	/* each queue, when a lost connection flushes it: every send WQE (up to
-	 * 2 * depth + 1, unsignaled ones not yet retired) and every receive
-	 * (depth + 1) */
-	uint64_t cqe = (uint64_t)max_queues * (3u * c->depth_limit + 2u);
+	/* room for max_queues of the deepest queues; where the device allows
+	 * less, members join while their flushes fit (q_group_join) */
+	uint64_t cqe = (uint64_t)max_queues * q_group_cqes(c->depth_limit);
 	if (da.max_cqe > 0 && cqe > (uint64_t)da.max_cqe)
 		cqe = (uint64_t)da.max_cqe;
 	pthread_mutex_lock(&c->lock);
 	int vector = (int)c->ngroups++;
 	pthread_mutex_unlock(&c->lock);
-	return q_group_create(c->pd->context, c, (int)cqe, vector, c->o.wait_mode, c->o.spin_us, out);
+	return q_group_create(c->pd->context, c, max_queues, (int)cqe, vector, c->o.wait_mode, c->o.spin_us, out);
 }
 
 int nvmeof_queue_destroy(struct nvmeof_queue *q)

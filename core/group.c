@@ -17,7 +17,10 @@ struct nvmeof_poll_group {
 	struct tr_conn conn;              /* only its cq, cc, armed, unacked */
 	const void *owner;                /* the controller whose queues may join */
 	struct nvmeof_queue *members[GROUP_MAX];
-	uint32_t nmembers;
+	uint32_t nmembers, max_members;
+	/* CQEs a flush of every member could bring (q_group_cqes), and what
+	 * the CQ holds: a member that would overrun it may not join */
+	uint64_t cqe_need, cqe_have;
 	uint8_t next_epoch;               /* shared, so a place reused never repeats an epoch soon */
 	struct q_waiter waiter;
 };
@@ -26,7 +29,11 @@ uint8_t q_group_next_epoch(struct nvmeof_poll_group *g) { return ++g->next_epoch
 
 const struct tr_conn *q_group_conn(const struct nvmeof_poll_group *g) { return &g->conn; }
 
-int q_group_create(struct ibv_context *verbs, const void *owner, int cqe, int vector,
+/* A lost connection flushes every WQE with a completion, signaled or not:
+ * the send queue's (q_chain_cmd: up to 2 * depth + 1) and every receive. */
+uint64_t q_group_cqes(uint32_t depth) { return 3ull * depth + 2; }
+
+int q_group_create(struct ibv_context *verbs, const void *owner, uint32_t max_members, int cqe, int vector,
 		   enum nvmeof_wait_mode mode, uint32_t spin_us, struct nvmeof_poll_group **out)
 {
 	struct nvmeof_poll_group *g = calloc(1, sizeof(*g));
@@ -39,6 +46,8 @@ int q_group_create(struct ibv_context *verbs, const void *owner, int cqe, int ve
 		return nvmeof_err_prefix(rc, "create poll group");
 	}
 	g->owner = owner;
+	g->max_members = max_members;
+	g->cqe_have = (uint64_t)(g->conn.cq->cqe > 0 ? g->conn.cq->cqe : 0);
 	g->waiter.mode = mode;
 	g->waiter.spin_us = spin_us;
 	*out = g;
@@ -60,10 +69,19 @@ int nvmeof_poll_group_destroy(struct nvmeof_poll_group *g)
 
 int q_group_join(struct nvmeof_poll_group *g, struct nvmeof_queue *q)
 {
+	if (g->nmembers >= g->max_members)
+		return nvmeof_err(NVMEOF_EBUSY, "poll group full: created for %u queue(s)", g->max_members);
+	if (g->cqe_need + q_group_cqes(q->depth) > g->cqe_have)
+		return nvmeof_err(NVMEOF_EBUSY,
+				  "poll group: a queue of depth %u needs %llu completion entries, %llu of the CQ's %llu are "
+				  "taken (a lost connection flushes every send and receive)",
+				  q->depth, (unsigned long long)q_group_cqes(q->depth), (unsigned long long)g->cqe_need,
+				  (unsigned long long)g->cqe_have);
 	for (uint32_t i = 0; i < GROUP_MAX; i++)
 		if (!g->members[i]) {
 			g->members[i] = q;
 			g->nmembers++;
+			g->cqe_need += q_group_cqes(q->depth);
 			q->group = g;
 			q->member = (uint8_t)i;
 			return 0;
@@ -78,6 +96,7 @@ void q_group_leave(struct nvmeof_queue *q)
 		return;
 	g->members[q->member] = NULL;
 	g->nmembers--;
+	g->cqe_need -= q_group_cqes(q->depth);
 	q->group = NULL;
 }
 

@@ -54,9 +54,12 @@ int q_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms);
 void q_take_pd(struct nvmeof_queue *q);
 /* Fails what is in flight with NVMEOF_ECLOSED and releases everything. */
 void q_close(struct nvmeof_queue *q);
-/* Poll groups (group.c): a CQ and channel on verbs for up to 64 queues of owner. */
-int q_group_create(struct ibv_context *verbs, const void *owner, int cqe, int vector,
+/* Poll groups (group.c): a CQ of cqe entries and a channel on verbs for up to
+ * max_members (at most 64) queues of owner. */
+int q_group_create(struct ibv_context *verbs, const void *owner, uint32_t max_members, int cqe, int vector,
 		   enum nvmeof_wait_mode mode, uint32_t spin_us, struct nvmeof_poll_group **out);
+/* Completion entries a queue of depth commands may need at once in a group's CQ. */
+uint64_t q_group_cqes(uint32_t depth);
 bool q_group_owned_by(const struct nvmeof_poll_group *g, const void *owner);
 /* The controller that owns a queue (set by the controller). */
 void q_set_owner(struct nvmeof_queue *q, struct nvmeof_ctrl *ctrl, bool oncs_dsm);

@@ -254,7 +254,9 @@ int nvmeof_queue_create(struct nvmeof_ctrl *ctrl, const struct nvmeof_queue_opts
  * channel, polled and waited on as one (SPDK's poll group): a thread driving
  * several queue pairs polls once per batch, not once per queue, and sleeps on
  * one channel. Create the group, then queues with nvmeof_queue_opts.group set
- * (up to max_queues, at most 64). A group and its queues are used from one
+ * (up to max_queues, at most 64; one more, or one whose completions a lost
+ * connection would flush past the group's CQ on a device with few CQ entries,
+ * is refused with NVMEOF_EBUSY). A group and its queues are used from one
  * thread; nvmeof_queue_poll/wait on a member poll the whole group, so its
  * callbacks may run for any member's requests. Destroy the queues first.
  */

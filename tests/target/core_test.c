@@ -609,6 +609,12 @@ TEST(poll_group_of_four_queues)
 	struct nvmeof_queue_opts qo = {.depth = 16, .batch = true, .group = g};
 	for (int i = 0; i < 4; i++)
 		MUST(nvmeof_queue_create(c, &qo, &q[i]));
+	/* its CQ was sized for four: a fifth queue is refused, clearly, and
+	 * leaves nothing behind (was: joined, with a CQ a flush could overrun) */
+	struct nvmeof_queue *fifth = NULL;
+	CHECK_EQ(nvmeof_queue_create(c, &qo, &fifth), NVMEOF_EBUSY);
+	CHECK(fifth == NULL);
+	CHECK(strstr(nvmeof_errmsg(), "poll group full: created for 4 queue(s)") != NULL);
 	const struct nvmeof_ns *ns = nvmeof_ns_get(c, 2);
 	CHECK(ns != NULL);
 	if (!ns)

@@ -1038,6 +1038,42 @@ TEST(retry_waits_the_command_retry_delay)
 	teardown(f);
 }
 
+TEST(an_answer_to_a_retry_not_yet_sent_is_dropped)
+{
+	/* Found by fuzz_queue: a response naming the CID a retry will use,
+	 * arriving while the retry waits out its delay, marked the slot
+	 * answered; the retry then went unsignaled and its slot never
+	 * completed. It is stale now, and the retry completes once. */
+	struct q_params p = {.qid = 1, .depth = 2, .cmd_timeout_ms = 30000, .max_xfer = 1 << 20,
+			     .wait_mode = NVMEOF_WAIT_POLL, .crdt = {1, 0, 0}};
+	struct fixture *f = setup(2, 1 << 20, 0, 4096, 30000, false);
+	q_close(f->q);
+	fw_reset(f->fw);
+	CHECK_EQ(q_open_fake(&p, f->fw, &f->q), 0);
+	f->rec.fail_first = 1;
+	f->rec.fail_status = 1 << 11 | 0x82; /* CRD 1: CRDT1 = 100 ms */
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
+	nvmeof_queue_poll(f->q, 0);
+	uint16_t si = (uint16_t)(nvme_sqe_cid(f->rec.sqe[0]) & SLOT_MASK);
+	CHECK_EQ(f->q->slots[si].state, SLOT_RETRY);
+	uint8_t forged[16] = {0};
+	put_le16(forged + 12, (uint16_t)(f->q->slots[si].gen << SLOT_BITS | si));
+	uint64_t stale0 = f->q->st.stale_cqes;
+	CHECK_EQ(fw_inject(f->fw, forged), 0);
+	nvmeof_queue_poll(f->q, 0);
+	CHECK_EQ(f->q->st.stale_cqes, stale0 + 1);
+	CHECK_EQ(f->calls, 0);
+	for (int i = 0; i < 200 && !f->calls; i++) {
+		sleep_ms(5);
+		nvmeof_queue_poll(f->q, 0);
+	}
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, 0);
+	CHECK_EQ(f->rec.n, 2);
+	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
+	teardown(f);
+}
+
 TEST(cm_connect_asks_no_rdma_read_resources_of_the_target)
 {
 	struct ibv_device_attr da = {.max_qp_rd_atom = 16, .max_qp_init_rd_atom = 128};
@@ -1128,6 +1164,7 @@ int main(void)
 		T(late_send_completions_hold_commands_not_the_send_queue),
 		T(split_request_and_retries_with_late_send_completions),
 		T(a_capsule_that_cannot_go_inline_is_always_signaled),
+		T(an_answer_to_a_retry_not_yet_sent_is_dropped),
 		T(refused_post_completes_from_the_next_poll_not_inside_submit),
 		T(refused_commit_completes_each_request_once_from_poll), T(hybrid_spin_follows_the_completion_gap),
 		T(every_poll_that_completes_feeds_the_wait),

@@ -50,13 +50,11 @@ static void send_due_retries(struct nvmeof_queue *q, uint64_t now)
 			q_chunk_done(q, ri, 0, 0, 0, 0);
 			continue;
 		}
-		if (!q_sq_room(q))
-			return; /* the next poll sends it */
 		s->state = SLOT_BUSY;
 		s->t_submit_ms = now;
 		q->nretry--;
 		q->st.cmds++;
-		q_chain_cmd(q, s);
+		q_chain_send(q, &s->wr);
 	}
 }
 
@@ -76,8 +74,8 @@ static void handle_resp(struct nvmeof_queue *q, const uint8_t *capsule)
 	uint16_t si = c.cid & SLOT_MASK;
 	struct slot *s = &q->slots[si];
 	/* A slot waiting to send a retry has a CID nobody has seen yet: an
-	 * answer to it is forged or stale, and taking it would leave the slot
-	 * marked answered when the retry goes out. */
+	 * answer to it is forged or stale, and taking it would mark the slot
+	 * answered before the retry goes out. */
 	if (unlikely(si >= q->depth || (s->state != SLOT_BUSY && s->state != SLOT_ZOMBIE) ||
 		     s->gen != (c.cid >> SLOT_BITS) || (s->flags & SLOT_RESP))) {
 		q->st.stale_cqes++;
@@ -104,10 +102,6 @@ static void handle_send(struct nvmeof_queue *q, uint64_t wr_id)
 		return;
 	}
 	s->flags |= SLOT_SENT;
-	q->send_cqes++;
-	/* this WQE and every one before it are done: their places are free */
-	if ((int32_t)(s->sq_idx + 1 - q->sq_done) > 0)
-		q->sq_done = s->sq_idx + 1;
 	if (s->flags & SLOT_RESP)
 		slot_done(q, si);
 }
@@ -193,7 +187,7 @@ static int poll_wire(struct nvmeof_queue *q, int want, struct ibv_wc *wc)
 static void drain_cq(struct nvmeof_queue *q)
 {
 	struct ibv_wc wc[POLL_BATCH];
-	for (uint32_t budget = q->sq_cap + q->hrqsize + 1; budget;) {
+	for (uint32_t budget = q->depth + q->hrqsize + 1; budget;) {
 		int n = poll_wire(q, POLL_BATCH, wc);
 		if (n <= 0)
 			return;
@@ -216,7 +210,6 @@ static void start_reconnect(struct nvmeof_queue *q, uint64_t now)
 	q->lost_at_ms = now;
 	q->next_try_ms = now + q->reconnect_delay_ms;
 	q->wr_head = q->wr_tail = NULL;
-	q->wr_n = 0;
 }
 
 /* A command the timeout applies to; an event request stays out until an
@@ -322,7 +315,6 @@ int q_poll_tail(struct nvmeof_queue *q)
 		else
 			q_fail_all(q, NVMEOF_ECLOSED);
 		q->wr_head = q->wr_tail = NULL;
-		q->wr_n = 0;
 		if (!q->completed)
 			return nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection", q->qid);
 		return (int)q->completed;

@@ -29,9 +29,9 @@ uint8_t q_group_next_epoch(struct nvmeof_poll_group *g) { return ++g->next_epoch
 
 const struct tr_conn *q_group_conn(const struct nvmeof_poll_group *g) { return &g->conn; }
 
-/* A lost connection flushes every WQE with a completion, signaled or not:
- * the send queue's (q_chain_cmd: up to 2 * depth + 1) and every receive. */
-uint64_t q_group_cqes(uint32_t depth) { return 3ull * depth + 2; }
+/* A lost connection flushes every WQE with a completion: a send per slot
+ * (and the QP's one spare) and every receive (depth + 1). */
+uint64_t q_group_cqes(uint32_t depth) { return 2ull * depth + 2; }
 
 int q_group_create(struct ibv_context *verbs, const void *owner, uint32_t max_members, int cqe, int vector,
 		   enum nvmeof_wait_mode mode, uint32_t spin_us, struct nvmeof_poll_group **out)

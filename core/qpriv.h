@@ -34,8 +34,6 @@
 #define HOUSEKEEP_MS 100
 #define MAX_RETRIES 5  /* as the kernel host's nvme_max_retries */
 #define NO_REQ 0xffff
-/* At most this many sends in a row go unsignaled (see q_chain_cmd). */
-#define SIG_EVERY 16
 /* A send's wr_id carries the slot's generation, so a send completion that
  * arrives after its slot was released (and maybe reused) is recognised. */
 #define SEND_WRID(q, gen, si) (WRID_HIGH(q) | (uint64_t)(gen) << 16 | (si))
@@ -52,7 +50,6 @@ struct slot {
 	struct ibv_send_wr wr;
 	struct ibv_sge sge[2];
 	uint64_t t_submit_ms;     /* first seen out (0: not yet); SLOT_RETRY: when to send again */
-	uint32_t sq_idx;          /* a signaled send: its place in the send queue (q->sq_posted) */
 	uint32_t dw0, dw1;
 	uint16_t gen, req, status;
 	uint8_t state, flags, retries;
@@ -151,14 +148,6 @@ struct nvmeof_queue {
 	struct ibv_recv_wr *rwr;
 	struct ibv_sge *rsge;
 	struct ibv_send_wr *wr_head, *wr_tail;
-	/* The send queue, counted in WQEs of this connection: posted, and
-	 * retired (up to the last signaled send whose completion was polled;
-	 * a provider frees WQEs no earlier). An unsignaled WQE keeps its place
-	 * until a later signaled one completes, so posting is held to sq_cap. */
-	uint32_t sq_cap, sq_posted, sq_done;
-	uint32_t wr_n;            /* chained at wr_head, not yet posted */
-	uint32_t unsig, sig_every; /* unsignaled sends since the last signaled one; the most in a row */
-	uint64_t send_cqes;       /* send completions taken (tests: CQEs per command) */
 	struct ibv_recv_wr *rwr_head, *rwr_tail;
 
 	/* reconnect: the owner re-creates the connection (and, if nobody has
@@ -190,14 +179,6 @@ void q_fail_all(struct nvmeof_queue *q, int err);
 void q_mark_dead(struct nvmeof_queue *q);
 /* submit.c */
 void q_chain_send(struct nvmeof_queue *q, struct ibv_send_wr *wr);
-/* Chains slot si's send, signaled or not. Only with q_sq_room. */
-void q_chain_cmd(struct nvmeof_queue *q, struct slot *s);
-/* A new connection's send queue of cap WQEs: nothing posted yet. */
-void q_sq_reset(struct nvmeof_queue *q, uint32_t cap);
-static inline uint32_t q_sq_used(const struct nvmeof_queue *q) { return q->sq_posted + q->wr_n - q->sq_done; }
-static inline bool q_sq_room(const struct nvmeof_queue *q) { return q_sq_used(q) < q->sq_cap; }
-/* A command can go out: a free slot and room in the send queue. */
-static inline bool q_can_issue(const struct nvmeof_queue *q) { return q->nfree_slots && q_sq_room(q); }
 int q_post_sends(struct nvmeof_queue *q);
 int q_refused_err(const struct nvmeof_queue *q);
 void q_finish_refused(struct nvmeof_queue *q);

@@ -66,8 +66,7 @@ static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_m
 	if (!q->slots && (rc = q_alloc(q)))
 		return rc;
 	struct tr_qp_params qp = {
-		/* room for unsignaled sends not yet retired (q_chain_cmd) */
-		.send_wr = 2 * q->depth + 1,
+		.send_wr = q->depth + 1,
 		.recv_wr = q->hrqsize,
 		.send_sge = 2,
 		.inline_bytes = NVME_SQE_SIZE, /* the capsule goes in the WQE: no DMA read of it */
@@ -77,9 +76,6 @@ static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_m
 	if ((rc = tr_create_qp(&q->conn, q->pd, &qp)))
 		return rc;
 	q->inline_sqe = q->conn.max_inline >= NVME_SQE_SIZE;
-	/* what we asked for, not the provider's rounded-up grant: the CQ is
-	 * sized for a flush of that many */
-	q->sq_cap = q->conn.max_send_wr < qp.send_wr ? q->conn.max_send_wr : qp.send_wr;
 	if ((rc = q_post_all_recvs(q)))
 		return rc;
 	/* HSQSIZE is 0-based; HRQSIZE counts our receive buffers. */

@@ -73,7 +73,6 @@ int q_post_all_recvs(struct nvmeof_queue *q)
 	}
 	q->rwr_head = q->rwr_tail = NULL;
 	q->wr_head = q->wr_tail = NULL;
-	q_sq_reset(q, q->sq_cap);
 	int rc = q->tr->post_recv(q->trc, q->rwr, &bad);
 	return rc ? nvmeof_err(NVMEOF_ETRANSPORT, "queue %u: posting %u receives (%s): %s", q->qid, q->hrqsize,
 			       q->tr->name, strerror(rc))

@@ -171,7 +171,6 @@ int tr_create_qp(struct tr_conn *c, struct ibv_pd *pd, const struct tr_qp_params
 					  p->send_wr, p->recv_wr, strerror(errno));
 	}
 	c->max_inline = a.cap.max_inline_data;
-	c->max_send_wr = a.cap.max_send_wr;
 	c->qp = c->id->qp;
 	return 0;
 }

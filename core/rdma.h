@@ -19,7 +19,6 @@ struct tr_conn {
 	bool connected;
 	bool shared_cq;     /* cq and cc belong to a poll group */
 	uint32_t max_inline; /* bytes a send may carry inline */
-	uint32_t max_send_wr; /* send WQEs the QP holds */
 };
 
 struct tr_qp_params {

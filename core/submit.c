@@ -19,40 +19,6 @@ void q_chain_send(struct nvmeof_queue *q, struct ibv_send_wr *wr)
 	q->wr_tail = wr;
 }
 
-void q_sq_reset(struct nvmeof_queue *q, uint32_t cap)
-{
-	q->sq_cap = cap;
-	q->sq_posted = q->sq_done = q->wr_n = q->unsig = 0;
-	/* a full send queue always holds a signaled WQE, whose completion
-	 * frees it: never wait on WQEs that report nothing */
-	q->sig_every = cap / 2 < SIG_EVERY ? (cap / 2 ? cap / 2 : 1) : SIG_EVERY;
-}
-
-/* A send's completion says only that the target has the capsule; the
- * response says that and more, so an inline capsule (nothing of ours left
- * for the HCA to read) asks for none, except every sig_every-th, whose
- * completion also retires the unsignaled WQEs before it (a QP completes its
- * sends in order). Half the completions per command, as a blk-mq host pays
- * one. A send with an SGE into memory (in-capsule data, or a capsule the
- * device cannot inline) stays signaled: until its completion the HCA may
- * read that memory again (a retransmission), so neither the slot nor the
- * caller's buffer is handed back before it. */
-void q_chain_cmd(struct nvmeof_queue *q, struct slot *s)
-{
-	bool inl = s->wr.num_sge == 1 && q->inline_sqe;
-	bool sig = !inl || q->unsig + 1 >= q->sig_every || q_sq_used(q) + 1 >= q->sq_cap;
-	s->wr.send_flags = (sig ? IBV_SEND_SIGNALED : 0) | (inl ? IBV_SEND_INLINE : 0);
-	if (sig) {
-		s->sq_idx = q->sq_posted + q->wr_n;
-		q->unsig = 0;
-	} else {
-		s->flags |= SLOT_SENT; /* no completion will say so */
-		q->unsig++;
-	}
-	q->wr_n++;
-	q_chain_send(q, &s->wr);
-}
-
 int q_refused_err(const struct nvmeof_queue *q)
 {
 	return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_post_send on queue %u: %s", q->qid,
@@ -70,21 +36,14 @@ void q_finish_refused(struct nvmeof_queue *q)
 
 int q_post_sends(struct nvmeof_queue *q)
 {
-	struct ibv_send_wr *bad = NULL, *head = q->wr_head;
-	if (!head)
+	struct ibv_send_wr *bad = NULL;
+	if (!q->wr_head)
 		return 0;
-	int rc = q->tr->post_send(q->trc, head, &bad);
+	int rc = q->tr->post_send(q->trc, q->wr_head, &bad);
 	q->st.doorbells++;
 	q->wr_head = q->wr_tail = NULL;
-	if (likely(!rc)) {
-		q->sq_posted += q->wr_n;
-		q->wr_n = 0;
+	if (likely(!rc))
 		return 0;
-	}
-	for (struct ibv_send_wr *w = head; w && w != bad; w = w->next)
-		q->sq_posted++;
-	q->wr_n = 0;
-	q->unsig = q->sig_every; /* a refused send may have been the signaled one */
 	/* Nothing from bad onward reached the wire. Those fail from the next
 	 * poll, not here: a submit that accepted its request must not also run
 	 * its callback, and a caller of commit gets its completions where it
@@ -189,9 +148,10 @@ static void issue(struct nvmeof_queue *q, uint16_t ri)
 	}
 	}
 	s->wr.num_sge = nsge;
+	s->wr.send_flags = IBV_SEND_SIGNALED | (nsge == 1 && q->inline_sqe ? IBV_SEND_INLINE : 0);
 	r->outstanding++;
 	q->st.cmds++;
-	q_chain_cmd(q, s);
+	q_chain_send(q, &s->wr);
 }
 
 /* Issues pending chunks of split requests while slots are free, in order. */
@@ -208,7 +168,7 @@ void q_refill(struct nvmeof_queue *q)
 				return;
 			q->replay_cur = ri;
 		}
-		while (r->left && q_can_issue(q))
+		while (r->left && q->nfree_slots)
 			issue(q, ri);
 		if (r->left)
 			return;
@@ -228,9 +188,9 @@ int q_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *a
 		 * of their own, so they run even with every user request parked. */
 		if (unlikely(q->dead && !q->connecting))
 			return nvmeof_err(NVMEOF_ECLOSED, "queue %u is disconnected", q->qid);
-		if (unlikely(!q_can_issue(q)) && !q->connecting)
+		if (unlikely(!q->nfree_slots) && !q->connecting)
 			nvmeof_queue_poll(q, 0); /* reap late answers to timed-out commands */
-		if (unlikely(q->rsv_busy || !q_can_issue(q)))
+		if (unlikely(q->rsv_busy || !q->nfree_slots))
 			return nvmeof_err(NVMEOF_EQFULL, "queue %u: no slot for an internal command", q->qid);
 		ri = (uint16_t)q->depth;
 		q->rsv_busy = true;
@@ -268,7 +228,7 @@ int q_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *a
 	r->queued = false;
 	r->replay = false;
 	r->seq = q->seq++;
-	while (r->left && q_can_issue(q) && !(hold && sb->kind != REQ_RAW))
+	while (r->left && q->nfree_slots && !(hold && sb->kind != REQ_RAW))
 		issue(q, ri);
 	if (r->left)
 		q_pend_push(q, ri);

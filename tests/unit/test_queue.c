@@ -339,7 +339,6 @@ TEST(stale_send_completion_after_loss_finishes_nothing_twice)
 	 * breaks while that send completion still sits in the CQ. */
 	struct fixture *f = setup(2, 1 << 20, 0, 8192, 1000, false);
 	f->rec.action = FW_RESP_FIRST;
-	f->q->sig_every = 1; /* a signaled send, as every one is every sig_every-th */
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
 	CHECK_EQ(nvmeof_queue_poll(f->q, 1), 0); /* the response only */
 	fw_break(f->fw);
@@ -349,104 +348,6 @@ TEST(stale_send_completion_after_loss_finishes_nothing_twice)
 	CHECK_EQ(f->calls, 1);
 	CHECK_EQ(f->last.err, 0); /* its answer had come: drained, not failed */
 	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
-	teardown(f);
-}
-
-TEST(inline_sends_ask_for_a_completion_once_in_sig_every)
-{
-	/* 32 commands out at a time, 640 in all: a send completion for every
-	 * SIG_EVERY-th; every in-capsule write (an SGE into the caller's
-	 * buffer) asks for its own */
-	struct fixture *f = setup(32, 1 << 20, 4096, 1 << 16, 1000, false);
-	for (int round = 0; round < 20; round++) {
-		for (int i = 0; i < 32; i++)
-			CHECK_EQ(nvmeof_read(f->q, &f->ns, (uint64_t)i, 1, &f->mr, 0, cb, f), 0);
-		drain(f, (round + 1) * 32);
-	}
-	CHECK_EQ(f->q->st.cmds, 640);
-	CHECK_EQ(f->q->send_cqes, 640 / SIG_EVERY);
-	for (int i = 0; i < 8; i++)
-		CHECK_EQ(nvmeof_write(f->q, &f->ns, (uint64_t)i, 1, &f->mr, 0, cb, f), 0);
-	drain(f, 648);
-	CHECK_EQ(f->q->st.in_capsule, 8);
-	CHECK_EQ(f->q->send_cqes, 640 / SIG_EVERY + 8);
-	CHECK_EQ(f->last.err, 0);
-	CHECK_EQ(fw_sq_refused(f->fw), 0);
-	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
-	teardown(f);
-}
-
-TEST(late_send_completions_hold_commands_not_the_send_queue)
-{
-	/* Responses come at once but the send completions (ACKs) are late:
-	 * unsignaled WQEs keep their places in the send queue until a later
-	 * signaled one completes, so the queue must stop posting at its
-	 * capacity instead of overrunning it (the post would be refused). */
-	struct fixture *f = setup(8, 1 << 20, 0, 1 << 16, 1000, false);
-	fw_hold_sends(f->fw, true);
-	int submitted = 0, eqfull = 0;
-	for (int i = 0; i < 200; i++) {
-		int rc = nvmeof_read(f->q, &f->ns, (uint64_t)i, 1, &f->mr, 0, cb, f);
-		if (rc == 0)
-			submitted++;
-		else
-			eqfull += rc == NVMEOF_EQFULL;
-		nvmeof_queue_poll(f->q, 0);
-	}
-	CHECK_EQ(fw_sq_refused(f->fw), 0);
-	CHECK_EQ(submitted + eqfull, 200);
-	CHECK(eqfull > 0); /* it did stop */
-	CHECK(f->q->sq_posted <= fw_sq_cap(f->fw));
-	CHECK(f->calls < submitted); /* some wait for their send completions, or a place */
-	fw_hold_sends(f->fw, false);
-	drain(f, submitted);
-	CHECK_EQ(f->calls, submitted);
-	CHECK_EQ(f->last.err, 0);
-	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
-	for (int i = 0; i < 8; i++) /* every slot and place free again */
-		CHECK_EQ(nvmeof_read(f->q, &f->ns, (uint64_t)i, 1, &f->mr, 0, cb, f), 0);
-	drain(f, submitted + 8);
-	CHECK_EQ(fw_sq_refused(f->fw), 0);
-	teardown(f);
-}
-
-TEST(split_request_and_retries_with_late_send_completions)
-{
-	/* 64 chunks through 4 slots, the first 6 answered with a status to
-	 * retry, while send completions are late: retries and refills wait for
-	 * places in the send queue, none is refused, the request completes */
-	struct fixture *f = setup(4, 4096, 0, 1 << 20, 30000, false);
-	fw_hold_sends(f->fw, true);
-	f->rec.fail_first = 6;
-	f->rec.fail_status = 0x82; /* Namespace Not Ready, DNR clear */
-	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 512, &f->mr, 0, cb, f), 0);
-	for (int i = 0; i < 200; i++)
-		nvmeof_queue_poll(f->q, 0);
-	CHECK_EQ(f->calls, 0); /* held: signaled slots wait for their completions */
-	CHECK_EQ(fw_sq_refused(f->fw), 0);
-	fw_hold_sends(f->fw, false);
-	for (int k = 0; k < 50 && !f->calls; k++) {
-		drain(f, 1);
-		fw_hold_sends(f->fw, false); /* what was posted meanwhile */
-	}
-	CHECK_EQ(f->calls, 1);
-	CHECK_EQ(f->last.err, 0);
-	CHECK_EQ(f->q->st.retries, 6);
-	CHECK_EQ(fw_sq_refused(f->fw), 0);
-	teardown(f);
-}
-
-TEST(a_capsule_that_cannot_go_inline_is_always_signaled)
-{
-	struct fixture *f = setup(8, 1 << 20, 0, 1 << 16, 1000, false);
-	f->q->inline_sqe = false; /* a device without inline data */
-	for (int i = 0; i < 64; i++) {
-		CHECK_EQ(nvmeof_read(f->q, &f->ns, (uint64_t)i, 1, &f->mr, 0, cb, f), 0);
-		drain(f, i + 1);
-	}
-	CHECK_EQ(f->calls, 64);
-	CHECK_EQ(f->q->send_cqes, 64);
-	CHECK_EQ(f->rec.n, 64);
 	teardown(f);
 }
 
@@ -1040,10 +941,10 @@ TEST(retry_waits_the_command_retry_delay)
 
 TEST(an_answer_to_a_retry_not_yet_sent_is_dropped)
 {
-	/* Found by fuzz_queue: a response naming the CID a retry will use,
-	 * arriving while the retry waits out its delay, marked the slot
-	 * answered; the retry then went unsignaled and its slot never
-	 * completed. It is stale now, and the retry completes once. */
+	/* Found by fuzz_queue (with unsignaled sends, since withdrawn): a
+	 * response naming the CID a retry will use, arriving while the retry
+	 * waits out its delay, marked the slot answered before the retry went
+	 * out. It is stale, and the retry completes once, with its own answer. */
 	struct q_params p = {.qid = 1, .depth = 2, .cmd_timeout_ms = 30000, .max_xfer = 1 << 20,
 			     .wait_mode = NVMEOF_WAIT_POLL, .crdt = {1, 0, 0}};
 	struct fixture *f = setup(2, 1 << 20, 0, 4096, 30000, false);
@@ -1058,6 +959,7 @@ TEST(an_answer_to_a_retry_not_yet_sent_is_dropped)
 	CHECK_EQ(f->q->slots[si].state, SLOT_RETRY);
 	uint8_t forged[16] = {0};
 	put_le16(forged + 12, (uint16_t)(f->q->slots[si].gen << SLOT_BITS | si));
+	put_le16(forged + 14, (uint16_t)((0x80 << 1) | (1 << 15))); /* LBA Out of Range, DNR */
 	uint64_t stale0 = f->q->st.stale_cqes;
 	CHECK_EQ(fw_inject(f->fw, forged), 0);
 	nvmeof_queue_poll(f->q, 0);
@@ -1068,7 +970,7 @@ TEST(an_answer_to_a_retry_not_yet_sent_is_dropped)
 		nvmeof_queue_poll(f->q, 0);
 	}
 	CHECK_EQ(f->calls, 1);
-	CHECK_EQ(f->last.err, 0);
+	CHECK_EQ(f->last.err, 0); /* the retry's answer, not the forged error */
 	CHECK_EQ(f->rec.n, 2);
 	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
 	teardown(f);
@@ -1160,10 +1062,6 @@ int main(void)
 		T(split_request_waiting_for_slots_makes_new_submissions_wait),
 		T(stale_send_completion_after_loss_finishes_nothing_twice),
 		T(timed_out_internal_command_does_not_block_the_next),
-		T(inline_sends_ask_for_a_completion_once_in_sig_every),
-		T(late_send_completions_hold_commands_not_the_send_queue),
-		T(split_request_and_retries_with_late_send_completions),
-		T(a_capsule_that_cannot_go_inline_is_always_signaled),
 		T(an_answer_to_a_retry_not_yet_sent_is_dropped),
 		T(refused_post_completes_from_the_next_poll_not_inside_submit),
 		T(refused_commit_completes_each_request_once_from_poll), T(hybrid_spin_follows_the_completion_gap),

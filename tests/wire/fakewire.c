@@ -10,14 +10,7 @@
 
 struct fake_wire {
 	struct ibv_wc *wc;           /* pending completions, a ring */
-	uint32_t *wc_sq;             /* a send completion's WQE number, beside wc */
 	uint32_t cap, head, n;
-	/* The send queue as a provider that frees WQEs only when a signaled
-	 * completion is polled (mlx5) sees it; a post beyond sq_cap fails. */
-	uint32_t sq_cap, sq_posted, sq_done, sq_refused;
-	bool hold_sends;             /* send completions wait (late ACKs) */
-	uint64_t *held_id;           /* held send completions: wr_id, WQE number */
-	uint32_t *held_sq, nheld;
 	struct ibv_recv_wr *recv;    /* posted receives, a ring (copies) */
 	struct ibv_sge *recv_sge;
 	uint32_t rcap, rhead, rn;
@@ -37,17 +30,13 @@ struct fake_wire *fw_new(uint32_t depth, fw_responder fn, void *ctx)
 		return NULL;
 	fw->cap = 4 * depth + 16;
 	fw->rcap = depth + 16;
-	fw->sq_cap = FW_SQ_CAP(depth);
 	fw->wc = calloc(fw->cap, sizeof(*fw->wc));
-	fw->wc_sq = calloc(fw->cap, sizeof(*fw->wc_sq));
-	fw->held_id = calloc(fw->sq_cap, sizeof(*fw->held_id));
-	fw->held_sq = calloc(fw->sq_cap, sizeof(*fw->held_sq));
 	fw->recv = calloc(fw->rcap, sizeof(*fw->recv));
 	fw->recv_sge = calloc(fw->rcap, sizeof(*fw->recv_sge));
 	fw->rnr = calloc(RNR_CAP, sizeof(*fw->rnr));
 	fw->fn = fn;
 	fw->ctx = ctx;
-	if (!fw->wc || !fw->wc_sq || !fw->held_id || !fw->held_sq || !fw->recv || !fw->recv_sge || !fw->rnr) {
+	if (!fw->wc || !fw->recv || !fw->recv_sge || !fw->rnr) {
 		fw_free(fw);
 		return NULL;
 	}
@@ -59,32 +48,21 @@ void fw_free(struct fake_wire *fw)
 	if (!fw)
 		return;
 	free(fw->wc);
-	free(fw->wc_sq);
-	free(fw->held_id);
-	free(fw->held_sq);
 	free(fw->recv);
 	free(fw->recv_sge);
 	free(fw->rnr);
 	free(fw);
 }
 
-static void push_sq(struct fake_wire *fw, uint64_t wr_id, enum ibv_wc_opcode op, enum ibv_wc_status st,
-		    uint32_t sq)
+static void push(struct fake_wire *fw, uint64_t wr_id, enum ibv_wc_opcode op, enum ibv_wc_status st)
 {
 	if (fw->n == fw->cap)
 		return; /* a full CQ loses completions, as a real one overruns */
-	uint32_t i = (fw->head + fw->n++) % fw->cap;
-	fw->wc_sq[i] = sq;
-	struct ibv_wc *w = &fw->wc[i];
+	struct ibv_wc *w = &fw->wc[(fw->head + fw->n++) % fw->cap];
 	memset(w, 0, sizeof(*w));
 	w->wr_id = wr_id;
 	w->opcode = op;
 	w->status = st;
-}
-
-static void push(struct fake_wire *fw, uint64_t wr_id, enum ibv_wc_opcode op, enum ibv_wc_status st)
-{
-	push_sq(fw, wr_id, op, st, 0);
 }
 
 static void deliver(struct fake_wire *fw, const uint8_t *cqe, uint32_t len)
@@ -111,22 +89,7 @@ void fw_reset(struct fake_wire *fw)
 	fw->rhead = fw->rn = 0;
 	fw->rnr_head = fw->rnr_n = 0;
 	fw->broken = fw->fail_post = fw->closed = false;
-	fw->sq_posted = fw->sq_done = fw->nheld = 0;
-	fw->hold_sends = false;
 }
-
-void fw_hold_sends(struct fake_wire *fw, bool hold)
-{
-	fw->hold_sends = hold;
-	if (hold)
-		return;
-	for (uint32_t i = 0; i < fw->nheld; i++)
-		push_sq(fw, fw->held_id[i], IBV_WC_SEND, IBV_WC_SUCCESS, fw->held_sq[i]);
-	fw->nheld = 0;
-}
-
-uint32_t fw_sq_cap(const struct fake_wire *fw) { return fw->sq_cap; }
-uint32_t fw_sq_refused(const struct fake_wire *fw) { return fw->sq_refused; }
 
 void fw_fail_next_post(struct fake_wire *fw) { fw->fail_post = true; }
 uint32_t fw_polls_after_close(const struct fake_wire *fw) { return fw->polls_after_close; }
@@ -163,24 +126,11 @@ int fw_post_send(struct fake_wire *fw, struct ibv_send_wr *wr, struct ibv_send_w
 			*bad = wr;
 			return 12; /* ENOMEM: a full send queue */
 		}
-		if (fw->sq_posted - fw->sq_done >= fw->sq_cap) {
-			fw->sq_refused++;
-			*bad = wr;
-			return 12; /* ENOMEM: a full send queue */
-		}
-		uint32_t sq = fw->sq_posted++;
 		put_le16(cqe + 12, nvme_sqe_cid(sqe));
 		enum fw_action a = fw->fn ? fw->fn(fw->ctx, sqe, wr->sg_list, wr->num_sge, cqe) : FW_RESPOND;
 		if (a == FW_RESP_FIRST)
 			fw_inject(fw, cqe);
-		if (!(wr->send_flags & IBV_SEND_SIGNALED)) {
-			/* no completion: the WQE is freed by a later signaled one */
-		} else if (fw->hold_sends) {
-			fw->held_id[fw->nheld] = wr->wr_id;
-			fw->held_sq[fw->nheld++] = sq;
-		} else {
-			push_sq(fw, wr->wr_id, IBV_WC_SEND, IBV_WC_SUCCESS, sq);
-		}
+		push(fw, wr->wr_id, IBV_WC_SEND, IBV_WC_SUCCESS);
 		if (a == FW_RESPOND || a == FW_DUPLICATE)
 			fw_inject(fw, cqe);
 		if (a == FW_DUPLICATE)
@@ -226,8 +176,6 @@ int fw_poll(struct fake_wire *fw, int n, struct ibv_wc *wc)
 		return k;
 	}
 	while (fw->n && k < n) {
-		if (fw->wc[fw->head].opcode == IBV_WC_SEND) /* frees it and every WQE before it */
-			fw->sq_done = fw->wc_sq[fw->head] + 1;
 		wc[k++] = fw->wc[fw->head];
 		fw->head = (fw->head + 1) % fw->cap;
 		fw->n--;
@@ -282,8 +230,6 @@ int q_open_fake(const struct q_params *p, struct fake_wire *fw, struct nvmeof_qu
 	q_init(q, p);
 	q->tr = &fw_transport;
 	q->trc = fw;
-	q->sq_cap = fw->sq_cap;
-	q->inline_sqe = true; /* as Soft-RoCE and most RDMA NICs */
 	if ((rc = q_alloc(q)) || (rc = q_post_all_recvs(q))) {
 		q_close(q);
 		return rc;

@@ -26,8 +26,6 @@ typedef enum fw_action (*fw_responder)(void *ctx, const uint8_t *sqe, const stru
 				       int nsge, uint8_t *cqe);
 
 struct fake_wire;
-/* Send WQEs the wire holds, as the RDMA transport asks of a QP. */
-#define FW_SQ_CAP(depth) (2 * (depth) + 1)
 struct fake_wire *fw_new(uint32_t depth, fw_responder fn, void *ctx);
 void fw_free(struct fake_wire *fw);
 /* Delivers a response capsule as if the target sent it: at once, or, when
@@ -43,12 +41,6 @@ void fw_fail_next_post(struct fake_wire *fw);
 uint32_t fw_polls_after_close(const struct fake_wire *fw);
 /* Responses that found no receive posted and had to wait (RNR NAKs). */
 uint32_t fw_rnr_count(const struct fake_wire *fw);
-/* Send completions wait while hold is true (ACKs late, responses on time);
- * false delivers them, in order. */
-void fw_hold_sends(struct fake_wire *fw, bool hold);
-uint32_t fw_sq_cap(const struct fake_wire *fw);
-/* Sends refused because the send queue was full (the queue must never). */
-uint32_t fw_sq_refused(const struct fake_wire *fw);
 /* Delivers a response capsule of only len bytes (a malformed one). */
 int fw_inject_len(struct fake_wire *fw, const uint8_t *cqe, uint32_t len);
 

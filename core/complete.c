@@ -66,6 +66,11 @@ static void slot_done(struct nvmeof_queue *q, uint16_t si)
 	q_finish_slot(q, si, 0);
 }
 
+/* Its command went out and may still be answered: in flight, or timed out
+ * or abandoned with its answer still due. A slot free or waiting to send a
+ * retry has no command on the wire. */
+static bool on_wire(const struct slot *s) { return s->state == SLOT_BUSY || s->state == SLOT_ZOMBIE; }
+
 static void handle_resp(struct nvmeof_queue *q, const uint8_t *capsule)
 {
 	struct nvme_cqe c;
@@ -76,7 +81,7 @@ static void handle_resp(struct nvmeof_queue *q, const uint8_t *capsule)
 	/* A slot waiting to send a retry has a CID nobody has seen yet: an
 	 * answer to it is forged or stale, and taking it would mark the slot
 	 * answered before the retry goes out. */
-	if (unlikely(si >= q->depth || (s->state != SLOT_BUSY && s->state != SLOT_ZOMBIE) ||
+	if (unlikely(si >= q->depth || !on_wire(s) ||
 		     s->gen != (c.cid >> SLOT_BITS) || (s->flags & SLOT_RESP))) {
 		q->st.stale_cqes++;
 		return;
@@ -96,7 +101,7 @@ static void handle_send(struct nvmeof_queue *q, uint64_t wr_id)
 	/* A send completion for a slot already released (failed over on a
 	 * lost connection, or reused since) is not ours to finish. */
 	if (unlikely(si >= q->depth || WRID_EPOCH(wr_id) != q->epoch ||
-		     (s->state != SLOT_BUSY && s->state != SLOT_ZOMBIE) ||
+		     !on_wire(s) ||
 		     s->gen != ((wr_id >> 16) & GEN_MASK) || (s->flags & SLOT_SENT))) {
 		q->st.stale_cqes++;
 		return;

@@ -18,9 +18,6 @@ struct nvmeof_poll_group {
 	const void *owner;                /* the controller whose queues may join */
 	struct nvmeof_queue *members[GROUP_MAX];
 	uint32_t nmembers, max_members;
-	/* CQEs a flush of every member could bring (q_group_cqes), and what
-	 * the CQ holds: a member that would overrun it may not join */
-	uint64_t cqe_need, cqe_have;
 	uint8_t next_epoch;               /* shared, so a place reused never repeats an epoch soon */
 	struct q_waiter waiter;
 };
@@ -47,7 +44,6 @@ int q_group_create(struct ibv_context *verbs, const void *owner, uint32_t max_me
 	}
 	g->owner = owner;
 	g->max_members = max_members;
-	g->cqe_have = (uint64_t)(g->conn.cq->cqe > 0 ? g->conn.cq->cqe : 0);
 	g->waiter.mode = mode;
 	g->waiter.spin_us = spin_us;
 	*out = g;
@@ -71,17 +67,22 @@ int q_group_join(struct nvmeof_poll_group *g, struct nvmeof_queue *q)
 {
 	if (g->nmembers >= g->max_members)
 		return nvmeof_err(NVMEOF_EBUSY, "poll group full: created for %u queue(s)", g->max_members);
-	if (g->cqe_need + q_group_cqes(q->depth) > g->cqe_have)
+	/* a lost connection flushes every member's WQEs into the one CQ: a
+	 * member that would overrun it may not join */
+	uint64_t need = 0, have = g->conn.cq->cqe > 0 ? (uint64_t)g->conn.cq->cqe : 0;
+	for (uint32_t i = 0; i < GROUP_MAX; i++)
+		if (g->members[i])
+			need += q_group_cqes(g->members[i]->depth);
+	if (need + q_group_cqes(q->depth) > have)
 		return nvmeof_err(NVMEOF_EBUSY,
 				  "poll group: a queue of depth %u needs %llu completion entries, %llu of the CQ's %llu are "
 				  "taken (a lost connection flushes every send and receive)",
-				  q->depth, (unsigned long long)q_group_cqes(q->depth), (unsigned long long)g->cqe_need,
-				  (unsigned long long)g->cqe_have);
+				  q->depth, (unsigned long long)q_group_cqes(q->depth), (unsigned long long)need,
+				  (unsigned long long)have);
 	for (uint32_t i = 0; i < GROUP_MAX; i++)
 		if (!g->members[i]) {
 			g->members[i] = q;
 			g->nmembers++;
-			g->cqe_need += q_group_cqes(q->depth);
 			q->group = g;
 			q->member = (uint8_t)i;
 			return 0;
@@ -96,7 +97,6 @@ void q_group_leave(struct nvmeof_queue *q)
 		return;
 	g->members[q->member] = NULL;
 	g->nmembers--;
-	g->cqe_need -= q_group_cqes(q->depth);
 	q->group = NULL;
 }
 

@@ -50,6 +50,13 @@ int ctrl_fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t
 		const char *hint = "";
 		/* SCT and SC only: the target may set DNR and More */
 		uint16_t code = (uint16_t)(NVMEOF_STATUS_SCT(cpl.status) << 8 | NVMEOF_STATUS_SC(cpl.status));
+		/* Invalid Parameters pointing at CNTLID in the connect data: the
+		 * association is gone (nvmet's answer for an unknown CNTLID) */
+		if (qid && code == 0x182 && cpl.cdw0 == (1u << 16 | NVMF_CONNECT_DATA_CNTLID_OFF)) {
+			pthread_mutex_lock(&c->admin_lock);
+			c->assoc_stale = true;
+			pthread_mutex_unlock(&c->admin_lock);
+		}
 		if (code == 0x184)
 			hint = ": the subsystem does not allow this host NQN";
 		else if (code == 0x182)

@@ -153,7 +153,7 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		nvmeof_err_prefix(rc, "connect admin queue to %s", opts->traddr);
 		goto fail;
 	}
-	q_set_owner(c->admin, c, false);
+	q_set_owner(c->admin, c, 0);
 	c->pd = q_pd(c->admin);
 	c->mem.pd = c->pd;
 	q_take_pd(c->admin);
@@ -273,7 +273,7 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 	if ((rc = q_open(&p, &q))) {
 		nvmeof_err_prefix(rc, "connect I/O queue %u", qid);
 	} else {
-		q_set_owner(q, c, c->info.oncs & NVME_ONCS_DSM);
+		q_set_owner(q, c, c->info.oncs);
 		pthread_mutex_lock(&c->admin_lock);
 		uint16_t cntlid = c->info.cntlid;
 		uint32_t gen = c->assoc_gen;
@@ -282,7 +282,7 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 			q_close(q);
 		else if (c->o.reconnect_delay_ms)
 			q_set_reconnect(q, ctrl_reconnect_queue, c->o.reconnect_delay_ms,
-					c->o.ctrl_loss_tmo_ms ? c->o.ctrl_loss_tmo_ms : 60000, gen);
+					c->o.ctrl_loss_tmo_ms, gen);
 	}
 	pthread_mutex_lock(&c->lock);
 	if (rc)
@@ -312,7 +312,7 @@ int nvmeof_poll_group_create(struct nvmeof_ctrl *c, uint32_t max_queues, struct 
 	pthread_mutex_lock(&c->lock);
 	int vector = (int)c->ngroups++;
 	pthread_mutex_unlock(&c->lock);
-	return q_group_create(c->pd->context, c, max_queues, (int)cqe, vector, c->o.wait_mode, c->o.spin_us, out);
+	return q_group_create(q_rdma_transport(), c->pd->context, c, max_queues, (int)cqe, vector, c->o.wait_mode, c->o.spin_us, out);
 }
 
 int nvmeof_queue_destroy(struct nvmeof_queue *q)

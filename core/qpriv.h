@@ -1,24 +1,28 @@
 /*
- * The inside of a queue, shared by the files that each do one part of it:
- *   slots.c      command slots and CIDs, requests, the waiting FIFO
- *   submit.c     submission, MDTS splitting, SGLs, doorbells
- *   complete.c   completion processing, retries, timeouts, poll and wait
- *   sync.c       synchronous calls
- *   reconnect.c  parking what was in flight and re-issuing it in order
- *   queue.c      buffers, accessors, teardown
- *   qrdma.c      the queue over an RDMA connection (rdma.c)
+ * The inside of a queue, shared by its files (README.md, "Layout", maps
+ * them). Each calls only the ones below it:
+ *   poll.c, wait.c   drive: poll the wire, hand completions down, then the
+ *                    state; wait (spin, gap-adaptive spin, yield, sleep)
+ *   sync.c           synchronous calls (above the waits)
+ *   qstate.c         the connection's state, the one place that changes it
+ *   complete.c       completion processing and retries
+ *   submit.c         submission, MDTS splitting, SGLs, doorbells
+ *   slots.c          command slots and CIDs, requests, the waiting FIFO
  * Not installed; nothing here is exported.
  */
 #ifndef NVMEOF_QPRIV_H
 #define NVMEOF_QPRIV_H
 
 #include "internal.h"
+#include "protocol.h"
 #include "queue.h"
 #include "rdma.h"
 #include "transport.h"
+#include "util.h"
 
 #define SLOT_BITS 10
 #define SLOT_MASK ((1u << SLOT_BITS) - 1)
+#define GROUP_MAX 64
 #define GEN_MASK ((1u << (16 - SLOT_BITS)) - 1)
 /* wr_id: [63] a receive, [55:48] the queue's place in its poll group,
  * [47:40] which connection of the queue posted it (a CQ shared by a group
@@ -30,7 +34,6 @@
 #define WRID_LOW(w) ((uint32_t)(w))
 #define WRID_HIGH(q) ((uint64_t)(q)->member << 48 | (uint64_t)(q)->epoch << 40)
 #define POLL_BATCH 32
-#define SCRATCH_SIZE 4096
 #define HOUSEKEEP_MS 100
 #define MAX_RETRIES 5  /* as the kernel host's nvme_max_retries */
 #define NO_REQ 0xffff
@@ -38,10 +41,35 @@
  * arrives after its slot was released (and maybe reused) is recognised. */
 #define SEND_WRID(q, gen, si) (WRID_HIGH(q) | (uint64_t)(gen) << 16 | (si))
 
-enum slot_state { SLOT_FREE, SLOT_BUSY, SLOT_ZOMBIE, SLOT_RETRY };
+enum slot_state { SLOT_FREE, SLOT_BUSY, SLOT_RETRY };
 /* SLOT_REFUSED: its send was refused by the post; it completes, failed,
- * from the next poll (callbacks run from poll and wait only). */
-enum { SLOT_SENT = 1, SLOT_RESP = 2, SLOT_REFUSED = 4 };
+ * from the next poll (callbacks run from poll and wait only).
+ * SLOT_EXPIRED: out past the command timeout; it fails with ETIMEDOUT once
+ * the connection is down (qstate.c), never while the target could still
+ * move data for it. */
+enum { SLOT_SENT = 1, SLOT_RESP = 2, SLOT_REFUSED = 4, SLOT_EXPIRED = 8 };
+
+/*
+ * A queue's connection, as one state (qstate.c changes it, in one place):
+ *   Q_LIVE        connected; commands go out
+ *   Q_LOST        a failure was seen (a flushed or failed completion, the
+ *                 CM's word, a command timeout); the poll's tail recovers
+ *   Q_WAIT        the connection is closed, what was live is parked in
+ *                 submission order; the next reconnect attempt is due at
+ *                 next_try_ms (reconnect configured)
+ *   Q_CONNECTING  a reconnect attempt: a new connection, only internal
+ *                 commands (the Fabrics Connect) go; the rest waits
+ *   Q_FAILED      closed for good (no reconnect, or it gave up): every
+ *                 submission and poll fails with ECLOSED
+ *   Q_CLOSING     being destroyed: nothing is accepted, the wire is gone
+ */
+enum q_state { Q_LIVE, Q_LOST, Q_WAIT, Q_CONNECTING, Q_FAILED, Q_CLOSING };
+static inline const char *q_state_str(uint8_t st)
+{
+	static const char *const names[] = {"live", "lost", "waiting to reconnect", "reconnecting", "failed",
+					    "being destroyed"};
+	return st < sizeof(names) / sizeof(names[0]) ? names[st] : "?";
+}
 /* REQ_AER: an admin command that stays outstanding (no timeout, not the
  * reserved request); REQ_WZ: Write Zeroes, split at 65536 blocks. */
 enum req_kind { REQ_IO, REQ_FLUSH, REQ_DSM, REQ_RAW, REQ_AER, REQ_WZ };
@@ -74,6 +102,7 @@ struct req {
 	int err;
 	uint16_t status;
 	uint8_t kind, opc;
+	uint8_t lbads;            /* the block size q_check_io bounded it with */
 	bool queued;              /* in the pending FIFO */
 	bool live;                /* submitted, not yet completed */
 	bool replay;              /* waited through an outage: re-issued one at a time */
@@ -94,10 +123,27 @@ struct q_waiter {
 };
 int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms);
 uint64_t q_spin_budget(const struct q_waiter *w, uint32_t inflight); /* us */
-void q_waiter_note(struct q_waiter *w, uint32_t n);
+#define Q_GAP_SAMPLE_MAX_US 4000 /* twice wait.c's longest QD1 spin gap */
+/* A moving average of the time between completions (from the second on:
+ * the first has no predecessor), fed by every poll that completes
+ * something, whoever polls: a wait, after an arm or a sleep, or the caller
+ * between waits. Fed by a wait's own polls only, it missed most
+ * completions at QD1 and, its gaps spanning several I/Os, slept every
+ * time. A sample counts at most Q_GAP_SAMPLE_MAX_US, so a pause (start-up,
+ * a ramp) is forgotten within a few completions. */
+static inline void q_waiter_note(struct q_waiter *w, uint32_t n)
+{
+	uint64_t now = nvmeof_now_us();
+	if (w->last_us) {
+		uint64_t d = (now - w->last_us) / n;
+		w->gap_us = (7 * w->gap_us + (d < Q_GAP_SAMPLE_MAX_US ? d : Q_GAP_SAMPLE_MAX_US)) / 8;
+	}
+	w->last_us = now;
+}
+
 
 struct sub {
-	uint8_t kind, opc;
+	uint8_t kind, opc, lbads;
 	const struct nvmeof_ns *ns;
 	uint64_t slba;
 	uint32_t nlb;
@@ -117,7 +163,8 @@ struct nvmeof_queue {
 	struct tr_conn conn;      /* the RDMA transport's connection */
 	struct nvmeof_ctrl *ctrl;
 	struct ibv_pd *pd;
-	bool own_pd, batch, dead, oncs_dsm;
+	bool own_pd, batch, oncs_dsm, oncs_wz;
+	uint8_t state;            /* enum q_state; written by q_set_state only */
 	uint16_t qid;
 	uint32_t depth, hrqsize;     /* SQSIZE (commands), HRQSIZE (our receive buffers) */
 	uint32_t usable;          /* min(SQSIZE, the target's CRQSIZE): commands out at once */
@@ -155,8 +202,7 @@ struct nvmeof_queue {
 	const struct sockaddr *dst, *src;
 	int (*reconnect)(struct nvmeof_ctrl *, struct nvmeof_queue *);
 	uint32_t reconnect_delay_ms, ctrl_loss_tmo_ms, assoc_gen;
-	bool reconnecting, connecting, rsv_busy;
-	bool wire_closed;         /* given up: the connection is closed, never polled again */
+	bool rsv_busy;
 	uint64_t lost_at_ms, next_try_ms;
 
 	uint64_t next_housekeep_ms;
@@ -176,7 +222,13 @@ void q_pend_push(struct nvmeof_queue *q, uint16_t ri);
 uint16_t q_pend_pop(struct nvmeof_queue *q);
 void q_fail_slots(struct nvmeof_queue *q, int err);
 void q_fail_all(struct nvmeof_queue *q, int err);
-void q_mark_dead(struct nvmeof_queue *q);
+/* A new connection of usable commands: every slot free again. */
+void q_slots_reset(struct nvmeof_queue *q, uint32_t usable);
+/* The 4 KiB scratch buffer after the per-slot DSM ranges. */
+static inline uint8_t *q_scratch_buf(struct nvmeof_queue *q)
+{
+	return q->aux + (size_t)q->depth * NVME_DSM_RANGE_SIZE;
+}
 /* submit.c */
 void q_chain_send(struct nvmeof_queue *q, struct ibv_send_wr *wr);
 int q_post_sends(struct nvmeof_queue *q);
@@ -185,32 +237,63 @@ void q_finish_refused(struct nvmeof_queue *q);
 void q_post_from_poll(struct nvmeof_queue *q);
 void q_refill(struct nvmeof_queue *q);
 int q_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *arg, uint16_t *ri_out);
+/* Bounds a read or write with the namespace's block size as it is now,
+ * which *lbads returns: the request is built with that one. */
 int q_check_io(struct nvmeof_queue *q, const char *op, const struct nvmeof_ns *ns, uint32_t nlb,
-	       const struct nvmeof_mr *mr, size_t off);
+	       const struct nvmeof_mr *mr, size_t off, uint8_t *lbads);
 /* A read or write (cdw12: FUA) after q_check_io. */
 int q_submit_io(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *ns, uint64_t slba,
 		uint32_t nlb, struct nvmeof_mr *mr, size_t off, uint32_t cdw12, nvmeof_cb cb, void *arg);
+int q_write_flags(const char *op, uint32_t flags, uint32_t allowed, uint32_t *cdw12);
+int q_check_wz(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint32_t nlb, uint32_t flags, uint32_t *cdw12);
 /* sync.c: submit, then wait with a deadline */
 int q_sync_run(struct nvmeof_queue *q, const struct sub *sb, uint32_t timeout_ms, struct nvmeof_cpl *out,
 	       const char *what);
 /* The same for a read or write, with the GPUDirect ordering rules. */
 int q_sync_io(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *ns, uint64_t slba,
 	      uint32_t nlb, struct nvmeof_mr *mr, size_t off, uint32_t cdw12, uint32_t timeout_ms);
-/* complete.c */
-void q_post_recvs(struct nvmeof_queue *q);
-void q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n);
-/* After a batch: timeouts, connection loss, retries, what waits; then the
- * doorbell. The completions this poll counted, or an error. */
-int q_poll_tail(struct nvmeof_queue *q);
-/* reconnect.c */
-void q_park_all(struct nvmeof_queue *q);
+/* complete.c: one batch of work completions; false when one of them says
+ * the connection failed (the caller tells the state) */
+bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n);
+void q_send_due_retries(struct nvmeof_queue *q, uint64_t now);
+/* qstate.c */
+void q_set_state(struct nvmeof_queue *q, enum q_state to);
+/* A failure seen: the connection is taken down at once (nothing more is
+ * sent on it) and the poll's tail recovers. */
+void q_lose(struct nvmeof_queue *q);
+/* After a batch: timeouts and loss, recovery and reconnect attempts. True
+ * when commands may go out (LIVE or CONNECTING). */
+bool q_state_tick(struct nvmeof_queue *q);
 int q_try_reconnect(struct nvmeof_queue *q);
+/* The wire may be polled: a connection exists. */
+static inline bool q_has_wire(const struct nvmeof_queue *q)
+{
+	return q->state == Q_LIVE || q->state == Q_LOST || q->state == Q_CONNECTING;
+}
+/* poll.c: after a batch, the state, then retries, refills and the doorbell.
+ * The completions this poll counted, or an error. */
+int q_poll_tail(struct nvmeof_queue *q);
 /* queue.c: fields from the parameters, then the slot, request and buffer
  * arrays (registered when q->pd is set) */
 void q_init(struct nvmeof_queue *q, const struct q_params *p);
 int q_alloc(struct nvmeof_queue *q);
 /* A new connection: the next epoch, every receive posted. */
 int q_post_all_recvs(struct nvmeof_queue *q);
+/* Poll groups: queues of one controller that share one completion queue
+ * and one completion channel (group.c builds them; poll.c and wait.c drive
+ * them through the transport's CQ operations on cqc). */
+struct nvmeof_poll_group {
+	const struct q_transport *tr;
+	void *cqc;                        /* what the transport's poll, arm and sleep take */
+	struct tr_conn conn;              /* the RDMA transport's: only its cq, cc, armed, unacked */
+	const void *owner;                /* the controller whose queues may join */
+	struct nvmeof_queue *members[GROUP_MAX];
+	uint32_t nmembers, max_members;
+	uint8_t next_epoch;               /* shared, so a place reused never repeats an epoch soon */
+	struct q_waiter waiter;
+};
+/* queue.c: releases what q_alloc and q_init made */
+void q_free(struct nvmeof_queue *q);
 /* group.c */
 int q_group_join(struct nvmeof_poll_group *g, struct nvmeof_queue *q);
 void q_group_leave(struct nvmeof_queue *q);

@@ -27,7 +27,7 @@ static int qr_sleep(void *c, int timeout_ms) { return tr_sleep(c, timeout_ms); }
 static bool qr_disconnected(void *c) { return tr_disconnected(c); }
 static void qr_disconnect(void *c) { tr_disconnect(c); }
 static void qr_close(struct nvmeof_queue *q) { tr_close(&q->conn); }
-static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms);
+static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms, uint32_t *usable);
 
 static const struct q_transport rdma_transport = {
 	.name = "rdma",
@@ -42,11 +42,13 @@ static const struct q_transport rdma_transport = {
 	.close = qr_close,
 };
 
+const struct q_transport *q_rdma_transport(void) { return &rdma_transport; }
+
 struct ibv_context *q_verbs(struct nvmeof_queue *q) { return q->conn.id->verbs; }
 
 /* Connects q->conn anew on the same device and PD: resolve, QP, receives,
  * CM connect. Slots and requests are the caller's business. */
-static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)
+static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms, uint32_t *usable)
 {
 	uint8_t priv[NVME_RDMA_CM_REQ_SIZE];
 	uint16_t crqsize;
@@ -84,12 +86,7 @@ static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_m
 		return rc;
 	/* The target may have fewer receive buffers than we asked for: never
 	 * have more commands out than it can take. */
-	q->usable = crqsize < q->depth ? crqsize : q->depth;
-	q->nfree_slots = 0;
-	for (uint32_t i = q->usable; i-- > 0;)
-		if (q->slots[i].state == SLOT_FREE)
-			q->slot_free[q->nfree_slots++] = (uint16_t)i;
-	q->dead = false;
+	*usable = crqsize;
 	return 0;
 }
 
@@ -108,10 +105,12 @@ int q_open(const struct q_params *p, struct nvmeof_queue **out)
 		q_close(q);
 		return rc;
 	}
-	if ((rc = q_connect(q, p->cntlid, p->connect_timeout_ms))) {
+	uint32_t usable = 0;
+	if ((rc = q_connect(q, p->cntlid, p->connect_timeout_ms, &usable))) {
 		q_close(q);
 		return rc;
 	}
+	q_slots_reset(q, usable);
 	*out = q;
 	return 0;
 }

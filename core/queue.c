@@ -7,17 +7,15 @@
 #include "qpriv.h"
 #include "util.h"
 
-uint8_t *q_scratch(struct nvmeof_queue *q)
-{
-	return q->aux + (size_t)q->depth * NVME_DSM_RANGE_SIZE;
-}
+uint8_t *q_scratch(struct nvmeof_queue *q) { return q_scratch_buf(q); }
 
 struct ibv_pd *q_pd(struct nvmeof_queue *q) { return q->pd; }
 
-void q_set_owner(struct nvmeof_queue *q, struct nvmeof_ctrl *ctrl, bool oncs_dsm)
+void q_set_owner(struct nvmeof_queue *q, struct nvmeof_ctrl *ctrl, uint16_t oncs)
 {
 	q->ctrl = ctrl;
-	q->oncs_dsm = oncs_dsm;
+	q->oncs_dsm = oncs & NVME_ONCS_DSM;
+	q->oncs_wz = oncs & NVME_ONCS_WRITE_ZEROES;
 }
 
 struct nvmeof_ctrl *q_owner(struct nvmeof_queue *q) { return q->ctrl; }
@@ -27,15 +25,6 @@ uint16_t nvmeof_queue_qid(const struct nvmeof_queue *q) { return q->qid; }
 uint32_t nvmeof_queue_depth(const struct nvmeof_queue *q) { return q->usable; }
 
 uint32_t nvmeof_queue_inflight(const struct nvmeof_queue *q) { return q->depth - q->nfree_reqs; }
-
-void q_set_reconnect(struct nvmeof_queue *q, int (*fn)(struct nvmeof_ctrl *, struct nvmeof_queue *),
-		     uint32_t delay_ms, uint32_t loss_tmo_ms, uint32_t assoc_gen)
-{
-	q->reconnect = fn;
-	q->reconnect_delay_ms = delay_ms;
-	q->ctrl_loss_tmo_ms = loss_tmo_ms;
-	q->assoc_gen = assoc_gen;
-}
 
 uint32_t q_assoc_gen(const struct nvmeof_queue *q) { return q->assoc_gen; }
 
@@ -79,15 +68,8 @@ int q_post_all_recvs(struct nvmeof_queue *q)
 		  : 0;
 }
 
-void q_close(struct nvmeof_queue *q)
+void q_free(struct nvmeof_queue *q)
 {
-	if (!q)
-		return;
-	if (q->tr)
-		q->tr->close(q); /* the connection is gone: nothing can touch our memory after this */
-	q_group_leave(q); /* nothing of ours is posted on the group's CQ now */
-	if (q->slots)
-		q_fail_all(q, NVMEOF_ECLOSED);
 	if (q->sqe_mr)
 		ibv_dereg_mr(q->sqe_mr);
 	if (q->rsp_mr)
@@ -135,7 +117,7 @@ int q_alloc(struct nvmeof_queue *q)
 	if (!q->depth || q->depth > NVMEOF_MAX_DEPTH)
 		return nvmeof_err(NVMEOF_EINVAL, "queue %u: depth %u outside 1..%d", q->qid, q->depth,
 				  NVMEOF_MAX_DEPTH);
-	size_t aux_len = (size_t)q->depth * NVME_DSM_RANGE_SIZE + SCRATCH_SIZE;
+	size_t aux_len = (size_t)q->depth * NVME_DSM_RANGE_SIZE + Q_SCRATCH_SIZE;
 	q->slots = calloc(q->depth, sizeof(*q->slots));
 	q->slot_free = calloc(q->depth, sizeof(*q->slot_free));
 	q->reqs = calloc(q->depth + 1u, sizeof(*q->reqs)); /* + the reserved one */

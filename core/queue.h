@@ -9,6 +9,8 @@
 
 #define NVMEOF_MAX_DEPTH 1024 /* slot index in the low 10 CID bits */
 #define NVMEOF_ADMIN_DEPTH 31 /* NVMe/RDMA admin queue: HSQSIZE at most 31 */
+#define Q_CTRL_LOSS_TMO_DEFAULT_MS 60000 /* ctrl_loss_tmo 0: the default */
+#define Q_SCRATCH_SIZE 4096   /* each queue's registered buffer for admin and fabrics data */
 
 struct q_params {
 	const struct sockaddr *dst, *src;
@@ -32,14 +34,15 @@ struct q_params {
 int q_open(const struct q_params *p, struct nvmeof_queue **out);
 struct ibv_pd *q_pd(struct nvmeof_queue *q);
 struct ibv_context *q_verbs(struct nvmeof_queue *q);
-/* The queue's 4 KiB registered scratch buffer for admin and fabrics data. */
+/* The queue's registered scratch buffer (Q_SCRATCH_SIZE) for admin and fabrics data. */
 uint8_t *q_scratch(struct nvmeof_queue *q);
 /* Runs one command built in sqe (its CID and DPTR are filled in here);
  * data_len bytes of the scratch buffer go with it (keyed SGL). */
 int q_exec(struct nvmeof_queue *q, const uint8_t *sqe, uint32_t data_len, uint32_t timeout_ms,
 	   struct nvmeof_cpl *cpl);
 /* Reconnect on connection loss: after delay_ms, and every delay_ms until
- * loss_tmo_ms, the queue calls fn (from its poll) while requests wait. */
+ * loss_tmo_ms (0: Q_CTRL_LOSS_TMO_DEFAULT_MS), the queue calls fn (from its
+ * poll) while requests wait. */
 void q_set_reconnect(struct nvmeof_queue *q, int (*fn)(struct nvmeof_ctrl *, struct nvmeof_queue *),
 		     uint32_t delay_ms, uint32_t loss_tmo_ms, uint32_t assoc_gen);
 uint32_t q_assoc_gen(const struct nvmeof_queue *q);
@@ -48,21 +51,30 @@ uint32_t q_assoc_gen(const struct nvmeof_queue *q);
  * ones included. */
 void q_set_limits(struct nvmeof_queue *q, uint32_t icd_max, uint64_t max_xfer, const uint16_t crdt[3]);
 uint32_t q_sqsize(const struct nvmeof_queue *q); /* the SQSIZE connected with */
-/* Destroys the old QP, parks what was in flight, connects anew (CM only). */
+/* Closes the old connection if one is left, parks what was in flight,
+ * connects anew (CM only): the queue is then CONNECTING, and only internal
+ * commands go until q_set_live. */
 int q_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms);
+/* The Fabrics Connect on a reopened queue succeeded: what waited goes out,
+ * in submission order. */
+void q_set_live(struct nvmeof_queue *q);
 /* The controller keeps the PD: registrations outlive a queue's reconnects. */
 void q_take_pd(struct nvmeof_queue *q);
 /* Fails what is in flight with NVMEOF_ECLOSED and releases everything. */
 void q_close(struct nvmeof_queue *q);
 /* Poll groups (group.c): a CQ of cqe entries and a channel on verbs for up to
  * max_members (at most 64) queues of owner. */
-int q_group_create(struct ibv_context *verbs, const void *owner, uint32_t max_members, int cqe, int vector,
+struct q_transport;
+/* The RDMA transport (qrdma.c), for a poll group's CQ. */
+const struct q_transport *q_rdma_transport(void);
+int q_group_create(const struct q_transport *tr, struct ibv_context *verbs, const void *owner, uint32_t max_members, int cqe, int vector,
 		   enum nvmeof_wait_mode mode, uint32_t spin_us, struct nvmeof_poll_group **out);
 /* Completion entries a queue of depth commands may need at once in a group's CQ. */
 uint64_t q_group_cqes(uint32_t depth);
 bool q_group_owned_by(const struct nvmeof_poll_group *g, const void *owner);
-/* The controller that owns a queue (set by the controller). */
-void q_set_owner(struct nvmeof_queue *q, struct nvmeof_ctrl *ctrl, bool oncs_dsm);
+/* The controller that owns a queue, and the optional commands it supports
+ * (ONCS), set by the controller. */
+void q_set_owner(struct nvmeof_queue *q, struct nvmeof_ctrl *ctrl, uint16_t oncs);
 struct nvmeof_ctrl *q_owner(struct nvmeof_queue *q);
 /* q_exec with the data in a registered region instead of the scratch buffer. */
 int q_exec_mr(struct nvmeof_queue *q, const uint8_t *sqe, struct nvmeof_mr *mr, size_t off,

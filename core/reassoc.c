@@ -1,6 +1,7 @@
 /* A new association after the old one was lost, and the I/O queues' reconnect. */
 #include <string.h>
 
+#include "adminio.h"
 #include "cpriv.h"
 
 /* A new association after the old one was lost: admin queue, Fabrics
@@ -20,6 +21,7 @@ static int reassociate(struct nvmeof_ctrl *c)
 				  &cntlid)) ||
 	    (rc = ctrl_enable(c, &ni)) || (rc = ctrl_identify_ctrl(c, &ni)))
 		return nvmeof_err_prefix(rc, "re-create the association");
+	q_set_live(c->admin);
 	/* the same controller must answer: same subsystem, same serial */
 	if (strcmp(ni.subnqn, c->info.subnqn) || strcmp(ni.serial, c->info.serial))
 		return nvmeof_err(NVMEOF_ETRANSPORT,
@@ -41,14 +43,25 @@ static int reassociate(struct nvmeof_ctrl *c)
 	return 0;
 }
 
-/* The reconnect hook of I/O queues: the first queue to notice a loss
- * re-creates the association; every queue then reconnects itself. */
+/* The reconnect hook of I/O queues: every queue reconnects itself; the
+ * association is re-created first when this queue is the first to notice
+ * the loss, when the admin queue is down (another queue's attempt may have
+ * re-created it and the target dropped that one too), or when a Connect
+ * named a controller the target no longer has. Otherwise a queue would
+ * Fabrics-Connect to a dead CNTLID until ctrl_loss_tmo. After a new
+ * association the namespaces are read again: one may have been removed,
+ * added, resized or reformatted during the outage. */
 int ctrl_reconnect_queue(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 {
 	int rc = 0;
+	bool fresh = false;
 	pthread_mutex_lock(&c->admin_lock);
-	if (q_assoc_gen(q) == c->assoc_gen)
-		rc = reassociate(c);
+	if (q_assoc_gen(q) == c->assoc_gen || !q_connected(c->admin) || c->assoc_stale) {
+		if (!(rc = reassociate(c))) {
+			c->assoc_stale = false;
+			fresh = true;
+		}
+	}
 	uint16_t cntlid = c->info.cntlid;
 	uint32_t gen = c->assoc_gen;
 	pthread_mutex_lock(&c->lock);
@@ -59,6 +72,8 @@ int ctrl_reconnect_queue(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	pthread_mutex_unlock(&c->admin_lock);
 	if (rc)
 		return rc;
+	if (fresh && (rc = admin_ns_rescan(c, NULL, 0)))
+		return nvmeof_err_prefix(rc, "re-read the namespaces after re-creating the association");
 	uint16_t qid = nvmeof_queue_qid(q);
 	/* IOCCSZ and MDTS may differ on the new controller: apply them before
 	 * anything is re-issued */

@@ -28,7 +28,7 @@ void q_complete_req(struct nvmeof_queue *q, uint16_t ri)
 	if (r->kind == REQ_IO && r->opc == NVME_CMD_READ && !r->err)
 		DEVICE_WROTE((uint8_t *)r->mr->addr + r->off0, r->next_off - r->off0);
 	else if (r->kind == REQ_RAW && r->data_len && !r->err)
-		DEVICE_WROTE(r->mr ? (uint8_t *)r->mr->addr + r->off0 : q_scratch(q), r->data_len);
+		DEVICE_WROTE(r->mr ? (uint8_t *)r->mr->addr + r->off0 : q_scratch_buf(q), r->data_len);
 	nvmeof_cb cb = r->cb;
 	void *arg = r->arg;
 	r->live = false;
@@ -84,12 +84,9 @@ void q_release_slot(struct nvmeof_queue *q, uint16_t si)
 void q_finish_slot(struct nvmeof_queue *q, uint16_t si, int err)
 {
 	struct slot *s = &q->slots[si];
-	bool zombie = s->state == SLOT_ZOMBIE;
 	uint16_t ri = s->req, st = s->status;
 	uint32_t dw0 = s->dw0, dw1 = s->dw1;
 	q_release_slot(q, si);
-	if (zombie)
-		return; /* its request already completed with a timeout */
 	if (!err && st)
 		err = NVMEOF_ENVME;
 	/* a status belongs to an NVMe error only: a slot failed some other way
@@ -113,13 +110,13 @@ uint16_t q_pend_pop(struct nvmeof_queue *q)
 	return ri;
 }
 
-/* Every command on the wire ends with err; only when the QP can no longer
- * touch our memory (flushed or destroyed). */
+/* Every command on the wire ends with err (one past its timeout with
+ * ETIMEDOUT); only when the connection can no longer touch our memory. */
 void q_fail_slots(struct nvmeof_queue *q, int err)
 {
 	for (uint32_t si = 0; si < q->depth; si++)
 		if (q->slots[si].state != SLOT_FREE)
-			q_finish_slot(q, (uint16_t)si, err);
+			q_finish_slot(q, (uint16_t)si, q->slots[si].flags & SLOT_EXPIRED ? NVMEOF_ETIMEDOUT : err);
 }
 
 /* The same, and what waits for a slot. */
@@ -137,10 +134,11 @@ void q_fail_all(struct nvmeof_queue *q, int err)
 	}
 }
 
-void q_mark_dead(struct nvmeof_queue *q)
+void q_slots_reset(struct nvmeof_queue *q, uint32_t usable)
 {
-	if (q->dead)
-		return;
-	q->dead = true;
-	q->tr->disconnect(q->trc);
+	q->usable = usable < q->depth ? usable : q->depth;
+	q->nfree_slots = 0;
+	for (uint32_t i = q->usable; i-- > 0;)
+		if (q->slots[i].state == SLOT_FREE)
+			q->slot_free[q->nfree_slots++] = (uint16_t)i;
 }

@@ -100,9 +100,9 @@ static void issue(struct nvmeof_queue *q, uint16_t ri)
 	s->wr.wr_id = SEND_WRID(q, s->gen, si);
 	switch (r->kind) {
 	case REQ_IO: {
-		uint32_t chunk = q->max_cmd_bytes >> r->ns->lbads;
+		uint32_t chunk = q->max_cmd_bytes >> r->lbads;
 		uint32_t nlb = r->left < chunk ? r->left : chunk;
-		uint32_t bytes = nlb << r->ns->lbads;
+		uint32_t bytes = nlb << r->lbads;
 		uint64_t addr = (uint64_t)(uintptr_t)r->mr->addr + r->next_off;
 		nvme_sqe_rw(sqe, r->opc, cid, r->ns->nsid, r->next_lba, nlb);
 		if (r->cdw12)
@@ -133,7 +133,7 @@ static void issue(struct nvmeof_queue *q, uint16_t ri)
 		if (r->data_len && r->mr)
 			nvme_sqe_sgl_keyed(sqe, (uintptr_t)r->mr->addr + r->off0, r->data_len, r->mr->rkey);
 		else if (r->data_len)
-			nvme_sqe_sgl_keyed(sqe, (uintptr_t)q_scratch(q), r->data_len, q->aux_rkey);
+			nvme_sqe_sgl_keyed(sqe, (uintptr_t)q_scratch_buf(q), r->data_len, q->aux_rkey);
 		else
 			null_sgl(sqe);
 		r->left = 0;
@@ -154,12 +154,23 @@ static void issue(struct nvmeof_queue *q, uint16_t ri)
 	q_chain_send(q, &s->wr);
 }
 
+/* A block larger than the transfer limit cannot be sent: the limit can
+ * shrink under a waiting request when a reassociation re-reads MDTS. */
+static bool too_big(const struct nvmeof_queue *q, const struct req *r)
+{
+	return r->kind == REQ_IO && (q->max_cmd_bytes >> r->lbads) == 0;
+}
+
 /* Issues pending chunks of split requests while slots are free, in order. */
 void q_refill(struct nvmeof_queue *q)
 {
 	while (q->pend_n) {
 		uint16_t ri = q->pend[q->pend_head];
 		struct req *r = &q->reqs[ri];
+		if (unlikely(too_big(q, r)) && r->left) {
+			r->err = NVMEOF_EINVAL;
+			r->left = 0;
+		}
 		if (unlikely(q->replay_left)) {
 			/* After a reconnect, what waited goes one request at a time,
 			 * in submission order: a re-issued write cannot land after a
@@ -178,25 +189,33 @@ void q_refill(struct nvmeof_queue *q)
 	}
 }
 
+/* Internal commands (connect, identify, keep-alive) go on a live queue and
+ * during a reconnect's Fabrics Connect; the rest wait in the FIFO while the
+ * queue is not live (they go again, or fail, with the queue's recovery). */
+static int refuse(const struct nvmeof_queue *q, bool internal)
+{
+	if (q->state == Q_LIVE || (internal ? q->state == Q_CONNECTING
+					    : q->state != Q_FAILED && q->state != Q_CLOSING))
+		return 0;
+	return nvmeof_err(NVMEOF_ECLOSED, "queue %u is %s", q->qid, q_state_str(q->state));
+}
+
 int q_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *arg,
 		  uint16_t *ri_out)
 {
 	uint16_t ri;
-	bool hold = q->reconnecting || q->replay_left;
+	bool hold = q->state != Q_LIVE || q->replay_left;
+	int rc;
+	if (unlikely(q->state != Q_LIVE) && (rc = refuse(q, sb->kind == REQ_RAW)))
+		return rc;
 	if (sb->kind == REQ_RAW) {
-		/* Internal commands (connect, identify, keep-alive) have a request
-		 * of their own, so they run even with every user request parked. */
-		if (unlikely(q->dead && !q->connecting))
-			return nvmeof_err(NVMEOF_ECLOSED, "queue %u is disconnected", q->qid);
-		if (unlikely(!q->nfree_slots) && !q->connecting)
-			nvmeof_queue_poll(q, 0); /* reap late answers to timed-out commands */
+		/* Internal commands have a request of their own, so they run
+		 * even with every user request parked. */
 		if (unlikely(q->rsv_busy || !q->nfree_slots))
 			return nvmeof_err(NVMEOF_EQFULL, "queue %u: no slot for an internal command", q->qid);
 		ri = (uint16_t)q->depth;
 		q->rsv_busy = true;
 	} else {
-		if (unlikely(q->dead && !q->reconnecting))
-			return nvmeof_err(NVMEOF_ECLOSED, "queue %u is disconnected", q->qid);
 		/* Earlier split requests go first; a full queue is reported,
 		 * not queued, except while reconnecting or re-issuing what
 		 * waited: then requests wait behind those. */
@@ -215,6 +234,7 @@ int q_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *a
 	r->raw = sb->raw;
 	r->data_len = sb->data_len;
 	r->cdw12 = sb->cdw12;
+	r->lbads = sb->lbads;
 	r->next_lba = sb->slba;
 	r->next_off = sb->off;
 	r->off0 = sb->off;
@@ -240,18 +260,22 @@ int q_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *a
 }
 
 int q_check_io(struct nvmeof_queue *q, const char *op, const struct nvmeof_ns *ns,
-		    uint32_t nlb, const struct nvmeof_mr *mr, size_t off)
+		    uint32_t nlb, const struct nvmeof_mr *mr, size_t off, uint8_t *lbads)
 {
 	if (unlikely(!q || !ns || !mr || !nlb))
 		return nvmeof_err(NVMEOF_EINVAL, "%s: %s", op,
 				  !q ? "no queue" : !ns ? "no namespace" : !mr ? "no memory region" : "zero blocks");
 	if (unlikely(mem_ctrl(mr) != q->ctrl))
 		return nvmeof_err(NVMEOF_EINVAL, "%s: memory region belongs to another controller", op);
-	uint64_t bytes = (uint64_t)nlb << ns->lbads;
+	*lbads = __atomic_load_n(&ns->lbads, __ATOMIC_RELAXED);
+	uint64_t bytes = (uint64_t)nlb << *lbads;
 	if (unlikely(off > mr->len || bytes > mr->len - off))
 		return nvmeof_err(NVMEOF_EINVAL,
 				  "%s: %u blocks of %u B at offset %zu overrun the %zu-byte region", op,
-				  nlb, ns->lba_size, off, mr->len);
+				  nlb, 1u << *lbads, off, mr->len);
+	if (unlikely((q->max_cmd_bytes >> *lbads) == 0))
+		return nvmeof_err(NVMEOF_EINVAL, "%s: a block of %u B exceeds the %u-byte transfer limit (MDTS)",
+				  op, 1u << *lbads, q->max_cmd_bytes);
 	if (unlikely(ns->ms))
 		return nvmeof_err(NVMEOF_ENOTSUP, "%s: namespace %u has %u bytes of metadata per block",
 				  op, ns->nsid, ns->ms);
@@ -261,11 +285,12 @@ int q_check_io(struct nvmeof_queue *q, const char *op, const struct nvmeof_ns *n
 int q_submit_io(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *ns, uint64_t slba,
 		uint32_t nlb, struct nvmeof_mr *mr, size_t off, uint32_t cdw12, nvmeof_cb cb, void *arg)
 {
-	int rc = q_check_io(q, opc == NVME_CMD_READ ? "read" : "write", ns, nlb, mr, off);
+	uint8_t lbads;
+	int rc = q_check_io(q, opc == NVME_CMD_READ ? "read" : "write", ns, nlb, mr, off, &lbads);
 	if (rc)
 		return rc;
-	struct sub sb = {.kind = REQ_IO, .opc = opc, .ns = ns, .slba = slba, .nlb = nlb, .mr = mr, .off = off,
-			 .cdw12 = cdw12};
+	struct sub sb = {.kind = REQ_IO, .opc = opc, .lbads = lbads, .ns = ns, .slba = slba, .nlb = nlb,
+			 .mr = mr, .off = off, .cdw12 = cdw12};
 	return q_submit(q, &sb, cb, arg, NULL);
 }
 
@@ -303,4 +328,56 @@ int nvmeof_deallocate(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64
 }
 
 int nvmeof_queue_commit(struct nvmeof_queue *q) { return q_post_sends(q); }
+
+/* Write flags (FUA; DEAC for Write Zeroes) as CDW12 bits, or an error. */
+int q_write_flags(const char *op, uint32_t flags, uint32_t allowed, uint32_t *cdw12)
+{
+	if (flags & ~allowed)
+		return nvmeof_err(NVMEOF_EINVAL, "%s: unknown flags 0x%x", op, flags & ~allowed);
+	*cdw12 = (flags & NVMEOF_IO_FUA ? NVME_RW_FUA : 0) | (flags & NVMEOF_IO_DEAC ? NVME_WZ_DEAC : 0);
+	return 0;
+}
+
+int nvmeof_write_ext(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint32_t nlb,
+		     struct nvmeof_mr *mr, size_t off, uint32_t flags, nvmeof_cb cb, void *arg)
+{
+	uint32_t cdw12;
+	int rc = q_write_flags("write", flags, NVMEOF_IO_FUA, &cdw12);
+	return rc ? rc : q_submit_io(q, NVME_CMD_WRITE, ns, slba, nlb, mr, off, cdw12, cb, arg);
+}
+
+int q_check_wz(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint32_t nlb, uint32_t flags, uint32_t *cdw12)
+{
+	if (!q || !ns || !nlb)
+		return nvmeof_err(NVMEOF_EINVAL, "write zeroes: %s",
+				  !q ? "no queue" : !ns ? "no namespace" : "zero blocks");
+	int rc = q_write_flags("write zeroes", flags, NVMEOF_IO_FUA | NVMEOF_IO_DEAC, cdw12);
+	if (rc)
+		return rc;
+	if (!q->oncs_wz)
+		return nvmeof_err(NVMEOF_ENOTSUP,
+				  "write zeroes: the controller does not support Write Zeroes (ONCS bit 3)");
+	if ((flags & NVMEOF_IO_DEAC) && !(ns->dlfeat & NVME_DLFEAT_WZ_DEAC))
+		return nvmeof_err(NVMEOF_ENOTSUP,
+				  "write zeroes: namespace %u does not allow the deallocate bit (DLFEAT 0x%x)",
+				  ns->nsid, ns->dlfeat);
+	return 0;
+}
+
+int nvmeof_write_zeroes(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba,
+			uint32_t nlb, uint32_t flags, nvmeof_cb cb, void *arg)
+{
+	uint32_t cdw12;
+	int rc = q_check_wz(q, ns, nlb, flags, &cdw12);
+	if (rc)
+		return rc;
+	struct sub sb = {.kind = REQ_WZ, .ns = ns, .slba = slba, .nlb = nlb, .cdw12 = cdw12};
+	return q_submit(q, &sb, cb, arg, NULL);
+}
+
+int q_submit_aer(struct nvmeof_queue *q, const uint8_t *sqe, nvmeof_cb cb, void *arg)
+{
+	struct sub sb = {.kind = REQ_AER, .raw = sqe};
+	return q_submit(q, &sb, cb, arg, NULL);
+}
 

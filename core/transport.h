@@ -26,16 +26,19 @@ struct q_transport {
 	int (*poll)(void *c, int n, struct ibv_wc *wc);
 	/* waiting: request a completion event (then poll once more), and sleep
 	 * until one comes: 1 event, 0 timeout, <0 error. NULL: the wire cannot
-	 * sleep, waits spin. */
+	 * sleep, waits spin. poll, arm and sleep take a queue's connection or a
+	 * poll group's CQ (its cqc): the same operations drive both. */
 	int (*arm)(void *c);
 	int (*sleep)(void *c, int timeout_ms);
 	/* connection state: a non-blocking check that the peer is gone, and
 	 * moving our side to error so every posted request is flushed back */
 	bool (*disconnected)(void *c);
 	void (*disconnect)(void *c);
-	/* a new connection for the same queue after a loss (slots and requests
-	 * are the caller's business), and release of the connection */
-	int (*reopen)(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms);
+	/* a new connection for the same queue after a loss, with every receive
+	 * posted; *usable: how many commands the target takes at once
+	 * (CRQSIZE). Slots, requests and the queue's state are the caller's
+	 * business. close releases the connection, and may be called again. */
+	int (*reopen)(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms, uint32_t *usable);
 	void (*close)(struct nvmeof_queue *q);
 };
 

@@ -26,6 +26,21 @@ for f in core/*.c; do
   n=$(wc -l < "$f")
   [ "$n" -le 550 ] || { echo "layers: $f has $n lines"; fail=1; }
 done
+# The queue's files call only those below them (slots, then submit and
+# completion processing, then the state, then the poll, the waits and the
+# synchronous calls): from each object's undefined symbols to the queue
+# object that defines them, the graph has no cycle.
+QFILES="slots submit complete qstate poll wait sync queue group qrdma"
+if [ -f "$B/core/qstate.o" ]; then
+  for g in $QFILES; do nm --defined-only "$B/core/$g.o" | awk -v g=$g '$2=="T"{print $3, g}'; done > /tmp/layers.defs
+  for f in $QFILES; do nm -u "$B/core/$f.o" | awk -v f=$f '{print $2, f}'; done > /tmp/layers.uses
+  calls=$(awk 'NR==FNR{d[$1]=$2;next} ($1 in d) && d[$1]!=$2 {print d[$1], $2}' /tmp/layers.defs /tmp/layers.uses | sort -u)
+  if ! echo "$calls" | tsort >/dev/null 2>/tmp/layers.calls; then
+    echo "layers: call cycle among the queue files (callee caller):"; cat /tmp/layers.calls; fail=1
+  fi
+else
+  echo "layers: $B/core/qstate.o missing: build first"; fail=1
+fi
 # mem.c and cuda.c register memory in a context of their own
 if grep -l '"ctrl.h"\|"queue.h"\|"qpriv.h"' core/mem.c core/cuda.c; then
   echo "layers: registration reaches into the controller or queue"; fail=1

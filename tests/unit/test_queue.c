@@ -77,6 +77,9 @@ struct fixture {
 	struct nvmeof_cpl last;
 	int resubmit;             /* callbacks that submit one more read */
 	int resubmit_rc;
+	bool poll_in_cb;          /* callbacks that poll the queue */
+	int poll_rc;
+	bool wire_closed_at_cb;   /* the connection was closed when the last callback ran */
 };
 
 static void cb(void *arg, const struct nvmeof_cpl *cpl)
@@ -84,6 +87,9 @@ static void cb(void *arg, const struct nvmeof_cpl *cpl)
 	struct fixture *f = arg;
 	f->calls++;
 	f->last = *cpl;
+	f->wire_closed_at_cb = fw_closed(f->fw);
+	if (f->poll_in_cb)
+		f->poll_rc = nvmeof_queue_poll(f->q, 0);
 	if (f->resubmit > 0) {
 		f->resubmit--;
 		f->resubmit_rc = nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f);
@@ -110,7 +116,7 @@ static struct fixture *setup(uint32_t depth, uint64_t max_xfer, uint32_t icd_max
 
 static void teardown(struct fixture *f)
 {
-	q_close(f->q);
+	q_close(f->q); /* NULL when the test destroyed it */
 	fw_free(f->fw);
 	free(f->mr.addr);
 	free(f);
@@ -237,7 +243,11 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-TEST(timeout_fails_the_command_and_keeps_its_slot)
+/* Without reconnect a command timeout takes the connection down before
+ * the timed-out request's callback runs: a late RDMA Write must not land in
+ * a buffer its owner already reuses (the kernel host tears the queue down
+ * first too). The queue is then closed for good. */
+TEST(timeout_without_reconnect_closes_the_connection_before_the_callback)
 {
 	struct fixture *f = setup(2, 1 << 20, 0, 8192, 150, false);
 	struct nvmeof_queue_stats st;
@@ -249,23 +259,39 @@ TEST(timeout_fails_the_command_and_keeps_its_slot)
 	}
 	CHECK_EQ(f->calls, 1);
 	CHECK_EQ(f->last.err, NVMEOF_ETIMEDOUT);
+	CHECK(f->wire_closed_at_cb); /* was: the callback ran with the QP live */
 	nvmeof_queue_stats(f->q, &st);
 	CHECK_EQ(st.timeouts, 1);
 	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
-	/* the target may still write into that buffer: its slot is not reused */
+	/* the late answer has nowhere to go; nothing more is accepted */
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 8, 8, &f->mr, 4096, cb, f), NVMEOF_ECLOSED);
+	CHECK_EQ(nvmeof_queue_poll(f->q, 0), NVMEOF_ECLOSED);
+	CHECK_EQ(fw_polls_after_close(f->fw), 0);
+	CHECK_EQ(f->calls, 1);
+	teardown(f);
+}
+
+/* A queue being destroyed accepts nothing: a callback run by the teardown
+ * that submits again is refused (was: accepted, never completed, or posted
+ * on the destroyed QP), and one that polls touches no wire. */
+TEST(destroy_refuses_what_its_callbacks_submit)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 8, 8, &f->mr, 4096, cb, f), 0);
-	CHECK_EQ(nvmeof_read(f->q, &f->ns, 16, 8, &f->mr, 4096, cb, f), NVMEOF_EQFULL);
-	/* the late response releases it, without completing anything twice */
-	CHECK_EQ(fw_inject(f->fw, f->rec.held[0]), 0);
-	CHECK_EQ(fw_inject(f->fw, f->rec.held[1]), 0);
-	f->rec.hold = 0;
-	nvmeof_queue_poll(f->q, 0);
-	CHECK_EQ(f->calls, 2);
-	CHECK_EQ(f->last.err, 0);
-	CHECK_EQ(nvmeof_read(f->q, &f->ns, 16, 8, &f->mr, 0, cb, f), 0);
-	CHECK_EQ(nvmeof_read(f->q, &f->ns, 24, 8, &f->mr, 4096, cb, f), 0);
-	drain(f, 4);
-	CHECK_EQ(f->calls, 4);
+	f->resubmit = 2;
+	f->resubmit_rc = 0;
+	f->poll_in_cb = true;
+	q_close(f->q);
+	CHECK_EQ(f->calls, 2); /* each once, none for the refused resubmissions */
+	CHECK_EQ(f->last.err, NVMEOF_ECLOSED);
+	CHECK_EQ(f->resubmit_rc, NVMEOF_ECLOSED);
+	CHECK_EQ(f->poll_rc, NVMEOF_ECLOSED);
+	CHECK(f->wire_closed_at_cb);
+	CHECK_EQ(fw_polls_after_close(f->fw), 0);
+	CHECK_EQ(f->rec.n, 2); /* nothing more went out */
+	f->q = NULL;
 	teardown(f);
 }
 
@@ -351,28 +377,25 @@ TEST(stale_send_completion_after_loss_finishes_nothing_twice)
 	teardown(f);
 }
 
-TEST(timed_out_internal_command_does_not_block_the_next)
+/* A synchronous call that gives up on a command still on the wire (here a
+ * Keep Alive past its timeout) returns only once the connection is down:
+ * an answer, or data, can no longer arrive for it. */
+TEST(a_sync_call_that_gives_up_returns_with_the_connection_down)
 {
-	/* a Keep Alive whose answer comes later than its timeout */
 	struct fixture *f = setup(4, 1 << 20, 0, 4096, 30000, false);
 	struct nvmeof_queue_stats st;
 	uint8_t sqe[64];
 	nvme_sqe_keep_alive(sqe, 0);
 	f->rec.hold = 1;
 	CHECK_EQ(q_exec(f->q, sqe, 0, 50, NULL), NVMEOF_ETIMEDOUT);
-	f->rec.hold = 0;
-	CHECK_EQ(q_exec(f->q, sqe, 0, 1000, NULL), 0); /* was: EQFULL for good */
-	CHECK_EQ(q_exec(f->q, sqe, 0, 1000, NULL), 0);
+	CHECK(fw_closed(f->fw)); /* was: the slot kept waiting on a live QP */
 	nvmeof_queue_stats(f->q, &st);
 	CHECK_EQ(st.timeouts, 1);
-	/* the late answer releases the slot it kept, and completes nothing */
-	CHECK_EQ(fw_inject(f->fw, f->rec.held[0]), 0);
-	nvmeof_queue_poll(f->q, 0);
+	f->rec.hold = 0;
+	CHECK_EQ(q_exec(f->q, sqe, 0, 1000, NULL), NVMEOF_ECLOSED);
+	CHECK(strstr(nvmeof_errmsg(), "failed") != NULL);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), NVMEOF_ECLOSED);
 	CHECK_EQ(f->calls, 0);
-	for (int i = 0; i < 4; i++) /* all four slots usable again */
-		CHECK_EQ(nvmeof_read(f->q, &f->ns, (uint64_t)i, 1, &f->mr, 0, cb, f), 0);
-	drain(f, 4);
-	CHECK_EQ(f->calls, 4);
 	teardown(f);
 }
 
@@ -380,25 +403,24 @@ TEST(failed_sync_call_leaves_no_callback_into_its_stack)
 {
 	/* A (async) holds one of two slots; sync read B of 2 chunks gets the
 	 * other. When B's first chunk goes out, A's answer is delivered and the
-	 * next post fails, so the wait fails with B's first chunk still out.
-	 * Under ASan (detect_stack_use_after_return) B's late answer would
-	 * write into the returned frame. */
-	struct fixture *f = setup(2, 4096, 0, 16384, 30000, true);
+	 * next post (B's second chunk) fails. B's first chunk stays out: the
+	 * call must not return while it can still be answered. Under ASan
+	 * (detect_stack_use_after_return) a late answer would write into the
+	 * returned frame. */
+	struct fixture *f = setup(2, 4096, 0, 16384, 200, true);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 100, 1, &f->mr, 0, cb, f), 0);
 	CHECK_EQ(nvmeof_queue_commit(f->q), 0);
 	f->rec.inject_at = 2;
 	int rc = nvmeof_read_sync(f->q, &f->ns, 0, 16, &f->mr, 4096, 0);
-	CHECK_EQ(rc, NVMEOF_ETRANSPORT);
+	CHECK_EQ(rc, NVMEOF_ETRANSPORT); /* the first failure of the request */
 	CHECK_EQ(f->calls, 1);                   /* A completed */
-	CHECK_EQ(nvmeof_queue_inflight(f->q), 0); /* B's request is free at once */
-	CHECK_EQ(fw_inject(f->fw, f->rec.held[1]), 0); /* B's first chunk answers late */
-	nvmeof_queue_poll(f->q, 0);
-	nvmeof_queue_poll(f->q, 0);
+	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
+	CHECK(fw_closed(f->fw)); /* B's first chunk timed out: returned with the connection down */
+	CHECK_EQ(fw_inject(f->fw, f->rec.held[1]), 0);
+	CHECK_EQ(nvmeof_queue_poll(f->q, 0), NVMEOF_ECLOSED);
+	CHECK_EQ(fw_polls_after_close(f->fw), 0);
 	CHECK_EQ(f->calls, 1);
-	f->rec.hold = 0;
-	f->rec.inject_at = 0;
-	CHECK_EQ(nvmeof_read_sync(f->q, &f->ns, 0, 16, &f->mr, 4096, 0), 0);
 	teardown(f);
 }
 
@@ -630,33 +652,64 @@ TEST(timeout_with_reconnect_recovers_the_slot)
 	teardown(f);
 }
 
-/* Synchronous calls that give up before the command timeout leave their
- * slots to a late answer; when none comes, with reconnect configured, the
- * queue recovers them too instead of staying full. */
-TEST(abandoned_sync_slots_recover_with_reconnect)
+/* A synchronous call that gives up before the command timeout takes the
+ * connection down; with reconnect configured the queue comes back and what
+ * was submitted meanwhile goes out on the new connection. */
+TEST(abandoned_sync_call_recovers_with_reconnect)
 {
-	struct fixture *f = setup(2, 1 << 20, 0, 8192, 150, false);
+	struct fixture *f = setup(2, 1 << 20, 0, 8192, 30000, false);
 	struct nvmeof_queue_stats st;
 	q_set_reconnect(f->q, fake_reconnect, 1, 10000, 0);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read_sync(f->q, &f->ns, 0, 8, &f->mr, 0, 50), NVMEOF_ETIMEDOUT);
-	CHECK_EQ(nvmeof_read_sync(f->q, &f->ns, 8, 8, &f->mr, 4096, 50), NVMEOF_ETIMEDOUT);
-	CHECK_EQ(nvmeof_read(f->q, &f->ns, 16, 8, &f->mr, 0, cb, f), NVMEOF_EQFULL);
+	CHECK(fw_closed(f->fw));
 	f->rec.hold = 0;
-	for (int i = 0; i < 100; i++) {
-		sleep_ms(10);
-		nvmeof_queue_poll(f->q, 0);
-		nvmeof_queue_stats(f->q, &st);
-		if (st.reconnects)
-			break;
-	}
-	CHECK_EQ(st.reconnects, 1);
-	CHECK_EQ(f->calls, 0); /* nothing of theirs comes back */
-	CHECK_EQ(nvmeof_read(f->q, &f->ns, 16, 8, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 16, 8, &f->mr, 0, cb, f), 0); /* waits for the new connection */
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 24, 8, &f->mr, 4096, cb, f), 0);
+	wait_reconnected(f);
 	drain(f, 2);
-	CHECK_EQ(f->calls, 2);
+	nvmeof_queue_stats(f->q, &st);
+	CHECK_EQ(st.reconnects, 1);
+	CHECK_EQ(st.timeouts, 1);
+	CHECK_EQ(f->calls, 2); /* nothing of the abandoned call's comes back */
 	CHECK_EQ(f->last.err, 0);
+	CHECK_EQ(get_le64(f->rec.sqe[f->rec.n - 2] + 40), 16);
+	teardown(f);
+}
+
+/* ctrl_loss_tmo 0 means the default, also when a reconnect hook re-arms
+ * the queue with it after a reconnect (as the controller's does): a second
+ * outage in the same run is recovered too (was: given up at once). */
+static int fake_reconnect_rearm_zero(struct nvmeof_ctrl *c, struct nvmeof_queue *q);
+static int fake_reconnect_rearm_zero(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	(void)c;
+	int rc = q_reopen(q, 0, 0);
+	if (!rc)
+		q_set_reconnect(q, fake_reconnect_rearm_zero, 1, 0, 1);
+	return rc;
+}
+
+TEST(a_second_outage_is_recovered_too)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
+	struct nvmeof_queue_stats st;
+	q_set_reconnect(f->q, fake_reconnect_rearm_zero, 1, 0, 0);
+	for (int outage = 1; outage <= 2; outage++) {
+		f->rec.hold = 1;
+		CHECK_EQ(nvmeof_read(f->q, &f->ns, (uint64_t)outage, 1, &f->mr, 0, cb, f), 0);
+		fw_break(f->fw);
+		nvmeof_queue_poll(f->q, 0);
+		f->rec.hold = 0;
+		for (int i = 0; i < 200 && f->calls < outage; i++) {
+			nvmeof_queue_poll(f->q, 0);
+			sleep_ms(1);
+		}
+		CHECK_EQ(f->calls, outage);
+		CHECK_EQ(f->last.err, 0);
+	}
+	nvmeof_queue_stats(f->q, &st);
+	CHECK_EQ(st.reconnects, 2);
 	teardown(f);
 }
 
@@ -841,13 +894,19 @@ TEST(hybrid_spin_follows_the_completion_gap)
 TEST(every_poll_that_completes_feeds_the_wait)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
+	/* a stale average, as after a pause: completions reaped by the
+	 * caller's polls, close together, must pull it down */
+	f->q->waiter.gap_us = 3000;
+	f->q->waiter.last_us = nvmeof_now_us();
+	uint64_t before = f->q->waiter.last_us;
 	for (int i = 0; i < 3; i++) {
 		CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
 		drain(f, i + 1);
 	}
 	CHECK_EQ(f->calls, 3);
-	CHECK(f->q->waiter.last_us != 0);
-	CHECK(f->q->waiter.gap_us < 1000000);
+	CHECK(f->q->waiter.last_us >= before);
+	/* three samples of far less than 3000 us: below 3000 * (7/8)^3 + 400 */
+	CHECK(f->q->waiter.gap_us < 2450);
 	teardown(f);
 }
 
@@ -1030,10 +1089,39 @@ TEST(bad_input_loses_nothing)
 	teardown(f);
 }
 
+/* A block larger than the transfer limit is refused up front (was: zero-
+ * length commands with NLB 0xFFFF), and the block size a request was
+ * bounded with is the one its commands are built with, even if the
+ * namespace is reformatted while it waits for slots. */
+TEST(blocks_larger_than_mdts_are_refused_and_the_checked_block_size_is_used)
+{
+	struct fixture *f = setup(1, 4096, 0, 64 << 10, 30000, false);
+	struct nvmeof_ns big = f->ns;
+	big.lba_size = 8192;
+	big.lbads = 13;
+	CHECK_EQ(nvmeof_read(f->q, &big, 0, 1, &f->mr, 0, cb, f), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "MDTS") != NULL);
+	CHECK_EQ(f->rec.n, 0);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 16, &f->mr, 0, cb, f), 0); /* 8 KiB: two commands, one slot */
+	CHECK_EQ(f->rec.n, 1);
+	f->ns.lbads = 12; /* reformatted to 4 KiB blocks meanwhile */
+	f->ns.lba_size = 4096;
+	f->rec.hold = 0;
+	CHECK_EQ(fw_inject(f->fw, f->rec.held[0]), 0);
+	drain(f, 1);
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->rec.n, 2);
+	CHECK_EQ(get_le32(f->rec.sqe[1] + 48), 7);        /* 8 blocks of 512 B */
+	CHECK_EQ(get_le64(f->rec.sqe[1] + 40), 8);
+	CHECK_EQ(sgl_len24(f->rec.sqe[1]), 4096);         /* within the region checked */
+	teardown(f);
+}
+
 TEST(deallocate_sends_one_range)
 {
 	struct fixture *f = setup(2, 1 << 20, 4096, 4096, 1000, false);
-	q_set_owner(f->q, NULL, true);
+	q_set_owner(f->q, NULL, NVME_ONCS_DSM);
 	CHECK_EQ(nvmeof_deallocate(f->q, &f->ns, 0x1234, 100, cb, f), 0);
 	drain(f, 1);
 	CHECK_EQ(f->calls, 1);
@@ -1053,15 +1141,17 @@ int main(void)
 		T(error_in_a_chunk_fails_the_request_once_and_stops_issuing),
 		T(duplicate_and_stale_completions_are_dropped),
 		T(response_before_send_completion),
-		T(timeout_fails_the_command_and_keeps_its_slot),
+		T(timeout_without_reconnect_closes_the_connection_before_the_callback),
+		T(destroy_refuses_what_its_callbacks_submit),
 		T(in_capsule_writes_point_into_the_callers_region),
 		T(queue_full_and_one_doorbell_per_batch),
 		T(connection_loss_fails_everything_in_flight),
 		T(bad_input_loses_nothing),
 		T(deallocate_sends_one_range),
+		T(blocks_larger_than_mdts_are_refused_and_the_checked_block_size_is_used),
 		T(split_request_waiting_for_slots_makes_new_submissions_wait),
 		T(stale_send_completion_after_loss_finishes_nothing_twice),
-		T(timed_out_internal_command_does_not_block_the_next),
+		T(a_sync_call_that_gives_up_returns_with_the_connection_down),
 		T(an_answer_to_a_retry_not_yet_sent_is_dropped),
 		T(refused_post_completes_from_the_next_poll_not_inside_submit),
 		T(refused_commit_completes_each_request_once_from_poll), T(hybrid_spin_follows_the_completion_gap),
@@ -1069,7 +1159,8 @@ int main(void)
 		T(refused_post_after_a_reconnect_completes_in_that_poll), T(refused_sync_calls_keep_no_slot),
 		T(failed_sync_call_leaves_no_callback_into_its_stack),
 		T(after_reconnect_what_waited_goes_one_at_a_time_in_order),
-		T(timeout_with_reconnect_recovers_the_slot), T(abandoned_sync_slots_recover_with_reconnect),
+		T(timeout_with_reconnect_recovers_the_slot), T(abandoned_sync_call_recovers_with_reconnect),
+		T(a_second_outage_is_recovered_too),
 		T(after_reconnect_new_limits_apply_to_reissued_commands),
 		T(receives_are_reposted_before_callbacks_run),
 		T(a_failed_unanswered_command_reports_no_stale_status),

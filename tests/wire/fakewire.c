@@ -93,6 +93,7 @@ void fw_reset(struct fake_wire *fw)
 
 void fw_fail_next_post(struct fake_wire *fw) { fw->fail_post = true; }
 uint32_t fw_polls_after_close(const struct fake_wire *fw) { return fw->polls_after_close; }
+bool fw_closed(const struct fake_wire *fw) { return fw->closed; }
 uint32_t fw_rnr_count(const struct fake_wire *fw) { return fw->rnr_count; }
 
 int fw_inject(struct fake_wire *fw, const uint8_t *cqe)
@@ -198,15 +199,13 @@ static void op_disconnect(void *c) { (void)c; }
 static void op_close(struct nvmeof_queue *q) { ((struct fake_wire *)q->trc)->closed = true; }
 
 /* A reconnect on the same wire: a fresh connection with nothing pending. */
-static int op_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)
+static int op_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms, uint32_t *usable)
 {
 	(void)cntlid;
 	(void)timeout_ms;
 	fw_reset(q->trc);
-	int rc = q_post_all_recvs(q);
-	if (!rc)
-		q->dead = false;
-	return rc;
+	*usable = q->depth;
+	return q_post_all_recvs(q);
 }
 
 /* No completion channel: waits on this wire spin (arm and sleep NULL). */

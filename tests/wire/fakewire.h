@@ -37,6 +37,8 @@ void fw_break(struct fake_wire *fw);
 void fw_reset(struct fake_wire *fw);
 /* The next fw_post_send fails (as ibv_post_send can) while the wire stays up. */
 void fw_fail_next_post(struct fake_wire *fw);
+/* The queue has closed its connection (and not reopened it). */
+bool fw_closed(const struct fake_wire *fw);
 /* Polls of the wire after the queue closed its connection (must stay 0). */
 uint32_t fw_polls_after_close(const struct fake_wire *fw);
 /* Responses that found no receive posted and had to wait (RNR NAKs). */

@@ -1,0 +1,274 @@
+/*
+ * A queue's connection state and everything that changes it: loss
+ * detection (command timeouts, the CM's word, failed completions),
+ * recovery (the connection goes down before anything in flight completes),
+ * parking what was live for a new connection, reconnect attempts, giving
+ * up, and teardown. Submission, completion and the waits read q->state;
+ * only q_set_state writes it. States: qpriv.h.
+ */
+#include <stdio.h>
+
+#include "qpriv.h"
+#include "util.h"
+
+void q_set_state(struct nvmeof_queue *q, enum q_state to) { q->state = (uint8_t)to; }
+
+static bool may_reconnect(const struct nvmeof_queue *q) { return q->reconnect && q->reconnect_delay_ms; }
+
+void q_lose(struct nvmeof_queue *q)
+{
+	if (q->state != Q_LIVE && q->state != Q_CONNECTING)
+		return;
+	if (q->state == Q_LIVE) { /* a new outage; a failed attempt keeps the first one's clock */
+		q->lost_at_ms = nvmeof_now_ms();
+		q->next_try_ms = q->lost_at_ms + q->reconnect_delay_ms;
+	}
+	q_set_state(q, Q_LOST);
+	q->tr->disconnect(q->trc); /* nothing more goes out; what was posted is flushed */
+	q->wr_head = q->wr_tail = NULL;
+}
+
+/* After the connection is closed: every command slot comes back, and each
+ * request still live starts over, whole, on the next connection (reads and
+ * writes are idempotent; a write may land twice, never half). The waiting
+ * FIFO is rebuilt in submission order, so what was on the wire before the
+ * loss goes before what was submitted during the outage. A command past its
+ * timeout fails its request with ETIMEDOUT, and failed requests complete
+ * now, after the FIFO is rebuilt (their callbacks may submit again). */
+static void park_all(struct nvmeof_queue *q)
+{
+	uint32_t n = 0, nfailed = 0;
+	for (uint32_t si = 0; si < q->depth; si++) {
+		struct slot *s = &q->slots[si];
+		if (s->state == SLOT_BUSY && (s->flags & SLOT_EXPIRED) && q->reqs[s->req].live && !q->reqs[s->req].err) {
+			q->reqs[s->req].err = NVMEOF_ETIMEDOUT;
+			q->reqs[s->req].status = 0;
+		}
+		if (s->state != SLOT_FREE)
+			q_release_slot(q, (uint16_t)si);
+	}
+	q->replay_left = 0;
+	q->replay_cur = NO_REQ;
+	q->pend_head = q->pend_n = 0;
+	for (uint32_t ri = 0; ri < q->depth; ri++) {
+		struct req *r = &q->reqs[ri];
+		if (!r->live)
+			continue;
+		r->queued = r->replay = false;
+		r->outstanding = 0;
+		if (r->kind == REQ_AER && !r->err)
+			r->err = NVMEOF_ECLOSED; /* its owner re-arms events on the new association */
+		if (r->err) {
+			r->left = 0;
+			q->park_tmp[q->depth - 1 - nfailed++] = (uint16_t)ri;
+			continue;
+		}
+		r->next_lba = r->slba0;
+		r->next_off = r->off0;
+		r->left = r->nlb0;
+		/* insertion sort by seq: a reconnect is rare, depth is small */
+		uint32_t k = n++;
+		while (k && q->reqs[q->park_tmp[k - 1]].seq > r->seq) {
+			q->park_tmp[k] = q->park_tmp[k - 1];
+			k--;
+		}
+		q->park_tmp[k] = (uint16_t)ri;
+	}
+	for (uint32_t k = 0; k < n; k++)
+		q_pend_push(q, q->park_tmp[k]);
+	/* internal commands end here */
+	struct req *rsv = &q->reqs[q->depth];
+	if (rsv->live) {
+		rsv->outstanding = 0;
+		rsv->left = 0;
+		if (!rsv->err)
+			rsv->err = NVMEOF_ECLOSED;
+		q_complete_req(q, (uint16_t)q->depth);
+	}
+	for (uint32_t k = 0; k < nfailed; k++)
+		q_complete_req(q, q->park_tmp[q->depth - 1 - k]);
+}
+
+/* Before what was in flight is parked or failed: every completion already
+ * in the queue's own CQ, so a command whose answer did arrive completes with
+ * it (the kernel host drains its QP the same way). A group's poll has
+ * already taken what the shared CQ held. */
+static void drain_cq(struct nvmeof_queue *q)
+{
+	struct ibv_wc wc[POLL_BATCH];
+	if (q->group)
+		return;
+	for (uint32_t budget = q->depth + q->hrqsize + 1; budget;) {
+		int n = q->tr->poll(q->trc, POLL_BATCH, wc);
+		if (n <= 0)
+			return;
+		q_process_wcs(q, wc, n);
+		budget = (uint32_t)n >= budget ? 0 : budget - (uint32_t)n;
+	}
+}
+
+/* LOST: the connection is closed before any request in flight completes,
+ * so no late RDMA can reach a buffer its owner already reuses; then what
+ * was live waits for a new connection, or fails. */
+static void recover(struct nvmeof_queue *q)
+{
+	drain_cq(q);
+	q->tr->close(q);
+	q->wr_head = q->wr_tail = NULL;
+	q->rwr_head = q->rwr_tail = NULL;
+	if (may_reconnect(q)) {
+		q_set_state(q, Q_WAIT);
+		park_all(q);
+	} else {
+		/* what the callbacks' owners read */
+		nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection (no reconnect configured)", q->qid);
+		q_set_state(q, Q_FAILED);
+		q_fail_all(q, NVMEOF_ECLOSED);
+	}
+}
+
+/* A command the timeout applies to; an event request stays out until an
+ * event comes. */
+static bool timed(const struct nvmeof_queue *q, const struct slot *s)
+{
+	return s->state == SLOT_BUSY && q->reqs[s->req].kind != REQ_AER;
+}
+
+/* Command timeouts and the CM's word on the connection, every HOUSEKEEP_MS.
+ * A command is stamped by the first pass that sees it out, so it times out
+ * between cmd_timeout_ms and HOUSEKEEP_MS later. A target that stopped
+ * answering would hold its buffers for good, and one that answers late may
+ * still move data: as the kernel host's error recovery does, the
+ * connection goes down first (q_lose), then the command fails. */
+static void housekeep(struct nvmeof_queue *q, uint64_t now)
+{
+	q->next_housekeep_ms = now + HOUSEKEEP_MS;
+	if (q->tr->disconnected && q->tr->disconnected(q->trc)) {
+		q_lose(q);
+		return;
+	}
+	bool expired = false;
+	for (uint32_t si = 0; si < q->depth; si++) {
+		struct slot *s = &q->slots[si];
+		if (!timed(q, s))
+			continue;
+		if (!s->t_submit_ms) {
+			s->t_submit_ms = now;
+		} else if (now - s->t_submit_ms >= q->cmd_timeout_ms) {
+			s->flags |= SLOT_EXPIRED;
+			q->st.timeouts++;
+			expired = true;
+		}
+	}
+	if (expired)
+		q_lose(q);
+}
+
+bool q_state_tick(struct nvmeof_queue *q)
+{
+	if (unlikely(q->state != Q_LIVE && q->state != Q_CONNECTING)) {
+		if (q->state == Q_LOST)
+			recover(q);
+		return false;
+	}
+	uint64_t now = nvmeof_now_ms();
+	if (unlikely(now >= q->next_housekeep_ms)) {
+		housekeep(q, now);
+		if (q->state == Q_LOST) {
+			recover(q);
+			return false;
+		}
+	}
+	return true;
+}
+
+static int give_up(struct nvmeof_queue *q)
+{
+	char why[256];
+	snprintf(why, sizeof(why), "%s", nvmeof_errmsg());
+	q_set_state(q, Q_FAILED);
+	q_fail_all(q, NVMEOF_ECLOSED);
+	nvmeof_err(NVMEOF_ECLOSED, "queue %u: gave up reconnecting after %u ms (last: %s)", q->qid,
+		   q->ctrl_loss_tmo_ms, why);
+	return q->completed ? (int)q->completed : NVMEOF_ECLOSED;
+}
+
+int q_try_reconnect(struct nvmeof_queue *q)
+{
+	uint64_t now = nvmeof_now_ms();
+	if (now - q->lost_at_ms >= q->ctrl_loss_tmo_ms)
+		return give_up(q);
+	if (now < q->next_try_ms)
+		return (int)q->completed;
+	q->next_try_ms = now + q->reconnect_delay_ms;
+	q_set_state(q, Q_CONNECTING);
+	int rc = q->reconnect(q->ctrl, q);
+	if (q->state == Q_CONNECTING && rc) {
+		/* stay parked; try again after the delay */
+		q->tr->close(q);
+		q_set_state(q, Q_WAIT);
+		park_all(q);
+	} else if (q->state == Q_CONNECTING) {
+		q_set_live(q);
+	}
+	return (int)q->completed;
+}
+
+int q_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)
+{
+	uint32_t usable = q->depth;
+	q->tr->close(q); /* the old connection is gone: nothing can touch our memory */
+	q_set_state(q, Q_CONNECTING);
+	park_all(q);
+	int rc = q->tr->reopen(q, cntlid, timeout_ms, &usable);
+	if (rc) {
+		q->tr->close(q);
+		q_set_state(q, may_reconnect(q) ? Q_WAIT : Q_FAILED);
+		return rc;
+	}
+	q_slots_reset(q, usable);
+	return 0;
+}
+
+void q_set_live(struct nvmeof_queue *q)
+{
+	uint64_t now = nvmeof_now_ms();
+	q_set_state(q, Q_LIVE);
+	/* everything waiting now goes first, one request at a time */
+	for (uint32_t k = 0; k < q->pend_n; k++)
+		q->reqs[q->pend[(q->pend_head + k) % q->depth]].replay = true;
+	q->replay_left = q->pend_n;
+	q->replay_cur = NO_REQ;
+	q->st.reconnects++;
+	if (q->lost_at_ms && now - q->lost_at_ms > q->st.outage_ms_max)
+		q->st.outage_ms_max = now - q->lost_at_ms;
+	q->lost_at_ms = 0;
+	q_refill(q);
+	q_post_from_poll(q);
+}
+
+bool q_connected(const struct nvmeof_queue *q) { return q->state == Q_LIVE; }
+
+void q_set_reconnect(struct nvmeof_queue *q, int (*fn)(struct nvmeof_ctrl *, struct nvmeof_queue *),
+		     uint32_t delay_ms, uint32_t loss_tmo_ms, uint32_t assoc_gen)
+{
+	q->reconnect = fn;
+	q->reconnect_delay_ms = delay_ms;
+	q->ctrl_loss_tmo_ms = loss_tmo_ms ? loss_tmo_ms : Q_CTRL_LOSS_TMO_DEFAULT_MS;
+	q->assoc_gen = assoc_gen;
+}
+
+/* CLOSING first: a callback run by the teardown that submits is refused,
+ * and one that polls touches no wire. */
+void q_close(struct nvmeof_queue *q)
+{
+	if (!q)
+		return;
+	q_set_state(q, Q_CLOSING);
+	if (q->tr)
+		q->tr->close(q); /* the connection is gone: nothing can touch our memory after this */
+	q_group_leave(q);        /* nothing of ours is posted on the group's CQ now */
+	if (q->slots)
+		q_fail_all(q, NVMEOF_ECLOSED);
+	q_free(q);
+}

@@ -13,31 +13,43 @@
 
 uint8_t q_group_next_epoch(struct nvmeof_poll_group *g) { return ++g->next_epoch ? g->next_epoch : ++g->next_epoch; }
 
-const struct tr_conn *q_group_conn(const struct nvmeof_poll_group *g) { return &g->conn; }
-
 /* A lost connection flushes every WQE with a completion: a send per slot
  * (and the QP's one spare) and every receive (depth + 1). */
 uint64_t q_group_cqes(uint32_t depth) { return 2ull * depth + 2; }
 
-int q_group_create(const struct q_transport *tr, struct ibv_context *verbs, const void *owner, uint32_t max_members, int cqe, int vector,
-		   enum nvmeof_wait_mode mode, uint32_t spin_us, struct nvmeof_poll_group **out)
+int q_group_create(const struct q_transport *tr, void *dev, const void *owner, uint32_t max_members, int cqe,
+		   int vector, enum nvmeof_wait_mode mode, uint32_t spin_us, struct nvmeof_poll_group **out)
 {
 	struct nvmeof_poll_group *g = calloc(1, sizeof(*g));
 	int rc;
 	if (!g)
 		return nvmeof_err(NVMEOF_ENOMEM, "create poll group: out of memory");
-	if ((rc = tr_cq_create(&g->conn, verbs, cqe, vector))) {
-		tr_cq_destroy(&g->conn);
+	g->tr = tr;
+	if ((rc = tr->cq_open(g, dev, cqe, vector))) {
+		tr->cq_close(g);
 		free(g);
 		return nvmeof_err_prefix(rc, "create poll group");
 	}
-	g->tr = tr;
-	g->cqc = &g->conn;
 	g->owner = owner;
 	g->max_members = max_members;
 	g->waiter.mode = mode;
 	g->waiter.spin_us = spin_us;
 	*out = g;
+	return 0;
+}
+
+int q_group_of_one(struct nvmeof_queue *q, void *dev)
+{
+	struct nvmeof_poll_group *g;
+	int rc = q_group_create(q->tr, dev, q->ctrl, 1, (int)q_group_cqes(q->depth), q->qid, q->wait_mode,
+				q->spin_us, &g);
+	if (rc)
+		return nvmeof_err_prefix(rc, "queue %u", q->qid);
+	if ((rc = q_group_join(g, q))) {
+		nvmeof_poll_group_destroy(g);
+		return rc;
+	}
+	q->own_group = true;
 	return 0;
 }
 
@@ -49,7 +61,7 @@ int nvmeof_poll_group_destroy(struct nvmeof_poll_group *g)
 		return nvmeof_err(NVMEOF_EINVAL, "destroy poll group: NULL group");
 	if (g->nmembers)
 		return nvmeof_err(NVMEOF_EBUSY, "destroy poll group: %u queue(s) still in it", g->nmembers);
-	tr_cq_destroy(&g->conn);
+	g->tr->cq_close(g);
 	free(g);
 	return 0;
 }
@@ -60,10 +72,9 @@ int q_group_join(struct nvmeof_poll_group *g, struct nvmeof_queue *q)
 		return nvmeof_err(NVMEOF_EBUSY, "poll group full: created for %u queue(s)", g->max_members);
 	/* a lost connection flushes every member's WQEs into the one CQ: a
 	 * member that would overrun it may not join */
-	uint64_t need = 0, have = g->conn.cq->cqe > 0 ? (uint64_t)g->conn.cq->cqe : 0;
-	for (uint32_t i = 0; i < GROUP_MAX; i++)
-		if (g->members[i])
-			need += q_group_cqes(g->members[i]->depth);
+	uint64_t need = 0, have = g->cqe_cap;
+	for (uint32_t i = 0; i < g->nmembers; i++)
+		need += q_group_cqes(g->list[i]->depth);
 	if (need + q_group_cqes(q->depth) > have)
 		return nvmeof_err(NVMEOF_EBUSY,
 				  "poll group: a queue of depth %u needs %llu completion entries, %llu of the CQ's %llu are "
@@ -73,7 +84,7 @@ int q_group_join(struct nvmeof_poll_group *g, struct nvmeof_queue *q)
 	for (uint32_t i = 0; i < GROUP_MAX; i++)
 		if (!g->members[i]) {
 			g->members[i] = q;
-			g->nmembers++;
+			g->list[g->nmembers++] = q;
 			q->group = g;
 			q->member = (uint8_t)i;
 			return 0;
@@ -87,7 +98,15 @@ void q_group_leave(struct nvmeof_queue *q)
 	if (!g)
 		return;
 	g->members[q->member] = NULL;
-	g->nmembers--;
+	for (uint32_t i = 0; i < g->nmembers; i++)
+		if (g->list[i] == q) {
+			g->list[i] = g->list[--g->nmembers];
+			break;
+		}
 	q->group = NULL;
+	if (q->own_group) {
+		q->own_group = false;
+		nvmeof_poll_group_destroy(g);
+	}
 }
 

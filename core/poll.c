@@ -1,9 +1,9 @@
 /*
- * The poll: one batch from the wire handed down to completion processing,
- * then the state (timeouts, loss, recovery, reconnect attempts), then what
- * may go out (retries, refused posts, what waits) and one doorbell. A queue
- * in a poll group is polled through its group; a lone queue polls its own
- * CQ the same way.
+ * The poll, the only one: a batch from the group's CQ handed down to each
+ * member's completion processing, then each member's state (timeouts,
+ * loss, recovery, reconnect attempts), then what may go out (retries,
+ * refused posts, what waits) and one doorbell. Every queue is in a poll
+ * group; a queue on its own is a group of one.
  */
 #include "qpriv.h"
 #include "util.h"
@@ -23,8 +23,6 @@ int q_poll_tail(struct nvmeof_queue *q)
 	if (likely(q->state == Q_LIVE))
 		q_refill(q); /* while CONNECTING, parked requests wait for the Fabrics Connect */
 	q_post_from_poll(q);
-	if (q->completed && !q->group)
-		q_waiter_note(&q->waiter, q->completed);
 	return (int)q->completed;
 }
 
@@ -38,21 +36,36 @@ static int poll_unconnected(struct nvmeof_queue *q)
 
 int nvmeof_queue_poll(struct nvmeof_queue *q, uint32_t max)
 {
-	struct ibv_wc wc[POLL_BATCH];
-	int want = (!max || max > POLL_BATCH) ? POLL_BATCH : (int)max;
-	if (q->group)
-		return nvmeof_poll_group_poll(q->group, max);
-	q->completed = 0;
-	if (unlikely(!q_has_wire(q)))
-		return poll_unconnected(q);
-	int n = q->tr->poll(q->trc, want, wc);
-	if (unlikely(n < 0)) {
-		q_lose(q);
-		n = 0;
+	if (unlikely(!q->group)) /* left it: being destroyed */
+		return nvmeof_err(NVMEOF_ECLOSED, "queue %u is %s", q->qid, q_state_str(q->state));
+	return nvmeof_poll_group_poll(q->group, max);
+}
+
+/* Hands each member its work completions (a queue's place is in each
+ * wr_id): at once when the batch is all one member's, the usual case. */
+static void dispatch(struct nvmeof_poll_group *g, const struct ibv_wc *wc, int n)
+{
+	struct ibv_wc mine[POLL_BATCH];
+	uint32_t first = WRID_MEMBER(wc[0].wr_id);
+	bool one = true;
+	for (int i = 1; i < n && one; i++)
+		one = WRID_MEMBER(wc[i].wr_id) == first;
+	for (uint32_t j = 0; j < (one ? 1 : g->nmembers); j++) {
+		struct nvmeof_queue *q = one ? g->members[first] : g->list[j];
+		const struct ibv_wc *batch = wc;
+		int k = n;
+		if (!q || !q_has_wire(q))
+			continue; /* left, or closed: what its old connection left is stale */
+		if (!one) {
+			k = 0;
+			for (int i = 0; i < n; i++)
+				if (WRID_MEMBER(wc[i].wr_id) == q->member)
+					mine[k++] = wc[i];
+			batch = mine;
+		}
+		if (k && unlikely(!q_process_wcs(q, batch, k)))
+			q_lose(q);
 	}
-	if (n && unlikely(!q_process_wcs(q, wc, n)))
-		q_lose(q);
-	return q_poll_tail(q);
 }
 
 /* One member's lost connection fails that member's requests (through their
@@ -61,45 +74,27 @@ int nvmeof_queue_poll(struct nvmeof_queue *q, uint32_t max)
  * runs (its Fabrics Connect polls this group), no other member starts one. */
 int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max)
 {
-	struct ibv_wc wc[POLL_BATCH], mine[POLL_BATCH];
+	struct ibv_wc wc[POLL_BATCH];
 	int want = (!max || max > POLL_BATCH) ? POLL_BATCH : (int)max;
-	bool attempting = false;
-	for (uint32_t i = 0; i < GROUP_MAX; i++)
-		if (g->members[i]) {
-			g->members[i]->completed = 0;
-			attempting |= g->members[i]->state == Q_CONNECTING;
-		}
-	int n = g->tr->poll(g->cqc, want, wc);
-	if (unlikely(n < 0))
-		n = 0; /* a CQ error: each queue finds its connection's state below */
-	if (n) {
-		uint32_t first = WRID_MEMBER(wc[0].wr_id);
-		bool one = true;
-		for (int i = 1; i < n && one; i++)
-			one = WRID_MEMBER(wc[i].wr_id) == first;
-		for (uint32_t m = one ? first : 0; m < (one ? first + 1 : GROUP_MAX); m++) {
-			struct nvmeof_queue *q = g->members[m];
-			const struct ibv_wc *batch = wc;
-			int k = n;
-			if (!q || !q_has_wire(q))
-				continue; /* left, or closed: what its old connection left is stale */
-			if (!one) {
-				k = 0;
-				for (int i = 0; i < n; i++)
-					if (WRID_MEMBER(wc[i].wr_id) == m)
-						mine[k++] = wc[i];
-				batch = mine;
-			}
-			if (k && unlikely(!q_process_wcs(q, batch, k)))
-				q_lose(q);
-		}
+	bool attempting = false, wired = false;
+	uint32_t nq = g->nmembers;
+	for (uint32_t i = 0; i < nq; i++) {
+		g->list[i]->completed = 0;
+		attempting |= g->list[i]->state == Q_CONNECTING;
+		wired |= q_has_wire(g->list[i]);
 	}
-	int total = 0, err = 0, nerr = 0, nq = 0;
-	for (uint32_t i = 0; i < GROUP_MAX; i++) {
-		struct nvmeof_queue *q = g->members[i];
-		if (!q)
+	/* no member connected: whatever the CQ holds is stale */
+	int n = wired ? g->tr->poll(g->cqc, want, wc) : 0;
+	if (likely(n > 0))
+		dispatch(g, wc, n);
+	/* n < 0, a CQ error: each queue finds its connection's state below */
+	int total = 0, err = 0;
+	uint32_t nerr = 0;
+	/* a member's callback may destroy a queue of the group: from the end */
+	for (uint32_t i = g->nmembers; i-- > 0;) {
+		if (i >= g->nmembers)
 			continue;
-		nq++;
+		struct nvmeof_queue *q = g->list[i];
 		int rc;
 		if (likely(q_has_wire(q)))
 			rc = q_poll_tail(q);

@@ -156,7 +156,8 @@ struct sub {
 
 struct nvmeof_queue {
 	const struct q_transport *tr; /* the wire: RDMA, or a test's loopback */
-	struct nvmeof_poll_group *group; /* shares its CQ with other queues, or NULL */
+	struct nvmeof_poll_group *group; /* its CQ: shared with other queues, or its own group of one */
+	bool own_group;           /* a group of one, made for it and destroyed with it */
 	uint8_t member, epoch;    /* place in the group; connection count (wr_id) */
 	bool inline_sqe;          /* the 64-byte capsule goes inline in the send */
 	void *trc;                /* its connection, handed to every operation */
@@ -207,7 +208,6 @@ struct nvmeof_queue {
 
 	uint64_t next_housekeep_ms;
 	uint32_t completed;       /* requests completed by the current poll */
-	struct q_waiter waiter;
 	struct nvmeof_queue_stats st;
 };
 
@@ -287,8 +287,10 @@ struct nvmeof_poll_group {
 	void *cqc;                        /* what the transport's poll, arm and sleep take */
 	struct tr_conn conn;              /* the RDMA transport's: only its cq, cc, armed, unacked */
 	const void *owner;                /* the controller whose queues may join */
-	struct nvmeof_queue *members[GROUP_MAX];
+	struct nvmeof_queue *members[GROUP_MAX]; /* by place (the wr_id's member field) */
+	struct nvmeof_queue *list[GROUP_MAX];    /* the same, packed: nmembers of them */
 	uint32_t nmembers, max_members;
+	uint64_t cqe_cap;                 /* entries the CQ holds */
 	uint8_t next_epoch;               /* shared, so a place reused never repeats an epoch soon */
 	struct q_waiter waiter;
 };
@@ -296,8 +298,9 @@ struct nvmeof_poll_group {
 void q_free(struct nvmeof_queue *q);
 /* group.c */
 int q_group_join(struct nvmeof_poll_group *g, struct nvmeof_queue *q);
+/* A group of one for a queue on its own, on device dev of its transport. */
+int q_group_of_one(struct nvmeof_queue *q, void *dev);
 void q_group_leave(struct nvmeof_queue *q);
 uint8_t q_group_next_epoch(struct nvmeof_poll_group *g);
-const struct tr_conn *q_group_conn(const struct nvmeof_poll_group *g);
 
 #endif

@@ -27,6 +27,16 @@ static int qr_sleep(void *c, int timeout_ms) { return tr_sleep(c, timeout_ms); }
 static bool qr_disconnected(void *c) { return tr_disconnected(c); }
 static void qr_disconnect(void *c) { tr_disconnect(c); }
 static void qr_close(struct nvmeof_queue *q) { tr_close(&q->conn); }
+
+static int qr_cq_open(struct nvmeof_poll_group *g, void *dev, int cqe, int vector)
+{
+	int rc = tr_cq_create(&g->conn, dev, cqe, vector);
+	g->cqc = &g->conn;
+	g->cqe_cap = !rc && g->conn.cq->cqe > 0 ? (uint64_t)g->conn.cq->cqe : 0;
+	return rc;
+}
+
+static void qr_cq_close(struct nvmeof_poll_group *g) { tr_cq_destroy(&g->conn); }
 static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms, uint32_t *usable);
 
 static const struct q_transport rdma_transport = {
@@ -40,6 +50,8 @@ static const struct q_transport rdma_transport = {
 	.disconnect = qr_disconnect,
 	.reopen = q_connect,
 	.close = qr_close,
+	.cq_open = qr_cq_open,
+	.cq_close = qr_cq_close,
 };
 
 const struct q_transport *q_rdma_transport(void) { return &rdma_transport; }
@@ -67,13 +79,16 @@ static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_m
 	}
 	if (!q->slots && (rc = q_alloc(q)))
 		return rc;
+	/* a queue on its own is a group of one: its CQ outlives its QP */
+	if (!q->group && (rc = q_group_of_one(q, q->conn.id->verbs)))
+		return rc;
 	struct tr_qp_params qp = {
 		.send_wr = q->depth + 1,
 		.recv_wr = q->hrqsize,
 		.send_sge = 2,
 		.inline_bytes = NVME_SQE_SIZE, /* the capsule goes in the WQE: no DMA read of it */
 		.vector = q->qid,
-		.shared = q->group ? q_group_conn(q->group) : NULL,
+		.shared = q->group->cqc,
 	};
 	if ((rc = tr_create_qp(&q->conn, q->pd, &qp)))
 		return rc;

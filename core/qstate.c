@@ -90,16 +90,16 @@ static void park_all(struct nvmeof_queue *q)
 }
 
 /* Before what was in flight is parked or failed: every completion already
- * in the queue's own CQ, so a command whose answer did arrive completes with
- * it (the kernel host drains its QP the same way). A group's poll has
- * already taken what the shared CQ held. */
+ * in the queue's own CQ (a group of one), so a command whose answer did
+ * arrive completes with it (the kernel host drains its QP the same way). A
+ * shared group's poll has already taken what its CQ held for this batch. */
 static void drain_cq(struct nvmeof_queue *q)
 {
 	struct ibv_wc wc[POLL_BATCH];
-	if (q->group)
+	if (!q->own_group)
 		return;
 	for (uint32_t budget = q->depth + q->hrqsize + 1; budget;) {
-		int n = q->tr->poll(q->trc, POLL_BATCH, wc);
+		int n = q->group->tr->poll(q->group->cqc, POLL_BATCH, wc);
 		if (n <= 0)
 			return;
 		q_process_wcs(q, wc, n);

@@ -67,7 +67,7 @@ void q_close(struct nvmeof_queue *q);
 struct q_transport;
 /* The RDMA transport (qrdma.c), for a poll group's CQ. */
 const struct q_transport *q_rdma_transport(void);
-int q_group_create(const struct q_transport *tr, struct ibv_context *verbs, const void *owner, uint32_t max_members, int cqe, int vector,
+int q_group_create(const struct q_transport *tr, void *dev, const void *owner, uint32_t max_members, int cqe, int vector,
 		   enum nvmeof_wait_mode mode, uint32_t spin_us, struct nvmeof_poll_group **out);
 /* Completion entries a queue of depth commands may need at once in a group's CQ. */
 uint64_t q_group_cqes(uint32_t depth);

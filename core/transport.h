@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 struct nvmeof_queue;
+struct nvmeof_poll_group;
 
 struct q_transport {
 	const char *name;
@@ -40,6 +41,11 @@ struct q_transport {
 	 * business. close releases the connection, and may be called again. */
 	int (*reopen)(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms, uint32_t *usable);
 	void (*close)(struct nvmeof_queue *q);
+	/* the completion queue of a poll group (every queue is in one; a
+	 * queue alone is a group of one) of cqe entries on device dev: sets
+	 * g->cqc, what poll, arm and sleep then take, and g->cqe_cap */
+	int (*cq_open)(struct nvmeof_poll_group *g, void *dev, int cqe, int vector);
+	void (*cq_close)(struct nvmeof_poll_group *g);
 };
 
 #endif

@@ -86,42 +86,15 @@ int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 	}
 }
 
-static int qw_poll(void *c) { return nvmeof_queue_poll(c, 0); }
-static int qw_arm(void *c)
-{
-	struct nvmeof_queue *q = c;
-	return q->tr->arm(q->trc);
-}
-static int qw_sleep(void *c, int ms)
-{
-	struct nvmeof_queue *q = c;
-	return q->tr->sleep(q->trc, ms);
-}
-static bool qw_reconnecting(void *c) { return ((struct nvmeof_queue *)c)->state == Q_WAIT; }
-static uint32_t qw_inflight(void *c) { return nvmeof_queue_inflight(c); }
-
 int nvmeof_queue_wait(struct nvmeof_queue *q, uint32_t min, int timeout_ms)
 {
-	if (q->group)
-		return nvmeof_poll_group_wait(q->group, min, timeout_ms);
-	if (unlikely(q->state == Q_FAILED || q->state == Q_CLOSING))
+	if (unlikely(!q->group || q->state == Q_FAILED || q->state == Q_CLOSING))
 		return nvmeof_err(NVMEOF_ECLOSED, "queue %u is %s", q->qid, q_state_str(q->state));
-	struct q_waiter *w = &q->waiter;
-	if (!w->poll) {
-		w->ctx = q;
-		w->poll = qw_poll;
-		w->arm = q->tr->arm ? qw_arm : NULL;
-		w->sleep = qw_sleep;
-		w->reconnecting = qw_reconnecting;
-		w->inflight = qw_inflight;
-	}
-	w->mode = q->wait_mode;
-	w->spin_us = q->spin_us;
-	int rc = q_wait(w, min, timeout_ms);
-	q->st.sleeps = w->st_sleeps;
+	int rc = nvmeof_poll_group_wait(q->group, min, timeout_ms);
+	if (q->own_group)
+		q->st.sleeps = q->group->waiter.st_sleeps;
 	return rc;
 }
-
 
 static int gw_poll(void *c) { return nvmeof_poll_group_poll(c, 0); }
 static int gw_arm(void *c)
@@ -137,8 +110,8 @@ static int gw_sleep(void *c, int ms)
 static bool gw_reconnecting(void *c)
 {
 	struct nvmeof_poll_group *g = c;
-	for (uint32_t i = 0; i < GROUP_MAX; i++)
-		if (g->members[i] && g->members[i]->state == Q_WAIT)
+	for (uint32_t i = 0; i < g->nmembers; i++)
+		if (g->list[i]->state == Q_WAIT)
 			return true;
 	return false;
 }
@@ -146,9 +119,8 @@ static uint32_t gw_inflight(void *c)
 {
 	struct nvmeof_poll_group *g = c;
 	uint32_t n = 0;
-	for (uint32_t i = 0; i < GROUP_MAX; i++)
-		if (g->members[i])
-			n += nvmeof_queue_inflight(g->members[i]);
+	for (uint32_t i = 0; i < g->nmembers; i++)
+		n += g->list[i]->depth - g->list[i]->nfree_reqs;
 	return n;
 }
 

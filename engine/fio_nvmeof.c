@@ -266,11 +266,11 @@ static void ctrl_put(struct shared_ctrl *s)
 
 /* ---- per job and per file state ---- */
 
-/* The job's queue pairs on one controller: one, or several in a poll group
+/* The job's queue pairs on one controller, in a poll group (of one, or several)
  * (one CQ, one completion channel) that requests are spread over. */
 struct jqueue {
 	struct shared_ctrl *sc;
-	struct nvmeof_poll_group *group; /* NULL with one queue pair */
+	struct nvmeof_poll_group *group; /* polled and waited on as one */
 	struct nvmeof_queue *q[MAX_QPAIRS];
 	unsigned int nq, next;           /* next: the round-robin cursor */
 	struct nvmeof_mr *mr;
@@ -312,8 +312,6 @@ struct job {
 	struct io_u **events;
 	unsigned int nevents, nreturned; /* events holds iodepth entries */
 	unsigned int errors_logged;
-	enum nvmeof_wait_mode wait_mode;
-	unsigned int spin_us;
 	bool delay_cmd_submit;
 	unsigned int qpair_select;
 	struct qmap qmap;      /* the job's CPUs, for qpair_select=cpu */
@@ -571,8 +569,6 @@ static int fio_nvmeof_init(struct thread_data *td)
 	}
 	for (unsigned int x = 0; x < j->nctx; x++)
 		j->ctx[x].j = j;
-	j->wait_mode = (enum nvmeof_wait_mode)eo->wait_mode;
-	j->spin_us = eo->spin_us;
 	j->delay_cmd_submit = eo->delay_cmd_submit;
 	j->qpair_select = eo->qpair_select;
 	job_cpus(j);
@@ -607,7 +603,7 @@ static int fio_nvmeof_init(struct thread_data *td)
 			struct jqueue *jq = &j->jq[k];
 			jq->sc = ef->sc;
 			j->njq++;
-			if (nq > 1 && nvmeof_poll_group_create(ef->sc->c, nq, &jq->group)) {
+			if (nvmeof_poll_group_create(ef->sc->c, nq, &jq->group)) {
 				log_err("nvmeof: %s\n", nvmeof_errmsg());
 				return 1;
 			}
@@ -635,7 +631,7 @@ static int fio_nvmeof_init(struct thread_data *td)
 				log_info("nvmeof: job %s (%d): %s: controller CNTLID %u, I/O queue %u, depth %u%s\n",
 					 td->o.name, td->thread_number, ef->cfg.t.subnqn, ci->cntlid,
 					 nvmeof_queue_qid(jq->q[n]), nvmeof_queue_depth(jq->q[n]),
-					 jq->group ? ", in the job's poll group" : "");
+					 nq > 1 ? ", in the job's poll group" : "");
 			}
 		}
 		ef->jq = &j->jq[k];
@@ -972,7 +968,7 @@ static int poll_all(struct job *j)
 	int err = 0;
 	for (int k = 0; k < j->njq; k++) {
 		struct jqueue *jq = &j->jq[k];
-		int r = jq->group ? nvmeof_poll_group_poll(jq->group, 0) : nvmeof_queue_poll(jq->q[0], 0);
+		int r = nvmeof_poll_group_poll(jq->group, 0);
 		if (r < 0)
 			err = r;
 	}
@@ -982,7 +978,7 @@ static int poll_all(struct job *j)
 /* One controller's queue pairs: the poll group's wait covers them all. */
 static int jq_wait(struct jqueue *jq, unsigned int need, int ms)
 {
-	return jq->group ? nvmeof_poll_group_wait(jq->group, need, ms) : nvmeof_queue_wait(jq->q[0], need, ms);
+	return nvmeof_poll_group_wait(jq->group, need, ms);
 }
 
 /* Sleeps up to ms for completions on the job's queues, as the wait mode
@@ -1023,12 +1019,13 @@ static bool job_ending(struct thread_data *td)
 }
 
 /* Waits until min events are in, fio's timeout t (NULL: none) passes, or
- * fio ended the job and END_GRACE_MS passed. Spins or sleeps per wait=. */
+ * fio ended the job and END_GRACE_MS passed. The spinning and sleeping per
+ * wait= is the library's (its one wait policy: core/wait.c); the engine
+ * only hands it fio's deadline, in slices so the end of a job is seen. */
 static int wait_events(struct thread_data *td, struct job *j, unsigned int min, const struct timespec *t)
 {
 	uint64_t now = mono_us();
 	uint64_t deadline = t ? now + (uint64_t)t->tv_sec * 1000000u + (uint64_t)t->tv_nsec / 1000u : UINT64_MAX;
-	uint64_t spin_end = now + (j->wait_mode == NVMEOF_WAIT_HYBRID ? j->spin_us : 0);
 	for (;;) {
 		int rc = poll_all(j);
 		if (rc < 0)
@@ -1043,8 +1040,6 @@ static int wait_events(struct thread_data *td, struct job *j, unsigned int min, 
 			until = j->term_deadline_us;
 		if (now >= until)
 			return 0;
-		if (j->wait_mode == NVMEOF_WAIT_POLL || now < spin_end)
-			continue;
 		uint64_t left_ms = (until - now + 999) / 1000;
 		if ((rc = sleep_on_queues(j, min - j->nevents, left_ms < SLICE_MS ? (int)left_ms : SLICE_MS)))
 			return rc;

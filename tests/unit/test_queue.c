@@ -896,17 +896,17 @@ TEST(every_poll_that_completes_feeds_the_wait)
 	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
 	/* a stale average, as after a pause: completions reaped by the
 	 * caller's polls, close together, must pull it down */
-	f->q->waiter.gap_us = 3000;
-	f->q->waiter.last_us = nvmeof_now_us();
-	uint64_t before = f->q->waiter.last_us;
+	f->q->group->waiter.gap_us = 3000;
+	f->q->group->waiter.last_us = nvmeof_now_us();
+	uint64_t before = f->q->group->waiter.last_us;
 	for (int i = 0; i < 3; i++) {
 		CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
 		drain(f, i + 1);
 	}
 	CHECK_EQ(f->calls, 3);
-	CHECK(f->q->waiter.last_us >= before);
+	CHECK(f->q->group->waiter.last_us >= before);
 	/* three samples of far less than 3000 us: below 3000 * (7/8)^3 + 400 */
-	CHECK(f->q->waiter.gap_us < 2450);
+	CHECK(f->q->group->waiter.gap_us < 2450);
 	teardown(f);
 }
 

@@ -208,6 +208,17 @@ static int op_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_m
 	return q_post_all_recvs(q);
 }
 
+/* A poll group's CQ on this wire is the wire itself. */
+static int op_cq_open(struct nvmeof_poll_group *g, void *dev, int cqe, int vector)
+{
+	(void)cqe;
+	(void)vector;
+	g->cqc = dev;
+	g->cqe_cap = UINT32_MAX;
+	return 0;
+}
+static void op_cq_close(struct nvmeof_poll_group *g) { (void)g; }
+
 /* No completion channel: waits on this wire spin (arm and sleep NULL). */
 static const struct q_transport fw_transport = {
 	.name = "test wire",
@@ -217,6 +228,8 @@ static const struct q_transport fw_transport = {
 	.disconnect = op_disconnect,
 	.reopen = op_reopen,
 	.close = op_close,
+	.cq_open = op_cq_open,
+	.cq_close = op_cq_close,
 };
 
 int q_open_fake(const struct q_params *p, struct fake_wire *fw, struct nvmeof_queue **out)
@@ -229,7 +242,7 @@ int q_open_fake(const struct q_params *p, struct fake_wire *fw, struct nvmeof_qu
 	q_init(q, p);
 	q->tr = &fw_transport;
 	q->trc = fw;
-	if ((rc = q_alloc(q)) || (rc = q_post_all_recvs(q))) {
+	if ((rc = q_alloc(q)) || (rc = q_group_of_one(q, fw)) || (rc = q_post_all_recvs(q))) {
 		q_close(q);
 		return rc;
 	}

@@ -51,7 +51,6 @@ struct nvmeof_ctrl {
 /* hostid.c */
 int ctrl_host_identity(struct nvmeof_ctrl *c);
 /* admin.c */
-uint32_t ctrl_admin_tmo(const struct nvmeof_ctrl *c);
 int ctrl_prop_set(struct nvmeof_ctrl *c, uint32_t off, uint32_t val, const char *name);
 int ctrl_wait_csts(struct nvmeof_ctrl *c, uint32_t mask, uint32_t want, uint32_t timeout_ms,
 		   const char *what);

@@ -46,11 +46,10 @@ int ctrl_fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t
 	int rc = q_exec(q, sqe, NVMF_CONNECT_DATA_SIZE, ctrl_cmd_timeout(c), &cpl);
 	if (rc == NVMEOF_ENVME) {
 		const char *hint = "";
-		/* SCT and SC only: the target may set DNR and More */
-		uint16_t code = (uint16_t)(NVMEOF_STATUS_SCT(cpl.status) << 8 | NVMEOF_STATUS_SC(cpl.status));
-		if (code == 0x184)
+		uint16_t code = nvme_status_code(cpl.status);
+		if (code == NVME_SC_CONNECT_INVALID_HOST)
 			hint = ": the subsystem does not allow this host NQN";
-		else if (code == 0x182)
+		else if (code == NVME_SC_CONNECT_INVALID_PARAM)
 			hint = ": wrong subsystem NQN, or a parameter the target refused";
 		return nvmeof_err_prefix(rc, "Fabrics Connect queue %u to %s as %s%s", qid, c->subnqn,
 					 c->hostnqn, hint);

@@ -66,7 +66,8 @@ static void aer_done(void *arg, const struct nvmeof_cpl *cpl)
 	if (cpl->err) {
 		/* Connection loss or reset (the features are gone with the
 		 * association), shutdown, or "AER Limit Exceeded". */
-		if (cpl->err == NVMEOF_ENVME && cpl->status == 0x105 && a->want > 1)
+		if (cpl->err == NVMEOF_ENVME && nvme_status_code(cpl->status) == NVME_SC_AER_LIMIT &&
+		    a->want > 1)
 			a->want--;
 		else
 			a->need_config = true;
@@ -91,7 +92,7 @@ static int configure(struct aer *a)
 	struct nvmeof_cpl cpl;
 	nvme_sqe_set_features(sqe, 0, NVME_FEAT_ASYNC_EVENT, nvme_aec_cdw11(ci->oaes));
 	int rc = q_exec(aq, sqe, 0, ctrl_cmd_timeout(a->c), &cpl);
-	if (rc == NVMEOF_ENVME && NVMEOF_STATUS_SC(cpl.status) == 0x02 && !NVMEOF_STATUS_SCT(cpl.status)) {
+	if (rc == NVMEOF_ENVME && nvme_status_code(cpl.status) == NVME_SC_INVALID_FIELD) {
 		/* Invalid Field: a controller (a discovery one) without SMART warnings */
 		nvme_sqe_set_features(sqe, 0, NVME_FEAT_ASYNC_EVENT, nvme_aec_cdw11(ci->oaes) & ~0x1fu);
 		rc = q_exec(aq, sqe, 0, ctrl_cmd_timeout(a->c), &cpl);

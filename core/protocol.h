@@ -201,6 +201,17 @@ static inline void nvme_cqe_parse(const uint8_t *p, struct nvme_cqe *c)
 	c->status = (uint16_t)(get_le16(p + 14) >> 1);
 }
 
+/* What a Status Field says (SCT << 8 | SC), without the DNR, More and CRD
+ * bits a target may set on any status: compare statuses through this. */
+static inline uint16_t nvme_status_code(uint16_t status)
+{
+	return (uint16_t)(NVMEOF_STATUS_SCT(status) << 8 | NVMEOF_STATUS_SC(status));
+}
+#define NVME_SC_INVALID_FIELD 0x002
+#define NVME_SC_AER_LIMIT 0x105            /* Asynchronous Event Request Limit Exceeded */
+#define NVME_SC_CONNECT_INVALID_PARAM 0x182
+#define NVME_SC_CONNECT_INVALID_HOST 0x184
+
 /* ---- Identify data ---- */
 /* Fills the Identify Controller fields of info; others are left alone. */
 void nvme_id_ctrl_parse(const uint8_t *data, struct nvmeof_ctrl_info *info);

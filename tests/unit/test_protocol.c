@@ -213,6 +213,24 @@ TEST(cqe_parse_status_and_phase)
 	CHECK_EQ(c.status, 0);
 }
 
+/* nvmet answers an AER past the limit with DNR set (status 0x4105): the
+ * code compares equal whatever DNR, More and CRD say. */
+TEST(status_code_ignores_dnr_more_and_crd)
+{
+	const uint8_t dnr[16] = {[14] = 0x0a, 0x82}; /* SCT 1, SC 05h, DNR, P=0 */
+	struct nvme_cqe c;
+	nvme_cqe_parse(dnr, &c);
+	CHECK_EQ(c.status, 0x4105);
+	CHECK_EQ(nvme_status_code(c.status), NVME_SC_AER_LIMIT);
+	CHECK_EQ(nvme_status_code(0x2105), NVME_SC_AER_LIMIT);  /* More */
+	CHECK_EQ(nvme_status_code(0x1905), NVME_SC_AER_LIMIT);  /* CRD 3 */
+	CHECK_EQ(nvme_status_code(0x0105), NVME_SC_AER_LIMIT);
+	CHECK(nvme_status_code(0x4005) != NVME_SC_AER_LIMIT);   /* SCT 0 */
+	CHECK(nvme_status_code(0x4205) != NVME_SC_AER_LIMIT);   /* SCT 2 */
+	CHECK(nvme_status_code(0x4106) != NVME_SC_AER_LIMIT);
+	CHECK_EQ(nvme_status_code(0x4002), NVME_SC_INVALID_FIELD);
+}
+
 TEST(status_names_and_cpl_strings)
 {
 	CHECK_STR(nvmeof_status_name(0x002), "Invalid Field in Command");
@@ -600,7 +618,9 @@ int main(void)
 	static const struct test_case t[] = {
 		T(read_sqe_with_keyed_sgl), T(write_sqe_with_incapsule_sgl), T(nlb_is_zero_based_and_16_bits),
 		T(connect_sqe), T(connect_data), T(connect_data_refuses_bad_nqns), T(property_get_and_set),
-		T(cc_fields), T(identify_and_features_sqes), T(dsm_deallocate), T(cqe_parse_status_and_phase), T(command_specific_status_named_by_command), T(host_id_from_a_uuid_host_nqn),
+		T(cc_fields), T(identify_and_features_sqes), T(dsm_deallocate), T(cqe_parse_status_and_phase),
+		T(status_code_ignores_dnr_more_and_crd), T(command_specific_status_named_by_command),
+		T(host_id_from_a_uuid_host_nqn),
 		T(status_names_and_cpl_strings), T(identify_controller_fields),
 		T(identify_controller_hostile_strings), T(identify_namespace_formats),
 		T(active_namespace_list), T(rdma_cm_private_data),

@@ -263,6 +263,15 @@ void nvme_sqe_write_zeroes(uint8_t *sqe, uint16_t cid, uint32_t nsid, uint64_t s
 uint32_t nvme_aec_cdw11(uint32_t oaes);
 /* An AER completion's DW0: type 2:0, information 15:8, log page 23:16. */
 void nvme_aer_decode(uint32_t dw0, struct nvmeof_event *ev);
+/* How much of log page lid to read, RAE cleared, so that the controller
+ * may report the next event that names it; 0 for a log not known here.
+ * ana_len: this controller's ANA log size (nvme_ana_log_len). */
+uint32_t nvme_aer_log_len(uint8_t lid, uint8_t elpe, uint32_t ana_len);
+/* The largest ANA log the controller of this Identify Controller data can
+ * return, as the kernel host sizes it (NANAGRPID groups, MNAN or else NN
+ * NSIDs), at most NVME_ANA_LOG_MAX. */
+#define NVME_ANA_LOG_MAX (1u << 20)
+uint32_t nvme_ana_log_len(const uint8_t *id_ctrl);
 
 /* Discovery log: header (at least 18 bytes) and one 1024-byte entry. */
 void nvme_disc_log_hdr_parse(const uint8_t *d, uint64_t *genctr, uint64_t *numrec, uint16_t *recfmt);

@@ -595,6 +595,29 @@ TEST(ana_log_groups)
 	CHECK_EQ(nvme_ana_group_parse(d, sizeof(d) - 1, 1, &g, NULL, NULL), (unsigned long long)-1);
 }
 
+/* The log each event names is read whole (RAE cleared) to re-arm it. */
+TEST(event_log_lengths)
+{
+	CHECK_EQ(nvme_aer_log_len(NVMEOF_LOG_ERROR, 63, 0), 64 * 64);
+	CHECK_EQ(nvme_aer_log_len(NVMEOF_LOG_SMART, 0, 0), 512);
+	CHECK_EQ(nvme_aer_log_len(NVMEOF_LOG_FW_SLOT, 0, 0), 512);
+	CHECK_EQ(nvme_aer_log_len(NVMEOF_LOG_CHANGED_NS, 0, 0), 4096);
+	CHECK_EQ(nvme_aer_log_len(NVMEOF_LOG_ANA, 0, 8208), 8208);
+	CHECK_EQ(nvme_aer_log_len(NVMEOF_LOG_DISCOVERY, 0, 0), 1024);
+	CHECK_EQ(nvme_aer_log_len(0x80, 0, 0), 0);    /* reservation notification: not ours */
+	static uint8_t id[4096];
+	memset(id, 0, sizeof(id));
+	put_le32(id + 348, 128);  /* NANAGRPID, as nvmet */
+	put_le32(id + 540, 1024); /* MNAN */
+	put_le32(id + 516, 1024); /* NN */
+	CHECK_EQ(nvme_ana_log_len(id), 16 + 128 * 32 + 1024 * 4);
+	put_le32(id + 540, 0);    /* no MNAN: NN bounds the NSIDs */
+	put_le32(id + 516, 32);
+	CHECK_EQ(nvme_ana_log_len(id), 16 + 128 * 32 + 32 * 4);
+	put_le32(id + 348, 0xffffffffu);
+	CHECK_EQ(nvme_ana_log_len(id), NVME_ANA_LOG_MAX);
+}
+
 TEST(identify_fields_for_events_and_write_zeroes)
 {
 	static uint8_t d[4096];
@@ -626,7 +649,7 @@ int main(void)
 		T(active_namespace_list), T(rdma_cm_private_data),
 		T(get_log_page_sqe_numd_split_offset_rae), T(write_zeroes_and_aer_sqes),
 		T(async_event_config_and_decode), T(discovery_log_header_and_entries),
-		T(error_and_smart_logs), T(changed_ns_list_and_descriptors), T(ana_log_groups),
+		T(error_and_smart_logs), T(changed_ns_list_and_descriptors), T(ana_log_groups), T(event_log_lengths),
 		T(identify_fields_for_events_and_write_zeroes),
 	};
 	return run_tests("unit-protocol", t, sizeof(t) / sizeof(t[0]));

@@ -37,6 +37,8 @@ int ctrl_fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t
 {
 	uint8_t sqe[NVME_SQE_SIZE];
 	struct nvmeof_cpl cpl;
+	if (q == c->admin)
+		c->admin_live = false; /* a new association: no Keep Alive until CC.EN */
 	nvmf_sqe_connect(sqe, 0, qid, sqsize, 0, kato);
 	if (nvmf_connect_data(q_scratch(q), c->hostid, cntlid, c->subnqn, c->hostnqn))
 		return nvmeof_err(NVMEOF_EINVAL, "Fabrics Connect: an NQN is empty or longer than %d bytes",
@@ -115,7 +117,9 @@ int ctrl_enable(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info)
 	if ((rc = ctrl_prop_set(c, NVME_REG_CC, c->cc, "CC.EN")))
 		return rc;
 	uint32_t to = NVME_CAP_TO(info->cap) * 500u;
-	return ctrl_wait_csts(c, NVME_CSTS_RDY, NVME_CSTS_RDY, to ? to : 500, "enable: CSTS.RDY");
+	rc = ctrl_wait_csts(c, NVME_CSTS_RDY, NVME_CSTS_RDY, to ? to : 500, "enable: CSTS.RDY");
+	c->admin_live = !rc;
+	return rc;
 }
 
 /* Identify Controller and what follows from it: the data path needs keyed

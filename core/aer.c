@@ -181,13 +181,7 @@ static void *aer_main(void *arg)
 			pthread_mutex_lock(&a->lock);
 		}
 		if (!a->stop) {
-			struct timespec ts;
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			ts.tv_nsec += POLL_MS * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
+			struct timespec ts = nvmeof_deadline_ts(POLL_MS);
 			pthread_cond_timedwait(&a->cond, &a->lock, &ts);
 		}
 		bool stop = a->stop;

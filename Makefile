@@ -40,7 +40,7 @@ CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
 HDRS = $(wildcard core/*.h core/include/*.h tests/unit/*.h tests/wire/*.h tools/*.h)
 
 UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo \
-	$(O)/tests/unit_opts $(O)/tests/unit_qmap
+	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
 	$(O)/tests/gpu_check
 BENCH = $(O)/bench/percmd
@@ -109,6 +109,8 @@ $(O)/bench/percmd: $(O)/bench/percmd.o $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 $(O)/tests/unit_queue: $(O)/tests/unit/test_queue.o $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/unit_opts: $(O)/tests/unit/test_opts.o $(O)/libnvmeof.a
+	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
+$(O)/tests/unit_adminio: $(O)/tests/unit/test_adminio.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/unit_tid: $(O)/tests/unit/test_tid.o $(O)/engine/tid.o
 	$(CC) $(SANFLAGS) -o $@ $^

@@ -11,14 +11,12 @@
 #include "cpriv.h"
 #include "util.h"
 
-uint32_t ctrl_admin_tmo(const struct nvmeof_ctrl *c) { return c->o.cmd_timeout_ms; }
-
 int ctrl_prop_get(struct nvmeof_ctrl *c, uint32_t off, int size8, uint64_t *val, const char *name)
 {
 	uint8_t sqe[NVME_SQE_SIZE];
 	struct nvmeof_cpl cpl;
 	nvmf_sqe_prop_get(sqe, 0, off, size8);
-	int rc = q_exec(c->admin, sqe, 0, ctrl_admin_tmo(c), &cpl);
+	int rc = q_exec(c->admin, sqe, 0, ctrl_cmd_timeout(c), &cpl);
 	if (rc)
 		return nvmeof_err_prefix(rc, "Property Get %s", name);
 	/* An 8-byte property comes back in DW0 (low) and DW1 (high). */
@@ -30,7 +28,7 @@ int ctrl_prop_set(struct nvmeof_ctrl *c, uint32_t off, uint32_t val, const char 
 {
 	uint8_t sqe[NVME_SQE_SIZE];
 	nvmf_sqe_prop_set(sqe, 0, off, 0, val);
-	int rc = q_exec(c->admin, sqe, 0, ctrl_admin_tmo(c), NULL);
+	int rc = q_exec(c->admin, sqe, 0, ctrl_cmd_timeout(c), NULL);
 	return rc ? nvmeof_err_prefix(rc, "Property Set %s", name) : 0;
 }
 
@@ -39,27 +37,29 @@ int ctrl_fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t
 {
 	uint8_t sqe[NVME_SQE_SIZE];
 	struct nvmeof_cpl cpl;
+	if (q == c->admin)
+		c->admin_live = false; /* a new association: no Keep Alive until CC.EN */
 	nvmf_sqe_connect(sqe, 0, qid, sqsize, 0, kato);
 	if (nvmf_connect_data(q_scratch(q), c->hostid, cntlid, c->subnqn, c->hostnqn))
 		return nvmeof_err(NVMEOF_EINVAL, "Fabrics Connect: an NQN is empty or longer than %d bytes",
 				  NVME_NQN_MAX);
 	/* an NVMe command, not a CM step: the command timeout (a busy target
 	 * creating many queues at once can take seconds) */
-	int rc = q_exec(q, sqe, NVMF_CONNECT_DATA_SIZE, c->o.cmd_timeout_ms, &cpl);
+	int rc = q_exec(q, sqe, NVMF_CONNECT_DATA_SIZE, ctrl_cmd_timeout(c), &cpl);
 	if (rc == NVMEOF_ENVME) {
 		const char *hint = "";
-		/* SCT and SC only: the target may set DNR and More */
-		uint16_t code = (uint16_t)(NVMEOF_STATUS_SCT(cpl.status) << 8 | NVMEOF_STATUS_SC(cpl.status));
+		uint16_t code = nvme_status_code(cpl.status);
 		/* Invalid Parameters pointing at CNTLID in the connect data: the
 		 * association is gone (nvmet's answer for an unknown CNTLID) */
-		if (qid && code == 0x182 && cpl.cdw0 == (1u << 16 | NVMF_CONNECT_DATA_CNTLID_OFF)) {
+		if (qid && code == NVME_SC_CONNECT_INVALID_PARAM &&
+		    cpl.cdw0 == (1u << 16 | NVMF_CONNECT_DATA_CNTLID_OFF)) {
 			pthread_mutex_lock(&c->admin_lock);
 			c->assoc_stale = true;
 			pthread_mutex_unlock(&c->admin_lock);
 		}
-		if (code == 0x184)
+		if (code == NVME_SC_CONNECT_INVALID_HOST)
 			hint = ": the subsystem does not allow this host NQN";
-		else if (code == 0x182)
+		else if (code == NVME_SC_CONNECT_INVALID_PARAM)
 			hint = ": wrong subsystem NQN, or a parameter the target refused";
 		return nvmeof_err_prefix(rc, "Fabrics Connect queue %u to %s as %s%s", qid, c->subnqn,
 					 c->hostnqn, hint);
@@ -76,7 +76,7 @@ int ctrl_identify(struct nvmeof_ctrl *c, uint8_t cns, uint32_t nsid, const char 
 	uint8_t sqe[NVME_SQE_SIZE];
 	nvme_sqe_identify(sqe, 0, cns, nsid, 0);
 	memset(q_scratch(c->admin), 0, NVME_IDENTIFY_SIZE);
-	int rc = q_exec(c->admin, sqe, NVME_IDENTIFY_SIZE, ctrl_admin_tmo(c), NULL);
+	int rc = q_exec(c->admin, sqe, NVME_IDENTIFY_SIZE, ctrl_cmd_timeout(c), NULL);
 	return rc ? nvmeof_err_prefix(rc, "Identify %s", what) : 0;
 }
 
@@ -125,7 +125,9 @@ int ctrl_enable(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info)
 	if ((rc = ctrl_prop_set(c, NVME_REG_CC, c->cc, "CC.EN")))
 		return rc;
 	uint32_t to = NVME_CAP_TO(info->cap) * 500u;
-	return ctrl_wait_csts(c, NVME_CSTS_RDY, NVME_CSTS_RDY, to ? to : 500, "enable: CSTS.RDY");
+	rc = ctrl_wait_csts(c, NVME_CSTS_RDY, NVME_CSTS_RDY, to ? to : 500, "enable: CSTS.RDY");
+	c->admin_live = !rc;
+	return rc;
 }
 
 /* Identify Controller and what follows from it: the data path needs keyed
@@ -157,7 +159,7 @@ int ctrl_set_num_queues(struct nvmeof_ctrl *c, uint32_t *granted)
 	int rc;
 	uint16_t want = (uint16_t)(c->o.num_io_queues ? c->o.num_io_queues : 1);
 	nvme_sqe_set_features(sqe, 0, NVME_FEAT_NUM_QUEUES, nvme_num_queues_cdw11(want, want));
-	if ((rc = q_exec(c->admin, sqe, 0, ctrl_admin_tmo(c), &cpl)))
+	if ((rc = q_exec(c->admin, sqe, 0, ctrl_cmd_timeout(c), &cpl)))
 		return nvmeof_err_prefix(rc, "Set Features Number of Queues");
 	uint32_t nsq = (cpl.cdw0 & 0xffff) + 1, ncq = (cpl.cdw0 >> 16) + 1;
 	*granted = nsq < ncq ? nsq : ncq;

@@ -155,10 +155,10 @@ int nvmeof_ana_group(const void *log, size_t len, uint32_t idx, struct nvmeof_an
 
 int nvmeof_ns_ids(struct nvmeof_ctrl *c, uint32_t nsid, struct nvmeof_ns_ids *out)
 {
-	uint8_t *raw = malloc(NVME_IDENTIFY_SIZE);
 	const char *why;
 	if (!out)
 		return nvmeof_err(NVMEOF_EINVAL, "namespace identifiers: no output");
+	uint8_t *raw = malloc(NVME_IDENTIFY_SIZE);
 	if (!raw)
 		return nvmeof_err(NVMEOF_ENOMEM, "namespace identifiers: out of memory");
 	int rc = nvmeof_identify(c, NVME_CNS_NS_DESC_LIST, nsid, raw);

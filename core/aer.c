@@ -6,9 +6,9 @@
  * a user's admin call, or the event thread below, which polls every
  * POLL_MS whether or not KATO is set (with KATO 0 nothing else would look).
  * The completion callback only records the event and re-issues the AER;
- * the event thread then reads what the event calls for (the Changed
- * Namespace List), updates the namespace table and calls the user's
- * callback with no lock held.
+ * the event thread then reads the log page the event names (which also
+ * lets the next event of its kind come), for a namespace change updates
+ * the namespace table, and calls the user's callback with no lock held.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -66,7 +66,8 @@ static void aer_done(void *arg, const struct nvmeof_cpl *cpl)
 	if (cpl->err) {
 		/* Connection loss or reset (the features are gone with the
 		 * association), shutdown, or "AER Limit Exceeded". */
-		if (cpl->err == NVMEOF_ENVME && cpl->status == 0x105 && a->want > 1)
+		if (cpl->err == NVMEOF_ENVME && nvme_status_code(cpl->status) == NVME_SC_AER_LIMIT &&
+		    a->want > 1)
 			a->want--;
 		else
 			a->need_config = true;
@@ -91,7 +92,7 @@ static int configure(struct aer *a)
 	struct nvmeof_cpl cpl;
 	nvme_sqe_set_features(sqe, 0, NVME_FEAT_ASYNC_EVENT, nvme_aec_cdw11(ci->oaes));
 	int rc = q_exec(aq, sqe, 0, ctrl_cmd_timeout(a->c), &cpl);
-	if (rc == NVMEOF_ENVME && NVMEOF_STATUS_SC(cpl.status) == 0x02 && !NVMEOF_STATUS_SCT(cpl.status)) {
+	if (rc == NVMEOF_ENVME && nvme_status_code(cpl.status) == NVME_SC_INVALID_FIELD) {
 		/* Invalid Field: a controller (a discovery one) without SMART warnings */
 		nvme_sqe_set_features(sqe, 0, NVME_FEAT_ASYNC_EVENT, nvme_aec_cdw11(ci->oaes) & ~0x1fu);
 		rc = q_exec(aq, sqe, 0, ctrl_cmd_timeout(a->c), &cpl);
@@ -102,6 +103,32 @@ static int configure(struct aer *a)
 	return 0;
 }
 
+/* The controller reports no further event of a kind until the host reads
+ * the log page the last one named with RAE cleared (NVMe base,
+ * Asynchronous Event Request; nvmet masks the kind until then), and the
+ * user's own reads keep RAE set. So the log is read here, before the
+ * callback: a change after this read brings a new event. A read that fails
+ * leaves the kind masked; that is a lost association in practice, and the
+ * new one starts unmasked. */
+static void rearm(struct aer *a, uint8_t lid)
+{
+	const struct nvmeof_ctrl_info *ci = nvmeof_ctrl_info(a->c);
+	uint32_t ana_len = 0;
+	if (lid == NVMEOF_LOG_ANA) {
+		uint8_t *id = malloc(NVME_IDENTIFY_SIZE);
+		if (id && !nvmeof_identify(a->c, NVME_CNS_CTRL, 0, id))
+			ana_len = nvme_ana_log_len(id);
+		free(id);
+	}
+	uint32_t len = nvme_aer_log_len(lid, ci->elpe, ana_len);
+	uint8_t *buf = len ? malloc(len) : NULL;
+	if (!buf)
+		return;
+	struct nvmeof_log_req r = {.lid = lid, .rae = false};
+	nvmeof_get_log_page(a->c, &r, buf, len);
+	free(buf);
+}
+
 static void deliver(struct aer *a, uint32_t dw0)
 {
 	struct nvmeof_event ev;
@@ -109,7 +136,7 @@ static void deliver(struct aer *a, uint32_t dw0)
 	if (ev.type == NVMEOF_AER_NOTICE && ev.info == NVMEOF_AER_NOTICE_NS_CHANGED) {
 		uint32_t ids[NVME_NS_LIST_MAX];
 		bool ovf = false;
-		/* RAE cleared: reading the list re-arms this event */
+		/* the list both re-arms the event and says what to rescan */
 		if (!nvmeof_get_log_changed_ns(a->c, false, ids, NVME_NS_LIST_MAX, &ev.nchanged, &ovf)) {
 			ev.changed_overflow = ovf;
 			memcpy(ev.changed, ids, (ev.nchanged < 16 ? ev.nchanged : 16) * sizeof(ids[0]));
@@ -117,6 +144,8 @@ static void deliver(struct aer *a, uint32_t dw0)
 		} else {
 			admin_ns_rescan(a->c, NULL, 0);
 		}
+	} else {
+		rearm(a, ev.lid);
 	}
 	if (a->cb)
 		a->cb(a->arg, &ev);
@@ -152,13 +181,7 @@ static void *aer_main(void *arg)
 			pthread_mutex_lock(&a->lock);
 		}
 		if (!a->stop) {
-			struct timespec ts;
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			ts.tv_nsec += POLL_MS * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
+			struct timespec ts = nvmeof_deadline_ts(POLL_MS);
 			pthread_cond_timedwait(&a->cond, &a->lock, &ts);
 		}
 		bool stop = a->stop;

@@ -9,6 +9,7 @@
 #define NVMEOF_CPRIV_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
 
 #include "ctrl.h"
@@ -47,12 +48,17 @@ struct nvmeof_ctrl {
 	int ka_err;
 	char ka_msg[256];
 	uint64_t ka_sent;
+	/* A Keep Alive the thread asks the admin lock's holder to send (KA_*) */
+	atomic_int ka_due;
+	uint8_t ka_sqe[NVME_SQE_SIZE]; /* the holder's Keep Alive, until it is answered */
+	bool ka_async_out;             /* under lock: that one is out, since ka_async_ms */
+	uint64_t ka_async_ms;
+	bool admin_live;               /* under admin_lock: connected and enabled */
 };
 
 /* hostid.c */
 int ctrl_host_identity(struct nvmeof_ctrl *c);
 /* admin.c */
-uint32_t ctrl_admin_tmo(const struct nvmeof_ctrl *c);
 int ctrl_prop_set(struct nvmeof_ctrl *c, uint32_t off, uint32_t val, const char *name);
 int ctrl_wait_csts(struct nvmeof_ctrl *c, uint32_t mask, uint32_t want, uint32_t timeout_ms,
 		   const char *what);
@@ -65,6 +71,11 @@ int ctrl_identify_all(struct nvmeof_ctrl *c);
 /* keepalive.c */
 void *ctrl_ka_main(void *arg);
 void ctrl_ka_stop(struct nvmeof_ctrl *c);
+/* For whoever holds admin_lock, from inside a synchronous command's wait:
+ * sends the Keep Alive the thread found due (arg: the controller). */
+void ctrl_ka_on_wait(void *arg);
+/* How often a waiting holder should call ctrl_ka_on_wait. */
+uint32_t ctrl_ka_hook_ms(const struct nvmeof_ctrl *c);
 /* reassoc.c: the reconnect hook of I/O queues */
 int ctrl_reconnect_queue(struct nvmeof_ctrl *c, struct nvmeof_queue *q);
 

@@ -122,6 +122,7 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->ka_cond, &ca);
 	pthread_condattr_destroy(&ca);
+	atomic_init(&c->ka_due, 0);
 	c->o = *opts;
 	if (c->o.kato_ms && !c->o.ka_interval_ms)
 		c->o.ka_interval_ms = c->o.kato_ms / 2 ? c->o.kato_ms / 2 : 1;
@@ -154,6 +155,12 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		goto fail;
 	}
 	q_set_owner(c->admin, c, 0);
+	/* Without the queue's wait hook a Keep Alive waits for the admin lock,
+	 * as it always did. */
+#ifdef NVMEOF_Q_WAIT_HOOK
+	if (c->o.kato_ms)
+		q_set_wait_hook(c->admin, ctrl_ka_on_wait, c, ctrl_ka_hook_ms(c));
+#endif
 	c->pd = q_pd(c->admin);
 	c->mem.pd = c->pd;
 	q_take_pd(c->admin);

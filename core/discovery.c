@@ -9,6 +9,7 @@
 
 #include "adminio.h"
 #include "internal.h"
+#include "opts.h"
 #include "protocol.h"
 
 #define DISC_KATO_MS 30000
@@ -21,13 +22,16 @@ int nvmeof_discovery_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_
 	struct nvmeof_ctrl_opts o;
 	if (!opts)
 		return nvmeof_err(NVMEOF_EINVAL, "discovery connect: no options");
-	o = *opts;
+	/* the caller's struct may be shorter or longer than ours */
+	int rc = ctrl_opts_in(opts, &o);
+	if (rc)
+		return nvmeof_err_prefix(rc, "discovery connect");
 	if (!o.subnqn || !o.subnqn[0])
 		o.subnqn = NVMEOF_DISCOVERY_NQN;
 	/* A host that stays connected to a discovery controller must keep it alive. */
 	if (!o.kato_ms)
 		o.kato_ms = DISC_KATO_MS;
-	int rc = nvmeof_ctrl_connect(&o, out);
+	rc = nvmeof_ctrl_connect(&o, out);
 	if (rc)
 		return nvmeof_err_prefix(rc, "discovery controller %s", o.subnqn);
 	uint8_t type = nvmeof_ctrl_info(*out)->cntrltype;

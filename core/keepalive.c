@@ -1,42 +1,123 @@
-/* Keep Alive from a thread of the controller: no user polling needed. */
+/*
+ * Keep Alive from a thread of the controller: no user polling needed.
+ *
+ * The admin queue is one thread's at a time (admin_lock), and a thread may
+ * hold it through a long synchronous command, up to the command timeout.
+ * The kernel host does not serialise Keep Alive behind other admin
+ * commands, and neither do we: the thread only tries the lock; when it is
+ * held, the thread marks the Keep Alive due and the holder sends it, as a
+ * command of its own on the admin queue, from its wait (ctrl_ka_on_wait).
+ * The thread sends it itself once the lock is free and the holder has not.
+ */
 #include <stdio.h>
-#include <time.h>
 
 #include "cpriv.h"
+#include "util.h"
+
+enum { KA_IDLE, KA_DUE, KA_TAKEN };
+#define KA_RETRY_MS 5
+#define KA_HOOK_MAX_MS 100
+
+uint32_t ctrl_ka_hook_ms(const struct nvmeof_ctrl *c)
+{
+	uint32_t ms = c->o.ka_interval_ms / 4;
+	return ms < 1 ? 1 : ms > KA_HOOK_MAX_MS ? KA_HOOK_MAX_MS : ms;
+}
+
+/* lock held */
+static void ka_record(struct nvmeof_ctrl *c, int rc, const char *why)
+{
+	/* One late answer is not the end: the health call reports it, and the
+	 * next Keep Alive goes out on time regardless. */
+	if (rc) {
+		c->ka_err = rc;
+		snprintf(c->ka_msg, sizeof(c->ka_msg), "Keep Alive: %s", why);
+	} else {
+		c->ka_err = 0;
+		c->ka_sent++;
+	}
+}
+
+static void ka_async_done(void *arg, const struct nvmeof_cpl *cpl)
+{
+	struct nvmeof_ctrl *c = arg;
+	char buf[160];
+	pthread_mutex_lock(&c->lock);
+	c->ka_async_out = false;
+	ka_record(c, cpl->err, cpl->err ? nvmeof_cpl_str(cpl, buf, sizeof(buf)) : "");
+	pthread_mutex_unlock(&c->lock);
+}
+
+void ctrl_ka_on_wait(void *arg)
+{
+	struct nvmeof_ctrl *c = arg;
+	/* Not while the association is being made: before CC.EN the target
+	 * refuses it, before the Fabrics Connect it would end the queue. */
+	if (atomic_load(&c->ka_due) != KA_DUE || !c->admin_live || !q_connected(c->admin))
+		return;
+	pthread_mutex_lock(&c->lock);
+	bool out = c->ka_async_out;
+	pthread_mutex_unlock(&c->lock);
+	if (out)
+		return; /* one at a time: the thread reports one that stays unanswered */
+	nvme_sqe_keep_alive(c->ka_sqe, 0);
+	/* A request of its own (the reserved one carries the holder's command),
+	 * without a command timeout: the thread judges it against KATO. */
+	if (q_submit_aer(c->admin, c->ka_sqe, ka_async_done, c))
+		return; /* no slot: the next call, or the thread once the lock is free */
+	pthread_mutex_lock(&c->lock);
+	c->ka_async_out = true;
+	c->ka_async_ms = nvmeof_now_ms();
+	pthread_mutex_unlock(&c->lock);
+	atomic_store(&c->ka_due, KA_TAKEN);
+}
+
+/* One Keep Alive, now. lock held; dropped meanwhile. */
+static void ka_send(struct nvmeof_ctrl *c)
+{
+	if (c->ka_async_out && nvmeof_now_ms() - c->ka_async_ms >= c->o.kato_ms)
+		ka_record(c, NVMEOF_ETIMEDOUT, "the last one sent from an admin command's wait is not answered "
+					       "within KATO");
+	atomic_store(&c->ka_due, KA_DUE);
+	while (!c->ka_stop) {
+		pthread_mutex_unlock(&c->lock);
+		if (!pthread_mutex_trylock(&c->admin_lock)) {
+			int rc = 0;
+			/* unless the last holder sent it already */
+			bool mine = atomic_exchange(&c->ka_due, KA_IDLE) == KA_DUE;
+			if (mine) {
+				uint8_t sqe[NVME_SQE_SIZE];
+				nvme_sqe_keep_alive(sqe, 0);
+				/* the timeout is KATO: an answer later than that no longer helps */
+				rc = q_exec(c->admin, sqe, 0, c->o.kato_ms, NULL);
+			}
+			pthread_mutex_unlock(&c->admin_lock);
+			pthread_mutex_lock(&c->lock);
+			if (mine)
+				ka_record(c, rc, nvmeof_errmsg());
+			return;
+		}
+		pthread_mutex_lock(&c->lock);
+		if (atomic_load(&c->ka_due) == KA_TAKEN)
+			break; /* the holder sent it; its answer is recorded when it comes */
+		struct timespec ts = nvmeof_deadline_ts(KA_RETRY_MS);
+		pthread_cond_timedwait(&c->ka_cond, &c->lock, &ts);
+	}
+	atomic_store(&c->ka_due, KA_IDLE);
+}
 
 /* Keep Alive on the admin queue every ka_interval_ms, so the target keeps
  * the association without the user ever touching the admin queue. */
 void *ctrl_ka_main(void *arg)
 {
 	struct nvmeof_ctrl *c = arg;
-	uint8_t sqe[NVME_SQE_SIZE];
 	pthread_mutex_lock(&c->lock);
 	while (!c->ka_stop) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)c->o.ka_interval_ms * 1000000u;
-		ts.tv_sec += (time_t)(ns / 1000000000u);
-		ts.tv_nsec = (long)(ns % 1000000000u);
+		struct timespec ts = nvmeof_deadline_ts(c->o.ka_interval_ms);
 		while (!c->ka_stop && pthread_cond_timedwait(&c->ka_cond, &c->lock, &ts) == 0)
 			;
-		if (c->ka_stop)
-			continue;
-		nvme_sqe_keep_alive(sqe, 0);
-		pthread_mutex_unlock(&c->lock);
-		pthread_mutex_lock(&c->admin_lock);
-		/* the timeout is KATO: an answer later than that no longer helps */
-		int rc = q_exec(c->admin, sqe, 0, c->o.kato_ms, NULL);
-		pthread_mutex_unlock(&c->admin_lock);
-		pthread_mutex_lock(&c->lock);
-		/* One late answer is not the end: the health call reports it,
-		 * and the next Keep Alive goes out on time regardless. */
-		if (rc) {
-			c->ka_err = rc;
-			snprintf(c->ka_msg, sizeof(c->ka_msg), "Keep Alive: %s", nvmeof_errmsg());
-		} else {
-			c->ka_err = 0;
-			c->ka_sent++;
-		}
+		if (!c->ka_stop)
+			ka_send(c);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return NULL;

@@ -83,12 +83,16 @@ void nvmeof_queue_opts_init_sz(struct nvmeof_queue_opts *o, size_t size)
 int ctrl_opts_in(const struct nvmeof_ctrl_opts *in, struct nvmeof_ctrl_opts *out)
 {
 	ctrl_defaults(out, sizeof(*out));
-	return opts_in(in, in->size, out, sizeof(*out), CTRL_OPTS_V0, "nvmeof_ctrl_opts");
+	int rc = opts_in(in, in->size, out, sizeof(*out), CTRL_OPTS_V0, "nvmeof_ctrl_opts");
+	/* out is whole now: passed on, it must not claim the caller's size */
+	out->size = sizeof(*out);
+	return rc;
 }
 
 int queue_opts_in(const struct nvmeof_queue_opts *in, struct nvmeof_queue_opts *out)
 {
 	memset(out, 0, sizeof(*out));
+	int rc = in ? opts_in(in, in->size, out, sizeof(*out), QUEUE_OPTS_V0, "nvmeof_queue_opts") : 0;
 	out->size = sizeof(*out);
-	return in ? opts_in(in, in->size, out, sizeof(*out), QUEUE_OPTS_V0, "nvmeof_queue_opts") : 0;
+	return rc;
 }

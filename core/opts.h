@@ -7,8 +7,9 @@
 #include "nvmeof.h"
 
 /* in: the caller's struct of in->size bytes (0: the first layout). out: this
- * version's struct, defaults where the caller's ends. NVMEOF_EINVAL or
- * NVMEOF_ENOTSUP (with a message) per the rules; nothing past in->size read. */
+ * version's whole struct (its size is ours), defaults where the caller's
+ * ends. NVMEOF_EINVAL or NVMEOF_ENOTSUP (with a message) per the rules;
+ * nothing past in->size read. */
 int ctrl_opts_in(const struct nvmeof_ctrl_opts *in, struct nvmeof_ctrl_opts *out);
 /* The same; in NULL gives every default. */
 int queue_opts_in(const struct nvmeof_queue_opts *in, struct nvmeof_queue_opts *out);

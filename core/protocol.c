@@ -288,6 +288,36 @@ void nvme_aer_decode(uint32_t dw0, struct nvmeof_event *ev)
 	ev->lid = (uint8_t)(dw0 >> 16);
 }
 
+uint32_t nvme_aer_log_len(uint8_t lid, uint8_t elpe, uint32_t ana_len)
+{
+	switch (lid) {
+	case NVMEOF_LOG_ERROR:
+		return (elpe + 1u) * NVME_ERROR_ENTRY_SIZE;
+	case NVMEOF_LOG_SMART:
+	case NVMEOF_LOG_FW_SLOT:
+		return NVME_SMART_LOG_SIZE; /* the firmware slot log is 512 bytes as well */
+	case NVMEOF_LOG_CHANGED_NS:
+		return NVME_NS_LIST_MAX * 4;
+	case NVMEOF_LOG_ANA:
+		return ana_len;
+	case NVMEOF_LOG_DISCOVERY:
+		/* the header is enough: nvmet clears the event on any read */
+		return NVME_DISC_LOG_HDR_SIZE;
+	default:
+		return 0;
+	}
+}
+
+uint32_t nvme_ana_log_len(const uint8_t *id)
+{
+	uint64_t ngrps = get_le32(id + 348), mnan = get_le32(id + 540);
+	if (!mnan)
+		mnan = get_le32(id + 516);
+	/* header 16 bytes, 32 per group descriptor, 4 per NSID */
+	uint64_t len = 16 + ngrps * 32 + mnan * 4;
+	return len < NVME_ANA_LOG_MAX ? (uint32_t)len : NVME_ANA_LOG_MAX;
+}
+
 void nvme_disc_log_hdr_parse(const uint8_t *d, uint64_t *genctr, uint64_t *numrec, uint16_t *recfmt)
 {
 	*genctr = get_le64(d);

@@ -202,6 +202,17 @@ static inline void nvme_cqe_parse(const uint8_t *p, struct nvme_cqe *c)
 	c->status = (uint16_t)(get_le16(p + 14) >> 1);
 }
 
+/* What a Status Field says (SCT << 8 | SC), without the DNR, More and CRD
+ * bits a target may set on any status: compare statuses through this. */
+static inline uint16_t nvme_status_code(uint16_t status)
+{
+	return (uint16_t)(NVMEOF_STATUS_SCT(status) << 8 | NVMEOF_STATUS_SC(status));
+}
+#define NVME_SC_INVALID_FIELD 0x002
+#define NVME_SC_AER_LIMIT 0x105            /* Asynchronous Event Request Limit Exceeded */
+#define NVME_SC_CONNECT_INVALID_PARAM 0x182
+#define NVME_SC_CONNECT_INVALID_HOST 0x184
+
 /* ---- Identify data ---- */
 /* Fills the Identify Controller fields of info; others are left alone. */
 void nvme_id_ctrl_parse(const uint8_t *data, struct nvmeof_ctrl_info *info);
@@ -253,6 +264,15 @@ void nvme_sqe_write_zeroes(uint8_t *sqe, uint16_t cid, uint32_t nsid, uint64_t s
 uint32_t nvme_aec_cdw11(uint32_t oaes);
 /* An AER completion's DW0: type 2:0, information 15:8, log page 23:16. */
 void nvme_aer_decode(uint32_t dw0, struct nvmeof_event *ev);
+/* How much of log page lid to read, RAE cleared, so that the controller
+ * may report the next event that names it; 0 for a log not known here.
+ * ana_len: this controller's ANA log size (nvme_ana_log_len). */
+uint32_t nvme_aer_log_len(uint8_t lid, uint8_t elpe, uint32_t ana_len);
+/* The largest ANA log the controller of this Identify Controller data can
+ * return, as the kernel host sizes it (NANAGRPID groups, MNAN or else NN
+ * NSIDs), at most NVME_ANA_LOG_MAX. */
+#define NVME_ANA_LOG_MAX (1u << 20)
+uint32_t nvme_ana_log_len(const uint8_t *id_ctrl);
 
 /* Discovery log: header (at least 18 bytes) and one 1024-byte entry. */
 void nvme_disc_log_hdr_parse(const uint8_t *d, uint64_t *genctr, uint64_t *numrec, uint16_t *recfmt);

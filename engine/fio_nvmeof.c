@@ -275,6 +275,7 @@ struct jqueue {
 	unsigned int nq, next;           /* next: the round-robin cursor */
 	struct nvmeof_mr *mr;
 	uint32_t dirty;                  /* queues with submissions since the last doorbell */
+	uint32_t closed;                 /* queues that refused a command as disconnected */
 };
 
 struct efile {
@@ -818,21 +819,34 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 	 * the scheduler moves spreads its queues' work over the CPUs it uses
 	 * instead of piling it on one. Round-robin (qpair_select=rr) spreads
 	 * uniform I/O evenly, as SPDK perf does -P. A full queue passes the
-	 * request to the next one. */
+	 * request to the next one, and so does a disconnected one (the
+	 * library gave up on it), for the rest of the job: the job goes on
+	 * as long as one of its queue pairs lives. */
 	if (j->qpair_select == QSEL_CPU && jq->nq > 1)
 		jq->next = qmap_pick(&j->qmap, sched_getcpu(), jq->nq);
-	for (unsigned int t = 0; t < jq->nq && rc == NVMEOF_EQFULL; t++) {
-		unsigned int n = jq->next;
+	uint32_t tried = jq->closed;
+	for (unsigned int n; (n = qmap_open(tried, jq->next, jq->nq)) < jq->nq;) {
 		jq->next = n + 1 == jq->nq ? 0 : n + 1;
+		tried |= 1u << n;
 		rc = submit_on(jq->q[n], jq, ef, io_u, x, slba, nlb, off);
 		if (!rc)
 			jq->dirty |= 1u << n;
+		if (rc == NVMEOF_ECLOSED && jq->nq > 1) {
+			jq->closed |= 1u << n;
+			log_err("nvmeof: queue pair %u of %u: %s; its commands go to the others\n", n + 1,
+				jq->nq, nvmeof_errmsg());
+		}
+		if (rc != NVMEOF_EQFULL && rc != NVMEOF_ECLOSED)
+			break;
 	}
-	if (rc == NVMEOF_EQFULL)
-		return FIO_Q_BUSY;
+	/* a lone queue pair is never skipped: its own error says why */
+	bool live = qmap_open(jq->closed, 0, jq->nq) < jq->nq;
+	if (live && (rc == NVMEOF_EQFULL || (rc == NVMEOF_ECLOSED && jq->nq > 1)))
+		return FIO_Q_BUSY; /* the live ones are full */
 	if (rc) {
 		io_u->error = rc == NVMEOF_ENOTSUP ? EOPNOTSUPP : EIO;
-		log_io_error(j, io_ddir_name(io_u->ddir), nvmeof_errmsg());
+		log_io_error(j, io_ddir_name(io_u->ddir),
+			     live ? nvmeof_errmsg() : "every queue pair is disconnected");
 		return FIO_Q_COMPLETED;
 	}
 	j->pending[j->npending++] = io_u;

@@ -31,3 +31,13 @@ unsigned int qmap_depth(const struct qmap *m, unsigned int nq, unsigned int dept
 	unsigned int fewest = nq / m->ncpu; /* queue pairs of the CPU with fewest */
 	return fewest <= 1 ? depth : (depth + fewest - 1) / fewest;
 }
+
+unsigned int qmap_open(uint32_t skip, unsigned int from, unsigned int nq)
+{
+	for (unsigned int t = 0; t < nq && t < 32; t++) {
+		unsigned int n = (from + t) % nq;
+		if (!(skip & (1u << n)))
+			return n;
+	}
+	return nq;
+}

@@ -474,8 +474,12 @@ const char *nvmeof_tcp_sectype_str(uint8_t v);
  * OAES notices) and keeps AERL + 1 Asynchronous Event Requests outstanding
  * (at most 4). A small thread of the controller polls the admin queue every
  * 20 ms, with or without KATO, so events arrive while nobody calls the
- * library. For a Namespace Attribute Changed notice the library first reads
- * the Changed Namespace List and updates the namespace table: nvmeof_ns_get
+ * library. For each event the library first reads the log page it names
+ * (Changed Namespace List, ANA, discovery, SMART / health, error, firmware
+ * slot) with RAE cleared, without which the controller reports no further
+ * event of that kind; the log helpers above keep RAE as asked, and a read
+ * after the event sees the same or newer data. For a Namespace Attribute
+ * Changed notice it also updates the namespace table: nvmeof_ns_get
  * finds a namespace that appeared; one that went away is no longer returned,
  * and its struct stays valid with gone set (I/O to it fails with the
  * target's status). Then cb runs, on that thread, with no library lock held;

@@ -16,7 +16,10 @@
 #include <time.h>
 
 #include "../unit/check.h"
+#include "ctrl.h"
 #include "nvmeof.h"
+#include "protocol.h"
+#include "queue.h"
 
 static const char *env(const char *name)
 {
@@ -481,6 +484,40 @@ out:
 		nvmeof_ctrl_close(c);
 }
 
+#ifdef NVMEOF_Q_WAIT_HOOK
+/* A thread that holds the admin queue through a long command must not keep
+ * Keep Alive back past KATO, or the target ends the association. The long
+ * command: an Asynchronous Event Request run synchronously (nvmet answers
+ * it only when an event comes), for three KATOs. */
+TEST(keep_alive_goes_out_during_a_long_admin_command)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	static uint8_t id[4096];
+	uint8_t sqe[NVME_SQE_SIZE];
+	struct nvmeof_cpl cpl;
+	char msg[256];
+	opts_a(&o);
+	o.kato_ms = 2000; /* a Keep Alive every second */
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	uint64_t before = nvmeof_ctrl_keep_alives(c);
+	nvme_sqe_async_event(sqe, 0);
+	pthread_mutex_lock(ctrl_admin_lock(c));
+	int rc = q_exec(ctrl_admin(c), sqe, 0, 6500, &cpl);
+	pthread_mutex_unlock(ctrl_admin_lock(c));
+	uint64_t during = nvmeof_ctrl_keep_alives(c) - before;
+	printf("    %llu keep-alives while the admin queue was held 6.5 s (KATO 2 s): %s\n",
+	       (unsigned long long)during, rc ? nvmeof_errmsg() : "answered");
+	CHECK_EQ(rc, NVMEOF_ETIMEDOUT);
+	CHECK(during >= 5);
+	MUST(nvmeof_identify(c, 0x01, 0, id)); /* the association lives */
+	CHECK_EQ(nvmeof_ctrl_health(c, msg, sizeof(msg)), 0);
+out:
+	if (c)
+		nvmeof_ctrl_close(c);
+}
+#endif
+
 TEST(target_ends_association_when_keep_alives_stop)
 {
 	struct nvmeof_ctrl_opts o;
@@ -816,6 +853,9 @@ int main(int argc, char **argv)
 		T(keep_alive_keeps_the_association), T(target_ends_association_when_keep_alives_stop),
 		T(reconnect_keeps_write_order_and_the_controller), T(poll_group_of_four_queues),
 		T(poll_group_reconnects_every_queue), T(queue_created_right_after_destroy),
+#ifdef NVMEOF_Q_WAIT_HOOK
+		T(keep_alive_goes_out_during_a_long_admin_command),
+#endif
 	};
 	size_t n = sizeof(all) / sizeof(all[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);

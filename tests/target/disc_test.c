@@ -63,6 +63,16 @@ static int referral(bool add)
 	return system(cmd);
 }
 
+/* A discovery test's end: the referral it left, its log, its controller. */
+static void disc_done(bool ref, struct nvmeof_disc_log *l, struct nvmeof_ctrl *c)
+{
+	if (ref)
+		referral(false);
+	nvmeof_disc_log_free(l);
+	if (c)
+		CHECK_EQ(nvmeof_ctrl_close(c), 0);
+}
+
 TEST(discovery_log_lists_both_subsystems_on_both_ports)
 {
 	struct nvmeof_ctrl_opts o;
@@ -122,11 +132,7 @@ TEST(discovery_log_lists_both_subsystems_on_both_ports)
 	sleep_ms(100);
 	CHECK_EQ(nvmeof_ctrl_health(c, NULL, 0), 0);
 out:
-	if (ref)
-		referral(false);
-	nvmeof_disc_log_free(l);
-	if (c)
-		CHECK_EQ(nvmeof_ctrl_close(c), 0);
+	disc_done(ref, l, c);
 }
 
 TEST(discovery_as_any_host_hides_subsystem_b)
@@ -368,6 +374,99 @@ out:
 TEST(namespace_disabled_and_enabled_through_events) { namespace_events(0); }
 TEST(namespace_events_with_keep_alive) { namespace_events(4000); }
 
+static void on_disc_event(void *arg, const struct nvmeof_event *ev)
+{
+	atomic_int *n = arg;
+	if (ev->type == NVMEOF_AER_NOTICE && ev->info == NVMEOF_AER_NOTICE_DISC_CHANGED &&
+	    ev->lid == NVMEOF_LOG_DISCOVERY)
+		(*n)++;
+}
+
+static bool wait_events(const atomic_int *n, int want, int ms)
+{
+	for (int t = 0; t < ms && *n < want; t += 50)
+		sleep_ms(50);
+	return *n >= want;
+}
+
+/* nvmet sends no further event of a type until a Get Log Page with RAE
+ * cleared reads the log the last one named; the user's own reads keep
+ * RAE set, so the library must do that read itself for every event. */
+TEST(discovery_change_events_keep_coming)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_disc_log *l = NULL;
+	atomic_int n = 0;
+	bool ref = false;
+	opts_base(&o, NULL);
+	CHECK_EQ(referral(false), 0);
+	MUST(nvmeof_discovery_connect(&o, &c));
+	MUST(nvmeof_ctrl_events(c, on_disc_event, &n));
+	CHECK_EQ(referral(true), 0);
+	ref = true;
+	CHECK(wait_events(&n, 1, 10000));
+	/* the user's read (RAE set) in between must not matter either way */
+	MUST(nvmeof_discover(c, &l));
+	CHECK_EQ(referral(false), 0);
+	ref = false;
+	CHECK(wait_events(&n, 2, 10000));
+	CHECK_EQ(referral(true), 0);
+	ref = true;
+	CHECK(wait_events(&n, 3, 10000));
+	printf("    %d discovery log change events\n", (int)n);
+out:
+	disc_done(ref, l, c);
+}
+
+static void on_ana_event(void *arg, const struct nvmeof_event *ev)
+{
+	atomic_int *n = arg;
+	if (ev->type == NVMEOF_AER_NOTICE && ev->info == NVMEOF_AER_NOTICE_ANA && ev->lid == NVMEOF_LOG_ANA)
+		(*n)++;
+}
+
+static int ana_state(const char *state)
+{
+	char cmd[160];
+	snprintf(cmd, sizeof(cmd), "echo %s > /sys/kernel/config/nvmet/ports/1/ana_groups/1/ana_state", state);
+	return system(cmd);
+}
+
+/* The same for ANA changes, on an I/O controller; the user's ANA log
+ * read (RAE set) in between. */
+TEST(ana_change_events_keep_coming)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	static uint8_t log[16384];
+	atomic_int n = 0;
+	bool changed = false;
+	opts_base(&o, env("NVMEOF_TB_NQN_A"));
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	CHECK(nvmeof_ctrl_info(c)->oaes & (1u << 11));
+	MUST(nvmeof_ctrl_events(c, on_ana_event, &n));
+	CHECK_EQ(ana_state("non-optimized"), 0);
+	changed = true;
+	CHECK(wait_events(&n, 1, 10000));
+	MUST(nvmeof_get_log_ana(c, false, log, sizeof(log)));
+	struct nvmeof_ana_group g;
+	CHECK_EQ(nvmeof_ana_group(log, sizeof(log), 0, &g, NULL, NULL), 0);
+	CHECK_EQ(g.state, 0x02);
+	CHECK_EQ(ana_state("optimized"), 0);
+	changed = false;
+	CHECK(wait_events(&n, 2, 10000));
+	CHECK_EQ(ana_state("inaccessible"), 0);
+	changed = true;
+	CHECK(wait_events(&n, 3, 10000));
+	printf("    %d ANA change events\n", (int)n);
+out:
+	if (changed)
+		ana_state("optimized");
+	if (c)
+		CHECK_EQ(nvmeof_ctrl_close(c), 0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case all[] = {
@@ -375,6 +474,7 @@ int main(int argc, char **argv)
 		T(discovery_of_an_nvm_subsystem_is_refused),
 		T(log_pages_and_identifiers), T(write_zeroes_and_fua),
 		T(namespace_disabled_and_enabled_through_events), T(namespace_events_with_keep_alive),
+		T(discovery_change_events_keep_coming), T(ana_change_events_keep_coming),
 	};
 	size_t n = sizeof(all) / sizeof(all[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);

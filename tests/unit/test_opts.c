@@ -115,14 +115,42 @@ TEST(init_of_a_newer_struct_zeroes_the_fields_it_does_not_know)
 	CHECK(untouched_from(u.b, sz, sizeof(u.b)));
 }
 
+typedef int (*connect_fn)(const struct nvmeof_ctrl_opts *, struct nvmeof_ctrl **);
+
+/* A newer header's struct, EXTRA bytes longer, its unknown bytes zero;
+ * returns its size. */
+static size_t newer_struct(union big *u)
+{
+	const size_t sz = sizeof(struct nvmeof_ctrl_opts) + EXTRA;
+	memset(u->b, 0, sizeof(u->b));
+	nvmeof_ctrl_opts_init_sz(&u->c, sz);
+	return sz;
+}
+
+/* A caller's struct of exactly the first layout, on the heap, so that ASan
+ * sees a read past it: connect fails with rc, the message naming want. */
+static void connect_first_layout(connect_fn connect, const char *traddr, int rc, const char *want)
+{
+	struct nvmeof_ctrl_opts full;
+	struct nvmeof_ctrl *c = NULL;
+	nvmeof_ctrl_opts_init_sz(&full, CTRL_V0);
+	full.traddr = traddr;
+	unsigned char *p = malloc(CTRL_V0);
+	if (!p)
+		return;
+	memcpy(p, &full, CTRL_V0);
+	CHECK_EQ(connect((const struct nvmeof_ctrl_opts *)(void *)p, &c), rc);
+	CHECK(strstr(nvmeof_errmsg(), want) != NULL);
+	CHECK(c == NULL);
+	free(p);
+}
+
 /* connect reads the size first: these all fail before any network step. */
 TEST(connect_reads_the_callers_struct_by_its_size)
 {
 	union big u;
 	struct nvmeof_ctrl *c = NULL;
-	const size_t sz = sizeof(struct nvmeof_ctrl_opts) + EXTRA;
-	memset(u.b, 0, sizeof(u.b));
-	nvmeof_ctrl_opts_init_sz(&u.c, sz);
+	const size_t sz = newer_struct(&u);
 	u.c.traddr = "192.0.2.1"; /* no subnqn: fails right after the size check */
 	u.b[sz - 1] = 1;          /* an option of a "newer version" */
 	CHECK_EQ(nvmeof_ctrl_connect(&u.c, &c), NVMEOF_ENOTSUP);
@@ -140,17 +168,26 @@ TEST(connect_reads_the_callers_struct_by_its_size)
 	CHECK_EQ(nvmeof_ctrl_connect(&h, &c), NVMEOF_EINVAL);
 	CHECK(strstr(nvmeof_errmsg(), "queue depth 0") != NULL);
 
-	/* Exactly the first layout on the heap. */
-	struct nvmeof_ctrl_opts full;
-	nvmeof_ctrl_opts_init_sz(&full, CTRL_V0);
-	full.traddr = "192.0.2.1";
-	unsigned char *p = malloc(CTRL_V0);
-	if (p) {
-		memcpy(p, &full, CTRL_V0);
-		CHECK_EQ(nvmeof_ctrl_connect((const struct nvmeof_ctrl_opts *)(void *)p, &c), NVMEOF_EINVAL);
-		CHECK(strstr(nvmeof_errmsg(), "subsystem NQN missing") != NULL);
-		free(p);
-	}
+	connect_first_layout(nvmeof_ctrl_connect, "192.0.2.1", NVMEOF_EINVAL, "subsystem NQN missing");
+}
+
+/* Discovery connect takes the same struct and must obey the same rule: it
+ * fails here (no traddr) only after taking in the caller's options. */
+TEST(discovery_connect_reads_the_callers_struct_by_its_size)
+{
+	union big u;
+	struct nvmeof_ctrl *c = NULL;
+	/* Accepted from a newer header. Copying only our sizeof would leave
+	 * size saying more than the copy holds, and connect would read past
+	 * it. */
+	const size_t sz = newer_struct(&u);
+	CHECK_EQ(nvmeof_discovery_connect(&u.c, &c), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "no target address") != NULL);
+	u.b[sz - 1] = 1;
+	CHECK_EQ(nvmeof_discovery_connect(&u.c, &c), NVMEOF_ENOTSUP);
+	CHECK(strstr(nvmeof_errmsg(), "newer version") != NULL);
+	CHECK(c == NULL);
+	connect_first_layout(nvmeof_discovery_connect, NULL, NVMEOF_EINVAL, "no target address");
 }
 
 TEST(queue_opts_by_size)
@@ -199,6 +236,7 @@ int main(void)
 		T(init_writes_nothing_past_the_callers_size),
 		T(init_of_a_newer_struct_zeroes_the_fields_it_does_not_know),
 		T(connect_reads_the_callers_struct_by_its_size),
+		T(discovery_connect_reads_the_callers_struct_by_its_size),
 		T(queue_opts_by_size),
 	};
 	return run_tests("unit-opts", t, sizeof(t) / sizeof(t[0]));

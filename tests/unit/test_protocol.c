@@ -213,6 +213,24 @@ TEST(cqe_parse_status_and_phase)
 	CHECK_EQ(c.status, 0);
 }
 
+/* nvmet answers an AER past the limit with DNR set (status 0x4105): the
+ * code compares equal whatever DNR, More and CRD say. */
+TEST(status_code_ignores_dnr_more_and_crd)
+{
+	const uint8_t dnr[16] = {[14] = 0x0a, 0x82}; /* SCT 1, SC 05h, DNR, P=0 */
+	struct nvme_cqe c;
+	nvme_cqe_parse(dnr, &c);
+	CHECK_EQ(c.status, 0x4105);
+	CHECK_EQ(nvme_status_code(c.status), NVME_SC_AER_LIMIT);
+	CHECK_EQ(nvme_status_code(0x2105), NVME_SC_AER_LIMIT);  /* More */
+	CHECK_EQ(nvme_status_code(0x1905), NVME_SC_AER_LIMIT);  /* CRD 3 */
+	CHECK_EQ(nvme_status_code(0x0105), NVME_SC_AER_LIMIT);
+	CHECK(nvme_status_code(0x4005) != NVME_SC_AER_LIMIT);   /* SCT 0 */
+	CHECK(nvme_status_code(0x4205) != NVME_SC_AER_LIMIT);   /* SCT 2 */
+	CHECK(nvme_status_code(0x4106) != NVME_SC_AER_LIMIT);
+	CHECK_EQ(nvme_status_code(0x4002), NVME_SC_INVALID_FIELD);
+}
+
 TEST(status_names_and_cpl_strings)
 {
 	CHECK_STR(nvmeof_status_name(0x002), "Invalid Field in Command");
@@ -577,6 +595,29 @@ TEST(ana_log_groups)
 	CHECK_EQ(nvme_ana_group_parse(d, sizeof(d) - 1, 1, &g, NULL, NULL), (unsigned long long)-1);
 }
 
+/* The log each event names is read whole (RAE cleared) to re-arm it. */
+TEST(event_log_lengths)
+{
+	CHECK_EQ(nvme_aer_log_len(NVMEOF_LOG_ERROR, 63, 0), 64 * 64);
+	CHECK_EQ(nvme_aer_log_len(NVMEOF_LOG_SMART, 0, 0), 512);
+	CHECK_EQ(nvme_aer_log_len(NVMEOF_LOG_FW_SLOT, 0, 0), 512);
+	CHECK_EQ(nvme_aer_log_len(NVMEOF_LOG_CHANGED_NS, 0, 0), 4096);
+	CHECK_EQ(nvme_aer_log_len(NVMEOF_LOG_ANA, 0, 8208), 8208);
+	CHECK_EQ(nvme_aer_log_len(NVMEOF_LOG_DISCOVERY, 0, 0), 1024);
+	CHECK_EQ(nvme_aer_log_len(0x80, 0, 0), 0);    /* reservation notification: not ours */
+	static uint8_t id[4096];
+	memset(id, 0, sizeof(id));
+	put_le32(id + 348, 128);  /* NANAGRPID, as nvmet */
+	put_le32(id + 540, 1024); /* MNAN */
+	put_le32(id + 516, 1024); /* NN */
+	CHECK_EQ(nvme_ana_log_len(id), 16 + 128 * 32 + 1024 * 4);
+	put_le32(id + 540, 0);    /* no MNAN: NN bounds the NSIDs */
+	put_le32(id + 516, 32);
+	CHECK_EQ(nvme_ana_log_len(id), 16 + 128 * 32 + 32 * 4);
+	put_le32(id + 348, 0xffffffffu);
+	CHECK_EQ(nvme_ana_log_len(id), NVME_ANA_LOG_MAX);
+}
+
 TEST(identify_fields_for_events_and_write_zeroes)
 {
 	static uint8_t d[4096];
@@ -600,13 +641,15 @@ int main(void)
 	static const struct test_case t[] = {
 		T(read_sqe_with_keyed_sgl), T(write_sqe_with_incapsule_sgl), T(nlb_is_zero_based_and_16_bits),
 		T(connect_sqe), T(connect_data), T(connect_data_refuses_bad_nqns), T(property_get_and_set),
-		T(cc_fields), T(identify_and_features_sqes), T(dsm_deallocate), T(cqe_parse_status_and_phase), T(command_specific_status_named_by_command), T(host_id_from_a_uuid_host_nqn),
+		T(cc_fields), T(identify_and_features_sqes), T(dsm_deallocate), T(cqe_parse_status_and_phase),
+		T(status_code_ignores_dnr_more_and_crd), T(command_specific_status_named_by_command),
+		T(host_id_from_a_uuid_host_nqn),
 		T(status_names_and_cpl_strings), T(identify_controller_fields),
 		T(identify_controller_hostile_strings), T(identify_namespace_formats),
 		T(active_namespace_list), T(rdma_cm_private_data),
 		T(get_log_page_sqe_numd_split_offset_rae), T(write_zeroes_and_aer_sqes),
 		T(async_event_config_and_decode), T(discovery_log_header_and_entries),
-		T(error_and_smart_logs), T(changed_ns_list_and_descriptors), T(ana_log_groups),
+		T(error_and_smart_logs), T(changed_ns_list_and_descriptors), T(ana_log_groups), T(event_log_lengths),
 		T(identify_fields_for_events_and_write_zeroes),
 	};
 	return run_tests("unit-protocol", t, sizeof(t) / sizeof(t[0]));

@@ -77,9 +77,30 @@ TEST(odd_cpus_stay_in_range)
 	CHECK_EQ(m.ncpu, 1);
 }
 
+/* A disconnected queue pair passes its CPU's commands on: to the next live
+ * one after it, wrapping, and to none when all are gone. */
+TEST(a_closed_queue_pair_passes_its_commands_on)
+{
+	static struct qmap m;
+	int cpus[] = {0, 1, 2, 3};
+	qmap_init(&m, cpus, 4);
+	unsigned int mine = qmap_pick(&m, 2, 4);
+	CHECK_EQ(mine, 2);
+	CHECK_EQ(qmap_open(0, mine, 4), 2);
+	CHECK_EQ(qmap_open(1u << 2, mine, 4), 3);
+	CHECK_EQ(qmap_open(1u << 2 | 1u << 3, mine, 4), 0);
+	CHECK_EQ(qmap_open(0xe, 1, 4), 0);
+	CHECK_EQ(qmap_open(0xf, 0, 4), 4);
+	CHECK_EQ(qmap_open(0, 0, 1), 0);
+	CHECK_EQ(qmap_open(1, 0, 1), 1);
+	/* bits past nq say nothing about these queue pairs */
+	CHECK_EQ(qmap_open(0xf0, 3, 4), 3);
+}
+
 int main(void)
 {
 	static const struct test_case all[] = {T(one_queue_pair_per_cpu), T(cpus_ranked_within_the_job_set),
-					       T(more_queue_pairs_than_cpus_rotate), T(odd_cpus_stay_in_range)};
+					       T(more_queue_pairs_than_cpus_rotate), T(odd_cpus_stay_in_range),
+					       T(a_closed_queue_pair_passes_its_commands_on)};
 	return run_tests("unit-qmap", all, sizeof(all) / sizeof(all[0]));
 }

@@ -13,14 +13,13 @@
 #include "protocol.h"
 #include "queue.h"
 
-#define SCRATCH_MAX 4096
 
 int admin_exec(struct nvmeof_ctrl *c, const uint8_t *sqe, void *buf, uint32_t len,
 	       struct nvmeof_cpl *cpl, const char *what)
 {
 	struct nvmeof_mr *mr = NULL;
 	int rc;
-	if (len > SCRATCH_MAX && (rc = nvmeof_mr_alloc(c, len, &mr)))
+	if (len > Q_SCRATCH_SIZE && (rc = nvmeof_mr_alloc(c, len, &mr)))
 		return nvmeof_err_prefix(rc, "%s", what);
 	pthread_mutex_t *lock = ctrl_admin_lock(c);
 	struct nvmeof_queue *aq = ctrl_admin(c);

@@ -155,12 +155,10 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		goto fail;
 	}
 	q_set_owner(c->admin, c, 0);
-	/* Without the queue's wait hook a Keep Alive waits for the admin lock,
-	 * as it always did. */
-#ifdef NVMEOF_Q_WAIT_HOOK
+	/* a Keep Alive due while another thread holds the admin queue goes
+	 * out from that thread's wait (keepalive.c) */
 	if (c->o.kato_ms)
 		q_set_wait_hook(c->admin, ctrl_ka_on_wait, c, ctrl_ka_hook_ms(c));
-#endif
 	c->pd = q_pd(c->admin);
 	c->mem.pd = c->pd;
 	q_take_pd(c->admin);

@@ -206,6 +206,9 @@ struct nvmeof_queue {
 	bool rsv_busy;
 	uint64_t lost_at_ms, next_try_ms;
 
+	void (*wait_hook)(void *);  /* see q_set_wait_hook */
+	void *wait_hook_arg;
+	uint32_t wait_hook_ms;
 	uint64_t next_housekeep_ms;
 	uint32_t completed;       /* requests completed by the current poll */
 	struct nvmeof_queue_stats st;

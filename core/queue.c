@@ -40,6 +40,13 @@ uint32_t q_sqsize(const struct nvmeof_queue *q) { return q->depth; }
 
 void q_take_pd(struct nvmeof_queue *q) { q->own_pd = false; }
 
+void q_set_wait_hook(struct nvmeof_queue *q, void (*fn)(void *), void *arg, uint32_t every_ms)
+{
+	q->wait_hook = fn;
+	q->wait_hook_arg = arg;
+	q->wait_hook_ms = every_ms ? every_ms : 1;
+}
+
 void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats *out) { *out = q->st; }
 
 static struct ibv_mr *reg(struct nvmeof_queue *q, void *p, size_t len, int access, const char *what)

@@ -84,5 +84,9 @@ int q_exec_mr(struct nvmeof_queue *q, const uint8_t *sqe, struct nvmeof_mr *mr, 
  * loss it completes with NVMEOF_ECLOSED instead of being re-issued. */
 int q_submit_aer(struct nvmeof_queue *q, const uint8_t *sqe, nvmeof_cb cb, void *arg);
 bool q_connected(const struct nvmeof_queue *q);
+/* Called every every_ms (at most) while a synchronous call on q waits, by
+ * the thread that waits: the admin queue's holder sends a Keep Alive the
+ * keep-alive thread found due (keepalive.c). */
+void q_set_wait_hook(struct nvmeof_queue *q, void (*fn)(void *), void *arg, uint32_t every_ms);
 
 #endif

@@ -79,7 +79,13 @@ int q_sync_run(struct nvmeof_queue *q, const struct sub *sb, uint32_t timeout_ms
 			abandon(q, ri, NVMEOF_ETIMEDOUT);
 			return nvmeof_err(NVMEOF_ETIMEDOUT, "%s: no completion within %u ms", what, tmo);
 		}
-		rc = nvmeof_queue_wait(q, 1, (int)(deadline - now));
+		uint64_t slice = deadline - now;
+		if (q->wait_hook) {
+			q->wait_hook(q->wait_hook_arg);
+			if (slice > q->wait_hook_ms)
+				slice = q->wait_hook_ms;
+		}
+		rc = nvmeof_queue_wait(q, 1, (int)slice);
 		if (rc < 0 && !c.done) {
 			abandon(q, ri, rc);
 			return nvmeof_err_prefix(rc, "%s", what);

@@ -484,7 +484,6 @@ out:
 		nvmeof_ctrl_close(c);
 }
 
-#ifdef NVMEOF_Q_WAIT_HOOK
 /* A thread that holds the admin queue through a long command must not keep
  * Keep Alive back past KATO, or the target ends the association. The long
  * command: an Asynchronous Event Request run synchronously (nvmet answers
@@ -516,7 +515,6 @@ out:
 	if (c)
 		nvmeof_ctrl_close(c);
 }
-#endif
 
 TEST(target_ends_association_when_keep_alives_stop)
 {
@@ -566,9 +564,13 @@ static void sh(const char *cmd)
 		printf("    (%s failed)\n", cmd);
 }
 
-/* A write parked during an outage and a later write to the same LBA: after
- * the reconnect the later one's data is what reads back, and the same
- * controller (serial, subsystem) was reassociated. */
+/* Writes on the wire when the port goes down, and more submitted during
+ * the outage, all to the same blocks: after the reconnect they were
+ * re-issued in submission order (the last one's data is what reads back),
+ * a new association was made (a new CNTLID) with the same controller
+ * (serial, subsystem), and a namespace disabled during the outage is gone
+ * from the table (the namespaces were read again). */
+#define ORDER_WRITES 24
 TEST(reconnect_keeps_write_order_and_the_controller)
 {
 	struct nvmeof_ctrl_opts o;
@@ -577,50 +579,69 @@ TEST(reconnect_keeps_write_order_and_the_controller)
 	struct nvmeof_mr *mr = NULL;
 	struct nvmeof_ctrl_info before, after;
 	struct nvmeof_queue_stats st;
-	struct grp_ctx w1 = {0}, w2 = {0};
+	struct grp_ctx w = {0};
+	bool disabled = false;
+	const size_t len = 1 << 20;
+	char cmd[512];
 	opts_a(&o);
 	o.reconnect_delay_ms = 300;
 	o.ctrl_loss_tmo_ms = 30000;
 	MUST(nvmeof_ctrl_connect(&o, &c));
 	MUST(nvmeof_ctrl_get_info(c, &before));
 	MUST(nvmeof_queue_create(c, NULL, &q));
-	const struct nvmeof_ns *ns = nvmeof_ns_get(c, 2);
-	CHECK(ns != NULL);
+	const struct nvmeof_ns *ns = nvmeof_ns_get(c, 1);
+	CHECK(ns != NULL && nvmeof_ns_get(c, 2) != NULL);
 	if (!ns)
 		goto out;
-	MUST(nvmeof_mr_alloc(c, 3 * 4096, &mr));
+	uint32_t nlb = (uint32_t)(len / ns->lba_size);
+	MUST(nvmeof_mr_alloc(c, (ORDER_WRITES + 1) * len, &mr));
 	uint8_t *b = nvmeof_mr_addr(mr);
-	fill(b, 4096, 1);
-	fill(b + 4096, 4096, 2);
-	fill(b + 8192, 4096, 3);
-	MUST(nvmeof_write_sync(q, ns, 777, 1, mr, 0, 0));
+	for (int k = 0; k < ORDER_WRITES; k++)
+		fill(b + (size_t)k * len, len, (uint8_t)(k + 1));
+	/* the first half goes out before the port goes down: some are on the
+	 * wire when it does (1 MiB writes take tens of ms each here) */
+	for (int k = 0; k < ORDER_WRITES / 2; k++)
+		MUST(nvmeof_write(q, ns, 4096, nlb, mr, (size_t)k * len, grp_cb, &w));
+	uint32_t out_at_loss = nvmeof_queue_inflight(q);
 	sh("tb port-down rdma");
+	snprintf(cmd, sizeof(cmd), "tb ns-disable %s 2", env("NVMEOF_TB_NQN_A"));
+	sh(cmd);
+	disabled = true;
 	for (int i = 0; i < 30; i++) { /* let the queue notice */
 		nvmeof_queue_poll(q, 0);
 		struct timespec ts = {0, 50000000};
 		nanosleep(&ts, NULL);
 	}
-	MUST(nvmeof_write(q, ns, 777, 1, mr, 4096, grp_cb, &w1));
-	MUST(nvmeof_write(q, ns, 777, 1, mr, 8192, grp_cb, &w2));
+	for (int k = ORDER_WRITES / 2; k < ORDER_WRITES; k++)
+		MUST(nvmeof_write(q, ns, 4096, nlb, mr, (size_t)k * len, grp_cb, &w));
 	sh("tb port-up rdma");
 	double t0 = now_s();
-	while ((!w1.done || !w2.done) && now_s() - t0 < 30)
+	while (w.done < ORDER_WRITES && now_s() - t0 < 60)
 		nvmeof_queue_wait(q, 1, 100);
-	CHECK(w1.done && w2.done);
-	CHECK_EQ(w1.errs, 0);
-	CHECK_EQ(w2.errs, 0);
+	CHECK_EQ(w.done, ORDER_WRITES);
+	CHECK_EQ(w.errs, 0);
 	nvmeof_queue_stats(q, &st);
-	printf("    reconnects %llu, outage %llu ms\n", (unsigned long long)st.reconnects,
-	       (unsigned long long)st.outage_ms_max);
+	printf("    %u of %d writes out when the port went down; reconnects %llu, outage %llu ms\n", out_at_loss,
+	       ORDER_WRITES / 2, (unsigned long long)st.reconnects, (unsigned long long)st.outage_ms_max);
+	CHECK(out_at_loss > 0);
 	CHECK(st.reconnects >= 1);
-	memset(b, 0, 4096);
-	MUST(nvmeof_read_sync(q, ns, 777, 1, mr, 0, 0));
-	CHECK_MEM(b, b + 8192, 4096); /* the later write's data */
+	uint8_t *rb = b + (size_t)ORDER_WRITES * len;
+	memset(rb, 0, len);
+	MUST(nvmeof_read_sync(q, ns, 4096, nlb, mr, (size_t)ORDER_WRITES * len, 0));
+	CHECK_MEM(rb, b + (size_t)(ORDER_WRITES - 1) * len, len); /* the last write's data */
 	MUST(nvmeof_ctrl_get_info(c, &after));
+	printf("    CNTLID %u before, %u after\n", before.cntlid, after.cntlid);
+	CHECK(after.cntlid != before.cntlid); /* a new association */
 	CHECK_STR(after.serial, before.serial);
 	CHECK_STR(after.subnqn, before.subnqn);
 	CHECK_EQ(after.max_io_queues, before.max_io_queues);
+	CHECK(nvmeof_ns_get(c, 2) == NULL); /* disabled during the outage: gone */
+	CHECK(nvmeof_ns_get(c, 1) == ns);
 out:
+	if (disabled) {
+		snprintf(cmd, sizeof(cmd), "tb ns-enable %s 2", env("NVMEOF_TB_NQN_A"));
+		sh(cmd);
+	}
 	if (mr)
 		nvmeof_mr_release(mr);
 	if (q)
@@ -853,9 +874,7 @@ int main(int argc, char **argv)
 		T(keep_alive_keeps_the_association), T(target_ends_association_when_keep_alives_stop),
 		T(reconnect_keeps_write_order_and_the_controller), T(poll_group_of_four_queues),
 		T(poll_group_reconnects_every_queue), T(queue_created_right_after_destroy),
-#ifdef NVMEOF_Q_WAIT_HOOK
 		T(keep_alive_goes_out_during_a_long_admin_command),
-#endif
 	};
 	size_t n = sizeof(all) / sizeof(all[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -213,6 +213,19 @@ out:
 		CHECK_EQ(nvmeof_ctrl_close(c), 0);
 }
 
+struct wz_done {
+	int calls, err;
+	uint16_t status;
+};
+
+static void wz_cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	struct wz_done *d = arg;
+	d->calls++;
+	d->err = cpl->err;
+	d->status = cpl->status;
+}
+
 TEST(write_zeroes_and_fua)
 {
 	struct nvmeof_ctrl_opts o;
@@ -249,11 +262,17 @@ TEST(write_zeroes_and_fua)
 		CHECK_EQ(bad, 0);
 		/* the blocks on either side kept their data */
 		CHECK(p[0] == 0xa5 && p[ns->lba_size - 1] == 0xa5 && p[bytes - 1] == 0xa5);
-		/* async Write Zeroes with FUA, through the completion callback */
-		int done = 0;
-		MUST(nvmeof_write_zeroes(q, ns, slba, 1, NVMEOF_IO_FUA, NULL, NULL));
-		while (nvmeof_queue_inflight(q) && done++ < 100)
+		/* async Write Zeroes with FUA, through the completion callback
+		 * (FUA on the wire: the unit test fua_and_deac_reach_the_wire) */
+		struct wz_done wd = {0};
+		memset(p, 0xa5, ns->lba_size);
+		MUST(nvmeof_write_sync(q, ns, slba, 1, mr, 0, 0));
+		MUST(nvmeof_write_zeroes(q, ns, slba, 1, NVMEOF_IO_FUA, wz_cb, &wd));
+		for (int i = 0; i < 100 && !wd.calls; i++)
 			nvmeof_queue_wait(q, 1, 100);
+		CHECK_EQ(wd.calls, 1);
+		CHECK_EQ(wd.err, 0);
+		CHECK_EQ(wd.status, 0);
 		CHECK_EQ(nvmeof_queue_inflight(q), 0);
 		MUST(nvmeof_read_sync(q, ns, slba, 1, mr, 0, 0));
 		CHECK(p[0] == 0 && p[ns->lba_size - 1] == 0);

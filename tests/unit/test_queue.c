@@ -1118,6 +1118,31 @@ TEST(blocks_larger_than_mdts_are_refused_and_the_checked_block_size_is_used)
 	teardown(f);
 }
 
+/* The flags reach the SQE: FUA (CDW12 bit 30) on a write and a Write
+ * Zeroes, the deallocate hint (bit 25) on a Write Zeroes, nothing else. */
+TEST(fua_and_deac_reach_the_wire)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 8192, 1000, false);
+	q_set_owner(f->q, NULL, NVME_ONCS_WRITE_ZEROES);
+	f->ns.dlfeat = NVME_DLFEAT_WZ_DEAC;
+	CHECK_EQ(nvmeof_write_ext(f->q, &f->ns, 8, 2, &f->mr, 0, NVMEOF_IO_FUA, cb, f), 0);
+	CHECK_EQ(nvmeof_write(f->q, &f->ns, 8, 2, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(nvmeof_write_zeroes(f->q, &f->ns, 16, 4, NVMEOF_IO_FUA | NVMEOF_IO_DEAC, cb, f), 0);
+	CHECK_EQ(nvmeof_write_ext(f->q, &f->ns, 8, 2, &f->mr, 0, 0x80, cb, f), NVMEOF_EINVAL);
+	drain(f, 3);
+	CHECK_EQ(f->calls, 3);
+	CHECK_EQ(f->last.err, 0);
+	CHECK_EQ(f->rec.n, 3);
+	CHECK_EQ(f->rec.sqe[0][0], NVME_CMD_WRITE);
+	CHECK_EQ(get_le32(f->rec.sqe[0] + 48), NVME_RW_FUA | 1);
+	CHECK_EQ(get_le32(f->rec.sqe[1] + 48), 1);
+	CHECK_EQ(f->rec.sqe[2][0], NVME_CMD_WRITE_ZEROES);
+	CHECK_EQ(get_le32(f->rec.sqe[2] + 48), NVME_RW_FUA | NVME_WZ_DEAC | 3);
+	CHECK_EQ(nvmeof_write_zeroes_sync(f->q, &f->ns, 16, 4, 0, 0), 0);
+	CHECK_EQ(get_le32(f->rec.sqe[3] + 48), 3);
+	teardown(f);
+}
+
 TEST(deallocate_sends_one_range)
 {
 	struct fixture *f = setup(2, 1 << 20, 4096, 4096, 1000, false);
@@ -1148,6 +1173,7 @@ int main(void)
 		T(connection_loss_fails_everything_in_flight),
 		T(bad_input_loses_nothing),
 		T(deallocate_sends_one_range),
+		T(fua_and_deac_reach_the_wire),
 		T(blocks_larger_than_mdts_are_refused_and_the_checked_block_size_is_used),
 		T(split_request_waiting_for_slots_makes_new_submissions_wait),
 		T(stale_send_completion_after_loss_finishes_nothing_twice),

@@ -18,8 +18,8 @@
  * produces the completion (on the test bed, the target itself). With one
  * command out (QD1, a latency run) nothing hides a wake-up: its whole cost
  * lands on that command's latency, so for gaps up to SPIN_ONE_MAX_US the
- * spin covers four of them, so the tail (p99 about twice the median on the
- * test bed) is caught too. */
+ * spin covers four of them, so the tail is caught too (BENCHMARKS.md,
+ * "hybrid wait"). */
 #define SPIN_GAP_MAX_US 500
 #define SPIN_ONE_MAX_US 2000
 #define SPIN_YIELD_US 300
@@ -55,9 +55,9 @@ int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 			continue;
 		if (now < spin_end) {
 			/* A long spin lets whatever else is runnable on this CPU
-			 * go first: on the test bed that is the target's own
+			 * go first: where the target shares the CPU, its own
 			 * work, which a spinning thread kept waiting up to a
-			 * scheduler tick (QD1's p99 at 3 to 4 ms). */
+			 * scheduler tick (BENCHMARKS.md has the QD1 tails). */
 			if (now - last_yield >= SPIN_YIELD_US) {
 				sched_yield();
 				last_yield = nvmeof_now_us();

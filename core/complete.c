@@ -69,11 +69,9 @@ static void slot_done(struct nvmeof_queue *q, uint16_t si)
  * to send a retry has no command on the wire. */
 static bool on_wire(const struct slot *s) { return s->state == SLOT_BUSY; }
 
-static void handle_resp(struct nvmeof_queue *q, const uint8_t *capsule)
+static void handle_resp(struct nvmeof_queue *q, const struct nvme_cqe *cq)
 {
-	struct nvme_cqe c;
-	DEVICE_WROTE(capsule, NVME_CQE_SIZE);
-	nvme_cqe_parse(capsule, &c);
+	struct nvme_cqe c = *cq;
 	uint16_t si = c.cid & SLOT_MASK;
 	struct slot *s = &q->slots[si];
 	/* A slot waiting to send a retry has a CID nobody has seen yet: an
@@ -124,12 +122,13 @@ static bool post_recvs(struct nvmeof_queue *q)
 /* One batch of work completions. Receives are re-posted before any
  * callback runs: a callback may submit at once, and a command must never be
  * out without a receive waiting for its response (RNR back-off). The
- * capsules are copied out first, since a re-posted buffer may be refilled. */
+ * capsules are parsed first, since a re-posted buffer may be refilled. */
+_Static_assert(POLL_BATCH <= 32, "got is a 32-bit mask of the batch");
 bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
 {
-	uint8_t cqes[POLL_BATCH][NVME_CQE_SIZE];
+	struct nvme_cqe cqes[POLL_BATCH];
 	bool ok = true;
-	bool got[POLL_BATCH] = {false}; /* wc[i] brought the capsule next in cqes */
+	uint32_t got = 0; /* bit i: wc[i] brought the capsule next in cqes */
 	int ncqe = 0;
 	for (int i = 0; i < n; i++) {
 		const struct ibv_wc *w = &wc[i];
@@ -150,8 +149,8 @@ bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
 			continue;
 		}
 		DEVICE_WROTE(q->rsps + (size_t)idx * NVME_CQE_SIZE, NVME_CQE_SIZE);
-		memcpy(cqes[ncqe++], q->rsps + (size_t)idx * NVME_CQE_SIZE, NVME_CQE_SIZE);
-		got[i] = true;
+		nvme_cqe_parse(q->rsps + (size_t)idx * NVME_CQE_SIZE, &cqes[ncqe++]);
+		got |= 1u << i;
 		struct ibv_recv_wr *rw = &q->rwr[idx];
 		rw->next = NULL;
 		if (q->rwr_tail)
@@ -168,8 +167,8 @@ bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
 	for (int i = 0; i < n; i++) {
 		const struct ibv_wc *w = &wc[i];
 		if (w->wr_id & RECV_TAG) {
-			if (got[i])
-				handle_resp(q, cqes[k++]);
+			if (got >> i & 1)
+				handle_resp(q, &cqes[k++]);
 		} else if (unlikely(w->status != IBV_WC_SUCCESS)) {
 			if (WRID_EPOCH(w->wr_id) == q->epoch)
 				ok = false;

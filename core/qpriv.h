@@ -218,8 +218,26 @@ struct nvmeof_queue {
 void q_complete_req(struct nvmeof_queue *q, uint16_t ri);
 void q_chunk_done(struct nvmeof_queue *q, uint16_t ri, int err, uint16_t status, uint32_t dw0,
 		  uint32_t dw1);
-void q_next_gen(struct slot *s, uint16_t si);
-void q_release_slot(struct nvmeof_queue *q, uint16_t si);
+/* CID FFFFh is never handed out: the specification reserves it (an Error
+ * Information entry uses it for "no command"). */
+static inline void q_next_gen(struct slot *s, uint16_t si)
+{
+	s->gen = (uint16_t)((s->gen + 1) & GEN_MASK);
+	if (unlikely((uint16_t)(s->gen << SLOT_BITS | si) == 0xffff))
+		s->gen = 0;
+}
+static inline void q_release_slot(struct nvmeof_queue *q, uint16_t si)
+{
+	struct slot *s = &q->slots[si];
+	if (unlikely(s->state == SLOT_RETRY))
+		q->nretry--;
+	if (unlikely(s->flags & SLOT_REFUSED))
+		q->nrefused--;
+	s->state = SLOT_FREE;
+	s->flags = 0;
+	q_next_gen(s, si);
+	q->slot_free[q->nfree_slots++] = si;
+}
 void q_finish_slot(struct nvmeof_queue *q, uint16_t si, int err);
 void q_pend_push(struct nvmeof_queue *q, uint16_t ri);
 uint16_t q_pend_pop(struct nvmeof_queue *q);

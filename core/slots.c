@@ -59,28 +59,6 @@ void q_chunk_done(struct nvmeof_queue *q, uint16_t ri, int err, uint16_t status,
 		q_complete_req(q, ri);
 }
 
-/* CID FFFFh is never handed out: the specification reserves it (an Error
- * Information entry uses it for "no command"). */
-void q_next_gen(struct slot *s, uint16_t si)
-{
-	s->gen = (uint16_t)((s->gen + 1) & GEN_MASK);
-	if ((uint16_t)(s->gen << SLOT_BITS | si) == 0xffff)
-		s->gen = 0;
-}
-
-void q_release_slot(struct nvmeof_queue *q, uint16_t si)
-{
-	struct slot *s = &q->slots[si];
-	if (s->state == SLOT_RETRY)
-		q->nretry--;
-	if (s->flags & SLOT_REFUSED)
-		q->nrefused--;
-	s->state = SLOT_FREE;
-	s->flags = 0;
-	q_next_gen(s, si);
-	q->slot_free[q->nfree_slots++] = si;
-}
-
 void q_finish_slot(struct nvmeof_queue *q, uint16_t si, int err)
 {
 	struct slot *s = &q->slots[si];

@@ -1,7 +1,13 @@
 /* Clocks: vDSO reads, no system call. */
 #include <time.h>
 
+#include "internal.h"
 #include "util.h"
+
+#ifdef NVMEOF_VALGRIND
+int nvmeof_on_valgrind;
+__attribute__((constructor)) static void detect_valgrind(void) { nvmeof_on_valgrind = RUNNING_ON_VALGRIND; }
+#endif
 
 uint64_t nvmeof_now_ms(void)
 {

@@ -243,6 +243,17 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
+/* The queue failed for good: nothing in flight, nothing accepted, its
+ * closed connection never polled again, no callback beyond the calls. */
+static void closed_for_good(struct fixture *f, int calls)
+{
+	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 8, 8, &f->mr, 4096, cb, f), NVMEOF_ECLOSED);
+	CHECK_EQ(nvmeof_queue_poll(f->q, 0), NVMEOF_ECLOSED);
+	CHECK_EQ(fw_polls_after_close(f->fw), 0);
+	CHECK_EQ(f->calls, calls);
+}
+
 /* Without reconnect a command timeout takes the connection down before
  * the timed-out request's callback runs: a late RDMA Write must not land in
  * a buffer its owner already reuses (the kernel host tears the queue down
@@ -262,12 +273,7 @@ TEST(timeout_without_reconnect_closes_the_connection_before_the_callback)
 	CHECK(f->wire_closed_at_cb); /* was: the callback ran with the QP live */
 	nvmeof_queue_stats(f->q, &st);
 	CHECK_EQ(st.timeouts, 1);
-	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
-	/* the late answer has nowhere to go; nothing more is accepted */
-	CHECK_EQ(nvmeof_read(f->q, &f->ns, 8, 8, &f->mr, 4096, cb, f), NVMEOF_ECLOSED);
-	CHECK_EQ(nvmeof_queue_poll(f->q, 0), NVMEOF_ECLOSED);
-	CHECK_EQ(fw_polls_after_close(f->fw), 0);
-	CHECK_EQ(f->calls, 1);
+	closed_for_good(f, 1);
 	teardown(f);
 }
 
@@ -415,12 +421,9 @@ TEST(failed_sync_call_leaves_no_callback_into_its_stack)
 	int rc = nvmeof_read_sync(f->q, &f->ns, 0, 16, &f->mr, 4096, 0);
 	CHECK_EQ(rc, NVMEOF_ETRANSPORT); /* the first failure of the request */
 	CHECK_EQ(f->calls, 1);                   /* A completed */
-	CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
 	CHECK(fw_closed(f->fw)); /* B's first chunk timed out: returned with the connection down */
 	CHECK_EQ(fw_inject(f->fw, f->rec.held[1]), 0);
-	CHECK_EQ(nvmeof_queue_poll(f->q, 0), NVMEOF_ECLOSED);
-	CHECK_EQ(fw_polls_after_close(f->fw), 0);
-	CHECK_EQ(f->calls, 1);
+	closed_for_good(f, 1);
 	teardown(f);
 }
 
@@ -1143,6 +1146,128 @@ TEST(fua_and_deac_reach_the_wire)
 	teardown(f);
 }
 
+/* Two queues in one poll group on the loopback wire: one CQ, each work
+ * completion handed to its own queue. */
+struct pair {
+	struct fake_wire *cqw;
+	struct nvmeof_poll_group *g;
+	struct fixture *f[2];
+};
+
+static void pair_setup(struct pair *pr, int (*hook)(struct nvmeof_ctrl *, struct nvmeof_queue *))
+{
+	pr->cqw = fw_new(64, NULL, NULL);
+	CHECK_EQ(fw_group_create(pr->cqw, 2, &pr->g), 0);
+	for (int i = 0; i < 2; i++) {
+		struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
+		struct q_params p = {.qid = (uint16_t)(1 + i), .depth = 4, .cmd_timeout_ms = 30000,
+				     .max_xfer = 1 << 20, .wait_mode = NVMEOF_WAIT_POLL, .group = pr->g};
+		q_close(f->q);
+		fw_reset(f->fw);
+		CHECK_EQ(q_open_fake(&p, f->fw, &f->q), 0);
+		if (hook)
+			q_set_reconnect(f->q, hook, 1, 10000, 0);
+		pr->f[i] = f;
+	}
+}
+
+static void pair_teardown(struct pair *pr)
+{
+	for (int i = 0; i < 2; i++)
+		teardown(pr->f[i]);
+	CHECK_EQ(nvmeof_poll_group_destroy(pr->g), 0);
+	fw_free(pr->cqw);
+}
+
+TEST(a_poll_group_on_the_loopback_wire_hands_each_queue_its_completions)
+{
+	struct pair pr;
+	pair_setup(&pr, NULL);
+	for (int k = 0; k < 3; k++)
+		for (int i = 0; i < 2; i++)
+			CHECK_EQ(nvmeof_read(pr.f[i]->q, &pr.f[i]->ns, (uint64_t)k, 1, &pr.f[i]->mr, 0, cb, pr.f[i]), 0);
+	for (int n = 0; n < 100 && (pr.f[0]->calls < 3 || pr.f[1]->calls < 3); n++)
+		CHECK(nvmeof_poll_group_poll(pr.g, 0) >= 0);
+	CHECK_EQ(pr.f[0]->calls, 3);
+	CHECK_EQ(pr.f[1]->calls, 3);
+	CHECK_EQ(pr.f[0]->last.err, 0);
+	CHECK_EQ(pr.f[1]->last.err, 0);
+	CHECK_EQ(nvmeof_queue_inflight(pr.f[0]->q) + nvmeof_queue_inflight(pr.f[1]->q), 0);
+	pair_teardown(&pr);
+}
+
+/* One member's lost connection fails that member's requests, not the
+ * other's; the group's poll reports no error while a member is healthy. */
+TEST(a_members_loss_leaves_the_other_member_running)
+{
+	struct pair pr;
+	pair_setup(&pr, NULL);
+	pr.f[0]->rec.hold = 1;
+	CHECK_EQ(nvmeof_read(pr.f[0]->q, &pr.f[0]->ns, 0, 1, &pr.f[0]->mr, 0, cb, pr.f[0]), 0);
+	fw_break(pr.f[0]->fw);
+	CHECK_EQ(nvmeof_read(pr.f[1]->q, &pr.f[1]->ns, 0, 1, &pr.f[1]->mr, 0, cb, pr.f[1]), 0);
+	for (int n = 0; n < 100 && (!pr.f[0]->calls || !pr.f[1]->calls); n++)
+		CHECK(nvmeof_poll_group_poll(pr.g, 0) >= 0);
+	CHECK_EQ(pr.f[0]->calls, 1);
+	CHECK_EQ(pr.f[0]->last.err, NVMEOF_ECLOSED);
+	CHECK(pr.f[0]->wire_closed_at_cb);
+	CHECK_EQ(pr.f[1]->calls, 1);
+	CHECK_EQ(pr.f[1]->last.err, 0);
+	CHECK_EQ(nvmeof_read(pr.f[1]->q, &pr.f[1]->ns, 1, 1, &pr.f[1]->mr, 0, cb, pr.f[1]), 0);
+	for (int n = 0; n < 100 && pr.f[1]->calls < 2; n++)
+		CHECK(nvmeof_poll_group_poll(pr.g, 0) >= 0);
+	CHECK_EQ(pr.f[1]->calls, 2);
+	CHECK_EQ(nvmeof_read(pr.f[0]->q, &pr.f[0]->ns, 0, 1, &pr.f[0]->mr, 0, cb, pr.f[0]), NVMEOF_ECLOSED);
+	pair_teardown(&pr);
+}
+
+/* Both members lose their connection; while one member's reconnect attempt
+ * polls the group for its Fabrics Connect, the other does not start its own
+ * inside it (attempts nested in one stack); both come back in turn. */
+static int nested_attempts, attempt_depth, max_attempt_depth;
+static int group_reconnect(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	uint8_t sqe[64];
+	(void)c;
+	int rc = q_reopen(q, 0, 0);
+	if (rc)
+		return rc;
+	attempt_depth++;
+	nested_attempts++;
+	if (attempt_depth > max_attempt_depth)
+		max_attempt_depth = attempt_depth;
+	nvme_sqe_keep_alive(sqe, 0); /* the connect command */
+	rc = q_exec(q, sqe, 0, 1000, NULL);
+	attempt_depth--;
+	return rc;
+}
+
+TEST(group_members_reconnect_one_at_a_time)
+{
+	struct pair pr;
+	nested_attempts = attempt_depth = max_attempt_depth = 0;
+	pair_setup(&pr, group_reconnect);
+	for (int i = 0; i < 2; i++) {
+		pr.f[i]->rec.hold = 1;
+		CHECK_EQ(nvmeof_read(pr.f[i]->q, &pr.f[i]->ns, 0, 1, &pr.f[i]->mr, 0, cb, pr.f[i]), 0);
+		fw_break(pr.f[i]->fw);
+	}
+	nvmeof_poll_group_poll(pr.g, 0); /* both losses noticed */
+	for (int i = 0; i < 2; i++)
+		pr.f[i]->rec.hold = 0;
+	for (int n = 0; n < 300 && (!pr.f[0]->calls || !pr.f[1]->calls); n++) {
+		nvmeof_poll_group_poll(pr.g, 0);
+		sleep_ms(1);
+	}
+	CHECK_EQ(pr.f[0]->calls, 1);
+	CHECK_EQ(pr.f[1]->calls, 1);
+	CHECK_EQ(pr.f[0]->last.err, 0); /* re-issued on the new connections */
+	CHECK_EQ(pr.f[1]->last.err, 0);
+	CHECK_EQ(nested_attempts, 2);
+	CHECK_EQ(max_attempt_depth, 1);
+	pair_teardown(&pr);
+}
+
 TEST(deallocate_sends_one_range)
 {
 	struct fixture *f = setup(2, 1 << 20, 4096, 4096, 1000, false);
@@ -1174,6 +1299,9 @@ int main(void)
 		T(bad_input_loses_nothing),
 		T(deallocate_sends_one_range),
 		T(fua_and_deac_reach_the_wire),
+		T(a_poll_group_on_the_loopback_wire_hands_each_queue_its_completions),
+		T(a_members_loss_leaves_the_other_member_running),
+		T(group_members_reconnect_one_at_a_time),
 		T(blocks_larger_than_mdts_are_refused_and_the_checked_block_size_is_used),
 		T(split_request_waiting_for_slots_makes_new_submissions_wait),
 		T(stale_send_completion_after_loss_finishes_nothing_twice),

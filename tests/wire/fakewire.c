@@ -18,6 +18,7 @@ struct fake_wire {
 	uint32_t rnr_head, rnr_n;
 	fw_responder fn;
 	void *ctx;
+	struct fake_wire *cq;        /* where its completions go: itself, or a poll group's wire */
 	bool broken, fail_post, closed;
 	uint32_t polls_after_close;
 	uint32_t rnr_count;
@@ -36,6 +37,7 @@ struct fake_wire *fw_new(uint32_t depth, fw_responder fn, void *ctx)
 	fw->rnr = calloc(RNR_CAP, sizeof(*fw->rnr));
 	fw->fn = fn;
 	fw->ctx = ctx;
+	fw->cq = fw;
 	if (!fw->wc || !fw->recv || !fw->recv_sge || !fw->rnr) {
 		fw_free(fw);
 		return NULL;
@@ -54,8 +56,9 @@ void fw_free(struct fake_wire *fw)
 	free(fw);
 }
 
-static void push(struct fake_wire *fw, uint64_t wr_id, enum ibv_wc_opcode op, enum ibv_wc_status st)
+static void push(struct fake_wire *qw, uint64_t wr_id, enum ibv_wc_opcode op, enum ibv_wc_status st)
 {
+	struct fake_wire *fw = qw->cq;
 	if (fw->n == fw->cap)
 		return; /* a full CQ loses completions, as a real one overruns */
 	struct ibv_wc *w = &fw->wc[(fw->head + fw->n++) % fw->cap];
@@ -72,7 +75,7 @@ static void deliver(struct fake_wire *fw, const uint8_t *cqe, uint32_t len)
 	fw->rn--;
 	memcpy((void *)(uintptr_t)fw->recv_sge[i].addr, cqe, len);
 	push(fw, fw->recv[i].wr_id, IBV_WC_RECV, IBV_WC_SUCCESS);
-	fw->wc[(fw->head + fw->n - 1) % fw->cap].byte_len = len;
+	fw->cq->wc[(fw->cq->head + fw->cq->n - 1) % fw->cq->cap].byte_len = len;
 }
 
 int fw_inject_len(struct fake_wire *fw, const uint8_t *cqe, uint32_t len)
@@ -111,7 +114,24 @@ int fw_inject(struct fake_wire *fw, const uint8_t *cqe)
 	return 0;
 }
 
-void fw_break(struct fake_wire *fw) { fw->broken = true; }
+/* The QP went to error: what was posted comes back flushed, in order after
+ * what is already in the CQ. */
+static void flush_recvs(struct fake_wire *fw)
+{
+	while (fw->rn) {
+		push(fw, fw->recv[fw->rhead].wr_id, IBV_WC_RECV, IBV_WC_WR_FLUSH_ERR);
+		fw->rhead = (fw->rhead + 1) % fw->rcap;
+		fw->rn--;
+	}
+}
+
+void fw_break(struct fake_wire *fw)
+{
+	fw->broken = true;
+	flush_recvs(fw);
+}
+
+void fw_share_cq(struct fake_wire *fw, struct fake_wire *cq) { fw->cq = cq; }
 
 int fw_post_send(struct fake_wire *fw, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
@@ -151,6 +171,8 @@ int fw_post_recv(struct fake_wire *fw, struct ibv_recv_wr *wr, struct ibv_recv_w
 		fw->recv[i] = *wr;
 		fw->recv_sge[i] = wr->sg_list[0];
 	}
+	if (fw->broken)
+		flush_recvs(fw);
 	while (fw->rnr_n && fw->rn) {
 		deliver(fw, fw->rnr[fw->rnr_head], NVME_CQE_SIZE);
 		fw->rnr_head = (fw->rnr_head + 1) % RNR_CAP;
@@ -164,18 +186,6 @@ int fw_poll(struct fake_wire *fw, int n, struct ibv_wc *wc)
 	int k = 0;
 	if (fw->closed)
 		fw->polls_after_close++;
-	if (fw->broken && fw->rn) {
-		/* the QP went to error: posted receives come back flushed */
-		while (fw->rn && k < n) {
-			memset(&wc[k], 0, sizeof(wc[k]));
-			wc[k].wr_id = fw->recv[fw->rhead].wr_id;
-			wc[k].status = IBV_WC_WR_FLUSH_ERR;
-			fw->rhead = (fw->rhead + 1) % fw->rcap;
-			fw->rn--;
-			k++;
-		}
-		return k;
-	}
 	while (fw->n && k < n) {
 		wc[k++] = fw->wc[fw->head];
 		fw->head = (fw->head + 1) % fw->cap;
@@ -232,6 +242,11 @@ static const struct q_transport fw_transport = {
 	.cq_close = op_cq_close,
 };
 
+int fw_group_create(struct fake_wire *cq, uint32_t max_queues, struct nvmeof_poll_group **out)
+{
+	return q_group_create(&fw_transport, cq, NULL, max_queues, 0, 0, NVMEOF_WAIT_POLL, 0, out);
+}
+
 int q_open_fake(const struct q_params *p, struct fake_wire *fw, struct nvmeof_queue **out)
 {
 	struct nvmeof_queue *q = calloc(1, sizeof(*q));
@@ -242,7 +257,10 @@ int q_open_fake(const struct q_params *p, struct fake_wire *fw, struct nvmeof_qu
 	q_init(q, p);
 	q->tr = &fw_transport;
 	q->trc = fw;
-	if ((rc = q_alloc(q)) || (rc = q_group_of_one(q, fw)) || (rc = q_post_all_recvs(q))) {
+	if (p->group)
+		fw_share_cq(fw, p->group->cqc);
+	if ((rc = q_alloc(q)) || (rc = p->group ? q_group_join(p->group, q) : q_group_of_one(q, fw)) ||
+	    (rc = q_post_all_recvs(q))) {
 		q_close(q);
 		return rc;
 	}

@@ -50,6 +50,10 @@ int fw_post_send(struct fake_wire *fw, struct ibv_send_wr *wr, struct ibv_send_w
 int fw_post_recv(struct fake_wire *fw, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int fw_poll(struct fake_wire *fw, int n, struct ibv_wc *wc);
 
+/* A poll group whose CQ is the wire cq; a queue opened with it in
+ * q_params.group sends its completions there (fw_share_cq). */
+int fw_group_create(struct fake_wire *cq, uint32_t max_queues, struct nvmeof_poll_group **out);
+void fw_share_cq(struct fake_wire *fw, struct fake_wire *cq);
 /* A queue on the test wire: no controller, no device, no registration. */
 int q_open_fake(const struct q_params *p, struct fake_wire *fw, struct nvmeof_queue **out);
 

@@ -487,12 +487,14 @@ out:
 /* A thread that holds the admin queue through a long command must not keep
  * Keep Alive back past KATO, or the target ends the association. The long
  * command: an Asynchronous Event Request run synchronously (nvmet answers
- * it only when an event comes), for three KATOs. */
+ * it only when an event comes), for three KATOs. Had the target ended the
+ * association, the wait would end early with the connection (ECLOSED); it
+ * runs to its own timeout, after which, as after any command timeout, the
+ * host takes the admin queue down itself. */
 TEST(keep_alive_goes_out_during_a_long_admin_command)
 {
 	struct nvmeof_ctrl_opts o;
 	struct nvmeof_ctrl *c = NULL;
-	static uint8_t id[4096];
 	uint8_t sqe[NVME_SQE_SIZE];
 	struct nvmeof_cpl cpl;
 	char msg[256];
@@ -502,15 +504,18 @@ TEST(keep_alive_goes_out_during_a_long_admin_command)
 	uint64_t before = nvmeof_ctrl_keep_alives(c);
 	nvme_sqe_async_event(sqe, 0);
 	pthread_mutex_lock(ctrl_admin_lock(c));
+	double t0 = now_s();
 	int rc = q_exec(ctrl_admin(c), sqe, 0, 6500, &cpl);
+	double held = now_s() - t0;
+	int health = nvmeof_ctrl_health(c, msg, sizeof(msg)); /* before the thread sends again */
 	pthread_mutex_unlock(ctrl_admin_lock(c));
 	uint64_t during = nvmeof_ctrl_keep_alives(c) - before;
-	printf("    %llu keep-alives while the admin queue was held 6.5 s (KATO 2 s): %s\n",
-	       (unsigned long long)during, rc ? nvmeof_errmsg() : "answered");
-	CHECK_EQ(rc, NVMEOF_ETIMEDOUT);
+	printf("    %llu keep-alives while the admin queue was held %.1f s (KATO 2 s): %s; health: %s\n",
+	       (unsigned long long)during, held, rc ? nvmeof_errmsg() : "answered", msg);
+	CHECK_EQ(rc, NVMEOF_ETIMEDOUT); /* not ECLOSED: the association lived */
+	CHECK(held >= 6.4);
 	CHECK(during >= 5);
-	MUST(nvmeof_identify(c, 0x01, 0, id)); /* the association lives */
-	CHECK_EQ(nvmeof_ctrl_health(c, msg, sizeof(msg)), 0);
+	CHECK_EQ(health, 0);
 out:
 	if (c)
 		nvmeof_ctrl_close(c);
@@ -567,9 +572,9 @@ static void sh(const char *cmd)
 /* Writes on the wire when the port goes down, and more submitted during
  * the outage, all to the same blocks: after the reconnect they were
  * re-issued in submission order (the last one's data is what reads back),
- * a new association was made (a new CNTLID) with the same controller
- * (serial, subsystem), and a namespace disabled during the outage is gone
- * from the table (the namespaces were read again). */
+ * the same controller (serial, subsystem) answered, and a namespace disabled
+ * during the outage is gone from the table: the namespaces were read again,
+ * which only a new association does. */
 #define ORDER_WRITES 24
 TEST(reconnect_keeps_write_order_and_the_controller)
 {
@@ -630,8 +635,8 @@ TEST(reconnect_keeps_write_order_and_the_controller)
 	MUST(nvmeof_read_sync(q, ns, 4096, nlb, mr, (size_t)ORDER_WRITES * len, 0));
 	CHECK_MEM(rb, b + (size_t)(ORDER_WRITES - 1) * len, len); /* the last write's data */
 	MUST(nvmeof_ctrl_get_info(c, &after));
-	printf("    CNTLID %u before, %u after\n", before.cntlid, after.cntlid);
-	CHECK(after.cntlid != before.cntlid); /* a new association */
+	/* nvmet may give the new association the old CNTLID again: what shows
+	 * that one was made is the namespace rescan below */
 	CHECK_STR(after.serial, before.serial);
 	CHECK_STR(after.subnqn, before.subnqn);
 	CHECK_EQ(after.max_io_queues, before.max_io_queues);

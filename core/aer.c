@@ -112,15 +112,17 @@ static int configure(struct aer *a)
  * new one starts unmasked. */
 static void rearm(struct aer *a, uint8_t lid)
 {
-	const struct nvmeof_ctrl_info *ci = nvmeof_ctrl_info(a->c);
+	struct nvmeof_ctrl_info ci; /* a copy: a reassociation may rewrite the controller's */
 	uint32_t ana_len = 0;
+	if (nvmeof_ctrl_get_info(a->c, &ci))
+		return;
 	if (lid == NVMEOF_LOG_ANA) {
 		uint8_t *id = malloc(NVME_IDENTIFY_SIZE);
 		if (id && !nvmeof_identify(a->c, NVME_CNS_CTRL, 0, id))
 			ana_len = nvme_ana_log_len(id);
 		free(id);
 	}
-	uint32_t len = nvme_aer_log_len(lid, ci->elpe, ana_len);
+	uint32_t len = nvme_aer_log_len(lid, ci.elpe, ana_len);
 	uint8_t *buf = len ? malloc(len) : NULL;
 	if (!buf)
 		return;

@@ -187,9 +187,10 @@ static int give_up(struct nvmeof_queue *q)
 	char why[256];
 	snprintf(why, sizeof(why), "%s", nvmeof_errmsg());
 	q_set_state(q, Q_FAILED);
-	q_fail_all(q, NVMEOF_ECLOSED);
+	/* before the callbacks: what a synchronous caller among them reports */
 	nvmeof_err(NVMEOF_ECLOSED, "queue %u: gave up reconnecting after %u ms (last: %s)", q->qid,
 		   q->ctrl_loss_tmo_ms, why);
+	q_fail_all(q, NVMEOF_ECLOSED);
 	return q->completed ? (int)q->completed : NVMEOF_ECLOSED;
 }
 
@@ -224,6 +225,8 @@ int q_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)
 	if (rc) {
 		q->tr->close(q);
 		q_set_state(q, may_reconnect(q) ? Q_WAIT : Q_FAILED);
+		if (q->state == Q_FAILED)
+			q_fail_all(q, NVMEOF_ECLOSED); /* nothing will reconnect what park queued */
 		return rc;
 	}
 	q_slots_reset(q, usable);

@@ -21,7 +21,6 @@ static int reassociate(struct nvmeof_ctrl *c)
 				  &cntlid)) ||
 	    (rc = ctrl_enable(c, &ni)) || (rc = ctrl_identify_ctrl(c, &ni)))
 		return nvmeof_err_prefix(rc, "re-create the association");
-	q_set_live(c->admin);
 	/* the same controller must answer: same subsystem, same serial */
 	if (strcmp(ni.subnqn, c->info.subnqn) || strcmp(ni.serial, c->info.serial))
 		return nvmeof_err(NVMEOF_ETRANSPORT,
@@ -40,6 +39,9 @@ static int reassociate(struct nvmeof_ctrl *c)
 	c->ka_err = 0; /* keep-alives go to the new association */
 	pthread_mutex_unlock(&c->lock);
 	c->assoc_gen++;
+	/* only now, the same controller having answered: events and user
+	 * commands that waited go out on it */
+	q_set_live(c->admin);
 	return 0;
 }
 

@@ -31,13 +31,13 @@ static int poll_unconnected(struct nvmeof_queue *q)
 {
 	if (q->state == Q_WAIT)
 		return q_try_reconnect(q);
-	return nvmeof_err(NVMEOF_ECLOSED, "queue %u is %s", q->qid, q_state_str(q->state));
+	return q_state_err(q);
 }
 
 int nvmeof_queue_poll(struct nvmeof_queue *q, uint32_t max)
 {
 	if (unlikely(!q->group)) /* left it: being destroyed */
-		return nvmeof_err(NVMEOF_ECLOSED, "queue %u is %s", q->qid, q_state_str(q->state));
+		return q_state_err(q);
 	return nvmeof_poll_group_poll(q->group, max);
 }
 

@@ -286,6 +286,11 @@ void q_lose(struct nvmeof_queue *q);
  * when commands may go out (LIVE or CONNECTING). */
 bool q_state_tick(struct nvmeof_queue *q);
 int q_try_reconnect(struct nvmeof_queue *q);
+/* Why a queue refuses: ECLOSED, naming its state. */
+static inline int q_state_err(const struct nvmeof_queue *q)
+{
+	return nvmeof_err(NVMEOF_ECLOSED, "queue %u is %s", q->qid, q_state_str(q->state));
+}
 /* The wire may be polled: a connection exists. */
 static inline bool q_has_wire(const struct nvmeof_queue *q)
 {

@@ -107,12 +107,12 @@ static void drain_cq(struct nvmeof_queue *q)
 	}
 }
 
-/* LOST: the connection is closed before any request in flight completes,
- * so no late RDMA can reach a buffer its owner already reuses; then what
- * was live waits for a new connection, or fails. */
-static void recover(struct nvmeof_queue *q)
+/* The connection is closed before any request in flight completes, so no
+ * late RDMA can reach a buffer its owner already reuses; then what was live
+ * waits for a new connection, or fails (with the thread's message as it
+ * stands: what the callbacks' owners read). */
+static void close_and_settle(struct nvmeof_queue *q)
 {
-	drain_cq(q);
 	q->tr->close(q);
 	q->wr_head = q->wr_tail = NULL;
 	q->rwr_head = q->rwr_tail = NULL;
@@ -120,11 +120,18 @@ static void recover(struct nvmeof_queue *q)
 		q_set_state(q, Q_WAIT);
 		park_all(q);
 	} else {
-		/* what the callbacks' owners read */
-		nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection (no reconnect configured)", q->qid);
 		q_set_state(q, Q_FAILED);
 		q_fail_all(q, NVMEOF_ECLOSED);
 	}
+}
+
+/* LOST: what already came in completes, then the connection closes. */
+static void recover(struct nvmeof_queue *q)
+{
+	drain_cq(q);
+	if (!may_reconnect(q))
+		nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection (no reconnect configured)", q->qid);
+	close_and_settle(q);
 }
 
 /* A command the timeout applies to; an event request stays out until an
@@ -205,10 +212,7 @@ int q_try_reconnect(struct nvmeof_queue *q)
 	q_set_state(q, Q_CONNECTING);
 	int rc = q->reconnect(q->ctrl, q);
 	if (q->state == Q_CONNECTING && rc) {
-		/* stay parked; try again after the delay */
-		q->tr->close(q);
-		q_set_state(q, Q_WAIT);
-		park_all(q);
+		close_and_settle(q); /* parked again; the next try after the delay */
 	} else if (q->state == Q_CONNECTING) {
 		q_set_live(q);
 	}
@@ -223,10 +227,7 @@ int q_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)
 	park_all(q);
 	int rc = q->tr->reopen(q, cntlid, timeout_ms, &usable);
 	if (rc) {
-		q->tr->close(q);
-		q_set_state(q, may_reconnect(q) ? Q_WAIT : Q_FAILED);
-		if (q->state == Q_FAILED)
-			q_fail_all(q, NVMEOF_ECLOSED); /* nothing will reconnect what park queued */
+		close_and_settle(q); /* without reconnect, what park queued fails */
 		return rc;
 	}
 	q_slots_reset(q, usable);

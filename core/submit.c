@@ -197,7 +197,7 @@ static int refuse(const struct nvmeof_queue *q, bool internal)
 	if (q->state == Q_LIVE || (internal ? q->state == Q_CONNECTING
 					    : q->state != Q_FAILED && q->state != Q_CLOSING))
 		return 0;
-	return nvmeof_err(NVMEOF_ECLOSED, "queue %u is %s", q->qid, q_state_str(q->state));
+	return q_state_err(q);
 }
 
 int q_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *arg,

@@ -89,7 +89,7 @@ int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 int nvmeof_queue_wait(struct nvmeof_queue *q, uint32_t min, int timeout_ms)
 {
 	if (unlikely(!q->group || q->state == Q_FAILED || q->state == Q_CLOSING))
-		return nvmeof_err(NVMEOF_ECLOSED, "queue %u is %s", q->qid, q_state_str(q->state));
+		return q_state_err(q);
 	int rc = nvmeof_poll_group_wait(q->group, min, timeout_ms);
 	if (q->own_group)
 		q->st.sleeps = q->group->waiter.st_sleeps;

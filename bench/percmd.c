@@ -73,8 +73,14 @@ static double run(const char *what, int write, uint32_t icd, uint32_t batch, uns
 int main(int argc, char **argv)
 {
 	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 0) : 2000000;
-	run("4 KiB read, keyed SGL, batches of 32", 0, 0, 32, n);
-	run("4 KiB write, in-capsule, batches of 32", 1, 4096, 32, n);
-	run("4 KiB read, keyed SGL, one per doorbell", 0, 0, 1, n / 4);
+	/* a second argument runs one row alone (1-3): an instruction count
+	 * under callgrind then belongs to that row */
+	int only = argc > 2 ? atoi(argv[2]) : 0;
+	if (!only || only == 1)
+		run("4 KiB read, keyed SGL, batches of 32", 0, 0, 32, n);
+	if (!only || only == 2)
+		run("4 KiB write, in-capsule, batches of 32", 1, 4096, 32, n);
+	if (!only || only == 3)
+		run("4 KiB read, keyed SGL, one per doorbell", 0, 0, 1, n / 4);
 	return 0;
 }

@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "mem.h"
 #include "protocol.h"
 #include "qpriv.h"
 #include "util.h"
@@ -57,10 +58,40 @@ void q_send_due_retries(struct nvmeof_queue *q, uint64_t now)
 	}
 }
 
+/* The usual completion, in one pass: a successful read or write of one
+ * command. It ends as q_finish_slot would end it. */
+static inline bool complete_one(struct nvmeof_queue *q, struct slot *s, uint16_t si)
+{
+	uint16_t ri = s->req;
+	struct req *r = &q->reqs[ri];
+	if (unlikely(s->status || r->kind != REQ_IO || r->outstanding != 1 || r->left || r->err || r->queued ||
+		     r->replay))
+		return false;
+	struct nvmeof_cpl cpl = {.cdw0 = s->dw0, .cdw1 = s->dw1, .opc = r->opc, .admin = q->qid == 0};
+	q_release_slot(q, si);
+	r->outstanding = 0;
+	r->dw0 = cpl.cdw0;
+	r->dw1 = cpl.cdw1;
+	if (r->opc == NVME_CMD_READ)
+		DEVICE_WROTE((uint8_t *)r->mr->addr + r->off0, r->next_off - r->off0);
+	nvmeof_cb cb = r->cb;
+	void *arg = r->arg;
+	r->live = false;
+	q->req_free[q->nfree_reqs++] = ri;
+	q->completed++;
+	/* Last: the callback may submit again and reuse this request. */
+	if (cb)
+		cb(arg, &cpl);
+	return true;
+}
+
 /* Both halves of a command are in: its response and its send completion. */
 static void slot_done(struct nvmeof_queue *q, uint16_t si)
 {
-	if (unlikely(q->slots[si].status) && retry_slot(q, si))
+	struct slot *s = &q->slots[si];
+	if (likely(complete_one(q, s, si)))
+		return;
+	if (unlikely(s->status) && retry_slot(q, si))
 		return;
 	q_finish_slot(q, si, 0);
 }
@@ -69,9 +100,11 @@ static void slot_done(struct nvmeof_queue *q, uint16_t si)
  * to send a retry has no command on the wire. */
 static bool on_wire(const struct slot *s) { return s->state == SLOT_BUSY; }
 
-static void handle_resp(struct nvmeof_queue *q, const struct nvme_cqe *cq)
+/* A response capsule for its slot; true when the slot has both halves. */
+static bool take_resp(struct nvmeof_queue *q, const uint8_t *capsule, uint16_t *si_out)
 {
-	struct nvme_cqe c = *cq;
+	struct nvme_cqe c;
+	nvme_cqe_parse(capsule, &c);
 	uint16_t si = c.cid & SLOT_MASK;
 	struct slot *s = &q->slots[si];
 	/* A slot waiting to send a retry has a CID nobody has seen yet: an
@@ -80,17 +113,18 @@ static void handle_resp(struct nvmeof_queue *q, const struct nvme_cqe *cq)
 	if (unlikely(si >= q->depth || !on_wire(s) ||
 		     s->gen != (c.cid >> SLOT_BITS) || (s->flags & SLOT_RESP))) {
 		q->st.stale_cqes++;
-		return;
+		return false;
 	}
 	s->flags |= SLOT_RESP;
 	s->status = c.status;
 	s->dw0 = c.dw0;
 	s->dw1 = c.dw1;
-	if (s->flags & SLOT_SENT)
-		slot_done(q, si);
+	*si_out = si;
+	return s->flags & SLOT_SENT;
 }
 
-static void handle_send(struct nvmeof_queue *q, uint64_t wr_id)
+/* A send completion for its slot; true when the slot has both halves. */
+static bool take_send(struct nvmeof_queue *q, uint64_t wr_id, uint16_t *si_out)
 {
 	uint16_t si = (uint16_t)(wr_id & 0xffff);
 	struct slot *s = &q->slots[si];
@@ -100,11 +134,11 @@ static void handle_send(struct nvmeof_queue *q, uint64_t wr_id)
 		     !on_wire(s) ||
 		     s->gen != ((wr_id >> 16) & GEN_MASK) || (s->flags & SLOT_SENT))) {
 		q->st.stale_cqes++;
-		return;
+		return false;
 	}
 	s->flags |= SLOT_SENT;
-	if (s->flags & SLOT_RESP)
-		slot_done(q, si);
+	*si_out = si;
+	return s->flags & SLOT_RESP;
 }
 
 /* False when the QP refuses them: it has failed. */
@@ -118,22 +152,29 @@ static bool post_recvs(struct nvmeof_queue *q)
 	return !rc;
 }
 
-
-/* One batch of work completions. Receives are re-posted before any
- * callback runs: a callback may submit at once, and a command must never be
- * out without a receive waiting for its response (RNR back-off). The
- * capsules are parsed first, since a re-posted buffer may be refilled. */
-_Static_assert(POLL_BATCH <= 32, "got is a 32-bit mask of the batch");
+/* One batch of work completions, in one pass that runs no callback: each
+ * capsule goes to its slot (parsed before its buffer is re-posted, where
+ * it may be refilled), each send marks its slot, and the slots with both
+ * halves are noted. Then the receives are re-posted, and only then do the
+ * noted slots complete: a callback may submit at once, and a command must
+ * never be out without a receive waiting for its response (RNR back-off). */
 bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
 {
-	struct nvme_cqe cqes[POLL_BATCH];
+	uint16_t done[POLL_BATCH];
+	int ndone = 0;
 	bool ok = true;
-	uint32_t got = 0; /* bit i: wc[i] brought the capsule next in cqes */
-	int ncqe = 0;
 	for (int i = 0; i < n; i++) {
 		const struct ibv_wc *w = &wc[i];
-		if (!(w->wr_id & RECV_TAG))
+		uint16_t si;
+		if (!(w->wr_id & RECV_TAG)) {
+			if (unlikely(w->status != IBV_WC_SUCCESS)) {
+				if (WRID_EPOCH(w->wr_id) == q->epoch)
+					ok = false;
+			} else if (take_send(q, w->wr_id, &si)) {
+				done[ndone++] = si;
+			}
 			continue;
+		}
 		uint32_t idx = WRID_LOW(w->wr_id);
 		if (unlikely(WRID_EPOCH(w->wr_id) != q->epoch))
 			continue; /* from a connection already gone: not ours to re-post */
@@ -148,9 +189,10 @@ bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
 			ok = false;
 			continue;
 		}
-		DEVICE_WROTE(q->rsps + (size_t)idx * NVME_CQE_SIZE, NVME_CQE_SIZE);
-		nvme_cqe_parse(q->rsps + (size_t)idx * NVME_CQE_SIZE, &cqes[ncqe++]);
-		got |= 1u << i;
+		const uint8_t *capsule = q->rsps + (size_t)idx * NVME_CQE_SIZE;
+		DEVICE_WROTE(capsule, NVME_CQE_SIZE);
+		if (take_resp(q, capsule, &si))
+			done[ndone++] = si;
 		struct ibv_recv_wr *rw = &q->rwr[idx];
 		rw->next = NULL;
 		if (q->rwr_tail)
@@ -163,19 +205,7 @@ bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
 		ok = post_recvs(q);
 	else
 		q->rwr_head = q->rwr_tail = NULL; /* the next connection posts them all */
-	int k = 0;
-	for (int i = 0; i < n; i++) {
-		const struct ibv_wc *w = &wc[i];
-		if (w->wr_id & RECV_TAG) {
-			if (got >> i & 1)
-				handle_resp(q, &cqes[k++]);
-		} else if (unlikely(w->status != IBV_WC_SUCCESS)) {
-			if (WRID_EPOCH(w->wr_id) == q->epoch)
-				ok = false;
-		} else {
-			handle_send(q, w->wr_id);
-		}
-	}
+	for (int i = 0; i < ndone; i++)
+		slot_done(q, done[i]);
 	return ok;
 }
-

@@ -27,7 +27,7 @@ extern int nvmeof_on_valgrind;
 			VALGRIND_MAKE_MEM_DEFINED((p), (n));                                       \
 	} while (0)
 #else
-#define DEVICE_WROTE(p, n) ((void)(p), (void)(n))
+#define DEVICE_WROTE(p, n) do { (void)(p); (void)(n); } while (0)
 #endif
 
 /* Sets this thread's message and returns code, so errors read

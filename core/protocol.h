@@ -144,11 +144,9 @@ static inline void nvme_sqe_sgl_keyed(uint8_t *sqe, uint64_t addr, uint32_t len,
 {
 	uint8_t *d = sqe + 24;
 	put_le64(d, addr);
-	d[8] = (uint8_t)len;
-	d[9] = (uint8_t)(len >> 8);
-	d[10] = (uint8_t)(len >> 16);
-	put_le32(d + 11, key);
-	d[15] = NVME_SGL_TYPE_KEYED_DATA;
+	/* bytes 8..15: the 24-bit length, the key, the type, as one word */
+	put_le64(d + 8, (uint64_t)(len & 0xffffff) | (uint64_t)key << 24 |
+				(uint64_t)NVME_SGL_TYPE_KEYED_DATA << 56);
 }
 /* DPTR as a Data Block with an offset into the capsule's in-capsule data. */
 static inline void nvme_sqe_sgl_incapsule(uint8_t *sqe, uint64_t offset, uint32_t len)

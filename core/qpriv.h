@@ -159,7 +159,7 @@ struct nvmeof_queue {
 	struct nvmeof_poll_group *group; /* its CQ: shared with other queues, or its own group of one */
 	bool own_group;           /* a group of one, made for it and destroyed with it */
 	uint8_t member, epoch;    /* place in the group; connection count (wr_id) */
-	bool inline_sqe;          /* the 64-byte capsule goes inline in the send */
+	uint32_t sqe_send_flags;  /* a capsule alone: signaled, and inline when the QP takes 64 bytes */
 	void *trc;                /* its connection, handed to every operation */
 	struct tr_conn conn;      /* the RDMA transport's connection */
 	struct nvmeof_ctrl *ctrl;
@@ -251,7 +251,15 @@ static inline uint8_t *q_scratch_buf(struct nvmeof_queue *q)
 	return q->aux + (size_t)q->depth * NVME_DSM_RANGE_SIZE;
 }
 /* submit.c */
-void q_chain_send(struct nvmeof_queue *q, struct ibv_send_wr *wr);
+static inline void q_chain_send(struct nvmeof_queue *q, struct ibv_send_wr *wr)
+{
+	wr->next = NULL;
+	if (q->wr_tail)
+		q->wr_tail->next = wr;
+	else
+		q->wr_head = wr;
+	q->wr_tail = wr;
+}
 int q_post_sends(struct nvmeof_queue *q);
 int q_refused_err(const struct nvmeof_queue *q);
 void q_finish_refused(struct nvmeof_queue *q);

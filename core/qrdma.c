@@ -92,7 +92,7 @@ static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_m
 	};
 	if ((rc = tr_create_qp(&q->conn, q->pd, &qp)))
 		return rc;
-	q->inline_sqe = q->conn.max_inline >= NVME_SQE_SIZE;
+	q->sqe_send_flags = IBV_SEND_SIGNALED | (q->conn.max_inline >= NVME_SQE_SIZE ? IBV_SEND_INLINE : 0);
 	if ((rc = q_post_all_recvs(q)))
 		return rc;
 	/* HSQSIZE is 0-based; HRQSIZE counts our receive buffers. */

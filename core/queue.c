@@ -111,6 +111,7 @@ void q_init(struct nvmeof_queue *q, const struct q_params *p)
 									   : NVME_KEYED_SGL_MAX_LEN;
 	q->icd_max = p->qid ? p->icd_max : 0;
 	q->wait_mode = p->wait_mode;
+	q->sqe_send_flags = IBV_SEND_SIGNALED;
 	q->spin_us = p->spin_us;
 	q->batch = p->batch;
 	q->replay_cur = NO_REQ;

@@ -9,16 +9,6 @@
 #include "protocol.h"
 #include "qpriv.h"
 
-void q_chain_send(struct nvmeof_queue *q, struct ibv_send_wr *wr)
-{
-	wr->next = NULL;
-	if (q->wr_tail)
-		q->wr_tail->next = wr;
-	else
-		q->wr_head = wr;
-	q->wr_tail = wr;
-}
-
 int q_refused_err(const struct nvmeof_queue *q)
 {
 	return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_post_send on queue %u: %s", q->qid,
@@ -82,22 +72,41 @@ static int set_dptr(struct nvmeof_queue *q, struct slot *s, uint8_t *sqe, uint64
 	return 1;
 }
 
-/* Puts the next command of request ri into a free slot and chains its WR. */
-static void issue(struct nvmeof_queue *q, uint16_t ri)
+/* A free slot for a command of request ri; its CID in *cid. */
+static inline struct slot *take_slot(struct nvmeof_queue *q, uint16_t ri, uint16_t *si_out, uint16_t *cid)
 {
-	struct req *r = &q->reqs[ri];
 	uint16_t si = q->slot_free[--q->nfree_slots];
 	struct slot *s = &q->slots[si];
-	uint16_t cid = (uint16_t)(s->gen << SLOT_BITS | si);
-	uint8_t *sqe = q->sqes + (size_t)si * NVME_SQE_SIZE;
-	int nsge = 1;
-
+	*cid = (uint16_t)(s->gen << SLOT_BITS | si);
+	*si_out = si;
 	s->state = SLOT_BUSY;
 	s->flags = 0;
 	s->retries = 0;
 	s->req = ri;
 	s->t_submit_ms = 0; /* stamped by the first housekeeping pass: no clock read per command */
 	s->wr.wr_id = SEND_WRID(q, s->gen, si);
+	return s;
+}
+
+/* The capsule alone goes inline in the send: in-capsule data is a second
+ * SGE read from the caller's memory. */
+static inline void send_slot(struct nvmeof_queue *q, struct slot *s, int nsge)
+{
+	s->wr.num_sge = nsge;
+	s->wr.send_flags = nsge == 1 ? q->sqe_send_flags : IBV_SEND_SIGNALED;
+	q->st.cmds++;
+	q_chain_send(q, &s->wr);
+}
+
+/* Puts the next command of request ri into a free slot and chains its WR. */
+static void issue(struct nvmeof_queue *q, uint16_t ri)
+{
+	struct req *r = &q->reqs[ri];
+	uint16_t si, cid;
+	struct slot *s = take_slot(q, ri, &si, &cid);
+	uint8_t *sqe = q->sqes + (size_t)si * NVME_SQE_SIZE;
+	int nsge = 1;
+
 	switch (r->kind) {
 	case REQ_IO: {
 		uint32_t chunk = q->max_cmd_bytes >> r->lbads;
@@ -147,11 +156,8 @@ static void issue(struct nvmeof_queue *q, uint16_t ri)
 		break;
 	}
 	}
-	s->wr.num_sge = nsge;
-	s->wr.send_flags = IBV_SEND_SIGNALED | (nsge == 1 && q->inline_sqe ? IBV_SEND_INLINE : 0);
 	r->outstanding++;
-	q->st.cmds++;
-	q_chain_send(q, &s->wr);
+	send_slot(q, s, nsge);
 }
 
 /* A block larger than the transfer limit cannot be sent: the limit can
@@ -282,10 +288,70 @@ int q_check_io(struct nvmeof_queue *q, const char *op, const struct nvmeof_ns *n
 	return 0;
 }
 
-int q_submit_io(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *ns, uint64_t slba,
-		uint32_t nlb, struct nvmeof_mr *mr, size_t off, uint32_t cdw12, nvmeof_cb cb, void *arg)
+/* The usual read or write, in one pass: valid, one command's worth, on a
+ * live queue with a free slot and nothing waiting ahead of it. It leaves
+ * the request and the slot as q_submit and issue() would. */
+static inline bool one_command(const struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint32_t nlb,
+			       const struct nvmeof_mr *mr, size_t off, uint8_t lbads)
+{
+	return mem_ctrl(mr) == q->ctrl && off <= mr->len && ((uint64_t)nlb << lbads) <= mr->len - off &&
+	       nlb <= (q->max_cmd_bytes >> lbads) && !ns->ms && q->state == Q_LIVE && !q->pend_n &&
+	       !q->replay_left && q->nfree_slots && q->nfree_reqs;
+}
+
+static inline __attribute__((always_inline)) int submit_one(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *ns, uint64_t slba,
+		      uint32_t nlb, struct nvmeof_mr *mr, size_t off, uint32_t cdw12, uint8_t lbads,
+		      nvmeof_cb cb, void *arg)
+{
+	uint16_t ri = q->req_free[--q->nfree_reqs];
+	struct req *r = &q->reqs[ri];
+	uint32_t bytes = nlb << lbads;
+	r->cb = cb;
+	r->arg = arg;
+	r->ns = ns;
+	r->mr = mr;
+	r->off0 = off;
+	r->slba0 = slba;
+	r->nlb0 = nlb;
+	r->next_lba = slba + nlb;
+	r->next_off = off + bytes;
+	r->left = 0;
+	r->outstanding = 1;
+	r->seq = q->seq++;
+	r->dw0 = r->dw1 = 0;
+	r->cdw12 = cdw12;
+	r->err = 0;
+	r->status = 0;
+	r->kind = REQ_IO;
+	r->opc = opc;
+	r->lbads = lbads;
+	r->queued = false;
+	r->live = true;
+	r->replay = false;
+
+	uint16_t si, cid;
+	struct slot *s = take_slot(q, ri, &si, &cid);
+	uint8_t *sqe = q->sqes + (size_t)si * NVME_SQE_SIZE;
+	nvme_sqe_rw(sqe, opc, cid, ns->nsid, slba, nlb);
+	if (cdw12)
+		put_le32(sqe + 48, get_le32(sqe + 48) | cdw12);
+	send_slot(q, s, set_dptr(q, s, sqe, (uint64_t)(uintptr_t)mr->addr + off, bytes, mr->lkey, mr->rkey,
+				 opc == NVME_CMD_WRITE));
+	if (!q->batch)
+		q_post_sends(q); /* a refusal completes the request from the next poll */
+	return 0;
+}
+
+static inline int submit_io(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *ns, uint64_t slba,
+			    uint32_t nlb, struct nvmeof_mr *mr, size_t off, uint32_t cdw12, nvmeof_cb cb,
+			    void *arg)
 {
 	uint8_t lbads;
+	if (likely(q && ns && mr && nlb)) {
+		lbads = __atomic_load_n(&ns->lbads, __ATOMIC_RELAXED);
+		if (likely(one_command(q, ns, nlb, mr, off, lbads)))
+			return submit_one(q, opc, ns, slba, nlb, mr, off, cdw12, lbads, cb, arg);
+	}
 	int rc = q_check_io(q, opc == NVME_CMD_READ ? "read" : "write", ns, nlb, mr, off, &lbads);
 	if (rc)
 		return rc;
@@ -294,16 +360,22 @@ int q_submit_io(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *ns,
 	return q_submit(q, &sb, cb, arg, NULL);
 }
 
+int q_submit_io(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *ns, uint64_t slba,
+		uint32_t nlb, struct nvmeof_mr *mr, size_t off, uint32_t cdw12, nvmeof_cb cb, void *arg)
+{
+	return submit_io(q, opc, ns, slba, nlb, mr, off, cdw12, cb, arg);
+}
+
 int nvmeof_read(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint32_t nlb,
 		struct nvmeof_mr *mr, size_t off, nvmeof_cb cb, void *arg)
 {
-	return q_submit_io(q, NVME_CMD_READ, ns, slba, nlb, mr, off, 0, cb, arg);
+	return submit_io(q, NVME_CMD_READ, ns, slba, nlb, mr, off, 0, cb, arg);
 }
 
 int nvmeof_write(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint32_t nlb,
 		 struct nvmeof_mr *mr, size_t off, nvmeof_cb cb, void *arg)
 {
-	return q_submit_io(q, NVME_CMD_WRITE, ns, slba, nlb, mr, off, 0, cb, arg);
+	return submit_io(q, NVME_CMD_WRITE, ns, slba, nlb, mr, off, 0, cb, arg);
 }
 
 int nvmeof_flush(struct nvmeof_queue *q, const struct nvmeof_ns *ns, nvmeof_cb cb, void *arg)

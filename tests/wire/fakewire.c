@@ -56,26 +56,29 @@ void fw_free(struct fake_wire *fw)
 	free(fw);
 }
 
-static void push(struct fake_wire *qw, uint64_t wr_id, enum ibv_wc_opcode op, enum ibv_wc_status st)
+/* The ring's next free entry (NULL when full) with wr_id, opcode and status
+ * set, the rest zero. */
+static inline struct ibv_wc *push(struct fake_wire *qw, uint64_t wr_id, enum ibv_wc_opcode op,
+				  enum ibv_wc_status st)
 {
 	struct fake_wire *fw = qw->cq;
 	if (fw->n == fw->cap)
-		return; /* a full CQ loses completions, as a real one overruns */
-	struct ibv_wc *w = &fw->wc[(fw->head + fw->n++) % fw->cap];
-	memset(w, 0, sizeof(*w));
-	w->wr_id = wr_id;
-	w->opcode = op;
-	w->status = st;
+		return NULL; /* a full CQ loses completions, as a real one overruns */
+	uint32_t at = fw->head + fw->n++;
+	struct ibv_wc *w = &fw->wc[at >= fw->cap ? at - fw->cap : at];
+	*w = (struct ibv_wc){.wr_id = wr_id, .opcode = op, .status = st};
+	return w;
 }
 
-static void deliver(struct fake_wire *fw, const uint8_t *cqe, uint32_t len)
+static inline void deliver(struct fake_wire *fw, const uint8_t *cqe, uint32_t len)
 {
 	uint32_t i = fw->rhead;
-	fw->rhead = (fw->rhead + 1) % fw->rcap;
+	fw->rhead = fw->rhead + 1 == fw->rcap ? 0 : fw->rhead + 1;
 	fw->rn--;
 	memcpy((void *)(uintptr_t)fw->recv_sge[i].addr, cqe, len);
-	push(fw, fw->recv[i].wr_id, IBV_WC_RECV, IBV_WC_SUCCESS);
-	fw->cq->wc[(fw->cq->head + fw->cq->n - 1) % fw->cq->cap].byte_len = len;
+	struct ibv_wc *w = push(fw, fw->recv[i].wr_id, IBV_WC_RECV, IBV_WC_SUCCESS);
+	if (w)
+		w->byte_len = len;
 }
 
 int fw_inject_len(struct fake_wire *fw, const uint8_t *cqe, uint32_t len)
@@ -186,10 +189,17 @@ int fw_poll(struct fake_wire *fw, int n, struct ibv_wc *wc)
 	int k = 0;
 	if (fw->closed)
 		fw->polls_after_close++;
+	/* at most two runs of the ring */
 	while (fw->n && k < n) {
-		wc[k++] = fw->wc[fw->head];
-		fw->head = (fw->head + 1) % fw->cap;
-		fw->n--;
+		uint32_t run = fw->cap - fw->head;
+		if (run > fw->n)
+			run = fw->n;
+		if (run > (uint32_t)(n - k))
+			run = (uint32_t)(n - k);
+		memcpy(&wc[k], &fw->wc[fw->head], run * sizeof(*wc));
+		k += (int)run;
+		fw->head = fw->head + run == fw->cap ? 0 : fw->head + run;
+		fw->n -= run;
 	}
 	return k;
 }

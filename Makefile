@@ -149,6 +149,9 @@ unit:
 	for t in $(notdir $(UNIT_TESTS)); do build/out/tests/$$t && \
 		ASAN_OPTIONS=detect_stack_use_after_return=1 build/san/tests/$$t || exit 1; done
 	tests/gpu-check/selftest-double
+	# a reconnect attempt's worker against the poll, under TSan
+	$(MAKE) build/tsan/tests/unit_queue TSAN=1
+	build/tsan/tests/unit_queue
 	tests/unit/layers.sh
 	tests/unit/exports.sh build/out && tests/unit/exports.sh build/san && tests/unit/install.sh
 	PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m pytest -p no:cacheprovider -q tests/python/unit

@@ -37,26 +37,38 @@ int ctrl_fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t
 {
 	uint8_t sqe[NVME_SQE_SIZE];
 	struct nvmeof_cpl cpl;
+	int rc;
 	if (q == c->admin)
 		c->admin_live = false; /* a new association: no Keep Alive until CC.EN */
+	if ((rc = ctrl_connect_build(c, q, qid, sqsize, cntlid, kato, sqe)))
+		return rc;
+	/* an NVMe command, not a CM step: the command timeout (a busy target
+	 * creating many queues at once can take seconds) */
+	rc = q_exec(q, sqe, NVMF_CONNECT_DATA_SIZE, ctrl_cmd_timeout(c), &cpl);
+	return ctrl_connect_result(c, qid, rc, &cpl, cntlid_out);
+}
+
+int ctrl_connect_build(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint16_t sqsize,
+		       uint16_t cntlid, uint32_t kato, uint8_t *sqe)
+{
 	nvmf_sqe_connect(sqe, 0, qid, sqsize, 0, kato);
 	if (nvmf_connect_data(q_scratch(q), c->hostid, cntlid, c->subnqn, c->hostnqn))
 		return nvmeof_err(NVMEOF_EINVAL, "Fabrics Connect: an NQN is empty or longer than %d bytes",
 				  NVME_NQN_MAX);
-	/* an NVMe command, not a CM step: the command timeout (a busy target
-	 * creating many queues at once can take seconds) */
-	int rc = q_exec(q, sqe, NVMF_CONNECT_DATA_SIZE, ctrl_cmd_timeout(c), &cpl);
+	return 0;
+}
+
+int ctrl_connect_result(struct nvmeof_ctrl *c, uint16_t qid, int rc, const struct nvmeof_cpl *cpl,
+			uint16_t *cntlid_out)
+{
 	if (rc == NVMEOF_ENVME) {
 		const char *hint = "";
-		uint16_t code = nvme_status_code(cpl.status);
+		uint16_t code = nvme_status_code(cpl->status);
 		/* Invalid Parameters pointing at CNTLID in the connect data: the
 		 * association is gone (nvmet's answer for an unknown CNTLID) */
 		if (qid && code == NVME_SC_CONNECT_INVALID_PARAM &&
-		    cpl.cdw0 == (1u << 16 | NVMF_CONNECT_DATA_CNTLID_OFF)) {
-			pthread_mutex_lock(&c->admin_lock);
-			c->assoc_stale = true;
-			pthread_mutex_unlock(&c->admin_lock);
-		}
+		    cpl->cdw0 == (1u << 16 | NVMF_CONNECT_DATA_CNTLID_OFF))
+			__atomic_store_n(&c->assoc_stale, true, __ATOMIC_RELAXED); /* no lock: a reassociation may hold it */
 		if (code == NVME_SC_CONNECT_INVALID_HOST)
 			hint = ": the subsystem does not allow this host NQN";
 		else if (code == NVME_SC_CONNECT_INVALID_PARAM)
@@ -67,7 +79,7 @@ int ctrl_fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t
 	if (rc)
 		return nvmeof_err_prefix(rc, "Fabrics Connect queue %u", qid);
 	if (cntlid_out)
-		*cntlid_out = (uint16_t)(cpl.cdw0 & 0xffff);
+		*cntlid_out = (uint16_t)(cpl->cdw0 & 0xffff);
 	return 0;
 }
 

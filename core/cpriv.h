@@ -64,6 +64,14 @@ int ctrl_wait_csts(struct nvmeof_ctrl *c, uint32_t mask, uint32_t want, uint32_t
 		   const char *what);
 int ctrl_fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint16_t sqsize,
 			 uint16_t cntlid, uint32_t kato, uint16_t *cntlid_out);
+/* The Fabrics Connect command in sqe and its data in q's scratch buffer. */
+int ctrl_connect_build(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint16_t sqsize,
+		       uint16_t cntlid, uint32_t kato, uint8_t *sqe);
+/* What a Fabrics Connect's completion (rc, cpl) means, as an error naming
+ * why; a Connect naming a CNTLID the target no longer has marks the
+ * association stale. */
+int ctrl_connect_result(struct nvmeof_ctrl *c, uint16_t qid, int rc, const struct nvmeof_cpl *cpl,
+			uint16_t *cntlid_out);
 int ctrl_enable(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info);
 int ctrl_identify_ctrl(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info);
 int ctrl_set_num_queues(struct nvmeof_ctrl *c, uint32_t *granted);
@@ -77,6 +85,7 @@ void ctrl_ka_on_wait(void *arg);
 /* How often a waiting holder should call ctrl_ka_on_wait. */
 uint32_t ctrl_ka_hook_ms(const struct nvmeof_ctrl *c);
 /* reassoc.c: the reconnect hook of I/O queues */
-int ctrl_reconnect_queue(struct nvmeof_ctrl *c, struct nvmeof_queue *q);
+/* How an I/O queue reconnects (reassoc.c). */
+extern const struct q_reconnect_ops ctrl_reconnect_ops;
 
 #endif

@@ -286,7 +286,7 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 		if ((rc = ctrl_fabrics_connect(c, q, qid, (uint16_t)depth, cntlid, 0, NULL)))
 			q_close(q);
 		else if (c->o.reconnect_delay_ms)
-			q_set_reconnect(q, ctrl_reconnect_queue, c->o.reconnect_delay_ms,
+			q_set_reconnect(q, &ctrl_reconnect_ops, c->o.reconnect_delay_ms,
 					c->o.ctrl_loss_tmo_ms, gen);
 	}
 	pthread_mutex_lock(&c->lock);

@@ -11,7 +11,12 @@
 
 #include "qpriv.h"
 
-uint8_t q_group_next_epoch(struct nvmeof_poll_group *g) { return ++g->next_epoch ? g->next_epoch : ++g->next_epoch; }
+/* Atomic: a member's reconnect worker takes one while the group runs. */
+uint8_t q_group_next_epoch(struct nvmeof_poll_group *g)
+{
+	uint8_t e = __atomic_add_fetch(&g->next_epoch, 1, __ATOMIC_RELAXED);
+	return e ? e : __atomic_add_fetch(&g->next_epoch, 1, __ATOMIC_RELAXED);
+}
 
 /* A lost connection flushes every WQE with a completion: a send per slot
  * (and the QP's one spare) and every receive (depth + 1). */

@@ -31,6 +31,8 @@ static int poll_unconnected(struct nvmeof_queue *q)
 {
 	if (q->state == Q_WAIT)
 		return q_try_reconnect(q);
+	if (q->state == Q_REOPENING)
+		return q_reopen_progress(q);
 	return q_state_err(q);
 }
 
@@ -70,17 +72,17 @@ static void dispatch(struct nvmeof_poll_group *g, const struct ibv_wc *wc, int n
 
 /* One member's lost connection fails that member's requests (through their
  * callbacks); the group reports an error only when every member has one, so
- * waits on healthy members carry on. While one member's reconnect attempt
- * runs (its Fabrics Connect polls this group), no other member starts one. */
+ * waits on healthy members carry on. A member's reconnect attempt never
+ * polls the group itself: its first half runs on a worker, its Fabrics
+ * Connect completes through this poll like any command. */
 int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max)
 {
 	struct ibv_wc wc[POLL_BATCH];
 	int want = (!max || max > POLL_BATCH) ? POLL_BATCH : (int)max;
-	bool attempting = false, wired = false;
+	bool wired = false;
 	uint32_t nq = g->nmembers;
 	for (uint32_t i = 0; i < nq; i++) {
 		g->list[i]->completed = 0;
-		attempting |= g->list[i]->state == Q_CONNECTING;
 		wired |= q_has_wire(g->list[i]);
 	}
 	/* no member connected: whatever the CQ holds is stale */
@@ -98,8 +100,6 @@ int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max)
 		int rc;
 		if (likely(q_has_wire(q)))
 			rc = q_poll_tail(q);
-		else if (q->state == Q_WAIT && attempting)
-			rc = (int)q->completed;
 		else
 			rc = poll_unconnected(q);
 		if (rc < 0) {

@@ -13,6 +13,8 @@
 #ifndef NVMEOF_QPRIV_H
 #define NVMEOF_QPRIV_H
 
+#include <pthread.h>
+
 #include "internal.h"
 #include "protocol.h"
 #include "queue.h"
@@ -57,17 +59,22 @@ enum { SLOT_SENT = 1, SLOT_RESP = 2, SLOT_REFUSED = 4, SLOT_EXPIRED = 8 };
  *   Q_WAIT        the connection is closed, what was live is parked in
  *                 submission order; the next reconnect attempt is due at
  *                 next_try_ms (reconnect configured)
- *   Q_CONNECTING  a reconnect attempt: a new connection, only internal
- *                 commands (the Fabrics Connect) go; the rest waits
+ *   Q_REOPENING   a reconnect attempt's first half, on a worker thread
+ *                 (the association if needed, the CM steps): the poll
+ *                 leaves the queue alone and returns at once, so no poll
+ *                 or wait lasts as long as an attempt may
+ *   Q_CONNECTING  the attempt's second half: a new connection, only
+ *                 internal commands (the Fabrics Connect) go; the rest
+ *                 waits
  *   Q_FAILED      closed for good (no reconnect, or it gave up): every
  *                 submission and poll fails with ECLOSED
  *   Q_CLOSING     being destroyed: nothing is accepted, the wire is gone
  */
-enum q_state { Q_LIVE, Q_LOST, Q_WAIT, Q_CONNECTING, Q_FAILED, Q_CLOSING };
+enum q_state { Q_LIVE, Q_LOST, Q_WAIT, Q_CONNECTING, Q_FAILED, Q_CLOSING, Q_REOPENING };
 static inline const char *q_state_str(uint8_t st)
 {
 	static const char *const names[] = {"live", "lost", "waiting to reconnect", "reconnecting", "failed",
-					    "being destroyed"};
+					    "being destroyed", "reconnecting"};
 	return st < sizeof(names) / sizeof(names[0]) ? names[st] : "?";
 }
 /* REQ_AER: an admin command that stays outstanding (no timeout, not the
@@ -201,10 +208,30 @@ struct nvmeof_queue {
 	/* reconnect: the owner re-creates the connection (and, if nobody has
 	 * yet, the association) while requests wait, parked */
 	const struct sockaddr *dst, *src;
-	int (*reconnect)(struct nvmeof_ctrl *, struct nvmeof_queue *);
+	const struct q_reconnect_ops *reconnect;
 	uint32_t reconnect_delay_ms, ctrl_loss_tmo_ms, assoc_gen;
 	bool rsv_busy;
 	uint64_t lost_at_ms, next_try_ms;
+	/* An attempt's worker (Q_REOPENING) and what it leaves for the poll:
+	 * everything the poll applies is staged here, since the poll thread
+	 * may read the queue's own fields meanwhile. bg_done is the only
+	 * field both touch before the join. */
+	struct {
+		pthread_t thread;
+		bool running;          /* poll thread: started, not yet joined */
+		int done;              /* atomic: the worker has returned */
+		int rc;
+		char msg[256];         /* its thread's error message */
+		uint32_t usable;       /* the new connection's CRQSIZE */
+		bool has_limits, has_cmd;
+		uint32_t icd, assoc_gen;
+		uint64_t max_xfer;
+		uint16_t crdt[3];
+		uint8_t sqe[NVME_SQE_SIZE]; /* the Fabrics Connect; its data in the scratch buffer */
+		uint32_t data_len;
+		bool answered;         /* the Connect has completed: cpl */
+		struct nvmeof_cpl cpl;
+	} bg;
 
 	void (*wait_hook)(void *);  /* see q_set_wait_hook */
 	void *wait_hook_arg;
@@ -294,6 +321,9 @@ void q_lose(struct nvmeof_queue *q);
  * when commands may go out (LIVE or CONNECTING). */
 bool q_state_tick(struct nvmeof_queue *q);
 int q_try_reconnect(struct nvmeof_queue *q);
+/* Q_REOPENING: whether the worker is done, and if so the attempt's second
+ * half (or the wait for the next attempt). */
+int q_reopen_progress(struct nvmeof_queue *q);
 /* Why a queue refuses: ECLOSED, naming its state. */
 static inline int q_state_err(const struct nvmeof_queue *q)
 {

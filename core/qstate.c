@@ -7,13 +7,17 @@
  * only q_set_state writes it. States: qpriv.h.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "qpriv.h"
 #include "util.h"
 
 void q_set_state(struct nvmeof_queue *q, enum q_state to) { q->state = (uint8_t)to; }
 
-static bool may_reconnect(const struct nvmeof_queue *q) { return q->reconnect && q->reconnect_delay_ms; }
+static bool may_reconnect(const struct nvmeof_queue *q)
+{
+	return q->reconnect && q->reconnect->prepare && q->reconnect_delay_ms;
+}
 
 void q_lose(struct nvmeof_queue *q)
 {
@@ -171,12 +175,19 @@ static void housekeep(struct nvmeof_queue *q, uint64_t now)
 		q_lose(q);
 }
 
+static void connect_answered(struct nvmeof_queue *q);
+
 bool q_state_tick(struct nvmeof_queue *q)
 {
-	if (unlikely(q->state != Q_LIVE && q->state != Q_CONNECTING)) {
-		if (q->state == Q_LOST)
+	if (unlikely(q->state != Q_LIVE)) {
+		if (q->state == Q_CONNECTING && q->bg.answered)
+			connect_answered(q);
+		if (q->state == Q_LOST) {
 			recover(q);
-		return false;
+			return false;
+		}
+		if (q->state != Q_LIVE && q->state != Q_CONNECTING)
+			return false;
 	}
 	uint64_t now = nvmeof_now_ms();
 	if (unlikely(now >= q->next_housekeep_ms)) {
@@ -201,6 +212,22 @@ static int give_up(struct nvmeof_queue *q)
 	return q->completed ? (int)q->completed : NVMEOF_ECLOSED;
 }
 
+/* The attempt's first half, on its own thread: nothing here touches what
+ * the poll reads; the poll picks the outcome up (q_reopen_progress). */
+static void *reopen_worker(void *arg)
+{
+	struct nvmeof_queue *q = arg;
+	int rc = q->reconnect->prepare(q->ctrl, q);
+	q->bg.rc = rc;
+	if (rc)
+		snprintf(q->bg.msg, sizeof(q->bg.msg), "%s", nvmeof_errmsg());
+	__atomic_store_n(&q->bg.done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* An attempt is due: its first half (a new association, the CM steps, each
+ * bounded by its own timeout but together up to minutes) goes to a worker,
+ * so this poll, and every wait that polls, returns on time. */
 int q_try_reconnect(struct nvmeof_queue *q)
 {
 	uint64_t now = nvmeof_now_ms();
@@ -209,14 +236,104 @@ int q_try_reconnect(struct nvmeof_queue *q)
 	if (now < q->next_try_ms)
 		return (int)q->completed;
 	q->next_try_ms = now + q->reconnect_delay_ms;
-	q_set_state(q, Q_CONNECTING);
-	int rc = q->reconnect(q->ctrl, q);
-	if (q->state == Q_CONNECTING && rc) {
-		close_and_settle(q); /* parked again; the next try after the delay */
-	} else if (q->state == Q_CONNECTING) {
-		q_set_live(q);
+	memset(&q->bg, 0, sizeof(q->bg));
+	q_set_state(q, Q_REOPENING);
+	int rc = pthread_create(&q->bg.thread, NULL, reopen_worker, q);
+	if (rc) {
+		q_set_state(q, Q_WAIT); /* again after the delay */
+		nvmeof_err(NVMEOF_ENOMEM, "queue %u: reconnect: pthread_create: %s", q->qid, strerror(rc));
+		return (int)q->completed;
 	}
+	q->bg.running = true;
 	return (int)q->completed;
+}
+
+static void join_worker(struct nvmeof_queue *q)
+{
+	if (q->bg.running) {
+		pthread_join(q->bg.thread, NULL);
+		q->bg.running = false;
+	}
+}
+
+static void connect_done(void *arg, const struct nvmeof_cpl *cpl)
+{
+	struct nvmeof_queue *q = arg;
+	q->bg.cpl = *cpl;
+	q->bg.answered = true;
+}
+
+/* The Fabrics Connect answered (or none was staged): the owner decides. */
+static void connect_answered(struct nvmeof_queue *q)
+{
+	const struct nvmeof_cpl *cpl = q->bg.has_cmd ? &q->bg.cpl : NULL;
+	int rc;
+	q->bg.answered = false;
+	if (q->reconnect->finish)
+		rc = q->reconnect->finish(q->ctrl, q, cpl);
+	else
+		rc = cpl && cpl->err ? nvmeof_err(cpl->err, "queue %u: reconnect: the Connect failed", q->qid) : 0;
+	if (q->state != Q_CONNECTING)
+		return;
+	if (rc)
+		close_and_settle(q); /* parked again; the next try after the delay */
+	else
+		q_set_live(q);
+}
+
+int q_reopen_progress(struct nvmeof_queue *q)
+{
+	if (!__atomic_load_n(&q->bg.done, __ATOMIC_ACQUIRE))
+		return (int)q->completed;
+	join_worker(q);
+	if (q->bg.rc) {
+		nvmeof_err(q->bg.rc, "%s", q->bg.msg);
+		q->tr->close(q); /* whatever the worker made of a connection */
+		q_set_state(q, Q_WAIT);
+		return (int)q->completed;
+	}
+	if (q->bg.has_limits) {
+		q_set_limits(q, q->bg.icd, q->bg.max_xfer, q->bg.crdt);
+		q->assoc_gen = q->bg.assoc_gen;
+	}
+	q_slots_reset(q, q->bg.usable);
+	q_set_state(q, Q_CONNECTING);
+	if (!q->bg.has_cmd) {
+		connect_answered(q);
+		return (int)q->completed;
+	}
+	struct sub sb = {.kind = REQ_RAW, .raw = q->bg.sqe, .data_len = q->bg.data_len};
+	if (q_submit(q, &sb, connect_done, q, NULL)) {
+		close_and_settle(q);
+		return (int)q->completed;
+	}
+	q_post_from_poll(q);
+	return (int)q->completed;
+}
+
+int q_reopen_wire(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)
+{
+	uint32_t usable = q->depth;
+	int rc = q->tr->reopen(q, cntlid, timeout_ms, &usable);
+	q->bg.usable = usable;
+	return rc;
+}
+
+void q_stage_limits(struct nvmeof_queue *q, uint32_t icd_max, uint64_t max_xfer, const uint16_t crdt[3],
+		    uint32_t assoc_gen)
+{
+	q->bg.has_limits = true;
+	q->bg.icd = icd_max;
+	q->bg.max_xfer = max_xfer;
+	memcpy(q->bg.crdt, crdt, sizeof(q->bg.crdt));
+	q->bg.assoc_gen = assoc_gen;
+}
+
+void q_stage_connect(struct nvmeof_queue *q, const uint8_t *sqe, uint32_t data_len)
+{
+	memcpy(q->bg.sqe, sqe, NVME_SQE_SIZE);
+	q->bg.data_len = data_len;
+	q->bg.has_cmd = true;
 }
 
 int q_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)
@@ -253,10 +370,10 @@ void q_set_live(struct nvmeof_queue *q)
 
 bool q_connected(const struct nvmeof_queue *q) { return q->state == Q_LIVE; }
 
-void q_set_reconnect(struct nvmeof_queue *q, int (*fn)(struct nvmeof_ctrl *, struct nvmeof_queue *),
-		     uint32_t delay_ms, uint32_t loss_tmo_ms, uint32_t assoc_gen)
+void q_set_reconnect(struct nvmeof_queue *q, const struct q_reconnect_ops *ops, uint32_t delay_ms,
+		     uint32_t loss_tmo_ms, uint32_t assoc_gen)
 {
-	q->reconnect = fn;
+	q->reconnect = ops;
 	q->reconnect_delay_ms = delay_ms;
 	q->ctrl_loss_tmo_ms = loss_tmo_ms ? loss_tmo_ms : Q_CTRL_LOSS_TMO_DEFAULT_MS;
 	q->assoc_gen = assoc_gen;
@@ -268,6 +385,7 @@ void q_close(struct nvmeof_queue *q)
 {
 	if (!q)
 		return;
+	join_worker(q); /* an attempt's first half: bounded by its own timeouts */
 	q_set_state(q, Q_CLOSING);
 	if (q->tr)
 		q->tr->close(q); /* the connection is gone: nothing can touch our memory after this */

@@ -68,7 +68,6 @@ int q_post_all_recvs(struct nvmeof_queue *q)
 		q->rwr[i].next = i + 1 < q->hrqsize ? &q->rwr[i + 1] : NULL;
 	}
 	q->rwr_head = q->rwr_tail = NULL;
-	q->wr_head = q->wr_tail = NULL;
 	int rc = q->tr->post_recv(q->trc, q->rwr, &bad);
 	return rc ? nvmeof_err(NVMEOF_ETRANSPORT, "queue %u: posting %u receives (%s): %s", q->qid, q->hrqsize,
 			       q->tr->name, strerror(rc))

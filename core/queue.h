@@ -40,11 +40,33 @@ uint8_t *q_scratch(struct nvmeof_queue *q);
  * data_len bytes of the scratch buffer go with it (keyed SGL). */
 int q_exec(struct nvmeof_queue *q, const uint8_t *sqe, uint32_t data_len, uint32_t timeout_ms,
 	   struct nvmeof_cpl *cpl);
+/* A reconnect attempt in two halves. prepare runs on a worker thread of
+ * its own while the queue's owner goes on polling (the queue is parked and
+ * nobody else touches it): whatever must come first (a new association),
+ * then the new connection (q_reopen_wire), the limits it brings
+ * (q_stage_limits) and the Fabrics Connect to send (q_stage_connect). It
+ * may block; it must not poll or submit on this queue. finish runs in the
+ * owner's poll once the Connect has completed (cpl; NULL when none was
+ * staged) and says whether the queue goes live (0) or tries again later. */
+struct q_reconnect_ops {
+	int (*prepare)(struct nvmeof_ctrl *, struct nvmeof_queue *);
+	int (*finish)(struct nvmeof_ctrl *, struct nvmeof_queue *, const struct nvmeof_cpl *cpl);
+};
 /* Reconnect on connection loss: after delay_ms, and every delay_ms until
- * loss_tmo_ms (0: Q_CTRL_LOSS_TMO_DEFAULT_MS), the queue calls fn (from its
- * poll) while requests wait. */
-void q_set_reconnect(struct nvmeof_queue *q, int (*fn)(struct nvmeof_ctrl *, struct nvmeof_queue *),
-		     uint32_t delay_ms, uint32_t loss_tmo_ms, uint32_t assoc_gen);
+ * loss_tmo_ms (0: Q_CTRL_LOSS_TMO_DEFAULT_MS), the queue runs an attempt
+ * (from its poll) while requests wait. */
+void q_set_reconnect(struct nvmeof_queue *q, const struct q_reconnect_ops *ops, uint32_t delay_ms,
+		     uint32_t loss_tmo_ms, uint32_t assoc_gen);
+/* For prepare, on its worker: the transport's new connection (CM steps,
+ * QP, receives), nothing else of the queue. */
+int q_reopen_wire(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms);
+/* For prepare: limits (as q_set_limits) and the association generation
+ * that apply from the new connection on. */
+void q_stage_limits(struct nvmeof_queue *q, uint32_t icd_max, uint64_t max_xfer, const uint16_t crdt[3],
+		    uint32_t assoc_gen);
+/* For prepare: the command (the Fabrics Connect) the poll sends on the new
+ * connection, its data_len bytes already in the scratch buffer. */
+void q_stage_connect(struct nvmeof_queue *q, const uint8_t *sqe, uint32_t data_len);
 uint32_t q_assoc_gen(const struct nvmeof_queue *q);
 /* The controller's limits, re-read after a reassociation, applied to a live
  * queue: they take effect for every command issued from now on, re-issued

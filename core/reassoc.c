@@ -45,22 +45,27 @@ static int reassociate(struct nvmeof_ctrl *c)
 	return 0;
 }
 
-/* The reconnect hook of I/O queues: every queue reconnects itself; the
- * association is re-created first when this queue is the first to notice
- * the loss, when the admin queue is down (another queue's attempt may have
- * re-created it and the target dropped that one too), or when a Connect
- * named a controller the target no longer has. Otherwise a queue would
- * Fabrics-Connect to a dead CNTLID until ctrl_loss_tmo. After a new
- * association the namespaces are read again: one may have been removed,
- * added, resized or reformatted during the outage. */
-int ctrl_reconnect_queue(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+/* An I/O queue's reconnect attempt, first half, on the queue's worker
+ * thread: every queue reconnects itself; the association is re-created
+ * first when this queue is the first to notice the loss, when the admin
+ * queue is down (another queue's attempt may have re-created it and the
+ * target dropped that one too), or when a Connect named a controller the
+ * target no longer has. Otherwise a queue would Fabrics-Connect to a dead
+ * CNTLID until ctrl_loss_tmo. After a new association the namespaces are
+ * read again: one may have been removed, added, resized or reformatted
+ * during the outage. Then the new connection and its Connect, which the
+ * queue's poll sends. */
+static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 {
 	int rc = 0;
 	bool fresh = false;
+	uint16_t qid = nvmeof_queue_qid(q);
+	uint8_t sqe[NVME_SQE_SIZE];
 	pthread_mutex_lock(&c->admin_lock);
-	if (q_assoc_gen(q) == c->assoc_gen || !q_connected(c->admin) || c->assoc_stale) {
+	if (q_assoc_gen(q) == c->assoc_gen || !q_connected(c->admin) ||
+	    __atomic_load_n(&c->assoc_stale, __ATOMIC_RELAXED)) {
 		if (!(rc = reassociate(c))) {
-			c->assoc_stale = false;
+			__atomic_store_n(&c->assoc_stale, false, __ATOMIC_RELAXED);
 			fresh = true;
 		}
 	}
@@ -76,13 +81,27 @@ int ctrl_reconnect_queue(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 		return rc;
 	if (fresh && (rc = admin_ns_rescan(c, NULL, 0)))
 		return nvmeof_err_prefix(rc, "re-read the namespaces after re-creating the association");
-	uint16_t qid = nvmeof_queue_qid(q);
-	/* IOCCSZ and MDTS may differ on the new controller: apply them before
+	/* IOCCSZ and MDTS may differ on the new controller: they apply before
 	 * anything is re-issued */
-	q_set_limits(q, icd, max_xfer, crdt);
-	if ((rc = q_reopen(q, cntlid, c->o.connect_timeout_ms)) ||
-	    (rc = ctrl_fabrics_connect(c, q, qid, (uint16_t)q_sqsize(q), cntlid, 0, NULL)))
+	q_stage_limits(q, icd, max_xfer, crdt, gen);
+	if ((rc = q_reopen_wire(q, cntlid, c->o.connect_timeout_ms)) ||
+	    (rc = ctrl_connect_build(c, q, qid, (uint16_t)q_sqsize(q), cntlid, 0, sqe)))
 		return nvmeof_err_prefix(rc, "reconnect queue %u", qid);
-	q_set_reconnect(q, ctrl_reconnect_queue, c->o.reconnect_delay_ms, c->o.ctrl_loss_tmo_ms, gen);
+	q_stage_connect(q, sqe, NVMF_CONNECT_DATA_SIZE);
 	return 0;
 }
+
+/* The second half, in the queue's poll: what the Connect answered. */
+static int reconnect_finish(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const struct nvmeof_cpl *cpl)
+{
+	uint16_t qid = nvmeof_queue_qid(q);
+	char buf[128];
+	if (cpl->err == NVMEOF_ENVME)
+		nvmeof_err(cpl->err, "%s", nvmeof_cpl_str(cpl, buf, sizeof(buf)));
+	else if (cpl->err)
+		nvmeof_err(cpl->err, "the connection went down before the Connect completed");
+	int rc = ctrl_connect_result(c, qid, cpl->err, cpl, NULL);
+	return rc ? nvmeof_err_prefix(rc, "reconnect queue %u", qid) : 0;
+}
+
+const struct q_reconnect_ops ctrl_reconnect_ops = {.prepare = reconnect_prepare, .finish = reconnect_finish};

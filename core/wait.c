@@ -111,7 +111,7 @@ static bool gw_reconnecting(void *c)
 {
 	struct nvmeof_poll_group *g = c;
 	for (uint32_t i = 0; i < g->nmembers; i++)
-		if (g->list[i]->state == Q_WAIT)
+		if (g->list[i]->state == Q_WAIT || g->list[i]->state == Q_REOPENING)
 			return true;
 	return false;
 }

@@ -23,6 +23,8 @@ done
 run env NVMEOF_BUILD=build/out bash tests/target/sweep.sh
 echo "=== ThreadSanitizer: four queues in four threads, keep-alive thread"
 run build/tsan/tests/target_core four_queues_four_threads keep_alive_keeps_the_association poll_group_of_four_queues
+echo "=== ThreadSanitizer: reconnect attempts' workers against the poll, reassociation included"
+run build/tsan/tests/target_core reconnect_keeps_write_order_and_the_controller poll_group_reconnects_every_queue
 echo "=== ThreadSanitizer: the event thread refreshes namespaces under I/O"
 run build/tsan/tests/target_disc namespace_disabled_and_enabled_through_events namespace_events_with_keep_alive
 unset NVMEOF_ASAN_RT

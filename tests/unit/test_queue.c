@@ -239,7 +239,7 @@ TEST(response_before_send_completion)
 
 static void sleep_ms(int ms)
 {
-	struct timespec ts = {0, ms * 1000000L};
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 	nanosleep(&ts, NULL);
 }
 
@@ -478,19 +478,22 @@ TEST(refused_commit_completes_each_request_once_from_poll)
 	teardown(f);
 }
 
-static int fake_reconnect(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+/* Reconnect hooks: their prepare runs on the queue's worker thread. */
+static int reopen_only(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 {
 	(void)c;
-	return q_reopen(q, 0, 0);
+	return q_reopen_wire(q, 0, 0);
 }
+static const struct q_reconnect_ops fake_reconnect = {.prepare = reopen_only};
 
-static int fake_reconnect_smaller_mdts(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+static int reopen_smaller_mdts(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 {
 	static const uint16_t crdt[3];
 	(void)c;
-	q_set_limits(q, 0, 4096, crdt);
-	return q_reopen(q, 0, 0);
+	q_stage_limits(q, 0, 4096, crdt, 0);
+	return q_reopen_wire(q, 0, 0);
 }
+static const struct q_reconnect_ops fake_reconnect_smaller_mdts = {.prepare = reopen_smaller_mdts};
 
 /* Polls until the queue has reconnected (or 200 ms); returns what the
  * last poll, the one that reconnected, returned. */
@@ -510,19 +513,20 @@ static int wait_reconnected(struct fixture *f)
 
 /* The first post on the new connection is refused. */
 static struct fake_wire *refuse_wire;
-static int fake_reconnect_then_refuse(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+static int reopen_then_refuse(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 {
 	(void)c;
-	int rc = q_reopen(q, 0, 0);
+	int rc = q_reopen_wire(q, 0, 0);
 	fw_fail_next_post(refuse_wire);
 	return rc;
 }
+static const struct q_reconnect_ops fake_reconnect_then_refuse = {.prepare = reopen_then_refuse};
 
 TEST(refused_post_after_a_reconnect_completes_in_that_poll)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
 	refuse_wire = f->fw;
-	q_set_reconnect(f->q, fake_reconnect_then_refuse, 1, 10000, 0);
+	q_set_reconnect(f->q, &fake_reconnect_then_refuse, 1, 10000, 0);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
 	fw_break(f->fw);
@@ -560,7 +564,7 @@ TEST(refused_sync_calls_keep_no_slot)
 TEST(after_reconnect_what_waited_goes_one_at_a_time_in_order)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 30000, false);
-	q_set_reconnect(f->q, fake_reconnect, 1, 10000, 0);
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_write(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);      /* W1: on the wire */
 	fw_break(f->fw);
@@ -603,7 +607,7 @@ TEST(timeout_with_reconnect_recovers_the_slot)
 	struct fixture *f = setup(4, 1 << 20, 0, 8192, 300, false);
 	struct nvmeof_queue_stats st;
 	uint8_t cqe[16];
-	q_set_reconnect(f->q, fake_reconnect, 1, 10000, 0);
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0); /* A: never answered */
 	for (int i = 0; i < 20; i++) {
@@ -662,7 +666,7 @@ TEST(abandoned_sync_call_recovers_with_reconnect)
 {
 	struct fixture *f = setup(2, 1 << 20, 0, 8192, 30000, false);
 	struct nvmeof_queue_stats st;
-	q_set_reconnect(f->q, fake_reconnect, 1, 10000, 0);
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read_sync(f->q, &f->ns, 0, 8, &f->mr, 0, 50), NVMEOF_ETIMEDOUT);
 	CHECK(fw_closed(f->fw));
@@ -683,21 +687,21 @@ TEST(abandoned_sync_call_recovers_with_reconnect)
 /* ctrl_loss_tmo 0 means the default, also when a reconnect hook re-arms
  * the queue with it after a reconnect (as the controller's does): a second
  * outage in the same run is recovered too (was: given up at once). */
-static int fake_reconnect_rearm_zero(struct nvmeof_ctrl *c, struct nvmeof_queue *q);
-static int fake_reconnect_rearm_zero(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+static const struct q_reconnect_ops fake_reconnect_rearm_zero;
+static int rearm_zero(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const struct nvmeof_cpl *cpl)
 {
 	(void)c;
-	int rc = q_reopen(q, 0, 0);
-	if (!rc)
-		q_set_reconnect(q, fake_reconnect_rearm_zero, 1, 0, 1);
-	return rc;
+	(void)cpl;
+	q_set_reconnect(q, &fake_reconnect_rearm_zero, 1, 0, 1);
+	return 0;
 }
+static const struct q_reconnect_ops fake_reconnect_rearm_zero = {.prepare = reopen_only, .finish = rearm_zero};
 
 TEST(a_second_outage_is_recovered_too)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
 	struct nvmeof_queue_stats st;
-	q_set_reconnect(f->q, fake_reconnect_rearm_zero, 1, 0, 0);
+	q_set_reconnect(f->q, &fake_reconnect_rearm_zero, 1, 0, 0);
 	for (int outage = 1; outage <= 2; outage++) {
 		f->rec.hold = 1;
 		CHECK_EQ(nvmeof_read(f->q, &f->ns, (uint64_t)outage, 1, &f->mr, 0, cb, f), 0);
@@ -719,7 +723,7 @@ TEST(a_second_outage_is_recovered_too)
 TEST(after_reconnect_new_limits_apply_to_reissued_commands)
 {
 	struct fixture *f = setup(8, 1 << 20, 0, 64 << 10, 30000, false);
-	q_set_reconnect(f->q, fake_reconnect_smaller_mdts, 1, 10000, 0);
+	q_set_reconnect(f->q, &fake_reconnect_smaller_mdts, 1, 10000, 0);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 32, &f->mr, 0, cb, f), 0); /* 16 KiB, one command */
 	CHECK_EQ(f->rec.n, 1);
@@ -738,17 +742,18 @@ TEST(after_reconnect_new_limits_apply_to_reissued_commands)
 	teardown(f);
 }
 
-static int fake_reconnect_fails(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+static int reopen_fails(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 {
 	(void)c;
 	(void)q;
-	return NVMEOF_EUNREACHABLE; /* the target stays away */
+	return nvmeof_err(NVMEOF_EUNREACHABLE, "the target stays away");
 }
+static const struct q_reconnect_ops fake_reconnect_fails = {.prepare = reopen_fails};
 
 TEST(after_giving_up_the_closed_connection_is_never_polled)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 4096, 30000, false);
-	q_set_reconnect(f->q, fake_reconnect_fails, 1, 30, 0);
+	q_set_reconnect(f->q, &fake_reconnect_fails, 1, 30, 0);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
 	fw_break(f->fw);
@@ -806,24 +811,34 @@ TEST(a_retry_is_not_sent_once_its_request_failed)
 }
 
 static int reconnect_attempts;
-static int fake_reconnect_lost_during_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+/* A connect command (a Keep Alive stands in for it) staged for the poll. */
+static int reopen_and_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 {
 	uint8_t sqe[64];
 	(void)c;
-	int rc = q_reopen(q, 0, 0);
+	int rc = q_reopen_wire(q, 0, 0);
 	if (rc)
 		return rc;
-	reconnect_attempts++;
-	/* the connect command; the first attempt's breaks the wire (break_at) */
+	__atomic_add_fetch(&reconnect_attempts, 1, __ATOMIC_RELAXED);
 	nvme_sqe_keep_alive(sqe, 0);
-	return q_exec(q, sqe, 0, 1000, NULL);
+	q_stage_connect(q, sqe, 0);
+	return 0;
 }
+static int connect_answer(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const struct nvmeof_cpl *cpl)
+{
+	(void)c;
+	(void)q;
+	return cpl->err ? nvmeof_err(cpl->err, "connect failed") : 0;
+}
+/* the first attempt's connect breaks the wire (break_at) */
+static const struct q_reconnect_ops fake_reconnect_lost_during_connect = {.prepare = reopen_and_connect,
+									   .finish = connect_answer};
 
 TEST(a_loss_during_the_reconnect_keeps_what_waits)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 4096, 30000, false);
 	reconnect_attempts = 0;
-	q_set_reconnect(f->q, fake_reconnect_lost_during_connect, 1, 10000, 0);
+	q_set_reconnect(f->q, &fake_reconnect_lost_during_connect, 1, 10000, 0);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
 	fw_break(f->fw);
@@ -1154,7 +1169,7 @@ struct pair {
 	struct fixture *f[2];
 };
 
-static void pair_setup(struct pair *pr, int (*hook)(struct nvmeof_ctrl *, struct nvmeof_queue *))
+static void pair_setup(struct pair *pr, const struct q_reconnect_ops *hook)
 {
 	pr->cqw = fw_new(64, NULL, NULL);
 	CHECK_EQ(fw_group_create(pr->cqw, 2, &pr->g), 0);
@@ -1221,32 +1236,15 @@ TEST(a_members_loss_leaves_the_other_member_running)
 	pair_teardown(&pr);
 }
 
-/* Both members lose their connection; while one member's reconnect attempt
- * polls the group for its Fabrics Connect, the other does not start its own
- * inside it (attempts nested in one stack); both come back in turn. */
-static int nested_attempts, attempt_depth, max_attempt_depth;
-static int group_reconnect(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
-{
-	uint8_t sqe[64];
-	(void)c;
-	int rc = q_reopen(q, 0, 0);
-	if (rc)
-		return rc;
-	attempt_depth++;
-	nested_attempts++;
-	if (attempt_depth > max_attempt_depth)
-		max_attempt_depth = attempt_depth;
-	nvme_sqe_keep_alive(sqe, 0); /* the connect command */
-	rc = q_exec(q, sqe, 0, 1000, NULL);
-	attempt_depth--;
-	return rc;
-}
-
-TEST(group_members_reconnect_one_at_a_time)
+/* Both members lose their connection and come back: each attempt's first
+ * half on a worker, each Connect through the group's poll (no attempt
+ * polls the group inside another's stack, as they did when an attempt ran
+ * its Connect synchronously). */
+TEST(group_members_both_reconnect)
 {
 	struct pair pr;
-	nested_attempts = attempt_depth = max_attempt_depth = 0;
-	pair_setup(&pr, group_reconnect);
+	reconnect_attempts = 0;
+	pair_setup(&pr, &fake_reconnect_lost_during_connect);
 	for (int i = 0; i < 2; i++) {
 		pr.f[i]->rec.hold = 1;
 		CHECK_EQ(nvmeof_read(pr.f[i]->q, &pr.f[i]->ns, 0, 1, &pr.f[i]->mr, 0, cb, pr.f[i]), 0);
@@ -1263,9 +1261,73 @@ TEST(group_members_reconnect_one_at_a_time)
 	CHECK_EQ(pr.f[1]->calls, 1);
 	CHECK_EQ(pr.f[0]->last.err, 0); /* re-issued on the new connections */
 	CHECK_EQ(pr.f[1]->last.err, 0);
-	CHECK_EQ(nested_attempts, 2);
-	CHECK_EQ(max_attempt_depth, 1);
+	CHECK_EQ(__atomic_load_n(&reconnect_attempts, __ATOMIC_RELAXED), 2);
+	for (int i = 0; i < 2; i++) /* the read, its Connect, the read again */
+		CHECK_EQ(pr.f[i]->rec.sqe[1][0], NVME_ADMIN_KEEP_ALIVE);
 	pair_teardown(&pr);
+}
+
+/* Defect 7: an attempt's first half (a new association, the CM steps) may
+ * take minutes; a wait of 10 ms must not last as long. The hook takes 2 s
+ * (a stand-in for CM timeouts); the wait returns before the hook has. */
+static int slow_hook_done;
+static int reopen_slowly(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	(void)c;
+	sleep_ms(2000);
+	int rc = q_reopen_wire(q, 0, 0);
+	__atomic_store_n(&slow_hook_done, 1, __ATOMIC_RELEASE);
+	return rc;
+}
+static const struct q_reconnect_ops slow_reconnect = {.prepare = reopen_slowly};
+
+TEST(a_slow_reconnect_attempt_does_not_hold_a_wait)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
+	struct nvmeof_queue_stats st;
+	slow_hook_done = 0;
+	q_set_reconnect(f->q, &slow_reconnect, 1, 60000, 0);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
+	fw_break(f->fw);
+	nvmeof_queue_poll(f->q, 0); /* loss noticed: parked */
+	f->rec.hold = 0;
+	sleep_ms(5);                /* the attempt is due */
+	for (int k = 0; k < 3; k++) {
+		CHECK_EQ(nvmeof_queue_wait(f->q, 1, 10), 0);
+		CHECK_EQ(__atomic_load_n(&slow_hook_done, __ATOMIC_ACQUIRE), 0); /* was: only after it */
+	}
+	CHECK_EQ(f->calls, 0);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 8, 8, &f->mr, 4096, cb, f), 0); /* accepted: waits */
+	for (int i = 0; i < 400 && f->calls < 2; i++)
+		nvmeof_queue_wait(f->q, 2, 10);
+	CHECK_EQ(f->calls, 2); /* both on the new connection */
+	CHECK_EQ(f->last.err, 0);
+	nvmeof_queue_stats(f->q, &st);
+	CHECK_EQ(st.reconnects, 1);
+	teardown(f);
+}
+
+/* Destroyed while an attempt's first half runs: the worker is joined, what
+ * waited fails, nothing is left running. */
+TEST(destroy_during_a_reconnect_attempt)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
+	slow_hook_done = 0;
+	q_set_reconnect(f->q, &slow_reconnect, 1, 60000, 0);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
+	fw_break(f->fw);
+	nvmeof_queue_poll(f->q, 0);
+	sleep_ms(5);
+	CHECK_EQ(nvmeof_queue_wait(f->q, 1, 10), 0); /* the worker started */
+	CHECK_EQ(f->calls, 0);
+	q_close(f->q);
+	f->q = NULL;
+	CHECK_EQ(__atomic_load_n(&slow_hook_done, __ATOMIC_ACQUIRE), 1);
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, NVMEOF_ECLOSED);
+	teardown(f);
 }
 
 TEST(deallocate_sends_one_range)
@@ -1284,7 +1346,7 @@ TEST(deallocate_sends_one_range)
 	teardown(f);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
 		T(split_above_mdts_more_chunks_than_slots),
@@ -1301,7 +1363,8 @@ int main(void)
 		T(fua_and_deac_reach_the_wire),
 		T(a_poll_group_on_the_loopback_wire_hands_each_queue_its_completions),
 		T(a_members_loss_leaves_the_other_member_running),
-		T(group_members_reconnect_one_at_a_time),
+		T(group_members_both_reconnect), T(a_slow_reconnect_attempt_does_not_hold_a_wait),
+		  T(destroy_during_a_reconnect_attempt),
 		T(blocks_larger_than_mdts_are_refused_and_the_checked_block_size_is_used),
 		T(split_request_waiting_for_slots_makes_new_submissions_wait),
 		T(stale_send_completion_after_loss_finishes_nothing_twice),
@@ -1327,5 +1390,5 @@ int main(void)
 		T(retry_waits_the_command_retry_delay),
 		T(cm_connect_asks_no_rdma_read_resources_of_the_target),
 	};
-	return run_tests("unit-queue", t, sizeof(t) / sizeof(t[0]));
+	return run_named_tests("unit-queue", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

@@ -66,12 +66,16 @@ struct eng_opts {
 	unsigned int ns, qd_limit, qpairs, delay_cmd_submit, qpair_select;
 	int gpu;
 	unsigned int gpu_copy, gpu_flush;
+	/* library options: each applies only where set has its bit (the user
+	 * gave it), else the library's default (nvmeof_ctrl_opts_init) does */
 	unsigned int wait_mode, kato_ms, cmd_timeout_ms, connect_timeout_ms, in_capsule, spin_us;
 	unsigned int reconnect_delay_ms, ctrl_loss_tmo_ms, num_io_queues;
+	uint32_t set;
 };
 extern struct fio_option eng_options[];
 /* The library configuration of file f: the filename's transport ID, then
- * the job's options for what it leaves out. 0, or 1 after logging why. */
+ * the job's options for what it leaves out; library options the user did
+ * not set keep the library's defaults. 0, or 1 after logging why. */
 int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint32_t *nsid);
 
 /* ---- probe.c ---- */

@@ -1,7 +1,8 @@
 /*
  * The inside of the fio engine, shared by the files that each do one part.
  * Each file calls only those above it in this list (tests/unit/layers.sh):
- *   log.c         where the engine's informational lines go
+ *   log.c         where the engine's informational lines go (fio's log, or
+ *                 stderr beside machine-readable output)
  *   ctrl_share.c  the controllers the jobs of one process share
  *   options.c     fio's option table, and a job's options as library options
  *   probe.c       a file's namespace facts, in a short-lived child in fio's parent
@@ -31,7 +32,8 @@
 enum { QSEL_CPU, QSEL_RR };
 
 /* ---- log.c ---- */
-/* An informational line (what a job got, what it cost). */
+/* An informational line (what a job got, what it cost): fio's log with
+ * its normal output, else stderr, so JSON and terse output stay whole. */
 void eng_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- ctrl_share.c ---- */

@@ -163,6 +163,7 @@ struct nvmeof_queue {
 	void *trc;                /* its connection, handed to every operation */
 	struct tr_conn conn;      /* the RDMA transport's connection */
 	struct nvmeof_ctrl *ctrl;
+	const struct nvmeof_ctrl_opts *copts; /* the controller's, for its trace hook (trace.c) */
 	struct ibv_pd *pd;
 	bool own_pd, batch, oncs_dsm, oncs_wz;
 	uint8_t state;            /* enum q_state; written by q_set_state only */

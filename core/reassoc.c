@@ -3,6 +3,7 @@
 
 #include "adminio.h"
 #include "cpriv.h"
+#include "trace.h"
 
 /* A new association after the old one was lost: admin queue, Fabrics
  * Connect for a new CNTLID, CC.EN; the same controller must answer.
@@ -16,6 +17,7 @@ static int reassociate(struct nvmeof_ctrl *c)
 	pthread_mutex_lock(&c->lock);
 	ni = c->info;
 	pthread_mutex_unlock(&c->lock);
+	trace_ctrl(&c->o, 0, "re-creating the association with %s", c->subnqn);
 	if ((rc = q_reopen(c->admin, NVMF_CNTLID_DYNAMIC, c->o.connect_timeout_ms)) ||
 	    (rc = ctrl_fabrics_connect(c, c->admin, 0, NVMEOF_ADMIN_DEPTH, NVMF_CNTLID_DYNAMIC, c->o.kato_ms,
 				  &cntlid)) ||
@@ -53,7 +55,7 @@ static int reassociate(struct nvmeof_ctrl *c)
  * Fabrics-Connect to a dead CNTLID until ctrl_loss_tmo. After a new
  * association the namespaces are read again: one may have been removed,
  * added, resized or reformatted during the outage. */
-int ctrl_reconnect_queue(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+static int reconnect_queue(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 {
 	int rc = 0;
 	bool fresh = false;
@@ -85,4 +87,12 @@ int ctrl_reconnect_queue(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 		return nvmeof_err_prefix(rc, "reconnect queue %u", qid);
 	q_set_reconnect(q, ctrl_reconnect_queue, c->o.reconnect_delay_ms, c->o.ctrl_loss_tmo_ms, gen);
 	return 0;
+}
+
+int ctrl_reconnect_queue(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	trace_ctrl(&c->o, nvmeof_queue_qid(q), "reconnect attempt");
+	int rc = reconnect_queue(c, q);
+	trace_ctrl(&c->o, nvmeof_queue_qid(q), "reconnect %s%s", rc ? "failed: " : "done", rc ? nvmeof_errmsg() : "");
+	return rc;
 }

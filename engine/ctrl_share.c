@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine.h"
 
@@ -28,7 +29,8 @@ bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b)
 	       x->cmd_timeout_ms == y->cmd_timeout_ms && x->connect_timeout_ms == y->connect_timeout_ms &&
 	       x->kato_ms == y->kato_ms && x->ka_interval_ms == y->ka_interval_ms &&
 	       x->reconnect_delay_ms == y->reconnect_delay_ms && x->ctrl_loss_tmo_ms == y->ctrl_loss_tmo_ms &&
-	       x->in_capsule == y->in_capsule && x->wait_mode == y->wait_mode && x->spin_us == y->spin_us;
+	       x->in_capsule == y->in_capsule && x->wait_mode == y->wait_mode && x->spin_us == y->spin_us &&
+	       x->trace == y->trace; /* the argument is each controller's own */
 }
 
 /* s->cfg.o's strings point into the caller's k: make them point into s's copy. */
@@ -61,6 +63,16 @@ struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, ch
 		goto out;
 	}
 	cfg_copy(&s->cfg, k);
+	if (s->cfg.o.trace) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		s->trace.t0_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		snprintf(s->trace.who, sizeof(s->trace.who), "%s %s", k->o.traddr, k->o.subnqn);
+		s->cfg.o.trace_arg = &s->trace;
+		eng_info("nvmeof: trace %s: connecting from %s as %s\n", s->trace.who,
+			 k->o.src_addr ? k->o.src_addr : "the route's address",
+			 k->o.hostnqn ? k->o.hostnqn : "the default host NQN");
+	}
 	if (nvmeof_ctrl_connect(&s->cfg.o, &s->c)) {
 		snprintf(err, len, "connect to %s port %s subsystem %s: %s", k->o.traddr, k->o.trsvcid,
 			 k->o.subnqn, nvmeof_errmsg());

@@ -2,7 +2,7 @@
  * The inside of the fio engine, shared by the files that each do one part.
  * Each file calls only those above it in this list (tests/unit/layers.sh):
  *   log.c         where the engine's informational lines go (fio's log, or
- *                 stderr beside machine-readable output)
+ *                 stderr beside machine-readable output), verbose=1's trace
  *   ctrl_share.c  the controllers the jobs of one process share
  *   options.c     fio's option table, and a job's options as library options
  *   probe.c       a file's namespace facts, in a short-lived child in fio's parent
@@ -35,6 +35,13 @@ enum { QSEL_CPU, QSEL_RR };
 /* An informational line (what a job got, what it cost): fio's log with
  * its normal output, else stderr, so JSON and terse output stay whole. */
 void eng_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* verbose=1: the library's trace hook (nvmeof_ctrl_opts.trace), one line
+ * per connection step; arg is the struct eng_trace of the controller. */
+struct eng_trace {
+	uint64_t t0_ns; /* when the engine began connecting: steps show time since */
+	char who[300];  /* traddr and subsystem, to tell controllers apart */
+};
+void eng_trace_line(void *arg, uint16_t qid, uint64_t time_ns, const char *msg);
 
 /* ---- ctrl_share.c ---- */
 /* What a controller is connected with: the filename's transport ID and the
@@ -48,6 +55,7 @@ struct conn_cfg {
 struct shared_ctrl {
 	struct shared_ctrl *next;
 	struct conn_cfg cfg;     /* its own copy: o's strings point into it */
+	struct eng_trace trace;  /* verbose=1: cfg.o.trace_arg */
 	struct nvmeof_ctrl *c;
 	int refs;
 };
@@ -67,7 +75,7 @@ struct eng_opts {
 	char *traddr, *trsvcid, *subnqn, *hostnqn, *hostid, *src_addr, *hca;
 	unsigned int ns, qd_limit, qpairs, delay_cmd_submit, qpair_select;
 	int gpu;
-	unsigned int gpu_copy, gpu_flush;
+	unsigned int gpu_copy, gpu_flush, verbose;
 	/* library options: each applies only where set has its bit (the user
 	 * gave it), else the library's default (nvmeof_ctrl_opts_init) does */
 	unsigned int wait_mode, kato_ms, cmd_timeout_ms, connect_timeout_ms, in_capsule, spin_us;

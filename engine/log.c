@@ -4,6 +4,7 @@
  * where fio puts its own. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "engine.h"
 
@@ -18,4 +19,12 @@ void eng_info(const char *fmt, ...)
 		log_info("%s", line);
 	else
 		fputs(line, stderr);
+}
+
+void eng_trace_line(void *arg, uint16_t qid, uint64_t time_ns, const char *msg)
+{
+	const struct eng_trace *t = arg;
+	uint64_t us = time_ns > t->t0_ns ? (time_ns - t->t0_ns) / 1000u : 0;
+	eng_info("nvmeof: trace %s: +%llu.%03llu ms: queue %u: %s\n", t->who, (unsigned long long)(us / 1000),
+		 (unsigned long long)(us % 1000), qid, msg);
 }

@@ -184,6 +184,12 @@ struct fio_option eng_options[] = {
 	 .cb = (void *)set_spin_us,
 	 .help = help_of[H_SPIN_US],
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "verbose", .lname = "log connection steps", .type = FIO_OPT_BOOL,
+	 .off1 = offsetof(struct eng_opts, verbose), .def = "0",
+	 .help = "Log each connection step with its time (address and route resolution, CM connect, "
+		 "Fabrics Connect, property reads, Identify, queue creation), each reconnect step and "
+		 "each queue state change; nothing on the I/O path",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = NULL},
 };
 
@@ -221,6 +227,8 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	k->o.hostnqn = k->t.hostnqn[0] ? k->t.hostnqn : NULL;
 	k->o.hostid = k->hostid[0] ? k->hostid : NULL;
 	k->o.src_addr = k->t.srcaddr[0] ? k->t.srcaddr : NULL;
+	if (eo->verbose)
+		k->o.trace = eng_trace_line; /* its argument is the shared controller's (ctrl_share.c) */
 	for (int h = 0; h < H_N; h++) {
 		const struct lib_opt *l = &lib_opts[h];
 		void *to = (char *)&k->o + l->co_off;

@@ -69,9 +69,11 @@ struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, ch
 		s->trace.t0_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 		snprintf(s->trace.who, sizeof(s->trace.who), "%s %s", k->o.traddr, k->o.subnqn);
 		s->cfg.o.trace_arg = &s->trace;
-		eng_info("nvmeof: trace %s: connecting from %s as %s\n", s->trace.who,
+		char line[600];
+		snprintf(line, sizeof(line), "connecting from %s as %s",
 			 k->o.src_addr ? k->o.src_addr : "the route's address",
 			 k->o.hostnqn ? k->o.hostnqn : "the default host NQN");
+		eng_trace_line(&s->trace, 0, s->trace.t0_ns, line);
 	}
 	if (nvmeof_ctrl_connect(&s->cfg.o, &s->c)) {
 		snprintf(err, len, "connect to %s port %s subsystem %s: %s", k->o.traddr, k->o.trsvcid,

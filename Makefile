@@ -33,7 +33,7 @@ CPPFLAGS_ALL = $(CPPFLAGS_BASE) $(CPPFLAGS)
 CORE_SRC = core/protocol.c core/status.c core/names.c core/util.c core/opts.c core/rdma.c core/mem.c \
 	core/cuda.c core/slots.c core/submit.c core/complete.c core/qstate.c core/poll.c core/wait.c core/sync.c \
 	core/queue.c core/qrdma.c core/group.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c \
-	core/reassoc.c core/ctrl_mem.c core/nstable.c core/adminio.c core/discovery.c core/aer.c
+	core/reassoc.c core/trace.c core/ctrl_mem.c core/nstable.c core/adminio.c core/discovery.c core/aer.c
 # The loopback test wire: tests, fuzzers and the micro-benchmark only.
 TESTWIRE_OBJ = $(O)/tests/wire/fakewire.o
 CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
@@ -130,13 +130,16 @@ $(O)/tests/libcuda-double.so: tests/cuda-double/fakecuda.c
 
 $(FIO_SRC)/.configured:
 	engine/fetch-fio-src $(FIO_SRC)
+# The engine's files that use fio's headers (engine/engine.h maps them).
+ENGINE_FIO_OBJ = $(addprefix $(O)/engine/,fio_nvmeof.o log.o ctrl_share.o options.o probe.o files.o \
+	qpairs.o job.o reap.o)
 # fio's headers are not ours: include them as system headers, gnu11 as fio is.
-$(O)/engine/fio_nvmeof.o: engine/fio_nvmeof.c engine/tid.h engine/topo.h engine/qmap.h $(HDRS) $(FIO_SRC)/.configured
+$(ENGINE_FIO_OBJ): $(O)/engine/%.o: engine/%.c engine/engine.h engine/tid.h engine/topo.h engine/qmap.h $(HDRS) $(FIO_SRC)/.configured
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h \
 		$(filter-out -std=c11,$(CFLAGS_ALL)) -std=gnu11 -c $< -o $@
 # fio needs one symbol of it (engine/libnvmeof_fio.map); the core inside stays hidden.
-ENGINE_OBJ = $(O)/engine/fio_nvmeof.o $(O)/engine/tid.o $(O)/engine/topo.o $(O)/engine/qmap.o $(CORE_OBJ)
+ENGINE_OBJ = $(ENGINE_FIO_OBJ) $(O)/engine/tid.o $(O)/engine/topo.o $(O)/engine/qmap.o $(CORE_OBJ)
 $(ENGINE): $(ENGINE_OBJ) engine/libnvmeof_fio.map
 	$(CC) -shared $(SANFLAGS) -o $@ $(ENGINE_OBJ) $(LIBS) -Wl,--version-script=engine/libnvmeof_fio.map
 

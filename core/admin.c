@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cpriv.h"
+#include "trace.h"
 #include "util.h"
 
 int ctrl_prop_get(struct nvmeof_ctrl *c, uint32_t off, int size8, uint64_t *val, const char *name)
@@ -21,6 +22,7 @@ int ctrl_prop_get(struct nvmeof_ctrl *c, uint32_t off, int size8, uint64_t *val,
 		return nvmeof_err_prefix(rc, "Property Get %s", name);
 	/* An 8-byte property comes back in DW0 (low) and DW1 (high). */
 	*val = size8 ? ((uint64_t)cpl.cdw1 << 32 | cpl.cdw0) : cpl.cdw0;
+	trace_ctrl(&c->o, 0, "Property Get %s: 0x%llx", name, (unsigned long long)*val);
 	return 0;
 }
 
@@ -29,6 +31,7 @@ int ctrl_prop_set(struct nvmeof_ctrl *c, uint32_t off, uint32_t val, const char 
 	uint8_t sqe[NVME_SQE_SIZE];
 	nvmf_sqe_prop_set(sqe, 0, off, 0, val);
 	int rc = q_exec(c->admin, sqe, 0, ctrl_cmd_timeout(c), NULL);
+	trace_ctrl(&c->o, 0, "Property Set %s 0x%x: %s", name, val, rc ? "failed" : "done");
 	return rc ? nvmeof_err_prefix(rc, "Property Set %s", name) : 0;
 }
 
@@ -80,6 +83,7 @@ int ctrl_connect_result(struct nvmeof_ctrl *c, uint16_t qid, int rc, const struc
 		return nvmeof_err_prefix(rc, "Fabrics Connect queue %u", qid);
 	if (cntlid_out)
 		*cntlid_out = (uint16_t)(cpl->cdw0 & 0xffff);
+	trace_ctrl(&c->o, qid, "Fabrics Connect as %s: controller %u", c->hostnqn, (unsigned)(cpl->cdw0 & 0xffff));
 	return 0;
 }
 
@@ -89,6 +93,7 @@ int ctrl_identify(struct nvmeof_ctrl *c, uint8_t cns, uint32_t nsid, const char 
 	nvme_sqe_identify(sqe, 0, cns, nsid, 0);
 	memset(q_scratch(c->admin), 0, NVME_IDENTIFY_SIZE);
 	int rc = q_exec(c->admin, sqe, NVME_IDENTIFY_SIZE, ctrl_cmd_timeout(c), NULL);
+	trace_ctrl(&c->o, 0, "Identify %s: %s", what, rc ? "failed" : "done");
 	return rc ? nvmeof_err_prefix(rc, "Identify %s", what) : 0;
 }
 
@@ -177,6 +182,7 @@ int ctrl_set_num_queues(struct nvmeof_ctrl *c, uint32_t *granted)
 	*granted = nsq < ncq ? nsq : ncq;
 	if (*granted > want)
 		*granted = want;
+	trace_ctrl(&c->o, 0, "Set Features Number of Queues: %u asked, %u granted", want, *granted);
 	return 0;
 }
 

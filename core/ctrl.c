@@ -11,6 +11,7 @@
 #include "aer.h"
 #include "cpriv.h"
 #include "opts.h"
+#include "trace.h"
 #include "util.h"
 
 struct mem_ctx *ctrl_mem(struct nvmeof_ctrl *c) { return &c->mem; }
@@ -149,6 +150,7 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		.cmd_timeout_ms = opts->cmd_timeout_ms,
 		.wait_mode = opts->wait_mode == NVMEOF_WAIT_POLL ? NVMEOF_WAIT_HYBRID : opts->wait_mode,
 		.spin_us = opts->spin_us,
+		.copts = &c->o,
 	};
 	if ((rc = q_open(&p, &c->admin))) {
 		nvmeof_err_prefix(rc, "connect admin queue to %s", opts->traddr);
@@ -184,6 +186,8 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		}
 		c->ka_running = true;
 	}
+	trace_ctrl(&c->o, 0, "controller %u of %s ready: %u I/O queue(s) granted", c->info.cntlid, c->subnqn,
+		   c->info.max_io_queues);
 	*out = c;
 	return 0;
 fail:
@@ -272,6 +276,7 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 		.batch = qo && qo->batch,
 		.group = qo ? qo->group : NULL,
 		.crdt = {c->info.crdt[0], c->info.crdt[1], c->info.crdt[2]},
+		.copts = &c->o,
 	};
 	c->qid_used[qid] = 1; /* reserved while we connect without the lock */
 	pthread_mutex_unlock(&c->lock);
@@ -295,6 +300,7 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 	else
 		c->nqueues++;
 	pthread_mutex_unlock(&c->lock);
+	trace_ctrl(&c->o, qid, "I/O queue %u: %s, depth %u", qid, rc ? "creation failed" : "created", depth);
 	if (!rc)
 		*out = q;
 	return rc;

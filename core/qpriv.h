@@ -74,7 +74,7 @@ enum q_state { Q_LIVE, Q_LOST, Q_WAIT, Q_CONNECTING, Q_FAILED, Q_CLOSING, Q_REOP
 static inline const char *q_state_str(uint8_t st)
 {
 	static const char *const names[] = {"live", "lost", "waiting to reconnect", "reconnecting", "failed",
-					    "being destroyed", "reconnecting"};
+					    "being destroyed", "reconnecting: a new connection"};
 	return st < sizeof(names) / sizeof(names[0]) ? names[st] : "?";
 }
 /* REQ_AER: an admin command that stays outstanding (no timeout, not the
@@ -170,6 +170,7 @@ struct nvmeof_queue {
 	void *trc;                /* its connection, handed to every operation */
 	struct tr_conn conn;      /* the RDMA transport's connection */
 	struct nvmeof_ctrl *ctrl;
+	const struct nvmeof_ctrl_opts *copts; /* the controller's, for its trace hook (trace.c) */
 	struct ibv_pd *pd;
 	bool own_pd, batch, oncs_dsm, oncs_wz;
 	uint8_t state;            /* enum q_state; written by q_set_state only */

@@ -6,6 +6,7 @@
 
 #include "protocol.h"
 #include "qpriv.h"
+#include "trace.h"
 
 static int qr_post_send(void *c, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
@@ -67,6 +68,7 @@ static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_m
 	int rc;
 	if ((rc = tr_resolve(&q->conn, q->dst, q->src, (int)timeout_ms)))
 		return rc;
+	trace_q(q, "address and route resolved: %s", ibv_get_device_name(q->conn.id->verbs->device));
 	if (q->pd && q->pd->context != q->conn.id->verbs)
 		return nvmeof_err(NVMEOF_ETRANSPORT,
 				  "the route for queue %u goes through %s, not the controller's device %s",
@@ -99,6 +101,7 @@ static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_m
 	nvme_rdma_cm_req(priv, q->qid, (uint16_t)q->hrqsize, (uint16_t)q->depth, cntlid);
 	if ((rc = tr_connect(&q->conn, priv, sizeof(priv), (int)timeout_ms, &crqsize)))
 		return rc;
+	trace_q(q, "RDMA CM connected: HSQSIZE %u, the target's CRQSIZE %u", q->depth, crqsize);
 	/* The target may have fewer receive buffers than we asked for: never
 	 * have more commands out than it can take. */
 	*usable = crqsize;

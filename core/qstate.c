@@ -10,9 +10,14 @@
 #include <string.h>
 
 #include "qpriv.h"
+#include "trace.h"
 #include "util.h"
 
-void q_set_state(struct nvmeof_queue *q, enum q_state to) { q->state = (uint8_t)to; }
+void q_set_state(struct nvmeof_queue *q, enum q_state to)
+{
+	q->state = (uint8_t)to;
+	trace_q(q, "queue state: %s", q_state_str(q->state));
+}
 
 static bool may_reconnect(const struct nvmeof_queue *q)
 {

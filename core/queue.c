@@ -113,6 +113,7 @@ void q_init(struct nvmeof_queue *q, const struct q_params *p)
 	q->sqe_send_flags = IBV_SEND_SIGNALED;
 	q->spin_us = p->spin_us;
 	q->batch = p->batch;
+	q->copts = p->copts;
 	q->replay_cur = NO_REQ;
 	memcpy(q->crdt, p->crdt, sizeof(q->crdt));
 	q->next_housekeep_ms = nvmeof_now_ms() + HOUSEKEEP_MS;

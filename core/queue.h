@@ -27,6 +27,7 @@ struct q_params {
 	bool batch;
 	uint16_t crdt[3];           /* Command Retry Delay Times, 100 ms units */
 	struct nvmeof_poll_group *group; /* share its CQ, or NULL for one of our own */
+	const struct nvmeof_ctrl_opts *copts; /* the controller's: its trace hook (trace.c); may be NULL */
 };
 
 /* Resolves, creates the QP, posts receives and CM-connects. The Fabrics

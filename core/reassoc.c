@@ -3,6 +3,7 @@
 
 #include "adminio.h"
 #include "cpriv.h"
+#include "trace.h"
 
 /* A new association after the old one was lost: admin queue, Fabrics
  * Connect for a new CNTLID, CC.EN; the same controller must answer.
@@ -16,6 +17,7 @@ static int reassociate(struct nvmeof_ctrl *c)
 	pthread_mutex_lock(&c->lock);
 	ni = c->info;
 	pthread_mutex_unlock(&c->lock);
+	trace_ctrl(&c->o, 0, "re-creating the association with %s", c->subnqn);
 	if ((rc = q_reopen(c->admin, NVMF_CNTLID_DYNAMIC, c->o.connect_timeout_ms)) ||
 	    (rc = ctrl_fabrics_connect(c, c->admin, 0, NVMEOF_ADMIN_DEPTH, NVMF_CNTLID_DYNAMIC, c->o.kato_ms,
 				  &cntlid)) ||
@@ -101,7 +103,20 @@ static int reconnect_finish(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const
 	else if (cpl->err)
 		nvmeof_err(cpl->err, "the connection went down before the Connect completed");
 	int rc = ctrl_connect_result(c, qid, cpl->err, cpl, NULL);
-	return rc ? nvmeof_err_prefix(rc, "reconnect queue %u", qid) : 0;
+	if (rc)
+		rc = nvmeof_err_prefix(rc, "reconnect queue %u", qid);
+	trace_ctrl(&c->o, qid, "reconnect %s%s", rc ? "failed: " : "done", rc ? nvmeof_errmsg() : "");
+	return rc;
 }
 
-const struct q_reconnect_ops ctrl_reconnect_ops = {.prepare = reconnect_prepare, .finish = reconnect_finish};
+/* On the worker: the attempt's steps are traced from its thread. */
+static int reconnect_prepare_traced(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	trace_ctrl(&c->o, nvmeof_queue_qid(q), "reconnect attempt");
+	int rc = reconnect_prepare(c, q);
+	if (rc)
+		trace_ctrl(&c->o, nvmeof_queue_qid(q), "reconnect failed: %s", nvmeof_errmsg());
+	return rc;
+}
+
+const struct q_reconnect_ops ctrl_reconnect_ops = {.prepare = reconnect_prepare_traced, .finish = reconnect_finish};

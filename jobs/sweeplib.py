@@ -28,14 +28,24 @@ def run_name(cell, ini, rep):
 
 
 def load_json(path):
-    """fio's JSON document and the text printed before it (the engine's lines)."""
+    """fio's JSON document, and the text fio's client printed before it for its
+    servers. A local run's output is the document alone (the engine writes its
+    own lines to stderr with --output-format=json); in client mode fio prints
+    each server's text output as lines "<host> ...", ours among them."""
     with open(path, errors="replace") as fh:
         text = fh.read()
+    try:
+        return json.loads(text), ""
+    except json.JSONDecodeError:
+        pass
     m = re.search(r"^\{", text, re.M)
-    if not m:
-        raise ValueError("no JSON document in fio's output")
+    pre = text[:m.start()] if m else text
+    stray = [l for l in pre.splitlines() if l.strip() and not l.startswith("<")]
+    if not m or stray:
+        raise ValueError("fio's output is not one JSON document"
+                         + (f": it begins with {stray[0][:100]!r}" if stray else ""))
     data, _ = json.JSONDecoder().raw_decode(text[m.start():])
-    return data, text[:m.start()]
+    return data, pre
 
 
 def topology(text):

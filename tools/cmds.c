@@ -14,16 +14,20 @@ static int fail(const struct args *a, const char *what)
 	return 1;
 }
 
-static void opts_of(const struct args *a, struct nvmeof_ctrl_opts *o)
+/* The library's defaults, overridden only where the user gave a value, and
+ * where the tool needs less: one I/O queue of 32 commands carries it all. */
+void tool_ctrl_opts(const struct args *a, struct nvmeof_ctrl_opts *o)
 {
 	nvmeof_ctrl_opts_init(o);
 	o->traddr = a->traddr;
-	o->trsvcid = a->trsvcid;
+	if (a->trsvcid)
+		o->trsvcid = a->trsvcid;
 	o->src_addr = a->src;
 	o->hostnqn = a->hostnqn;
 	o->hostid = a->hostid;
 	o->subnqn = a->nqn;
-	o->cmd_timeout_ms = a->timeout_ms;
+	if (a->timeout_ms)
+		o->cmd_timeout_ms = a->timeout_ms;
 	o->num_io_queues = 1;
 	o->queue_depth = 32;
 }
@@ -32,7 +36,7 @@ static struct nvmeof_ctrl *connect(const struct args *a)
 {
 	struct nvmeof_ctrl_opts o;
 	struct nvmeof_ctrl *c = NULL;
-	opts_of(a, &o);
+	tool_ctrl_opts(a, &o);
 	if (nvmeof_ctrl_connect(&o, &c)) {
 		fail(a, NULL);
 		return NULL;
@@ -54,7 +58,7 @@ int cmd_discover(struct args *a)
 	struct nvmeof_ctrl_opts o;
 	struct nvmeof_ctrl *c = NULL;
 	struct nvmeof_disc_log *l = NULL;
-	opts_of(a, &o);
+	tool_ctrl_opts(a, &o);
 	if (nvmeof_discovery_connect(&o, &c))
 		return fail(a, NULL);
 	if (nvmeof_discover(c, &l))

@@ -11,12 +11,17 @@ enum { ARG_OUT = 1, ARG_NSID = 2, ARG_ENTRIES = 4, ARG_LOG = 8, ARG_IO = 16 };
 struct args {
 	const char *name;
 	const char *traddr, *trsvcid, *src, *hostnqn, *hostid, *nqn, *data;
-	uint32_t timeout_ms, nsid, entries, log_len, nlb;
+	uint32_t timeout_ms; /* trsvcid NULL, timeout_ms 0: not given, the library's default */
+	uint32_t nsid, entries, log_len, nlb;
 	uint64_t lpo, slba;
 	uint8_t lid, lsp;
 	bool lid_set, rae, raw, json, fua, deac;
 	int gpu;
 };
+
+struct nvmeof_ctrl_opts;
+/* The controller options of the command line. */
+void tool_ctrl_opts(const struct args *a, struct nvmeof_ctrl_opts *o);
 
 int cmd_discover(struct args *a);
 int cmd_id_ctrl(struct args *a);

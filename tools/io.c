@@ -27,16 +27,7 @@ static int io_open(const struct args *a, struct io *io, size_t bytes)
 {
 	struct nvmeof_ctrl_opts o;
 	memset(io, 0, sizeof(*io));
-	nvmeof_ctrl_opts_init(&o);
-	o.traddr = a->traddr;
-	o.trsvcid = a->trsvcid;
-	o.src_addr = a->src;
-	o.hostnqn = a->hostnqn;
-	o.hostid = a->hostid;
-	o.subnqn = a->nqn;
-	o.cmd_timeout_ms = a->timeout_ms;
-	o.num_io_queues = 1;
-	o.queue_depth = 32;
+	tool_ctrl_opts(a, &o);
 	if (nvmeof_ctrl_connect(&o, &io->c))
 		return io_fail(a, "%s", NULL);
 	if (!(io->ns = nvmeof_ns_get(io->c, a->nsid)) || nvmeof_queue_create(io->c, NULL, &io->q))

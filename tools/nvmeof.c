@@ -44,17 +44,20 @@ static void usage(FILE *f)
 static void cmd_usage(FILE *f, const struct cmd *c)
 {
 	bool disc = c->fn == cmd_discover;
+	struct nvmeof_ctrl_opts d; /* the defaults shown are the library's */
+	nvmeof_ctrl_opts_init(&d);
 	fprintf(f, "usage: nvmeof %s -a ADDR %s[OPTIONS]\n%s\n\n", c->name, disc ? "" : "-n NQN ", c->help);
 	fprintf(f, "  -a, --traddr=ADDR        target address\n"
-		   "  -s, --trsvcid=PORT       port (4420)\n"
+		   "  -s, --trsvcid=PORT       port (%s)\n"
 		   "  -w, --src=ADDR           local address (chooses the RDMA device); also --host-traddr\n"
 		   "  -q, --hostnqn=NQN        host NQN (default /etc/nvme/hostnqn, else a generated one)\n"
-		   "  -I, --hostid=UUID        host ID\n");
+		   "  -I, --hostid=UUID        host ID\n", d.trsvcid);
 	if (disc)
 		fprintf(f, "  -n, --nqn=NQN            discovery NQN (%s)\n", NVMEOF_DISCOVERY_NQN);
 	else
 		fprintf(f, "  -n, --nqn=NQN            subsystem NQN (required)\n");
-	fprintf(f, "  -t, --timeout=MS         command timeout in ms (30000); connect steps: 3000\n");
+	fprintf(f, "  -t, --timeout=MS         command timeout in ms (%u); connect steps: %u\n", d.cmd_timeout_ms,
+		d.connect_timeout_ms);
 	if (c->what & ARG_OUT)
 		fprintf(f, "  -o, --output-format=FMT  normal or json\n");
 	if (c->what & ARG_NSID)
@@ -140,7 +143,7 @@ int main(int argc, char **argv)
 		{"force-unit-access", no_argument, 0, 'f'}, {"deac", no_argument, 0, 'D'},
 		{"gpu", required_argument, 0, 'g'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
 	};
-	struct args a = {.trsvcid = "4420", .nsid = 1, .gpu = -1, .timeout_ms = 30000};
+	struct args a = {.nsid = 1, .gpu = -1};
 	uint64_t v;
 	int ch;
 	bool nsid_set = false;

@@ -73,7 +73,8 @@ const char *nvmeof_cmd_status_name(uint16_t status, bool admin, uint8_t opc, uin
  *  - the library never reads or writes a byte past the caller's size; a field
  *    past it takes its default;
  *  - size 0 means the first layout (libnvmeof.so.0, version 0.1: the fields
- *    below), so a struct built by hand with designated initializers works;
+ *    below up to spin_us), so a struct built by hand with designated
+ *    initializers works;
  *  - a larger size than this library knows (a caller built against a newer
  *    header) is accepted when every byte this library does not know is zero,
  *    else the call fails with NVMEOF_ENOTSUP: an option it cannot honour;
@@ -86,6 +87,15 @@ enum nvmeof_wait_mode {
 	NVMEOF_WAIT_POLL = 1,   /* busy poll: lowest latency, one core burnt */
 	NVMEOF_WAIT_SLEEP = 2,  /* sleep at once, as the kernel initiator does */
 };
+
+/* Self-diagnosis (nvmeof_ctrl_opts.trace): called at each step of bringing
+ * up or recovering a connection (address and route resolution, CM connect,
+ * Fabrics Connect, property reads, CC.EN, Identify, Set Features, queue
+ * creation, each reconnect step) and at each change of a queue's connection
+ * state, on the thread taking the step, with the queue's ID (0: admin),
+ * CLOCK_MONOTONIC in ns, and one line saying what was done. Never called
+ * for I/O on a live queue; it must not call the library. */
+typedef void (*nvmeof_trace_cb)(void *arg, uint16_t qid, uint64_t time_ns, const char *msg);
 
 struct nvmeof_ctrl_opts {
 	size_t size;             /* the caller's sizeof(struct nvmeof_ctrl_opts); see above */
@@ -108,6 +118,9 @@ struct nvmeof_ctrl_opts {
 	bool in_capsule;         /* small writes in the command capsule when allowed; true */
 	enum nvmeof_wait_mode wait_mode; /* default HYBRID */
 	uint32_t spin_us;        /* HYBRID spin before sleeping; 20 */
+	/* version 0.2 */
+	nvmeof_trace_cb trace;   /* NULL (default): no trace; see nvmeof_trace_cb */
+	void *trace_arg;
 };
 /* Defaults, and size = sizeof(*opts): always initialize through this macro. */
 #define nvmeof_ctrl_opts_init(opts) nvmeof_ctrl_opts_init_sz((opts), sizeof(*(opts)))

@@ -53,6 +53,8 @@ class CtrlOpts(ctypes.Structure):
         ("in_capsule", c_bool),
         ("wait_mode", c_enum),
         ("spin_us", c_uint32),
+        ("trace", ctypes.c_void_p),
+        ("trace_arg", ctypes.c_void_p),
     ]
 
 

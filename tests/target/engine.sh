@@ -106,6 +106,95 @@ for e in sys.argv[2:]:
 PY
 }
 
+# With --output-format=json or terse, fio's stdout is one document a program
+# reads whole: the engine's information lines (each job's queues, each queue
+# pair's counts) go to stderr, in thread and in process mode.
+parses_whole() { # format out-file: exit 0 when the whole file is that format
+  python3 - "$@" <<'PY'
+import json, sys
+fmt, t = sys.argv[1], open(sys.argv[2]).read()
+if fmt == "json":
+    d = json.loads(t)
+    assert d["jobs"] and all(j["error"] == 0 for j in d["jobs"]), "a job failed"
+else:  # terse: one line per job, version 3, ';'-separated, error field 0
+    lines = [l for l in t.splitlines() if l]
+    assert lines and all(l.startswith("3;fio-") and l.split(";")[4] == "0" for l in lines), lines[:3]
+PY
+}
+machine_output() { # format fio-args...
+  local fmt=$1; shift
+  timeout 300 "$FIO" --ioengine=external:"$ENG" --output-format="$fmt" --name=m --filename="$FA1" \
+    --rw=randread --bs=4k --size=8m --iodepth=8 --qpairs=2 "$@" > "$SCRATCH/out" 2> "$SCRATCH/err" ||
+    { tail -20 "$SCRATCH/out" "$SCRATCH/err"; fail "fio --output-format=$fmt $* failed"; }
+  parses_whole "$fmt" "$SCRATCH/out" || { head -5 "$SCRATCH/out"; fail "$fmt output of $* does not parse whole"; }
+  [ "$(job_ctrls "$SCRATCH/err" | wc -l)" -ge 2 ] || { cat "$SCRATCH/err"; fail "the queue lines are not on stderr ($fmt $*)"; }
+  grep -q 'nvmeof: queue [0-9]*: [0-9]* command' "$SCRATCH/err" || fail "no end-of-job counts on stderr ($fmt $*)"
+}
+t_json_and_terse_output_parse_in_threads_and_processes() {
+  for fmt in json terse; do
+    machine_output $fmt --thread=1 --numjobs=2 --offset_increment=16m
+    machine_output $fmt --numjobs=2 --offset_increment=16m
+    echo "    $fmt: thread and process mode parse; $(job_ctrls "$SCRATCH/err" | wc -l) queue lines on stderr"
+  done
+  # the normal format keeps them in fio's output, where they always were
+  ours --name=n --filename="$FA1" --rw=randread --bs=4k --size=4m --iodepth=4 > "$SCRATCH/out" 2> "$SCRATCH/err" ||
+    fail "fio failed"
+  [ "$(job_ctrls "$SCRATCH/out" | wc -l)" -ge 1 ] || { cat "$SCRATCH/out"; fail "no queue line in the normal output"; }
+}
+
+# A reconnect during the run: its report goes to stderr too, and the
+# document still parses.
+t_json_output_parses_across_a_reconnect() {
+  timeout 180 "$FIO" --ioengine=external:"$ENG" --output-format=json --name=rc --filename="$FA1" --thread=1 \
+    --rw=randread --bs=4k --size=64m --iodepth=8 --qpairs=2 --time_based --runtime=9 --reconnect_delay=500 \
+    --ctrl_loss_tmo=30000 --cmd_timeout=10000 --verbose=1 > "$SCRATCH/out" 2> "$SCRATCH/err" &
+  local pid=$!
+  sleep 3
+  kill -0 $pid 2>/dev/null || { cat "$SCRATCH/err"; fail "fio ended before the outage"; }
+  tb port-down rdma; sleep 2; tb port-up rdma
+  wait $pid || { tail -20 "$SCRATCH/err"; fail "fio failed across the outage"; }
+  grep 'reconnected' "$SCRATCH/err" | sed 's/^/    /'
+  grep -q 'reconnected' "$SCRATCH/err" || { cat "$SCRATCH/err"; fail "no reconnect reported on stderr"; }
+  parses_whole json "$SCRATCH/out" || { head -5 "$SCRATCH/out"; fail "the JSON output does not parse whole"; }
+  # verbose=1 told each step of the recovery, in order, on stderr too
+  local steps=("queue state: lost" "queue state: waiting to reconnect" "reconnect attempt"
+               "re-creating the association" "queue state: reconnecting" "Fabrics Connect as" "reconnect done"
+               "queue state: live")
+  python3 - "$SCRATCH/err" "${steps[@]}" <<'PY' || { grep 'nvmeof: trace' "$SCRATCH/err" | tail -40; fail "the reconnect's steps are not all traced in order"; }
+import re, sys
+lines = [l for l in open(sys.argv[1]) if l.startswith("nvmeof: trace ")]
+i = next(k for k, l in enumerate(lines) if "queue state: lost" in l)
+for step in sys.argv[2:]:
+    i = next(k for k in range(i, len(lines)) if step in lines[k])
+PY
+  grep -m1 'reconnect done' "$SCRATCH/err" | sed 's/^/    /'
+}
+
+# verbose=1: each connection step with its time since the engine began
+# connecting, to fio's log; without it, not one such line.
+t_verbose_logs_each_connection_step() {
+  ours --name=v --filename="$FA1" --thread=1 --rw=randread --bs=4k --size=4m --iodepth=4 --qpairs=2 \
+    --verbose=1 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio with verbose=1 failed"; }
+  expect_fio_ok "$SCRATCH/log"
+  grep 'nvmeof: trace' "$SCRATCH/log" | head -4 | sed 's/^/    /'
+  for step in "connecting from" "queue 0: address and route resolved: rxe0" "queue 0: RDMA CM connected" \
+      "queue 0: Fabrics Connect as .*: controller [0-9]" "queue 0: Property Get CAP: 0x" "queue 0: Property Get VS: 0x" \
+      "queue 0: Property Set CC.EN" "queue 0: Identify Controller: done" "queue 0: Set Features Number of Queues" \
+      "queue 0: Identify Active Namespace List" "queue 0: controller [0-9]* of .* ready" \
+      "queue [1-9][0-9]*: address and route resolved" "queue [1-9][0-9]*: Fabrics Connect as" \
+      "queue [1-9][0-9]*: I/O queue [0-9]*: created, depth" "queue [1-9][0-9]*: queue state: being destroyed"; do
+    grep -q "^nvmeof: trace $NVMEOF_TB_ADDR .*: +[0-9]*\.[0-9]* ms: .*$step" "$SCRATCH/log" ||
+      { grep 'nvmeof: trace' "$SCRATCH/log"; fail "no trace line for '$step'"; }
+  done
+  [ "$(grep -c 'I/O queue [0-9]*: created' "$SCRATCH/log")" = 2 ] || fail "not two queue creations traced for qpairs=2"
+  # one controller, one thread: times only go forward
+  sed -n 's/^nvmeof: trace .*: +\([0-9.]*\) ms: .*/\1/p' "$SCRATCH/log" | sort -c -g ||
+    fail "trace times go backwards"
+  ours --name=q --filename="$FA1" --thread=1 --rw=randread --bs=4k --size=4m --iodepth=4 > "$SCRATCH/log" 2>&1 ||
+    fail "fio without verbose failed"
+  ! grep -q 'nvmeof: trace' "$SCRATCH/log" || fail "trace lines without verbose=1"
+}
+
 t_qd1_latency_accounting() {
   # fio's own meaning: slat = submission, clat = from just before the
   # doorbell to the completion, lat = slat + clat. At QD1 one I/O follows

@@ -60,8 +60,9 @@ t_two_point_sweep_both_initiators_csv_json_svg() {
   grep -q "run 4 of 4: BS=16k kernel rep 1; time left" "$SCRATCH/log" || { cat "$SCRATCH/log"; fail "no progress lines"; }
   grep -qE '^ *16k +ours .* [0-9.]+ +[0-9.]+ *$' "$SCRATCH/log" || { cat "$SCRATCH/log"; fail "no summary row with ratios"; }
   [ "$(ls "$o"/runs/*.json | wc -l)" = 4 ] || fail "expected 4 JSON files: $(ls "$o/runs")"
-  for f in "$o"/runs/*.json; do python3 -c 'import json,sys; t=open(sys.argv[1]).read(); json.loads(t[t.index("{"):])' "$f" \
-    || fail "$f is not fio JSON"; done
+  # the whole file: nothing of ours around fio's document
+  for f in "$o"/runs/*.json; do python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$f" \
+    || fail "$f is not one fio JSON document"; done
   chk csv "$o/results.csv" 4 BS $COLS || fail "CSV"
   [ "$(grep -c '^ours,' "$o/results.csv")" = 2 ] && [ "$(grep -c '^kernel,' "$o/results.csv")" = 2 ] || fail "not 2 runs per initiator"
   chk svg "$o/plots/iops.svg" ours kernel "IOPS (I/Os per second)" "emulated test bed" || fail "iops.svg"

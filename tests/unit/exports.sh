@@ -81,5 +81,42 @@ if command -v fio >/dev/null; then
     bad "fio loads libnvmeof_fio.so and lists its options" "$(head -3 <<< "$help")"
   fi
 fi
+# fio --enghelp shows, for each option the library owns, the library's
+# default (nvmeof_ctrl_opts_init), not a copy that could drift from it.
+if command -v fio >/dev/null; then
+  cat > "$tmp/defaults.c" <<'C'
+#include <stdio.h>
+#include "nvmeof.h"
+int main(void)
+{
+	static const char *wait[] = {"hybrid", "poll", "sleep"};
+	struct nvmeof_ctrl_opts o;
+	nvmeof_ctrl_opts_init(&o);
+	printf("trsvcid %s\nkato %u\nreconnect_delay %u\nctrl_loss_tmo %u\ncmd_timeout %u\n"
+	       "connect_timeout %u\nin_capsule %d\nwait %s\nnum_io_queues %u\nspin_us %u\n",
+	       o.trsvcid, o.kato_ms, o.reconnect_delay_ms, o.ctrl_loss_tmo_ms, o.cmd_timeout_ms,
+	       o.connect_timeout_ms, o.in_capsule, wait[o.wait_mode], o.num_io_queues, o.spin_us);
+	return 0;
+}
+C
+  ${CC:-cc} -Icore/include -o "$tmp/defaults" "$tmp/defaults.c" "$B/libnvmeof.a" -lrdmacm -libverbs -lpthread -ldl \
+    ${LD_PRELOAD:+-fsanitize=address,undefined}
+  "$tmp/defaults" | sort > "$tmp/lib.defaults"
+  sed -n 's/^\([a-z_]*\) *:.*; default \([^ ]*\)$/\1 \2/p' <<< "$help" | sort > "$tmp/help.defaults"
+  if [ "$(wc -l < "$tmp/lib.defaults")" = 10 ] && cmp -s "$tmp/lib.defaults" "$tmp/help.defaults"; then
+    ok "fio --enghelp shows the library's default of each of its 10 options"
+  else
+    bad "fio --enghelp shows the library's default of each of its options" \
+      "$(diff "$tmp/lib.defaults" "$tmp/help.defaults" | tr '\n' ' ')"
+  fi
+  # and the engine's own options still carry fio defaults of their own
+  dhelp=$(fio --enghelp="$PWD/$B/libnvmeof_fio.so,ns" 2>&1 || true)
+  dlib=$(fio --enghelp="$PWD/$B/libnvmeof_fio.so,cmd_timeout" 2>&1 || true)
+  if grep -q 'default: 1$' <<< "$dhelp" && grep -q 'default: no default' <<< "$dlib"; then
+    ok "the library's options have no fio default (unset means the library's), the engine's do"
+  else
+    bad "the library's options have no fio default, the engine's do" "$(echo $dhelp | cut -c1-200)" "$(echo $dlib | cut -c1-200)"
+  fi
+fi
 echo "exports ($B): $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -597,6 +597,63 @@ TEST(after_reconnect_what_waited_goes_one_at_a_time_in_order)
 	teardown(f);
 }
 
+/* The trace hook (nvmeof_ctrl_opts.trace) hears each state change of a
+ * reconnect, in order, with times that do not go back; and nothing of the
+ * I/O on the live queue before it. */
+struct traced {
+	char lines[16][96];
+	uint64_t t[16];
+	int n;
+};
+static void trace_rec(void *arg, uint16_t qid, uint64_t time_ns, const char *msg)
+{
+	struct traced *tr = arg;
+	if (qid == 1 && tr->n < 16) {
+		snprintf(tr->lines[tr->n], sizeof(tr->lines[0]), "%s", msg);
+		tr->t[tr->n++] = time_ns;
+	}
+}
+
+TEST(trace_hook_hears_each_reconnect_state_and_no_io)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 30000, false);
+	struct traced tr = {.n = 0};
+	struct nvmeof_ctrl_opts o;
+	nvmeof_ctrl_opts_init(&o);
+	o.trace = trace_rec;
+	o.trace_arg = &tr;
+	f->q->copts = &o;
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
+	drain(f, 1);
+	CHECK_EQ(tr.n, 0); /* I/O on a live queue: not a word */
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
+	fw_break(f->fw);
+	wait_reconnected(f);
+	static const char *const want[] = {"queue state: lost", "queue state: waiting to reconnect",
+					   "queue state: reconnecting: a new connection", "queue state: reconnecting",
+					   "queue state: live"};
+	int k = 0;
+	for (int i = 0; i < tr.n && k < 5; i++)
+		if (!strcmp(tr.lines[i], want[k]))
+			k++;
+	if (k < 5)
+		for (int i = 0; i < tr.n; i++)
+			fprintf(stderr, "    traced: %s\n", tr.lines[i]);
+	CHECK_EQ(k, 5);
+	for (int i = 1; i < tr.n; i++)
+		CHECK(tr.t[i] >= tr.t[i - 1]);
+	/* without a hook the same path calls nothing */
+	o.trace = NULL;
+	int before = tr.n;
+	fw_break(f->fw);
+	wait_reconnected(f);
+	CHECK_EQ(tr.n, before);
+	f->q->copts = NULL; /* o goes out of scope before teardown's close */
+	teardown(f);
+}
+
 /* A target that stops answering a command (which the real target cannot be
  * made to do: the fake wire holds its response) must not keep the slot
  * forever: with reconnect configured, the timeout fails that request and
@@ -1376,6 +1433,7 @@ int main(int argc, char **argv)
 		T(refused_post_after_a_reconnect_completes_in_that_poll), T(refused_sync_calls_keep_no_slot),
 		T(failed_sync_call_leaves_no_callback_into_its_stack),
 		T(after_reconnect_what_waited_goes_one_at_a_time_in_order),
+		T(trace_hook_hears_each_reconnect_state_and_no_io),
 		T(timeout_with_reconnect_recovers_the_slot), T(abandoned_sync_call_recovers_with_reconnect),
 		T(a_second_outage_is_recovered_too),
 		T(after_reconnect_new_limits_apply_to_reissued_commands),

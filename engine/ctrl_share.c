@@ -1,0 +1,127 @@
+/* The controllers the jobs of one process share (thread=1): one per target
+ * and set of connection options, counted by the jobs holding it. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shared_ctrl *reg_head;
+
+static bool str_same(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Every field that changes what the library connects to or how: a new
+ * option of nvmeof_ctrl_opts belongs here too, or jobs that differ in it
+ * would share one controller. */
+bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b)
+{
+	const struct nvmeof_ctrl_opts *x = &a->o, *y = &b->o;
+	return str_same(x->traddr, y->traddr) && str_same(x->trsvcid, y->trsvcid) &&
+	       str_same(x->src_addr, y->src_addr) && str_same(x->subnqn, y->subnqn) &&
+	       str_same(x->hostnqn, y->hostnqn) && str_same(x->hostid, y->hostid) &&
+	       x->queue_depth == y->queue_depth && x->num_io_queues == y->num_io_queues &&
+	       x->cmd_timeout_ms == y->cmd_timeout_ms && x->connect_timeout_ms == y->connect_timeout_ms &&
+	       x->kato_ms == y->kato_ms && x->ka_interval_ms == y->ka_interval_ms &&
+	       x->reconnect_delay_ms == y->reconnect_delay_ms && x->ctrl_loss_tmo_ms == y->ctrl_loss_tmo_ms &&
+	       x->in_capsule == y->in_capsule && x->wait_mode == y->wait_mode && x->spin_us == y->spin_us &&
+	       x->trace == y->trace; /* the argument is each controller's own */
+}
+
+/* s->cfg.o's strings point into the caller's k: make them point into s's copy. */
+static void cfg_copy(struct conn_cfg *to, const struct conn_cfg *k)
+{
+	*to = *k;
+#define REPOINT(field, buf) to->o.field = k->o.field == k->buf ? to->buf : k->o.field
+	REPOINT(traddr, t.traddr);
+	REPOINT(trsvcid, t.trsvcid);
+	REPOINT(subnqn, t.subnqn);
+	REPOINT(hostnqn, t.hostnqn);
+	REPOINT(src_addr, t.srcaddr);
+	REPOINT(hostid, hostid);
+#undef REPOINT
+}
+
+struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, char *err, size_t len)
+{
+	struct shared_ctrl *s;
+	pthread_mutex_lock(&reg_lock);
+	for (s = reg_head; s; s = s->next)
+		if (cfg_same(&s->cfg, k)) {
+			s->refs++;
+			pthread_mutex_unlock(&reg_lock);
+			return s;
+		}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, len, "out of memory");
+		goto out;
+	}
+	cfg_copy(&s->cfg, k);
+	if (s->cfg.o.trace) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		s->trace.t0_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		snprintf(s->trace.who, sizeof(s->trace.who), "%s %s", k->o.traddr, k->o.subnqn);
+		s->cfg.o.trace_arg = &s->trace;
+		char line[600];
+		snprintf(line, sizeof(line), "connecting from %s as %s",
+			 k->o.src_addr ? k->o.src_addr : "the route's address",
+			 k->o.hostnqn ? k->o.hostnqn : "the default host NQN");
+		eng_trace_line(&s->trace, 0, s->trace.t0_ns, line);
+	}
+	if (nvmeof_ctrl_connect(&s->cfg.o, &s->c)) {
+		snprintf(err, len, "connect to %s port %s subsystem %s: %s", k->o.traddr, k->o.trsvcid,
+			 k->o.subnqn, nvmeof_errmsg());
+		goto fail;
+	}
+	const struct nvmeof_ctrl_info *i = nvmeof_ctrl_info(s->c);
+	if (want_hca && want_hca[0] && strcmp(want_hca, i->hca)) {
+		snprintf(err, len, "the connection to %s resolved to HCA %s, not the expected %s "
+			 "(set src_addr= to an address on %s)", k->t.traddr, i->hca, want_hca, want_hca);
+		nvmeof_ctrl_close(s->c);
+		goto fail;
+	}
+	s->refs = 1;
+	s->next = reg_head;
+	reg_head = s;
+	goto out;
+fail:
+	free(s);
+	s = NULL;
+out:
+	pthread_mutex_unlock(&reg_lock);
+	return s;
+}
+
+int share_count(struct shared_ctrl *s)
+{
+	pthread_mutex_lock(&reg_lock);
+	int n = s->refs;
+	pthread_mutex_unlock(&reg_lock);
+	return n;
+}
+
+void share_put(struct shared_ctrl *s)
+{
+	struct shared_ctrl **pp;
+	if (!s)
+		return;
+	pthread_mutex_lock(&reg_lock);
+	if (--s->refs == 0) {
+		for (pp = &reg_head; *pp; pp = &(*pp)->next)
+			if (*pp == s) {
+				*pp = s->next;
+				break;
+			}
+		if (nvmeof_ctrl_close(s->c))
+			log_err("nvmeof: %s\n", nvmeof_errmsg());
+		free(s);
+	}
+	pthread_mutex_unlock(&reg_lock);
+}

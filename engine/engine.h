@@ -1,0 +1,180 @@
+/*
+ * The inside of the fio engine, shared by the files that each do one part.
+ * Each file calls only those above it in this list (tests/unit/layers.sh):
+ *   log.c         where the engine's informational lines go (fio's log, or
+ *                 stderr beside machine-readable output), verbose=1's trace
+ *   ctrl_share.c  the controllers the jobs of one process share
+ *   options.c     fio's option table, and a job's options as library options
+ *   probe.c       a file's namespace facts, in a short-lived child in fio's parent
+ *   files.c       a job's files: namespace, block-size checks, controller held
+ *   qpairs.c      a job's queue pairs on one controller: how many, how deep,
+ *                 their end-of-job statistics
+ *   job.c         a job's life: setup, init, post_init, cleanup
+ *   reap.c        gathering completions until fio's deadline: the library's
+ *                 wait does the spinning and sleeping
+ *   fio_nvmeof.c  the ops table, queue, commit (doorbells), getevents, event
+ * Only nvmeof.h of the core is used: the engine is a library user.
+ */
+#ifndef NVMEOF_ENGINE_H
+#define NVMEOF_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fio.h"
+
+#include "nvmeof.h"
+#include "qmap.h"
+#include "tid.h"
+
+#define MAX_QUEUES_PER_JOB 8   /* controllers a job may use */
+#define MAX_QPAIRS 16           /* I/O queue pairs a job may drive on one controller */
+enum { QSEL_CPU, QSEL_RR };
+
+/* ---- log.c ---- */
+/* An informational line (what a job got, what it cost): fio's log with
+ * its normal output, else stderr, so JSON and terse output stay whole. */
+void eng_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* verbose=1: the library's trace hook (nvmeof_ctrl_opts.trace), one line
+ * per connection step; arg is the struct eng_trace of the controller. */
+struct eng_trace {
+	uint64_t t0_ns; /* when the engine began connecting: steps show time since */
+	char who[300];  /* traddr and subsystem, to tell controllers apart */
+};
+void eng_trace_line(void *arg, uint16_t qid, uint64_t time_ns, const char *msg);
+
+/* ---- ctrl_share.c ---- */
+/* What a controller is connected with: the filename's transport ID and the
+ * library's options (pointing into t and hostid). */
+struct conn_cfg {
+	struct tid t;
+	char hostid[64];
+	struct nvmeof_ctrl_opts o;
+};
+
+struct shared_ctrl {
+	struct shared_ctrl *next;
+	struct conn_cfg cfg;     /* its own copy: o's strings point into it */
+	struct eng_trace trace;  /* verbose=1: cfg.o.trace_arg */
+	struct nvmeof_ctrl *c;
+	int refs;
+};
+
+/* Two configurations open the same controller: every field equal. */
+bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b);
+/* The process's controller for k (connecting it on first use), or NULL
+ * with the reason in err. want_hca: fail unless it resolved to that HCA. */
+struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, char *err, size_t len);
+/* Jobs of this process holding the controller. */
+int share_count(struct shared_ctrl *s);
+void share_put(struct shared_ctrl *s);
+
+/* ---- options.c ---- */
+struct eng_opts {
+	void *pad; /* fio keeps the thread_data pointer here */
+	char *traddr, *trsvcid, *subnqn, *hostnqn, *hostid, *src_addr, *hca;
+	unsigned int ns, qd_limit, qpairs, delay_cmd_submit, qpair_select;
+	int gpu;
+	unsigned int gpu_copy, gpu_flush, verbose;
+	/* library options: each applies only where set has its bit (the user
+	 * gave it), else the library's default (nvmeof_ctrl_opts_init) does */
+	unsigned int wait_mode, kato_ms, cmd_timeout_ms, connect_timeout_ms, in_capsule, spin_us;
+	unsigned int reconnect_delay_ms, ctrl_loss_tmo_ms, num_io_queues;
+	uint32_t set;
+};
+extern struct fio_option eng_options[];
+/* The library configuration of file f: the filename's transport ID, then
+ * the job's options for what it leaves out; library options the user did
+ * not set keep the library's defaults. 0, or 1 after logging why. */
+int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint32_t *nsid);
+
+/* ---- probe.c ---- */
+struct efile;
+/* The facts setup needs about a file's namespace. */
+struct ns_facts {
+	uint64_t nsze;
+	uint8_t lbads;
+};
+/* Connected (holding the controller in ef->sc) or, in fio's parent before
+ * it forks job processes, from a short-lived child. 0, or 1 after logging. */
+int probe_ns(struct thread_data *td, struct efile *ef, bool connect, struct ns_facts *nf);
+
+/* ---- files.c ---- */
+struct jqueue;
+struct efile {
+	struct efile *next; /* the job's list: fio frees its files before cleanup */
+	struct conn_cfg cfg;
+	struct shared_ctrl *sc; /* held from setup or init until cleanup */
+	struct jqueue *jq;
+	const struct nvmeof_ns *ns;
+	uint32_t nsid;
+	uint8_t lbads;
+	uint64_t nsze;
+};
+struct job;
+/* Learns each file's namespace and checks the job's block sizes and offsets
+ * against it; with connect, holds the controller for init. Idempotent. */
+int files_attach(struct thread_data *td, struct job *j, bool connect);
+/* From the job's list, not fio's files: at cleanup fio has freed those. */
+void files_detach(struct job *j);
+
+/* ---- qpairs.c ---- */
+/* The job's queue pairs on one controller, in a poll group (of one, or
+ * several: one CQ, one completion channel) that requests are spread over. */
+struct jqueue {
+	struct shared_ctrl *sc;
+	struct nvmeof_poll_group *group; /* polled and waited on as one */
+	struct nvmeof_queue *q[MAX_QPAIRS];
+	unsigned int nq, next;           /* next: the round-robin cursor */
+	struct nvmeof_mr *mr;
+	uint32_t dirty;                  /* queues with submissions since the last doorbell */
+	uint32_t closed;                 /* queues that refused a command as disconnected */
+};
+/* The CPUs this job's thread may run on, for qpair_select=cpu. */
+void qpairs_job_cpus(struct job *j);
+/* Opens jq's poll group and queue pairs on ef's controller. 0, or 1 after logging. */
+int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct efile *ef);
+/* Destroys them, saying what each carried and anything abandoned. */
+void qpairs_close(struct jqueue *jq);
+/* Requests of one controller's queue pairs submitted and not completed. */
+uint32_t qpairs_inflight(const struct jqueue *jq);
+
+/* ---- job.c ---- */
+/* A request's callback argument: engine memory, one per io_u index, that
+ * outlives fio's io_u's (fio frees them before cleanup, while the library
+ * may still fail parked requests back). */
+struct ioctx {
+	struct job *j;
+	struct io_u *io_u;
+};
+struct job {
+	struct jqueue jq[MAX_QUEUES_PER_JOB];
+	int njq;
+	bool have_queues;
+	volatile bool closing; /* cleanup began: callbacks must not touch io_u's */
+	struct efile *files;
+	struct ioctx *ctx;     /* iodepth entries, by io_u->index */
+	unsigned int nctx;
+	struct io_u **pending; /* queued, doorbell not rung yet (iodepth entries) */
+	unsigned int npending;
+	unsigned int ncommitted; /* of pending, those fio committed (their doorbell is delayed) */
+	struct io_u **events;
+	unsigned int nevents, nreturned; /* events holds iodepth entries */
+	unsigned int errors_logged;
+	bool delay_cmd_submit;
+	unsigned int qpair_select;
+	struct qmap qmap;      /* the job's CPUs, for qpair_select=cpu */
+	uint64_t term_deadline_us; /* once fio asked the job to end: give up waiting then */
+	bool gpu, gpu_copy, gpu_flush;
+};
+int job_setup(struct thread_data *td);
+int job_init(struct thread_data *td);
+int job_post_init(struct thread_data *td);
+void job_cleanup(struct thread_data *td);
+
+/* ---- reap.c ---- */
+/* Waits until min events are in, fio's timeout t (NULL: none) passes, or
+ * fio ended the job and a grace period passed. 0, or a negative error. */
+int reap_wait(struct thread_data *td, struct job *j, unsigned int min, const struct timespec *t);
+
+#endif

@@ -1,0 +1,74 @@
+/* A job's files: each one's namespace, the job's block sizes and offsets
+ * checked against it, and the controller held for it. */
+#include <stdlib.h>
+
+#include "engine.h"
+
+static int check_sizes(struct thread_data *td, struct fio_file *f, struct efile *ef)
+{
+	uint32_t lba = 1u << ef->lbads;
+	for (int d = DDIR_READ; d < DDIR_RWDIR_CNT; d++) {
+		if (!(td->o.td_ddir & (1 << d)) && !(d == DDIR_TRIM && td_trim(td)))
+			continue;
+		if (td->o.min_bs[d] % lba || td->o.max_bs[d] % lba || td->o.bs[d] % lba ||
+		    (td->o.ba[d] && td->o.ba[d] % lba)) {
+			log_err("nvmeof: block size %llu (min %llu, max %llu, align %llu) is not a "
+				"multiple of namespace %u's %u-byte LBA\n",
+				td->o.bs[d], td->o.min_bs[d], td->o.max_bs[d], td->o.ba[d], ef->nsid, lba);
+			return 1;
+		}
+	}
+	uint64_t size = ef->nsze << ef->lbads;
+	if (td->o.start_offset >= size || td->o.start_offset % lba) {
+		log_err("nvmeof: offset %llu is %s namespace %u (%llu bytes, %u-byte LBAs)\n",
+			(unsigned long long)td->o.start_offset,
+			td->o.start_offset >= size ? "past the end of" : "not LBA-aligned in", ef->nsid,
+			(unsigned long long)size, lba);
+		return 1;
+	}
+	f->real_file_size = size;
+	f->filetype = FIO_TYPE_BLOCK;
+	fio_file_set_size_known(f);
+	return 0;
+}
+
+int files_attach(struct thread_data *td, struct job *j, bool connect)
+{
+	struct fio_file *f;
+	unsigned int i;
+	for_each_file(td, f, i) {
+		struct efile *ef = FILE_ENG_DATA(f);
+		struct ns_facts nf;
+		if (!ef) {
+			ef = calloc(1, sizeof(*ef));
+			if (!ef)
+				return 1;
+			ef->next = j->files;
+			j->files = ef;
+			FILE_SET_ENG_DATA(f, ef);
+			if (eng_cfg(td, f, &ef->cfg, &ef->nsid))
+				return 1;
+		}
+		if (ef->sc)
+			continue;
+		if (probe_ns(td, ef, connect, &nf))
+			return 1;
+		ef->lbads = nf.lbads;
+		ef->nsze = nf.nsze;
+		if (check_sizes(td, f, ef))
+			return 1;
+	}
+	return 0;
+}
+
+void files_detach(struct job *j)
+{
+	struct efile *ef, *next;
+	for (ef = j->files; ef; ef = next) {
+		next = ef->next;
+		if (ef->sc)
+			share_put(ef->sc);
+		free(ef);
+	}
+	j->files = NULL;
+}

@@ -1,0 +1,153 @@
+/* A job's queue pairs on one controller: how many (qpairs=, or one per CPU
+ * the job may run on), how deep, created in one poll group; at the end,
+ * what each carried. */
+#include <sched.h>
+
+#include "engine.h"
+
+/* qpairs=0: one queue pair per CPU the job may run on, at most this many, so
+ * that 16 unpinned jobs still fit the 64 I/O queues asked by default. */
+#define AUTO_QPAIRS_MAX 4
+/* The most commands one queue pair is made to hold. */
+#define DEPTH_MAX 1024
+
+/* qpairs=0: one queue pair per CPU the job may run on, at most
+ * AUTO_QPAIRS_MAX and at most iodepth, and no more than the job's part of
+ * the queues the controller granted: fio sets up every job of a process
+ * (create_serialize) before any starts, so the jobs sharing a controller
+ * are all counted here and each keeps at least one. With one command in
+ * flight a second queue pair has nothing to carry, and on the test bed it
+ * cost QD1 a sixth of its IOPS: the submitting CPU's queue keeps the
+ * target's work on the CPU where the job waits for it. */
+static unsigned int auto_qpairs(struct thread_data *td, const struct job *j, struct shared_ctrl *sc,
+				const struct nvmeof_ctrl_info *ci)
+{
+	unsigned int n = j->qmap.ncpu < AUTO_QPAIRS_MAX ? j->qmap.ncpu : AUTO_QPAIRS_MAX;
+	if (n > td->o.iodepth)
+		n = td->o.iodepth;
+	int sharers = share_count(sc);
+	unsigned int part = sharers > 0 ? ci->max_io_queues / (unsigned int)sharers : ci->max_io_queues;
+	if (n > part) {
+		eng_info("nvmeof: job %s (%d): %u queue pair(s), not %u: the controller granted %u I/O "
+			 "queue(s) to %d job(s)\n", td->o.name, td->thread_number, part ? part : 1, n,
+			 ci->max_io_queues, sharers);
+		n = part;
+	}
+	return n ? n : 1;
+}
+
+/* fio has applied cpus_allowed and cpumask by the time it initializes the
+ * engine. */
+void qpairs_job_cpus(struct job *j)
+{
+	cpu_set_t set;
+	int cpus[QMAP_CPUS];
+	unsigned int n = 0;
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		for (int c = 0; c < QMAP_CPUS && c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &set))
+				cpus[n++] = c;
+	qmap_init(&j->qmap, cpus, n);
+}
+
+/* Enough slots for the job's share of iodepth even when each request is
+ * split at MDTS, so fio's iodepth is what is on the wire. iodepth is the
+ * job's total: round-robin gives each queue pair its share; by CPU, one CPU
+ * may send all of it to its own queue pair. */
+static uint32_t qpair_depth(struct thread_data *td, const struct job *j, const struct nvmeof_ctrl_info *ci,
+			    unsigned int nq)
+{
+	struct eng_opts *eo = td->eo;
+	uint64_t per = ci->max_xfer ? (td->o.max_bs[DDIR_READ] > td->o.max_bs[DDIR_WRITE]
+				       ? td->o.max_bs[DDIR_READ] : td->o.max_bs[DDIR_WRITE]) : 0;
+	per = ci->max_xfer && per ? (per + ci->max_xfer - 1) / ci->max_xfer : 1;
+	uint64_t share = j->qpair_select == QSEL_CPU ? qmap_depth(&j->qmap, nq, td->o.iodepth)
+						     : ((uint64_t)td->o.iodepth + nq - 1) / nq;
+	uint64_t depth = share * (per ? per : 1);
+	if (eo->qd_limit && depth > eo->qd_limit)
+		depth = eo->qd_limit;
+	return depth > DEPTH_MAX ? DEPTH_MAX : (uint32_t)depth;
+}
+
+int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct efile *ef)
+{
+	struct eng_opts *eo = td->eo;
+	const struct nvmeof_ctrl_info *ci = nvmeof_ctrl_info(ef->sc->c);
+	unsigned int nq = eo->qpairs ? eo->qpairs : auto_qpairs(td, j, ef->sc, ci);
+	jq->sc = ef->sc;
+	if (nvmeof_poll_group_create(ef->sc->c, nq, &jq->group)) {
+		log_err("nvmeof: %s\n", nvmeof_errmsg());
+		return 1;
+	}
+	struct nvmeof_queue_opts qo;
+	nvmeof_queue_opts_init(&qo);
+	qo.depth = qpair_depth(td, j, ci, nq);
+	qo.batch = true;
+	qo.group = jq->group;
+	for (unsigned int n = 0; n < nq; n++) {
+		int r = nvmeof_queue_create(ef->sc->c, &qo, &jq->q[n]);
+		if (r == NVMEOF_EBUSY && !eo->qpairs && n > 0) {
+			/* qpairs=0 asked for none in particular: take what is left */
+			eng_info("nvmeof: job %s (%d): %u queue pair(s) of %u wanted: %s\n",
+				 td->o.name, td->thread_number, n, nq, nvmeof_errmsg());
+			break;
+		}
+		if (r) {
+			log_err("nvmeof: queue pair %u of %u (qpairs=%u, num_io_queues=%u): %s\n",
+				n + 1, nq, nq, ef->cfg.o.num_io_queues, nvmeof_errmsg());
+			return 1;
+		}
+		jq->nq++;
+		/* Which controller and queue each job got: shared controllers
+		 * show as one CNTLID with several queues. */
+		eng_info("nvmeof: job %s (%d): %s: controller CNTLID %u, I/O queue %u, depth %u%s\n",
+			 td->o.name, td->thread_number, ef->cfg.t.subnqn, ci->cntlid,
+			 nvmeof_queue_qid(jq->q[n]), nvmeof_queue_depth(jq->q[n]),
+			 nq > 1 ? ", in the job's poll group" : "");
+	}
+	return 0;
+}
+
+void qpairs_close(struct jqueue *jq)
+{
+	for (unsigned int n = 0; n < jq->nq; n++) {
+		struct nvmeof_queue *q = jq->q[n];
+		struct nvmeof_queue_stats st;
+		uint32_t left = nvmeof_queue_inflight(q);
+		if (left)
+			eng_info("nvmeof: queue %u: %u request(s) still waiting when the job ended "
+				 "were abandoned\n", nvmeof_queue_qid(q), left);
+		nvmeof_queue_stats(q, &st);
+		/* what a run cost on the wire: commands per doorbell shows the
+		 * batching, sleeps the waits that went to the completion channel */
+		eng_info("nvmeof: queue %u: %llu command(s), %llu doorbell(s), %llu sleep(s)\n",
+			 nvmeof_queue_qid(q), (unsigned long long)st.cmds,
+			 (unsigned long long)st.doorbells, (unsigned long long)st.sleeps);
+		if (st.reconnects)
+			eng_info("nvmeof: queue %u reconnected %llu time(s), longest outage %llu ms\n",
+				 nvmeof_queue_qid(q), (unsigned long long)st.reconnects,
+				 (unsigned long long)st.outage_ms_max);
+		if (st.timeouts)
+			eng_info("nvmeof: queue %u: %llu command(s) timed out\n", nvmeof_queue_qid(q),
+				 (unsigned long long)st.timeouts);
+		if (st.retries)
+			eng_info("nvmeof: queue %u: %llu command(s) retried\n", nvmeof_queue_qid(q),
+				 (unsigned long long)st.retries);
+		nvmeof_queue_destroy(q);
+	}
+	jq->nq = 0;
+	if (jq->group)
+		nvmeof_poll_group_destroy(jq->group);
+	if (jq->mr)
+		nvmeof_mr_release(jq->mr);
+	jq->group = NULL;
+	jq->mr = NULL;
+}
+
+uint32_t qpairs_inflight(const struct jqueue *jq)
+{
+	uint32_t n = 0;
+	for (unsigned int i = 0; i < jq->nq; i++)
+		n += nvmeof_queue_inflight(jq->q[i]);
+	return n;
+}

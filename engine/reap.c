@@ -1,0 +1,97 @@
+/* Gathering completions until fio's deadline. The spinning, yielding and
+ * sleeping per wait= are the library's (its one wait policy: core/wait.c);
+ * the engine only hands it fio's deadline, in slices so that it sees the
+ * end of the job, and takes its controllers in turn when it has several. */
+#include <time.h>
+
+#include "engine.h"
+
+/* Once the job should end (its runtime is over, or fio was told to stop),
+ * I/O that has not completed within this long, e.g. parked while the
+ * target is away, is abandoned: cleanup fails it. Healthy I/O completes
+ * well within it. */
+#define END_GRACE_MS 3000
+/* Longest single wait, so a wait notices fio ending the job. */
+#define SLICE_MS 100
+/* With several controllers in flight, the wait on each in turn. */
+#define MULTI_SLICE_MS 1
+
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* One non-blocking pass over every queue; the last error, if any. */
+static int poll_all(struct job *j)
+{
+	int err = 0;
+	for (int k = 0; k < j->njq; k++) {
+		int r = nvmeof_poll_group_poll(j->jq[k].group, 0);
+		if (r < 0)
+			err = r;
+	}
+	return err;
+}
+
+/* Up to ms in the library's wait. With one controller its poll group
+ * covers all the job's queue pairs; with several, the one that has
+ * requests, or each busy one in turn for a short slice. 0, or a negative
+ * error. */
+static int wait_on_groups(struct job *j, unsigned int need, int ms)
+{
+	static __thread int turn;
+	if (j->njq == 1) {
+		int r = nvmeof_poll_group_wait(j->jq[0].group, need, ms);
+		return r < 0 ? r : 0;
+	}
+	int busy = 0, pick = -1;
+	for (int i = 0; i < j->njq; i++) {
+		int k = (turn + i) % j->njq;
+		if (qpairs_inflight(&j->jq[k])) {
+			if (pick < 0)
+				pick = k;
+			busy++;
+		}
+	}
+	if (pick < 0)
+		return 0; /* nothing in flight: nothing to wait for */
+	turn = pick + 1;
+	int r = nvmeof_poll_group_wait(j->jq[pick].group, 1,
+				       busy == 1 ? ms : (ms < MULTI_SLICE_MS ? ms : MULTI_SLICE_MS));
+	return r < 0 ? r : 0;
+}
+
+/* fio checks a job's runtime between I/Os, never while getevents waits:
+ * a job blocked on I/O that does not complete would outlive its runtime,
+ * so check it here as fio's backend.c runtime_exceeded() does. */
+static bool job_ending(struct thread_data *td)
+{
+	return td->terminate ||
+	       (td->o.timeout && !in_ramp_time(td) && utime_since_now(&td->epoch) >= td->o.timeout);
+}
+
+int reap_wait(struct thread_data *td, struct job *j, unsigned int min, const struct timespec *t)
+{
+	uint64_t now = mono_us();
+	uint64_t deadline = t ? now + (uint64_t)t->tv_sec * 1000000u + (uint64_t)t->tv_nsec / 1000u : UINT64_MAX;
+	for (;;) {
+		int rc = poll_all(j);
+		if (rc < 0)
+			return rc;
+		if (j->nevents >= min)
+			return 0;
+		now = mono_us();
+		if (!j->term_deadline_us && job_ending(td))
+			j->term_deadline_us = now + END_GRACE_MS * 1000u;
+		uint64_t until = deadline;
+		if (j->term_deadline_us && j->term_deadline_us < until)
+			until = j->term_deadline_us;
+		if (now >= until)
+			return 0;
+		uint64_t left_ms = (until - now + 999) / 1000;
+		if ((rc = wait_on_groups(j, min - j->nevents, left_ms < SLICE_MS ? (int)left_ms : SLICE_MS)))
+			return rc;
+	}
+}

@@ -48,7 +48,7 @@ int ctrl_fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t
 	/* an NVMe command, not a CM step: the command timeout (a busy target
 	 * creating many queues at once can take seconds) */
 	rc = q_exec(q, sqe, NVMF_CONNECT_DATA_SIZE, ctrl_cmd_timeout(c), &cpl);
-	return ctrl_connect_result(c, qid, rc, &cpl, cntlid_out);
+	return ctrl_connect_result(c, qid, rc, &cpl, true, cntlid_out);
 }
 
 int ctrl_connect_build(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint16_t sqsize,
@@ -62,14 +62,14 @@ int ctrl_connect_build(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t q
 }
 
 int ctrl_connect_result(struct nvmeof_ctrl *c, uint16_t qid, int rc, const struct nvmeof_cpl *cpl,
-			uint16_t *cntlid_out)
+			bool current, uint16_t *cntlid_out)
 {
 	if (rc == NVMEOF_ENVME) {
 		const char *hint = "";
 		uint16_t code = nvme_status_code(cpl->status);
 		/* Invalid Parameters pointing at CNTLID in the connect data: the
 		 * association is gone (nvmet's answer for an unknown CNTLID) */
-		if (qid && code == NVME_SC_CONNECT_INVALID_PARAM &&
+		if (qid && current && code == NVME_SC_CONNECT_INVALID_PARAM &&
 		    cpl->cdw0 == (1u << 16 | NVMF_CONNECT_DATA_CNTLID_OFF))
 			__atomic_store_n(&c->assoc_stale, true, __ATOMIC_RELAXED); /* no lock: a reassociation may hold it */
 		if (code == NVME_SC_CONNECT_INVALID_HOST)

@@ -160,7 +160,9 @@ static bool post_recvs(struct nvmeof_queue *q)
  * never be out without a receive waiting for its response (RNR back-off). */
 bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
 {
-	uint16_t done[POLL_BATCH];
+	struct {
+		uint16_t si, gen;
+	} done[POLL_BATCH];
 	int ndone = 0;
 	bool ok = true;
 	for (int i = 0; i < n; i++) {
@@ -171,7 +173,8 @@ bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
 				if (WRID_EPOCH(w->wr_id) == q->epoch)
 					ok = false;
 			} else if (take_send(q, w->wr_id, &si)) {
-				done[ndone++] = si;
+				done[ndone].si = si;
+				done[ndone++].gen = q->slots[si].gen;
 			}
 			continue;
 		}
@@ -191,8 +194,10 @@ bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
 		}
 		const uint8_t *capsule = q->rsps + (size_t)idx * NVME_CQE_SIZE;
 		DEVICE_WROTE(capsule, NVME_CQE_SIZE);
-		if (take_resp(q, capsule, &si))
-			done[ndone++] = si;
+		if (take_resp(q, capsule, &si)) {
+			done[ndone].si = si;
+			done[ndone++].gen = q->slots[si].gen;
+		}
 		struct ibv_recv_wr *rw = &q->rwr[idx];
 		rw->next = NULL;
 		if (q->rwr_tail)
@@ -205,7 +210,13 @@ bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
 		ok = post_recvs(q);
 	else
 		q->rwr_head = q->rwr_tail = NULL; /* the next connection posts them all */
-	for (int i = 0; i < ndone; i++)
-		slot_done(q, done[i]);
+	/* A callback may poll this queue, and that poll may find the
+	 * connection lost and release the slots still noted here (or reuse
+	 * them): only a slot still busy with the same command is finished. */
+	for (int i = 0; i < ndone; i++) {
+		const struct slot *s = &q->slots[done[i].si];
+		if (likely(s->state == SLOT_BUSY && s->gen == done[i].gen))
+			slot_done(q, done[i].si);
+	}
 	return ok;
 }

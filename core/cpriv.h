@@ -69,9 +69,9 @@ int ctrl_connect_build(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t q
 		       uint16_t cntlid, uint32_t kato, uint8_t *sqe);
 /* What a Fabrics Connect's completion (rc, cpl) means, as an error naming
  * why; a Connect naming a CNTLID the target no longer has marks the
- * association stale. */
+ * association stale when it was built for the current one (current). */
 int ctrl_connect_result(struct nvmeof_ctrl *c, uint16_t qid, int rc, const struct nvmeof_cpl *cpl,
-			uint16_t *cntlid_out);
+			bool current, uint16_t *cntlid_out);
 int ctrl_enable(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info);
 int ctrl_identify_ctrl(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info);
 int ctrl_set_num_queues(struct nvmeof_ctrl *c, uint32_t *granted);

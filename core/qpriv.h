@@ -221,6 +221,7 @@ struct nvmeof_queue {
 		pthread_t thread;
 		bool running;          /* poll thread: started, not yet joined */
 		int done;              /* atomic: the worker has returned */
+		int cancel;            /* atomic: the owner no longer wants the attempt */
 		int rc;
 		char msg[256];         /* its thread's error message */
 		uint32_t usable;       /* the new connection's CRQSIZE */

@@ -173,6 +173,9 @@ static void housekeep(struct nvmeof_queue *q, uint64_t now)
 		} else if (now - s->t_submit_ms >= q->cmd_timeout_ms) {
 			s->flags |= SLOT_EXPIRED;
 			q->st.timeouts++;
+			if (!expired) /* what the failed requests' callbacks and a give-up report */
+				nvmeof_err(NVMEOF_ETIMEDOUT, "queue %u: a command got no answer within %u ms",
+					   q->qid, q->cmd_timeout_ms);
 			expired = true;
 		}
 	}
@@ -181,12 +184,24 @@ static void housekeep(struct nvmeof_queue *q, uint64_t now)
 }
 
 static void connect_answered(struct nvmeof_queue *q);
+static int give_up(struct nvmeof_queue *q);
+
+/* ctrl_loss_tmo counts from the loss, whatever an attempt is doing. */
+static bool past_loss_tmo(const struct nvmeof_queue *q)
+{
+	return may_reconnect(q) && nvmeof_now_ms() - q->lost_at_ms >= q->ctrl_loss_tmo_ms;
+}
 
 bool q_state_tick(struct nvmeof_queue *q)
 {
 	if (unlikely(q->state != Q_LIVE)) {
 		if (q->state == Q_CONNECTING && q->bg.answered)
 			connect_answered(q);
+		if (q->state == Q_CONNECTING && past_loss_tmo(q)) {
+			q->tr->close(q); /* the Connect's data is ours again */
+			give_up(q);
+			return false;
+		}
 		if (q->state == Q_LOST) {
 			recover(q);
 			return false;
@@ -266,6 +281,7 @@ static void connect_done(void *arg, const struct nvmeof_cpl *cpl)
 	struct nvmeof_queue *q = arg;
 	q->bg.cpl = *cpl;
 	q->bg.answered = true;
+	q->completed--; /* the queue's own command: not a completion of the caller's */
 }
 
 /* The Fabrics Connect answered (or none was staged): the owner decides. */
@@ -280,16 +296,29 @@ static void connect_answered(struct nvmeof_queue *q)
 		rc = cpl && cpl->err ? nvmeof_err(cpl->err, "queue %u: reconnect: the Connect failed", q->qid) : 0;
 	if (q->state != Q_CONNECTING)
 		return;
-	if (rc)
+	if (rc) {
 		close_and_settle(q); /* parked again; the next try after the delay */
-	else
-		q_set_live(q);
+		return;
+	}
+	/* The association is this queue's only now: with a failed Connect
+	 * the next attempt must not take the one another queue just made
+	 * for its own and re-create it (dropping every queue on it). */
+	if (q->bg.has_limits)
+		q->assoc_gen = q->bg.assoc_gen;
+	q_set_live(q);
 }
 
 int q_reopen_progress(struct nvmeof_queue *q)
 {
-	if (!__atomic_load_n(&q->bg.done, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&q->bg.done, __ATOMIC_ACQUIRE)) {
+		/* Nothing parked is on any wire: it may fail now, while the
+		 * worker finishes its step (q_close joins it). */
+		if (past_loss_tmo(q)) {
+			__atomic_store_n(&q->bg.cancel, 1, __ATOMIC_RELAXED);
+			return give_up(q);
+		}
 		return (int)q->completed;
+	}
 	join_worker(q);
 	if (q->bg.rc) {
 		nvmeof_err(q->bg.rc, "%s", q->bg.msg);
@@ -297,10 +326,8 @@ int q_reopen_progress(struct nvmeof_queue *q)
 		q_set_state(q, Q_WAIT);
 		return (int)q->completed;
 	}
-	if (q->bg.has_limits) {
+	if (q->bg.has_limits) /* before anything goes out on the new connection */
 		q_set_limits(q, q->bg.icd, q->bg.max_xfer, q->bg.crdt);
-		q->assoc_gen = q->bg.assoc_gen;
-	}
 	q_slots_reset(q, q->bg.usable);
 	q_set_state(q, Q_CONNECTING);
 	if (!q->bg.has_cmd) {
@@ -332,6 +359,13 @@ void q_stage_limits(struct nvmeof_queue *q, uint32_t icd_max, uint64_t max_xfer,
 	q->bg.max_xfer = max_xfer;
 	memcpy(q->bg.crdt, crdt, sizeof(q->bg.crdt));
 	q->bg.assoc_gen = assoc_gen;
+}
+
+uint32_t q_staged_assoc_gen(const struct nvmeof_queue *q) { return q->bg.assoc_gen; }
+
+bool q_reconnect_cancelled(const struct nvmeof_queue *q)
+{
+	return __atomic_load_n(&q->bg.cancel, __ATOMIC_RELAXED);
 }
 
 void q_stage_connect(struct nvmeof_queue *q, const uint8_t *sqe, uint32_t data_len)
@@ -390,7 +424,9 @@ void q_close(struct nvmeof_queue *q)
 {
 	if (!q)
 		return;
-	join_worker(q); /* an attempt's first half: bounded by its own timeouts */
+	if (q->bg.running)
+		__atomic_store_n(&q->bg.cancel, 1, __ATOMIC_RELAXED); /* prepare stops at its next step */
+	join_worker(q);
 	q_set_state(q, Q_CLOSING);
 	if (q->tr)
 		q->tr->close(q); /* the connection is gone: nothing can touch our memory after this */

@@ -65,6 +65,11 @@ int q_reopen_wire(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms);
  * that apply from the new connection on. */
 void q_stage_limits(struct nvmeof_queue *q, uint32_t icd_max, uint64_t max_xfer, const uint16_t crdt[3],
 		    uint32_t assoc_gen);
+/* For prepare, between its steps: the owner gave the attempt up (the queue
+ * is being destroyed, or ctrl_loss_tmo passed); stop with an error. */
+bool q_reconnect_cancelled(const struct nvmeof_queue *q);
+/* For finish: the association generation the attempt's prepare staged. */
+uint32_t q_staged_assoc_gen(const struct nvmeof_queue *q);
 /* For prepare: the command (the Fabrics Connect) the poll sends on the new
  * connection, its data_len bytes already in the scratch buffer. */
 void q_stage_connect(struct nvmeof_queue *q, const uint8_t *sqe, uint32_t data_len);

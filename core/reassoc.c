@@ -40,7 +40,7 @@ static int reassociate(struct nvmeof_ctrl *c)
 	c->info = ni;
 	c->ka_err = 0; /* keep-alives go to the new association */
 	pthread_mutex_unlock(&c->lock);
-	c->assoc_gen++;
+	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED); /* read without the lock by a queue's finish */
 	/* only now, the same controller having answered: events and user
 	 * commands that waited go out on it */
 	q_set_live(c->admin);
@@ -63,7 +63,11 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	bool fresh = false;
 	uint16_t qid = nvmeof_queue_qid(q);
 	uint8_t sqe[NVME_SQE_SIZE];
-	pthread_mutex_lock(&c->admin_lock);
+	pthread_mutex_lock(&c->admin_lock); /* another queue's worker may be re-creating the association */
+	if (q_reconnect_cancelled(q)) {
+		pthread_mutex_unlock(&c->admin_lock);
+		return nvmeof_err(NVMEOF_ECLOSED, "reconnect queue %u: given up", qid);
+	}
 	if (q_assoc_gen(q) == c->assoc_gen || !q_connected(c->admin) ||
 	    __atomic_load_n(&c->assoc_stale, __ATOMIC_RELAXED)) {
 		if (!(rc = reassociate(c))) {
@@ -83,6 +87,8 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 		return rc;
 	if (fresh && (rc = admin_ns_rescan(c, NULL, 0)))
 		return nvmeof_err_prefix(rc, "re-read the namespaces after re-creating the association");
+	if (q_reconnect_cancelled(q))
+		return nvmeof_err(NVMEOF_ECLOSED, "reconnect queue %u: given up", qid);
 	/* IOCCSZ and MDTS may differ on the new controller: they apply before
 	 * anything is re-issued */
 	q_stage_limits(q, icd, max_xfer, crdt, gen);
@@ -101,8 +107,11 @@ static int reconnect_finish(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const
 	if (cpl->err == NVMEOF_ENVME)
 		nvmeof_err(cpl->err, "%s", nvmeof_cpl_str(cpl, buf, sizeof(buf)));
 	else if (cpl->err)
-		nvmeof_err(cpl->err, "the connection went down before the Connect completed");
-	int rc = ctrl_connect_result(c, qid, cpl->err, cpl, NULL);
+		nvmeof_err(cpl->err, "the Connect did not complete");
+	/* A Connect built for an association another queue has since
+	 * replaced says nothing about the new one. */
+	bool current = q_staged_assoc_gen(q) == __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED);
+	int rc = ctrl_connect_result(c, qid, cpl->err, cpl, current, NULL);
 	if (rc)
 		rc = nvmeof_err_prefix(rc, "reconnect queue %u", qid);
 	trace_ctrl(&c->o, qid, "reconnect %s%s", rc ? "failed: " : "done", rc ? nvmeof_errmsg() : "");

@@ -1331,7 +1331,14 @@ static int slow_hook_done;
 static int reopen_slowly(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 {
 	(void)c;
-	sleep_ms(2000);
+	/* 2 s of steps, checking between them whether the owner gave up */
+	for (int ms = 0; ms < 2000; ms += 10) {
+		if (q_reconnect_cancelled(q)) {
+			__atomic_store_n(&slow_hook_done, 1, __ATOMIC_RELEASE);
+			return nvmeof_err(NVMEOF_ECLOSED, "given up");
+		}
+		sleep_ms(10);
+	}
 	int rc = q_reopen_wire(q, 0, 0);
 	__atomic_store_n(&slow_hook_done, 1, __ATOMIC_RELEASE);
 	return rc;
@@ -1387,6 +1394,119 @@ TEST(destroy_during_a_reconnect_attempt)
 	teardown(f);
 }
 
+
+/* A callback that polls its queue, and in that poll finds the connection
+ * lost, releases slots the outer poll has already noted as finished: the
+ * outer poll must not finish them again (a double release, and requests
+ * re-issued after a reconnect completed with no answer). */
+static int nest_calls, nest_done;
+static void nest_cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	struct fixture *f = arg;
+	f->calls++;
+	f->last = *cpl;
+	nest_calls++;
+	if (!nest_done) {
+		nest_done = 1;
+		fw_break(f->fw);            /* the target goes away now */
+		nvmeof_queue_poll(f->q, 0); /* a callback that polls */
+	}
+}
+
+TEST(a_poll_inside_a_callback_leaves_the_batchs_other_slots_alone)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
+	nest_calls = nest_done = 0;
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(nvmeof_read(f->q, &f->ns, (uint64_t)i, 1, &f->mr, 0, nest_cb, f), 0);
+	nvmeof_queue_poll(f->q, 0);
+	CHECK(f->q->nfree_slots <= f->q->depth);
+	CHECK_EQ(nest_calls, 3); /* the first succeeded, the other two failed with the loss */
+	CHECK_EQ(f->last.err, NVMEOF_ECLOSED);
+	teardown(f);
+}
+
+TEST(a_poll_inside_a_callback_then_a_reconnect_completes_nothing_unanswered)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
+	nest_calls = nest_done = 0;
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(nvmeof_read(f->q, &f->ns, (uint64_t)i, 1, &f->mr, 0, nest_cb, f), 0);
+	nvmeof_queue_poll(f->q, 0);
+	f->rec.hold = 1; /* the re-issued reads get no answer */
+	for (int i = 0; i < 100 && nest_calls < 3; i++) {
+		nvmeof_queue_poll(f->q, 0);
+		sleep_ms(1);
+	}
+	CHECK_EQ(nest_calls, 1); /* was: 3, two of them never answered */
+	f->rec.hold = 0;
+	teardown(f);
+}
+
+/* The association generation staged by an attempt is the queue's only once
+ * its Connect succeeded; a failed Connect leaves the old one, so the next
+ * attempt does not re-create an association another queue just made. */
+static int stage_gen_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	static const uint16_t crdt[3];
+	uint8_t sqe[64];
+	(void)c;
+	q_stage_limits(q, 0, 1 << 20, crdt, 7);
+	int rc = q_reopen_wire(q, 0, 0);
+	nvme_sqe_keep_alive(sqe, 0);
+	q_stage_connect(q, sqe, 0);
+	return rc;
+}
+static int refuse_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const struct nvmeof_cpl *cpl)
+{
+	(void)c;
+	(void)q;
+	(void)cpl;
+	return nvmeof_err(NVMEOF_ENVME, "Connect refused");
+}
+static const struct q_reconnect_ops refused_connect_ops = {.prepare = stage_gen_prepare, .finish = refuse_connect};
+
+TEST(a_failed_connect_keeps_the_queues_association_generation)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
+	q_set_reconnect(f->q, &refused_connect_ops, 1000, 60000, 3);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
+	fw_break(f->fw);
+	nvmeof_queue_poll(f->q, 0);
+	f->rec.hold = 0;
+	for (int i = 0; i < 2000 && !(f->q->state == Q_WAIT && f->rec.n >= 2); i++) {
+		nvmeof_queue_poll(f->q, 0);
+		sleep_ms(1);
+	}
+	CHECK_EQ(f->q->state, Q_WAIT);
+	CHECK_EQ(q_assoc_gen(f->q), 3); /* was: 7 */
+	teardown(f);
+}
+
+/* ctrl_loss_tmo holds while an attempt runs: a worker still in its first
+ * half when the loss is that old does not keep the parked requests. */
+TEST(ctrl_loss_tmo_fails_what_waits_during_a_long_attempt)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
+	slow_hook_done = 0;
+	q_set_reconnect(f->q, &slow_reconnect, 1, 300, 0);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
+	fw_break(f->fw);
+	nvmeof_queue_poll(f->q, 0);
+	f->rec.hold = 0;
+	for (int i = 0; i < 200 && !f->calls; i++)
+		nvmeof_queue_wait(f->q, 1, 10);
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, NVMEOF_ECLOSED);
+	CHECK_EQ(__atomic_load_n(&slow_hook_done, __ATOMIC_ACQUIRE), 0); /* before the attempt ended */
+	CHECK(strstr(nvmeof_errmsg(), "gave up reconnecting") != NULL);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), NVMEOF_ECLOSED);
+	teardown(f); /* joins the worker */
+}
+
 TEST(deallocate_sends_one_range)
 {
 	struct fixture *f = setup(2, 1 << 20, 4096, 4096, 1000, false);
@@ -1422,6 +1542,10 @@ int main(int argc, char **argv)
 		T(a_members_loss_leaves_the_other_member_running),
 		T(group_members_both_reconnect), T(a_slow_reconnect_attempt_does_not_hold_a_wait),
 		  T(destroy_during_a_reconnect_attempt),
+		T(a_poll_inside_a_callback_leaves_the_batchs_other_slots_alone),
+		T(a_poll_inside_a_callback_then_a_reconnect_completes_nothing_unanswered),
+		T(a_failed_connect_keeps_the_queues_association_generation),
+		T(ctrl_loss_tmo_fails_what_waits_during_a_long_attempt),
 		T(blocks_larger_than_mdts_are_refused_and_the_checked_block_size_is_used),
 		T(split_request_waiting_for_slots_makes_new_submissions_wait),
 		T(stale_send_completion_after_loss_finishes_nothing_twice),

@@ -41,7 +41,7 @@
 #define NO_REQ 0xffff
 /* A send's wr_id carries the slot's generation, so a send completion that
  * arrives after its slot was released (and maybe reused) is recognised. */
-#define SEND_WRID(q, gen, si) (WRID_HIGH(q) | (uint64_t)(gen) << 16 | (si))
+#define SEND_WRID(q, gen, si) ((q)->wrid_high | (uint64_t)(gen) << 16 | (si))
 
 enum slot_state { SLOT_FREE, SLOT_BUSY, SLOT_RETRY };
 /* SLOT_REFUSED: its send was refused by the post; it completes, failed,
@@ -166,6 +166,7 @@ struct nvmeof_queue {
 	struct nvmeof_poll_group *group; /* its CQ: shared with other queues, or its own group of one */
 	bool own_group;           /* a group of one, made for it and destroyed with it */
 	uint8_t member, epoch;    /* place in the group; connection count (wr_id) */
+	uint64_t wrid_high;       /* WRID_HIGH of the current connection */
 	uint32_t sqe_send_flags;  /* a capsule alone: signaled, and inline when the QP takes 64 bytes */
 	void *trc;                /* its connection, handed to every operation */
 	struct tr_conn conn;      /* the RDMA transport's connection */

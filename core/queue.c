@@ -63,6 +63,7 @@ int q_post_all_recvs(struct nvmeof_queue *q)
 	/* in a group the epoch comes from the group, so a new member in a
 	 * place just left never takes the old one's leftover completions */
 	q->epoch = q_group_next_epoch(q->group);
+	q->wrid_high = WRID_HIGH(q);
 	for (uint32_t i = 0; i < q->hrqsize; i++) {
 		q->rwr[i].wr_id = RECV_TAG | WRID_HIGH(q) | i;
 		q->rwr[i].next = i + 1 < q->hrqsize ? &q->rwr[i + 1] : NULL;

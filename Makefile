@@ -262,7 +262,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 FIOENGINEDIR ?= $(LIBDIR)/fio
 JOBSDIR ?= $(PREFIX)/share/nvmeof/jobs
-JOB_FILES = $(wildcard jobs/*.fio) jobs/common.fio.inc
+JOB_FILES = $(wildcard jobs/*.fio) jobs/common.fio.inc jobs/kdev.sh
 # Paths under PREFIX are written relative to ${prefix}, so that
 # pkg-config --define-variable=prefix=... can relocate them.
 pcpath = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))

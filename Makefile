@@ -1,15 +1,18 @@
 # nvmeof: a userspace NVMe over Fabrics RDMA initiator. See README.md.
-#   make            library, fio engine, tests (build/out)
-#   make SAN=1      the same with ASan and UBSan (build/san)
-#   make test       everything CI runs: unit tests (plain and sanitized), then
-#                   the real-target suites in the test bed (plain and sanitized)
+#   make            library, fio engine, tool, tests (build/out); installs nothing
+#   make SAN=1      the same with ASan and UBSan (build/san); TSAN=1: build/tsan
+#   make setup      as root: what the build and the test bed need (apt), fio's source
+#   make unit       the unit tests of one build ($(O): SAN=1, TSAN=1 or O=...)
+#   make test       everything CI runs: setup, unit tests (plain and sanitized),
+#                   fuzzing, then the real-target suites in the test bed
 CC ?= cc
 ifeq ($(origin CC),default)
 CC = cc
 endif
 OPT ?= -O2
 # Portable code only: the test-bed guest CPU lacks the host's AVX-512.
-CFLAGS_BASE = -std=c11 $(OPT) -g -fPIC -Wall -Wextra -Werror -Wshadow \
+CSTD = -std=c11
+CFLAGS_BASE = $(CSTD) $(OPT) -g -fPIC -Wall -Wextra -Werror -Wshadow \
 	-Wpointer-arith -Wformat=2 -Wstrict-prototypes -Wno-format-nonliteral -Wno-format-truncation
 CPPFLAGS_BASE = -D_GNU_SOURCE -Icore/include -Icore
 LIBS = -lrdmacm -libverbs -lpthread -ldl
@@ -30,6 +33,20 @@ endif
 CFLAGS_ALL = $(CFLAGS_BASE) $(SANFLAGS) $(CFLAGS)
 CPPFLAGS_ALL = $(CPPFLAGS_BASE) $(CPPFLAGS)
 
+# Plain make installs nothing and writes only under build/: what it needs
+# from the system (rdma-core's headers, fio's source) comes from `make setup`,
+# and when it is missing make stops at once and says so. Goals that set up
+# first, or compile nothing, are not held to it.
+SETUP_GOALS = setup testbed fio-src clean uninstall demo test test-unit test-target test-fuzz fuzz fuzz-build bench
+BUILD_GOALS = $(filter-out $(SETUP_GOALS),$(or $(MAKECMDGOALS),all))
+ifneq ($(BUILD_GOALS),)
+ifneq ($(shell printf '\043include <infiniband/verbs.h>\n\043include <rdma/rdma_cma.h>\n' | \
+	$(CC) $(CPPFLAGS) -E -x c -o /dev/null - 2>/dev/null && echo ok),ok)
+$(error rdma-core's headers (infiniband/verbs.h, rdma/rdma_cma.h) are missing. Run as root: make setup \
+	(apt: libibverbs-dev, librdmacm-dev and the rest the build and the test bed use))
+endif
+endif
+
 CORE_SRC = core/protocol.c core/status.c core/names.c core/util.c core/opts.c core/rdma.c core/mem.c \
 	core/cuda.c core/slots.c core/submit.c core/complete.c core/qstate.c core/poll.c core/wait.c core/sync.c \
 	core/queue.c core/qrdma.c core/group.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c \
@@ -37,7 +54,6 @@ CORE_SRC = core/protocol.c core/status.c core/names.c core/util.c core/opts.c co
 # The loopback test wire: tests, fuzzers and the micro-benchmark only.
 TESTWIRE_OBJ = $(O)/tests/wire/fakewire.o
 CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
-HDRS = $(wildcard core/*.h core/include/*.h tests/unit/*.h tests/wire/*.h tools/*.h)
 
 UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo \
 	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio
@@ -50,8 +66,17 @@ PYTHON ?= /usr/bin/python3
 
 # fio engines must be built against the same fio version's headers as the
 # fio that loads them: by default the distribution's source of the installed
-# fio (engine/fetch-fio-src); or FIO_SRC=/path/to/configured/fio-source.
+# fio, which `make setup` (engine/fetch-fio-src) puts here; or
+# FIO_SRC=/path/to/configured/fio-source.
 FIO_SRC ?= build/fio-src
+FIO_SRC_MISSING = fio's source is not in $(FIO_SRC) (the engine must be compiled against the installed \
+	fio's own headers). Run as root: make setup (everything the build and the test bed need; fio's source \
+	alone: make fio-src), or pass FIO_SRC=/path/to/configured/fio-X.Y
+ifneq ($(filter all engine install $(O)/libnvmeof_fio.so,$(BUILD_GOALS)),)
+ifeq ($(wildcard $(FIO_SRC)/config-host.h),)
+$(error $(FIO_SRC_MISSING))
+endif
+endif
 ENGINE = $(O)/libnvmeof_fio.so
 
 # The shared library's version; the soname (major) changes only with an
@@ -61,16 +86,20 @@ SO_MAJOR = 0
 SONAME = libnvmeof.so.$(SO_MAJOR)
 TOOL = $(O)/nvmeof
 
-.PHONY: all lib engine tool unit test test-unit test-fuzz test-target testbed demo bench fuzz fuzz-build clean \
-	install uninstall
+.PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup testbed fio-src demo bench fuzz \
+	fuzz-build clean install uninstall
 all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH)
 lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a $(O)/libnvmeof-dist.a
 engine: $(ENGINE)
 tool: $(TOOL)
 
-$(O)/%.o: %.c $(HDRS)
+# The compiler lists each object's headers (-MMD -MP, the .d files below), so
+# a header change rebuilds only what includes it.
+DEPFLAGS = -MMD -MP
+$(O)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DEPFLAGS) -c $< -o $@
+-include $(wildcard $(O)/*/*.d $(O)/*/*/*.d)
 
 # Public symbols are the functions of nvmeof.h (core/libnvmeof.map); everything
 # else stays hidden. The real file carries the full version; libnvmeof.so.0
@@ -94,85 +123,90 @@ $(O)/libnvmeof-dist.a: $(CORE_OBJ) core/libnvmeof.map
 	objcopy --keep-global-symbols=$(O)/libnvmeof.syms $(O)/libnvmeof-dist.o
 	rm -f $@ && ar rcs $@ $(O)/libnvmeof-dist.o
 
-$(O)/tests/unit_protocol: $(O)/tests/unit/test_protocol.o $(O)/core/protocol.o $(O)/core/status.o $(O)/core/names.o
-	$(CC) $(SANFLAGS) -o $@ $^
-$(O)/tests/target_core: $(O)/tests/target/core_test.o $(O)/libnvmeof.a
+# Tests link their own object, then what the table below adds; a program
+# that calls into the core links the build's libnvmeof.a (insides included).
+# Their objects are kept (.SECONDARY): make would delete them as intermediates.
+TEST_OBJ = $(patsubst $(O)/tests/unit_%,$(O)/tests/unit/test_%.o,$(filter $(O)/tests/unit_%,$(UNIT_TESTS))) \
+	$(patsubst $(O)/tests/target_%,$(O)/tests/target/%_test.o,$(filter $(O)/tests/target_%,$(TARGET_TESTS)))
+.SECONDARY: $(TEST_OBJ)
+$(O)/tests/unit_%: $(O)/tests/unit/test_%.o
+	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
+$(O)/tests/target_%: $(O)/tests/target/%_test.o
+	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
+$(O)/tests/unit_protocol: $(O)/core/protocol.o $(O)/core/status.o $(O)/core/names.o
+$(O)/tests/unit_queue: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
+$(O)/tests/unit_opts $(O)/tests/unit_adminio $(O)/tests/target_core $(O)/tests/target_disc \
+	$(O)/tests/target_gpu: $(O)/libnvmeof.a
+$(O)/tests/unit_tid: $(O)/engine/tid.o
+$(O)/tests/unit_qmap: $(O)/engine/qmap.o
+$(O)/tests/unit_topo: $(O)/engine/topo.o
+$(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o: CPPFLAGS_ALL += -Iengine
+$(O)/tests/wire/fakewire.o $(O)/tests/unit/test_queue.o $(O)/bench/percmd.o: CPPFLAGS_ALL += -Itests/wire
+$(O)/tests/gpu_check: $(O)/tests/gpu-check/gpu_check.o $(O)/libnvmeof.a
+	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
+$(O)/bench/percmd: $(O)/bench/percmd.o $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The command-line tool (tools/): nvme-cli's subcommands over our library.
 $(TOOL): $(O)/tools/nvmeof.o $(O)/tools/cmds.o $(O)/tools/io.o $(O)/tools/out.o $(O)/libnvmeof.a
-	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
-$(O)/tests/target_disc: $(O)/tests/target/disc_test.o $(O)/libnvmeof.a
-	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
-$(O)/tests/wire/fakewire.o $(O)/tests/unit/test_queue.o $(O)/bench/percmd.o: CPPFLAGS_ALL += -Itests/wire
-$(O)/bench/percmd: $(O)/bench/percmd.o $(TESTWIRE_OBJ) $(O)/libnvmeof.a
-	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
-$(O)/tests/unit_queue: $(O)/tests/unit/test_queue.o $(TESTWIRE_OBJ) $(O)/libnvmeof.a
-	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
-$(O)/tests/unit_opts: $(O)/tests/unit/test_opts.o $(O)/libnvmeof.a
-	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
-$(O)/tests/unit_adminio: $(O)/tests/unit/test_adminio.o $(O)/libnvmeof.a
-	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
-$(O)/tests/unit_tid: $(O)/tests/unit/test_tid.o $(O)/engine/tid.o
-	$(CC) $(SANFLAGS) -o $@ $^
-$(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o: CPPFLAGS_ALL += -Iengine
-$(O)/tests/unit_qmap: $(O)/tests/unit/test_qmap.o $(O)/engine/qmap.o
-	$(CC) $(SANFLAGS) -o $@ $^
-$(O)/tests/unit_topo: $(O)/tests/unit/test_topo.o $(O)/engine/topo.o
-	$(CC) $(SANFLAGS) -o $@ $^
-$(O)/tests/gpu_check: $(O)/tests/gpu-check/gpu_check.o $(O)/libnvmeof.a
-	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
-$(O)/tests/target_gpu: $(O)/tests/target/gpu_test.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The CUDA test double: host memory behind the cu* API (tests only).
 $(O)/tests/libcuda-double.so: tests/cuda-double/fakecuda.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g -fPIC -shared -fvisibility=hidden -Wall -Wextra -Werror -o $@ $<
 
-$(FIO_SRC)/.configured:
-	engine/fetch-fio-src $(FIO_SRC)
-# The engine's files that use fio's headers (engine/engine.h maps them).
-ENGINE_FIO_OBJ = $(addprefix $(O)/engine/,fio_nvmeof.o log.o ctrl_share.o options.o probe.o files.o \
-	qpairs.o job.o reap.o)
+# The engine's files that include fio's headers (engine/engine.h maps them).
 # fio's headers are not ours: include them as system headers, gnu11 as fio is.
-$(ENGINE_FIO_OBJ): $(O)/engine/%.o: engine/%.c engine/engine.h engine/tid.h engine/topo.h engine/qmap.h $(HDRS) $(FIO_SRC)/.configured
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h \
-		$(filter-out -std=c11,$(CFLAGS_ALL)) -std=gnu11 -c $< -o $@
+FIO_ENGINE_OBJ = $(addprefix $(O)/engine/,fio_nvmeof.o log.o ctrl_share.o options.o probe.o files.o \
+	qpairs.o job.o reap.o)
+$(FIO_ENGINE_OBJ): CPPFLAGS_ALL += -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h
+$(FIO_ENGINE_OBJ): CSTD = -std=gnu11
+$(FIO_ENGINE_OBJ): $(FIO_SRC)/config-host.h
+$(FIO_SRC)/config-host.h:
+	$(error $(FIO_SRC_MISSING))
 # fio needs one symbol of it (engine/libnvmeof_fio.map); the core inside stays hidden.
-ENGINE_OBJ = $(ENGINE_FIO_OBJ) $(O)/engine/tid.o $(O)/engine/topo.o $(O)/engine/qmap.o $(CORE_OBJ)
+ENGINE_OBJ = $(FIO_ENGINE_OBJ) $(O)/engine/tid.o $(O)/engine/topo.o $(O)/engine/qmap.o $(CORE_OBJ)
 $(ENGINE): $(ENGINE_OBJ) engine/libnvmeof_fio.map
 	$(CC) -shared $(SANFLAGS) -o $@ $(ENGINE_OBJ) $(LIBS) -Wl,--version-script=engine/libnvmeof_fio.map
 
-# The unit tests (no target), plain then sanitized, and the GPU check
-# against the CUDA test double.
-unit:
-	$(MAKE) all
-	$(MAKE) all SAN=1
+# The unit tests (no target) of one build, $(O), and the GPU check against
+# the CUDA test double. install.sh and the Python tests load the library into
+# uninstrumented programs: plain builds only.
+unit: all
 	# stack-use-after-return: a callback must never reach a returned frame
-	for t in $(notdir $(UNIT_TESTS)); do build/out/tests/$$t && \
-		ASAN_OPTIONS=detect_stack_use_after_return=1 build/san/tests/$$t || exit 1; done
-	tests/gpu-check/selftest-double
+	for t in $(UNIT_TESTS); do ASAN_OPTIONS=detect_stack_use_after_return=1 $$t || exit 1; done
+	tests/gpu-check/selftest-double $(O)
+	tests/unit/layers.sh $(O)
+	tests/unit/exports.sh $(O)
+ifeq ($(SANFLAGS),)
+	tests/unit/install.sh
+	NVMEOF_LIB=$(CURDIR)/$(O)/libnvmeof.so PYTHONDONTWRITEBYTECODE=1 \
+		$(PYTHON) -m pytest -p no:cacheprovider -q tests/python/unit
+endif
+
+# setup first: it installs what the build needs (rdma-core headers, fio).
+test-unit: setup
+	$(MAKE) unit
+	$(MAKE) unit SAN=1
 	# a reconnect attempt's worker against the poll, under TSan
 	$(MAKE) build/tsan/tests/unit_queue TSAN=1
 	build/tsan/tests/unit_queue
-	tests/unit/layers.sh
-	tests/unit/exports.sh build/out && tests/unit/exports.sh build/san && tests/unit/install.sh
-	PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m pytest -p no:cacheprovider -q tests/python/unit
 
-# testbed first: it installs what the build needs (rdma-core headers, fio).
-test-unit: testbed
-	$(MAKE) unit
-
+# Everything the build and the test bed need from the system (apt, as root),
+# then fio's source; each step does nothing when its part is there.
+setup: testbed
+	engine/fetch-fio-src $(FIO_SRC)
 testbed:
 	tests/testbed/setup
+fio-src:
+	engine/fetch-fio-src $(FIO_SRC)
 
-test-target: testbed
+test-target: setup
 	$(MAKE) all
 	$(MAKE) all SAN=1
 	$(MAKE) build/tsan/tests/target_core build/tsan/tests/target_disc TSAN=1
 	tests/testbed/run bash tests/target/run-all.sh
 
-test: testbed test-unit test-fuzz test-target
+test: setup test-unit test-fuzz test-target
 
 # CI's short fuzz pass; `make fuzz` runs longer.
 test-fuzz:
@@ -184,35 +218,40 @@ FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = -std=c11 -g -O1 -D_GNU_SOURCE -Icore/include -Icore -Iengine -Itests/wire \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_CORE = $(CORE_SRC) tests/wire/fakewire.c
+# Each fuzzer is one compile-and-link of several sources: it depends on every
+# header those may include.
+FUZZ_HDRS = $(wildcard core/*.h core/include/*.h tests/wire/*.h)
 fuzz-build: build/fuzz/fuzz_identify build/fuzz/fuzz_cm build/fuzz/fuzz_tid build/fuzz/fuzz_queue
-build/fuzz/fuzz_identify: tests/fuzz/fuzz_identify.c core/protocol.c core/status.c $(HDRS)
+build/fuzz/fuzz_identify: tests/fuzz/fuzz_identify.c core/protocol.c core/status.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_identify.c core/protocol.c core/status.c
-build/fuzz/fuzz_cm: tests/fuzz/fuzz_cm.c core/protocol.c core/status.c $(HDRS)
+build/fuzz/fuzz_cm: tests/fuzz/fuzz_cm.c core/protocol.c core/status.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_cm.c core/protocol.c core/status.c
 build/fuzz/fuzz_tid: tests/fuzz/fuzz_tid.c engine/tid.c engine/tid.h
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_tid.c engine/tid.c
-build/fuzz/fuzz_queue: tests/fuzz/fuzz_queue.c $(FUZZ_CORE) $(HDRS)
+build/fuzz/fuzz_queue: tests/fuzz/fuzz_queue.c $(FUZZ_CORE) $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_queue.c $(FUZZ_CORE) $(LIBS)
 fuzz:
 	tests/fuzz/run $(FUZZ_SECONDS)
 
 # The README's main command: build, boot the test bed, run jobs/demo.sh.
-demo: testbed
+demo: setup
 	$(MAKE) all
 	tests/testbed/run bash jobs/demo.sh
 
 # BENCHMARKS.md: ours against the kernel's nvme-rdma in one boot, then the
 # per-command cost of the core. A benchmark, not a test: no thresholds.
-bench: testbed
+# Everything it writes goes under build/bench/; BENCHMARKS.md's plots are
+# the committed copies in bench/plots/, replaced by hand when it is updated.
+bench: setup
 	$(MAKE) all
 	@echo "per-command cost of the core on this machine (native, no emulation):"
 	build/out/bench/percmd
 	tests/testbed/run bash bench/bench.sh
-	mkdir -p bench/plots && cp build/bench/plots/*.svg bench/plots/ && echo "bench: plots copied to bench/plots/ (BENCHMARKS.md shows them)" || echo "bench: no plots to copy"
+	@echo "bench: plots in build/bench/plots/; to update BENCHMARKS.md's: cp build/bench/plots/*.svg bench/plots/"
 
 clean:
 	rm -rf build/out build/san build/tsan build/fuzz
@@ -227,7 +266,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 FIOENGINEDIR ?= $(LIBDIR)/fio
 JOBSDIR ?= $(PREFIX)/share/nvmeof/jobs
-JOB_FILES = $(wildcard jobs/*.fio) jobs/common.fio.inc
+JOB_FILES = $(wildcard jobs/*.fio) jobs/common.fio.inc jobs/kdev.sh
 # Paths under PREFIX are written relative to ${prefix}, so that
 # pkg-config --define-variable=prefix=... can relocate them.
 pcpath = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))

@@ -9,8 +9,8 @@ REPS=${REPS:-3}
 export RUNTIME=${RUNTIME:-2} RAMP=${RAMP:-1} REGION=${REGION:-1g}
 OUT=${BENCH_OUT:-build/bench/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
-KDEV=$(tb kconnect rdma) || { echo "bench: kernel initiator did not connect"; exit 1; }
-export KDEV
+. jobs/kdev.sh
+kdev_setup || { echo "bench: kernel initiator did not connect"; exit 1; }
 echo "bench: kernel initiator on $KDEV; results in $OUT; RUNTIME=${RUNTIME}s RAMP=${RAMP}s REPS=$REPS"
 { uname -r; nproc; grep -m1 'model name' /proc/cpuinfo; fio --version; } > "$OUT/machine.txt"
 
@@ -60,6 +60,6 @@ cell libaio_bw_read_128k bandwidth.fio RW=read BS=128k IODEPTH=16 NUMJOBS=1 KERN
 # Where the CPU goes at 4 KiB QD32, one job, each initiator: a system-wide
 # software-clock profile in the guest (PROFILE=0 skips it).
 [ "${PROFILE:-1}" = 0 ] || bash bench/profile.sh "$OUT" || echo "bench: profile failed"
-tb kdisconnect
+kdev_teardown
 "$PWD/build/out/bench/percmd" > "$OUT/percmd.txt" 2>&1 || echo "bench: per-command micro-benchmark failed"
 python3 bench/report.py "$OUT"

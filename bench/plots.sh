@@ -2,8 +2,8 @@
 # IN-GUEST (make bench, or alone: tests/testbed/run bash bench/plots.sh): the
 # two small sweeps behind BENCHMARKS.md's plots, both initiators alternating
 # cell by cell, drawn by jobs/plot. The SVGs are also copied to
-# build/bench/plots/ (the guest can write only build/), from where `make bench`
-# copies them to bench/plots/.
+# build/bench/plots/; BENCHMARKS.md shows the copies committed in bench/plots/
+# (cp build/bench/plots/*.svg bench/plots/ when it is updated).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 REPS=${REPS:-2}

@@ -8,8 +8,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=$1
 command -v perf >/dev/null || { echo "profile: perf missing (Debian's linux-perf)"; exit 1; }
-KDEV=${KDEV:-$(tb kdev "$NVMEOF_TB_NQN_A" 1 2>/dev/null || tb kconnect rdma)} || exit 1
-export KDEV RUNTIME=${PROF_RUNTIME:-6} RAMP=1 REGION=1g
+. jobs/kdev.sh
+kdev_setup || exit 1
+trap kdev_teardown EXIT
+export RUNTIME=${PROF_RUNTIME:-6} RAMP=1 REGION=1g
 JOB=${PROF_JOB:-iops.fio} WHAT=${PROF_WHAT:-4 KiB randread QD32}
 for ini in ours kernel; do
   # -a: the target's and Soft-RoCE's kernel work counts too, as it does for the kernel host

@@ -1,64 +1,59 @@
 #!/usr/bin/env python3
-"""Median tables with ratios from a bench/bench.sh result folder."""
-import json
+"""Median tables with ratios from a bench/bench.sh result folder. fio's JSON
+is read as jobs/sweep reads it (jobs/sweeplib.py), so a figure here and the
+same figure in a sweep's CSV are computed the same way."""
 import os
 import statistics
 import sys
 from collections import defaultdict
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "jobs"))
+import sweeplib  # noqa: E402
+
 out = sys.argv[1]
-runs = defaultdict(list)  # (cell, initiator) -> [job dict]
+runs = defaultdict(list)  # (cell, initiator) -> [sweeplib metrics of one run]
 for f in sorted(os.listdir(out)):
-    if not f.endswith(".json"):
+    if not f.endswith(".json") or f.count(".") != 3:
         continue
     cell, ini, _rep, _ = f.rsplit(".", 3)
     try:
-        with open(os.path.join(out, f)) as fh:
-            text = fh.read()
-        data = json.loads(text[text.index("{"):])
-        runs[(cell, ini)].append(data["jobs"][0])
-    except (ValueError, KeyError, IndexError) as e:
+        data, _ = sweeplib.load_json(os.path.join(out, f))
+        runs[(cell, ini)].append(sweeplib.combine([sweeplib.job_metrics(j) for j in data["jobs"]]))
+    except (ValueError, KeyError, IndexError, OSError) as e:
         print(f"report: {f}: unreadable ({e})", file=sys.stderr)
 
 
 def med(cell, ini, fn):
     vals = []
-    for j in runs.get((cell, ini), []):
+    for m in runs.get((cell, ini), []):
         try:
-            v = fn(j)
-        except (KeyError, ZeroDivisionError):
+            v = fn(m)
+        except (KeyError, TypeError, ZeroDivisionError):
             continue
-        if v is not None:
+        if v is not None and v != "":
             vals.append(v)
     return statistics.median(vals) if vals else None
 
 
-def ddir(j):
-    return "write" if j["write"]["io_bytes"] > j["read"]["io_bytes"] else "read"
-
-
 def pct(p):
-    return lambda j: j[ddir(j)]["lat_ns"]["percentile"][p] / 1000.0
+    """total latency (lat) percentile p of sweeplib.PCTS, in us"""
+    return lambda m: m[f"lat_{p}_us"]
 
 
-def iops(j):
-    return j[ddir(j)]["iops"]
+def iops(m):
+    return m["iops"]
 
 
-def mibs(j):
-    return j[ddir(j)]["bw_bytes"] / 2**20
+def mibs(m):
+    return m["bw_bytes"] / 2**20
 
 
-def cpu_us_per_io(j):
-    d = j[ddir(j)]
-    ios = d["total_ios"]
-    secs = j["job_runtime"] / 1000.0
-    return (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * secs * 1e6 / ios if ios else None
+def cpu_us_per_io(m):
+    return m["cpu_us_per_io"]
 
 
-def ctx_per_io(j):
-    n = sum(j[d]["total_ios"] for d in ("read", "write", "trim"))
-    return j["ctx"] / n if n else None
+def ctx_per_io(m):
+    return m["ctx"] / m["total_ios"] if m["total_ios"] else None
 
 
 def fmt(v, nd=1):
@@ -81,8 +76,8 @@ rows = []
 for rw in ("randread", "randwrite"):
     for bs in ("4k", "16k", "64k", "256k", "1m"):
         c = f"qd1_{rw}_{bs}"
-        o50, k50 = med(c, "ours", pct("50.000000")), med(c, "kernel", pct("50.000000"))
-        o99, k99 = med(c, "ours", pct("99.000000")), med(c, "kernel", pct("99.000000"))
+        o50, k50 = med(c, "ours", pct("p50")), med(c, "kernel", pct("p50"))
+        o99, k99 = med(c, "ours", pct("p99")), med(c, "kernel", pct("p99"))
         rows.append([rw, bs, fmt(o50), fmt(k50), ratio(o50, k50), fmt(o99), fmt(k99), ratio(o99, k99)])
 table("QD1 latency (us, median of runs; ratio ours/kernel, lower is better)",
       ["rw", "bs", "p50 ours", "p50 kernel", "p50 ratio", "p99 ours", "p99 kernel", "p99 ratio"], rows)
@@ -127,7 +122,7 @@ table("CPU time per I/O of the fio job (usr+sys, us; ratio ours/kernel, lower is
       ["workload", "ours", "kernel", "ratio"], rows)
 
 rows = []
-for c, label, fn, nd in (("pin_qd1_randread_4k", "4k randread QD1 p50 latency (us)", pct("50.000000"), 1),
+for c, label, fn, nd in (("pin_qd1_randread_4k", "4k randread QD1 p50 latency (us)", pct("p50"), 1),
                          ("pin_iops_qd32_j1", "4k randread QD32 IOPS", iops, 0),
                          ("pin_bw_read_128k", "128k read QD16 MiB/s", mibs, 1),
                          ("pin_bw_read_1m", "1m read QD16 MiB/s", mibs, 1),

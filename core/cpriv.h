@@ -1,10 +1,5 @@
-/* The inside of a controller, shared by the files that each do one part:
- *   ctrl.c       connect, close, namespaces, I/O queues
- *   admin.c      bring-up on the admin queue, reading like the NVMe-oF spec
- *   hostid.c     the host NQN and host ID
- *   keepalive.c  the keep-alive thread
- *   reassoc.c    re-creating the association after a loss
- */
+/* The inside of a controller, shared by the files that each do one part of
+ * it (README.md's "Layout" says which). */
 #ifndef NVMEOF_CPRIV_H
 #define NVMEOF_CPRIV_H
 

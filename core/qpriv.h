@@ -1,14 +1,8 @@
 /*
- * The inside of a queue, shared by its files (README.md, "Layout", maps
- * them). Each calls only the ones below it:
- *   poll.c, wait.c   drive: poll the wire, hand completions down, then the
- *                    state; wait (spin, gap-adaptive spin, yield, sleep)
- *   sync.c           synchronous calls (above the waits)
- *   qstate.c         the connection's state, the one place that changes it
- *   complete.c       completion processing and retries
- *   submit.c         submission, MDTS splitting, SGLs, doorbells
- *   slots.c          command slots and CIDs, requests, the waiting FIFO
- * Not installed; nothing here is exported.
+ * The inside of a queue, shared by its files: README.md's "Layout" says
+ * which file does what, in the order in which each calls only those above
+ * it (tests/unit/layers.sh checks the order). Not installed; nothing here
+ * is exported.
  */
 #ifndef NVMEOF_QPRIV_H
 #define NVMEOF_QPRIV_H

@@ -8,10 +8,9 @@ import statistics
 
 PCTS = (("p50_us", "50.000000"), ("p99_us", "99.000000"), ("p999_us", "99.900000"))
 TOPO = ("hca", "hca_pci", "hca_numa", "gpu", "gpu_numa", "relation", "gpu_mem_reg")
-# clat: fio's completion latency; lat: total latency, submission to completion.
-# For an engine with a commit step, fio starts clat after commit returns, and
-# over Soft-RoCE posting a send runs the (software) NIC in that call: only lat
-# compares the two initiators fairly (jobs/sweep asks fio for lat_percentiles).
+# clat: fio's completion latency, from just before the doorbell (our engine)
+# or io_uring's submit call to the completion; lat: total latency, submission
+# to completion, what the plots use (jobs/sweep asks fio for lat_percentiles).
 LATS = ("clat", "lat")
 METRICS = ("iops", "bw_bytes") + tuple(f"{l}_{k}" for l in LATS for k in ("mean_us",) + tuple(k for k, _ in PCTS)) + (
     "cpu_us_per_io", "usr_cpu_pct", "sys_cpu_pct", "ctx", "total_ios", "runtime_ms")

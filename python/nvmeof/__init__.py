@@ -1,5 +1,7 @@
-"""nvmeof: the Python API of the seed project over libnvmeof (a userspace
-NVMe over Fabrics RDMA initiator in C), through ctypes; standard library only.
+"""nvmeof: NVMe over Fabrics RDMA block I/O from Python, into memory you
+registered, with no kernel block layer: the Python API of the `nvmeof`
+package (PyPI; pure Python over the ibverbs package), re-created over
+libnvmeof, this project's C initiator, through ctypes.
 
     import nvmeof
     with nvmeof.Controller.connect("192.0.2.20", "nqn.2026-07.io.example:storage") as controller:
@@ -8,40 +10,51 @@ NVMe over Fabrics RDMA initiator in C), through ctypes; standard library only.
             namespace.read(buffer, slba=0, blocks=128)
             payload = buffer.read()
 
-The library is found through $NVMEOF_LIB, next to this package, or on the
-system's library path (see nvmeof._lib).
+Controller connects and owns queues and registered memory; Namespace reads,
+writes and flushes; errors are nvmeof.Error subclasses, one per library
+code. help(nvmeof.Controller) lists the connection options.
+
+The package is pure Python and needs the C library, libnvmeof.so.0, at run
+time: `make install` from the nvmeof source tree (into /usr/local, or
+PREFIX=sys.prefix for a virtual environment), or NVMEOF_LIB=/path/to/it.
+Importing works without it; the first call that needs it raises
+nvmeof.LibraryNotFoundError (an ImportError) naming every place it looked
+and how to install it (see nvmeof._lib).
 """
 import ctypes as _ctypes
 
 from . import _lib
 from ._lib import LibraryNotFoundError
-from .controller import Controller, ControllerInfo, Queue, QueueStats, connect_options
+from .controller import (Controller, ControllerInfo, Queue, QueueStats, connect_defaults,
+                         connect_options)
 from .errors import (BusyError, ClosedError, ConnectionRejectedError, CudaError, Error,
                      InvalidArgumentError, NotSupportedError, NVMeStatusError, OutOfMemoryError,
                      QueueFullError, TimeoutError, TransportError, UnreachableError)
 from .memory import GpuMemory, HostMemory, MemoryRegion, RegisteredMemory
 from .namespace import Namespace, NamespaceInfo
 
+# The C library's version (the Makefile's VERSION; a unit test holds them
+# equal); the package's metadata reads it from here (pyproject.toml).
 __version__ = "0.1.0"
 
 
-def library_path():
+def library_path() -> str:
     """The libnvmeof.so in use (loading it if needed)."""
     return _lib.path()
 
 
-def cuda_available():
+def cuda_available() -> "tuple[bool, str]":
     """(True, "") when the CUDA driver API loads, else (False, why)."""
     why = _ctypes.create_string_buffer(256)
     rc = _lib.load().nvmeof_cuda_available(why, len(why))
     return rc == 0, why.value.decode("utf-8", "replace")
 
 
-def status_name(status):
+def status_name(status: int) -> str:
     """The NVMe spec's name of a 15-bit Status Field ("LBA Out of Range")."""
     return _lib.load().nvmeof_status_name(status).decode()
 
 
-def strerror(code):
+def strerror(code: int) -> str:
     """The name of an NVMEOF_E* code."""
     return _lib.load().nvmeof_strerror(code).decode()

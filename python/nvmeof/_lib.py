@@ -1,24 +1,42 @@
-"""Finds and loads libnvmeof.so once, and declares the C prototypes.
+"""Finds and loads libnvmeof once, and declares the C prototypes.
 
-Where it looks, in order:
+The package is pure Python; the library is the C one that `make install`
+puts in PREFIX/lib (libnvmeof.so.0, the soname programs load). Where it
+looks, in order:
   1. $NVMEOF_LIB, when set: an explicit choice wins, and nothing else is tried;
-  2. libnvmeof.so next to this package (a wheel or a copy that bundles it);
-  3. the system's library path (LD_LIBRARY_PATH, ld.so.cache, /usr/lib...).
-When none loads, the error names every place tried and why each failed.
+  2. libnvmeof.so next to this package (a copy that bundles it);
+  3. the install prefix of this Python, sys.prefix/lib/libnvmeof.so.0
+     (`make install PREFIX=$VIRTUAL_ENV` puts it there for a virtual environment);
+  4. the loader's path (LD_LIBRARY_PATH, ld.so.cache: /usr/local/lib after
+     `make install` as root): libnvmeof.so.0, then the development name
+     libnvmeof.so (a build tree on LD_LIBRARY_PATH).
+When none loads, the error names every place tried and why each failed, and
+says how to install the library.
 """
+from __future__ import annotations
+
 import ctypes
 import os
+import sys
 import threading
 from ctypes import POINTER, c_bool, c_char_p, c_int, c_size_t, c_uint16, c_uint32, c_uint64, c_void_p
 
 from . import _structs as S
 
 LIBNAME = "libnvmeof.so"
+SONAME = LIBNAME + ".0"
 ENV = "NVMEOF_LIB"
+
+HOW_TO_INSTALL = (
+    "Install the C library from the nvmeof source tree: `make setup` once (as root, Debian), then "
+    "`sudo make install` (to /usr/local/lib), or `make install PREFIX=%s` (this Python's prefix, no "
+    "root needed in a virtual environment); or set %s to the path of a built libnvmeof.so "
+    "(build/out/libnvmeof.so after `make lib`)." % (sys.prefix, ENV))
 
 
 class LibraryNotFoundError(ImportError):
-    """libnvmeof.so could not be loaded from any of the places tried."""
+    """libnvmeof (the C library) could not be loaded from any of the places
+    tried; the message lists them and says how to install it."""
 
 
 _lock = threading.Lock()
@@ -26,17 +44,21 @@ _lib = None
 _path = None
 
 
-def candidates():
+def candidates() -> list[tuple[str, str]]:
     """(path, why) pairs in the order they are tried."""
     explicit = os.environ.get(ENV)
     if explicit:
         return [(explicit, "$" + ENV)]
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBNAME)
-    return [(here, "next to the nvmeof package"), (LIBNAME, "the system library path")]
+    return [(here, "next to the nvmeof package"),
+            (os.path.join(sys.prefix, "lib", SONAME), "this Python's install prefix"),
+            (SONAME, "the system library path"),
+            (LIBNAME, "the system library path")]
 
 
-def load():
-    """The loaded library (ctypes.CDLL), loading it on first use."""
+def load() -> ctypes.CDLL:
+    """The loaded library (ctypes.CDLL), loading it on first use; raises
+    LibraryNotFoundError when it cannot."""
     global _lib, _path
     if _lib is not None:
         return _lib
@@ -57,12 +79,10 @@ def load():
             _lib, _path = lib, path
             return lib
         raise LibraryNotFoundError(
-            "nvmeof: cannot load %s; tried:\n  %s\nBuild it (make lib: build/out/%s), then set %s to "
-            "its path, put it next to the package, or install it on the library path."
-            % (LIBNAME, "\n  ".join(tried), LIBNAME, ENV))
+            "nvmeof: cannot load %s; tried:\n  %s\n%s" % (LIBNAME, "\n  ".join(tried), HOW_TO_INSTALL))
 
 
-def path():
+def path() -> str:
     """Where the library was loaded from (loading it if needed)."""
     load()
     return _path
@@ -81,6 +101,7 @@ def _declare(lib):
     _fn(lib, "nvmeof_strerror", c_char_p, c_int)
     _fn(lib, "nvmeof_status_name", c_char_p, c_uint16)
     _fn(lib, "nvmeof_ctrl_opts_init_sz", None, POINTER(S.CtrlOpts), ctypes.c_size_t)
+    _fn(lib, "nvmeof_queue_opts_init_sz", None, POINTER(S.QueueOpts), ctypes.c_size_t)
     _fn(lib, "nvmeof_ctrl_connect", c_int, POINTER(S.CtrlOpts), POINTER(c_void_p))
     _fn(lib, "nvmeof_ctrl_close", c_int, p)
     _fn(lib, "nvmeof_ctrl_info", POINTER(S.CtrlInfo), p)
@@ -115,6 +136,6 @@ def _declare(lib):
     _fn(lib, "nvmeof_queue_stats", None, p, POINTER(S.QueueStats))
 
 
-def errmsg():
+def errmsg() -> str:
     """The library's message for the last failure on this thread."""
     return load().nvmeof_errmsg().decode("utf-8", "replace")

@@ -1,8 +1,16 @@
-"""A connected NVMe/RDMA controller and its I/O queues."""
+"""A connected NVMe/RDMA controller and its I/O queues.
+
+Every option left at None takes the library's default (nvmeof_ctrl_opts_init,
+nvmeof_queue_opts_init); connect_defaults() shows them. The binding repeats
+none of them, so a default changed in the library is the default here.
+"""
+from __future__ import annotations
+
 import collections
 import ctypes
 import threading
 from ctypes import byref, c_void_p
+from typing import Any, Dict, List, Optional, Union
 
 from . import _io, _lib
 from . import _structs as S
@@ -21,7 +29,7 @@ QueueStats.__doc__ = "struct nvmeof_queue_stats: commands, in-capsule, doorbells
 _STALL_MARGIN_MS = 1000
 
 
-def _check(rc, what=None):
+def _check(rc: int, what: Optional[str] = None) -> int:
     if rc < 0:
         msg = _lib.errmsg()
         raise from_code(rc, "%s: %s" % (what, msg) if what else msg)
@@ -46,46 +54,86 @@ def _uint(v, name, lo, hi):
     return v
 
 
-def connect_options(host, subsystem_nqn, port=4420, source=None, host_nqn=None, host_id=None,
-                    queue_depth=128, keep_alive_ms=0, timeout=30.0, opts=None):
-    """Checks the arguments of Controller() and fills struct nvmeof_ctrl_opts
-    (opts, from nvmeof_ctrl_opts_init); raises TypeError/ValueError before
-    anything touches the network."""
-    o = S.CtrlOpts() if opts is None else opts
+def _library_ctrl_opts() -> S.CtrlOpts:
+    """struct nvmeof_ctrl_opts as the library's nvmeof_ctrl_opts_init fills it."""
+    o = S.CtrlOpts()
+    _lib.load().nvmeof_ctrl_opts_init_sz(byref(o), ctypes.sizeof(o))
+    return o
+
+
+def connect_defaults() -> Dict[str, Any]:
+    """What Controller() uses for each keyword left at None: the library's
+    defaults (nvmeof_ctrl_opts_init), under the binding's names and units
+    (port as int, timeout in seconds)."""
+    o = _library_ctrl_opts()
+    return {"port": int(o.trsvcid), "source": None, "host_nqn": None, "host_id": None,
+            "queue_depth": o.queue_depth, "keep_alive_ms": o.kato_ms, "timeout": o.cmd_timeout_ms / 1000.0}
+
+
+def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] = None,
+                    source: Optional[str] = None, host_nqn: Optional[str] = None,
+                    host_id: Optional[str] = None, queue_depth: Optional[int] = None,
+                    keep_alive_ms: Optional[int] = None, timeout: Optional[float] = None,
+                    opts: Optional[S.CtrlOpts] = None) -> S.CtrlOpts:
+    """Checks the arguments of Controller() and fills struct nvmeof_ctrl_opts:
+    opts, or the library's defaults (nvmeof_ctrl_opts_init), with only the
+    arguments that are not None put over them. Raises TypeError/ValueError
+    before anything touches the network."""
+    o = _library_ctrl_opts() if opts is None else opts
     o.traddr = _text(host, "host")
     o.subnqn = _text(subsystem_nqn, "subsystem_nqn")
-    if isinstance(port, str) and port.isdigit():
-        port = int(port)
-    o.trsvcid = str(_uint(port, "port", 1, 65535)).encode()
-    o.src_addr = _text(source, "source", optional=True)
-    o.hostnqn = _text(host_nqn, "host_nqn", optional=True)
-    o.hostid = _text(host_id, "host_id", optional=True)
-    o.queue_depth = _uint(queue_depth, "queue_depth", 1, 65535)
-    o.kato_ms = _uint(keep_alive_ms, "keep_alive_ms", 0, 0xFFFFFFFF)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < 4e6:
-        raise ValueError("nvmeof: timeout must be a positive number of seconds, not %r" % (timeout,))
-    o.cmd_timeout_ms = max(1, int(timeout * 1000))
-    # each connection step: the library's 3 s, or less when timeout is shorter
-    o.connect_timeout_ms = min(o.connect_timeout_ms or 3000, o.cmd_timeout_ms)
+    if port is not None:
+        if isinstance(port, str) and port.isdigit():
+            port = int(port)
+        o.trsvcid = str(_uint(port, "port", 1, 65535)).encode()
+    if source is not None:
+        o.src_addr = _text(source, "source")
+    if host_nqn is not None:
+        o.hostnqn = _text(host_nqn, "host_nqn")
+    if host_id is not None:
+        o.hostid = _text(host_id, "host_id")
+    if queue_depth is not None:
+        o.queue_depth = _uint(queue_depth, "queue_depth", 1, 65535)
+    if keep_alive_ms is not None:
+        o.kato_ms = _uint(keep_alive_ms, "keep_alive_ms", 0, 0xFFFFFFFF)
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < 4e6:
+            raise ValueError("nvmeof: timeout must be a positive number of seconds, not %r" % (timeout,))
+        o.cmd_timeout_ms = max(1, int(timeout * 1000))
+        # each connection step: the library's own limit, or less when timeout is shorter
+        o.connect_timeout_ms = min(o.connect_timeout_ms, o.cmd_timeout_ms)
     return o
 
 
 class Controller:
-    """Controller(host, subsystem_nqn, *, port=4420, source=None, host_nqn=None,
-    host_id=None, queue_depth=128, keep_alive_ms=0, timeout=30.0) connects
-    (RDMA CM, Fabrics Connect, enable, Identify) and returns the controller;
-    Controller.connect(...) is the same. timeout is in seconds: each
-    command's timeout (and the connect's, per step, when below 3 s).
-    keep_alive_ms: KATO; a library thread sends Keep Alive at half of it.
-    Use it in a with block, or call close()."""
+    """A connected NVMe/RDMA controller: Controller(host, subsystem_nqn, ...)
+    connects (RDMA CM, Fabrics Connect, enable, Identify); use it in a with
+    block, or call close().
 
-    def __init__(self, host, subsystem_nqn, *, port=4420, source=None, host_nqn=None, host_id=None,
-                 queue_depth=128, keep_alive_ms=0, timeout=30.0):
+        with nvmeof.Controller("192.0.2.20", "nqn.2026-07.io.example:storage") as c:
+            ns = c.namespace(1)
+            with c.allocate(128 * 4096) as buf:
+                ns.read(buf, slba=0, blocks=128)
+
+    host, subsystem_nqn: the target's address and subsystem NQN.
+    Keywords (None: the library's default, see nvmeof.connect_defaults()):
+      port           the target's port (trsvcid)
+      source         a local address: chooses the RDMA device (HCA)
+      host_nqn, host_id   this host's identity (default /etc/nvme/hostnqn,
+                     /etc/nvme/hostid, else one per process)
+      queue_depth    commands in flight per queue (capped by the controller)
+      keep_alive_ms  KATO; a library thread sends Keep Alive at half of it
+      timeout        seconds: each command's timeout, and each connection
+                     step's when shorter than the library's own limit
+    Controller.connect(...) is the same call."""
+
+    def __init__(self, host: str, subsystem_nqn: str, *, port: Union[int, str, None] = None,
+                 source: Optional[str] = None, host_nqn: Optional[str] = None,
+                 host_id: Optional[str] = None, queue_depth: Optional[int] = None,
+                 keep_alive_ms: Optional[int] = None, timeout: Optional[float] = None) -> None:
         lib = _lib.load()
-        o = S.CtrlOpts()
-        lib.nvmeof_ctrl_opts_init_sz(byref(o), ctypes.sizeof(o))
-        connect_options(host, subsystem_nqn, port, source, host_nqn, host_id, queue_depth,
-                        keep_alive_ms, timeout, opts=o)
+        o = connect_options(host, subsystem_nqn, port, source, host_nqn, host_id, queue_depth,
+                            keep_alive_ms, timeout)
         h = c_void_p()
         _check(lib.nvmeof_ctrl_connect(byref(o), byref(h)))
         self._h = h.value
@@ -94,33 +142,35 @@ class Controller:
         self._default = None   # the controller's own I/O queue, made on first use
         self._queues = {}      # id -> Queue made by queue()
         self._regions = {}     # id -> registered MemoryRegion
-        self.timeout = timeout
+        self.timeout: float = o.cmd_timeout_ms / 1000.0
         self._stall_ms = o.cmd_timeout_ms + _STALL_MARGIN_MS
-        self.host, self.subsystem_nqn, self.port = host, subsystem_nqn, int(port)
+        self.host, self.subsystem_nqn, self.port = host, subsystem_nqn, int(o.trsvcid)
 
     @classmethod
-    def connect(cls, host, subsystem_nqn, **kwargs):
+    def connect(cls, host: str, subsystem_nqn: str, **kwargs: Any) -> "Controller":
+        """The same as Controller(host, subsystem_nqn, **kwargs)."""
         return cls(host, subsystem_nqn, **kwargs)
 
-    def __enter__(self):
+    def __enter__(self) -> "Controller":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<nvmeof.Controller %s:%s %s%s>" % (self.host, self.port, self.subsystem_nqn,
                                                    " closed" if self.closed else "")
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
+        """True once close() returned."""
         return self._h is None
 
     def _check_open(self):
         if self._h is None:
             raise ValueError("nvmeof: the controller is closed")
 
-    def close(self):
+    def close(self) -> None:
         """Shuts the controller down and disconnects. Raises BusyError, and
         changes nothing, while regions or queue() queues remain open."""
         with self._lock:
@@ -144,7 +194,7 @@ class Controller:
 
     # ---- identity ----
     @property
-    def info(self):
+    def info(self) -> ControllerInfo:
         """ControllerInfo: serial, model, firmware, subnqn, cntlid, mdts,
         max_xfer, ... as struct nvmeof_ctrl_info."""
         self._check_open()
@@ -158,14 +208,15 @@ class Controller:
         return ControllerInfo(*vals)
 
     @property
-    def namespaces(self):
+    def namespaces(self) -> List[int]:
         """The active namespace IDs."""
         self._check_open()
         lib = _lib.load()
         return [lib.nvmeof_ns_at(self._h, i).contents.nsid for i in range(lib.nvmeof_ns_count(self._h))]
 
-    def namespace(self, nsid):
-        """The active namespace nsid (identified at connect)."""
+    def namespace(self, nsid: int) -> Namespace:
+        """The active namespace nsid (identified at connect; no command is
+        sent). Its I/O runs on the controller's own I/O queue."""
         return self._namespace(nsid, None)
 
     identify_namespace = namespace
@@ -183,12 +234,12 @@ class Controller:
 
     # ---- health ----
     @property
-    def keep_alives(self):
+    def keep_alives(self) -> int:
         """Keep Alive commands completed so far (with keep_alive_ms)."""
         self._check_open()
         return _lib.load().nvmeof_ctrl_keep_alives(self._h)
 
-    def check_health(self):
+    def check_health(self) -> None:
         """Raises the error of the first failed keep-alive, if one failed."""
         self._check_open()
         buf = ctypes.create_string_buffer(256)
@@ -197,10 +248,11 @@ class Controller:
             raise from_code(rc, buf.value.decode("utf-8", "replace"))
 
     # ---- queues ----
-    def queue(self, depth=None):
+    def queue(self, depth: Optional[int] = None) -> "Queue":
         """A new I/O queue of its own (QID), for another thread: a queue is
         used by one thread at a time, different queues run in parallel.
-        Close it (or use a with block) before the controller."""
+        depth None: the controller's queue_depth. Close it (or use a with
+        block) before the controller."""
         with self._lock:
             self._check_open()
             q = Queue(self, depth)
@@ -215,7 +267,7 @@ class Controller:
             return self._default
 
     # ---- memory ----
-    def allocate(self, length):
+    def allocate(self, length: int) -> HostMemory:
         """length bytes of zeroed, page-aligned host memory, registered:
         a HostMemory, which is also a buffer (memoryview, numpy.frombuffer)."""
         n = check_length(length)
@@ -228,7 +280,7 @@ class Controller:
             raise
         return region
 
-    def register(self, obj):
+    def register(self, obj: Any) -> RegisteredMemory:
         """Registers obj's memory in place: any contiguous writable buffer
         (bytearray, numpy array, CPU tensor through the buffer protocol or
         __array_interface__). obj stays alive while registered."""
@@ -238,7 +290,7 @@ class Controller:
         self._register(region, False)
         return region
 
-    def register_gpu(self, tensor):
+    def register_gpu(self, tensor: Any) -> GpuMemory:
         """Registers CUDA device memory given by tensor.__cuda_array_interface__
         (PyTorch, CuPy, Numba; none is imported). Reads into it flush
         completed GPUDirect writes before returning; writes from it
@@ -271,11 +323,12 @@ class Queue:
     """An I/O queue pair of its own (Controller.queue()). namespace(nsid)
     gives a Namespace whose I/O runs on this queue."""
 
-    def __init__(self, controller, depth):
+    def __init__(self, controller: Controller, depth: Optional[int]) -> None:
         lib = _lib.load()
         qo = S.QueueOpts()
-        qo.size = ctypes.sizeof(qo)
-        qo.depth = 0 if depth is None else _uint(depth, "depth", 1, 65535)
+        lib.nvmeof_queue_opts_init_sz(byref(qo), ctypes.sizeof(qo))
+        if depth is not None:
+            qo.depth = _uint(depth, "depth", 1, 65535)
         qo.batch = True  # every submission waits for the one doorbell of commit
         h = c_void_p()
         _check(lib.nvmeof_queue_create(controller._h, byref(qo), byref(h)))
@@ -283,14 +336,15 @@ class Queue:
         self.controller = controller
         self._lock = threading.Lock()
 
-    def __enter__(self):
+    def __enter__(self) -> "Queue":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
+        """True once close() returned."""
         return self._h is None
 
     def _open_handle(self):
@@ -299,20 +353,23 @@ class Queue:
         return self._h
 
     @property
-    def qid(self):
+    def qid(self) -> int:
+        """The queue's NVMe queue ID."""
         return _lib.load().nvmeof_queue_qid(self._open_handle())
 
     @property
-    def depth(self):
+    def depth(self) -> int:
+        """Commands in flight at most (what the controller and CRQSIZE allow)."""
         return _lib.load().nvmeof_queue_depth(self._open_handle())
 
-    def stats(self):
+    def stats(self) -> QueueStats:
         """QueueStats: commands sent, in-capsule, doorbells, stale CQEs, ..."""
         s = S.QueueStats()
         _lib.load().nvmeof_queue_stats(self._open_handle(), byref(s))
         return QueueStats(*(getattr(s, f[0]) for f in S.QueueStats._fields_))
 
-    def namespace(self, nsid):
+    def namespace(self, nsid: int) -> Namespace:
+        """The active namespace nsid, its I/O on this queue."""
         self._open_handle()
         return self.controller._namespace(nsid, self)
 
@@ -326,7 +383,7 @@ class Queue:
                 _check(_lib.load().nvmeof_queue_destroy(self._h))
                 self._h = None
 
-    def close(self):
+    def close(self) -> None:
         """Destroys the queue (in-flight commands are failed)."""
         with self.controller._lock:
             self._destroy()

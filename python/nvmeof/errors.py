@@ -8,6 +8,7 @@ ValueError or TypeError.
 """
 import builtins
 import re
+from typing import Optional
 
 from . import _structs as S
 
@@ -16,12 +17,12 @@ class Error(Exception):
     """A libnvmeof call failed. code: the NVMEOF_E* value (negative int);
     message: the library's one-line account of what failed."""
 
-    def __init__(self, code, message):
+    def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.message
 
 
@@ -47,7 +48,7 @@ class NVMeStatusError(Error):
     Code; dnr: Do Not Retry. status is None when the library reported the
     failure only as a message without SCT/SC."""
 
-    def __init__(self, code, message, status=None):
+    def __init__(self, code: int, message: str, status: Optional[int] = None) -> None:
         super().__init__(code, message)
         if status is None:
             status = status_from_message(message)
@@ -104,7 +105,7 @@ BY_CODE = {
 _STATUS_RE = re.compile(r"\(SCT 0x([0-9a-fA-F]+), SC 0x([0-9a-fA-F]+)(, DNR)?")
 
 
-def status_from_message(message):
+def status_from_message(message: Optional[str]) -> Optional[int]:
     """The Status Field named in a library message, or None. Used where the
     library returns an NVMe failure only as text (Fabrics Connect)."""
     m = _STATUS_RE.search(message or "")
@@ -113,7 +114,7 @@ def status_from_message(message):
     return (int(m.group(1), 16) & 0x7) << 8 | (int(m.group(2), 16) & 0xFF) | (0x4000 if m.group(3) else 0)
 
 
-def from_code(code, message, status=None):
+def from_code(code: int, message: str, status: Optional[int] = None) -> Error:
     """The exception for library return code code (negative)."""
     cls = BY_CODE.get(code, Error)
     if cls is NVMeStatusError:

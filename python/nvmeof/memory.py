@@ -4,9 +4,12 @@ Controller.allocate, Controller.register and Controller.register_gpu make
 these; close() (or the with block) deregisters. A region must be closed
 before its controller, and must have no command in flight when closed.
 """
+from __future__ import annotations
+
 import ctypes
 import mmap
 import operator
+from typing import Any, Optional
 
 from . import _lib
 
@@ -22,23 +25,26 @@ class MemoryRegion:
     is_gpu = False
 
     @property
-    def controller(self):
+    def controller(self) -> Any:
+        """The Controller it is registered with."""
         return self._controller
 
     @property
-    def length(self):
+    def length(self) -> int:
+        """Its size in bytes."""
         return self._length
 
     @property
-    def address(self):
+    def address(self) -> int:
         """The registered address (a CUDA device pointer for GPU regions)."""
         return self._address
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
+        """True once deregistered."""
         return self._mr is None
 
-    def close(self):
+    def close(self) -> None:
         """Deregisters. Raises nvmeof.Error (the region stays registered) if
         the library refuses."""
         if self._mr is not None:
@@ -48,10 +54,10 @@ class MemoryRegion:
     def _after_release(self):
         pass
 
-    def __enter__(self):
+    def __enter__(self) -> "MemoryRegion":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
     def _span(self, offset, length):
@@ -66,12 +72,12 @@ class MemoryRegion:
                              % (length, offset, self._length))
         return offset, length
 
-    def read(self, length=None, offset=0):
+    def read(self, length: Optional[int] = None, offset: int = 0) -> bytes:
         """The region's bytes (from offset, length bytes; default: all), copied."""
         offset, length = self._span(offset, length)
         return ctypes.string_at(self._address + offset, length)
 
-    def write(self, data, offset=0):
+    def write(self, data: Any, offset: int = 0) -> int:
         """Copies data (any bytes-like object) into the region at offset."""
         with memoryview(data) as mv:
             mv = mv.cast("B") if mv.format != "B" or mv.ndim != 1 else mv
@@ -99,7 +105,7 @@ class HostMemory(MemoryRegion, mmap.mmap):
         self._length = length
         return self
 
-    def __init__(self, length):
+    def __init__(self, length: int) -> None:
         pass
 
     def _after_release(self):
@@ -119,7 +125,7 @@ class RegisteredMemory(MemoryRegion):
     (and, for buffer-protocol objects, pinned against resizing) while
     registered."""
 
-    def __init__(self, obj, address, length, pin):
+    def __init__(self, obj: Any, address: int, length: int, pin: Any) -> None:
         self.obj = obj
         self._pin = pin
         self._address = address
@@ -137,13 +143,13 @@ class GpuMemory(MemoryRegion):
 
     is_gpu = True
 
-    def __init__(self, obj, address, length):
+    def __init__(self, obj: Any, address: int, length: int) -> None:
         self.obj = obj
         self._address = address
         self._length = length
 
     @property
-    def registration(self):
+    def registration(self) -> Optional[str]:
         """How it was registered: "dma-buf" or "peermem"."""
         if self._mr is None:
             return None
@@ -156,14 +162,16 @@ class GpuMemory(MemoryRegion):
         if rc:
             raise from_code(rc, _lib.errmsg())
 
-    def read(self, length=None, offset=0):
+    def read(self, length: Optional[int] = None, offset: int = 0) -> bytes:
+        """The region's bytes, copied from the GPU through the host."""
         offset, length = self._span(offset, length)
         buf = ctypes.create_string_buffer(length)
         if length:
             self._copy(offset, buf, length, False)
         return buf.raw
 
-    def write(self, data, offset=0):
+    def write(self, data: Any, offset: int = 0) -> int:
+        """Copies data to the GPU region at offset, through the host."""
         with memoryview(data) as mv:
             mv = mv.cast("B") if mv.format != "B" or mv.ndim != 1 else mv
             offset, n = self._span(offset, mv.nbytes)

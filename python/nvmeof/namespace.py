@@ -1,5 +1,8 @@
 """A namespace of a connected controller, and block I/O on it."""
+from __future__ import annotations
+
 import collections
+from typing import Any, Optional, Sequence
 
 from . import _io
 from .memory import MemoryRegion, _index
@@ -44,10 +47,15 @@ def check_io(lba_size, nsze, region_len, slba, blocks, buffer_offset):
 
 
 class Namespace:
-    """controller, nsid, lba_size, info; read/write/flush go through queue
-    (the controller's own I/O queue unless made by Queue.namespace)."""
+    """An active namespace of a controller (Controller.namespace(nsid)).
 
-    def __init__(self, controller, ns_ptr, queue=None):
+    controller, nsid, lba_size (bytes per logical block), info
+    (NamespaceInfo); read, write, flush, read_many and write_many run on
+    queue: the controller's own I/O queue, or the one Queue.namespace()
+    gave it. Buffers are registered regions of the same controller
+    (Controller.allocate, register, register_gpu)."""
+
+    def __init__(self, controller: Any, ns_ptr: Any, queue: Any = None) -> None:
         self.controller = controller
         self.queue = queue
         self._ns = ns_ptr
@@ -57,7 +65,7 @@ class Namespace:
         self.info = NamespaceInfo(n.nsid, n.nsze, n.ncap, n.nuse, n.lba_size, n.ms,
                                   bytes(n.nguid), bytes(n.eui64))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<nvmeof.Namespace nsid %d: %d blocks of %d B>" % (self.nsid, self.info.size, self.lba_size)
 
     def _op(self, kind, buffer, slba, blocks, buffer_offset):
@@ -75,19 +83,21 @@ class Namespace:
         q = self.queue if self.queue is not None else self.controller._default_queue()
         q._run(ops)
 
-    def read(self, buffer, slba, blocks=None, *, buffer_offset=0):
+    def read(self, buffer: MemoryRegion, slba: int, blocks: Optional[int] = None, *,
+             buffer_offset: int = 0) -> None:
         """Reads blocks logical blocks from slba into buffer at buffer_offset;
         blocks=None: as many as fill the buffer from buffer_offset. Above
         MDTS the library splits it; every piece lands in place. For GPU
         memory, completed GPUDirect writes are flushed before it returns."""
         self._run([self._op(_io.READ, buffer, slba, blocks, buffer_offset)])
 
-    def write(self, buffer, slba, blocks=None, *, buffer_offset=0):
+    def write(self, buffer: MemoryRegion, slba: int, blocks: Optional[int] = None, *,
+              buffer_offset: int = 0) -> None:
         """Writes from buffer at buffer_offset to slba; as read(). For GPU
         memory, the owning CUDA context is synchronized first."""
         self._run([self._op(_io.WRITE, buffer, slba, blocks, buffer_offset)])
 
-    def flush(self):
+    def flush(self) -> None:
         """NVMe Flush: the target commits volatile data to media."""
         self.controller._check_open()
         self._run([_io.Op(_io.FLUSH, self._ns, self.nsid)])
@@ -108,7 +118,7 @@ class Namespace:
         if ops:
             self._run(ops)
 
-    def read_many(self, requests):
+    def read_many(self, requests: Sequence[Sequence[Any]]) -> None:
         """Reads every (buffer, slba, blocks, buffer_offset) of requests
         (blocks and buffer_offset optional, as in read()). All are checked
         first, then submitted together and posted with one doorbell, and all
@@ -116,6 +126,6 @@ class Namespace:
         finished. Nothing is sent if any request is invalid."""
         self._many(_io.READ, requests)
 
-    def write_many(self, requests):
+    def write_many(self, requests: Sequence[Sequence[Any]]) -> None:
         """As read_many(), writing."""
         self._many(_io.WRITE, requests)

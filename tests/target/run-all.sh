@@ -30,6 +30,7 @@ run build/tsan/tests/target_disc namespace_disabled_and_enabled_through_events n
 unset NVMEOF_ASAN_RT
 export NVMEOF_BUILD=build/out
 run bash tests/target/python.sh
+run bash tests/target/python-pkg.sh   # pip install ./python, its examples
 echo "=== valgrind memcheck: build/out/tests/target_core"
 # "possibly lost" blocks are librdmacm's per-process device cache, by design.
 if valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \

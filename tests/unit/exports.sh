@@ -69,9 +69,12 @@ else
 fi
 # What fio calls in it must be found, not hidden: the ops table points at the
 # engine's functions, so a load and an option listing prove it whole.
-# A sanitized engine needs the ASan runtime loaded first, as in engine.sh.
+# A sanitized engine needs its runtime loaded first, as in engine.sh (fio
+# itself is not instrumented).
 if readelf -d "$B/libnvmeof_fio.so" | grep -q 'NEEDED.*libasan'; then
   export LD_PRELOAD=$(${CC:-cc} -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0
+elif readelf -d "$B/libnvmeof_fio.so" | grep -q 'NEEDED.*libtsan'; then
+  export LD_PRELOAD=$(${CC:-cc} -print-file-name=libtsan.so)
 fi
 if command -v fio >/dev/null; then
   help=$(fio --enghelp="$PWD/$B/libnvmeof_fio.so" 2>&1 || true)

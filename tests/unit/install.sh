@@ -19,7 +19,7 @@ expected_files() { # PREFIX, relative to DESTDIR
   local p=${1#/}
   printf '%s\n' "$p/include/nvmeof.h" "$p/lib/libnvmeof.so.$version" "$p/lib/libnvmeof.so.0" \
     "$p/lib/libnvmeof.so" "$p/lib/libnvmeof.a" "$p/lib/pkgconfig/nvmeof.pc" "$p/lib/fio/libnvmeof_fio.so" \
-    "$p/share/nvmeof/jobs/run" "$p/share/nvmeof/jobs/common.fio.inc"
+    "$p/share/nvmeof/jobs/run" "$p/share/nvmeof/jobs/common.fio.inc" "$p/share/nvmeof/jobs/kdev.sh"
   for j in jobs/*.fio; do echo "$p/share/nvmeof/jobs/${j#jobs/}"; done
 }
 

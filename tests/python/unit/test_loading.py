@@ -9,7 +9,8 @@ import sys
 import pytest
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-BUILT = os.path.join(TOP, "build", "out", "libnvmeof.so")
+# the build under test (make unit sets it for its O; conftest defaults to build/out)
+BUILT = os.environ["NVMEOF_LIB"]
 PROBE = ("import nvmeof\n"
          "try:\n    print('LOADED', nvmeof.library_path())\n"
          "except nvmeof.LibraryNotFoundError as e:\n    print('ERROR', e)\n")
@@ -70,3 +71,21 @@ def test_not_a_library(pkg):
     bogus.write_text("not an ELF file\n" * 20)
     out = probe(pkg, str(bogus))
     assert out.startswith("ERROR") and "($NVMEOF_LIB): " in out and "invalid ELF header" in out
+
+
+def test_the_install_prefix(pkg, tmp_path):
+    # `make install PREFIX=<a virtual environment>`: found there, by the soname
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (venv / "lib").mkdir(exist_ok=True)
+    os.symlink(BUILT, venv / "lib" / "libnvmeof.so.0")
+    env = {k: v for k, v in os.environ.items() if k not in ("NVMEOF_LIB", "LD_LIBRARY_PATH")}
+    env.update(PYTHONPATH=str(pkg), PYTHONDONTWRITEBYTECODE="1")
+    r = subprocess.run([str(venv / "bin" / "python"), "-c", PROBE], env=env, capture_output=True,
+                       text=True, cwd=str(pkg))
+    assert r.stdout.strip() == "LOADED %s" % (venv / "lib" / "libnvmeof.so.0"), r.stdout + r.stderr
+
+
+def test_not_found_says_how_to_install(pkg):
+    out = probe(pkg, "/nonexistent/libnvmeof.so")
+    assert "make install" in out and "PREFIX=" in out

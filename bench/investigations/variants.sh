@@ -5,16 +5,17 @@
 # counters that moved (retries, duplicates) and each queue pair's commands,
 # doorbells and sleeps (guest-wide figures span the whole fio run, start-up
 # included). Exploration, not a table of BENCHMARKS.md.
-#   tests/testbed/run bash -c 'VARS="qpairs=2|wait=poll;spin_us=0" REPS=2 bash bench/variants.sh'
+#   tests/testbed/run bash -c 'VARS="qpairs=2|wait=poll;spin_us=0" REPS=2 bash bench/investigations/variants.sh'
 #   BS=128k IODEPTH=16 RW=read CPUS=1 ... ('|' separates variants, ';' job lines)
 #   ALT_ENGINES="old=/tmp/old/build/out/libnvmeof_fio.so": rows for other
 #   builds of the engine (an older commit), in the same boot
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export RUNTIME=${RUNTIME:-3} RAMP=${RAMP:-1} REGION=1g NUMJOBS=1
-KDEV=$(tb kdev "$NVMEOF_TB_NQN_A" 1 2>/dev/null || tb kconnect rdma) || exit 1; export KDEV
+. jobs/kdev.sh
+kdev_setup || exit 1
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+trap 'rm -rf "$TMP"; kdev_teardown' EXIT
 run() { # label initiator extra-job-lines...
   local label=$1 ini=$2; shift 2
   { printf '[global]\ninclude %s/jobs/common.fio.inc\n[iops]\nrw=${RW}\nbs=${BS}\niodepth=${IODEPTH}\nnumjobs=1\n' "$PWD"; for l in "$@"; do echo "$l"; done; } > "$TMP/j.fio"

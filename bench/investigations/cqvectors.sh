@@ -2,9 +2,9 @@
 # IN-GUEST: which completion vector nvmet gives each queue of one job of
 # ours (a kprobe on ib_cq_pool_get: nr = CQEs, hint = vector, ctx 1 = nvmet's
 # workqueue polling), for 1, 2, 2 and 3 queue pairs.
-#   tests/testbed/run bash bench/cqvectors.sh
+#   tests/testbed/run bash bench/investigations/cqvectors.sh
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 T=/sys/kernel/tracing; [ -d $T/events ] || mount -t tracefs nodev $T
 echo 'p:poolget ib_cq_pool_get nr=%si:s32 hint=%dx:s32 ctx=%cx:s32' > $T/kprobe_events || exit 1
 echo 1 > $T/events/kprobes/poolget/enable

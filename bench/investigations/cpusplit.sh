@@ -3,14 +3,15 @@
 # task (perf record -a, software clock), with 1, 2 and 3 queue pairs: shows
 # on which vCPU the target's completion work for our queues lands; the
 # kernel host (its own two queues) first.
-#   tests/testbed/run bash bench/cpusplit.sh
+#   tests/testbed/run bash bench/investigations/cpusplit.sh
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 command -v perf >/dev/null || { echo "cpusplit: perf missing (Debian's linux-perf)"; exit 1; }
 export RUNTIME=4 RAMP=1 REGION=1g NUMJOBS=1 CPUS=0-1 RW=read BS=128k IODEPTH=16
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-KDEV=$(tb kdev "$NVMEOF_TB_NQN_A" 1 2>/dev/null || tb kconnect rdma) || exit 1; export KDEV
+trap 'rm -rf "$TMP"; kdev_teardown' EXIT
+. jobs/kdev.sh
+kdev_setup || exit 1
 for qp in ${QPAIRS_LIST:-kernel 1 2 3}; do
   ini=ours opt=qpairs=$qp; [ "$qp" = kernel ] && ini=kernel opt=description=kernel
   printf '[global]\ninclude %s/jobs/common.fio.inc\n[bw]\nrw=${RW}\nbs=${BS}\niodepth=${IODEPTH}\nnumjobs=1\n%s\n' "$PWD" "$opt" > $TMP/j.fio

@@ -2,9 +2,9 @@
 # IN-GUEST: one job of ours, 4 KiB random reads at QD32, once per wait mode
 # (REPS times each): IOPS, fio's context switches and CPU time per I/O. Shows
 # whether the context switches of a run are our waits or the wire's.
-#   tests/testbed/run bash bench/waitmodes.sh
+#   tests/testbed/run bash bench/investigations/waitmodes.sh
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 TMP=$(mktemp -d)
 export RUNTIME=${RUNTIME:-3} RAMP=${RAMP:-1} REGION=${REGION:-1g} NUMJOBS=1
 for v in hybrid poll sleep; do

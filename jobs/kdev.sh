@@ -1,0 +1,52 @@
+# Sourced by bash: the kernel host's block device (/dev/nvmeXnY) of a
+# namespace, for INITIATOR=kernel runs. The one lookup that jobs/sweep,
+# bench/ and the test bed's tb share.
+#
+#   kdev_find NQN NSID [TRIES]  print the block device of namespace NSID of the
+#                   subsystem NQN the kernel host is connected to (the
+#                   multipath head); TRIES tenths of a second for udev (50)
+#   kdev_setup      set and export KDEV: as given; else namespace $NS (1) of
+#                   $SUBNQN (default: the test bed's subsystem A) if the
+#                   kernel host is connected to it (nvme connect); else,
+#                   inside the test bed, connect it (tb kconnect) and
+#                   remember to disconnect
+#   kdev_teardown   disconnect what kdev_setup connected, nothing else
+
+kdev_find() {
+  local nqn=$1 nsid=$2 tries=${3:-50} sd n i
+  for ((i = 0; i < tries; i++)); do
+    for sd in /sys/class/nvme-subsystem/*; do
+      [ "$(cat "$sd/subsysnqn" 2>/dev/null)" = "$nqn" ] || continue
+      for n in "$sd"/nvme*n*; do
+        [ -e "$n" ] || continue
+        [ "$(cat "$n/nsid" 2>/dev/null)" = "$nsid" ] && [ -b "/dev/${n##*/}" ] && { echo "/dev/${n##*/}"; return 0; }
+      done
+    done
+    [ $((i + 1)) -lt "$tries" ] && sleep 0.1
+  done
+  echo "kdev: no kernel block device for $nqn nsid $nsid" >&2
+  return 1
+}
+
+kdev_setup() {
+  [ -z "${KDEV:-}" ] || { export KDEV; return 0; }
+  local nqn=${SUBNQN:-${NVMEOF_TB_NQN_A:-}} ns=${NS:-1}
+  [ -n "$nqn" ] || { echo "kdev: set KDEV=/dev/nvmeXnY, or SUBNQN of a subsystem the kernel host is connected to" >&2; return 2; }
+  if KDEV=$(kdev_find "$nqn" "$ns" 1 2>/dev/null); then
+    export KDEV
+    return 0
+  fi
+  if ! command -v tb >/dev/null; then
+    echo "kdev: the kernel host is not connected to $nqn: nvme connect -t rdma -a TARGET -n $nqn first, or set KDEV=/dev/nvmeXnY" >&2
+    return 1
+  fi
+  tb kconnect rdma "$nqn" >/dev/null || return 1
+  KDEV_CONNECTED=$nqn
+  KDEV=$(kdev_find "$nqn" "$ns") || return 1
+  export KDEV KDEV_CONNECTED
+}
+
+kdev_teardown() {
+  [ -z "${KDEV_CONNECTED:-}" ] || tb kdisconnect "$KDEV_CONNECTED"
+  KDEV_CONNECTED=
+}

@@ -1,0 +1,75 @@
+#!/bin/bash
+# IN-GUEST: the Python package as a user installs it. A virtual environment
+# (with Debian's site packages: setuptools and wheel, nothing downloaded),
+# `make install` of the plain build into that environment's prefix,
+# `pip install ./python` offline, then the examples (python/examples) run
+# against the real target from outside the tree, with neither NVMEOF_LIB nor
+# LD_LIBRARY_PATH set: the package must find the library by its install
+# prefix. Outside the test bed (no target) the examples are left out.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+TOP=$PWD
+pass=0 fail=0
+ok() { echo "ok     $1"; pass=$((pass + 1)); }
+bad() { echo "FAILED $1"; shift; printf '    %s\n' "$@"; fail=$((fail + 1)); }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+venv=$tmp/venv
+py=$venv/bin/python
+version=$(sed -n 's/^VERSION = //p' Makefile)
+# what a user's shell would not have
+clean() { env -u NVMEOF_LIB -u LD_LIBRARY_PATH -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 "$@"; }
+
+if ! /usr/bin/python3 -m venv --system-site-packages "$venv" > "$tmp/log" 2>&1; then
+  bad "python3 -m venv" "$(tail -3 "$tmp/log")"
+  echo "python-pkg: $pass passed, $fail failed"; exit 1
+fi
+if make -s --no-print-directory install PREFIX="$venv" > "$tmp/log" 2>&1; then
+  ok "make install PREFIX=<the virtual environment>"
+else
+  bad "make install PREFIX=<the virtual environment>" "$(tail -5 "$tmp/log")"
+fi
+# pip builds in the source folder (build/, *.egg-info): a copy keeps the tree clean
+cp -r python "$tmp/src"
+if clean "$py" -m pip install --no-build-isolation --no-index --no-deps --no-cache-dir -q \
+     --root-user-action=ignore "$tmp/src" > "$tmp/log" 2>&1; then
+  ok "pip install --no-build-isolation ./python, offline"
+else
+  bad "pip install --no-build-isolation ./python, offline" "$(tail -8 "$tmp/log")"
+fi
+
+cd "$tmp"
+got=$(clean "$py" -c 'import importlib.metadata as m, nvmeof
+print(nvmeof.__version__, m.version("nvmeof"), nvmeof.library_path(), nvmeof.__file__)' 2>&1)
+want="$version $version $venv/lib/libnvmeof.so.0 $venv/lib/"
+if [[ $got == "$want"*"/site-packages/nvmeof/__init__.py" ]]; then
+  ok "the installed package ($version, metadata too) loads the library from its prefix"
+else
+  bad "the installed package loads the library from its prefix" "got:  $got" "want: $want.../site-packages/nvmeof/__init__.py"
+fi
+if clean "$py" -m pydoc nvmeof.Controller 2>&1 | grep -q 'connect_defaults'; then
+  ok "help(nvmeof.Controller) documents the connection options"
+else
+  bad "help(nvmeof.Controller) documents the connection options"
+fi
+
+if [ -n "${NVMEOF_TB_ADDR:-}" ]; then
+  out=$(clean "$py" "$TOP/python/examples/read_blocks.py" "$NVMEOF_TB_ADDR" "$NVMEOF_TB_NQN_A" 2>&1)
+  if grep -q "serial NVMEOFTB0001" <<< "$out" && grep -q "^read 65536 bytes (128 blocks of 512 B) from namespace 1" <<< "$out"; then
+    ok "examples/read_blocks.py against the target"
+  else
+    bad "examples/read_blocks.py against the target" "$out"
+  fi
+  # namespace 2 (4 KiB blocks), near its end: the other suites use its first blocks
+  out=$(clean "$py" "$TOP/python/examples/write_read_back.py" "$NVMEOF_TB_ADDR" "$NVMEOF_TB_NQN_A" \
+    --nsid 2 --slba 61440 --blocks 64 2>&1)
+  if [ "$out" = "64 blocks at 61440 of namespace 2: read back the same" ]; then
+    ok "examples/write_read_back.py against the target"
+  else
+    bad "examples/write_read_back.py against the target" "$out"
+  fi
+else
+  echo "python-pkg: no target (NVMEOF_TB_ADDR unset): examples not run"
+fi
+echo "python-pkg: $pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -36,7 +36,8 @@ int ctrl_prop_set(struct nvmeof_ctrl *c, uint32_t off, uint32_t val, const char 
 }
 
 int ctrl_fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid,
-			   uint16_t sqsize, uint16_t cntlid, uint32_t kato, uint16_t *cntlid_out)
+			   uint16_t sqsize, uint16_t cntlid, uint32_t kato, uint16_t *cntlid_out,
+			   uint16_t *status)
 {
 	uint8_t sqe[NVME_SQE_SIZE];
 	struct nvmeof_cpl cpl;
@@ -48,6 +49,8 @@ int ctrl_fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t
 	/* an NVMe command, not a CM step: the command timeout (a busy target
 	 * creating many queues at once can take seconds) */
 	rc = q_exec(q, sqe, NVMF_CONNECT_DATA_SIZE, ctrl_cmd_timeout(c), &cpl);
+	if (status)
+		*status = rc == NVMEOF_ENVME ? cpl.status : 0;
 	return ctrl_connect_result(c, qid, rc, &cpl, true, cntlid_out);
 }
 

@@ -58,7 +58,7 @@ int ctrl_prop_set(struct nvmeof_ctrl *c, uint32_t off, uint32_t val, const char 
 int ctrl_wait_csts(struct nvmeof_ctrl *c, uint32_t mask, uint32_t want, uint32_t timeout_ms,
 		   const char *what);
 int ctrl_fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint16_t sqsize,
-			 uint16_t cntlid, uint32_t kato, uint16_t *cntlid_out);
+			 uint16_t cntlid, uint32_t kato, uint16_t *cntlid_out, uint16_t *status);
 /* The Fabrics Connect command in sqe and its data in q's scratch buffer. */
 int ctrl_connect_build(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint16_t sqsize,
 		       uint16_t cntlid, uint32_t kato, uint8_t *sqe);

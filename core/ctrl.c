@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "aer.h"
+#include "connretry.h"
 #include "cpriv.h"
 #include "opts.h"
 #include "trace.h"
@@ -152,6 +153,11 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		.spin_us = opts->spin_us,
 		.copts = &c->o,
 	};
+	/* the first contact: an address that does not resolve is wrong or
+	 * down, not busy (connretry.h) */
+	struct conn_retry retry;
+	cr_init(&retry, c->o.connect_retries, false, 0);
+	p.retry = &retry;
 	if ((rc = q_open(&p, &c->admin))) {
 		nvmeof_err_prefix(rc, "connect admin queue to %s", opts->traddr);
 		goto fail;
@@ -164,8 +170,9 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	c->pd = q_pd(c->admin);
 	c->mem.pd = c->pd;
 	q_take_pd(c->admin);
+	q_set_connect_cost(c->admin, retry.retries, nvmeof_now_ms() - retry.t0_ms);
 	if ((rc = ctrl_fabrics_connect(c, c->admin, 0, NVMEOF_ADMIN_DEPTH, NVMF_CNTLID_DYNAMIC, opts->kato_ms,
-				  &c->info.cntlid)) ||
+				  &c->info.cntlid, NULL)) ||
 	    (rc = ctrl_enable(c, &c->info)) || (rc = ctrl_identify_all(c)))
 		goto fail;
 	snprintf(c->info.hca, sizeof(c->info.hca), "%s", ibv_get_device_name(q_verbs(c->admin)->device));
@@ -223,10 +230,52 @@ int nvmeof_ctrl_close(struct nvmeof_ctrl *c)
 	return rc;
 }
 
+/* An I/O queue's connect: the CM steps (q_open tries them again as its
+ * budget allows), then the Fabrics Connect; a Connect that timed out, lost
+ * its connection or found the controller busy is tried again on a new
+ * connection, from the same budget (connretry.h). The message of a final
+ * failure names the queue, the step, and the tries and time. */
+static int queue_connect(struct nvmeof_ctrl *c, struct q_params *p, struct nvmeof_queue **out,
+			 uint32_t *gen)
+{
+	struct conn_retry retry;
+	struct nvmeof_queue *q = NULL;
+	uint16_t qid = p->qid;
+	int rc;
+	/* the admin queue got through: resolution failures now are transient */
+	cr_init(&retry, c->o.connect_retries, true, qid);
+	p->retry = &retry;
+	for (;;) {
+		if ((rc = q_open(p, &q)))
+			return nvmeof_err_prefix(rc, "I/O queue %u", qid);
+		q_set_owner(q, c, c->info.oncs);
+		pthread_mutex_lock(&c->admin_lock);
+		uint16_t cntlid = c->info.cntlid;
+		*gen = c->assoc_gen; /* the association this Connect joins */
+		pthread_mutex_unlock(&c->admin_lock);
+		uint16_t status = 0;
+		rc = ctrl_fabrics_connect(c, q, qid, (uint16_t)p->depth, cntlid, 0, NULL, &status);
+		if (!rc)
+			break;
+		q_close(q);
+		enum cr_class cls = cr_fabrics(rc, status, retry.connect_timed_out);
+		retry.connect_timed_out |= rc == NVMEOF_ETIMEDOUT;
+		trace_ctrl(&c->o, qid, "Fabrics Connect try %u failed (%s): %s", retry.retries + 1,
+			   cls == CR_FINAL ? "final" : "transient", nvmeof_errmsg());
+		if (!cr_again(&retry, rc, cls))
+			return nvmeof_err_prefix(rc, "I/O queue %u", qid);
+	}
+	q_set_connect_cost(q, retry.retries, nvmeof_now_ms() - retry.t0_ms);
+	if (retry.retries)
+		trace_ctrl(&c->o, qid, "I/O queue %u connected after %u retries", qid, retry.retries);
+	*out = q;
+	return 0;
+}
+
 int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *qo,
 			struct nvmeof_queue **out)
 {
-	struct nvmeof_queue *q;
+	struct nvmeof_queue *q = NULL;
 	uint16_t qid = 0;
 	int rc;
 	if (!c || !out)
@@ -280,17 +329,9 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 	};
 	c->qid_used[qid] = 1; /* reserved while we connect without the lock */
 	pthread_mutex_unlock(&c->lock);
-	if ((rc = q_open(&p, &q))) {
-		nvmeof_err_prefix(rc, "connect I/O queue %u", qid);
-	} else {
-		q_set_owner(q, c, c->info.oncs);
-		pthread_mutex_lock(&c->admin_lock);
-		uint16_t cntlid = c->info.cntlid;
-		uint32_t gen = c->assoc_gen;
-		pthread_mutex_unlock(&c->admin_lock);
-		if ((rc = ctrl_fabrics_connect(c, q, qid, (uint16_t)depth, cntlid, 0, NULL)))
-			q_close(q);
-		else if (c->o.reconnect_delay_ms)
+	uint32_t gen = 0;
+	if (!(rc = queue_connect(c, &p, &q, &gen))) {
+		if (c->o.reconnect_delay_ms)
 			q_set_reconnect(q, &ctrl_reconnect_ops, c->o.reconnect_delay_ms,
 					c->o.ctrl_loss_tmo_ms, gen);
 	}

@@ -63,6 +63,7 @@ static void ctrl_defaults(struct nvmeof_ctrl_opts *o, size_t size)
 	o->wait_mode = NVMEOF_WAIT_HYBRID;
 	o->spin_us = 20;
 	o->ctrl_loss_tmo_ms = 60000;
+	o->connect_retries = 4;
 }
 
 void nvmeof_ctrl_opts_init_sz(struct nvmeof_ctrl_opts *o, size_t size)

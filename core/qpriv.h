@@ -236,6 +236,9 @@ struct nvmeof_queue {
 	uint64_t next_housekeep_ms;
 	uint32_t completed;       /* requests completed by the current poll */
 	struct nvmeof_queue_stats st;
+	uint8_t conn_class;       /* enum cr_class of the transport's last failed connect (connretry.h) */
+	uint32_t connect_retries; /* what its first connect took: retries, ms */
+	uint64_t connect_ms;
 };
 
 /* slots.c */

@@ -61,7 +61,7 @@ struct ibv_context *q_verbs(struct nvmeof_queue *q) { return q->conn.id->verbs; 
 
 /* Connects q->conn anew on the same device and PD: resolve, QP, receives,
  * CM connect. Slots and requests are the caller's business. */
-static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms, uint32_t *usable)
+static int q_connect_once(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms, uint32_t *usable)
 {
 	uint8_t priv[NVME_RDMA_CM_REQ_SIZE];
 	uint16_t crqsize;
@@ -108,6 +108,15 @@ static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_m
 	return 0;
 }
 
+/* The transport's connect: says how transient a failure is (connretry.h). */
+static int q_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms, uint32_t *usable)
+{
+	int rc = q_connect_once(q, cntlid, timeout_ms, usable);
+	if (rc)
+		q->conn_class = q->conn.retry;
+	return rc;
+}
+
 int q_open(const struct q_params *p, struct nvmeof_queue **out)
 {
 	struct nvmeof_queue *q = calloc(1, sizeof(*q));
@@ -124,7 +133,7 @@ int q_open(const struct q_params *p, struct nvmeof_queue **out)
 		return rc;
 	}
 	uint32_t usable = 0;
-	if ((rc = q_connect(q, p->cntlid, p->connect_timeout_ms, &usable))) {
+	if ((rc = q_connect_tries(q, p->cntlid, p->connect_timeout_ms, &usable, p->retry))) {
 		q_close(q);
 		return rc;
 	}

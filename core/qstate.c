@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "connretry.h"
 #include "qpriv.h"
 #include "trace.h"
 #include "util.h"
@@ -373,6 +374,23 @@ void q_stage_connect(struct nvmeof_queue *q, const uint8_t *sqe, uint32_t data_l
 	memcpy(q->bg.sqe, sqe, NVME_SQE_SIZE);
 	q->bg.data_len = data_len;
 	q->bg.has_cmd = true;
+}
+
+int q_connect_tries(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms, uint32_t *usable,
+		    struct conn_retry *r)
+{
+	for (;;) {
+		q->conn_class = CR_FINAL;
+		int rc = q->tr->reopen(q, cntlid, timeout_ms, usable);
+		if (!rc)
+			return 0;
+		enum cr_class cls = (enum cr_class)q->conn_class;
+		q->tr->close(q); /* what the try made; the next starts from nothing */
+		trace_q(q, "connect try %u failed (%s): %s", r ? r->retries + 1 : 1,
+			cls == CR_FINAL ? "final" : "transient", nvmeof_errmsg());
+		if (!r || !cr_again(r, rc, cls))
+			return rc;
+	}
 }
 
 int q_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)

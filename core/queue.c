@@ -49,6 +49,19 @@ void q_set_wait_hook(struct nvmeof_queue *q, void (*fn)(void *), void *arg, uint
 
 void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats *out) { *out = q->st; }
 
+void q_set_connect_cost(struct nvmeof_queue *q, uint32_t retries, uint64_t ms)
+{
+	q->connect_retries = retries;
+	q->connect_ms = ms;
+}
+
+uint32_t nvmeof_queue_connect_retries(const struct nvmeof_queue *q, uint64_t *ms)
+{
+	if (ms)
+		*ms = q->connect_ms;
+	return q->connect_retries;
+}
+
 static struct ibv_mr *reg(struct nvmeof_queue *q, void *p, size_t len, int access, const char *what)
 {
 	struct ibv_mr *mr = ibv_reg_mr(q->pd, p, len, access);

@@ -12,6 +12,8 @@
 #define Q_CTRL_LOSS_TMO_DEFAULT_MS 60000 /* ctrl_loss_tmo 0: the default */
 #define Q_SCRATCH_SIZE 4096   /* each queue's registered buffer for admin and fabrics data */
 
+struct conn_retry;
+
 struct q_params {
 	const struct sockaddr *dst, *src;
 	struct ibv_pd *pd;          /* NULL: the queue allocates one, see q_pd() */
@@ -28,6 +30,7 @@ struct q_params {
 	uint16_t crdt[3];           /* Command Retry Delay Times, 100 ms units */
 	struct nvmeof_poll_group *group; /* share its CQ, or NULL for one of our own */
 	const struct nvmeof_ctrl_opts *copts; /* the controller's: its trace hook (trace.c); may be NULL */
+	struct conn_retry *retry;   /* the connect's retry budget (connretry.h); NULL: one try */
 };
 
 /* Resolves, creates the QP, posts receives and CM-connects. The Fabrics
@@ -83,6 +86,14 @@ uint32_t q_sqsize(const struct nvmeof_queue *q); /* the SQSIZE connected with */
  * connects anew (CM only): the queue is then CONNECTING, and only internal
  * commands go until q_set_live. */
 int q_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms);
+/* A first connect: the transport's connection, tried again after a failure
+ * the transport calls transient while r (NULL: one try) allows, closing
+ * what a failed try made. The message of a final failure names the step,
+ * and the tries and time where more than one was possible. */
+int q_connect_tries(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms, uint32_t *usable,
+		    struct conn_retry *r);
+/* What the queue's connect took: retries after the first try, and ms. */
+void q_set_connect_cost(struct nvmeof_queue *q, uint32_t retries, uint64_t ms);
 /* The Fabrics Connect on a reopened queue succeeded: what waited goes out,
  * in submission order. */
 void q_set_live(struct nvmeof_queue *q);

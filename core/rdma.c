@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "connretry.h"
 #include "internal.h"
 #include "protocol.h"
 #include "rdma.h"
@@ -26,10 +27,15 @@ static const char *ib_rej_reason(int status)
 	}
 }
 
-/* Waits for one CM event on c's channel; the caller acks *out. */
+/* Waits for one CM event on c's channel; the caller acks *out. On a
+ * failure c->retry says whether another try may succeed: no answer in
+ * time counts as silent (CR_TRANSIENT for the CM connect, whose request the
+ * target's CM may have dropped under load; CR_TRANSIENT_REACHED for
+ * resolution), another event as cr_cm_event says. */
 static int cm_event(struct tr_conn *c, enum rdma_cm_event_type want, int timeout_ms,
-		    const char *step, struct rdma_cm_event **out)
+		    const char *step, enum cr_class silent, struct rdma_cm_event **out)
 {
+	c->retry = CR_FINAL;
 	uint64_t deadline = nvmeof_now_ms() + (uint64_t)timeout_ms;
 	struct rdma_cm_event *ev;
 	for (;;) {
@@ -39,9 +45,11 @@ static int cm_event(struct tr_conn *c, enum rdma_cm_event_type want, int timeout
 			return nvmeof_err(NVMEOF_ETRANSPORT, "%s: rdma_get_cm_event: %s", step,
 					  strerror(errno));
 		uint64_t now = nvmeof_now_ms();
-		if (now >= deadline)
+		if (now >= deadline) {
+			c->retry = (uint8_t)silent;
 			return nvmeof_err(NVMEOF_ETIMEDOUT, "%s: no answer within %d ms", step,
 					  timeout_ms);
+		}
 		struct pollfd p = {.fd = c->ch->fd, .events = POLLIN};
 		if (poll(&p, 1, (int)(deadline - now)) < 0 && errno != EINTR)
 			return nvmeof_err(NVMEOF_ETRANSPORT, "%s: poll: %s", step, strerror(errno));
@@ -51,6 +59,11 @@ static int cm_event(struct tr_conn *c, enum rdma_cm_event_type want, int timeout
 		return 0;
 	}
 	int rc, st = ev->status;
+	uint16_t sts = 0;
+	bool has_sts = ev->event == RDMA_CM_EVENT_REJECTED &&
+		       nvme_rdma_cm_rej_parse(ev->param.conn.private_data, ev->param.conn.private_data_len,
+					      &sts) == 0 && sts;
+	c->retry = (uint8_t)cr_cm_event(ev->event, st, has_sts, sts);
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_ERROR:
 		rc = nvmeof_err(NVMEOF_EUNREACHABLE, "%s: address resolution failed: %s", step,
@@ -63,11 +76,9 @@ static int cm_event(struct tr_conn *c, enum rdma_cm_event_type want, int timeout
 	case RDMA_CM_EVENT_UNREACHABLE:
 		rc = nvmeof_err(NVMEOF_EUNREACHABLE, "%s: target unreachable (CM status %d)", step, st);
 		break;
-	case RDMA_CM_EVENT_REJECTED: {
-		uint16_t sts;
+	case RDMA_CM_EVENT_REJECTED:
 		/* A CM-level reject (no listener) carries zeroed private data. */
-		if (nvme_rdma_cm_rej_parse(ev->param.conn.private_data,
-					   ev->param.conn.private_data_len, &sts) == 0 && sts)
+		if (has_sts)
 			rc = nvmeof_err(NVMEOF_EREJECTED,
 					"%s: target rejected the connection: NVMe/RDMA status %u (%s)",
 					step, sts, nvme_rdma_cm_status_name(sts));
@@ -75,7 +86,6 @@ static int cm_event(struct tr_conn *c, enum rdma_cm_event_type want, int timeout
 			rc = nvmeof_err(NVMEOF_EREJECTED, "%s: connection rejected, CM reason %d: %s",
 					step, st, ib_rej_reason(st));
 		break;
-	}
 	default:
 		rc = nvmeof_err(NVMEOF_ETRANSPORT, "%s: unexpected CM event %s (status %d)", step,
 				rdma_event_str(ev->event), st);
@@ -104,12 +114,12 @@ int tr_resolve(struct tr_conn *c, const struct sockaddr *dst, const struct socka
 									    : NVMEOF_ETRANSPORT,
 				  "rdma_resolve_addr: %s%s", strerror(errno),
 				  src ? " (is the source address on an RDMA device?)" : "");
-	if ((rc = cm_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, timeout_ms + 500, "resolve address", &ev)))
+	if ((rc = cm_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, timeout_ms + 500, "resolve address", CR_TRANSIENT_REACHED, &ev)))
 		return rc;
 	rdma_ack_cm_event(ev);
 	if (rdma_resolve_route(c->id, timeout_ms))
 		return nvmeof_err(NVMEOF_ETRANSPORT, "rdma_resolve_route: %s", strerror(errno));
-	if ((rc = cm_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, timeout_ms + 500, "resolve route", &ev)))
+	if ((rc = cm_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, timeout_ms + 500, "resolve route", CR_TRANSIENT_REACHED, &ev)))
 		return rc;
 	rdma_ack_cm_event(ev);
 	return 0;
@@ -205,14 +215,14 @@ int tr_connect(struct tr_conn *c, const void *priv, uint8_t priv_len, int timeou
 	tr_conn_param(&da, priv, priv_len, &p);
 	if (rdma_connect(c->id, &p))
 		return nvmeof_err(NVMEOF_ETRANSPORT, "rdma_connect: %s", strerror(errno));
-	if ((rc = cm_event(c, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, "connect", &ev)))
+	if ((rc = cm_event(c, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, "CM connect", CR_TRANSIENT, &ev)))
 		return rc;
 	c->connected = true;
 	rc = nvme_rdma_cm_rep_parse(ev->param.conn.private_data, ev->param.conn.private_data_len,
 				    crqsize, &why);
 	rdma_ack_cm_event(ev);
 	if (rc)
-		return nvmeof_err(NVMEOF_ETRANSPORT, "connect: %s", why);
+		return nvmeof_err(NVMEOF_ETRANSPORT, "CM connect: %s", why);
 	return 0;
 }
 
@@ -280,7 +290,7 @@ void tr_close(struct tr_conn *c)
 	if (c->connected) {
 		if (rdma_disconnect(c->id) == 0) {
 			/* Bounded: a vanished target must not hold us up. */
-			if (cm_event(c, RDMA_CM_EVENT_DISCONNECTED, 1000, "disconnect", &ev) == 0)
+			if (cm_event(c, RDMA_CM_EVENT_DISCONNECTED, 1000, "disconnect", CR_FINAL, &ev) == 0)
 				rdma_ack_cm_event(ev);
 		}
 		c->connected = false;

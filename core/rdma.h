@@ -19,6 +19,7 @@ struct tr_conn {
 	bool connected;
 	bool shared_cq;     /* cq and cc belong to a poll group */
 	uint32_t max_inline; /* bytes a send may carry inline */
+	uint8_t retry;      /* enum cr_class of the last failed CM step (connretry.h) */
 };
 
 struct tr_qp_params {

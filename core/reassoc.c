@@ -20,7 +20,7 @@ static int reassociate(struct nvmeof_ctrl *c)
 	trace_ctrl(&c->o, 0, "re-creating the association with %s", c->subnqn);
 	if ((rc = q_reopen(c->admin, NVMF_CNTLID_DYNAMIC, c->o.connect_timeout_ms)) ||
 	    (rc = ctrl_fabrics_connect(c, c->admin, 0, NVMEOF_ADMIN_DEPTH, NVMF_CNTLID_DYNAMIC, c->o.kato_ms,
-				  &cntlid)) ||
+				  &cntlid, NULL)) ||
 	    (rc = ctrl_enable(c, &ni)) || (rc = ctrl_identify_ctrl(c, &ni)))
 		return nvmeof_err_prefix(rc, "re-create the association");
 	/* the same controller must answer: same subsystem, same serial */

@@ -28,7 +28,7 @@
 #include "tid.h"
 
 #define MAX_QUEUES_PER_JOB 8   /* controllers a job may use */
-#define MAX_QPAIRS 16           /* I/O queue pairs a job may drive on one controller */
+#define MAX_QPAIRS 64           /* I/O queue pairs a job may drive on one controller (a poll group's most) */
 enum { QSEL_CPU, QSEL_RR };
 
 /* ---- log.c ---- */

@@ -118,11 +118,16 @@ void qpairs_close(struct jqueue *jq)
 			eng_info("nvmeof: queue %u: %u request(s) still waiting when the job ended "
 				 "were abandoned\n", nvmeof_queue_qid(q), left);
 		nvmeof_queue_stats(q, &st);
+		uint64_t conn_ms = 0;
+		uint32_t conn_retries = nvmeof_queue_connect_retries(q, &conn_ms);
 		/* what a run cost on the wire: commands per doorbell shows the
-		 * batching, sleeps the waits that went to the completion channel */
-		eng_info("nvmeof: queue %u: %llu command(s), %llu doorbell(s), %llu sleep(s)\n",
+		 * batching, sleeps the waits that went to the completion channel;
+		 * and what connecting it took (retries under load) */
+		eng_info("nvmeof: queue %u: %llu command(s), %llu doorbell(s), %llu sleep(s); connected in "
+			 "%llu ms, %u connect retr%s\n",
 			 nvmeof_queue_qid(q), (unsigned long long)st.cmds,
-			 (unsigned long long)st.doorbells, (unsigned long long)st.sleeps);
+			 (unsigned long long)st.doorbells, (unsigned long long)st.sleeps,
+			 (unsigned long long)conn_ms, conn_retries, conn_retries == 1 ? "y" : "ies");
 		if (st.reconnects)
 			eng_info("nvmeof: queue %u reconnected %llu time(s), longest outage %llu ms\n",
 				 nvmeof_queue_qid(q), (unsigned long long)st.reconnects,

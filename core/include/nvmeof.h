@@ -121,6 +121,22 @@ struct nvmeof_ctrl_opts {
 	/* version 0.2 */
 	nvmeof_trace_cb trace;   /* NULL (default): no trace; see nvmeof_trace_cb */
 	void *trace_arg;
+	/* version 0.3 */
+	uint32_t connect_retries; /* tries after the first of a queue's connect; 4. 0: one try.
+				   * A CM step that got no answer in connect_timeout_ms, a
+				   * busy or timed-out CM reject, an NVMe/RDMA "no resources"
+				   * reject, and an I/O queue's Fabrics Connect that timed
+				   * out, lost its connection or found the controller busy,
+				   * are tried again (with the queue's previous steps) after a
+				   * backoff of 100 ms doubling to 1.6 s, plus jitter. Address
+				   * and route resolution failures are retried only for I/O
+				   * queues (the admin queue reached the target). A refusal
+				   * (nobody listening, unknown subsystem or host, invalid
+				   * parameters) is never retried. A queue's connect thus
+				   * takes at most (connect_retries + 1) tries, each bounded
+				   * by its CM steps' timeouts and, for the Connect, the
+				   * command timeout. The message of a final failure says
+				   * the queue, the step, the tries and the time. */
 };
 /* Defaults, and size = sizeof(*opts): always initialize through this macro. */
 #define nvmeof_ctrl_opts_init(opts) nvmeof_ctrl_opts_init_sz((opts), sizeof(*(opts)))
@@ -350,6 +366,11 @@ struct nvmeof_queue_stats {
 	uint64_t sleeps;          /* waits that slept on the completion channel */
 };
 void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats *out);
+/* (0.3) Tries after the first that the queue's connect took (its CM steps
+ * and, for an I/O queue, its Fabrics Connect); *ms, when not NULL: how
+ * long the connect took. Set when the queue was created; a reconnect
+ * counts in nvmeof_queue_stats.reconnects instead. */
+uint32_t nvmeof_queue_connect_retries(const struct nvmeof_queue *q, uint64_t *ms);
 
 
 /* ---- Admin commands: Identify, Get Log Page ----------------------------------

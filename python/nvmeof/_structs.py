@@ -55,6 +55,7 @@ class CtrlOpts(ctypes.Structure):
         ("spin_us", c_uint32),
         ("trace", ctypes.c_void_p),
         ("trace_arg", ctypes.c_void_p),
+        ("connect_retries", c_uint32),  # 0.3
     ]
 
 

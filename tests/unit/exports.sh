@@ -8,7 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-build/out}
-NODE=NVMEOF_0.1
+# The version nodes of core/libnvmeof.map: 0.1, then one per release that
+# added functions (NVMEOF_0.3: nvmeof_queue_connect_retries).
+NODES=$(sed -n 's/^\(NVMEOF_[0-9.]*\) {.*/\1/p' core/libnvmeof.map | tr '\n' ' ')
+NODES_RE=$(echo $NODES | sed 's/\./\\./g; s/ /|/g')
 pass=0 fail=0
 ok() { echo "ok     $1"; pass=$((pass + 1)); }
 bad() { echo "FAILED $1"; shift; printf '    %s\n' "$@"; fail=$((fail + 1)); }
@@ -40,13 +43,13 @@ same_as_header() {
 # Defined dynamic symbols, "name@@version" or "name" (the version node itself
 # is an absolute symbol named like the node).
 nm -D --defined-only "$B/libnvmeof.so" | awk '{print $3}' | sort > "$tmp/lib"
-grep -vx "$NODE" "$tmp/lib" | sed 's/@.*//' | sort -u > "$tmp/lib.names"
+grep -vxE "$NODES_RE" "$tmp/lib" | sed 's/@.*//' | sort -u > "$tmp/lib.names"
 same_as_header "$tmp/lib.names" "libnvmeof.so exports"
-unversioned=$(grep -vx "$NODE" "$tmp/lib" | grep -v "@@$NODE\$" || true)
+unversioned=$(grep -vxE "$NODES_RE" "$tmp/lib" | grep -vE "@@($NODES_RE)\$" || true)
 if [ -z "$unversioned" ]; then
-  ok "every export of libnvmeof.so is in version node $NODE"
+  ok "every export of libnvmeof.so is in a version node ($NODES)"
 else
-  bad "every export of libnvmeof.so is in version node $NODE" "$(echo $unversioned)"
+  bad "every export of libnvmeof.so is in a version node ($NODES)" "$(echo $unversioned)"
 fi
 soname=$(readelf -d "$B/libnvmeof.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 if [ "$soname" = libnvmeof.so.0 ] && [ -e "$B/$soname" ]; then

@@ -22,6 +22,8 @@ struct fake_wire {
 	bool broken, fail_post, closed;
 	uint32_t polls_after_close;
 	uint32_t rnr_count;
+	uint32_t fail_connects, connects; /* fw_fail_connects */
+	int fail_rc, fail_cls;
 };
 
 struct fake_wire *fw_new(uint32_t depth, fw_responder fn, void *ctx)
@@ -98,6 +100,15 @@ void fw_reset(struct fake_wire *fw)
 }
 
 void fw_fail_next_post(struct fake_wire *fw) { fw->fail_post = true; }
+
+void fw_fail_connects(struct fake_wire *fw, uint32_t n, int rc, int cls)
+{
+	fw->fail_connects = n;
+	fw->fail_rc = rc;
+	fw->fail_cls = cls;
+}
+
+uint32_t fw_connects(const struct fake_wire *fw) { return fw->connects; }
 uint32_t fw_polls_after_close(const struct fake_wire *fw) { return fw->polls_after_close; }
 bool fw_closed(const struct fake_wire *fw) { return fw->closed; }
 uint32_t fw_rnr_count(const struct fake_wire *fw) { return fw->rnr_count; }
@@ -221,8 +232,15 @@ static void op_close(struct nvmeof_queue *q) { ((struct fake_wire *)q->trc)->clo
 /* A reconnect on the same wire: a fresh connection with nothing pending. */
 static int op_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms, uint32_t *usable)
 {
+	struct fake_wire *fw = q->trc;
 	(void)cntlid;
-	(void)timeout_ms;
+	fw->connects++;
+	if (fw->fail_connects) {
+		fw->fail_connects--;
+		q->conn_class = (uint8_t)fw->fail_cls;
+		return nvmeof_err(fw->fail_rc, "CM connect: no answer within %u ms (a fake failure of the test wire)",
+				  timeout_ms);
+	}
 	fw_reset(q->trc);
 	*usable = q->depth;
 	return q_post_all_recvs(q);
@@ -269,8 +287,10 @@ int q_open_fake(const struct q_params *p, struct fake_wire *fw, struct nvmeof_qu
 	q->trc = fw;
 	if (p->group)
 		fw_share_cq(fw, p->group->cqc);
+	uint32_t usable = q->depth;
+	/* connected as the RDMA transport is: tried again as p->retry allows */
 	if ((rc = q_alloc(q)) || (rc = p->group ? q_group_join(p->group, q) : q_group_of_one(q, fw)) ||
-	    (rc = q_post_all_recvs(q))) {
+	    (rc = q_connect_tries(q, p->cntlid, p->connect_timeout_ms, &usable, p->retry))) {
 		q_close(q);
 		return rc;
 	}

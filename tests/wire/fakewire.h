@@ -37,6 +37,13 @@ void fw_break(struct fake_wire *fw);
 void fw_reset(struct fake_wire *fw);
 /* The next fw_post_send fails (as ibv_post_send can) while the wire stays up. */
 void fw_fail_next_post(struct fake_wire *fw);
+/* A FAKE transport failure, of a kind the real target cannot be made to
+ * produce on demand: the next n connects of the queue on this wire (the
+ * transport's reopen) fail with rc, classed cls (enum cr_class,
+ * connretry.h), with the message a CM connect timeout gives. */
+void fw_fail_connects(struct fake_wire *fw, uint32_t n, int rc, int cls);
+/* Connects tried on this wire so far (failed ones included). */
+uint32_t fw_connects(const struct fake_wire *fw);
 /* The queue has closed its connection (and not reopened it). */
 bool fw_closed(const struct fake_wire *fw);
 /* Polls of the wire after the queue closed its connection (must stay 0). */

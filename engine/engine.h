@@ -79,7 +79,7 @@ struct eng_opts {
 	/* library options: each applies only where set has its bit (the user
 	 * gave it), else the library's default (nvmeof_ctrl_opts_init) does */
 	unsigned int wait_mode, kato_ms, cmd_timeout_ms, connect_timeout_ms, in_capsule, spin_us;
-	unsigned int reconnect_delay_ms, ctrl_loss_tmo_ms, num_io_queues;
+	unsigned int reconnect_delay_ms, ctrl_loss_tmo_ms, num_io_queues, connect_retries;
 	uint32_t set;
 };
 extern struct fio_option eng_options[];

@@ -14,7 +14,7 @@
 #include "optgroup.h"
 
 enum { H_TRSVCID, H_KATO, H_RECONNECT_DELAY, H_CTRL_LOSS_TMO, H_CMD_TIMEOUT, H_CONNECT_TIMEOUT,
-       H_IN_CAPSULE, H_WAIT, H_NUM_IO_QUEUES, H_SPIN_US, H_N };
+       H_IN_CAPSULE, H_WAIT, H_NUM_IO_QUEUES, H_SPIN_US, H_CONNECT_RETRIES, H_N };
 
 /* kind: 'u' uint32_t, 'b' bool, 'w' the wait mode, 's' a string (the
  * filename's transport ID takes those) */
@@ -39,6 +39,8 @@ static const struct lib_opt {
 	LIB(H_NUM_IO_QUEUES, "num_io_queues", num_io_queues, num_io_queues, 'u',
 	    "Number of I/O queues asked of the controller (Set Features Number of Queues)"),
 	LIB(H_SPIN_US, "spin_us", spin_us, spin_us, 'u', "With wait=hybrid, microseconds to busy-poll before sleeping"),
+	LIB(H_CONNECT_RETRIES, "connect_retries", connect_retries, connect_retries, 'u',
+	    "Tries after the first of a queue pair's connect, on a timeout or a busy target (0: one try)"),
 #undef LIB
 };
 static char help_of[H_N][200];
@@ -58,6 +60,7 @@ SET_UINT(cmd_timeout_ms, H_CMD_TIMEOUT)
 SET_UINT(connect_timeout_ms, H_CONNECT_TIMEOUT)
 SET_UINT(num_io_queues, H_NUM_IO_QUEUES)
 SET_UINT(spin_us, H_SPIN_US)
+SET_UINT(connect_retries, H_CONNECT_RETRIES)
 #undef SET_UINT
 
 static int set_in_capsule(void *data, int *v)
@@ -142,6 +145,10 @@ struct fio_option eng_options[] = {
 	{.name = "connect_timeout", .lname = "connect timeout", .type = FIO_OPT_INT,
 	 .cb = (void *)set_connect_timeout_ms, .minval = 1,
 	 .help = help_of[H_CONNECT_TIMEOUT], .category = FIO_OPT_C_ENGINE,
+	 .group = FIO_OPT_G_INVALID},
+	{.name = "connect_retries", .lname = "connect retries", .type = FIO_OPT_INT,
+	 .cb = (void *)set_connect_retries, .minval = 0, .maxval = 100,
+	 .help = help_of[H_CONNECT_RETRIES], .category = FIO_OPT_C_ENGINE,
 	 .group = FIO_OPT_G_INVALID},
 	{.name = "in_capsule", .lname = "in-capsule data", .type = FIO_OPT_BOOL,
 	 .cb = (void *)set_in_capsule,

@@ -814,6 +814,173 @@ out:
 		nvmeof_ctrl_close(c);
 }
 
+/* Load while queues connect: a controller of its own reading at QD16 until
+ * told to stop, as other fio jobs do while a sweep's job connects. */
+struct loader {
+	volatile int stop;
+	int started, failures;
+	uint64_t done;
+	char msg[256];
+};
+
+static void *loader_main(void *arg)
+{
+	struct loader *l = arg;
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_queue *q = NULL;
+	struct nvmeof_mr *mr = NULL;
+	struct grp_ctx gc = {0};
+	const struct nvmeof_ns *ns;
+	opts_a(&o);
+	if (nvmeof_ctrl_connect(&o, &c) || !(ns = nvmeof_ns_get(c, 1)) ||
+	    nvmeof_queue_create(c, NULL, &q) || nvmeof_mr_alloc(c, 16 * 65536, &mr)) {
+		snprintf(l->msg, sizeof(l->msg), "%s", nvmeof_errmsg());
+		l->failures++;
+		goto out;
+	}
+	__atomic_store_n(&l->started, 1, __ATOMIC_RELEASE);
+	uint64_t blocks = 65536 / ns->lba_size, k = 0;
+	int out = 0;
+	while (!l->stop || out) {
+		while (!l->stop && out < 16) {
+			if (nvmeof_read(q, ns, (k * blocks) % (ns->nsze - blocks), (uint32_t)blocks, mr,
+					(size_t)(k % 16) * 65536, grp_cb, &gc))
+				break;
+			k++;
+			out++;
+		}
+		int n = nvmeof_queue_wait(q, 1, 1000);
+		if (n < 0) {
+			snprintf(l->msg, sizeof(l->msg), "%s", nvmeof_errmsg());
+			l->failures++;
+			break;
+		}
+		out -= n;
+	}
+	l->done = (uint64_t)gc.done;
+	l->failures += gc.errs;
+out:
+	__atomic_store_n(&l->started, 1, __ATOMIC_RELEASE);
+	if (q)
+		nvmeof_queue_destroy(q);
+	if (mr)
+		nvmeof_mr_release(mr);
+	if (c)
+		nvmeof_ctrl_close(c);
+	return NULL;
+}
+
+/* Issue 26: a controller's 64 I/O queues (or its grant, if smaller), in one
+ * poll group as one fio job with qpairs=64 has them, connect every time
+ * while another controller runs I/O, three times over, and every one of
+ * them carries commands. Connect retries, where the load made any, are
+ * printed per run. */
+TEST(sixty_four_queue_pairs_connect_under_load_and_all_carry_io)
+{
+	enum { WANT = 64, PER_Q = 4, REPS = 3 };
+	struct loader l = {0};
+	pthread_t lt;
+	bool loading = false;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_poll_group *g = NULL;
+	struct nvmeof_queue *q[WANT] = {0};
+	struct nvmeof_mr *mr = NULL;
+	uint32_t n = 0;
+	if (pthread_create(&lt, NULL, loader_main, &l) == 0)
+		loading = true;
+	for (int i = 0; i < 200 && loading && !__atomic_load_n(&l.started, __ATOMIC_ACQUIRE); i++)
+		nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);
+	CHECK_EQ(l.failures, 0);
+	for (int rep = 0; rep < REPS; rep++) {
+		struct nvmeof_ctrl_opts o;
+		struct grp_ctx gc = {0};
+		opts_a(&o);
+		MUST(nvmeof_ctrl_connect(&o, &c));
+		n = nvmeof_ctrl_info(c)->max_io_queues < WANT ? nvmeof_ctrl_info(c)->max_io_queues : WANT;
+		const struct nvmeof_ns *ns = nvmeof_ns_get(c, 1);
+		CHECK(ns != NULL);
+		if (!ns)
+			goto out;
+		MUST(nvmeof_poll_group_create(c, n, &g));
+		MUST(nvmeof_mr_alloc(c, (size_t)n * PER_Q * 4096, &mr));
+		struct nvmeof_queue_opts qo;
+		nvmeof_queue_opts_init(&qo);
+		qo.depth = 8;
+		qo.batch = true;
+		qo.group = g;
+		double t0 = now_s();
+		uint32_t retries = 0, retried = 0;
+		uint64_t slowest = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			MUST(nvmeof_queue_create(c, &qo, &q[i]));
+			uint64_t ms = 0;
+			uint32_t r = nvmeof_queue_connect_retries(q[i], &ms);
+			retries += r;
+			retried += r > 0;
+			slowest = ms > slowest ? ms : slowest;
+		}
+		printf("    run %d: %u queue pairs connected in %.1f s under load (%llu reads by then), "
+		       "%u connect retries on %u queues, slowest %llu ms\n", rep + 1, n, now_s() - t0,
+		       (unsigned long long)__atomic_load_n(&l.done, __ATOMIC_RELAXED), retries, retried,
+		       (unsigned long long)slowest);
+		uint64_t cmds0[WANT];
+		for (uint32_t i = 0; i < n; i++) {
+			struct nvmeof_queue_stats st;
+			nvmeof_queue_stats(q[i], &st);
+			cmds0[i] = st.cmds; /* the Fabrics Connect */
+		}
+		uint32_t lba = 4096 / ns->lba_size;
+		for (uint32_t i = 0; i < n; i++) {
+			for (uint32_t k = 0; k < PER_Q; k++)
+				MUST(nvmeof_read(q[i], ns, (uint64_t)(i * PER_Q + k) * lba, lba, mr,
+						 (size_t)(i * PER_Q + k) * 4096, grp_cb, &gc));
+			MUST(nvmeof_queue_commit(q[i]));
+		}
+		t0 = now_s();
+		while (gc.done < (int)(n * PER_Q) && now_s() - t0 < 60)
+			if (nvmeof_poll_group_wait(g, n * PER_Q - (uint32_t)gc.done, 1000) < 0)
+				break;
+		CHECK_EQ(gc.done, n * PER_Q);
+		CHECK_EQ(gc.errs, 0);
+		uint32_t carried = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			struct nvmeof_queue_stats st;
+			nvmeof_queue_stats(q[i], &st);
+			carried += st.cmds - cmds0[i] == PER_Q; /* its own reads, on its own wire */
+		}
+		CHECK_EQ(carried, n);
+		nvmeof_mr_release(mr);
+		mr = NULL;
+		for (uint32_t i = 0; i < n; i++) {
+			nvmeof_queue_destroy(q[i]);
+			q[i] = NULL;
+		}
+		CHECK_EQ(nvmeof_poll_group_destroy(g), 0);
+		g = NULL;
+		CHECK_EQ(nvmeof_ctrl_close(c), 0);
+		c = NULL;
+	}
+out:
+	if (mr)
+		nvmeof_mr_release(mr);
+	for (uint32_t i = 0; i < WANT; i++)
+		if (q[i])
+			nvmeof_queue_destroy(q[i]);
+	if (g)
+		nvmeof_poll_group_destroy(g);
+	if (c)
+		nvmeof_ctrl_close(c);
+	if (loading) {
+		l.stop = 1;
+		pthread_join(lt, NULL);
+		if (l.failures)
+			fprintf(stderr, "    loader: %s\n", l.msg);
+		CHECK_EQ(l.failures, 0);
+		CHECK(l.done > 0); /* the load was there */
+	}
+}
+
 /* ---- helpers for the shell cross-check ---- */
 static int load_dump(int argc, char **argv)
 {
@@ -881,6 +1048,7 @@ int main(int argc, char **argv)
 		T(keep_alive_keeps_the_association), T(target_ends_association_when_keep_alives_stop),
 		T(reconnect_keeps_write_order_and_the_controller), T(poll_group_of_four_queues),
 		T(poll_group_reconnects_every_queue), T(queue_created_right_after_destroy),
+		T(sixty_four_queue_pairs_connect_under_load_and_all_carry_io),
 		T(keep_alive_goes_out_during_a_long_admin_command),
 	};
 	size_t n = sizeof(all) / sizeof(all[0]);

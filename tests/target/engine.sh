@@ -344,6 +344,29 @@ t_qpair_select_rr_spreads_evenly() {
   [ -n "$b" ] && [ $((a * 4)) -ge $((a + b)) ] && [ $((b * 4)) -ge $((a + b)) ] || fail "not spread evenly: $a and $b"
 }
 
+# Issue 26: one job with 64 queue pairs (its own controller, 64 granted by
+# nvmet) connects them all while another job keeps both vCPUs busy with
+# I/O, and every queue pair carries commands (the Fabrics Connect is one:
+# more than one each). The end-of-job lines say what each connect took.
+t_qpairs64_connect_while_another_job_runs_io() {
+  local n=64 lines bad
+  ours --name=load --filename="$FA1" --rw=randread --bs=128k --iodepth=16 --qpairs=1 --size=256m \
+    --time_based --runtime=14 \
+    --name=many --filename="$FA1" --startdelay=2 --rw=randread --bs=4k --iodepth=256 --qpairs=$n \
+    --qpair_select=rr --size=64m --time_based --runtime=5 > "$SCRATCH/log" 2>&1 ||
+    { grep -E 'nvmeof|err' "$SCRATCH/log" | tail -20; fail "fio exited non-zero"; }
+  expect_fio_ok "$SCRATCH/log"
+  [ "$(grep -c 'err= 0' "$SCRATCH/log")" = 2 ] || fail "expected two jobs without errors"
+  [ "$(qp_lines "$SCRATCH/log")" = "$n" ] || fail "the qpairs=$n job did not get $n queue pairs"
+  lines=$(grep -E 'nvmeof: queue [0-9]+: [0-9]+ command\(s\).*connect retr' "$SCRATCH/log")
+  [ "$(wc -l <<< "$lines")" = $((n + 1)) ] || { echo "$lines" | head; fail "not $((n + 1)) end-of-job queue lines"; }
+  bad=$(awk '$4 + 0 < 2' <<< "$lines")
+  [ -z "$bad" ] || { echo "$bad" | head; fail "a queue pair carried no I/O"; }
+  awk '{ for (i = 1; i <= NF; i++) if ($i == "connect") { r += $(i - 1); if ($(i - 1) > 0) q++ } }
+       END { printf "    %d queue pairs carried I/O; connect retries: %d on %d queue(s)\n", NR, r, q }' \
+    <<< "$(sed 's/ connect retr.*/ connect/' <<< "$lines")"
+}
+
 t_more_qpairs_than_granted_fails_clearly() {
   ! ours --name=many --filename="$FA1" --rw=randread --bs=4k --size=4m --qpairs=3 \
       --num_io_queues=2 > "$SCRATCH/log" 2>&1 || fail "fio succeeded with 3 queue pairs of 2 granted"

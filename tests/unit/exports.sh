@@ -99,9 +99,10 @@ int main(void)
 	struct nvmeof_ctrl_opts o;
 	nvmeof_ctrl_opts_init(&o);
 	printf("trsvcid %s\nkato %u\nreconnect_delay %u\nctrl_loss_tmo %u\ncmd_timeout %u\n"
-	       "connect_timeout %u\nin_capsule %d\nwait %s\nnum_io_queues %u\nspin_us %u\n",
+	       "connect_timeout %u\nin_capsule %d\nwait %s\nnum_io_queues %u\nspin_us %u\nconnect_retries %u\n",
 	       o.trsvcid, o.kato_ms, o.reconnect_delay_ms, o.ctrl_loss_tmo_ms, o.cmd_timeout_ms,
-	       o.connect_timeout_ms, o.in_capsule, wait[o.wait_mode], o.num_io_queues, o.spin_us);
+	       o.connect_timeout_ms, o.in_capsule, wait[o.wait_mode], o.num_io_queues, o.spin_us,
+	       o.connect_retries);
 	return 0;
 }
 C
@@ -109,8 +110,8 @@ C
     ${LD_PRELOAD:+-fsanitize=address,undefined}
   "$tmp/defaults" | sort > "$tmp/lib.defaults"
   sed -n 's/^\([a-z_]*\) *:.*; default \([^ ]*\)$/\1 \2/p' <<< "$help" | sort > "$tmp/help.defaults"
-  if [ "$(wc -l < "$tmp/lib.defaults")" = 10 ] && cmp -s "$tmp/lib.defaults" "$tmp/help.defaults"; then
-    ok "fio --enghelp shows the library's default of each of its 10 options"
+  if [ "$(wc -l < "$tmp/lib.defaults")" = 11 ] && cmp -s "$tmp/lib.defaults" "$tmp/help.defaults"; then
+    ok "fio --enghelp shows the library's default of each of its 11 options"
   else
     bad "fio --enghelp shows the library's default of each of its options" \
       "$(diff "$tmp/lib.defaults" "$tmp/help.defaults" | tr '\n' ' ')"

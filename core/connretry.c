@@ -27,7 +27,8 @@ enum cr_class cr_cm_event(int event, int status, bool has_sts, uint16_t sts)
 		 * device for the address is configuration */
 		return e == ENETUNREACH || e == EADDRNOTAVAIL || e == ENODEV || e == EINVAL ? CR_FINAL
 											      : CR_TRANSIENT_REACHED;
-	case RDMA_CM_EVENT_UNREACHABLE: /* the CM's requests went unanswered */
+	case RDMA_CM_EVENT_UNREACHABLE: /* the CM's requests went unanswered: silence */
+		return CR_TRANSIENT_REACHED;
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 		return CR_TRANSIENT;
 	case RDMA_CM_EVENT_REJECTED:

@@ -6,18 +6,19 @@
  * (q_connect_tries) and the controller's Fabrics Connect loop ask cr_again.
  *
  * The policy:
- *  - retried: a CM step that got no answer in connect_timeout_ms (CM
- *    connect, and address or route resolution), RDMA_CM_EVENT_UNREACHABLE
- *    and CONNECT_ERROR, a CM reject for lack of resources, a timeout or a
- *    stale connection, an NVMe/RDMA reject "no resources"; a Fabrics
- *    Connect that timed out or whose connection failed, or that the target
- *    answered Controller Busy or Command Interrupted (a Command Sequence
- *    Error too when an earlier try's Connect timed out: the target may
- *    still hold that try's queue);
+ *  - retried: RDMA_CM_EVENT_CONNECT_ERROR, a CM reject for lack of
+ *    resources, a timeout or a stale connection, an NVMe/RDMA reject "no
+ *    resources"; a Fabrics Connect that timed out or whose connection
+ *    failed, or that the target answered Controller Busy or Command
+ *    Interrupted (a Command Sequence Error too when an earlier try's
+ *    Connect timed out: the target may still hold that try's queue);
  *  - retried only once this host has reached the target (an I/O queue, whose
- *    controller's admin queue got through): address and route resolution
- *    errors and their timeouts. A first contact that cannot resolve fails at
- *    once: the address is wrong or down;
+ *    controller's admin queue got through): silence (a CM step, CM connect
+ *    or address or route resolution, with no answer in connect_timeout_ms,
+ *    RDMA_CM_EVENT_UNREACHABLE) and address and route resolution errors.
+ *    A first contact (the admin queue) met by silence fails at once: the
+ *    address is wrong or down, and a caller that knows better (the fio
+ *    engine, whose probe reached the target) retries the controller;
  *  - never retried: refusals (nobody listens on the port, NVMe/RDMA rejects
  *    other than no resources, Connect Invalid Host, Invalid Parameters,
  *    Incompatible Format, any other NVMe status), local errors (no device,

@@ -153,8 +153,8 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		.spin_us = opts->spin_us,
 		.copts = &c->o,
 	};
-	/* the first contact: an address that does not resolve is wrong or
-	 * down, not busy (connretry.h) */
+	/* the first contact: silence, or an address that does not resolve,
+	 * means wrong or down, not busy (connretry.h) */
 	struct conn_retry retry;
 	cr_init(&retry, c->o.connect_retries, false, 0);
 	p.retry = &retry;
@@ -242,7 +242,7 @@ static int queue_connect(struct nvmeof_ctrl *c, struct q_params *p, struct nvmeo
 	struct nvmeof_queue *q = NULL;
 	uint16_t qid = p->qid;
 	int rc;
-	/* the admin queue got through: resolution failures now are transient */
+	/* the admin queue got through: silence and resolution failures now are load */
 	cr_init(&retry, c->o.connect_retries, true, qid);
 	p->retry = &retry;
 	for (;;) {

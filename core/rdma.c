@@ -29,9 +29,9 @@ static const char *ib_rej_reason(int status)
 
 /* Waits for one CM event on c's channel; the caller acks *out. On a
  * failure c->retry says whether another try may succeed: no answer in
- * time counts as silent (CR_TRANSIENT for the CM connect, whose request the
- * target's CM may have dropped under load; CR_TRANSIENT_REACHED for
- * resolution), another event as cr_cm_event says. */
+ * time is silence, class `silent` (a target that answered this host
+ * before is loaded: the CM's own retransmission of a lost request comes
+ * after ~4 s), another event as cr_cm_event says. */
 static int cm_event(struct tr_conn *c, enum rdma_cm_event_type want, int timeout_ms,
 		    const char *step, enum cr_class silent, struct rdma_cm_event **out)
 {
@@ -215,7 +215,7 @@ int tr_connect(struct tr_conn *c, const void *priv, uint8_t priv_len, int timeou
 	tr_conn_param(&da, priv, priv_len, &p);
 	if (rdma_connect(c->id, &p))
 		return nvmeof_err(NVMEOF_ETRANSPORT, "rdma_connect: %s", strerror(errno));
-	if ((rc = cm_event(c, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, "CM connect", CR_TRANSIENT, &ev)))
+	if ((rc = cm_event(c, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, "CM connect", CR_TRANSIENT_REACHED, &ev)))
 		return rc;
 	c->connected = true;
 	rc = nvme_rdma_cm_rep_parse(ev->param.conn.private_data, ev->param.conn.private_data_len,

@@ -48,7 +48,7 @@ static void cfg_copy(struct conn_cfg *to, const struct conn_cfg *k)
 #undef REPOINT
 }
 
-struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, char *err, size_t len)
+struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bool reached, char *err, size_t len)
 {
 	struct shared_ctrl *s;
 	pthread_mutex_lock(&reg_lock);
@@ -76,10 +76,23 @@ struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, ch
 			 k->o.hostnqn ? k->o.hostnqn : "the default host NQN");
 		eng_trace_line(&s->trace, 0, s->trace.t0_ns, line);
 	}
-	if (nvmeof_ctrl_connect(&s->cfg.o, &s->c)) {
-		snprintf(err, len, "connect to %s port %s subsystem %s: %s", k->o.traddr, k->o.trsvcid,
-			 k->o.subnqn, nvmeof_errmsg());
-		goto fail;
+	for (uint32_t t = 0;; t++) {
+		int rc = nvmeof_ctrl_connect(&s->cfg.o, &s->c);
+		if (!rc)
+			break;
+		/* The library takes silence at a first contact for a wrong
+		 * address; after the probe got through, it is load: try again
+		 * as the library does for I/O queues. */
+		if (!reached || t >= s->cfg.o.connect_retries ||
+		    (rc != NVMEOF_ETIMEDOUT && rc != NVMEOF_EUNREACHABLE)) {
+			snprintf(err, len, "connect to %s port %s subsystem %s: %s%s", k->o.traddr, k->o.trsvcid,
+				 k->o.subnqn, nvmeof_errmsg(), t ? " (the last of several tries)" : "");
+			goto fail;
+		}
+		uint32_t ms = t >= 4 ? 1600 : 100u << t;
+		eng_info("nvmeof: connect to %s subsystem %s, try %u: %s: trying again in %u ms\n",
+			 k->o.traddr, k->o.subnqn, t + 1, nvmeof_errmsg(), ms);
+		nanosleep(&(struct timespec){.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L}, NULL);
 	}
 	const struct nvmeof_ctrl_info *i = nvmeof_ctrl_info(s->c);
 	if (want_hca && want_hca[0] && strcmp(want_hca, i->hca)) {

@@ -63,8 +63,11 @@ struct shared_ctrl {
 /* Two configurations open the same controller: every field equal. */
 bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b);
 /* The process's controller for k (connecting it on first use), or NULL
- * with the reason in err. want_hca: fail unless it resolved to that HCA. */
-struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, char *err, size_t len);
+ * with the reason in err. want_hca: fail unless it resolved to that HCA.
+ * reached: a probe got through to the target, so a connect that met
+ * silence is tried again (connect_retries). */
+struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bool reached, char *err,
+			      size_t len);
 /* Jobs of this process holding the controller. */
 int share_count(struct shared_ctrl *s);
 void share_put(struct shared_ctrl *s);

@@ -11,7 +11,8 @@ static int facts_connected(struct thread_data *td, struct efile *ef, struct ns_f
 {
 	struct eng_opts *eo = td->eo;
 	char err[512];
-	if (!ef->sc && !(ef->sc = share_get(&ef->cfg, eo->hca, err, sizeof(err)))) {
+	/* ef->nsze: fio's parent probed it before forking this job's process */
+	if (!ef->sc && !(ef->sc = share_get(&ef->cfg, eo->hca, ef->nsze != 0, err, sizeof(err)))) {
 		log_err("nvmeof: %s\n", err);
 		return 1;
 	}

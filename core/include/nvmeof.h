@@ -123,14 +123,16 @@ struct nvmeof_ctrl_opts {
 	void *trace_arg;
 	/* version 0.3 */
 	uint32_t connect_retries; /* tries after the first of a queue's connect; 4. 0: one try.
-				   * A CM step that got no answer in connect_timeout_ms, a
-				   * busy or timed-out CM reject, an NVMe/RDMA "no resources"
-				   * reject, and an I/O queue's Fabrics Connect that timed
-				   * out, lost its connection or found the controller busy,
-				   * are tried again (with the queue's previous steps) after a
-				   * backoff of 100 ms doubling to 1.6 s, plus jitter. Address
-				   * and route resolution failures are retried only for I/O
-				   * queues (the admin queue reached the target). A refusal
+				   * A busy or timed-out CM reject, an NVMe/RDMA "no
+				   * resources" reject, and an I/O queue's Fabrics Connect
+				   * that timed out, lost its connection or found the
+				   * controller busy, are tried again (with the queue's
+				   * previous steps) after a backoff of 100 ms doubling to
+				   * 1.6 s, plus jitter; so are, for I/O queues only (the
+				   * admin queue reached the target: a first contact met by
+				   * silence fails at once), a CM step that got no answer in
+				   * connect_timeout_ms and address or route resolution
+				   * failures. A refusal
 				   * (nobody listening, unknown subsystem or host, invalid
 				   * parameters) is never retried. A queue's connect thus
 				   * takes at most (connect_retries + 1) tries, each bounded

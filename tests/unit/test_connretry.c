@@ -26,13 +26,13 @@ static void count_nap(uint32_t ms)
 
 TEST(cm_failures_are_classed_transient_or_final)
 {
-	/* silence and busy: tried again */
-	CHECK_EQ(cr_cm_event(RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, false, 0), CR_TRANSIENT);
+	/* busy: tried again */
 	CHECK_EQ(cr_cm_event(RDMA_CM_EVENT_CONNECT_ERROR, -ECONNRESET, false, 0), CR_TRANSIENT);
 	CHECK_EQ(cr_cm_event(RDMA_CM_EVENT_REJECTED, 28, true, NVME_RDMA_CM_NO_RSC), CR_TRANSIENT);
 	CHECK_EQ(cr_cm_event(RDMA_CM_EVENT_REJECTED, 3, false, 0), CR_TRANSIENT);  /* no resources */
 	CHECK_EQ(cr_cm_event(RDMA_CM_EVENT_REJECTED, 10, false, 0), CR_TRANSIENT); /* stale connection */
-	/* resolution: only once the target was reached */
+	/* silence and resolution: only once the target was reached */
+	CHECK_EQ(cr_cm_event(RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, false, 0), CR_TRANSIENT_REACHED);
 	CHECK_EQ(cr_cm_event(RDMA_CM_EVENT_ADDR_ERROR, -ETIMEDOUT, false, 0), CR_TRANSIENT_REACHED);
 	CHECK_EQ(cr_cm_event(RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH, false, 0), CR_TRANSIENT_REACHED);
 	CHECK_EQ(cr_cm_event(RDMA_CM_EVENT_ROUTE_ERROR, -ETIMEDOUT, false, 0), CR_TRANSIENT_REACHED);
@@ -114,13 +114,21 @@ TEST(a_refusal_is_not_retried_and_keeps_its_message)
 	CHECK(!cr_again(&r, NVMEOF_EREJECTED, CR_FINAL));
 	CHECK_EQ(nnaps, 0);
 	CHECK_STR(nvmeof_errmsg(), "CM connect: connection rejected, CM reason 8");
-	/* a first contact does not retry a resolution failure */
+	/* a first contact retries neither silence nor a resolution failure,
+	 * but does retry a busy target */
 	cr_init(&r, 4, false, 1);
 	r.sleep_ms = count_nap;
 	nvmeof_err(NVMEOF_EUNREACHABLE, "resolve address: address resolution failed");
 	CHECK(!cr_again(&r, NVMEOF_EUNREACHABLE, CR_TRANSIENT_REACHED));
 	CHECK_EQ(nnaps, 0);
 	CHECK_STR(nvmeof_errmsg(), "resolve address: address resolution failed");
+	nvmeof_err(NVMEOF_ETIMEDOUT, "CM connect: no answer within 1500 ms");
+	CHECK(!cr_again(&r, NVMEOF_ETIMEDOUT, CR_TRANSIENT_REACHED));
+	CHECK_EQ(nnaps, 0);
+	CHECK_STR(nvmeof_errmsg(), "CM connect: no answer within 1500 ms");
+	nvmeof_err(NVMEOF_EREJECTED, "CM connect: target rejected the connection: no resources");
+	CHECK(cr_again(&r, NVMEOF_EREJECTED, CR_TRANSIENT));
+	CHECK_EQ(nnaps, 1);
 	/* no budget: one try, and the message says so */
 	cr_init(&r, 0, true, 1);
 	nvmeof_err(NVMEOF_ETIMEDOUT, "CM connect: no answer within 3000 ms");

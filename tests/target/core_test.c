@@ -857,8 +857,9 @@ static void *loader_main(void *arg)
 			break;
 		}
 		out -= n;
+		__atomic_store_n(&l->done, (uint64_t)gc.done, __ATOMIC_RELAXED);
 	}
-	l->done = (uint64_t)gc.done;
+	__atomic_store_n(&l->done, (uint64_t)gc.done, __ATOMIC_RELAXED);
 	l->failures += gc.errs;
 out:
 	__atomic_store_n(&l->started, 1, __ATOMIC_RELEASE);

@@ -101,6 +101,12 @@ $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DEPFLAGS) -c $< -o $@
 -include $(wildcard $(O)/*/*.d $(O)/*/*/*.d)
+# Objects compiled before the compiler wrote these .d files are never
+# rebuilt when a header changes (a struct's layout then differs between
+# objects): a build folder without the marker starts over, once.
+ifeq ($(wildcard $(O)/.deps-mmd),)
+$(shell rm -rf $(O)/core $(O)/engine $(O)/tests $(O)/tools $(O)/bench; mkdir -p $(O) && touch $(O)/.deps-mmd)
+endif
 
 # Public symbols are the functions of nvmeof.h (core/libnvmeof.map); everything
 # else stays hidden. The real file carries the full version; libnvmeof.so.0

@@ -28,6 +28,7 @@ struct nvmeof_ctrl {
 	struct nvmeof_queue *admin;
 	struct ibv_pd *pd;           /* outlives reconnects: registrations stay valid */
 	uint32_t assoc_gen;          /* bumped each time the association is re-created */
+	uint64_t reassoc_failed_ms;  /* admin_lock: when the last attempt to re-create it failed (0: none) */
 	bool assoc_stale;            /* an I/O queue's Connect named a controller the target no longer has */
 	struct nvmeof_ctrl_info info;
 	struct ns_table nst;         /* stable structs: events add and retire namespaces */

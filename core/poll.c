@@ -85,8 +85,11 @@ int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max)
 		g->list[i]->completed = 0;
 		wired |= q_has_wire(g->list[i]);
 	}
-	/* no member connected: whatever the CQ holds is stale */
-	int n = wired ? g->tr->poll(g->cqc, want, wc) : 0;
+	/* No member connected: whatever the CQ holds is stale. A queue's own
+	 * CQ is left alone then (its next connection discards it); a shared
+	 * one is polled anyway, or failed attempts' flushes overrun it. */
+	bool own = nq == 1 && g->list[0]->own_group;
+	int n = wired || !own ? g->tr->poll(g->cqc, want, wc) : 0;
 	if (likely(n > 0))
 		dispatch(g, wc, n);
 	/* n < 0, a CQ error: each queue finds its connection's state below */

@@ -59,6 +59,22 @@ const struct q_transport *q_rdma_transport(void) { return &rdma_transport; }
 
 struct ibv_context *q_verbs(struct nvmeof_queue *q) { return q->conn.id->verbs; }
 
+/* A CQ of the queue's own holds nothing of the new connection yet: what is
+ * in it are the flushed receives of attempts that failed (a CM connect
+ * refused while the target is away flushes every receive posted for it),
+ * and a CQ sized for one connection overruns with a few of them, after
+ * which it delivers nothing (seen: an admin queue whose Connect was
+ * answered and never seen, after four refused attempts). A shared CQ is
+ * polled by its group even while no member is connected. */
+static void discard_stale(struct nvmeof_queue *q)
+{
+	struct ibv_wc wc[POLL_BATCH];
+	if (!q->own_group)
+		return;
+	for (int k = 0; k < 64 && q->group->tr->poll(q->group->cqc, POLL_BATCH, wc) > 0; k++)
+		;
+}
+
 /* Connects q->conn anew on the same device and PD: resolve, QP, receives,
  * CM connect. Slots and requests are the caller's business. */
 static int q_connect_once(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms, uint32_t *usable)
@@ -94,6 +110,7 @@ static int q_connect_once(struct nvmeof_queue *q, uint16_t cntlid, uint32_t time
 	};
 	if ((rc = tr_create_qp(&q->conn, q->pd, &qp)))
 		return rc;
+	discard_stale(q);
 	q->sqe_send_flags = IBV_SEND_SIGNALED | (q->conn.max_inline >= NVME_SQE_SIZE ? IBV_SEND_INLINE : 0);
 	if ((rc = q_post_all_recvs(q)))
 		return rc;

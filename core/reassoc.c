@@ -4,6 +4,7 @@
 #include "adminio.h"
 #include "cpriv.h"
 #include "trace.h"
+#include "util.h"
 
 /* A new association after the old one was lost: admin queue, Fabrics
  * Connect for a new CNTLID, CC.EN; the same controller must answer.
@@ -70,9 +71,20 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	}
 	if (q_assoc_gen(q) == c->assoc_gen || !q_connected(c->admin) ||
 	    __atomic_load_n(&c->assoc_stale, __ATOMIC_RELAXED)) {
-		if (!(rc = reassociate(c))) {
+		/* Every queue's worker comes here after the same loss: one
+		 * attempt at the association per reconnect delay, not one per
+		 * queue (each refused attempt costs the target a connection). */
+		uint64_t now = nvmeof_now_ms();
+		if (c->reassoc_failed_ms && now - c->reassoc_failed_ms < c->o.reconnect_delay_ms)
+			rc = nvmeof_err(NVMEOF_EUNREACHABLE,
+					"re-create the association: another queue's attempt failed %llu ms ago",
+					(unsigned long long)(now - c->reassoc_failed_ms));
+		else if (!(rc = reassociate(c))) {
 			__atomic_store_n(&c->assoc_stale, false, __ATOMIC_RELAXED);
+			c->reassoc_failed_ms = 0;
 			fresh = true;
+		} else {
+			c->reassoc_failed_ms = nvmeof_now_ms();
 		}
 	}
 	uint16_t cntlid = c->info.cntlid;

@@ -28,7 +28,8 @@
 #include "tid.h"
 
 #define MAX_QUEUES_PER_JOB 8   /* controllers a job may use */
-#define MAX_QPAIRS 64           /* I/O queue pairs a job may drive on one controller (a poll group's most) */
+#define MAX_QPAIRS 64           /* I/O queue pairs a job may drive on one controller (a poll group's
+                                 * most, and the bits of jqueue's masks) */
 enum { QSEL_CPU, QSEL_RR };
 
 /* ---- log.c ---- */
@@ -130,8 +131,8 @@ struct jqueue {
 	struct nvmeof_queue *q[MAX_QPAIRS];
 	unsigned int nq, next;           /* next: the round-robin cursor */
 	struct nvmeof_mr *mr;
-	uint32_t dirty;                  /* queues with submissions since the last doorbell */
-	uint32_t closed;                 /* queues that refused a command as disconnected */
+	uint64_t dirty;                  /* queues with submissions since the last doorbell (bit n: q[n]) */
+	uint64_t closed;                 /* queues that refused a command as disconnected */
 };
 /* The CPUs this job's thread may run on, for qpair_select=cpu. */
 void qpairs_job_cpus(struct job *j);

@@ -120,15 +120,15 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 	 * as long as one of its queue pairs lives. */
 	if (j->qpair_select == QSEL_CPU && jq->nq > 1)
 		jq->next = qmap_pick(&j->qmap, sched_getcpu(), jq->nq);
-	uint32_t tried = jq->closed;
+	uint64_t tried = jq->closed;
 	for (unsigned int n; (n = qmap_open(tried, jq->next, jq->nq)) < jq->nq;) {
 		jq->next = n + 1 == jq->nq ? 0 : n + 1;
-		tried |= 1u << n;
+		tried |= 1ull << n;
 		rc = submit_on(jq->q[n], jq, ef, io_u, x, slba, nlb, off);
 		if (!rc)
-			jq->dirty |= 1u << n;
+			jq->dirty |= 1ull << n;
 		if (rc == NVMEOF_ECLOSED && jq->nq > 1) {
-			jq->closed |= 1u << n;
+			jq->closed |= 1ull << n;
 			log_err("nvmeof: queue pair %u of %u: %s; its commands go to the others\n", n + 1,
 				jq->nq, nvmeof_errmsg());
 		}
@@ -171,8 +171,8 @@ static void ring(struct thread_data *td, struct job *j)
 	for (int k = 0; k < j->njq; k++) {
 		struct jqueue *jq = &j->jq[k];
 		for (unsigned int qi = 0; jq->dirty; qi++)
-			if (jq->dirty & (1u << qi)) {
-				jq->dirty &= ~(1u << qi);
+			if (jq->dirty & (1ull << qi)) {
+				jq->dirty &= ~(1ull << qi);
 				if (nvmeof_queue_commit(jq->q[qi]))
 					log_io_error(j, "commit", nvmeof_errmsg());
 			}

@@ -32,11 +32,11 @@ unsigned int qmap_depth(const struct qmap *m, unsigned int nq, unsigned int dept
 	return fewest <= 1 ? depth : (depth + fewest - 1) / fewest;
 }
 
-unsigned int qmap_open(uint32_t skip, unsigned int from, unsigned int nq)
+unsigned int qmap_open(uint64_t skip, unsigned int from, unsigned int nq)
 {
-	for (unsigned int t = 0; t < nq && t < 32; t++) {
+	for (unsigned int t = 0; t < nq && t < 64; t++) {
 		unsigned int n = (from + t) % nq;
-		if (!(skip & (1u << n)))
+		if (!(skip & (1ull << n)))
 			return n;
 	}
 	return nq;

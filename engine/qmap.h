@@ -20,10 +20,10 @@ void qmap_init(struct qmap *m, const int *cpus, unsigned int n);
  * CPUs it owns k, k + ncpu, ... and takes them in turn. */
 unsigned int qmap_pick(struct qmap *m, int cpu, unsigned int nq);
 /* A queue pair that refused a command as disconnected is marked in a mask
- * (bit n: queue pair n) and its CPU's commands go to the others: the first
+ * (bit n: queue pair n, up to 64) and its CPU's commands go to the others: the first
  * queue pair at or after `from` (wrapping) not in skip, or nq when every one
  * of the nq is. */
-unsigned int qmap_open(uint32_t skip, unsigned int from, unsigned int nq);
+unsigned int qmap_open(uint64_t skip, unsigned int from, unsigned int nq);
 /* The most commands one queue pair may be asked to hold when the job keeps
  * `depth` in flight: all of them when a CPU has one queue pair. */
 unsigned int qmap_depth(const struct qmap *m, unsigned int nq, unsigned int depth);

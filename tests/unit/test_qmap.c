@@ -95,6 +95,12 @@ TEST(a_closed_queue_pair_passes_its_commands_on)
 	CHECK_EQ(qmap_open(1, 0, 1), 1);
 	/* bits past nq say nothing about these queue pairs */
 	CHECK_EQ(qmap_open(0xf0, 3, 4), 3);
+	/* 64 queue pairs (qpairs=64): the masks have a bit for each */
+	CHECK_EQ(qmap_open(0, 40, 64), 40);
+	CHECK_EQ(qmap_open(1ull << 40, 40, 64), 41);
+	CHECK_EQ(qmap_open(1ull << 63, 63, 64), 0);
+	CHECK_EQ(qmap_open(~0ull >> 1, 0, 64), 63);
+	CHECK_EQ(qmap_open(~0ull, 5, 64), 64);
 }
 
 int main(void)

@@ -74,14 +74,7 @@ static inline bool complete_one(struct nvmeof_queue *q, struct slot *s, uint16_t
 	r->dw1 = cpl.cdw1;
 	if (r->opc == NVME_CMD_READ)
 		DEVICE_WROTE((uint8_t *)r->mr->addr + r->off0, r->next_off - r->off0);
-	nvmeof_cb cb = r->cb;
-	void *arg = r->arg;
-	r->live = false;
-	q->req_free[q->nfree_reqs++] = ri;
-	q->completed++;
-	/* Last: the callback may submit again and reuse this request. */
-	if (cb)
-		cb(arg, &cpl);
+	q_req_hand_back(q, ri, &cpl);
 	return true;
 }
 

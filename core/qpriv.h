@@ -266,6 +266,23 @@ static inline void q_release_slot(struct nvmeof_queue *q, uint16_t si)
 	q->slot_free[q->nfree_slots++] = si;
 }
 void q_finish_slot(struct nvmeof_queue *q, uint16_t si, int err);
+/* A request's end, whichever path completed it: the request goes back to
+ * its free list, then its callback runs with cpl. */
+static inline void q_req_hand_back(struct nvmeof_queue *q, uint16_t ri, const struct nvmeof_cpl *cpl)
+{
+	struct req *r = &q->reqs[ri];
+	nvmeof_cb cb = r->cb;
+	void *arg = r->arg;
+	r->live = false;
+	if (unlikely(ri == q->depth))
+		q->rsv_busy = false; /* the reserved request of internal commands */
+	else
+		q->req_free[q->nfree_reqs++] = ri;
+	q->completed++;
+	/* Last: the callback may submit again and reuse this request. */
+	if (cb)
+		cb(arg, cpl);
+}
 void q_pend_push(struct nvmeof_queue *q, uint16_t ri);
 uint16_t q_pend_pop(struct nvmeof_queue *q);
 void q_fail_slots(struct nvmeof_queue *q, int err);

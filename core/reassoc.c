@@ -84,7 +84,7 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 			c->reassoc_failed_ms = 0;
 			fresh = true;
 		} else {
-			c->reassoc_failed_ms = nvmeof_now_ms();
+			c->reassoc_failed_ms = nvmeof_now_ms(); /* when it failed: it may have taken seconds */
 		}
 	}
 	uint16_t cntlid = c->info.cntlid;

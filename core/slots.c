@@ -29,17 +29,7 @@ void q_complete_req(struct nvmeof_queue *q, uint16_t ri)
 		DEVICE_WROTE((uint8_t *)r->mr->addr + r->off0, r->next_off - r->off0);
 	else if (r->kind == REQ_RAW && r->data_len && !r->err)
 		DEVICE_WROTE(r->mr ? (uint8_t *)r->mr->addr + r->off0 : q_scratch_buf(q), r->data_len);
-	nvmeof_cb cb = r->cb;
-	void *arg = r->arg;
-	r->live = false;
-	if (ri == q->depth)
-		q->rsv_busy = false; /* the reserved request of internal commands */
-	else
-		q->req_free[q->nfree_reqs++] = ri;
-	q->completed++;
-	/* Last: the callback may submit again and reuse this request. */
-	if (cb)
-		cb(arg, &cpl);
+	q_req_hand_back(q, ri, &cpl);
 }
 
 void q_chunk_done(struct nvmeof_queue *q, uint16_t ri, int err, uint16_t status, uint32_t dw0,

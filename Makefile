@@ -15,7 +15,8 @@ CSTD = -std=c11
 CFLAGS_BASE = $(CSTD) $(OPT) -g -fPIC -Wall -Wextra -Werror -Wshadow \
 	-Wpointer-arith -Wformat=2 -Wstrict-prototypes -Wno-format-nonliteral -Wno-format-truncation
 CPPFLAGS_BASE = -D_GNU_SOURCE -Icore/include -Icore
-LIBS = -lrdmacm -libverbs -lpthread -ldl
+# -lcrypto: OpenSSL 3, for in-band authentication (core/auth_crypto.c)
+LIBS = -lrdmacm -libverbs -lcrypto -lpthread -ldl
 ifneq ($(wildcard /usr/include/valgrind/memcheck.h),)
 CPPFLAGS_BASE += -DNVMEOF_VALGRIND
 endif
@@ -40,23 +41,24 @@ CPPFLAGS_ALL = $(CPPFLAGS_BASE) $(CPPFLAGS)
 SETUP_GOALS = setup testbed fio-src clean uninstall demo test test-unit test-target test-fuzz fuzz fuzz-build bench
 BUILD_GOALS = $(filter-out $(SETUP_GOALS),$(or $(MAKECMDGOALS),all))
 ifneq ($(BUILD_GOALS),)
-ifneq ($(shell printf '\043include <infiniband/verbs.h>\n\043include <rdma/rdma_cma.h>\n' | \
+ifneq ($(shell printf '\043include <infiniband/verbs.h>\n\043include <rdma/rdma_cma.h>\n\043include <openssl/evp.h>\n' | \
 	$(CC) $(CPPFLAGS) -E -x c -o /dev/null - 2>/dev/null && echo ok),ok)
-$(error rdma-core's headers (infiniband/verbs.h, rdma/rdma_cma.h) are missing. Run as root: make setup \
-	(apt: libibverbs-dev, librdmacm-dev and the rest the build and the test bed use))
+$(error rdma-core's or OpenSSL's headers (infiniband/verbs.h, rdma/rdma_cma.h, openssl/evp.h) are missing. \
+	Run as root: make setup (apt: libibverbs-dev, librdmacm-dev, libssl-dev and the rest the build and the test bed use))
 endif
 endif
 
 CORE_SRC = core/protocol.c core/status.c core/names.c core/util.c core/opts.c core/rdma.c core/mem.c \
 	core/cuda.c core/slots.c core/submit.c core/complete.c core/qstate.c core/poll.c core/wait.c core/sync.c \
 	core/queue.c core/qrdma.c core/group.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c \
-	core/reassoc.c core/trace.c core/ctrl_mem.c core/nstable.c core/adminio.c core/discovery.c core/aer.c
+	core/reassoc.c core/trace.c core/ctrl_mem.c core/nstable.c core/adminio.c core/discovery.c core/aer.c \
+	core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c
 # The loopback test wire: tests, fuzzers and the micro-benchmark only.
 TESTWIRE_OBJ = $(O)/tests/wire/fakewire.o
 CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
 
 UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo \
-	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio
+	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio $(O)/tests/unit_auth
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
 	$(O)/tests/gpu_check
 BENCH = $(O)/bench/percmd
@@ -135,7 +137,7 @@ $(O)/tests/target_%: $(O)/tests/target/%_test.o
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/unit_protocol: $(O)/core/protocol.o $(O)/core/status.o $(O)/core/names.o
 $(O)/tests/unit_queue: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
-$(O)/tests/unit_opts $(O)/tests/unit_adminio $(O)/tests/target_core $(O)/tests/target_disc \
+$(O)/tests/unit_opts $(O)/tests/unit_adminio $(O)/tests/unit_auth $(O)/tests/target_core $(O)/tests/target_disc \
 	$(O)/tests/target_gpu: $(O)/libnvmeof.a
 $(O)/tests/unit_tid: $(O)/engine/tid.o
 $(O)/tests/unit_qmap: $(O)/engine/qmap.o

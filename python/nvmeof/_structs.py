@@ -55,6 +55,9 @@ class CtrlOpts(ctypes.Structure):
         ("spin_us", c_uint32),
         ("trace", ctypes.c_void_p),
         ("trace_arg", ctypes.c_void_p),
+        # version 0.3: in-band authentication (DH-HMAC-CHAP)
+        ("dhchap_secret", ctypes.c_char_p),
+        ("dhchap_ctrl_secret", ctypes.c_char_p),
     ]
 
 
@@ -92,6 +95,11 @@ class CtrlInfo(ctypes.Structure):
         ("lpa", c_uint8),
         ("cntrltype", c_uint8),
         ("oaes", c_uint32),
+        # version 0.3: in-band authentication of the admin queue
+        ("auth_hash", c_uint8),
+        ("auth_dhgroup", c_uint8),
+        ("auth_bidirectional", ctypes.c_bool),
+        ("auth_io_queues", c_uint32),
     ]
 
 

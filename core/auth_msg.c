@@ -64,12 +64,14 @@ size_t auth_msg_encode(const struct auth_msg *m, uint8_t *b, size_t cap)
 		put_le16(b + 10, m->dhvlen);
 		put_le32(b + 12, m->seqnum);
 		uint8_t *p = b + HDR;
-		if (m->id == AUTH_MSG_REPLY) {
+		if (m->id == AUTH_MSG_REPLY && m->hl) {
 			memcpy(p, m->rval, m->hl);
 			p += m->hl;
 		}
-		memcpy(p, m->cval, m->hl);
-		memcpy(p + m->hl, m->dhv, m->dhvlen);
+		if (m->hl) /* memcpy's pointers must be valid even for 0 bytes */
+			memcpy(p, m->cval, m->hl);
+		if (m->dhvlen)
+			memcpy(p + m->hl, m->dhv, m->dhvlen);
 		return n;
 	case AUTH_MSG_SUCCESS1:
 		n = HDR + (m->valid ? m->hl : 0u);
@@ -79,7 +81,7 @@ size_t auth_msg_encode(const struct auth_msg *m, uint8_t *b, size_t cap)
 		put_hdr(b, AUTH_TYPE_DHCHAP, m->id, m->tid);
 		b[6] = m->hl;
 		b[8] = m->valid;
-		if (m->valid)
+		if (m->valid && m->hl)
 			memcpy(b + HDR, m->rval, m->hl);
 		return n;
 	case AUTH_MSG_SUCCESS2:

@@ -214,6 +214,14 @@ int auth_tx_answer(struct auth_tx *t, int rc, const struct nvmeof_cpl *cpl, cons
 		if (rc == NVMEOF_ENVME && cpl)
 			return nvmeof_err(rc, "authentication queue %u: %s: %s", t->qid, step_name(s),
 					  nvmeof_cpl_str(cpl, sb, sizeof(sb)));
+		/* nvmet (6.12) answers a response it refuses by dropping the
+		 * connection, not with a Failure1: say what that means */
+		if ((rc == NVMEOF_ECLOSED || rc == NVMEOF_ETRANSPORT) &&
+		    (s == AUTH_REPLY || s == AUTH_RECV_SUCCESS1))
+			return nvmeof_err(NVMEOF_EINVAL,
+					  "authentication queue %u: the controller closed the connection after our "
+					  "response (%s): it refused it, most likely a wrong host secret "
+					  "(dhchap_secret) for this host NQN", t->qid, step_name(s));
 		return nvmeof_err_prefix(rc, "authentication queue %u: %s", t->qid, step_name(s));
 	}
 	switch (s) {

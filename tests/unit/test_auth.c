@@ -13,6 +13,7 @@
 
 #include "auth.h"
 #include "check.h"
+#include "internal.h"
 #include "protocol.h"
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:test"
@@ -538,6 +539,16 @@ TEST(an_nvme_error_names_the_step)
 	CHECK_EQ(auth_tx_answer(&t, NVMEOF_ENVME, &cpl, NULL, 0), NVMEOF_ENVME);
 	CHECK(strstr(nvmeof_errmsg(), "AUTH_Send Negotiate") != NULL);
 	CHECK(strstr(nvmeof_errmsg(), "queue 2") != NULL);
+	/* the connection dropped after our response: what nvmet does with a wrong host secret */
+	auth_tx_init(&t, &hk, NULL, HOSTNQN, SUBNQN, 0, 7);
+	t.step = AUTH_RECV_SUCCESS1;
+	CHECK_EQ(auth_tx_answer(&t, NVMEOF_ECLOSED, NULL, NULL, 0), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "wrong host secret") != NULL);
+	/* before it, a loss is only a loss */
+	auth_tx_init(&t, &hk, NULL, HOSTNQN, SUBNQN, 0, 7);
+	nvmeof_err(NVMEOF_ECLOSED, "queue 0 lost its connection");
+	CHECK_EQ(auth_tx_answer(&t, NVMEOF_ECLOSED, NULL, NULL, 0), NVMEOF_ECLOSED);
+	CHECK(strstr(nvmeof_errmsg(), "host secret") == NULL);
 }
 
 int main(int argc, char **argv)

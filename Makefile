@@ -216,7 +216,8 @@ test-target: setup
 	$(MAKE) build/tsan/tests/target_core build/tsan/tests/target_disc TSAN=1
 	tests/testbed/run bash tests/target/run-all.sh
 	# in-band authentication, against the 6.12 kernel's nvmet
-	NVMEOF_TB_STATE=$(TB612) tests/testbed/run bash tests/target/auth.sh
+	NVMEOF_TB_STATE=$(TB612) tests/testbed/run bash -c 'bash tests/target/auth.sh && \
+		NVMEOF_BUILD=build/san NVMEOF_ASAN_RT=$$(cc -print-file-name=libasan.so) bash tests/target/auth.sh'
 
 test: setup test-unit test-fuzz test-target
 

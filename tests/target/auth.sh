@@ -10,6 +10,9 @@
 source "$(dirname "$0")/lib.sh"
 B=${NVMEOF_BUILD:-build/out}
 T=$B/nvmeof
+# fio and python are not instrumented: a sanitized build's engine and
+# library need the ASan runtime loaded first (NVMEOF_ASAN_RT, as run-all.sh)
+pre() { if [ -n "${NVMEOF_ASAN_RT:-}" ]; then LD_PRELOAD=$NVMEOF_ASAN_RT ASAN_OPTIONS=detect_leaks=0 "$@"; else "$@"; fi; }
 H=/sys/kernel/config/nvmet/hosts/$NVMEOF_TB_HOSTNQN_B
 CONN=(-a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_PORT" -n "$NVMEOF_TB_NQN_B" -q "$NVMEOF_TB_HOSTNQN_B")
 
@@ -27,6 +30,7 @@ target() { # HASH DHGROUP HOSTKEY [CTRLKEY]
   # host decides whether to ask for the controller's response
   [ -z "${4:-}" ] || echo "$4" > "$H/dhchap_ctrl_key"
 }
+clean() { ! grep -qE 'AddressSanitizer|runtime error|LeakSanitizer' "$@" || { grep -hE -A5 'Sanitizer|runtime error' "$@" | head -20; fail "sanitizer report"; }; }
 idctrl() { timeout 60 "$T" id-ctrl "${CONN[@]}" -t 10000 "$@" > "$SCRATCH/out" 2>&1; }
 must_pass() { idctrl "$@" || fail "$(cat "$SCRATCH/out")"; grep -q '^sn ' "$SCRATCH/out" || fail "no Identify: $(head -3 "$SCRATCH/out")"; }
 must_fail() { # PATTERN ARGS...: fails within the timeout, saying PATTERN, no secret in it
@@ -35,6 +39,7 @@ must_fail() { # PATTERN ARGS...: fails within the timeout, saying PATTERN, no se
   [ "$rc" != 0 ] || fail "connected"
   [ "$rc" != 124 ] || fail "hung past 60 s"
   grep -q "$pat" "$SCRATCH/out" || fail "expected '$pat': $(cat "$SCRATCH/out")"
+  clean "$SCRATCH/out"
   ! grep -qF "${HK:10:20}" "$SCRATCH/out" && ! grep -qF "${CK:10:20}" "$SCRATCH/out" || fail "a secret in the message"
   echo "    $(tail -1 "$SCRATCH/out")"
 }
@@ -59,7 +64,7 @@ t_larger_groups() {
 
 t_info_reports_how_it_authenticated() {
   target sha384 ffdhe2048 "$HK" "$CK"
-  NVMEOF_LIB=$PWD/$B/libnvmeof.so PYTHONPATH=python python3 - "$HK" "$CK" <<'PY' || fail "info"
+  NVMEOF_LIB=$PWD/$B/libnvmeof.so PYTHONPATH=python pre python3 - "$HK" "$CK" <<'PY' || fail "info"
 import os, sys, nvmeof
 with nvmeof.Controller(os.environ["NVMEOF_TB_ADDR"], os.environ["NVMEOF_TB_NQN_B"],
                        host_nqn=os.environ["NVMEOF_TB_HOSTNQN_B"],
@@ -105,7 +110,7 @@ t_fio_with_several_queue_pairs_verifies() {
   target sha512 ffdhe2048 "$HK" "$CK"
   printf '%s\n' "$HK" > "$SCRATCH/hk"
   printf '%s\n' "$CK" > "$SCRATCH/ck"
-  timeout 300 fio --name=auth --ioengine=external:"$PWD/$B/libnvmeof_fio.so" \
+  pre timeout 300 fio --name=auth --ioengine=external:"$PWD/$B/libnvmeof_fio.so" \
     --filename="traddr=$NVMEOF_TB_ADDR subnqn=${NVMEOF_TB_NQN_B//:/\\:} ns=1" --hostnqn="$NVMEOF_TB_HOSTNQN_B" \
     --dhchap_secret_file="$SCRATCH/hk" --dhchap_ctrl_secret_file="$SCRATCH/ck" --qpairs=3 --iodepth=12 \
     --rw=randwrite --bs=4k --size=4m --verify=crc32c --do_verify=1 --output-format=json \
@@ -114,10 +119,11 @@ t_fio_with_several_queue_pairs_verifies() {
   # a wrong secret: fio exits non-zero
   printf '%s\n' "$OTHER" > "$SCRATCH/bad"
   local rc=0
-  timeout 120 fio --name=auth --ioengine=external:"$PWD/$B/libnvmeof_fio.so" \
+  pre timeout 120 fio --name=auth --ioengine=external:"$PWD/$B/libnvmeof_fio.so" \
     --filename="traddr=$NVMEOF_TB_ADDR subnqn=${NVMEOF_TB_NQN_B//:/\\:} ns=1" --hostnqn="$NVMEOF_TB_HOSTNQN_B" \
     --dhchap_secret_file="$SCRATCH/bad" --rw=read --size=1m > "$SCRATCH/fio2" 2>&1 || rc=$?
   [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "fio with a wrong secret: rc $rc"
+  clean "$SCRATCH/fio.err" "$SCRATCH/fio2"
   grep -q 'wrong host secret' "$SCRATCH/fio2" || fail "fio's message: $(grep nvmeof "$SCRATCH/fio2" | head -2)"
 }
 
@@ -126,7 +132,7 @@ t_fio_with_several_queue_pairs_verifies() {
 # on the target meanwhile, the attempts fail by name until ctrl_loss_tmo,
 # and fio ends non-zero instead of hanging.
 reconnect_job() { # LOG CTRL_LOSS_TMO
-  timeout 180 fio --name=rc --ioengine=external:"$PWD/$B/libnvmeof_fio.so" --thread=1 \
+  pre timeout 180 fio --name=rc --ioengine=external:"$PWD/$B/libnvmeof_fio.so" --thread=1 \
     --filename="traddr=$NVMEOF_TB_ADDR subnqn=${NVMEOF_TB_NQN_B//:/\\:} ns=1" --hostnqn="$NVMEOF_TB_HOSTNQN_B" \
     --dhchap_secret_file="$SCRATCH/hk" --dhchap_ctrl_secret_file="$SCRATCH/ck" --verbose=1 \
     --rw=randwrite --bs=4k --size=64m --iodepth=8 --verify=crc32c --do_verify=1 --qpairs=2 \
@@ -142,6 +148,7 @@ t_reconnect_authenticates_again() {
   kill -0 $pid 2>/dev/null || { tail "$SCRATCH/log"; fail "fio ended before the outage"; }
   tb port-down rdma; sleep 3; tb port-up rdma
   wait $pid || { grep -E 'nvmeof|err' "$SCRATCH/log" | tail -20; fail "fio failed across the outage"; }
+  clean "$SCRATCH/log"
   grep -q 'reconnected' "$SCRATCH/log" || fail "no reconnect: did the outage happen during I/O?"
   grep -q 'authentication required after the reconnect' "$SCRATCH/log" || fail "an I/O queue reconnected without authenticating"
   grep 'authenticated: DH-HMAC-CHAP' "$SCRATCH/log" | sort | uniq -c | sed 's/^/    /' | head -5
@@ -162,6 +169,7 @@ t_reconnect_with_a_changed_key_fails_clearly() {
   [ $rc != 0 ] || fail "fio succeeded with the key changed on the target"
   [ $rc != 124 ] || fail "fio hung"
   [ $(( $(date +%s) - t0 )) -le 60 ] || fail "fio took too long to give up"
+  clean "$SCRATCH/log"
   grep -q 'wrong host secret' "$SCRATCH/log" || { grep nvmeof "$SCRATCH/log" | tail -8; fail "no clear reason"; }
   ! grep -qF "${HK:10:20}" "$SCRATCH/log" || fail "a secret in the log"
   echo "    $(grep -m1 'wrong host secret' "$SCRATCH/log" | cut -c1-400)"

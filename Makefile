@@ -215,8 +215,10 @@ test-target: setup
 	$(MAKE) all SAN=1
 	$(MAKE) build/tsan/tests/target_core build/tsan/tests/target_disc TSAN=1
 	tests/testbed/run bash tests/target/run-all.sh
-	# in-band authentication, against the 6.12 kernel's nvmet
-	NVMEOF_TB_STATE=$(TB612) tests/testbed/run bash -c 'bash tests/target/auth.sh && \
+	# in-band authentication, against the 6.12 kernel's nvmet (plain and
+	# sanitized), then the core and engine suites once against that newer nvmet
+	NVMEOF_TB_STATE=$(TB612) tests/testbed/run bash -c 'build/out/tests/target_core && \
+		NVMEOF_BUILD=build/out bash tests/target/engine.sh && bash tests/target/auth.sh && \
 		NVMEOF_BUILD=build/san NVMEOF_ASAN_RT=$$(cc -print-file-name=libasan.so) bash tests/target/auth.sh'
 
 test: setup test-unit test-fuzz test-target

@@ -15,7 +15,8 @@ CSTD = -std=c11
 CFLAGS_BASE = $(CSTD) $(OPT) -g -fPIC -Wall -Wextra -Werror -Wshadow \
 	-Wpointer-arith -Wformat=2 -Wstrict-prototypes -Wno-format-nonliteral -Wno-format-truncation
 CPPFLAGS_BASE = -D_GNU_SOURCE -Icore/include -Icore
-LIBS = -lrdmacm -libverbs -lpthread -ldl
+# -lcrypto: OpenSSL 3, for in-band authentication (core/auth_crypto.c)
+LIBS = -lrdmacm -libverbs -lcrypto -lpthread -ldl
 ifneq ($(wildcard /usr/include/valgrind/memcheck.h),)
 CPPFLAGS_BASE += -DNVMEOF_VALGRIND
 endif
@@ -37,13 +38,13 @@ CPPFLAGS_ALL = $(CPPFLAGS_BASE) $(CPPFLAGS)
 # from the system (rdma-core's headers, fio's source) comes from `make setup`,
 # and when it is missing make stops at once and says so. Goals that set up
 # first, or compile nothing, are not held to it.
-SETUP_GOALS = setup testbed fio-src clean uninstall demo test test-unit test-target test-fuzz fuzz fuzz-build bench
+SETUP_GOALS = setup testbed testbed612 fio-src clean uninstall demo test test-unit test-target test-fuzz fuzz fuzz-build bench
 BUILD_GOALS = $(filter-out $(SETUP_GOALS),$(or $(MAKECMDGOALS),all))
 ifneq ($(BUILD_GOALS),)
-ifneq ($(shell printf '\043include <infiniband/verbs.h>\n\043include <rdma/rdma_cma.h>\n' | \
+ifneq ($(shell printf '\043include <infiniband/verbs.h>\n\043include <rdma/rdma_cma.h>\n\043include <openssl/evp.h>\n' | \
 	$(CC) $(CPPFLAGS) -E -x c -o /dev/null - 2>/dev/null && echo ok),ok)
-$(error rdma-core's headers (infiniband/verbs.h, rdma/rdma_cma.h) are missing. Run as root: make setup \
-	(apt: libibverbs-dev, librdmacm-dev and the rest the build and the test bed use))
+$(error rdma-core's or OpenSSL's headers (infiniband/verbs.h, rdma/rdma_cma.h, openssl/evp.h) are missing. \
+	Run as root: make setup (apt: libibverbs-dev, librdmacm-dev, libssl-dev and the rest the build and the test bed use))
 endif
 endif
 
@@ -51,13 +52,13 @@ CORE_SRC = core/protocol.c core/status.c core/names.c core/util.c core/opts.c co
 	core/cuda.c core/slots.c core/submit.c core/complete.c core/qstate.c core/poll.c core/wait.c core/sync.c \
 	core/queue.c core/qrdma.c core/group.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c \
 	core/reassoc.c core/trace.c core/ctrl_mem.c core/nstable.c core/adminio.c core/discovery.c core/aer.c \
-	core/connretry.c
+	core/connretry.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c
 # The loopback test wire: tests, fuzzers and the micro-benchmark only.
 TESTWIRE_OBJ = $(O)/tests/wire/fakewire.o
 CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
 
 UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo \
-	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio $(O)/tests/unit_connretry
+	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio $(O)/tests/unit_connretry $(O)/tests/unit_auth
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
 	$(O)/tests/gpu_check
 BENCH = $(O)/bench/percmd
@@ -87,7 +88,7 @@ SO_MAJOR = 0
 SONAME = libnvmeof.so.$(SO_MAJOR)
 TOOL = $(O)/nvmeof
 
-.PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup testbed fio-src demo bench fuzz \
+.PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup testbed testbed612 fio-src demo bench fuzz \
 	fuzz-build clean install uninstall
 all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH)
 lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a $(O)/libnvmeof-dist.a
@@ -142,7 +143,7 @@ $(O)/tests/target_%: $(O)/tests/target/%_test.o
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/unit_protocol: $(O)/core/protocol.o $(O)/core/status.o $(O)/core/names.o
 $(O)/tests/unit_queue $(O)/tests/unit_connretry: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
-$(O)/tests/unit_opts $(O)/tests/unit_adminio $(O)/tests/target_core $(O)/tests/target_disc \
+$(O)/tests/unit_opts $(O)/tests/unit_adminio $(O)/tests/unit_auth $(O)/tests/target_core $(O)/tests/target_disc \
 	$(O)/tests/target_gpu: $(O)/libnvmeof.a
 $(O)/tests/unit_tid: $(O)/engine/tid.o
 $(O)/tests/unit_qmap: $(O)/engine/qmap.o
@@ -201,10 +202,18 @@ test-unit: setup
 
 # Everything the build and the test bed need from the system (apt, as root),
 # then fio's source; each step does nothing when its part is there.
-setup: testbed
+setup: testbed testbed612
 	engine/fetch-fio-src $(FIO_SRC)
 testbed:
 	tests/testbed/setup
+# A second test bed on Debian's 6.12 kernel for bookworm (security archive):
+# its nvmet has in-band authentication (CONFIG_NVME_TARGET_AUTH), 6.1's not.
+TB612 = build/testbed612
+testbed612:
+	pkg=$$(apt-cache depends linux-image-6.12-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $$2; exit}'); \
+	[ -n "$$pkg" ] || [ -f $(TB612)/kernel/version ] || \
+		{ echo "testbed612: no linux-image-6.12-amd64 in apt (bookworm-security); run apt-get update" >&2; exit 1; }; \
+	NVMEOF_TB_STATE=$(TB612) NVMEOF_TB_KERNEL_PKG=$$pkg tests/testbed/setup
 fio-src:
 	engine/fetch-fio-src $(FIO_SRC)
 
@@ -213,6 +222,11 @@ test-target: setup
 	$(MAKE) all SAN=1
 	$(MAKE) build/tsan/tests/target_core build/tsan/tests/target_disc TSAN=1
 	tests/testbed/run bash tests/target/run-all.sh
+	# in-band authentication, against the 6.12 kernel's nvmet (plain and
+	# sanitized), then the core and engine suites once against that newer nvmet
+	NVMEOF_TB_STATE=$(TB612) tests/testbed/run bash -c 'build/out/tests/target_core && \
+		NVMEOF_BUILD=build/out bash tests/target/engine.sh && bash tests/target/auth.sh && \
+		NVMEOF_BUILD=build/san NVMEOF_ASAN_RT=$$(cc -print-file-name=libasan.so) bash tests/target/auth.sh'
 
 test: setup test-unit test-fuzz test-target
 
@@ -229,13 +243,18 @@ FUZZ_CORE = $(CORE_SRC) tests/wire/fakewire.c
 # Each fuzzer is one compile-and-link of several sources: it depends on every
 # header those may include.
 FUZZ_HDRS = $(wildcard core/*.h core/include/*.h tests/wire/*.h)
-fuzz-build: build/fuzz/fuzz_identify build/fuzz/fuzz_cm build/fuzz/fuzz_tid build/fuzz/fuzz_queue
+fuzz-build: build/fuzz/fuzz_identify build/fuzz/fuzz_cm build/fuzz/fuzz_tid build/fuzz/fuzz_queue build/fuzz/fuzz_auth
 build/fuzz/fuzz_identify: tests/fuzz/fuzz_identify.c core/protocol.c core/status.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_identify.c core/protocol.c core/status.c
 build/fuzz/fuzz_cm: tests/fuzz/fuzz_cm.c core/protocol.c core/status.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_cm.c core/protocol.c core/status.c
+AUTH_SRC = core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/protocol.c core/status.c \
+	core/names.c core/util.c
+build/fuzz/fuzz_auth: tests/fuzz/fuzz_auth.c $(AUTH_SRC) $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_auth.c $(AUTH_SRC) -lcrypto
 build/fuzz/fuzz_tid: tests/fuzz/fuzz_tid.c engine/tid.c engine/tid.h
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_tid.c engine/tid.c

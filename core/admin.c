@@ -51,7 +51,11 @@ int ctrl_fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t
 	rc = q_exec(q, sqe, NVMF_CONNECT_DATA_SIZE, ctrl_cmd_timeout(c), &cpl);
 	if (status)
 		*status = rc == NVMEOF_ENVME ? cpl.status : 0;
-	return ctrl_connect_result(c, qid, rc, &cpl, true, cntlid_out);
+	if ((rc = ctrl_connect_result(c, qid, rc, &cpl, true, cntlid_out)))
+		return rc;
+	/* the controller takes no other command on this queue before it has
+	 * authenticated us, when its answer says it requires it */
+	return ctrl_auth_sync(c, q, qid, cpl.cdw0);
 }
 
 int ctrl_connect_build(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint16_t sqsize,

@@ -13,6 +13,7 @@
 #include "nstable.h"
 #include "protocol.h"
 #include "queue.h"
+#include "auth.h"
 
 #define MAX_NS 1024
 #define SHUTDOWN_TIMEOUT_MS 5000
@@ -50,6 +51,12 @@ struct nvmeof_ctrl {
 	bool ka_async_out;             /* under lock: that one is out, since ka_async_ms */
 	uint64_t ka_async_ms;
 	bool admin_live;               /* under admin_lock: connected and enabled */
+	/* in-band authentication (auth_run.c): the secrets, parsed at connect */
+	struct auth_key *host_key, *ctrl_key; /* NULL: none */
+	uint16_t auth_tid;             /* the next transaction ID (atomic) */
+	uint8_t admin_auth_hash, admin_auth_dh; /* under admin_lock: the admin queue's last */
+	bool admin_auth_bidir;
+	struct ctrl_reauth **reauth;   /* per I/O queue ID: a reconnect's transaction, on its poll */
 };
 
 /* hostid.c */
@@ -72,6 +79,20 @@ int ctrl_enable(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info);
 int ctrl_identify_ctrl(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info);
 int ctrl_set_num_queues(struct nvmeof_ctrl *c, uint32_t *granted);
 int ctrl_identify_all(struct nvmeof_ctrl *c);
+/* auth_run.c: in-band authentication after a Fabrics Connect */
+/* The secrets of opts into c, refused when malformed; before anything is sent. */
+int ctrl_auth_setup(struct nvmeof_ctrl *c, const struct nvmeof_ctrl_opts *opts);
+void ctrl_auth_free(struct nvmeof_ctrl *c);
+/* The transaction on q, synchronously, when the Connect's DW0 (cdw0) asks
+ * for it; an error naming why when it fails or cannot be done. */
+int ctrl_auth_sync(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint32_t cdw0);
+/* From a reconnect's finish, on the queue's poll: 0 when the Connect
+ * (cdw0) needs no authentication; Q_RECONNECT_MORE with the first command
+ * staged (q_stage_connect); an error. */
+int ctrl_auth_async_start(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint32_t cdw0);
+/* The answer to a staged authentication command: the same three outcomes. */
+int ctrl_auth_async_step(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid,
+			 const struct nvmeof_cpl *cpl);
 /* keepalive.c */
 void *ctrl_ka_main(void *arg);
 void ctrl_ka_stop(struct nvmeof_ctrl *c);

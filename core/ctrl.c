@@ -83,6 +83,7 @@ static void ctrl_free(struct nvmeof_ctrl *c)
 	aer_free(c); /* after q_close: the outstanding AERs' callbacks have run */
 	pthread_mutex_destroy(&c->lock);
 	nst_free(&c->nst);
+	ctrl_auth_free(c);
 	free(c->qid_used);
 	free(c);
 }
@@ -130,7 +131,8 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		c->o.ka_interval_ms = c->o.kato_ms / 2 ? c->o.kato_ms / 2 : 1;
 	snprintf(c->subnqn, sizeof(c->subnqn), "%s", opts->subnqn);
 	c->o.subnqn = c->subnqn;
-	if ((rc = ctrl_host_identity(c)) ||
+	/* malformed secrets are refused before anything is sent */
+	if ((rc = ctrl_auth_setup(c, opts)) || (rc = ctrl_host_identity(c)) ||
 	    (rc = resolve(opts->traddr, opts->trsvcid ? opts->trsvcid : "4420", &c->dst, "target address")))
 		goto fail;
 	if (opts->src_addr && opts->src_addr[0]) {
@@ -175,6 +177,9 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 				  &c->info.cntlid, NULL)) ||
 	    (rc = ctrl_enable(c, &c->info)) || (rc = ctrl_identify_all(c)))
 		goto fail;
+	c->info.auth_hash = c->admin_auth_hash;
+	c->info.auth_dhgroup = c->admin_auth_dh;
+	c->info.auth_bidirectional = c->admin_auth_bidir;
 	snprintf(c->info.hca, sizeof(c->info.hca), "%s", ibv_get_device_name(q_verbs(c->admin)->device));
 	c->depth_limit = NVMEOF_MAX_DEPTH;
 	if (c->info.mqes && c->info.mqes < c->depth_limit)
@@ -182,7 +187,10 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	if (c->info.maxcmd && c->info.maxcmd < c->depth_limit)
 		c->depth_limit = c->info.maxcmd;
 	c->qid_used = calloc(c->info.max_io_queues + 1u, 1);
-	if (!c->qid_used) {
+	/* room for each I/O queue's authentication after a reconnect (auth_run.c) */
+	if (c->host_key)
+		c->reauth = calloc(c->info.max_io_queues + 1u, sizeof(*c->reauth));
+	if (!c->qid_used || (c->host_key && !c->reauth)) {
 		rc = nvmeof_err(NVMEOF_ENOMEM, "connect: out of memory");
 		goto fail;
 	}

@@ -89,6 +89,19 @@ void nvmf_sqe_prop_set(uint8_t *sqe, uint16_t cid, uint32_t offset, int size8, u
 	put_le64(sqe + 48, value);
 }
 
+/* CDW10: byte 41 SPSP0, 42 SPSP1, 43 SECP; CDW11: the length. */
+static void nvmf_sqe_auth(uint8_t *sqe, uint16_t cid, uint8_t fctype, uint32_t len)
+{
+	nvmf_sqe_init(sqe, cid, fctype);
+	sqe[41] = NVMF_AUTH_SPSP;
+	sqe[42] = NVMF_AUTH_SPSP;
+	sqe[43] = NVMF_AUTH_SECP;
+	put_le32(sqe + 44, len);
+}
+
+void nvmf_sqe_auth_send(uint8_t *sqe, uint16_t cid, uint32_t tl) { nvmf_sqe_auth(sqe, cid, NVMF_FCTYPE_AUTH_SEND, tl); }
+void nvmf_sqe_auth_recv(uint8_t *sqe, uint16_t cid, uint32_t al) { nvmf_sqe_auth(sqe, cid, NVMF_FCTYPE_AUTH_RECV, al); }
+
 void nvme_ascii_field(char *dst, const uint8_t *src, size_t n)
 {
 	size_t i, end = 0;

@@ -47,8 +47,13 @@ enum {
 	NVMF_FCTYPE_PROPERTY_SET = 0x00,
 	NVMF_FCTYPE_CONNECT = 0x01,
 	NVMF_FCTYPE_PROPERTY_GET = 0x04,
+	NVMF_FCTYPE_AUTH_SEND = 0x05,
+	NVMF_FCTYPE_AUTH_RECV = 0x06,
 	NVMF_FCTYPE_DISCONNECT = 0x08,
 };
+/* AUTH_Send/AUTH_Receive: the security protocol of in-band authentication */
+#define NVMF_AUTH_SECP 0xe9
+#define NVMF_AUTH_SPSP 0x01
 /* Identify CNS values */
 enum {
 	NVME_CNS_NS = 0x00,
@@ -183,6 +188,10 @@ int nvmf_connect_data(uint8_t *data, const uint8_t hostid[16], uint16_t cntlid,
 		      const char *subnqn, const char *hostnqn);
 void nvmf_sqe_prop_get(uint8_t *sqe, uint16_t cid, uint32_t offset, int size8);
 void nvmf_sqe_prop_set(uint8_t *sqe, uint16_t cid, uint32_t offset, int size8, uint64_t value);
+/* AUTH_Send (tl bytes of a message to the controller) and AUTH_Receive
+ * (al bytes of room for its answer), SECP E9h, SPSP0/1 01h. */
+void nvmf_sqe_auth_send(uint8_t *sqe, uint16_t cid, uint32_t tl);
+void nvmf_sqe_auth_recv(uint8_t *sqe, uint16_t cid, uint32_t al);
 
 /* ---- completion queue entries ---- */
 struct nvme_cqe {

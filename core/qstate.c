@@ -285,7 +285,8 @@ static void connect_done(void *arg, const struct nvmeof_cpl *cpl)
 	q->completed--; /* the queue's own command: not a completion of the caller's */
 }
 
-/* The Fabrics Connect answered (or none was staged): the owner decides. */
+/* The Fabrics Connect, or a command finish staged after it, answered (or
+ * none was staged): the owner decides. */
 static void connect_answered(struct nvmeof_queue *q)
 {
 	const struct nvmeof_cpl *cpl = q->bg.has_cmd ? &q->bg.cpl : NULL;
@@ -297,6 +298,18 @@ static void connect_answered(struct nvmeof_queue *q)
 		rc = cpl && cpl->err ? nvmeof_err(cpl->err, "queue %u: reconnect: the Connect failed", q->qid) : 0;
 	if (q->state != Q_CONNECTING)
 		return;
+	if (rc == Q_RECONNECT_MORE) {
+		/* the owner staged another command for this connection (an
+		 * authentication step): it goes out from here, never waited
+		 * for here, and its answer comes back through finish */
+		struct sub sb = {.kind = REQ_RAW, .raw = q->bg.sqe, .data_len = q->bg.data_len};
+		q->bg.has_cmd = true;
+		if (q_submit(q, &sb, connect_done, q, NULL))
+			close_and_settle(q);
+		else
+			q_post_from_poll(q);
+		return;
+	}
 	if (rc) {
 		close_and_settle(q); /* parked again; the next try after the delay */
 		return;

@@ -54,8 +54,14 @@ int q_exec(struct nvmeof_queue *q, const uint8_t *sqe, uint32_t data_len, uint32
  * staged) and says whether the queue goes live (0) or tries again later. */
 struct q_reconnect_ops {
 	int (*prepare)(struct nvmeof_ctrl *, struct nvmeof_queue *);
+	/* The staged command's answer (cpl; NULL when none was staged): 0
+	 * the queue is live, an error, or Q_RECONNECT_MORE after staging the
+	 * next command (q_stage_connect), which the poll sends on the same
+	 * connection and whose answer comes here too (an authentication's
+	 * AUTH_Send/AUTH_Receive after the Connect). */
 	int (*finish)(struct nvmeof_ctrl *, struct nvmeof_queue *, const struct nvmeof_cpl *cpl);
 };
+#define Q_RECONNECT_MORE 1
 /* Reconnect on connection loss: after delay_ms, and every delay_ms until
  * loss_tmo_ms (0: Q_CTRL_LOSS_TMO_DEFAULT_MS), the queue runs an attempt
  * (from its poll) while requests wait. */
@@ -74,7 +80,8 @@ bool q_reconnect_cancelled(const struct nvmeof_queue *q);
 /* For finish: the association generation the attempt's prepare staged. */
 uint32_t q_staged_assoc_gen(const struct nvmeof_queue *q);
 /* For prepare: the command (the Fabrics Connect) the poll sends on the new
- * connection, its data_len bytes already in the scratch buffer. */
+ * connection, its data_len bytes already in the scratch buffer; for finish,
+ * the next one (Q_RECONNECT_MORE). */
 void q_stage_connect(struct nvmeof_queue *q, const uint8_t *sqe, uint32_t data_len);
 uint32_t q_assoc_gen(const struct nvmeof_queue *q);
 /* The controller's limits, re-read after a reassociation, applied to a live

@@ -37,7 +37,11 @@ static int reassociate(struct nvmeof_ctrl *c)
 				  granted, c->info.max_io_queues);
 	ni.cntlid = cntlid;
 	ni.max_io_queues = c->info.max_io_queues;
+	ni.auth_hash = c->admin_auth_hash;
+	ni.auth_dhgroup = c->admin_auth_dh;
+	ni.auth_bidirectional = c->admin_auth_bidir;
 	pthread_mutex_lock(&c->lock);
+	ni.auth_io_queues = c->info.auth_io_queues; /* I/O queues count under the lock */
 	c->info = ni;
 	c->ka_err = 0; /* keep-alives go to the new association */
 	pthread_mutex_unlock(&c->lock);
@@ -111,11 +115,21 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	return 0;
 }
 
-/* The second half, in the queue's poll: what the Connect answered. */
+/* The second half, in the queue's poll: what the Connect answered, then,
+ * when the controller asks for it, each step of the authentication (sent
+ * from the poll too, Q_RECONNECT_MORE) until it ends. */
 static int reconnect_finish(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const struct nvmeof_cpl *cpl)
 {
 	uint16_t qid = nvmeof_queue_qid(q);
 	char buf[128];
+	if (cpl && (cpl->fctype == NVMF_FCTYPE_AUTH_SEND || cpl->fctype == NVMF_FCTYPE_AUTH_RECV)) {
+		int arc = ctrl_auth_async_step(c, q, qid, cpl);
+		if (arc < 0)
+			arc = nvmeof_err_prefix(arc, "reconnect queue %u", qid);
+		if (arc != Q_RECONNECT_MORE)
+			trace_ctrl(&c->o, qid, "reconnect %s%s", arc ? "failed: " : "done", arc ? nvmeof_errmsg() : "");
+		return arc;
+	}
 	if (cpl->err == NVMEOF_ENVME)
 		nvmeof_err(cpl->err, "%s", nvmeof_cpl_str(cpl, buf, sizeof(buf)));
 	else if (cpl->err)
@@ -124,6 +138,8 @@ static int reconnect_finish(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const
 	 * replaced says nothing about the new one. */
 	bool current = q_staged_assoc_gen(q) == __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED);
 	int rc = ctrl_connect_result(c, qid, cpl->err, cpl, current, NULL);
+	if (!rc && (rc = ctrl_auth_async_start(c, q, qid, cpl->cdw0)) == Q_RECONNECT_MORE)
+		return rc;
 	if (rc)
 		rc = nvmeof_err_prefix(rc, "reconnect queue %u", qid);
 	trace_ctrl(&c->o, qid, "reconnect %s%s", rc ? "failed: " : "done", rc ? nvmeof_errmsg() : "");

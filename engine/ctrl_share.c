@@ -31,7 +31,8 @@ bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b)
 	       x->reconnect_delay_ms == y->reconnect_delay_ms && x->ctrl_loss_tmo_ms == y->ctrl_loss_tmo_ms &&
 	       x->in_capsule == y->in_capsule && x->wait_mode == y->wait_mode && x->spin_us == y->spin_us &&
 	       x->connect_retries == y->connect_retries &&
-	       x->trace == y->trace; /* the argument is each controller's own */
+	       x->trace == y->trace /* the argument is each controller's own */ &&
+	       str_same(x->dhchap_secret, y->dhchap_secret) && str_same(x->dhchap_ctrl_secret, y->dhchap_ctrl_secret);
 }
 
 /* s->cfg.o's strings point into the caller's k: make them point into s's copy. */
@@ -45,6 +46,8 @@ static void cfg_copy(struct conn_cfg *to, const struct conn_cfg *k)
 	REPOINT(hostnqn, t.hostnqn);
 	REPOINT(src_addr, t.srcaddr);
 	REPOINT(hostid, hostid);
+	REPOINT(dhchap_secret, dhchap_secret);
+	REPOINT(dhchap_ctrl_secret, dhchap_ctrl_secret);
 #undef REPOINT
 }
 
@@ -106,6 +109,7 @@ struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bo
 	reg_head = s;
 	goto out;
 fail:
+	explicit_bzero(&s->cfg, sizeof(s->cfg)); /* its secrets */
 	free(s);
 	s = NULL;
 out:
@@ -135,6 +139,7 @@ void share_put(struct shared_ctrl *s)
 			}
 		if (nvmeof_ctrl_close(s->c))
 			log_err("nvmeof: %s\n", nvmeof_errmsg());
+		explicit_bzero(&s->cfg, sizeof(s->cfg)); /* its secrets */
 		free(s);
 	}
 	pthread_mutex_unlock(&reg_lock);

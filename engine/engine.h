@@ -50,6 +50,9 @@ void eng_trace_line(void *arg, uint16_t qid, uint64_t time_ns, const char *msg);
 struct conn_cfg {
 	struct tid t;
 	char hostid[64];
+	/* DH-HMAC-CHAP secrets (DHHC-1:XX:<base64>:, at most 103 bytes), from
+	 * the option or its _file form; cleansed when done with */
+	char dhchap_secret[128], dhchap_ctrl_secret[128];
 	struct nvmeof_ctrl_opts o;
 };
 
@@ -77,6 +80,7 @@ void share_put(struct shared_ctrl *s);
 struct eng_opts {
 	void *pad; /* fio keeps the thread_data pointer here */
 	char *traddr, *trsvcid, *subnqn, *hostnqn, *hostid, *src_addr, *hca;
+	char *dhchap_secret, *dhchap_ctrl_secret, *dhchap_secret_file, *dhchap_ctrl_secret_file;
 	unsigned int ns, qd_limit, qpairs, delay_cmd_submit, qpair_select;
 	int gpu;
 	unsigned int gpu_copy, gpu_flush, verbose;

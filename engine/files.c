@@ -68,6 +68,7 @@ void files_detach(struct job *j)
 		next = ef->next;
 		if (ef->sc)
 			share_put(ef->sc);
+		explicit_bzero(&ef->cfg, sizeof(ef->cfg)); /* its secrets */
 		free(ef);
 	}
 	j->files = NULL;

@@ -6,6 +6,7 @@
  * only for a value the user gave: the callback records it in eo->set, and
  * eng_cfg overrides exactly those. Their help text is completed at load
  * time with the library's default, so `fio --enghelp` shows it. */
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -100,6 +101,24 @@ struct fio_option eng_options[] = {
 	{.name = "hostid", .lname = "host ID", .type = FIO_OPT_STR_STORE,
 	 .off1 = offsetof(struct eng_opts, hostid),
 	 .help = "Host ID, a UUID (default /etc/nvme/hostid, else one per process)",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "dhchap_secret", .lname = "DH-HMAC-CHAP host secret", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, dhchap_secret),
+	 .help = "In-band authentication: this host's secret, DHHC-1:XX:<base64>: as nvme gen-dhchap-key "
+		 "makes it (default: none). fio lists job options in its JSON output: prefer dhchap_secret_file",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "dhchap_ctrl_secret", .lname = "DH-HMAC-CHAP controller secret", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, dhchap_ctrl_secret),
+	 .help = "With dhchap_secret: the controller's secret, so the controller is authenticated too "
+		 "(bidirectional); none by default",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "dhchap_secret_file", .lname = "DH-HMAC-CHAP host secret file", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, dhchap_secret_file),
+	 .help = "A file holding dhchap_secret (its first line), which keeps the secret out of job files and ps",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "dhchap_ctrl_secret_file", .lname = "DH-HMAC-CHAP controller secret file", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, dhchap_ctrl_secret_file),
+	 .help = "A file holding dhchap_ctrl_secret (its first line)",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "src_addr", .lname = "source address", .type = FIO_OPT_STR_STORE,
 	 .off1 = offsetof(struct eng_opts, src_addr),
@@ -200,6 +219,43 @@ struct fio_option eng_options[] = {
 	{.name = NULL},
 };
 
+/* A secret from its option or its file (the first line, without the
+ * line end); never logged. 0, or 1 after logging why. */
+static int secret_of(const char *val, const char *file, const char *name, char *out, size_t len)
+{
+	out[0] = 0;
+	if (val && val[0] && file && file[0]) {
+		log_err("nvmeof: give %s or %s_file, not both\n", name, name);
+		return 1;
+	}
+	if (val && val[0]) {
+		if (strlen(val) >= len) {
+			log_err("nvmeof: %s is longer than any DHHC-1 secret\n", name);
+			return 1;
+		}
+		snprintf(out, len, "%s", val);
+		return 0;
+	}
+	if (!file || !file[0])
+		return 0;
+	FILE *fp = fopen(file, "re");
+	if (!fp) {
+		log_err("nvmeof: %s_file '%s': %s\n", name, file, strerror(errno));
+		return 1;
+	}
+	char *got = fgets(out, (int)len, fp);
+	fclose(fp);
+	size_t n = got ? strcspn(out, "\r\n") : 0;
+	if (!got || !n || (n == strlen(out) && n == len - 1)) {
+		memset(out, 0, len);
+		log_err("nvmeof: %s_file '%s': %s\n", name, file,
+			!got || !n ? "empty: no secret on its first line" : "its first line is longer than any DHHC-1 secret");
+		return 1;
+	}
+	out[n] = 0;
+	return 0;
+}
+
 int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint32_t *nsid)
 {
 	struct eng_opts *eo = td->eo;
@@ -234,6 +290,14 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	k->o.hostnqn = k->t.hostnqn[0] ? k->t.hostnqn : NULL;
 	k->o.hostid = k->hostid[0] ? k->hostid : NULL;
 	k->o.src_addr = k->t.srcaddr[0] ? k->t.srcaddr : NULL;
+	if (secret_of(eo->dhchap_secret, eo->dhchap_secret_file, "dhchap_secret", k->dhchap_secret,
+		      sizeof(k->dhchap_secret)) ||
+	    secret_of(eo->dhchap_ctrl_secret, eo->dhchap_ctrl_secret_file, "dhchap_ctrl_secret",
+		      k->dhchap_ctrl_secret, sizeof(k->dhchap_ctrl_secret)))
+		return 1;
+	/* the library checks the form (and says which is wrong, never the value) */
+	k->o.dhchap_secret = k->dhchap_secret[0] ? k->dhchap_secret : NULL;
+	k->o.dhchap_ctrl_secret = k->dhchap_ctrl_secret[0] ? k->dhchap_ctrl_secret : NULL;
 	if (eo->verbose)
 		k->o.trace = eng_trace_line; /* its argument is the shared controller's (ctrl_share.c) */
 	for (int h = 0; h < H_N; h++) {

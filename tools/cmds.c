@@ -24,6 +24,8 @@ void tool_ctrl_opts(const struct args *a, struct nvmeof_ctrl_opts *o)
 		o->trsvcid = a->trsvcid;
 	o->src_addr = a->src;
 	o->hostnqn = a->hostnqn;
+	o->dhchap_secret = a->dhchap_secret;
+	o->dhchap_ctrl_secret = a->dhchap_ctrl_secret;
 	o->hostid = a->hostid;
 	o->subnqn = a->nqn;
 	if (a->timeout_ms)

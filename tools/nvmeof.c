@@ -34,6 +34,8 @@ static const struct cmd {
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
+enum { OPT_DHCHAP = 0x100, OPT_DHCHAP_CTRL };
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: nvmeof SUBCOMMAND [OPTIONS]   (nvmeof SUBCOMMAND --help)\n\n");
@@ -51,7 +53,11 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 		   "  -s, --trsvcid=PORT       port (%s)\n"
 		   "  -w, --src=ADDR           local address (chooses the RDMA device); also --host-traddr\n"
 		   "  -q, --hostnqn=NQN        host NQN (default /etc/nvme/hostnqn, else a generated one)\n"
-		   "  -I, --hostid=UUID        host ID\n", d.trsvcid);
+		   "  -I, --hostid=UUID        host ID\n"
+		   "      --dhchap-secret=KEY  in-band authentication: the host's DH-HMAC-CHAP secret,\n"
+		   "                           DHHC-1:XX:<base64>: (nvme gen-dhchap-key); used when the\n"
+		   "                           target asks for it\n"
+		   "      --dhchap-ctrl-secret=KEY  the controller's secret: authenticate it too\n", d.trsvcid);
 	if (disc)
 		fprintf(f, "  -n, --nqn=NQN            discovery NQN (%s)\n", NVMEOF_DISCOVERY_NQN);
 	else
@@ -141,7 +147,10 @@ int main(int argc, char **argv)
 		{"raw-binary", no_argument, 0, 'b'}, {"start-block", required_argument, 0, 'B'},
 		{"block-count", required_argument, 0, 'c'}, {"data", required_argument, 0, 'd'},
 		{"force-unit-access", no_argument, 0, 'f'}, {"deac", no_argument, 0, 'D'},
-		{"gpu", required_argument, 0, 'g'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+		{"gpu", required_argument, 0, 'g'}, {"help", no_argument, 0, 'h'},
+		/* as nvme-cli spells them; their short forms are other options here */
+		{"dhchap-secret", required_argument, 0, OPT_DHCHAP}, {"dhchap-ctrl-secret", required_argument, 0, OPT_DHCHAP_CTRL},
+		{0, 0, 0, 0},
 	};
 	struct args a = {.nsid = 1, .gpu = -1};
 	uint64_t v;
@@ -170,6 +179,8 @@ int main(int argc, char **argv)
 		case 's': a.trsvcid = optarg; break;
 		case 'w': a.src = optarg; break;
 		case 'q': a.hostnqn = optarg; break;
+		case OPT_DHCHAP: a.dhchap_secret = optarg; break;
+		case OPT_DHCHAP_CTRL: a.dhchap_ctrl_secret = optarg; break;
 		case 'I': a.hostid = optarg; break;
 		case 'n':
 			/* -n is the NQN as in `nvme connect`, and the namespace as in

@@ -139,6 +139,15 @@ struct nvmeof_ctrl_opts {
 				   * by its CM steps' timeouts and, for the Connect, the
 				   * command timeout. The message of a final failure says
 				   * the queue, the step, the tries and the time. */
+	/* also version 0.3: in-band authentication, DH-HMAC-CHAP (NVMe Base 8.13).
+	 * Secrets in nvme-cli's form, DHHC-1:XX:<base64>: (nvme gen-dhchap-key);
+	 * a malformed one fails the connect before anything is sent. Used
+	 * when a queue's Fabrics Connect response asks for authentication, on
+	 * the admin queue, every I/O queue, and again on every reconnect.
+	 * Copied at connect; never part of a message. */
+	const char *dhchap_secret;      /* the host's secret; NULL (default): none */
+	const char *dhchap_ctrl_secret; /* the controller's: also authenticate the
+					 * controller (bidirectional); needs dhchap_secret */
 };
 /* Defaults, and size = sizeof(*opts): always initialize through this macro. */
 #define nvmeof_ctrl_opts_init(opts) nvmeof_ctrl_opts_init_sz((opts), sizeof(*(opts)))
@@ -177,6 +186,12 @@ struct nvmeof_ctrl_info {
 	uint8_t lpa;             /* Log Page Attributes (bit 2: offsets) */
 	uint8_t cntrltype;       /* 1 I/O, 2 discovery, 3 administrative; 0 not reported */
 	uint32_t oaes;           /* Optional Asynchronous Events Supported */
+	/* version 0.3: in-band authentication (DH-HMAC-CHAP) of the admin
+	 * queue's current association */
+	uint8_t auth_hash;       /* 0: not authenticated; 1 SHA-256, 2 SHA-384, 3 SHA-512 */
+	uint8_t auth_dhgroup;    /* 0 null, 1 ffdhe2048, 2 ffdhe3072, 3 ffdhe4096, 4 ffdhe6144, 5 ffdhe8192 */
+	bool auth_bidirectional; /* the controller proved its secret too */
+	uint32_t auth_io_queues; /* I/O queue connects (creations and reconnects) that authenticated */
 };
 
 /* Stable for the controller's life. A Namespace Attribute Changed event

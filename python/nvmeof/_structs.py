@@ -56,6 +56,9 @@ class CtrlOpts(ctypes.Structure):
         ("trace", ctypes.c_void_p),
         ("trace_arg", ctypes.c_void_p),
         ("connect_retries", c_uint32),  # 0.3
+        # version 0.3: in-band authentication (DH-HMAC-CHAP)
+        ("dhchap_secret", ctypes.c_char_p),
+        ("dhchap_ctrl_secret", ctypes.c_char_p),
     ]
 
 
@@ -93,6 +96,11 @@ class CtrlInfo(ctypes.Structure):
         ("lpa", c_uint8),
         ("cntrltype", c_uint8),
         ("oaes", c_uint32),
+        # version 0.3: in-band authentication of the admin queue
+        ("auth_hash", c_uint8),
+        ("auth_dhgroup", c_uint8),
+        ("auth_bidirectional", ctypes.c_bool),
+        ("auth_io_queues", c_uint32),
     ]
 
 

@@ -74,7 +74,8 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
                     source: Optional[str] = None, host_nqn: Optional[str] = None,
                     host_id: Optional[str] = None, queue_depth: Optional[int] = None,
                     keep_alive_ms: Optional[int] = None, timeout: Optional[float] = None,
-                    opts: Optional[S.CtrlOpts] = None) -> S.CtrlOpts:
+                    opts: Optional[S.CtrlOpts] = None, dhchap_secret: Optional[str] = None,
+                    dhchap_ctrl_secret: Optional[str] = None) -> S.CtrlOpts:
     """Checks the arguments of Controller() and fills struct nvmeof_ctrl_opts:
     opts, or the library's defaults (nvmeof_ctrl_opts_init), with only the
     arguments that are not None put over them. Raises TypeError/ValueError
@@ -102,7 +103,19 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
         o.cmd_timeout_ms = max(1, int(timeout * 1000))
         # each connection step: the library's own limit, or less when timeout is shorter
         o.connect_timeout_ms = min(o.connect_timeout_ms, o.cmd_timeout_ms)
+    if dhchap_secret is not None:
+        o.dhchap_secret = _secret(dhchap_secret, "dhchap_secret")
+    if dhchap_ctrl_secret is not None:
+        o.dhchap_ctrl_secret = _secret(dhchap_ctrl_secret, "dhchap_ctrl_secret")
     return o
+
+
+def _secret(v, name):
+    # the library checks the DHHC-1 form (CRC included); here only the type,
+    # and never the value in the message
+    if not isinstance(v, str) or not v or "\0" in v:
+        raise TypeError("nvmeof: %s must be a DHHC-1:XX:<base64>: secret (a non-empty str without NUL)" % name)
+    return v.encode()
 
 
 class Controller:
@@ -125,15 +138,22 @@ class Controller:
       keep_alive_ms  KATO; a library thread sends Keep Alive at half of it
       timeout        seconds: each command's timeout, and each connection
                      step's when shorter than the library's own limit
+      dhchap_secret  the host's DH-HMAC-CHAP secret, DHHC-1:XX:<base64>: as
+                     nvme gen-dhchap-key makes it: in-band authentication,
+                     used when the target asks for it
+      dhchap_ctrl_secret  the controller's secret: the controller proves it
+                     too (bidirectional); needs dhchap_secret
     Controller.connect(...) is the same call."""
 
     def __init__(self, host: str, subsystem_nqn: str, *, port: Union[int, str, None] = None,
                  source: Optional[str] = None, host_nqn: Optional[str] = None,
                  host_id: Optional[str] = None, queue_depth: Optional[int] = None,
-                 keep_alive_ms: Optional[int] = None, timeout: Optional[float] = None) -> None:
+                 keep_alive_ms: Optional[int] = None, timeout: Optional[float] = None,
+                 dhchap_secret: Optional[str] = None, dhchap_ctrl_secret: Optional[str] = None) -> None:
         lib = _lib.load()
         o = connect_options(host, subsystem_nqn, port, source, host_nqn, host_id, queue_depth,
-                            keep_alive_ms, timeout)
+                            keep_alive_ms, timeout, dhchap_secret=dhchap_secret,
+                            dhchap_ctrl_secret=dhchap_ctrl_secret)
         h = c_void_p()
         _check(lib.nvmeof_ctrl_connect(byref(o), byref(h)))
         self._h = h.value

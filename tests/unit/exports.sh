@@ -106,7 +106,7 @@ int main(void)
 	return 0;
 }
 C
-  ${CC:-cc} -Icore/include -o "$tmp/defaults" "$tmp/defaults.c" "$B/libnvmeof.a" -lrdmacm -libverbs -lpthread -ldl \
+  ${CC:-cc} -Icore/include -o "$tmp/defaults" "$tmp/defaults.c" "$B/libnvmeof.a" -lrdmacm -libverbs -lcrypto -lpthread -ldl \
     ${LD_PRELOAD:+-fsanitize=address,undefined}
   "$tmp/defaults" | sort > "$tmp/lib.defaults"
   sed -n 's/^\([a-z_]*\) *:.*; default \([^ ]*\)$/\1 \2/p' <<< "$help" | sort > "$tmp/help.defaults"
@@ -124,6 +124,30 @@ C
   else
     bad "the library's options have no fio default, the engine's do" "$(echo $dhelp | cut -c1-200)" "$(echo $dlib | cut -c1-200)"
   fi
+fi
+# A malformed DH-HMAC-CHAP secret, given inline or in a file, ends the job
+# before anything is sent (the address below answers nothing), with fio
+# failing and the reason named, never the secret.
+if command -v fio >/dev/null; then
+  badkey='DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaS:' # CRC off by one bit
+  goodkey='DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:'
+  printf '%s\n' "$badkey" > "$tmp/secret"
+  for how in "--dhchap_secret=$badkey" "--dhchap_secret_file=$tmp/secret" \
+             "--dhchap_secret=$goodkey --dhchap_ctrl_secret_file=$tmp/secret"; do
+    rc=0
+    # shellcheck disable=SC2086 # $how is one or two options
+    out=$(timeout 60 fio --name=auth --ioengine=external:"$PWD/$B/libnvmeof_fio.so" --rw=read --size=1m \
+      --filename="traddr=192.0.2.1 subnqn=nqn.x" $how 2>&1) || rc=$?
+    what=${how##* }
+    what=${what%%=*}
+    name=${what#--}
+    if [ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -q "(${name%_file}): CRC-32 mismatch" <<< "$out" &&
+       ! grep -q 'AAECAwQF' <<< "$out"; then
+      ok "fio $what: a malformed secret fails the job by name, without the secret"
+    else
+      bad "fio $what: a malformed secret fails the job by name, without the secret" "rc $rc: $(echo $out | cut -c1-300)"
+    fi
+  done
 fi
 echo "exports ($B): $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -912,6 +912,62 @@ TEST(a_loss_during_the_reconnect_keeps_what_waits)
 	teardown(f);
 }
 
+/* finish may stage more commands on the new connection (an authentication
+ * after the Connect): each goes out from the poll, its answer comes back to
+ * finish, and the queue is live only when finish says so. */
+static int more_steps, more_fail_at;
+static int connect_then_more(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const struct nvmeof_cpl *cpl)
+{
+	uint8_t sqe[64];
+	(void)c;
+	CHECK(cpl != NULL);
+	if (cpl->err)
+		return nvmeof_err(cpl->err, "step failed");
+	CHECK(!q_connected(q)); /* nothing of the caller's goes out meanwhile */
+	int n = ++more_steps;
+	if (n == more_fail_at) {
+		more_fail_at = 0;
+		more_steps = 0;
+		return nvmeof_err(NVMEOF_EINVAL, "authentication refused");
+	}
+	if (n == 3)
+		return 0;
+	nvme_sqe_keep_alive(sqe, 0);
+	q_stage_connect(q, sqe, 0);
+	return Q_RECONNECT_MORE;
+}
+static const struct q_reconnect_ops fake_reconnect_with_steps = {.prepare = reopen_and_connect,
+								 .finish = connect_then_more};
+
+TEST(finish_may_stage_more_commands_before_the_queue_is_live)
+{
+	for (int fail = 0; fail <= 1; fail++) {
+		struct fixture *f = setup(4, 1 << 20, 0, 4096, 30000, false);
+		struct nvmeof_queue_stats st;
+		reconnect_attempts = 0;
+		more_steps = 0;
+		more_fail_at = fail ? 2 : 0; /* the first attempt's second step fails: a new attempt */
+		q_set_reconnect(f->q, &fake_reconnect_with_steps, 1, 10000, 0);
+		f->rec.hold = 1;
+		CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
+		fw_break(f->fw);
+		nvmeof_queue_poll(f->q, 0);
+		f->rec.hold = 0;
+		for (int i = 0; i < 300 && !f->calls; i++) {
+			nvmeof_queue_poll(f->q, 0);
+			sleep_ms(2);
+		}
+		nvmeof_queue_stats(f->q, &st);
+		CHECK_EQ(more_steps, 3);
+		CHECK_EQ(reconnect_attempts, 1 + fail);
+		CHECK_EQ(st.reconnects, 1);
+		CHECK_EQ(f->calls, 1);
+		CHECK_EQ(f->last.err, 0);
+		CHECK_EQ(nvmeof_queue_inflight(f->q), 0);
+		teardown(f);
+	}
+}
+
 TEST(receives_are_reposted_before_callbacks_run)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 4096, 1000, false);
@@ -1565,6 +1621,7 @@ int main(int argc, char **argv)
 		T(a_failed_unanswered_command_reports_no_stale_status),
 		T(a_retry_is_not_sent_once_its_request_failed),
 		T(a_loss_during_the_reconnect_keeps_what_waits),
+		T(finish_may_stage_more_commands_before_the_queue_is_live),
 		T(after_giving_up_the_closed_connection_is_never_polled),
 		T(short_response_fails_the_connection),
 		T(cid_ffff_is_never_used),

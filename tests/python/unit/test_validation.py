@@ -126,6 +126,24 @@ def test_connect_options_fill_the_c_struct():
     assert (o.cmd_timeout_ms, o.connect_timeout_ms) == (500, 500)
 
 
+def test_secrets_reach_the_c_struct_and_are_checked_without_echo():
+    k = "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:"
+    o = nvmeof.connect_options("h", "n", dhchap_secret=k, dhchap_ctrl_secret=k)
+    assert (o.dhchap_secret, o.dhchap_ctrl_secret) == (k.encode(), k.encode())
+    assert nvmeof.connect_options("h", "n").dhchap_secret is None
+    with pytest.raises(TypeError) as e:
+        nvmeof.connect_options("h", "n", dhchap_secret=b"DHHC-1:00:c2VjcmV0:")
+    assert "c2VjcmV0" not in str(e.value)
+
+
+def test_a_malformed_secret_fails_before_connecting():
+    # the library refuses it first: no address is resolved, nothing is sent
+    bad = "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaS:"  # CRC off
+    with pytest.raises(nvmeof.InvalidArgumentError) as e:
+        nvmeof.Controller("nonexistent.invalid", "nqn.x", dhchap_secret=bad)
+    assert "CRC" in str(e.value) and "AAECAwQF" not in str(e.value)
+
+
 @pytest.mark.parametrize("kw,exc", [
     ({"port": 0}, ValueError), ({"port": 65536}, ValueError), ({"port": 4420.0}, TypeError),
     ({"queue_depth": 0}, ValueError), ({"keep_alive_ms": -1}, ValueError),

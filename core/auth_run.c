@@ -1,0 +1,196 @@
+/*
+ * In-band authentication of a controller's queues: after each Fabrics
+ * Connect whose response asks for it (AUTHREQ.ATR), the DH-HMAC-CHAP
+ * transaction of auth_tx.c over AUTH_Send/AUTH_Receive on that queue.
+ * Synchronously (q_exec) at bring-up, reassociation and I/O queue
+ * creation, which already wait for their Connect; from the queue's poll
+ * after an I/O queue's reconnect, whose Connect the poll sends too (no
+ * wait may nest there, and in a shared poll group no other thread may poll
+ * the queue): each step is staged and its answer comes back through the
+ * reconnect's finish (reassoc.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpriv.h"
+#include "trace.h"
+
+/* A reconnect's transaction, kept between the poll's steps. */
+struct ctrl_reauth {
+	struct auth_tx t;
+	uint32_t len; /* the staged command's data length: what an AUTH_Receive filled */
+	bool active;  /* between the Connect's answer and the transaction's end */
+};
+
+static int parse_one(const char *secret, const char *what, struct auth_key **out)
+{
+	struct auth_key *k = calloc(1, sizeof(*k));
+	if (!k)
+		return nvmeof_err(NVMEOF_ENOMEM, "connect: out of memory");
+	int rc = auth_key_parse(secret, what, k);
+	if (rc) {
+		free(k);
+		return nvmeof_err_prefix(rc, "connect");
+	}
+	*out = k;
+	return 0;
+}
+
+int ctrl_auth_setup(struct nvmeof_ctrl *c, const struct nvmeof_ctrl_opts *opts)
+{
+	int rc;
+	bool hs = opts->dhchap_secret && opts->dhchap_secret[0];
+	bool cs = opts->dhchap_ctrl_secret && opts->dhchap_ctrl_secret[0];
+	c->o.dhchap_secret = c->o.dhchap_ctrl_secret = NULL; /* pointers into opts are not kept */
+	if (cs && !hs)
+		return nvmeof_err(NVMEOF_EINVAL, "connect: a controller secret (dhchap_ctrl_secret) needs a host "
+				  "secret (dhchap_secret) too");
+	if (hs && (rc = parse_one(opts->dhchap_secret, "host secret (dhchap_secret)", &c->host_key)))
+		return rc;
+	if (cs && (rc = parse_one(opts->dhchap_ctrl_secret, "controller secret (dhchap_ctrl_secret)",
+				  &c->ctrl_key)))
+		return rc;
+	uint16_t tid0 = 0;
+	auth_random((uint8_t *)&tid0, sizeof(tid0)); /* any start will do; 0 when RAND fails */
+	c->auth_tid = tid0;
+	return 0;
+}
+
+void ctrl_auth_free(struct nvmeof_ctrl *c)
+{
+	if (c->reauth) {
+		for (uint32_t i = 0; i <= c->info.max_io_queues; i++) {
+			if (c->reauth[i])
+				auth_tx_clear(&c->reauth[i]->t);
+			free(c->reauth[i]);
+		}
+		free(c->reauth);
+	}
+	auth_key_clear(c->host_key);
+	auth_key_clear(c->ctrl_key);
+	free(c->host_key);
+	free(c->ctrl_key);
+	c->reauth = NULL;
+	c->host_key = c->ctrl_key = NULL;
+}
+
+/* Whether the Connect's answer asks for a transaction we can run. */
+static int required(struct nvmeof_ctrl *c, uint16_t qid, uint32_t cdw0, bool *needed)
+{
+	*needed = false;
+	if (cdw0 & NVMF_CONNECT_AUTHREQ_ASCR)
+		return nvmeof_err(NVMEOF_ENOTSUP,
+				  "Fabrics Connect queue %u: the controller requires a secure channel (TLS "
+				  "secure channel concatenation), which this RDMA initiator does not support", qid);
+	if (!(cdw0 & NVMF_CONNECT_AUTHREQ_ATR))
+		return 0;
+	if (!c->host_key)
+		return nvmeof_err(NVMEOF_EINVAL,
+				  "Fabrics Connect queue %u: %s requires in-band authentication (DH-HMAC-CHAP) of %s: "
+				  "give its host secret (dhchap_secret)", qid, c->subnqn, c->hostnqn);
+	*needed = true;
+	return 0;
+}
+
+static void begin(struct nvmeof_ctrl *c, struct auth_tx *t, uint16_t qid)
+{
+	uint16_t tid = __atomic_fetch_add(&c->auth_tid, 1, __ATOMIC_RELAXED);
+	auth_tx_init(t, c->host_key, c->ctrl_key, c->hostnqn, c->subnqn, qid, tid);
+}
+
+static void done(struct nvmeof_ctrl *c, const struct auth_tx *t)
+{
+	if (t->qid) {
+		pthread_mutex_lock(&c->lock);
+		c->info.auth_io_queues++;
+		pthread_mutex_unlock(&c->lock);
+	} else { /* into info where the association is committed (ctrl.c, reassoc.c) */
+		c->admin_auth_hash = t->hashid;
+		c->admin_auth_dh = t->dhgid;
+		c->admin_auth_bidir = t->ctrl_key != NULL;
+	}
+	trace_ctrl(&c->o, t->qid, "authenticated: DH-HMAC-CHAP %s, %s%s", auth_hash_name(t->hashid),
+		   auth_dhgroup_name(t->dhgid), t->ctrl_key ? ", bidirectional" : "");
+}
+
+int ctrl_auth_sync(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint32_t cdw0)
+{
+	bool needed;
+	int rc = required(c, qid, cdw0, &needed);
+	if (qid == 0)
+		c->admin_auth_hash = c->admin_auth_dh = 0, c->admin_auth_bidir = false;
+	if (rc || !needed)
+		return rc;
+	struct auth_tx *t = malloc(sizeof(*t)); /* key material: off the stack, cleansed */
+	if (!t)
+		return nvmeof_err(NVMEOF_ENOMEM, "authentication queue %u: out of memory", qid);
+	begin(c, t, qid);
+	trace_ctrl(&c->o, qid, "authentication required: DH-HMAC-CHAP%s", c->ctrl_key ? ", bidirectional" : "");
+	do {
+		uint8_t sqe[NVME_SQE_SIZE];
+		struct nvmeof_cpl cpl;
+		uint32_t len = 0;
+		memset(&cpl, 0, sizeof(cpl));
+		if ((rc = auth_tx_next(t, sqe, q_scratch(q), Q_SCRATCH_SIZE, &len)))
+			break;
+		int xrc = q_exec(q, sqe, len, ctrl_cmd_timeout(c), &cpl);
+		rc = auth_tx_answer(t, xrc, &cpl, q_scratch(q), len);
+	} while (rc == AUTH_TX_MORE);
+	if (!rc)
+		done(c, t);
+	auth_cleanse(q_scratch(q), Q_SCRATCH_SIZE);
+	auth_tx_clear(t);
+	free(t);
+	return rc;
+}
+
+static int stage_next(struct nvmeof_queue *q, struct ctrl_reauth *r)
+{
+	uint8_t sqe[NVME_SQE_SIZE];
+	int rc = auth_tx_next(&r->t, sqe, q_scratch(q), Q_SCRATCH_SIZE, &r->len);
+	if (rc)
+		return rc;
+	q_stage_connect(q, sqe, r->len);
+	return Q_RECONNECT_MORE;
+}
+
+static int async_end(struct nvmeof_ctrl *c, struct nvmeof_queue *q, struct ctrl_reauth *r, int rc)
+{
+	if (!rc)
+		done(c, &r->t);
+	auth_cleanse(q_scratch(q), Q_SCRATCH_SIZE);
+	auth_tx_clear(&r->t);
+	r->active = false;
+	return rc;
+}
+
+int ctrl_auth_async_start(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint32_t cdw0)
+{
+	bool needed;
+	int rc = required(c, qid, cdw0, &needed);
+	if (rc || !needed)
+		return rc;
+	/* once per queue and kept: a reconnect is rare, its steps are not */
+	if (!c->reauth || qid > c->info.max_io_queues)
+		return nvmeof_err(NVMEOF_EINVAL, "authentication queue %u: no room for the transaction", qid);
+	if (!c->reauth[qid] && !(c->reauth[qid] = calloc(1, sizeof(struct ctrl_reauth))))
+		return nvmeof_err(NVMEOF_ENOMEM, "authentication queue %u: out of memory", qid);
+	struct ctrl_reauth *r = c->reauth[qid];
+	begin(c, &r->t, qid);
+	r->active = true;
+	trace_ctrl(&c->o, qid, "authentication required after the reconnect");
+	rc = stage_next(q, r);
+	return rc == Q_RECONNECT_MORE ? rc : async_end(c, q, r, rc);
+}
+
+int ctrl_auth_async_step(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid,
+			 const struct nvmeof_cpl *cpl)
+{
+	struct ctrl_reauth *r = c->reauth && qid <= c->info.max_io_queues ? c->reauth[qid] : NULL;
+	if (!r || !r->active)
+		return nvmeof_err(NVMEOF_EINVAL, "authentication queue %u: an answer with no transaction", qid);
+	int rc = auth_tx_answer(&r->t, cpl->err, cpl, q_scratch(q), r->len);
+	if (rc == AUTH_TX_MORE)
+		rc = stage_next(q, r);
+	return rc == Q_RECONNECT_MORE ? rc : async_end(c, q, r, rc);
+}

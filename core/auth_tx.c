@@ -1,0 +1,264 @@
+/*
+ * One DH-HMAC-CHAP transaction, the host's side, as the steps of NVMe Base
+ * 2.x 8.13.5 (and the kernel host's nvme_queue_auth_work):
+ *   AUTH_Send Negotiate -> AUTH_Receive Challenge -> AUTH_Send Reply ->
+ *   AUTH_Receive Success1 -> [bidirectional] AUTH_Send Success2
+ * A problem the host finds in the controller's messages ends the
+ * transaction with an AUTH_Send Failure2 (so the controller stops waiting),
+ * then the error; a Failure1 from the controller ends it at once. No I/O
+ * here: the caller sends what auth_tx_next builds.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "auth.h"
+#include "internal.h"
+#include "protocol.h"
+
+static const char *step_name(enum auth_step s)
+{
+	switch (s) {
+	case AUTH_NEGOTIATE: return "AUTH_Send Negotiate";
+	case AUTH_RECV_CHALLENGE: return "AUTH_Receive Challenge";
+	case AUTH_REPLY: return "AUTH_Send Reply";
+	case AUTH_RECV_SUCCESS1: return "AUTH_Receive Success1";
+	case AUTH_SUCCESS2: return "AUTH_Send Success2";
+	case AUTH_FAILURE2: return "AUTH_Send Failure2";
+	default: return "done";
+	}
+}
+
+void auth_tx_init(struct auth_tx *t, const struct auth_key *host_key, const struct auth_key *ctrl_key,
+		  const char *hostnqn, const char *subnqn, uint16_t qid, uint16_t tid)
+{
+	memset(t, 0, sizeof(*t));
+	t->host_key = host_key;
+	t->ctrl_key = ctrl_key;
+	t->hostnqn = hostnqn;
+	t->subnqn = subnqn;
+	t->qid = qid;
+	t->tid = tid;
+	t->step = AUTH_NEGOTIATE;
+}
+
+void auth_tx_clear(struct auth_tx *t) { auth_cleanse(t, sizeof(*t)); }
+
+/* The host gives up: a Failure2 with exp goes out next, then err. */
+static int fail2(struct auth_tx *t, uint8_t exp, int err, const char *fmt, ...) PRINTF(4, 5);
+static int fail2(struct auth_tx *t, uint8_t exp, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t->why, sizeof(t->why), fmt, ap);
+	va_end(ap);
+	t->fail_exp = exp;
+	t->err = err;
+	t->step = AUTH_FAILURE2;
+	return AUTH_TX_MORE;
+}
+
+int auth_tx_next(struct auth_tx *t, uint8_t *sqe, uint8_t *buf, size_t cap, uint32_t *data_len)
+{
+	struct auth_msg m;
+	size_t n = 0;
+	memset(&m, 0, sizeof(m));
+	m.tid = t->tid;
+	switch (t->step) {
+	case AUTH_NEGOTIATE:
+		/* every hash and group: the controller chooses (nvmet: the host's configured ones) */
+		m.id = AUTH_MSG_NEGOTIATE;
+		m.nhash = 3;
+		m.hashes[0] = AUTH_HASH_SHA256;
+		m.hashes[1] = AUTH_HASH_SHA384;
+		m.hashes[2] = AUTH_HASH_SHA512;
+		m.ndh = 6;
+		for (uint8_t i = 0; i < 6; i++)
+			m.dhgroups[i] = i;
+		break;
+	case AUTH_REPLY:
+		m.id = AUTH_MSG_REPLY;
+		m.hl = t->hl;
+		m.valid = t->ctrl_key ? 1 : 0;
+		m.seqnum = t->s2;
+		m.rval = t->resp;
+		m.cval = t->c2;
+		m.dhvlen = (uint16_t)auth_dh_len(t->dhgid);
+		m.dhv = t->pub;
+		break;
+	case AUTH_SUCCESS2:
+		m.id = AUTH_MSG_SUCCESS2;
+		break;
+	case AUTH_FAILURE2:
+		m.id = AUTH_MSG_FAILURE2;
+		m.rescode = AUTH_FAIL_REASON_FAILED;
+		m.rescode_exp = t->fail_exp ? t->fail_exp : AUTH_FAIL_FAILED;
+		break;
+	case AUTH_RECV_CHALLENGE:
+	case AUTH_RECV_SUCCESS1: {
+		uint32_t al = cap < AUTH_RECV_MAX ? (uint32_t)cap : AUTH_RECV_MAX;
+		memset(buf, 0, al);
+		nvmf_sqe_auth_recv(sqe, 0, al);
+		*data_len = al;
+		return 0;
+	}
+	default:
+		return nvmeof_err(NVMEOF_EINVAL, "authentication queue %u: no step left", t->qid);
+	}
+	if (!(n = auth_msg_encode(&m, buf, cap)))
+		return nvmeof_err(NVMEOF_EINVAL, "authentication queue %u: %s does not fit %zu bytes", t->qid,
+				  step_name(t->step), cap);
+	nvmf_sqe_auth_send(sqe, 0, (uint32_t)n);
+	*data_len = (uint32_t)n;
+	return 0;
+}
+
+/* The Challenge: the controller's choice of hash and group, C1, S1, its DH
+ * value; our response, C2 and S2 when bidirectional, our DH value. */
+static int on_challenge(struct auth_tx *t, const struct auth_msg *m)
+{
+	uint8_t key[AUTH_KEY_MAX], chal[AUTH_HASH_MAX];
+	size_t klen = 0;
+	void *dh = NULL;
+	int rc;
+	size_t hl = auth_hash_len(m->hashid);
+	if (!hl)
+		return fail2(t, AUTH_FAIL_HASH_UNUSABLE, NVMEOF_ENOTSUP,
+			     "the controller chose hash function %u, which we did not offer", m->hashid);
+	if (m->hl != hl)
+		return fail2(t, AUTH_FAIL_INCORRECT_PAYLOAD, NVMEOF_ETRANSPORT,
+			     "Challenge: hash length %u for %s", m->hl, auth_hash_name(m->hashid));
+	if (m->dhgid > AUTH_DH_FFDHE8192)
+		return fail2(t, AUTH_FAIL_DHGROUP_UNUSABLE, NVMEOF_ENOTSUP,
+			     "the controller chose DH group %u, which we did not offer", m->dhgid);
+	if (m->dhvlen != auth_dh_len(m->dhgid))
+		return fail2(t, AUTH_FAIL_INCORRECT_PAYLOAD, NVMEOF_ETRANSPORT,
+			     "Challenge: a DH value of %u bytes for group %s", m->dhvlen, auth_dhgroup_name(m->dhgid));
+	t->hashid = m->hashid;
+	t->dhgid = m->dhgid;
+	t->hl = (uint8_t)hl;
+	t->s1 = m->seqnum;
+	memcpy(t->c1, m->cval, hl);
+	memcpy(chal, t->c1, hl);
+	if (t->dhgid) {
+		t->skey_len = auth_dh_len(t->dhgid);
+		if ((rc = auth_dh_generate(t->dhgid, &dh, t->pub)) ||
+		    (rc = auth_dh_derive(dh, t->dhgid, m->dhv, m->dhvlen, t->skey)) ||
+		    (rc = auth_augment(t->hashid, t->skey, t->skey_len, t->c1, chal))) {
+			auth_dh_free(dh);
+			return fail2(t, AUTH_FAIL_FAILED, rc, "%s", nvmeof_errmsg());
+		}
+		auth_dh_free(dh);
+	}
+	if ((rc = auth_key_transform(t->host_key, t->hostnqn, key, &klen)) ||
+	    (rc = auth_response(t->hashid, key, klen, chal, t->s1, t->tid, false, t->hostnqn, t->subnqn, t->resp)))
+		goto out;
+	if (t->ctrl_key) {
+		/* our challenge to the controller; S2 never 0, which means "none" */
+		do {
+			if ((rc = auth_random(t->c2, hl)) || (rc = auth_random((uint8_t *)&t->s2, sizeof(t->s2))))
+				goto out;
+		} while (!t->s2);
+	}
+	t->step = AUTH_REPLY;
+	rc = AUTH_TX_MORE;
+out:
+	auth_cleanse(key, sizeof(key));
+	auth_cleanse(chal, sizeof(chal));
+	if (rc < 0)
+		return fail2(t, AUTH_FAIL_FAILED, rc, "%s", nvmeof_errmsg());
+	return rc;
+}
+
+/* Success1: the controller accepted us; bidirectional, its response to C2
+ * must be what its secret gives. */
+static int on_success1(struct auth_tx *t, const struct auth_msg *m)
+{
+	uint8_t key[AUTH_KEY_MAX], chal[AUTH_HASH_MAX], want[AUTH_HASH_MAX];
+	size_t klen = 0;
+	int rc;
+	if (!t->ctrl_key) {
+		t->step = AUTH_DONE;
+		return 0;
+	}
+	if (!m->valid || m->hl != t->hl)
+		return fail2(t, AUTH_FAIL_INCORRECT_PAYLOAD, NVMEOF_ETRANSPORT,
+			     "Success1 carries no controller response (RVALID %u, HL %u)", m->valid, m->hl);
+	memcpy(chal, t->c2, t->hl);
+	if ((!t->dhgid || !(rc = auth_augment(t->hashid, t->skey, t->skey_len, t->c2, chal))) &&
+	    !(rc = auth_key_transform(t->ctrl_key, t->subnqn, key, &klen)))
+		rc = auth_response(t->hashid, key, klen, chal, t->s2, t->tid, true, t->hostnqn, t->subnqn, want);
+	bool match = !rc && auth_equal(want, m->rval, t->hl);
+	auth_cleanse(key, sizeof(key));
+	auth_cleanse(chal, sizeof(chal));
+	auth_cleanse(want, sizeof(want));
+	if (rc)
+		return fail2(t, AUTH_FAIL_FAILED, rc, "%s", nvmeof_errmsg());
+	if (!match)
+		return fail2(t, AUTH_FAIL_FAILED, NVMEOF_EINVAL,
+			     "the controller's response does not match the controller secret "
+			     "(a wrong dhchap_ctrl_secret, or not the controller we meant)");
+	t->step = AUTH_SUCCESS2;
+	return AUTH_TX_MORE;
+}
+
+int auth_tx_answer(struct auth_tx *t, int rc, const struct nvmeof_cpl *cpl, const uint8_t *buf, size_t len)
+{
+	struct auth_msg m;
+	const char *why = NULL;
+	enum auth_step s = t->step;
+	if (rc) {
+		char sb[128];
+		if (s == AUTH_FAILURE2) /* what failed first is what the caller reads */
+			return nvmeof_err(t->err, "authentication queue %u: %s", t->qid, t->why);
+		if (rc == NVMEOF_ENVME && cpl)
+			return nvmeof_err(rc, "authentication queue %u: %s: %s", t->qid, step_name(s),
+					  nvmeof_cpl_str(cpl, sb, sizeof(sb)));
+		/* nvmet (6.12) answers a response it refuses by dropping the
+		 * connection, not with a Failure1: say what that means */
+		if ((rc == NVMEOF_ECLOSED || rc == NVMEOF_ETRANSPORT) &&
+		    (s == AUTH_REPLY || s == AUTH_RECV_SUCCESS1))
+			return nvmeof_err(NVMEOF_EINVAL,
+					  "authentication queue %u: the controller closed the connection after our "
+					  "response (%s): it refused it, most likely a wrong host secret "
+					  "(dhchap_secret) for this host NQN", t->qid, step_name(s));
+		return nvmeof_err_prefix(rc, "authentication queue %u: %s", t->qid, step_name(s));
+	}
+	switch (s) {
+	case AUTH_NEGOTIATE:
+		t->step = AUTH_RECV_CHALLENGE;
+		return AUTH_TX_MORE;
+	case AUTH_REPLY:
+		t->step = AUTH_RECV_SUCCESS1;
+		return AUTH_TX_MORE;
+	case AUTH_SUCCESS2:
+		t->step = AUTH_DONE;
+		return 0;
+	case AUTH_FAILURE2:
+		t->step = AUTH_DONE;
+		return nvmeof_err(t->err, "authentication queue %u: %s", t->qid, t->why);
+	case AUTH_RECV_CHALLENGE:
+	case AUTH_RECV_SUCCESS1:
+		break;
+	default:
+		return nvmeof_err(NVMEOF_EINVAL, "authentication queue %u: an answer after the end", t->qid);
+	}
+	uint8_t want = s == AUTH_RECV_CHALLENGE ? AUTH_MSG_CHALLENGE : AUTH_MSG_SUCCESS1;
+	if (auth_msg_parse(buf, len, &m, &why))
+		return fail2(t, AUTH_FAIL_INCORRECT_PAYLOAD, NVMEOF_ETRANSPORT, "%s: %s", step_name(s), why);
+	if (m.id == AUTH_MSG_FAILURE1) {
+		t->step = AUTH_DONE;
+		return nvmeof_err(NVMEOF_EINVAL,
+				  "authentication queue %u: the controller refused: %s (AUTH_Failure1 explanation "
+				  "0x%02x)%s", t->qid, auth_failure_name(m.rescode_exp), m.rescode_exp,
+				  m.rescode_exp == AUTH_FAIL_FAILED && s == AUTH_RECV_SUCCESS1
+					  ? ": a wrong host secret (dhchap_secret) for this host NQN" : "");
+	}
+	if (m.id != want)
+		return fail2(t, AUTH_FAIL_INCORRECT_MESSAGE, NVMEOF_ETRANSPORT, "%s: got AUTH-Id 0x%02x",
+			     step_name(s), m.id);
+	if (m.tid != t->tid)
+		return fail2(t, AUTH_FAIL_INCORRECT_PAYLOAD, NVMEOF_ETRANSPORT,
+			     "%s: transaction ID %u, not ours (%u)", step_name(s), m.tid, t->tid);
+	return s == AUTH_RECV_CHALLENGE ? on_challenge(t, &m) : on_success1(t, &m);
+}

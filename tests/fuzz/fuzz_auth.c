@@ -1,0 +1,69 @@
+/* In-band authentication messages from a hostile controller: the parser
+ * must stay within the bytes it is given and claim no field past them, and
+ * the host's transaction, fed any Challenge and Success1, must end (an
+ * error or success, never a step past AUTH_DONE) without reading out of
+ * bounds. The first byte splits the input into the two answers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth.h"
+#include "protocol.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_parse(const uint8_t *b, size_t len)
+{
+	struct auth_msg m;
+	const char *why;
+	if (auth_msg_parse(b, len, &m, &why))
+		return;
+	const uint8_t *end = b + len;
+	if ((m.rval && m.rval + m.hl > end) || (m.cval && m.cval + m.hl > end) ||
+	    (m.dhv && m.dhv + m.dhvlen > end) || m.nhash > 30 || m.ndh > 30)
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static uint8_t buf[AUTH_RECV_MAX];
+	static const struct auth_key hk = {.len = 32, .transform = 1};
+	static const struct auth_key ck = {.len = 48, .transform = 0};
+	if (!size)
+		return 0;
+	size_t cut = 1 + (size_t)data[0] * (size - 1) / 255;
+	/* each part alone, in a buffer of exactly its size (ASan sees any overread) */
+	const uint8_t *parts[2] = {data + 1, data + cut};
+	size_t lens[2] = {cut - 1, size - cut};
+	for (int i = 0; i < 2; i++) {
+		uint8_t *p = malloc(lens[i] ? lens[i] : 1);
+		memcpy(p, parts[i], lens[i]);
+		check_parse(p, lens[i]);
+		free(p);
+	}
+	struct auth_tx t;
+	uint8_t sqe[64];
+	uint32_t len;
+	int part = 0;
+	auth_tx_init(&t, &hk, (data[0] & 1) ? &ck : NULL, "nqn.host", "nqn.sub", 1, 0x1234);
+	for (int step = 0; step < 8; step++) {
+		if (auth_tx_next(&t, sqe, buf, sizeof(buf), &len))
+			break;
+		if (len > sizeof(buf))
+			abort();
+		bool recv = sqe[4] == NVMF_FCTYPE_AUTH_RECV;
+		if (recv) {
+			if (part > 1)
+				abort(); /* the host asks for more than a Challenge and a Success1 */
+			memset(buf, 0, sizeof(buf));
+			memcpy(buf, parts[part], lens[part] < sizeof(buf) ? lens[part] : sizeof(buf));
+			part++;
+		}
+		int rc = auth_tx_answer(&t, 0, NULL, buf, len);
+		if (rc != AUTH_TX_MORE)
+			break;
+		if (step == 7)
+			abort(); /* a transaction that never ends */
+	}
+	auth_tx_clear(&t);
+	return 0;
+}

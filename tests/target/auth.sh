@@ -1,0 +1,178 @@
+#!/bin/bash
+# In-band authentication (DH-HMAC-CHAP) against nvmet, which checks it only
+# on a kernel with CONFIG_NVME_TARGET_AUTH (Debian's 6.12, not 6.1): run as
+#   NVMEOF_TB_STATE=build/testbed612 tests/testbed/run bash tests/target/auth.sh
+# (tests/testbed/setup with NVMEOF_TB_KERNEL_PKG=linux-image-6.12...-amd64
+# makes that state). Subsystem B admits only NVMEOF_TB_HOSTNQN_B (no
+# allow_any_host, as nvmet needs for authentication): each test configures
+# that host's keys, hash and group in configfs as a user would, then
+# connects with our tool, the engine, or the kernel host.
+source "$(dirname "$0")/lib.sh"
+B=${NVMEOF_BUILD:-build/out}
+T=$B/nvmeof
+# fio and python are not instrumented: a sanitized build's engine and
+# library need the ASan runtime loaded first (NVMEOF_ASAN_RT, as run-all.sh)
+pre() { if [ -n "${NVMEOF_ASAN_RT:-}" ]; then LD_PRELOAD=$NVMEOF_ASAN_RT ASAN_OPTIONS=detect_leaks=0 "$@"; else "$@"; fi; }
+H=/sys/kernel/config/nvmet/hosts/$NVMEOF_TB_HOSTNQN_B
+CONN=(-a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_PORT" -n "$NVMEOF_TB_NQN_B" -q "$NVMEOF_TB_HOSTNQN_B")
+
+[ -e "$H/dhchap_key" ] || { echo "auth: this kernel's nvmet has no authentication (needs 6.12: see the header)"; exit 2; }
+# nvme-cli makes the keys: what it writes is what our parser must read
+HK=$(nvme gen-dhchap-key --key-length=32 --hmac=1 --nqn="$NVMEOF_TB_HOSTNQN_B")
+CK=$(nvme gen-dhchap-key --key-length=48 --hmac=2 --nqn="$NVMEOF_TB_NQN_B")
+OTHER=$(nvme gen-dhchap-key --key-length=32 --hmac=0)
+
+target() { # HASH DHGROUP HOSTKEY [CTRLKEY]
+  echo "hmac($1)" > "$H/dhchap_hash"
+  echo "$2" > "$H/dhchap_dhgroup"
+  echo "$3" > "$H/dhchap_key"
+  # nvmet refuses an empty key: a controller key once set stays, and the
+  # host decides whether to ask for the controller's response
+  [ -z "${4:-}" ] || echo "$4" > "$H/dhchap_ctrl_key"
+}
+clean() { ! grep -qE 'AddressSanitizer|runtime error|LeakSanitizer' "$@" || { grep -hE -A5 'Sanitizer|runtime error' "$@" | head -20; fail "sanitizer report"; }; }
+idctrl() { timeout 60 "$T" id-ctrl "${CONN[@]}" -t 10000 "$@" > "$SCRATCH/out" 2>&1; }
+must_pass() { idctrl "$@" || fail "$(cat "$SCRATCH/out")"; grep -q '^sn ' "$SCRATCH/out" || fail "no Identify: $(head -3 "$SCRATCH/out")"; }
+must_fail() { # PATTERN ARGS...: fails within the timeout, saying PATTERN, no secret in it
+  local pat=$1; shift
+  local rc=0; idctrl "$@" || rc=$?
+  [ "$rc" != 0 ] || fail "connected"
+  [ "$rc" != 124 ] || fail "hung past 60 s"
+  grep -q "$pat" "$SCRATCH/out" || fail "expected '$pat': $(cat "$SCRATCH/out")"
+  clean "$SCRATCH/out"
+  ! grep -qF "${HK:10:20}" "$SCRATCH/out" && ! grep -qF "${CK:10:20}" "$SCRATCH/out" || fail "a secret in the message"
+  echo "    $(tail -1 "$SCRATCH/out")"
+}
+
+t_every_hash_null_and_ffdhe2048_uni_and_bidirectional() {
+  for h in sha256 sha384 sha512; do
+    for g in null ffdhe2048; do
+      target $h $g "$HK"
+      must_pass --dhchap-secret="$HK"
+      target $h $g "$HK" "$CK"
+      must_pass --dhchap-secret="$HK" --dhchap-ctrl-secret="$CK"
+    done
+  done
+}
+
+t_larger_groups() {
+  for g in ffdhe3072 ffdhe4096 ffdhe6144 ffdhe8192; do
+    target sha512 $g "$HK" "$CK"
+    must_pass --dhchap-secret="$HK" --dhchap-ctrl-secret="$CK"
+  done
+}
+
+t_info_reports_how_it_authenticated() {
+  target sha384 ffdhe2048 "$HK" "$CK"
+  NVMEOF_LIB=$PWD/$B/libnvmeof.so PYTHONPATH=python pre python3 - "$HK" "$CK" <<'PY' || fail "info"
+import os, sys, nvmeof
+with nvmeof.Controller(os.environ["NVMEOF_TB_ADDR"], os.environ["NVMEOF_TB_NQN_B"],
+                       host_nqn=os.environ["NVMEOF_TB_HOSTNQN_B"],
+                       dhchap_secret=sys.argv[1], dhchap_ctrl_secret=sys.argv[2]) as c:
+    i = c.info
+    assert (i.auth_hash, i.auth_dhgroup, i.auth_bidirectional) == (2, 1, True), (i.auth_hash, i.auth_dhgroup)
+    ns = c.namespace(1)
+    with c.allocate(4096) as buf:
+        ns.read(buf, slba=0, blocks=4096 // ns.lba_size)  # an I/O queue, authenticated too
+    assert c.info.auth_io_queues >= 1, c.info.auth_io_queues
+PY
+}
+
+t_wrong_and_missing_secrets_fail_clearly() {
+  target sha256 ffdhe2048 "$HK" "$CK"
+  must_fail 'wrong host secret' --dhchap-secret="$OTHER"
+  must_fail 'does not match the controller secret' --dhchap-secret="$HK" --dhchap-ctrl-secret="$OTHER"
+  must_fail 'requires in-band authentication' # no secret at all
+  must_fail 'CRC-32 mismatch' --dhchap-secret="${HK%?????}AAAA:"
+}
+
+t_kernel_host_with_the_same_secrets_reads_what_we_wrote() {
+  target sha256 ffdhe2048 "$HK" "$CK"
+  head -c 65536 /dev/urandom > "$SCRATCH/in"
+  timeout 60 "$T" write "${CONN[@]}" -n 1 --start-block=64 --data="$SCRATCH/in" \
+    --dhchap-secret="$HK" --dhchap-ctrl-secret="$CK" >/dev/null || fail "our write"
+  timeout 60 nvme connect -t rdma -a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_PORT" -n "$NVMEOF_TB_NQN_B" \
+    -q "$NVMEOF_TB_HOSTNQN_B" --dhchap-secret="$HK" --dhchap-ctrl-secret="$CK" >/dev/null 2>&1 \
+    || fail "the kernel host did not connect with the same secrets"
+  local dev; dev=$(tb kdev "$NVMEOF_TB_NQN_B" 1) || { tb kdisconnect "$NVMEOF_TB_NQN_B"; fail "no kernel block device"; }
+  local lba; lba=$(cat "/sys/block/$(basename "$dev")/queue/logical_block_size")
+  dd if="$dev" of="$SCRATCH/kout" bs=$lba skip=64 count=$((65536 / lba)) iflag=direct status=none
+  head -c 65536 /dev/urandom > "$SCRATCH/kin"
+  dd if="$SCRATCH/kin" of="$dev" bs=$lba seek=4096 oflag=direct status=none
+  tb kdisconnect "$NVMEOF_TB_NQN_B"
+  cmp -s "$SCRATCH/in" "$SCRATCH/kout" || fail "the kernel read other data than we wrote"
+  timeout 60 "$T" read "${CONN[@]}" -n 1 --start-block=4096 --block-count=$((65536 / lba)) --data="$SCRATCH/out2" \
+    --dhchap-secret="$HK" --dhchap-ctrl-secret="$CK" >/dev/null || fail "our read"
+  cmp -s "$SCRATCH/kin" "$SCRATCH/out2" || fail "we read other data than the kernel wrote"
+}
+
+t_fio_with_several_queue_pairs_verifies() {
+  target sha512 ffdhe2048 "$HK" "$CK"
+  printf '%s\n' "$HK" > "$SCRATCH/hk"
+  printf '%s\n' "$CK" > "$SCRATCH/ck"
+  pre timeout 300 fio --name=auth --ioengine=external:"$PWD/$B/libnvmeof_fio.so" \
+    --filename="traddr=$NVMEOF_TB_ADDR subnqn=${NVMEOF_TB_NQN_B//:/\\:} ns=1" --hostnqn="$NVMEOF_TB_HOSTNQN_B" \
+    --dhchap_secret_file="$SCRATCH/hk" --dhchap_ctrl_secret_file="$SCRATCH/ck" --qpairs=3 --iodepth=12 \
+    --rw=randwrite --bs=4k --size=4m --verify=crc32c --do_verify=1 --output-format=json \
+    > "$SCRATCH/fio.json" 2> "$SCRATCH/fio.err" || fail "fio: $(tail -3 "$SCRATCH/fio.err")"
+  ! grep -qF "${HK:10:20}" "$SCRATCH/fio.json" "$SCRATCH/fio.err" || fail "a secret in fio's output"
+  # a wrong secret: fio exits non-zero
+  printf '%s\n' "$OTHER" > "$SCRATCH/bad"
+  local rc=0
+  pre timeout 120 fio --name=auth --ioengine=external:"$PWD/$B/libnvmeof_fio.so" \
+    --filename="traddr=$NVMEOF_TB_ADDR subnqn=${NVMEOF_TB_NQN_B//:/\\:} ns=1" --hostnqn="$NVMEOF_TB_HOSTNQN_B" \
+    --dhchap_secret_file="$SCRATCH/bad" --rw=read --size=1m > "$SCRATCH/fio2" 2>&1 || rc=$?
+  [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "fio with a wrong secret: rc $rc"
+  clean "$SCRATCH/fio.err" "$SCRATCH/fio2"
+  grep -q 'wrong host secret' "$SCRATCH/fio2" || fail "fio's message: $(grep nvmeof "$SCRATCH/fio2" | head -2)"
+}
+
+# A reconnect across a port outage authenticates again (the I/O queues from
+# their poll, the admin queue on the new association); with the key changed
+# on the target meanwhile, the attempts fail by name until ctrl_loss_tmo,
+# and fio ends non-zero instead of hanging.
+reconnect_job() { # LOG CTRL_LOSS_TMO
+  pre timeout 180 fio --name=rc --ioengine=external:"$PWD/$B/libnvmeof_fio.so" --thread=1 \
+    --filename="traddr=$NVMEOF_TB_ADDR subnqn=${NVMEOF_TB_NQN_B//:/\\:} ns=1" --hostnqn="$NVMEOF_TB_HOSTNQN_B" \
+    --dhchap_secret_file="$SCRATCH/hk" --dhchap_ctrl_secret_file="$SCRATCH/ck" --verbose=1 \
+    --rw=randwrite --bs=4k --size=64m --iodepth=8 --verify=crc32c --do_verify=1 --qpairs=2 \
+    --reconnect_delay=500 --ctrl_loss_tmo="$2" --cmd_timeout=10000 > "$1" 2>&1
+}
+t_reconnect_authenticates_again() {
+  target sha256 ffdhe2048 "$HK" "$CK"
+  printf '%s\n' "$HK" > "$SCRATCH/hk"
+  printf '%s\n' "$CK" > "$SCRATCH/ck"
+  reconnect_job "$SCRATCH/log" 30000 &
+  local pid=$!
+  sleep 3
+  kill -0 $pid 2>/dev/null || { tail "$SCRATCH/log"; fail "fio ended before the outage"; }
+  tb port-down rdma; sleep 3; tb port-up rdma
+  wait $pid || { grep -E 'nvmeof|err' "$SCRATCH/log" | tail -20; fail "fio failed across the outage"; }
+  clean "$SCRATCH/log"
+  grep -q 'reconnected' "$SCRATCH/log" || fail "no reconnect: did the outage happen during I/O?"
+  grep -q 'authentication required after the reconnect' "$SCRATCH/log" || fail "an I/O queue reconnected without authenticating"
+  grep 'authenticated: DH-HMAC-CHAP' "$SCRATCH/log" | sort | uniq -c | sed 's/^/    /' | head -5
+}
+t_reconnect_with_a_changed_key_fails_clearly() {
+  target sha256 null "$HK" "$CK"
+  printf '%s\n' "$HK" > "$SCRATCH/hk"
+  printf '%s\n' "$CK" > "$SCRATCH/ck"
+  reconnect_job "$SCRATCH/log" 8000 &
+  local pid=$! t0 rc=0
+  sleep 3
+  kill -0 $pid 2>/dev/null || { tail "$SCRATCH/log"; fail "fio ended before the outage"; }
+  tb port-down rdma
+  echo "$OTHER" > "$H/dhchap_key"
+  sleep 1; tb port-up rdma
+  t0=$(date +%s)
+  wait $pid || rc=$?
+  [ $rc != 0 ] || fail "fio succeeded with the key changed on the target"
+  [ $rc != 124 ] || fail "fio hung"
+  [ $(( $(date +%s) - t0 )) -le 60 ] || fail "fio took too long to give up"
+  clean "$SCRATCH/log"
+  grep -q 'wrong host secret' "$SCRATCH/log" || { grep nvmeof "$SCRATCH/log" | tail -8; fail "no clear reason"; }
+  ! grep -qF "${HK:10:20}" "$SCRATCH/log" || fail "a secret in the log"
+  echo "    $(grep -m1 'wrong host secret' "$SCRATCH/log" | cut -c1-400)"
+}
+
+run_tests "$@"

@@ -1,0 +1,572 @@
+/*
+ * In-band authentication without a target: DHHC-1 secrets against vectors
+ * made by nvme-cli 2.3 (`nvme gen-dhchap-key --secret=HEX --hmac=N
+ * --nqn=NQN` writes the transformed key, so its base64 payload is the
+ * transformation's expected output), the response and augmented challenge
+ * against Python's hmac/hashlib, FFDHE against itself through g, every
+ * message's encoding and parsing, and whole transactions against a
+ * controller written here from the same primitives.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth.h"
+#include "check.h"
+#include "internal.h"
+#include "protocol.h"
+
+#define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:test"
+#define SUBNQN "nqn.test:sub"
+/* the key bytes 00..1f, 00..1f 00..0f, 00..1f 00..1f, with their CRCs */
+#define B64_32 "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR"
+#define B64_48 "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8AAQIDBAUGBwgJCgsMDQ4Prx7ycQ=="
+#define B64_64 "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8AAQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eH+W2jnc="
+
+static void unhex(const char *h, uint8_t *out)
+{
+	for (size_t i = 0; h[2 * i]; i++) {
+		unsigned v;
+		sscanf(h + 2 * i, "%2x", &v);
+		out[i] = (uint8_t)v;
+	}
+}
+
+TEST(crc32_is_zlibs)
+{
+	CHECK_EQ(auth_crc32((const uint8_t *)"123456789", 9), 0xcbf43926u);
+}
+
+TEST(secrets_parse_with_their_length_and_transformation)
+{
+	struct auth_key k;
+	uint8_t want[64];
+	for (int i = 0; i < 64; i++)
+		want[i] = (uint8_t)(i % 32);
+	CHECK_EQ(auth_key_parse("DHHC-1:00:" B64_32 ":", "host secret", &k), 0);
+	CHECK_EQ(k.len, 32);
+	CHECK_EQ(k.transform, 0);
+	CHECK_MEM(k.key, want, 32);
+	CHECK_EQ(auth_key_parse("DHHC-1:02:" B64_48 ":", "host secret", &k), 0);
+	CHECK_EQ(k.len, 48);
+	CHECK_EQ(k.transform, 2);
+	CHECK_MEM(k.key, want, 48);
+	CHECK_EQ(auth_key_parse("DHHC-1:03:" B64_64, "host secret", &k), 0); /* closing colon optional */
+	CHECK_EQ(k.len, 64);
+	CHECK_EQ(k.transform, 3);
+	CHECK_MEM(k.key, want, 64);
+}
+
+/* nvme-cli's outputs for the keys above and HOSTNQN, hmac 1, 2, 3 */
+TEST(transformation_matches_nvme_cli)
+{
+	static const struct {
+		const char *secret, *want;
+	} v[] = {
+		{"DHHC-1:00:" B64_32 ":", "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"},
+		{"DHHC-1:01:" B64_32 ":", "5ae9657820641b8a02b348880b70a2b7d8010c22d6899f4f357ba1ab2b569012"},
+		{"DHHC-1:02:" B64_48 ":", "cfb350615e82cfa2b92488c899b2f0cead2d170f73a8079f12a62b89fd826c48"
+					  "0b97925d214be3543807790c31617393"},
+		{"DHHC-1:03:" B64_64 ":", "682585b6b76a45328ac5076ecdf198b46f1feaab8d11531f89d4d56c1aa20cc2"
+					  "f76c1fd8ca7ba8e767a3d6e96d891115d7137c00ed9aa96a06a141a4301cb9e3"},
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct auth_key k;
+		uint8_t out[AUTH_KEY_MAX], want[AUTH_KEY_MAX];
+		size_t n = 0;
+		CHECK_EQ(auth_key_parse(v[i].secret, "host secret", &k), 0);
+		CHECK_EQ(auth_key_transform(&k, HOSTNQN, out, &n), 0);
+		CHECK_EQ(n, strlen(v[i].want) / 2);
+		unhex(v[i].want, want);
+		CHECK_MEM(out, want, n);
+		/* another NQN, another key */
+		CHECK_EQ(auth_key_transform(&k, SUBNQN, out, &n), 0);
+		if (k.transform)
+			CHECK(memcmp(out, want, n) != 0);
+	}
+}
+
+TEST(malformed_secrets_are_refused_without_echoing_them)
+{
+	static const char *const bad[] = {
+		"",
+		"DHHC-2:00:" B64_32 ":",
+		"DHHC-1:04:" B64_32 ":",                 /* unknown transformation */
+		"DHHC-1:0a:" B64_32 ":",
+		"DHHC-1:00" B64_32 ":",                  /* no colon after XX */
+		"DHHC-1:00:" B64_32 ":x:",               /* a field too many */
+		"DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaS:", /* CRC off by one bit */
+		"DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR=:", /* not a multiple of 4 */
+		"DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+Kfia!:", /* not base64 */
+		"DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=:", /* 28 bytes */
+		"DHHC-1:00:AA=CAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:", /* padding inside */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct auth_key k;
+		int rc = auth_key_parse(bad[i], "host secret", &k);
+		if (rc != NVMEOF_EINVAL)
+			fprintf(stderr, "    case %zu accepted\n", i);
+		CHECK_EQ(rc, NVMEOF_EINVAL);
+		CHECK(strstr(nvmeof_errmsg(), "host secret") != NULL);
+		CHECK(strstr(nvmeof_errmsg(), "AAECAwQF") == NULL);
+		CHECK_EQ(k.len, 0);
+	}
+	/* the CRC is what refuses a one-character typo */
+	struct auth_key k;
+	CHECK_EQ(auth_key_parse("DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaS:", "host secret", &k),
+		 NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "CRC") != NULL);
+	CHECK_EQ(auth_key_parse(NULL, "controller secret", &k), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "controller secret") != NULL);
+}
+
+/* The expected values: Python's hmac and hashlib over the bytes the spec lists. */
+TEST(response_and_augmented_challenge_match_python)
+{
+	uint8_t key[32], chal[64], out[64], want[64], skey[384];
+	unhex("5ae9657820641b8a02b348880b70a2b7d8010c22d6899f4f357ba1ab2b569012", key);
+	for (int i = 0; i < 64; i++)
+		chal[i] = (uint8_t)(0x40 + i);
+	CHECK_EQ(auth_response(AUTH_HASH_SHA256, key, 32, chal, 0x01020304, 0x0a0b, false, HOSTNQN, SUBNQN, out), 0);
+	unhex("55333588327e1331a2c501e0f8483f8d540c81fe0a392009f686079ae62cf17c", want);
+	CHECK_MEM(out, want, 32);
+	CHECK_EQ(auth_response(AUTH_HASH_SHA256, key, 32, chal, 0x01020304, 0x0a0b, true, HOSTNQN, SUBNQN, out), 0);
+	unhex("2443612f3cd6988b81eed990da047b8911664e9da9746ed8cb67b602748d72a0", want);
+	CHECK_MEM(out, want, 32);
+	for (int i = 0; i < 384; i++)
+		skey[i] = (uint8_t)i;
+	CHECK_EQ(auth_augment(AUTH_HASH_SHA256, skey, 256, chal, out), 0);
+	unhex("ee33acef1402d9ce81ddd89b5c3b67fc765868286bc2cf444bf133d5e59cd370", want);
+	CHECK_MEM(out, want, 32);
+	CHECK_EQ(auth_augment(AUTH_HASH_SHA384, skey, 384, chal, out), 0);
+	unhex("06a1ad1de8ae55fe383516e62c7fdac5abce33317764525311645157e274f6ddbedc444fa877c828254b855fd5c1219d",
+	      want);
+	CHECK_MEM(out, want, 48);
+	CHECK(auth_response(9, key, 32, chal, 1, 1, false, HOSTNQN, SUBNQN, out) < 0);
+}
+
+/* With the generator g = 2 as the peer's value, g^x mod p is our own public
+ * value: the derivation is checked, padding included, without our private
+ * key. And two keys agree with each other. */
+TEST(ffdhe_values_are_padded_and_agree)
+{
+	static uint8_t pub[AUTH_DH_MAX], pub2[AUTH_DH_MAX], s1[AUTH_DH_MAX], s2[AUTH_DH_MAX], g[AUTH_DH_MAX];
+	for (uint8_t gid = AUTH_DH_FFDHE2048; gid <= AUTH_DH_FFDHE3072; gid++) {
+		void *a = NULL, *b = NULL;
+		size_t n = auth_dh_len(gid);
+		CHECK_EQ(auth_dh_generate(gid, &a, pub), 0);
+		CHECK_EQ(auth_dh_generate(gid, &b, pub2), 0);
+		memset(g, 0, n);
+		g[n - 1] = 2;
+		CHECK_EQ(auth_dh_derive(a, gid, g, n, s1), 0);
+		CHECK_MEM(s1, pub, n);
+		CHECK_EQ(auth_dh_derive(a, gid, pub2, n, s1), 0);
+		CHECK_EQ(auth_dh_derive(b, gid, pub, n, s2), 0);
+		CHECK_MEM(s1, s2, n);
+		CHECK(memcmp(pub, pub2, n) != 0);
+		CHECK(auth_dh_derive(a, gid, pub2, n - 1, s1) < 0); /* not padded to the group */
+		memset(g, 0, n);
+		g[n - 1] = 1; /* 1: no secret at all, which OpenSSL's check refuses */
+		CHECK(auth_dh_derive(a, gid, g, n, s1) < 0);
+		auth_dh_free(a);
+		auth_dh_free(b);
+	}
+	/* a public value with a leading zero byte (1 in 256): still the group's
+	 * full size, and so is the shared secret it makes */
+	void *z = NULL;
+	int tries = 0;
+	for (; tries < 20000; tries++) {
+		CHECK_EQ(auth_dh_generate(AUTH_DH_FFDHE2048, &z, pub), 0);
+		if (!pub[0])
+			break;
+		auth_dh_free(z);
+		z = NULL;
+	}
+	CHECK(z != NULL);
+	if (z) {
+		memset(g, 0, 256);
+		g[255] = 2;
+		CHECK_EQ(auth_dh_derive(z, AUTH_DH_FFDHE2048, g, 256, s1), 0);
+		CHECK_MEM(s1, pub, 256);
+		auth_dh_free(z);
+	}
+	CHECK_EQ(auth_dh_len(AUTH_DH_FFDHE8192), 1024);
+	CHECK_EQ(auth_dh_len(AUTH_DH_NULL), 0);
+}
+
+TEST(sqes_name_the_security_protocol)
+{
+	uint8_t sqe[64];
+	nvmf_sqe_auth_send(sqe, 7, 72);
+	CHECK_EQ(sqe[0], 0x7f);
+	CHECK_EQ(sqe[4], 0x05);
+	CHECK_EQ(get_le16(sqe + 2), 7);
+	CHECK_EQ(sqe[41], 0x01);
+	CHECK_EQ(sqe[42], 0x01);
+	CHECK_EQ(sqe[43], 0xe9);
+	CHECK_EQ(get_le32(sqe + 44), 72);
+	nvmf_sqe_auth_recv(sqe, 0, 4096);
+	CHECK_EQ(sqe[4], 0x06);
+	CHECK_EQ(sqe[43], 0xe9);
+	CHECK_EQ(get_le32(sqe + 44), 4096);
+}
+
+static void round_trip(const struct auth_msg *m, size_t want_len)
+{
+	uint8_t buf[2048];
+	struct auth_msg p;
+	const char *why = "";
+	size_t n = auth_msg_encode(m, buf, sizeof(buf));
+	CHECK_EQ(n, want_len);
+	CHECK_EQ(auth_msg_parse(buf, n, &p, &why), 0);
+	CHECK_EQ(p.id, m->id);
+	CHECK_EQ(p.tid, m->tid);
+	CHECK_EQ(p.hl, m->id == AUTH_MSG_SUCCESS2 ? 0 : m->hl);
+	CHECK_EQ(p.seqnum, m->seqnum);
+	CHECK_EQ(p.dhvlen, m->dhvlen);
+	CHECK_EQ(p.hashid, m->hashid);
+	CHECK_EQ(p.dhgid, m->dhgid);
+	CHECK_EQ(p.valid, m->valid);
+	CHECK_EQ(p.rescode_exp, m->rescode_exp);
+	if (m->cval)
+		CHECK_MEM(p.cval, m->cval, m->hl);
+	if (m->rval)
+		CHECK_MEM(p.rval, m->rval, m->hl);
+	if (m->dhv)
+		CHECK_MEM(p.dhv, m->dhv, m->dhvlen);
+	/* cut short by one byte: refused, never read past */
+	if (n > 8) {
+		uint8_t *cut = malloc(n - 1);
+		memcpy(cut, buf, n - 1);
+		CHECK(auth_msg_parse(cut, n - 1, &p, &why) < 0);
+		free(cut);
+	}
+	CHECK_EQ(auth_msg_encode(m, buf, want_len - 1), 0); /* no room: nothing */
+}
+
+TEST(messages_round_trip)
+{
+	uint8_t r[48], c[48], dh[256];
+	for (int i = 0; i < 48; i++) {
+		r[i] = (uint8_t)i;
+		c[i] = (uint8_t)(0x80 + i);
+	}
+	for (int i = 0; i < 256; i++)
+		dh[i] = (uint8_t)(255 - i);
+	struct auth_msg neg = {.id = AUTH_MSG_NEGOTIATE, .tid = 0x1234, .nhash = 3, .hashes = {1, 2, 3},
+			       .ndh = 6, .dhgroups = {0, 1, 2, 3, 4, 5}};
+	round_trip(&neg, 72);
+	uint8_t buf[128];
+	struct auth_msg p;
+	const char *why;
+	CHECK_EQ(auth_msg_encode(&neg, buf, sizeof(buf)), 72);
+	CHECK_EQ(buf[0], AUTH_TYPE_COMMON);
+	CHECK_EQ(buf[7], 1);   /* NAPD */
+	CHECK_EQ(buf[8], 1);   /* DH-HMAC-CHAP */
+	CHECK_EQ(buf[10], 3);  /* HALEN */
+	CHECK_EQ(buf[11], 6);  /* DHLEN */
+	CHECK_EQ(buf[12 + 30 + 5], 5); /* the DH groups' list starts 30 bytes after the hashes' */
+	CHECK_EQ(auth_msg_parse(buf, 72, &p, &why), 0);
+	CHECK_EQ(p.ndh, 6);
+	CHECK_MEM(p.dhgroups, neg.dhgroups, 6);
+	struct auth_msg ch = {.id = AUTH_MSG_CHALLENGE, .tid = 9, .hl = 48, .hashid = 2, .dhgid = 1,
+			      .dhvlen = 256, .seqnum = 0xdeadbeef, .cval = c, .dhv = dh};
+	round_trip(&ch, 16 + 48 + 256);
+	struct auth_msg ch0 = {.id = AUTH_MSG_CHALLENGE, .tid = 9, .hl = 32, .hashid = 1, .seqnum = 5, .cval = c};
+	round_trip(&ch0, 16 + 32);
+	struct auth_msg rp = {.id = AUTH_MSG_REPLY, .tid = 9, .hl = 48, .valid = 1, .dhvlen = 256,
+			      .seqnum = 77, .rval = r, .cval = c, .dhv = dh};
+	round_trip(&rp, 16 + 96 + 256);
+	struct auth_msg s1 = {.id = AUTH_MSG_SUCCESS1, .tid = 9, .hl = 48, .valid = 1, .rval = r};
+	round_trip(&s1, 16 + 48);
+	struct auth_msg s1n = {.id = AUTH_MSG_SUCCESS1, .tid = 9, .hl = 48};
+	round_trip(&s1n, 16);
+	struct auth_msg s2 = {.id = AUTH_MSG_SUCCESS2, .tid = 9};
+	round_trip(&s2, 16);
+	struct auth_msg f1 = {.id = AUTH_MSG_FAILURE1, .tid = 9, .rescode = 1, .rescode_exp = AUTH_FAIL_HASH_UNUSABLE};
+	round_trip(&f1, 8);
+	struct auth_msg f2 = {.id = AUTH_MSG_FAILURE2, .tid = 9, .rescode = 1, .rescode_exp = AUTH_FAIL_FAILED};
+	round_trip(&f2, 8);
+	CHECK_STR(auth_failure_name(AUTH_FAIL_HASH_UNUSABLE), "Hash function not usable");
+	CHECK_STR(auth_failure_name(AUTH_FAIL_DHGROUP_UNUSABLE), "DH group not usable");
+}
+
+TEST(malformed_messages_are_refused)
+{
+	uint8_t b[64] = {0};
+	struct auth_msg m;
+	const char *why = NULL;
+	CHECK(auth_msg_parse(b, 7, &m, &why) < 0);          /* no header */
+	b[0] = AUTH_TYPE_DHCHAP;
+	b[1] = 0x42;
+	CHECK(auth_msg_parse(b, 16, &m, &why) < 0);         /* unknown AUTH-Id */
+	CHECK(why && strstr(why, "AUTH-Id"));
+	b[1] = AUTH_MSG_CHALLENGE;
+	b[6] = 32;
+	CHECK(auth_msg_parse(b, 47, &m, &why) < 0);         /* C cut short */
+	CHECK_EQ(auth_msg_parse(b, 48, &m, &why), 0);
+	put_le16(b + 10, 0xffff);                           /* a DH value past the end */
+	CHECK(auth_msg_parse(b, 64, &m, &why) < 0);
+	b[0] = AUTH_TYPE_COMMON;                            /* a Challenge must be DH-HMAC-CHAP's */
+	put_le16(b + 10, 0);
+	CHECK(auth_msg_parse(b, 64, &m, &why) < 0);
+	b[1] = AUTH_MSG_NEGOTIATE;
+	b[7] = 2;                                           /* two descriptors claimed, none there */
+	CHECK(auth_msg_parse(b, 64, &m, &why) < 0);
+}
+
+/* ---- whole transactions against a controller made of the same parts ---- */
+struct fake_ctrl {
+	const struct auth_key *host_key, *ctrl_key; /* what the controller holds */
+	uint8_t hashid, dhgid;
+	uint8_t c1[64], pub[AUTH_DH_MAX], skey[AUTH_DH_MAX];
+	void *dh;
+	uint32_t s1;
+	uint16_t tid;
+	int step;
+	uint8_t pending[2048];
+	size_t pending_len;
+	uint8_t got_failure2, got_success2;
+	bool corrupt_ctrl_response;
+};
+
+static void ctrl_send(struct fake_ctrl *f, const uint8_t *b, size_t n)
+{
+	struct auth_msg m, out;
+	const char *why;
+	uint8_t key[64], chal[64], resp[64];
+	size_t klen, hl = auth_hash_len(f->hashid);
+	CHECK_EQ(auth_msg_parse(b, n, &m, &why), 0);
+	memset(&out, 0, sizeof(out));
+	out.tid = m.tid;
+	switch (m.id) {
+	case AUTH_MSG_NEGOTIATE:
+		f->tid = m.tid;
+		CHECK_EQ(m.sc_c, 0);
+		CHECK(memchr(m.hashes, f->hashid, m.nhash) != NULL);
+		out.id = AUTH_MSG_CHALLENGE;
+		out.hl = (uint8_t)hl;
+		out.hashid = f->hashid;
+		out.dhgid = f->dhgid;
+		f->s1 = 0x11223344;
+		out.seqnum = f->s1;
+		auth_random(f->c1, hl);
+		out.cval = f->c1;
+		if (f->dhgid) {
+			CHECK_EQ(auth_dh_generate(f->dhgid, &f->dh, f->pub), 0);
+			out.dhvlen = (uint16_t)auth_dh_len(f->dhgid);
+			out.dhv = f->pub;
+		}
+		break;
+	case AUTH_MSG_REPLY:
+		CHECK_EQ(m.hl, hl);
+		memcpy(chal, f->c1, hl);
+		if (f->dhgid) {
+			CHECK_EQ(m.dhvlen, auth_dh_len(f->dhgid));
+			CHECK_EQ(auth_dh_derive(f->dh, f->dhgid, m.dhv, m.dhvlen, f->skey), 0);
+			CHECK_EQ(auth_augment(f->hashid, f->skey, m.dhvlen, f->c1, chal), 0);
+		}
+		auth_key_transform(f->host_key, HOSTNQN, key, &klen);
+		auth_response(f->hashid, key, klen, chal, f->s1, f->tid, false, HOSTNQN, SUBNQN, resp);
+		if (!auth_equal(resp, m.rval, hl)) {
+			out.id = AUTH_MSG_FAILURE1;
+			out.rescode = 1;
+			out.rescode_exp = AUTH_FAIL_FAILED;
+			break;
+		}
+		out.id = AUTH_MSG_SUCCESS1;
+		out.hl = (uint8_t)hl;
+		if (m.valid) {
+			CHECK(m.seqnum != 0);
+			memcpy(chal, m.cval, hl);
+			if (f->dhgid)
+				auth_augment(f->hashid, f->skey, auth_dh_len(f->dhgid), m.cval, chal);
+			auth_key_transform(f->ctrl_key, SUBNQN, key, &klen);
+			auth_response(f->hashid, key, klen, chal, m.seqnum, f->tid, true, HOSTNQN, SUBNQN, resp);
+			if (f->corrupt_ctrl_response)
+				resp[0] ^= 1;
+			out.valid = 1;
+			out.rval = resp;
+		}
+		break;
+	case AUTH_MSG_SUCCESS2:
+		f->got_success2 = 1;
+		return;
+	case AUTH_MSG_FAILURE2:
+		f->got_failure2 = m.rescode_exp;
+		return;
+	default:
+		CHECK(0);
+		return;
+	}
+	f->pending_len = auth_msg_encode(&out, f->pending, sizeof(f->pending));
+	CHECK(f->pending_len > 0);
+}
+
+/* Drives the host's transaction against f; the final return code. */
+static int drive(struct auth_tx *t, struct fake_ctrl *f)
+{
+	static uint8_t buf[4096];
+	uint8_t sqe[64];
+	for (int n = 0; n < 10; n++) {
+		uint32_t len = 0;
+		int rc = auth_tx_next(t, sqe, buf, sizeof(buf), &len);
+		if (rc)
+			return rc;
+		if (sqe[4] == NVMF_FCTYPE_AUTH_SEND) {
+			CHECK_EQ(get_le32(sqe + 44), len);
+			ctrl_send(f, buf, len);
+		} else {
+			CHECK_EQ(sqe[4], NVMF_FCTYPE_AUTH_RECV);
+			CHECK(f->pending_len > 0 && f->pending_len <= len);
+			memcpy(buf, f->pending, f->pending_len);
+			f->pending_len = 0;
+		}
+		rc = auth_tx_answer(t, 0, NULL, buf, len);
+		if (rc != AUTH_TX_MORE)
+			return rc;
+	}
+	return -100;
+}
+
+static const char *const HK = "DHHC-1:01:" B64_32 ":";
+static const char *const CK = "DHHC-1:03:" B64_64 ":";
+
+static int transaction(uint8_t hashid, uint8_t dhgid, bool bidir, const char *ctrl_holds_host,
+		       const char *ctrl_holds_ctrl, bool corrupt, struct fake_ctrl *f)
+{
+	struct auth_key hk, ck, fhk, fck;
+	struct auth_tx t;
+	auth_key_parse(HK, "h", &hk);
+	auth_key_parse(CK, "c", &ck);
+	auth_key_parse(ctrl_holds_host, "h", &fhk);
+	auth_key_parse(ctrl_holds_ctrl, "c", &fck);
+	memset(f, 0, sizeof(*f));
+	f->host_key = &fhk;
+	f->ctrl_key = &fck;
+	f->hashid = hashid;
+	f->dhgid = dhgid;
+	f->corrupt_ctrl_response = corrupt;
+	auth_tx_init(&t, &hk, bidir ? &ck : NULL, HOSTNQN, SUBNQN, 3, 0x55);
+	int rc = drive(&t, f);
+	auth_tx_clear(&t);
+	auth_dh_free(f->dh);
+	f->dh = NULL;
+	return rc;
+}
+
+TEST(transactions_for_every_hash_and_group)
+{
+	struct fake_ctrl f;
+	for (uint8_t h = 1; h <= 3; h++)
+		for (uint8_t g = 0; g <= 1; g++)
+			for (int bidir = 0; bidir <= 1; bidir++) {
+				int rc = transaction(h, g, bidir, HK, CK, false, &f);
+				if (rc)
+					fprintf(stderr, "    %s %s %s: %s\n", auth_hash_name(h),
+						auth_dhgroup_name(g), bidir ? "bidirectional" : "", nvmeof_errmsg());
+				CHECK_EQ(rc, 0);
+				CHECK_EQ(f.got_success2, bidir);
+				CHECK_EQ(f.got_failure2, 0);
+			}
+	CHECK_EQ(transaction(AUTH_HASH_SHA512, AUTH_DH_FFDHE4096, true, HK, CK, false, &f), 0);
+}
+
+TEST(wrong_secrets_fail_clearly)
+{
+	struct fake_ctrl f;
+	/* the controller holds another host secret: it answers Failure1 */
+	int rc = transaction(1, 0, false, "DHHC-1:00:" B64_32 ":", CK, false, &f);
+	CHECK(rc < 0);
+	CHECK(strstr(nvmeof_errmsg(), "Authentication failed") != NULL);
+	CHECK(strstr(nvmeof_errmsg(), "host secret") != NULL);
+	/* it holds another controller secret: we send Failure2 and say so */
+	rc = transaction(2, 1, true, HK, "DHHC-1:02:" B64_48 ":", false, &f);
+	CHECK(rc < 0);
+	CHECK_EQ(f.got_failure2, AUTH_FAIL_FAILED);
+	CHECK_EQ(f.got_success2, 0);
+	CHECK(strstr(nvmeof_errmsg(), "controller secret") != NULL);
+	rc = transaction(3, 0, true, HK, CK, true, &f);
+	CHECK(rc < 0);
+	CHECK_EQ(f.got_failure2, AUTH_FAIL_FAILED);
+}
+
+TEST(a_challenge_we_cannot_use_ends_with_failure2)
+{
+	struct auth_key hk;
+	struct auth_tx t;
+	uint8_t sqe[64], buf[4096], c[32] = {0};
+	uint32_t len;
+	auth_key_parse(HK, "h", &hk);
+	auth_tx_init(&t, &hk, NULL, HOSTNQN, SUBNQN, 0, 7);
+	CHECK_EQ(auth_tx_next(&t, sqe, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(auth_tx_answer(&t, 0, NULL, buf, len), AUTH_TX_MORE);
+	CHECK_EQ(auth_tx_next(&t, sqe, buf, sizeof(buf), &len), 0);
+	struct auth_msg ch = {.id = AUTH_MSG_CHALLENGE, .tid = 7, .hl = 32, .hashid = 9, .cval = c};
+	size_t n = auth_msg_encode(&ch, buf, sizeof(buf));
+	CHECK_EQ(auth_tx_answer(&t, 0, NULL, buf, n), AUTH_TX_MORE);
+	CHECK_EQ(auth_tx_next(&t, sqe, buf, sizeof(buf), &len), 0);
+	struct auth_msg m;
+	const char *why;
+	CHECK_EQ(auth_msg_parse(buf, len, &m, &why), 0);
+	CHECK_EQ(m.id, AUTH_MSG_FAILURE2);
+	CHECK_EQ(m.rescode_exp, AUTH_FAIL_HASH_UNUSABLE);
+	CHECK_EQ(auth_tx_answer(&t, 0, NULL, NULL, 0), NVMEOF_ENOTSUP);
+	CHECK(strstr(nvmeof_errmsg(), "hash function 9") != NULL);
+	/* a transaction ID that is not ours */
+	auth_tx_init(&t, &hk, NULL, HOSTNQN, SUBNQN, 0, 7);
+	auth_tx_next(&t, sqe, buf, sizeof(buf), &len);
+	auth_tx_answer(&t, 0, NULL, buf, len);
+	auth_tx_next(&t, sqe, buf, sizeof(buf), &len);
+	ch.hashid = 1;
+	ch.tid = 8;
+	n = auth_msg_encode(&ch, buf, sizeof(buf));
+	CHECK_EQ(auth_tx_answer(&t, 0, NULL, buf, n), AUTH_TX_MORE);
+	CHECK_EQ(t.step, AUTH_FAILURE2);
+	CHECK_EQ(t.fail_exp, AUTH_FAIL_INCORRECT_PAYLOAD);
+}
+
+TEST(an_nvme_error_names_the_step)
+{
+	struct auth_key hk;
+	struct auth_tx t;
+	uint8_t sqe[64], buf[256];
+	uint32_t len;
+	auth_key_parse(HK, "h", &hk);
+	auth_tx_init(&t, &hk, NULL, HOSTNQN, SUBNQN, 2, 7);
+	auth_tx_next(&t, sqe, buf, sizeof(buf), &len);
+	struct nvmeof_cpl cpl = {.err = NVMEOF_ENVME, .status = 0x0002, .opc = 0x7f, .fctype = 0x05};
+	CHECK_EQ(auth_tx_answer(&t, NVMEOF_ENVME, &cpl, NULL, 0), NVMEOF_ENVME);
+	CHECK(strstr(nvmeof_errmsg(), "AUTH_Send Negotiate") != NULL);
+	CHECK(strstr(nvmeof_errmsg(), "queue 2") != NULL);
+	/* the connection dropped after our response: what nvmet does with a wrong host secret */
+	auth_tx_init(&t, &hk, NULL, HOSTNQN, SUBNQN, 0, 7);
+	t.step = AUTH_RECV_SUCCESS1;
+	CHECK_EQ(auth_tx_answer(&t, NVMEOF_ECLOSED, NULL, NULL, 0), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "wrong host secret") != NULL);
+	/* before it, a loss is only a loss */
+	auth_tx_init(&t, &hk, NULL, HOSTNQN, SUBNQN, 0, 7);
+	nvmeof_err(NVMEOF_ECLOSED, "queue 0 lost its connection");
+	CHECK_EQ(auth_tx_answer(&t, NVMEOF_ECLOSED, NULL, NULL, 0), NVMEOF_ECLOSED);
+	CHECK(strstr(nvmeof_errmsg(), "host secret") == NULL);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct test_case t[] = {
+		T(crc32_is_zlibs),
+		T(secrets_parse_with_their_length_and_transformation),
+		T(transformation_matches_nvme_cli),
+		T(malformed_secrets_are_refused_without_echoing_them),
+		T(response_and_augmented_challenge_match_python),
+		T(ffdhe_values_are_padded_and_agree),
+		T(sqes_name_the_security_protocol),
+		T(messages_round_trip),
+		T(malformed_messages_are_refused),
+		T(transactions_for_every_hash_and_group),
+		T(wrong_secrets_fail_clearly),
+		T(a_challenge_we_cannot_use_ends_with_failure2),
+		T(an_nvme_error_names_the_step),
+	};
+	return run_named_tests("unit-auth", t, sizeof(t) / sizeof(t[0]), argc, argv);
+}

@@ -31,6 +31,8 @@ struct nvmeof_ctrl {
 	uint32_t assoc_gen;          /* bumped each time the association is re-created */
 	uint64_t reassoc_failed_ms;  /* admin_lock: when the last attempt to re-create it failed (0: none) */
 	bool assoc_stale;            /* an I/O queue's Connect named a controller the target no longer has */
+	bool assoc_refused;          /* admin_lock: the target refused a new association with DNR */
+	char assoc_refused_msg[512]; /* admin_lock: what it said */
 	struct nvmeof_ctrl_info info;
 	struct ns_table nst;         /* stable structs: events add and retire namespaces */
 	struct aer *aer;             /* asynchronous events, when enabled (aer.c) */

@@ -218,7 +218,7 @@ struct nvmeof_queue {
 		int done;              /* atomic: the worker has returned */
 		int cancel;            /* atomic: the owner no longer wants the attempt */
 		int rc;
-		char msg[256];         /* its thread's error message */
+		char msg[512];         /* its thread's error message (as long as nvmeof_errmsg) */
 		uint32_t usable;       /* the new connection's CRQSIZE */
 		bool has_limits, has_cmd;
 		uint32_t icd, assoc_gen;
@@ -228,6 +228,7 @@ struct nvmeof_queue {
 		uint32_t data_len;
 		bool answered;         /* the Connect has completed: cpl */
 		struct nvmeof_cpl cpl;
+		bool final;            /* the target refused for good: no next attempt */
 	} bg;
 
 	void (*wait_hook)(void *);  /* see q_set_wait_hook */

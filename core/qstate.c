@@ -121,11 +121,16 @@ static void drain_cq(struct nvmeof_queue *q)
  * late RDMA can reach a buffer its owner already reuses; then what was live
  * waits for a new connection, or fails (with the thread's message as it
  * stands: what the callbacks' owners read). */
-static void close_and_settle(struct nvmeof_queue *q)
+static void close_wire(struct nvmeof_queue *q)
 {
 	q->tr->close(q);
 	q->wr_head = q->wr_tail = NULL;
 	q->rwr_head = q->rwr_tail = NULL;
+}
+
+static void close_and_settle(struct nvmeof_queue *q)
+{
+	close_wire(q);
 	if (may_reconnect(q)) {
 		q_set_state(q, Q_WAIT);
 		park_all(q);
@@ -186,6 +191,7 @@ static void housekeep(struct nvmeof_queue *q, uint64_t now)
 
 static void connect_answered(struct nvmeof_queue *q);
 static int give_up(struct nvmeof_queue *q);
+static int refused(struct nvmeof_queue *q);
 
 /* ctrl_loss_tmo counts from the loss, whatever an attempt is doing. */
 static bool past_loss_tmo(const struct nvmeof_queue *q)
@@ -219,6 +225,18 @@ bool q_state_tick(struct nvmeof_queue *q)
 		}
 	}
 	return true;
+}
+
+/* The attempt's owner found the refusal final (q_reconnect_final): the
+ * message says so, and what waits fails now rather than at ctrl_loss_tmo. */
+static int refused(struct nvmeof_queue *q)
+{
+	char why[512];
+	snprintf(why, sizeof(why), "%s", nvmeof_errmsg());
+	q_set_state(q, Q_FAILED);
+	nvmeof_err(NVMEOF_ECLOSED, "queue %u: reconnect refused, not tried again: %s", q->qid, why);
+	q_fail_all(q, NVMEOF_ECLOSED);
+	return q->completed ? (int)q->completed : NVMEOF_ECLOSED;
 }
 
 static int give_up(struct nvmeof_queue *q)
@@ -310,6 +328,11 @@ static void connect_answered(struct nvmeof_queue *q)
 			q_post_from_poll(q);
 		return;
 	}
+	if (rc && q->bg.final && may_reconnect(q)) {
+		close_wire(q);
+		refused(q);
+		return;
+	}
 	if (rc) {
 		close_and_settle(q); /* parked again; the next try after the delay */
 		return;
@@ -337,6 +360,8 @@ int q_reopen_progress(struct nvmeof_queue *q)
 	if (q->bg.rc) {
 		nvmeof_err(q->bg.rc, "%s", q->bg.msg);
 		q->tr->close(q); /* whatever the worker made of a connection */
+		if (q->bg.final)
+			return refused(q);
 		q_set_state(q, Q_WAIT);
 		return (int)q->completed;
 	}
@@ -376,6 +401,8 @@ void q_stage_limits(struct nvmeof_queue *q, uint32_t icd_max, uint64_t max_xfer,
 }
 
 uint32_t q_staged_assoc_gen(const struct nvmeof_queue *q) { return q->bg.assoc_gen; }
+
+void q_reconnect_final(struct nvmeof_queue *q) { q->bg.final = true; }
 
 bool q_reconnect_cancelled(const struct nvmeof_queue *q)
 {

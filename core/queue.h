@@ -79,6 +79,10 @@ void q_stage_limits(struct nvmeof_queue *q, uint32_t icd_max, uint64_t max_xfer,
 bool q_reconnect_cancelled(const struct nvmeof_queue *q);
 /* For finish: the association generation the attempt's prepare staged. */
 uint32_t q_staged_assoc_gen(const struct nvmeof_queue *q);
+/* For prepare or finish, with the error they return: the target refused in
+ * a way no retry changes (a status with DNR), so the queue fails now, with
+ * that message, instead of trying again until ctrl_loss_tmo. */
+void q_reconnect_final(struct nvmeof_queue *q);
 /* For prepare: the command (the Fabrics Connect) the poll sends on the new
  * connection, its data_len bytes already in the scratch buffer; for finish,
  * the next one (Q_RECONNECT_MORE). */

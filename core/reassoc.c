@@ -1,4 +1,5 @@
 /* A new association after the old one was lost, and the I/O queues' reconnect. */
+#include <stdio.h>
 #include <string.h>
 
 #include "adminio.h"
@@ -14,6 +15,7 @@ static int reassociate(struct nvmeof_ctrl *c)
 	struct nvmeof_ctrl_info ni;
 	uint16_t cntlid;
 	uint32_t granted = 0;
+	uint16_t status = 0;
 	int rc;
 	pthread_mutex_lock(&c->lock);
 	ni = c->info;
@@ -21,9 +23,18 @@ static int reassociate(struct nvmeof_ctrl *c)
 	trace_ctrl(&c->o, 0, "re-creating the association with %s", c->subnqn);
 	if ((rc = q_reopen(c->admin, NVMF_CNTLID_DYNAMIC, c->o.connect_timeout_ms)) ||
 	    (rc = ctrl_fabrics_connect(c, c->admin, 0, NVMEOF_ADMIN_DEPTH, NVMF_CNTLID_DYNAMIC, c->o.kato_ms,
-				  &cntlid, NULL)) ||
-	    (rc = ctrl_enable(c, &ni)) || (rc = ctrl_identify_ctrl(c, &ni)))
-		return nvmeof_err_prefix(rc, "re-create the association");
+				  &cntlid, &status)) ||
+	    (rc = ctrl_enable(c, &ni)) || (rc = ctrl_identify_ctrl(c, &ni))) {
+		rc = nvmeof_err_prefix(rc, "re-create the association");
+		/* Do Not Retry on the admin Connect (host not allowed, subsystem
+		 * gone from the port): every queue's attempt would meet the same
+		 * answer until ctrl_loss_tmo; the kernel host stops here too. */
+		if (status && NVMEOF_STATUS_DNR(status)) {
+			c->assoc_refused = true;
+			snprintf(c->assoc_refused_msg, sizeof(c->assoc_refused_msg), "%s", nvmeof_errmsg());
+		}
+		return rc;
+	}
 	/* the same controller must answer: same subsystem, same serial */
 	if (strcmp(ni.subnqn, c->info.subnqn) || strcmp(ni.serial, c->info.serial))
 		return nvmeof_err(NVMEOF_ETRANSPORT,
@@ -73,6 +84,12 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 		pthread_mutex_unlock(&c->admin_lock);
 		return nvmeof_err(NVMEOF_ECLOSED, "reconnect queue %u: given up", qid);
 	}
+	if (c->assoc_refused) {
+		q_reconnect_final(q);
+		rc = nvmeof_err(NVMEOF_ENVME, "%s", c->assoc_refused_msg); /* refused() names the queue */
+		pthread_mutex_unlock(&c->admin_lock);
+		return rc;
+	}
 	if (q_assoc_gen(q) == c->assoc_gen || !q_connected(c->admin) ||
 	    __atomic_load_n(&c->assoc_stale, __ATOMIC_RELAXED)) {
 		/* Every queue's worker comes here after the same loss: one
@@ -89,6 +106,8 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 			fresh = true;
 		} else {
 			c->reassoc_failed_ms = nvmeof_now_ms(); /* when it failed: it may have taken seconds */
+			if (c->assoc_refused)
+				q_reconnect_final(q);
 		}
 	}
 	uint16_t cntlid = c->info.cntlid;
@@ -138,6 +157,12 @@ static int reconnect_finish(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const
 	 * replaced says nothing about the new one. */
 	bool current = q_staged_assoc_gen(q) == __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED);
 	int rc = ctrl_connect_result(c, qid, cpl->err, cpl, current, NULL);
+	/* Do Not Retry from the controller this queue belongs to (not a
+	 * Connect to a controller the target has dropped since: the next
+	 * attempt re-creates the association) ends the reconnect */
+	if (rc == NVMEOF_ENVME && NVMEOF_STATUS_DNR(cpl->status) && current &&
+	    !__atomic_load_n(&c->assoc_stale, __ATOMIC_RELAXED))
+		q_reconnect_final(q);
 	if (!rc && (rc = ctrl_auth_async_start(c, q, qid, cpl->cdw0)) == Q_RECONNECT_MORE)
 		return rc;
 	if (rc)

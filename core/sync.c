@@ -9,7 +9,7 @@
 struct sync_ctx {
 	struct nvmeof_cpl cpl;
 	bool done;
-	char why[192]; /* a failure other than an NVMe status: what the queue said just before */
+	char why[512]; /* a failure other than an NVMe status: what the queue said just before */
 };
 
 static void sync_cb(void *arg, const struct nvmeof_cpl *cpl)

@@ -792,6 +792,53 @@ out:
 		nvmeof_ctrl_close(c);
 }
 
+/* The target refuses the new association for good (the host no longer
+ * allowed: Invalid Host, DNR): the reconnect stops at that answer, with it
+ * in the message, instead of trying until ctrl_loss_tmo (two minutes here). */
+TEST(reconnect_refused_with_dnr_fails_at_once)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_queue *q = NULL;
+	struct nvmeof_mr *mr = NULL;
+	char cmd[512];
+	bool denied = false;
+	opts_a(&o);
+	o.reconnect_delay_ms = 300;
+	o.ctrl_loss_tmo_ms = 120000;
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	MUST(nvmeof_queue_create(c, NULL, &q));
+	MUST(nvmeof_mr_alloc(c, 4096, &mr));
+	const struct nvmeof_ns *ns = nvmeof_ns_get(c, 1);
+	MUST(nvmeof_read_sync(q, ns, 0, 8, mr, 0, 0));
+	sh("tb port-down rdma");
+	snprintf(cmd, sizeof(cmd), "tb host-deny %s", env("NVMEOF_TB_NQN_A"));
+	sh(cmd);
+	denied = true;
+	sh("tb port-up rdma");
+	double t0 = now_s();
+	int rc = nvmeof_read_sync(q, ns, 0, 8, mr, 0, 0);
+	double took = now_s() - t0;
+	printf("    after %.1f s: %s: %s\n", took, nvmeof_strerror(rc), nvmeof_errmsg());
+	CHECK(rc != 0);
+	CHECK(strstr(nvmeof_errmsg(), "Invalid Host") != NULL);
+	CHECK(strstr(nvmeof_errmsg(), "DNR") != NULL);
+	CHECK(took < o.ctrl_loss_tmo_ms / 2000.0); /* stopped at the answer, not at the loss timeout */
+	/* the queue stays failed: nothing is tried again behind the caller's back */
+	CHECK(nvmeof_read_sync(q, ns, 0, 8, mr, 0, 0) != 0);
+out:
+	if (denied) {
+		snprintf(cmd, sizeof(cmd), "tb host-allow %s", env("NVMEOF_TB_NQN_A"));
+		sh(cmd);
+	}
+	if (mr)
+		nvmeof_mr_release(mr);
+	if (q)
+		nvmeof_queue_destroy(q);
+	if (c)
+		nvmeof_ctrl_close(c);
+}
+
 /* A queue created right after one was destroyed connects: the QID just
  * released (still being torn down at the target) is not handed out again. */
 TEST(queue_created_right_after_destroy)
@@ -1048,7 +1095,8 @@ int main(int argc, char **argv)
 		T(unreachable_address_fails_fast), T(nobody_listening_on_port), T(bad_arguments),
 		T(keep_alive_keeps_the_association), T(target_ends_association_when_keep_alives_stop),
 		T(reconnect_keeps_write_order_and_the_controller), T(poll_group_of_four_queues),
-		T(poll_group_reconnects_every_queue), T(queue_created_right_after_destroy),
+		T(poll_group_reconnects_every_queue), T(reconnect_refused_with_dnr_fails_at_once),
+		T(queue_created_right_after_destroy),
 		T(sixty_four_queue_pairs_connect_under_load_and_all_carry_io),
 		T(keep_alive_goes_out_during_a_long_admin_command),
 	};

@@ -381,7 +381,9 @@ int nvmeof_queue_destroy(struct nvmeof_queue *q)
 		return nvmeof_err(NVMEOF_EINVAL, "destroy queue: NULL queue");
 	struct nvmeof_ctrl *c = q_owner(q);
 	uint16_t qid = nvmeof_queue_qid(q);
-	q_close(q);
+	int rc = q_close(q);
+	if (rc)
+		return rc; /* still the caller's */
 	pthread_mutex_lock(&c->lock);
 	c->qid_used[qid] = 0;
 	c->nqueues--;

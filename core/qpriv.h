@@ -236,6 +236,7 @@ struct nvmeof_queue {
 	uint32_t wait_hook_ms;
 	uint64_t next_housekeep_ms;
 	uint32_t completed;       /* requests completed by the current poll */
+	uint32_t in_cb;           /* callbacks of this queue running now (nested) */
 	struct nvmeof_queue_stats st;
 	uint8_t conn_class;       /* enum cr_class of the transport's last failed connect (connretry.h) */
 	uint32_t connect_retries; /* what its first connect took: retries, ms */
@@ -281,8 +282,11 @@ static inline void q_req_hand_back(struct nvmeof_queue *q, uint16_t ri, const st
 		q->req_free[q->nfree_reqs++] = ri;
 	q->completed++;
 	/* Last: the callback may submit again and reuse this request. */
-	if (cb)
+	if (cb) {
+		q->in_cb++; /* the queue must outlive its callback: see q_close */
 		cb(arg, cpl);
+		q->in_cb--;
+	}
 }
 void q_pend_push(struct nvmeof_queue *q, uint16_t ri);
 uint16_t q_pend_pop(struct nvmeof_queue *q);

@@ -478,10 +478,15 @@ void q_set_reconnect(struct nvmeof_queue *q, const struct q_reconnect_ops *ops, 
 
 /* CLOSING first: a callback run by the teardown that submits is refused,
  * and one that polls touches no wire. */
-void q_close(struct nvmeof_queue *q)
+int q_close(struct nvmeof_queue *q)
 {
 	if (!q)
-		return;
+		return 0;
+	/* Its caller's stack (a poll, a completion loop) goes on using the
+	 * queue when the callback returns: it cannot be freed under it. */
+	if (q->in_cb)
+		return nvmeof_err(NVMEOF_EBUSY, "destroy queue %u: called from one of its own completion callbacks; "
+				  "destroy it after the poll returns", q->qid);
 	if (q->bg.running)
 		__atomic_store_n(&q->bg.cancel, 1, __ATOMIC_RELAXED); /* prepare stops at its next step */
 	join_worker(q);
@@ -492,4 +497,5 @@ void q_close(struct nvmeof_queue *q)
 	if (q->slots)
 		q_fail_all(q, NVMEOF_ECLOSED);
 	q_free(q);
+	return 0;
 }

@@ -110,8 +110,9 @@ void q_set_connect_cost(struct nvmeof_queue *q, uint32_t retries, uint64_t ms);
 void q_set_live(struct nvmeof_queue *q);
 /* The controller keeps the PD: registrations outlive a queue's reconnects. */
 void q_take_pd(struct nvmeof_queue *q);
-/* Fails what is in flight with NVMEOF_ECLOSED and releases everything. */
-void q_close(struct nvmeof_queue *q);
+/* Fails what is in flight with NVMEOF_ECLOSED and releases everything;
+ * NVMEOF_EBUSY, touching nothing, from inside one of q's own callbacks. */
+int q_close(struct nvmeof_queue *q);
 /* Poll groups (group.c): a CQ of cqe entries and a channel on verbs for up to
  * max_members (at most 64) queues of owner. */
 struct q_transport;

@@ -314,7 +314,10 @@ int nvmeof_poll_group_destroy(struct nvmeof_poll_group *g); /* NVMEOF_EBUSY whil
 int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max);
 /* Until min completions across the group, or timeout_ms; as nvmeof_queue_wait. */
 int nvmeof_poll_group_wait(struct nvmeof_poll_group *g, uint32_t min, int timeout_ms);
-/* In-flight commands are failed with NVMEOF_ECLOSED (their callbacks run). */
+/* In-flight commands are failed with NVMEOF_ECLOSED (their callbacks run).
+ * Not from one of the queue's own callbacks (the poll running it still uses
+ * the queue): NVMEOF_EBUSY, and the queue is left as it was. Another queue
+ * of the same group may be destroyed from a callback. */
 int nvmeof_queue_destroy(struct nvmeof_queue *q);
 uint16_t nvmeof_queue_qid(const struct nvmeof_queue *q);
 uint32_t nvmeof_queue_depth(const struct nvmeof_queue *q);

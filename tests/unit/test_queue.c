@@ -80,6 +80,8 @@ struct fixture {
 	bool poll_in_cb;          /* callbacks that poll the queue */
 	int poll_rc;
 	bool wire_closed_at_cb;   /* the connection was closed when the last callback ran */
+	bool close_in_cb;         /* callbacks that try to destroy the queue */
+	int close_rc;
 };
 
 static void cb(void *arg, const struct nvmeof_cpl *cpl)
@@ -90,6 +92,8 @@ static void cb(void *arg, const struct nvmeof_cpl *cpl)
 	f->wire_closed_at_cb = fw_closed(f->fw);
 	if (f->poll_in_cb)
 		f->poll_rc = nvmeof_queue_poll(f->q, 0);
+	if (f->close_in_cb)
+		f->close_rc = q_close(f->q);
 	if (f->resubmit > 0) {
 		f->resubmit--;
 		f->resubmit_rc = nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f);
@@ -297,6 +301,39 @@ TEST(destroy_refuses_what_its_callbacks_submit)
 	CHECK(f->wire_closed_at_cb);
 	CHECK_EQ(fw_polls_after_close(f->fw), 0);
 	CHECK_EQ(f->rec.n, 2); /* nothing more went out */
+	f->q = NULL;
+	teardown(f);
+}
+
+/* A callback destroying its own queue: the poll that runs it goes on using
+ * the queue afterwards, so the destroy is refused (was a use after free),
+ * and the queue still works; when the queue is closed with a request in
+ * flight, that request's callback trying again is refused too (was a
+ * double free). */
+TEST(destroy_from_its_own_callback_is_refused)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
+	f->close_in_cb = true;
+	f->close_rc = 0;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
+	drain(f, 1);
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, 0);
+	CHECK_EQ(f->close_rc, NVMEOF_EBUSY);
+	CHECK(strstr(nvmeof_errmsg(), "own completion callbacks") != NULL);
+	f->close_in_cb = false;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 8, 8, &f->mr, 4096, cb, f), 0);
+	drain(f, 2);
+	CHECK_EQ(f->calls, 2);
+	CHECK_EQ(f->last.err, 0);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 16, 8, &f->mr, 0, cb, f), 0);
+	f->close_in_cb = true;
+	f->close_rc = 0;
+	CHECK_EQ(q_close(f->q), 0);
+	CHECK_EQ(f->calls, 3);
+	CHECK_EQ(f->last.err, NVMEOF_ECLOSED);
+	CHECK_EQ(f->close_rc, NVMEOF_EBUSY);
 	f->q = NULL;
 	teardown(f);
 }
@@ -1587,7 +1624,7 @@ int main(int argc, char **argv)
 		T(duplicate_and_stale_completions_are_dropped),
 		T(response_before_send_completion),
 		T(timeout_without_reconnect_closes_the_connection_before_the_callback),
-		T(destroy_refuses_what_its_callbacks_submit),
+		T(destroy_refuses_what_its_callbacks_submit), T(destroy_from_its_own_callback_is_refused),
 		T(in_capsule_writes_point_into_the_callers_region),
 		T(queue_full_and_one_doorbell_per_batch),
 		T(connection_loss_fails_everything_in_flight),

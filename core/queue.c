@@ -47,7 +47,13 @@ void q_set_wait_hook(struct nvmeof_queue *q, void (*fn)(void *), void *arg, uint
 	q->wait_hook_ms = every_ms ? every_ms : 1;
 }
 
-void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats *out) { *out = q->st; }
+void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats *out)
+{
+	*out = q->st;
+	/* a queue's waits are its group's: one channel, one count */
+	if (q->group)
+		out->sleeps = q->group->waiter.st_sleeps;
+}
 
 void q_set_connect_cost(struct nvmeof_queue *q, uint32_t retries, uint64_t ms)
 {

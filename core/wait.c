@@ -90,10 +90,7 @@ int nvmeof_queue_wait(struct nvmeof_queue *q, uint32_t min, int timeout_ms)
 {
 	if (unlikely(!q->group || q->state == Q_FAILED || q->state == Q_CLOSING))
 		return q_state_err(q);
-	int rc = nvmeof_poll_group_wait(q->group, min, timeout_ms);
-	if (q->own_group)
-		q->st.sleeps = q->group->waiter.st_sleeps;
-	return rc;
+	return nvmeof_poll_group_wait(q->group, min, timeout_ms);
 }
 
 static int gw_poll(void *c) { return nvmeof_poll_group_poll(c, 0); }

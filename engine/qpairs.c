@@ -110,6 +110,9 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 
 void qpairs_close(struct jqueue *jq)
 {
+	char slept[48] = "";
+	uint64_t sleeps = 0;
+	unsigned int nq = jq->nq;
 	for (unsigned int n = 0; n < jq->nq; n++) {
 		struct nvmeof_queue *q = jq->q[n];
 		struct nvmeof_queue_stats st;
@@ -123,10 +126,14 @@ void qpairs_close(struct jqueue *jq)
 		/* what a run cost on the wire: commands per doorbell shows the
 		 * batching, sleeps the waits that went to the completion channel;
 		 * and what connecting it took (retries under load) */
-		eng_info("nvmeof: queue %u: %llu command(s), %llu doorbell(s), %llu sleep(s); connected in "
+		if (jq->nq == 1)
+			snprintf(slept, sizeof(slept), ", %llu sleep(s)", (unsigned long long)st.sleeps);
+		else
+			sleeps = st.sleeps; /* the group's: said once below */
+		eng_info("nvmeof: queue %u: %llu command(s), %llu doorbell(s)%s; connected in "
 			 "%llu ms, %u connect retr%s\n",
 			 nvmeof_queue_qid(q), (unsigned long long)st.cmds,
-			 (unsigned long long)st.doorbells, (unsigned long long)st.sleeps,
+			 (unsigned long long)st.doorbells, slept,
 			 (unsigned long long)conn_ms, conn_retries, conn_retries == 1 ? "y" : "ies");
 		if (st.reconnects)
 			eng_info("nvmeof: queue %u reconnected %llu time(s), longest outage %llu ms\n",
@@ -140,6 +147,9 @@ void qpairs_close(struct jqueue *jq)
 				 (unsigned long long)st.retries);
 		nvmeof_queue_destroy(q);
 	}
+	if (nq > 1)
+		eng_info("nvmeof: the job's poll group of %u queue pairs: %llu sleep(s)\n", nq,
+			 (unsigned long long)sleeps);
 	jq->nq = 0;
 	if (jq->group)
 		nvmeof_poll_group_destroy(jq->group);

@@ -383,7 +383,8 @@ struct nvmeof_queue_stats {
 	uint64_t outage_ms_max;   /* longest time from loss to reconnect */
 	uint64_t retries;         /* commands re-sent after a status without DNR */
 	uint64_t bad_rsps;        /* response capsules shorter than a CQE (connection failed) */
-	uint64_t sleeps;          /* waits that slept on the completion channel */
+	uint64_t sleeps;          /* waits that slept on the completion channel: the
+				   * queue's poll group's, the same for each member */
 };
 void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats *out);
 /* (0.3) Tries after the first that the queue's connect took (its CM steps

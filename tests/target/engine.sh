@@ -233,6 +233,27 @@ t_doorbells_coalesce_at_depth() {
   [ $((d * 10)) -ge $((c * 9)) ] || fail "delay_cmd_submit=0 still coalesced ($d doorbells, $c commands)"
 }
 
+# The end-of-job line counts the waits that slept on the completion channel
+# (they were always 0: the count lived on the queue, the waits on its group).
+sleeps() { # log: sleeps of the job's queue pairs (one line: one queue pair; or the group's)
+  grep -oE '[0-9]+ sleep\(s\)' "$1" | awk '{ s += $1 } END { print s + 0 }'
+}
+t_wait_sleep_is_counted() {
+  local s
+  ours --name=sl --filename="$FA1" --thread=1 --rw=randread --bs=4k --iodepth=1 --size=64m \
+    --time_based --runtime=2 --wait=sleep > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio failed"; }
+  s=$(sleeps "$SCRATCH/log")
+  echo "    QD1, wait=sleep: $s sleep(s)"
+  [ "$s" -gt 100 ] || fail "wait=sleep at QD1 counted $s sleeps"
+  ours --name=sl --filename="$FA1" --thread=1 --rw=randread --bs=4k --iodepth=4 --qpairs=2 --size=64m \
+    --time_based --runtime=2 --wait=sleep > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio failed"; }
+  grep -q "poll group of 2 queue pairs: [1-9][0-9]* sleep(s)" "$SCRATCH/log" || { grep nvmeof "$SCRATCH/log"; fail "no group sleeps line"; }
+  ours --name=sl --filename="$FA1" --thread=1 --rw=randread --bs=4k --iodepth=1 --size=64m \
+    --time_based --runtime=1 --wait=poll > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio failed"; }
+  s=$(sleeps "$SCRATCH/log")
+  [ "$s" = 0 ] || fail "wait=poll slept $s times"
+}
+
 t_wait_typo_fails_with_fios_message() {
   expect_fio_fails "valid values: hybrid" --name=e --filename="$FA1" --wait=sleepy --rw=read --bs=4k --size=1m
   grep -q "failed parsing wait=sleepy" "$SCRATCH/log" || fail "fio did not name the option"

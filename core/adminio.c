@@ -21,6 +21,11 @@ int admin_exec(struct nvmeof_ctrl *c, const uint8_t *sqe, void *buf, uint32_t le
 	int rc;
 	if (len > Q_SCRATCH_SIZE && (rc = nvmeof_mr_alloc(c, len, &mr)))
 		return nvmeof_err_prefix(rc, "%s", what);
+	/* the library's own, for this command only: not one of the user's
+	 * registrations that keep nvmeof_ctrl_close from closing (the event
+	 * thread reads logs this way whenever an event comes) */
+	if (mr)
+		mem_ctx_ref(ctrl_mem(c), -1);
 	pthread_mutex_t *lock = ctrl_admin_lock(c);
 	struct nvmeof_queue *aq = ctrl_admin(c);
 	pthread_mutex_lock(lock);
@@ -36,8 +41,10 @@ int admin_exec(struct nvmeof_ctrl *c, const uint8_t *sqe, void *buf, uint32_t le
 			memcpy(buf, q_scratch(aq), len);
 	}
 	pthread_mutex_unlock(lock);
-	if (mr)
+	if (mr) {
+		mem_ctx_ref(ctrl_mem(c), 1); /* what the release takes back */
 		nvmeof_mr_release(mr);
+	}
 	return rc ? nvmeof_err_prefix(rc, "%s", what) : 0;
 }
 

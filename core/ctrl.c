@@ -6,6 +6,7 @@
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "aer.h"
@@ -19,14 +20,31 @@ struct mem_ctx *ctrl_mem(struct nvmeof_ctrl *c) { return &c->mem; }
 
 const struct nvmeof_ctrl_info *nvmeof_ctrl_info(const struct nvmeof_ctrl *c) { return &c->info; }
 
-int nvmeof_ctrl_get_info(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *out)
+/* The layout before version 0.3 ended with oaes: what older programs'
+ * structs hold (their size, padding included). */
+#define CTRL_INFO_SIZE_01 \
+	((offsetof(struct nvmeof_ctrl_info, oaes) + sizeof(uint32_t) + _Alignof(struct nvmeof_ctrl_info) - 1) / \
+	 _Alignof(struct nvmeof_ctrl_info) * _Alignof(struct nvmeof_ctrl_info))
+
+int nvmeof_ctrl_get_info_sz(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *out, size_t size)
 {
 	if (!c || !out)
 		return nvmeof_err(NVMEOF_EINVAL, "controller info: %s", !c ? "no controller" : "no output");
+	if (size < CTRL_INFO_SIZE_01)
+		return nvmeof_err(NVMEOF_EINVAL, "controller info: a struct of %zu bytes, at least %zu expected", size,
+				  (size_t)CTRL_INFO_SIZE_01);
 	pthread_mutex_lock(&c->lock);
-	*out = c->info;
+	struct nvmeof_ctrl_info ci = c->info;
 	pthread_mutex_unlock(&c->lock);
+	memcpy(out, &ci, size < sizeof(ci) ? size : sizeof(ci));
+	if (size > sizeof(ci)) /* a newer header's fields this library does not know */
+		memset((char *)out + sizeof(ci), 0, size - sizeof(ci));
 	return 0;
+}
+
+int (nvmeof_ctrl_get_info)(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *out)
+{
+	return nvmeof_ctrl_get_info_sz(c, out, CTRL_INFO_SIZE_01);
 }
 
 /* The table has its own lock; the const API predates events changing it. */

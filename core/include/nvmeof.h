@@ -218,8 +218,14 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 int nvmeof_ctrl_close(struct nvmeof_ctrl *ctrl);
 const struct nvmeof_ctrl_info *nvmeof_ctrl_info(const struct nvmeof_ctrl *ctrl);
 /* A consistent copy of the same, safe while a reconnect re-reads the
- * controller's limits on another thread (the pointer above is not). */
-int nvmeof_ctrl_get_info(struct nvmeof_ctrl *ctrl, struct nvmeof_ctrl_info *out);
+ * controller's limits on another thread (the pointer above is not). The
+ * struct grows with new versions: the macro passes the caller's size, and
+ * only that much is written (a program built against an older header gets
+ * the fields it knows). The plain function, for programs built before 0.3,
+ * writes the 0.1 layout (up to oaes). */
+#define nvmeof_ctrl_get_info(ctrl, out) nvmeof_ctrl_get_info_sz((ctrl), (out), sizeof(*(out)))
+int nvmeof_ctrl_get_info_sz(struct nvmeof_ctrl *ctrl, struct nvmeof_ctrl_info *out, size_t size);
+int (nvmeof_ctrl_get_info)(struct nvmeof_ctrl *ctrl, struct nvmeof_ctrl_info *out);
 /* 0 while the association is healthy; else the error of the first failed
  * keep-alive, with its message copied into msg. */
 int nvmeof_ctrl_health(struct nvmeof_ctrl *ctrl, char *msg, size_t len);

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 
@@ -839,6 +840,38 @@ out:
 		nvmeof_ctrl_close(c);
 }
 
+/* A program built before 0.3 passes the old, smaller struct to the plain
+ * function: nothing past it is written (the 0.3 fields used to be); the
+ * macro's size-aware call fills the whole struct. */
+TEST(ctrl_get_info_writes_only_the_callers_struct)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	union {
+		struct nvmeof_ctrl_info ci;
+		unsigned char b[sizeof(struct nvmeof_ctrl_info) + 64];
+	} u;
+	const size_t old = offsetof(struct nvmeof_ctrl_info, auth_hash);
+	opts_a(&o);
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	memset(&u, 0xa5, sizeof(u));
+	MUST((nvmeof_ctrl_get_info)(c, &u.ci)); /* the 0.1 symbol, as an old binary calls it */
+	CHECK_STR(u.ci.subnqn, nvmeof_ctrl_info(c)->subnqn);
+	size_t bad = 0;
+	for (size_t i = (old + 7) / 8 * 8; i < sizeof(u); i++)
+		bad += u.b[i] != 0xa5;
+	CHECK_EQ(bad, 0);
+	memset(&u, 0xa5, sizeof(u));
+	MUST(nvmeof_ctrl_get_info(c, &u.ci));
+	CHECK_EQ(u.ci.auth_hash, 0); /* no authentication on this subsystem */
+	CHECK_EQ(u.ci.auth_io_queues, 0);
+	CHECK_EQ(u.b[sizeof(u.ci)], 0xa5);
+	CHECK_EQ(nvmeof_ctrl_get_info_sz(c, &u.ci, 16), NVMEOF_EINVAL);
+out:
+	if (c)
+		nvmeof_ctrl_close(c);
+}
+
 /* A queue created right after one was destroyed connects: the QID just
  * released (still being torn down at the target) is not handed out again. */
 TEST(queue_created_right_after_destroy)
@@ -1095,7 +1128,7 @@ int main(int argc, char **argv)
 		T(unreachable_address_fails_fast), T(nobody_listening_on_port), T(bad_arguments),
 		T(keep_alive_keeps_the_association), T(target_ends_association_when_keep_alives_stop),
 		T(reconnect_keeps_write_order_and_the_controller), T(poll_group_of_four_queues),
-		T(poll_group_reconnects_every_queue), T(reconnect_refused_with_dnr_fails_at_once),
+		T(poll_group_reconnects_every_queue), T(reconnect_refused_with_dnr_fails_at_once), T(ctrl_get_info_writes_only_the_callers_struct),
 		T(queue_created_right_after_destroy),
 		T(sixty_four_queue_pairs_connect_under_load_and_all_carry_io),
 		T(keep_alive_goes_out_during_a_long_admin_command),

@@ -20,8 +20,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 # The header's functions, from the preprocessed header: macros such as
 # nvmeof_ctrl_opts_init() are gone there, function-pointer typedefs do not
-# match "name(".
-${CC:-cc} -E -P core/include/nvmeof.h | grep -o '\bnvmeof_[a-z0-9_]*[[:space:]]*(' | tr -d '( \t' |
+# match "name(". "(name)(" is a function a same-named macro wraps.
+${CC:-cc} -E -P core/include/nvmeof.h | grep -oE '\bnvmeof_[a-z0-9_]*[[:space:]]*\(|\(nvmeof_[a-z0-9_]*\)\(' | tr -d '() \t' |
   sort -u > "$tmp/header"
 [ "$(wc -l < "$tmp/header")" -ge 40 ] || { echo "exports: found only $(wc -l < "$tmp/header") functions in nvmeof.h"; exit 1; }
 

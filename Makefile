@@ -58,9 +58,10 @@ TESTWIRE_OBJ = $(O)/tests/wire/fakewire.o
 CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
 
 UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo \
-	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio $(O)/tests/unit_connretry $(O)/tests/unit_auth
+	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio $(O)/tests/unit_connretry $(O)/tests/unit_auth \
+	$(O)/tests/unit_regaccess $(O)/tests/unit_irq
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
-	$(O)/tests/gpu_check
+	$(O)/tests/gpu_check $(O)/tests/libregspy.so
 BENCH = $(O)/bench/percmd
 
 # Debian's python3 with python3-pytest and python3-numpy (tests/testbed/setup).
@@ -143,12 +144,13 @@ $(O)/tests/target_%: $(O)/tests/target/%_test.o
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/unit_protocol: $(O)/core/protocol.o $(O)/core/status.o $(O)/core/names.o
 $(O)/tests/unit_queue $(O)/tests/unit_connretry: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
-$(O)/tests/unit_opts $(O)/tests/unit_adminio $(O)/tests/unit_auth $(O)/tests/target_core $(O)/tests/target_disc \
+$(O)/tests/unit_opts $(O)/tests/unit_adminio $(O)/tests/unit_auth $(O)/tests/unit_regaccess $(O)/tests/target_core $(O)/tests/target_disc \
 	$(O)/tests/target_gpu: $(O)/libnvmeof.a
 $(O)/tests/unit_tid: $(O)/engine/tid.o
 $(O)/tests/unit_qmap: $(O)/engine/qmap.o
 $(O)/tests/unit_topo: $(O)/engine/topo.o
-$(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o: CPPFLAGS_ALL += -Iengine
+$(O)/tests/unit_irq: $(O)/engine/irq.o
+$(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o $(O)/tests/unit/test_irq.o: CPPFLAGS_ALL += -Iengine
 $(O)/tests/wire/fakewire.o $(O)/tests/unit/test_queue.o $(O)/tests/unit/test_connretry.o \
 	$(O)/bench/percmd.o: CPPFLAGS_ALL += -Itests/wire
 $(O)/tests/gpu_check: $(O)/tests/gpu-check/gpu_check.o $(O)/libnvmeof.a
@@ -163,19 +165,24 @@ $(O)/tests/libcuda-double.so: tests/cuda-double/fakecuda.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g -fPIC -shared -fvisibility=hidden -Wall -Wextra -Werror -o $@ $<
 
+# LD_PRELOAD for tests: the access flags registrations really get (tests only).
+$(O)/tests/libregspy.so: tests/regspy/regspy.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fPIC -shared -Wall -Wextra -Werror -o $@ $< -ldl
+
 # The engine's files that include fio's headers (engine/engine.h maps them).
 # fio's headers are not ours: include them as system headers, gnu11 as fio is.
 FIO_ENGINE_OBJ = $(addprefix $(O)/engine/,fio_nvmeof.o log.o ctrl_share.o options.o probe.o files.o \
-	qpairs.o job.o reap.o)
+	qpairs.o iomem.o job.o reap.o)
 $(FIO_ENGINE_OBJ): CPPFLAGS_ALL += -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h
 $(FIO_ENGINE_OBJ): CSTD = -std=gnu11
 $(FIO_ENGINE_OBJ): $(FIO_SRC)/config-host.h
 $(FIO_SRC)/config-host.h:
 	$(error $(FIO_SRC_MISSING))
 # fio needs one symbol of it (engine/libnvmeof_fio.map); the core inside stays hidden.
-ENGINE_OBJ = $(FIO_ENGINE_OBJ) $(O)/engine/tid.o $(O)/engine/topo.o $(O)/engine/qmap.o $(CORE_OBJ)
+ENGINE_OBJ = $(FIO_ENGINE_OBJ) $(O)/engine/tid.o $(O)/engine/topo.o $(O)/engine/qmap.o $(O)/engine/irq.o $(CORE_OBJ)
 $(ENGINE): $(ENGINE_OBJ) engine/libnvmeof_fio.map
-	$(CC) -shared $(SANFLAGS) -o $@ $(ENGINE_OBJ) $(LIBS) -Wl,--version-script=engine/libnvmeof_fio.map
+	$(CC) -shared $(SANFLAGS) -o $@ $(ENGINE_OBJ) $(LIBS) -lnuma -Wl,--version-script=engine/libnvmeof_fio.map
 
 # The unit tests (no target) of one build, $(O), and the GPU check against
 # the CUDA test double. install.sh and the Python tests load the library into

@@ -118,7 +118,7 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		return rc;
 	}
 	pthread_mutex_init(&c->lock, NULL);
-	mem_ctx_init(&c->mem, NULL);
+	mem_ctx_init(&c->mem, NULL, !opts->strict_ordering);
 	pthread_mutex_init(&c->admin_lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -181,6 +181,7 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	c->info.auth_dhgroup = c->admin_auth_dh;
 	c->info.auth_bidirectional = c->admin_auth_bidir;
 	snprintf(c->info.hca, sizeof(c->info.hca), "%s", ibv_get_device_name(q_verbs(c->admin)->device));
+	c->info.comp_vectors = q_verbs(c->admin)->num_comp_vectors > 0 ? q_verbs(c->admin)->num_comp_vectors : 1;
 	c->depth_limit = NVMEOF_MAX_DEPTH;
 	if (c->info.mqes && c->info.mqes < c->depth_limit)
 		c->depth_limit = c->info.mqes; /* SQ of depth+1 entries, MQES is 0-based */
@@ -357,10 +358,19 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 
 int nvmeof_poll_group_create(struct nvmeof_ctrl *c, uint32_t max_queues, struct nvmeof_poll_group **out)
 {
+	return nvmeof_poll_group_create_on(c, max_queues, -1, out);
+}
+
+int nvmeof_poll_group_create_on(struct nvmeof_ctrl *c, uint32_t max_queues, int comp_vector,
+				struct nvmeof_poll_group **out)
+{
 	if (!c || !out || !max_queues || max_queues > 64)
 		return nvmeof_err(NVMEOF_EINVAL, "create poll group: %s",
 				  !c ? "no controller" : !out ? "no output pointer" : "max_queues outside 1..64");
 	*out = NULL;
+	if (comp_vector < -1 || comp_vector >= c->info.comp_vectors)
+		return nvmeof_err(NVMEOF_EINVAL, "create poll group: completion vector %d: %s has %d (0 to %d)",
+				  comp_vector, c->info.hca, c->info.comp_vectors, c->info.comp_vectors - 1);
 	struct ibv_device_attr da;
 	if (ibv_query_device(c->pd->context, &da))
 		return nvmeof_err(NVMEOF_ETRANSPORT, "create poll group: ibv_query_device: %s", strerror(errno));
@@ -370,8 +380,10 @@ int nvmeof_poll_group_create(struct nvmeof_ctrl *c, uint32_t max_queues, struct 
 	if (da.max_cqe > 0 && cqe > (uint64_t)da.max_cqe)
 		cqe = (uint64_t)da.max_cqe;
 	pthread_mutex_lock(&c->lock);
-	int vector = (int)c->ngroups++;
+	int vector = (int)c->ngroups++; /* spread over the device's vectors */
 	pthread_mutex_unlock(&c->lock);
+	if (comp_vector >= 0)
+		vector = comp_vector;
 	return q_group_create(q_rdma_transport(), c->pd->context, c, max_queues, (int)cqe, vector, c->o.wait_mode, c->o.spin_us, out);
 }
 

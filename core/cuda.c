@@ -142,7 +142,7 @@ int nvmeof_cuda_available(char *why, size_t len)
 static int reg_device_memory(struct mem_ctx *mc, struct nvmeof_mr *m, const char *op)
 {
 	char dmabuf_why[160] = "", peer_why[160];
-	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+	int access = mc->access;
 	CUdeviceptr d = (CUdeviceptr)(uintptr_t)m->addr;
 	CUresult r;
 	/* dma-buf first: no out-of-tree module, works with any HCA driver that

@@ -30,6 +30,7 @@ int q_group_create(const struct q_transport *tr, void *dev, const void *owner, u
 	if (!g)
 		return nvmeof_err(NVMEOF_ENOMEM, "create poll group: out of memory");
 	g->tr = tr;
+	g->vector = vector; /* the transport's cq_open says which it took */
 	if ((rc = tr->cq_open(g, dev, cqe, vector))) {
 		tr->cq_close(g);
 		free(g);
@@ -59,6 +60,8 @@ int q_group_of_one(struct nvmeof_queue *q, void *dev)
 }
 
 bool q_group_owned_by(const struct nvmeof_poll_group *g, const void *owner) { return g->owner == owner; }
+
+int nvmeof_poll_group_comp_vector(const struct nvmeof_poll_group *g) { return g ? g->vector : -1; }
 
 int nvmeof_poll_group_destroy(struct nvmeof_poll_group *g)
 {

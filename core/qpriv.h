@@ -372,6 +372,7 @@ struct nvmeof_poll_group {
 	struct nvmeof_queue *list[GROUP_MAX];    /* the same, packed: nmembers of them */
 	uint32_t nmembers, max_members;
 	uint64_t cqe_cap;                 /* entries the CQ holds */
+	int vector;                       /* the CQ's completion vector */
 	uint8_t next_epoch;               /* shared, so a place reused never repeats an epoch soon */
 	struct q_waiter waiter;
 };

@@ -33,6 +33,7 @@ static int qr_cq_open(struct nvmeof_poll_group *g, void *dev, int cqe, int vecto
 {
 	int rc = tr_cq_create(&g->conn, dev, cqe, vector);
 	g->cqc = &g->conn;
+	g->vector = g->conn.vector;
 	g->cqe_cap = !rc && g->conn.cq->cqe > 0 ? (uint64_t)g->conn.cq->cqe : 0;
 	return rc;
 }

@@ -135,7 +135,8 @@ int tr_cq_create(struct tr_conn *c, struct ibv_context *verbs, int cqe, int vect
 	/* Spread CQs over the device's completion vectors (interrupts, on
 	 * real hardware), not all on vector 0. */
 	int nvec = verbs->num_comp_vectors > 0 ? verbs->num_comp_vectors : 1;
-	c->cq = ibv_create_cq(verbs, cqe, c, c->cc, vector % nvec);
+	c->vector = vector % nvec;
+	c->cq = ibv_create_cq(verbs, cqe, c, c->cc, c->vector);
 	if (!c->cq)
 		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_create_cq (%d entries): %s", cqe, strerror(errno));
 	return 0;

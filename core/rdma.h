@@ -20,6 +20,7 @@ struct tr_conn {
 	bool shared_cq;     /* cq and cc belong to a poll group */
 	uint32_t max_inline; /* bytes a send may carry inline */
 	uint8_t retry;      /* enum cr_class of the last failed CM step (connretry.h) */
+	int vector;         /* the CQ's completion vector */
 };
 
 struct tr_qp_params {

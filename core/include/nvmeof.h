@@ -148,6 +148,15 @@ struct nvmeof_ctrl_opts {
 	const char *dhchap_secret;      /* the host's secret; NULL (default): none */
 	const char *dhchap_ctrl_secret; /* the controller's: also authenticate the
 					 * controller (bidirectional); needs dhchap_secret */
+	/* version 0.4: PCIe ordering of the HCA's DMA into and out of data
+	 * regions (nvmeof_mr_*: host and GPU). false (default): registered with
+	 * IBV_ACCESS_RELAXED_ORDERING, as SPDK and the kernel's mlx5 do, which
+	 * GPUDirect RDMA needs for full rate on many platforms; an optional
+	 * flag that providers without it (rxe) ignore. Before 0.4 regions were
+	 * strictly ordered: true restores that, for a consumer that polls the
+	 * data itself for a flag written last (completions stay ordered either
+	 * way). */
+	bool strict_ordering;
 };
 /* Defaults, and size = sizeof(*opts): always initialize through this macro. */
 #define nvmeof_ctrl_opts_init(opts) nvmeof_ctrl_opts_init_sz((opts), sizeof(*(opts)))
@@ -192,6 +201,8 @@ struct nvmeof_ctrl_info {
 	uint8_t auth_dhgroup;    /* 0 null, 1 ffdhe2048, 2 ffdhe3072, 3 ffdhe4096, 4 ffdhe6144, 5 ffdhe8192 */
 	bool auth_bidirectional; /* the controller proved its secret too */
 	uint32_t auth_io_queues; /* I/O queue connects (creations and reconnects) that authenticated */
+	/* version 0.4 */
+	int comp_vectors;        /* the HCA's completion vectors (interrupts on real hardware) */
 };
 
 /* Stable for the controller's life. A Namespace Attribute Changed event
@@ -309,6 +320,16 @@ int nvmeof_queue_create(struct nvmeof_ctrl *ctrl, const struct nvmeof_queue_opts
 struct nvmeof_poll_group;
 int nvmeof_poll_group_create(struct nvmeof_ctrl *ctrl, uint32_t max_queues,
 			     struct nvmeof_poll_group **out);
+/* The same with the group's CQ on completion vector comp_vector, 0 to
+ * nvmeof_ctrl_info.comp_vectors - 1: one whose interrupt the polling
+ * thread's CPUs serve (its IRQ's affinity in /proc/irq) keeps the wake-ups
+ * of a sleeping wait local. -1: spread over the vectors as
+ * nvmeof_poll_group_create does. Out of range: NVMEOF_EINVAL, naming the
+ * device's count. */
+int nvmeof_poll_group_create_on(struct nvmeof_ctrl *ctrl, uint32_t max_queues, int comp_vector,
+				struct nvmeof_poll_group **out);
+/* The completion vector the group's CQ is on. */
+int nvmeof_poll_group_comp_vector(const struct nvmeof_poll_group *g);
 int nvmeof_poll_group_destroy(struct nvmeof_poll_group *g); /* NVMEOF_EBUSY while queues remain */
 /* Completions processed (callbacks run) across the group, or an error. */
 int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max);

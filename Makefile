@@ -41,10 +41,10 @@ CPPFLAGS_ALL = $(CPPFLAGS_BASE) $(CPPFLAGS)
 SETUP_GOALS = setup testbed testbed612 fio-src clean uninstall demo test test-unit test-target test-fuzz fuzz fuzz-build bench
 BUILD_GOALS = $(filter-out $(SETUP_GOALS),$(or $(MAKECMDGOALS),all))
 ifneq ($(BUILD_GOALS),)
-ifneq ($(shell printf '\043include <infiniband/verbs.h>\n\043include <rdma/rdma_cma.h>\n\043include <openssl/evp.h>\n' | \
+ifneq ($(shell printf '\043include <infiniband/verbs.h>\n\043include <rdma/rdma_cma.h>\n\043include <openssl/evp.h>\n\043include <numa.h>\n' | \
 	$(CC) $(CPPFLAGS) -E -x c -o /dev/null - 2>/dev/null && echo ok),ok)
-$(error rdma-core's or OpenSSL's headers (infiniband/verbs.h, rdma/rdma_cma.h, openssl/evp.h) are missing. \
-	Run as root: make setup (apt: libibverbs-dev, librdmacm-dev, libssl-dev and the rest the build and the test bed use))
+$(error rdma-core's, OpenSSL's or libnuma's headers (infiniband/verbs.h, rdma/rdma_cma.h, openssl/evp.h, numa.h) are missing. \
+	Run as root: make setup (apt: libibverbs-dev, librdmacm-dev, libssl-dev, libnuma-dev and the rest the build and the test bed use))
 endif
 endif
 
@@ -229,6 +229,10 @@ test-target: setup
 	$(MAKE) all SAN=1
 	$(MAKE) build/tsan/tests/target_core build/tsan/tests/target_disc TSAN=1
 	tests/testbed/run bash tests/target/run-all.sh
+	# where a job's memory goes and how it is registered, in a guest with two
+	# NUMA nodes (plain and sanitized engine)
+	NVMEOF_TB_NUMA=2 tests/testbed/run bash -c 'bash tests/target/placement.sh && \
+		NVMEOF_BUILD=build/san NVMEOF_ASAN_RT=$$(cc -print-file-name=libasan.so) bash tests/target/placement.sh'
 	# in-band authentication, against the 6.12 kernel's nvmet (plain and
 	# sanitized), then the core and engine suites once against that newer nvmet
 	NVMEOF_TB_STATE=$(TB612) tests/testbed/run bash -c 'build/out/tests/target_core && \

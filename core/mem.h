@@ -44,7 +44,7 @@ struct nvmeof_mr {
 	void *cuda_ctx;             /* the context that owns it */
 	int cuda_dev;
 	unsigned long long cuda_base; /* what cuMemAlloc returned, for cuMemFree */
-	const char *cuda_reg;       /* "dma-buf" or "peermem" */
+	const char *cuda_reg;       /* nvmeof_mr_cuda_registration's answer */
 };
 
 static inline const struct nvmeof_ctrl *mem_ctrl(const struct nvmeof_mr *mr) { return mr->owner; }

@@ -278,7 +278,12 @@ int nvmeof_cuda_flush(struct nvmeof_mr *mr);
 int nvmeof_cuda_sync(struct nvmeof_mr *mr);
 /* Copies through the host (not the zero-copy path; for verification). */
 int nvmeof_cuda_copy(struct nvmeof_mr *mr, size_t off, void *host, size_t len, bool to_gpu);
-/* "dma-buf" or "peermem" for GPU regions, NULL for host memory. */
+/* How a GPU region was registered: "dma-buf, PCIe mapping" (the dma-buf
+ * mapped for a PCIe peer, CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, asked
+ * of drivers that offer it: CUDA 12.8+; on Grace-based systems the default
+ * mapping is one a NIC cannot use), "dma-buf" (the default mapping, where
+ * the driver refused that flag or is older), or "peermem"; NULL for host
+ * memory. */
 const char *nvmeof_mr_cuda_registration(const struct nvmeof_mr *mr);
 /* "0000:3b:00.0" */
 int nvmeof_cuda_pci_bus_id(int gpu, char *buf, size_t len);

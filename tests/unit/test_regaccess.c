@@ -88,19 +88,25 @@ TEST(host_memory_strict_when_off)
 	CHECK_STR(seen.fn, "ibv_reg_mr_iova2");
 }
 
-/* dmabuf: the double exports an fd (dma-buf route) or refuses (peermem). */
-static void gpu_region(bool relaxed, int dmabuf, const char *want_fn, const char *want_reg)
+static const char *(*fc_log)(void);
+static int (*fc_set)(const char *, int);
+
+/* dmabuf: the double exports an fd (dma-buf route) or refuses (peermem);
+ * pcie: its answer to the PCIe mapping type (fakecuda.c). */
+static void gpu_region_pcie(bool relaxed, int dmabuf, int pcie, const char *want_fn, const char *want_reg)
 {
 	struct mem_ctx mc;
 	struct nvmeof_mr *m = NULL;
 	void *h = dlopen(double_path, RTLD_NOW | RTLD_NOLOAD);
-	int (*set)(const char *, int) = h ? (int (*)(const char *, int))dlsym(h, "fakecuda_set") : NULL;
+	fc_set = h ? (int (*)(const char *, int))dlsym(h, "fakecuda_set") : NULL;
+	fc_log = h ? (const char *(*)(void))dlsym(h, "fakecuda_log") : NULL;
 	if (h)
 		dlclose(h);
-	CHECK(set != NULL);
-	if (!set)
+	CHECK(fc_set && fc_log);
+	if (!fc_set || !fc_log)
 		return;
-	set("dmabuf", dmabuf);
+	fc_set("dmabuf", dmabuf);
+	fc_set("pcie", pcie);
 	mem_ctx_init(&mc, PD, relaxed);
 	memset(&seen, 0, sizeof(seen));
 	MUST(mem_alloc_cuda(&mc, NULL, 0, 65536, &m));
@@ -112,6 +118,46 @@ static void gpu_region(bool relaxed, int dmabuf, const char *want_fn, const char
 out:
 	mem_ctx_destroy(&mc);
 }
+static void gpu_region(bool relaxed, int dmabuf, const char *want_fn, const char *want_reg)
+{
+	gpu_region_pcie(relaxed, dmabuf, 1, want_fn, want_reg);
+}
+
+/* How many times the log so far names s. */
+static int count(const char *s)
+{
+	int n = 0;
+	for (const char *p = fc_log(); (p = strstr(p, s)); p += strlen(s))
+		n++;
+	return n;
+}
+
+TEST(dmabuf_pcie_mapping_type_where_the_driver_offers_it)
+{
+	char why[256];
+	if (nvmeof_cuda_available(why, sizeof(why))) {
+		fprintf(stderr, "    the CUDA test double did not load: %s\n", why);
+		CHECK(0);
+		return;
+	}
+	/* 12.8 taking the flag: asked once, with it */
+	int f1 = count("flags=1"), f0 = count("flags=0");
+	gpu_region_pcie(true, 1, 1, "ibv_reg_dmabuf_mr", "dma-buf, PCIe mapping");
+	CHECK_EQ(count("flags=1") - f1, 1);
+	CHECK_EQ(count("flags=0") - f0, 0);
+	/* 12.8 refusing it: asked with it, then without, the default mapping */
+	f1 = count("flags=1"), f0 = count("flags=0");
+	gpu_region_pcie(true, 1, 2, "ibv_reg_dmabuf_mr", "dma-buf");
+	CHECK_EQ(count("flags=1") - f1, 1);
+	CHECK_EQ(count("flags=0") - f0, 1);
+	/* an older driver: the flag is not offered, so never asked */
+	f1 = count("flags=1"), f0 = count("flags=0");
+	gpu_region_pcie(true, 1, 0, "ibv_reg_dmabuf_mr", "dma-buf");
+	CHECK_EQ(count("flags=1") - f1, 0);
+	CHECK_EQ(count("flags=0") - f0, 1);
+	/* no dma-buf at all: peermem after the attempts */
+	gpu_region_pcie(true, 0, 1, "ibv_reg_mr_iova2", "peermem");
+}
 
 TEST(gpu_memory_by_dmabuf_and_peermem_either_way)
 {
@@ -122,8 +168,8 @@ TEST(gpu_memory_by_dmabuf_and_peermem_either_way)
 		CHECK(0);
 		return;
 	}
-	gpu_region(true, 1, "ibv_reg_dmabuf_mr", "dma-buf");
-	gpu_region(false, 1, "ibv_reg_dmabuf_mr", "dma-buf");
+	gpu_region(true, 1, "ibv_reg_dmabuf_mr", "dma-buf, PCIe mapping");
+	gpu_region(false, 1, "ibv_reg_dmabuf_mr", "dma-buf, PCIe mapping");
 	gpu_region(true, 0, "ibv_reg_mr_iova2", "peermem");
 	gpu_region(false, 0, "ibv_reg_mr_iova2", "peermem");
 }
@@ -139,6 +185,7 @@ int main(int argc, char **argv)
 		T(host_memory_relaxed_when_on),
 		T(host_memory_strict_when_off),
 		T(gpu_memory_by_dmabuf_and_peermem_either_way),
+		T(dmabuf_pcie_mapping_type_where_the_driver_offers_it),
 	};
 	return run_named_tests("unit-regaccess", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

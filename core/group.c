@@ -23,7 +23,7 @@ uint8_t q_group_next_epoch(struct nvmeof_poll_group *g)
 uint64_t q_group_cqes(uint32_t depth) { return 2ull * depth + 2; }
 
 int q_group_create(const struct q_transport *tr, void *dev, const void *owner, uint32_t max_members, int cqe,
-		   int vector, enum nvmeof_wait_mode mode, uint32_t spin_us, struct nvmeof_poll_group **out)
+		   int vector, bool hw_ts, enum nvmeof_wait_mode mode, uint32_t spin_us, struct nvmeof_poll_group **out)
 {
 	struct nvmeof_poll_group *g = calloc(1, sizeof(*g));
 	int rc;
@@ -31,6 +31,7 @@ int q_group_create(const struct q_transport *tr, void *dev, const void *owner, u
 		return nvmeof_err(NVMEOF_ENOMEM, "create poll group: out of memory");
 	g->tr = tr;
 	g->vector = vector; /* the transport's cq_open says which it took */
+	g->hw_ts = hw_ts;
 	if ((rc = tr->cq_open(g, dev, cqe, vector))) {
 		tr->cq_close(g);
 		free(g);
@@ -47,7 +48,7 @@ int q_group_create(const struct q_transport *tr, void *dev, const void *owner, u
 int q_group_of_one(struct nvmeof_queue *q, void *dev)
 {
 	struct nvmeof_poll_group *g;
-	int rc = q_group_create(q->tr, dev, q->ctrl, 1, (int)q_group_cqes(q->depth), q->qid, q->wait_mode,
+	int rc = q_group_create(q->tr, dev, q->ctrl, 1, (int)q_group_cqes(q->depth), q->qid, q->hw_khz != 0, q->wait_mode,
 				q->spin_us, &g);
 	if (rc)
 		return nvmeof_err_prefix(rc, "queue %u", q->qid);

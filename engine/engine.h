@@ -90,6 +90,7 @@ struct eng_opts {
 	unsigned int relaxed_ordering; /* the library's strict_ordering, inverted */
 	char *numa_node;               /* "auto" or a node */
 	int comp_vector;               /* -1: by locality, else spread */
+	unsigned int hw_timestamps;
 	unsigned int hugepages;
 	/* library options: each applies only where set has its bit (the user
 	 * gave it), else the library's default (nvmeof_ctrl_opts_init) does */

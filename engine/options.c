@@ -144,6 +144,11 @@ struct fio_option eng_options[] = {
 	 .help = "Register the I/O buffers (host or GPU) with PCIe relaxed ordering "
 		 "(IBV_ACCESS_RELAXED_ORDERING; HCAs without it ignore it). 0: strictly ordered",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "hw_timestamps", .lname = "NIC completion timestamps", .type = FIO_OPT_BOOL,
+	 .off1 = offsetof(struct eng_opts, hw_timestamps), .def = "0",
+	 .help = "Report each queue's time from a command's send completion to its response as the NIC "
+		 "clocked them (percentiles at the end of the job); needs an HCA with completion timestamps",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "comp_vector", .lname = "completion vector", .type = FIO_OPT_INT,
 	 .off1 = offsetof(struct eng_opts, comp_vector), .def = "-1", .minval = -1,
 	 .help = "Completion vector of the job's CQs (0 to the HCA's count - 1). -1: one whose IRQ the job's "
@@ -319,6 +324,7 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	k->o.dhchap_secret = k->dhchap_secret[0] ? k->dhchap_secret : NULL;
 	k->o.dhchap_ctrl_secret = k->dhchap_ctrl_secret[0] ? k->dhchap_ctrl_secret : NULL;
 	k->o.strict_ordering = !eo->relaxed_ordering;
+	k->o.hw_timestamps = eo->hw_timestamps;
 	if (eo->verbose)
 		k->o.trace = eng_trace_line; /* its argument is the shared controller's (ctrl_share.c) */
 	for (int h = 0; h < H_N; h++) {

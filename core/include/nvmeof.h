@@ -157,6 +157,14 @@ struct nvmeof_ctrl_opts {
 	 * data itself for a flag written last (completions stay ordered either
 	 * way). */
 	bool strict_ordering;
+	/* version 0.4: NIC completion timestamps. true: each I/O queue's CQ
+	 * reports the HCA's clock for every completion (ibv_create_cq_ex,
+	 * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP), and the queue keeps each
+	 * command's time from its send completion to its response's arrival
+	 * as the NIC saw them (nvmeof_queue_hw_latency): the fabric and the
+	 * target, without host software. A device that reports no completion
+	 * timestamps (Soft-RoCE) fails the connect with NVMEOF_ENOTSUP. */
+	bool hw_timestamps;
 };
 /* Defaults, and size = sizeof(*opts): always initialize through this macro. */
 #define nvmeof_ctrl_opts_init(opts) nvmeof_ctrl_opts_init_sz((opts), sizeof(*(opts)))
@@ -333,6 +341,12 @@ int nvmeof_poll_group_create(struct nvmeof_ctrl *ctrl, uint32_t max_queues,
  * device's count. */
 int nvmeof_poll_group_create_on(struct nvmeof_ctrl *ctrl, uint32_t max_queues, int comp_vector,
 				struct nvmeof_poll_group **out);
+/* With nvmeof_ctrl_opts.hw_timestamps: the time from each command's send
+ * completion to its response's arrival, as the HCA clocked them, at the n
+ * percentiles pct[] (0 to 100), in ns (within 1/16), into ns[]; *count: the
+ * commands measured. NVMEOF_ENOTSUP without timestamps. */
+int nvmeof_queue_hw_latency(const struct nvmeof_queue *q, const double *pct, unsigned int n, uint64_t *ns,
+			    uint64_t *count);
 /* The completion vector the group's CQ is on. */
 int nvmeof_poll_group_comp_vector(const struct nvmeof_poll_group *g);
 int nvmeof_poll_group_destroy(struct nvmeof_poll_group *g); /* NVMEOF_EBUSY while queues remain */

@@ -60,6 +60,7 @@ class CtrlOpts(ctypes.Structure):
         ("dhchap_secret", ctypes.c_char_p),
         ("dhchap_ctrl_secret", ctypes.c_char_p),
         ("strict_ordering", c_bool),  # 0.4: without PCIe relaxed ordering
+        ("hw_timestamps", c_bool),  # 0.4: NIC completion timestamps
     ]
 
 

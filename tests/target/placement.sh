@@ -180,4 +180,13 @@ t_comp_vector_in_the_end_of_job_line() {
     || { grep "nvmeof: queue" "$SCRATCH/log"; fail "not one vector per queue in the end-of-job lines"; }
 }
 
+t_hw_timestamps_refused_on_soft_roce() {
+  # rxe clocks no completions: refused at connect, saying why (the hardware
+  # path is not verifiable here; the arithmetic is unit_hwts's, on the test wire)
+  ours --name=h --filename="$FA1" --thread=1 --hw_timestamps=1 --rw=read --bs=4k --size=1m > "$SCRATCH/log" 2>&1 \
+    && fail "fio succeeded with hw_timestamps=1 on Soft-RoCE"
+  grep -m1 "hw_timestamps: rxe0 reports no NIC completion timestamps (completion_timestamp_mask 0x0, hca_core_clock 0 kHz): Soft-RoCE has none" \
+    "$SCRATCH/log" || { cat "$SCRATCH/log"; fail "no clear refusal"; }
+}
+
 run_tests "$@"

@@ -189,4 +189,23 @@ t_hw_timestamps_refused_on_soft_roce() {
     "$SCRATCH/log" || { cat "$SCRATCH/log"; fail "no clear refusal"; }
 }
 
+t_sweep_over_numa_node() {
+  # jobs/sweep over the memory's node: the CSV's mem_numa (from the engine's
+  # placement line) follows NUMA_NODE in every row
+  need_two_nodes
+  local o=$SCRATCH/sw
+  ENGINE=$ENG RUNTIME=1 RAMP=0 REGION=64m timeout 300 jobs/sweep --initiator ours --out "$o" \
+    pcie-locality.fio NUMA_NODE=0,1 > "$SCRATCH/log" 2>&1 || { tail -30 "$SCRATCH/log"; fail "sweep failed"; }
+  python3 - "$o/results.csv" <<'PY' || fail "CSV placement columns"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 2, rows
+for r in rows:
+    assert r["status"] == "ok", r
+    assert r["mem_numa"] == r["NUMA_NODE"] and r["relaxed_ordering"] == "on" and r["mem_pages"] == "normal", r
+print("    " + "; ".join(f"NUMA_NODE={r['NUMA_NODE']}: mem_numa {r['mem_numa']}, cpu_numa {r['cpu_numa']}, "
+                        f"cross_node {r['cross_node']}" for r in rows))
+PY
+}
+
 run_tests "$@"

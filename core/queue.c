@@ -164,8 +164,10 @@ int q_alloc(struct nvmeof_queue *q)
 	    (!(q->sqe_mr = reg(q, q->sqes, (size_t)q->depth * NVME_SQE_SIZE, 0, "SQE array")) ||
 	     !(q->rsp_mr = reg(q, q->rsps, (size_t)q->hrqsize * NVME_CQE_SIZE, IBV_ACCESS_LOCAL_WRITE,
 			       "response capsules")) ||
+	     /* the target reads and writes it: ordered as the controller's data regions */
 	     !(q->aux_mr = reg(q, q->aux, aux_len,
-			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
+				       (q->copts && !q->copts->strict_ordering ? IBV_ACCESS_RELAXED_ORDERING : 0),
 			       "scratch buffer"))))
 		return NVMEOF_ETRANSPORT;
 	uint32_t sqe_lkey = q->sqe_mr ? q->sqe_mr->lkey : 0, rsp_lkey = q->rsp_mr ? q->rsp_mr->lkey : 0;

@@ -80,7 +80,10 @@ const char *nvmeof_cmd_status_name(uint16_t status, bool admin, uint8_t opc, uin
  *    else the call fails with NVMEOF_ENOTSUP: an option it cannot honour;
  *  - a size below the first layout fails with NVMEOF_EINVAL.
  * New fields are only ever appended, and their zero value keeps the behaviour
- * of the versions before them.
+ * of the versions before them, with one exception: since 0.4 data regions
+ * are registered with PCIe relaxed ordering unless strict_ordering is set
+ * (an optional access flag: nothing a caller sees changes, only how fast a
+ * GPUDirect transfer can run).
  */
 enum nvmeof_wait_mode {
 	NVMEOF_WAIT_HYBRID = 0, /* spin spin_us, then sleep on the completion channel */

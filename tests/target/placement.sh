@@ -37,7 +37,7 @@ check_access() { # spylog want
   done < "$1"
   [ $n -gt 0 ] || { cat "$1"; fail "no data region was registered through the spy"; }
   [ $bad = 0 ] || fail "$bad of $n registrations without the expected relaxed-ordering bit ($2)"
-  echo "    $n data registration(s), relaxed ordering bit $2: $(grep -m1 'access=' "$1")"
+  echo "    $n data registration(s), relaxed ordering bit $2: $(grep -m1 'access=0x[0-9a-f]*7$' "$1")"
 }
 
 spy() { # spylog fio-args...: fio under the spy
@@ -80,12 +80,15 @@ numa_maps_of_job() { # out-maps fio-args...
   local maps=$1 i; shift
   rm -f "$SCRATCH/err"
   timeout 300 "$FIO" --ioengine=external:"$ENG" --output-format=json "$@" > "$SCRATCH/json" 2> "$SCRATCH/err" &
-  local pid=$!
+  local pid=$! fpid=""
   for i in $(seq 600); do grep -q "placement: .* at 0x" "$SCRATCH/err" 2>/dev/null && break; sleep 0.1; done
+  # fio is timeout's child
+  fpid=$(pgrep -P $pid | head -1)
+  [ -n "$fpid" ] || { kill $pid; fail "no fio process under $pid"; }
   local addr
   addr=$(sed -n 's/.*placement: [0-9]* bytes at 0x\([0-9a-f]*\);.*/\1/p' "$SCRATCH/err" | head -1)
   [ -n "$addr" ] || { kill $pid; cat "$SCRATCH/err"; fail "no placement line"; }
-  grep "^0*$addr " /proc/$pid/numa_maps > "$maps" || { kill $pid; fail "no mapping at $addr in numa_maps"; }
+  grep "^0*$addr " /proc/$fpid/numa_maps > "$maps" || { kill $pid; fail "no mapping at $addr in numa_maps"; }
   wait $pid || { cat "$SCRATCH/err"; fail "fio failed"; }
   echo "    $(cat "$maps")"
 }

@@ -93,7 +93,9 @@ print(" ".join("N%d=%d" % kv for kv in sorted(collections.Counter(status).items(
 PY
 }
 
-# fio in the background until the engine's placement line names the
+# fio in the background (time_based, 15 s: the query below must find it
+# still running on a guest whose two vCPUs its polling keeps busy; with 3 s
+# the sanitized fio had ended first) until the engine's placement line names the
 # buffer's address; then the kernel's account of that range: its mapping
 # (/proc/PID/maps) and the node of every page. (Not numa_maps: it walks
 # every mapping, and the sanitized fio's shadow takes minutes under TCG.)
@@ -119,7 +121,7 @@ t_numa_node_places_the_buffer_on_each_node() {
   need_two_nodes
   for n in 0 1; do
     kernel_view_of_job "$SCRATCH/maps" --name=n --filename="$FA1" --thread=1 --numa_node=$n --rw=randread \
-      --bs=64k --iodepth=8 --time_based --runtime=3 --size=64m
+      --bs=64k --iodepth=8 --time_based --runtime=15 --size=64m
     local other=$((1 - n))
     [ "$(grep -oE "N-?[0-9]+=" "$SCRATCH/maps" | sort -u)" = "N$n=" ] || fail "numa_node=$n: pages not all on node $n"
     ours --name=v --filename="$FA1" --thread=1 --numa_node=$n --rw=randwrite --bs=16k --size=8m \
@@ -134,7 +136,7 @@ t_numa_node_auto_follows_the_jobs_cpus() {
   # rxe has no NUMA node, so auto takes the node of the job's CPUs
   need_two_nodes
   kernel_view_of_job "$SCRATCH/maps" --name=a --filename="$FA1" --thread=1 --cpus_allowed=1 --rw=randread \
-    --bs=64k --iodepth=4 --time_based --runtime=2 --size=64m
+    --bs=64k --iodepth=4 --time_based --runtime=15 --size=64m
   [ "$(grep -oE "N-?[0-9]+=" "$SCRATCH/maps" | sort -u)" = "N1=" ] || fail "auto did not follow CPU 1 to node 1"
   ! grep -q "cross-node" "$SCRATCH/err" || fail "a warning where nothing is across nodes"
 }
@@ -175,7 +177,7 @@ t_hugepages_none_reserved_falls_back() {
 t_hugepages_reserved_are_used() {
   echo 16 > $HP
   kernel_view_of_job "$SCRATCH/maps" --name=h --filename="$FA1" --thread=1 --hugepages=1 --numa_node=0 \
-    --rw=randread --bs=64k --iodepth=4 --time_based --runtime=2 --size=64m
+    --rw=randread --bs=64k --iodepth=4 --time_based --runtime=15 --size=64m
   echo 0 > $HP
   grep -q "anon_hugepage" "$SCRATCH/maps" || fail "the buffer is not a huge page mapping"
   # move_pages answers -EFAULT (-14) for hugetlb pages on some kernels: a node it does name must be 0

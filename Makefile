@@ -41,10 +41,10 @@ CPPFLAGS_ALL = $(CPPFLAGS_BASE) $(CPPFLAGS)
 SETUP_GOALS = setup testbed testbed612 fio-src clean uninstall demo test test-unit test-target test-fuzz fuzz fuzz-build bench
 BUILD_GOALS = $(filter-out $(SETUP_GOALS),$(or $(MAKECMDGOALS),all))
 ifneq ($(BUILD_GOALS),)
-ifneq ($(shell printf '\043include <infiniband/verbs.h>\n\043include <rdma/rdma_cma.h>\n\043include <openssl/evp.h>\n' | \
+ifneq ($(shell printf '\043include <infiniband/verbs.h>\n\043include <rdma/rdma_cma.h>\n\043include <openssl/evp.h>\n\043include <numa.h>\n' | \
 	$(CC) $(CPPFLAGS) -E -x c -o /dev/null - 2>/dev/null && echo ok),ok)
-$(error rdma-core's or OpenSSL's headers (infiniband/verbs.h, rdma/rdma_cma.h, openssl/evp.h) are missing. \
-	Run as root: make setup (apt: libibverbs-dev, librdmacm-dev, libssl-dev and the rest the build and the test bed use))
+$(error rdma-core's, OpenSSL's or libnuma's headers (infiniband/verbs.h, rdma/rdma_cma.h, openssl/evp.h, numa.h) are missing. \
+	Run as root: make setup (apt: libibverbs-dev, librdmacm-dev, libssl-dev, libnuma-dev and the rest the build and the test bed use))
 endif
 endif
 
@@ -52,15 +52,16 @@ CORE_SRC = core/protocol.c core/status.c core/names.c core/util.c core/opts.c co
 	core/cuda.c core/slots.c core/submit.c core/complete.c core/qstate.c core/poll.c core/wait.c core/sync.c \
 	core/queue.c core/qrdma.c core/group.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c \
 	core/reassoc.c core/trace.c core/ctrl_mem.c core/nstable.c core/adminio.c core/discovery.c core/aer.c \
-	core/connretry.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c
+	core/connretry.c core/hwts.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c
 # The loopback test wire: tests, fuzzers and the micro-benchmark only.
 TESTWIRE_OBJ = $(O)/tests/wire/fakewire.o
 CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
 
 UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo \
-	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio $(O)/tests/unit_connretry $(O)/tests/unit_auth
+	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio $(O)/tests/unit_connretry $(O)/tests/unit_auth \
+	$(O)/tests/unit_regaccess $(O)/tests/unit_irq $(O)/tests/unit_hwts
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
-	$(O)/tests/gpu_check
+	$(O)/tests/gpu_check $(O)/tests/libregspy.so
 BENCH = $(O)/bench/percmd
 
 # Debian's python3 with python3-pytest and python3-numpy (tests/testbed/setup).
@@ -142,14 +143,15 @@ $(O)/tests/unit_%: $(O)/tests/unit/test_%.o
 $(O)/tests/target_%: $(O)/tests/target/%_test.o
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/unit_protocol: $(O)/core/protocol.o $(O)/core/status.o $(O)/core/names.o
-$(O)/tests/unit_queue $(O)/tests/unit_connretry: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
-$(O)/tests/unit_opts $(O)/tests/unit_adminio $(O)/tests/unit_auth $(O)/tests/target_core $(O)/tests/target_disc \
+$(O)/tests/unit_queue $(O)/tests/unit_connretry $(O)/tests/unit_hwts: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
+$(O)/tests/unit_opts $(O)/tests/unit_adminio $(O)/tests/unit_auth $(O)/tests/unit_regaccess $(O)/tests/target_core $(O)/tests/target_disc \
 	$(O)/tests/target_gpu: $(O)/libnvmeof.a
 $(O)/tests/unit_tid: $(O)/engine/tid.o
 $(O)/tests/unit_qmap: $(O)/engine/qmap.o
 $(O)/tests/unit_topo: $(O)/engine/topo.o
-$(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o: CPPFLAGS_ALL += -Iengine
-$(O)/tests/wire/fakewire.o $(O)/tests/unit/test_queue.o $(O)/tests/unit/test_connretry.o \
+$(O)/tests/unit_irq: $(O)/engine/irq.o
+$(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o $(O)/tests/unit/test_irq.o: CPPFLAGS_ALL += -Iengine
+$(O)/tests/wire/fakewire.o $(O)/tests/unit/test_queue.o $(O)/tests/unit/test_connretry.o $(O)/tests/unit/test_hwts.o \
 	$(O)/bench/percmd.o: CPPFLAGS_ALL += -Itests/wire
 $(O)/tests/gpu_check: $(O)/tests/gpu-check/gpu_check.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
@@ -163,19 +165,24 @@ $(O)/tests/libcuda-double.so: tests/cuda-double/fakecuda.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g -fPIC -shared -fvisibility=hidden -Wall -Wextra -Werror -o $@ $<
 
+# LD_PRELOAD for tests: the access flags registrations really get (tests only).
+$(O)/tests/libregspy.so: tests/regspy/regspy.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fPIC -shared -Wall -Wextra -Werror -o $@ $< -ldl
+
 # The engine's files that include fio's headers (engine/engine.h maps them).
 # fio's headers are not ours: include them as system headers, gnu11 as fio is.
 FIO_ENGINE_OBJ = $(addprefix $(O)/engine/,fio_nvmeof.o log.o ctrl_share.o options.o probe.o files.o \
-	qpairs.o job.o reap.o)
+	qpairs.o iomem.o job.o reap.o)
 $(FIO_ENGINE_OBJ): CPPFLAGS_ALL += -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h
 $(FIO_ENGINE_OBJ): CSTD = -std=gnu11
 $(FIO_ENGINE_OBJ): $(FIO_SRC)/config-host.h
 $(FIO_SRC)/config-host.h:
 	$(error $(FIO_SRC_MISSING))
 # fio needs one symbol of it (engine/libnvmeof_fio.map); the core inside stays hidden.
-ENGINE_OBJ = $(FIO_ENGINE_OBJ) $(O)/engine/tid.o $(O)/engine/topo.o $(O)/engine/qmap.o $(CORE_OBJ)
+ENGINE_OBJ = $(FIO_ENGINE_OBJ) $(O)/engine/tid.o $(O)/engine/topo.o $(O)/engine/qmap.o $(O)/engine/irq.o $(CORE_OBJ)
 $(ENGINE): $(ENGINE_OBJ) engine/libnvmeof_fio.map
-	$(CC) -shared $(SANFLAGS) -o $@ $(ENGINE_OBJ) $(LIBS) -Wl,--version-script=engine/libnvmeof_fio.map
+	$(CC) -shared $(SANFLAGS) -o $@ $(ENGINE_OBJ) $(LIBS) -lnuma -Wl,--version-script=engine/libnvmeof_fio.map
 
 # The unit tests (no target) of one build, $(O), and the GPU check against
 # the CUDA test double. install.sh and the Python tests load the library into
@@ -226,6 +233,10 @@ test-target: setup
 	$(MAKE) all SAN=1
 	$(MAKE) build/tsan/tests/target_core build/tsan/tests/target_disc TSAN=1
 	tests/testbed/run bash tests/target/run-all.sh
+	# where a job's memory goes and how it is registered, in a guest with two
+	# NUMA nodes (plain and sanitized engine)
+	NVMEOF_TB_NUMA=2 tests/testbed/run bash -c 'bash tests/target/placement.sh && \
+		NVMEOF_BUILD=build/san NVMEOF_ASAN_RT=$$(cc -print-file-name=libasan.so) bash tests/target/placement.sh'
 	# in-band authentication, against the 6.12 kernel's nvmet (plain and
 	# sanitized), then the core and engine tests that exercise what a newer
 	# nvmet changes (bring-up, data, keep-alive, reconnect, poll groups); the

@@ -9,6 +9,9 @@
 #include "protocol.h"
 #include "qpriv.h"
 #include "util.h"
+#include "hwts.h"
+
+#define NO_SLOT 0xffffu /* a completion for no slot of ours (stale) */
 
 /* An I/O command that failed with a status the controller says may succeed
  * if retried (DNR clear) goes again from the same slot, with a new CID,
@@ -151,7 +154,7 @@ static bool post_recvs(struct nvmeof_queue *q)
  * halves are noted. Then the receives are re-posted, and only then do the
  * noted slots complete: a callback may submit at once, and a command must
  * never be out without a receive waiting for its response (RNR back-off). */
-bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
+bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, const uint64_t *ts, int n)
 {
 	struct {
 		uint16_t si, gen;
@@ -160,7 +163,7 @@ bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
 	bool ok = true;
 	for (int i = 0; i < n; i++) {
 		const struct ibv_wc *w = &wc[i];
-		uint16_t si;
+		uint16_t si = NO_SLOT;
 		if (!(w->wr_id & RECV_TAG)) {
 			if (unlikely(w->status != IBV_WC_SUCCESS)) {
 				if (WRID_EPOCH(w->wr_id) == q->epoch)
@@ -169,6 +172,8 @@ bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
 				done[ndone].si = si;
 				done[ndone++].gen = q->slots[si].gen;
 			}
+			if (ts && si != NO_SLOT)
+				q->slots[si].ts_sent = ts[i];
 			continue;
 		}
 		uint32_t idx = WRID_LOW(w->wr_id);
@@ -191,6 +196,8 @@ bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
 			done[ndone].si = si;
 			done[ndone++].gen = q->slots[si].gen;
 		}
+		if (ts && si != NO_SLOT)
+			q->slots[si].ts_resp = ts[i];
 		struct ibv_recv_wr *rw = &q->rwr[idx];
 		rw->next = NULL;
 		if (q->rwr_tail)
@@ -208,8 +215,12 @@ bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n)
 	 * them): only a slot still busy with the same command is finished. */
 	for (int i = 0; i < ndone; i++) {
 		const struct slot *s = &q->slots[done[i].si];
-		if (likely(s->state == SLOT_BUSY && s->gen == done[i].gen))
+		if (likely(s->state == SLOT_BUSY && s->gen == done[i].gen)) {
+			/* both halves clocked by the NIC: the fabric and the target */
+			if (ts && q->hw)
+				hwts_add(q->hw, s->ts_sent, s->ts_resp, q->hw_khz);
 			slot_done(q, done[i].si);
+		}
 	}
 	return ok;
 }

@@ -106,6 +106,23 @@ static void ctrl_free(struct nvmeof_ctrl *c)
 	free(c);
 }
 
+/* hw_timestamps: the HCA must clock completions, and say at what rate. */
+static int ctrl_hw_clock(struct nvmeof_ctrl *c)
+{
+	struct ibv_device_attr_ex a;
+	memset(&a, 0, sizeof(a));
+	if (ibv_query_device_ex(c->pd->context, NULL, &a))
+		return nvmeof_err(NVMEOF_ETRANSPORT, "connect: hw_timestamps: ibv_query_device_ex on %s: %s", c->info.hca,
+				  strerror(errno));
+	if (!a.completion_timestamp_mask || !a.hca_core_clock)
+		return nvmeof_err(NVMEOF_ENOTSUP, "connect: hw_timestamps: %s reports no NIC completion timestamps "
+				  "(completion_timestamp_mask 0x%llx, hca_core_clock %llu kHz)%s", c->info.hca,
+				  (unsigned long long)a.completion_timestamp_mask, (unsigned long long)a.hca_core_clock,
+				  strncmp(c->info.hca, "rxe", 3) ? "" : ": Soft-RoCE has none");
+	c->hw_khz = a.hca_core_clock;
+	return 0;
+}
+
 int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl **out)
 {
 	struct nvmeof_ctrl *c;
@@ -136,7 +153,7 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		return rc;
 	}
 	pthread_mutex_init(&c->lock, NULL);
-	mem_ctx_init(&c->mem, NULL);
+	mem_ctx_init(&c->mem, NULL, !opts->strict_ordering);
 	pthread_mutex_init(&c->admin_lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -199,6 +216,9 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	c->info.auth_dhgroup = c->admin_auth_dh;
 	c->info.auth_bidirectional = c->admin_auth_bidir;
 	snprintf(c->info.hca, sizeof(c->info.hca), "%s", ibv_get_device_name(q_verbs(c->admin)->device));
+	c->info.comp_vectors = q_verbs(c->admin)->num_comp_vectors > 0 ? q_verbs(c->admin)->num_comp_vectors : 1;
+	if (opts->hw_timestamps && (rc = ctrl_hw_clock(c)))
+		goto fail;
 	c->depth_limit = NVMEOF_MAX_DEPTH;
 	if (c->info.mqes && c->info.mqes < c->depth_limit)
 		c->depth_limit = c->info.mqes; /* SQ of depth+1 entries, MQES is 0-based */
@@ -352,6 +372,7 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 		.group = qo ? qo->group : NULL,
 		.crdt = {c->info.crdt[0], c->info.crdt[1], c->info.crdt[2]},
 		.copts = &c->o,
+		.hw_khz = c->hw_khz,
 	};
 	c->qid_used[qid] = 1; /* reserved while we connect without the lock */
 	pthread_mutex_unlock(&c->lock);
@@ -375,10 +396,19 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 
 int nvmeof_poll_group_create(struct nvmeof_ctrl *c, uint32_t max_queues, struct nvmeof_poll_group **out)
 {
+	return nvmeof_poll_group_create_on(c, max_queues, -1, out);
+}
+
+int nvmeof_poll_group_create_on(struct nvmeof_ctrl *c, uint32_t max_queues, int comp_vector,
+				struct nvmeof_poll_group **out)
+{
 	if (!c || !out || !max_queues || max_queues > 64)
 		return nvmeof_err(NVMEOF_EINVAL, "create poll group: %s",
 				  !c ? "no controller" : !out ? "no output pointer" : "max_queues outside 1..64");
 	*out = NULL;
+	if (comp_vector < -1 || comp_vector >= c->info.comp_vectors)
+		return nvmeof_err(NVMEOF_EINVAL, "create poll group: completion vector %d: %s has %d (0 to %d)",
+				  comp_vector, c->info.hca, c->info.comp_vectors, c->info.comp_vectors - 1);
 	struct ibv_device_attr da;
 	if (ibv_query_device(c->pd->context, &da))
 		return nvmeof_err(NVMEOF_ETRANSPORT, "create poll group: ibv_query_device: %s", strerror(errno));
@@ -388,9 +418,12 @@ int nvmeof_poll_group_create(struct nvmeof_ctrl *c, uint32_t max_queues, struct 
 	if (da.max_cqe > 0 && cqe > (uint64_t)da.max_cqe)
 		cqe = (uint64_t)da.max_cqe;
 	pthread_mutex_lock(&c->lock);
-	int vector = (int)c->ngroups++;
+	int vector = (int)c->ngroups++; /* spread over the device's vectors */
 	pthread_mutex_unlock(&c->lock);
-	return q_group_create(q_rdma_transport(), c->pd->context, c, max_queues, (int)cqe, vector, c->o.wait_mode, c->o.spin_us, out);
+	if (comp_vector >= 0)
+		vector = comp_vector;
+	return q_group_create(q_rdma_transport(), c->pd->context, c, max_queues, (int)cqe, vector, c->hw_khz != 0,
+			      c->o.wait_mode, c->o.spin_us, out);
 }
 
 int nvmeof_queue_destroy(struct nvmeof_queue *q)

@@ -31,6 +31,10 @@ typedef unsigned long long CUdeviceptr;
 #define CU_POINTER_ATTRIBUTE_CONTEXT 1
 #define CU_POINTER_ATTRIBUTE_SYNC_MEMOPS 6
 #define CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD 1
+/* CUDA 12.8: map the dma-buf for a PCIe peer. Where the GPU also has a
+ * coherent C2C link (Grace), the default mapping is one the NIC cannot use. */
+#define CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE 1
+#define CUDA_PCIE_MAPPING_VERSION 12080
 #define CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX 0
 #define CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER 100
 #define GPU_PAGE (64u << 10) /* GPUDirect pins device memory in 64 KiB pages */
@@ -55,6 +59,7 @@ static struct {
 	CUresult (*cuMemGetHandleForAddressRange)(void *, CUdeviceptr, size_t, int, unsigned long long);
 	CUresult (*cuFlushGPUDirectRDMAWrites)(int, int);
 	CUresult (*cuGetErrorName)(CUresult, const char **);
+	CUresult (*cuDriverGetVersion)(int *);
 } cu;
 static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
 
@@ -95,6 +100,7 @@ static void cu_load(void)
 	SYM(cuMemGetHandleForAddressRange, "cuMemGetHandleForAddressRange", 0); /* CUDA 11.7 */
 	SYM(cuFlushGPUDirectRDMAWrites, "cuFlushGPUDirectRDMAWrites", 0);       /* CUDA 11.3 */
 	SYM(cuGetErrorName, "cuGetErrorName", 0);
+	SYM(cuDriverGetVersion, "cuDriverGetVersion", 0);
 #undef SYM
 	CUresult r = cu.cuInit(0);
 	if (r) {
@@ -102,6 +108,15 @@ static void cu_load(void)
 		dlclose(cu.h);
 		cu.h = NULL;
 	}
+}
+
+/* 12080 for 12.8; 0 where the driver does not say */
+static int cu_version(void)
+{
+	int v = 0;
+	if (!cu.cuDriverGetVersion || cu.cuDriverGetVersion(&v))
+		return 0;
+	return v;
 }
 
 static const char *cu_name(CUresult r)
@@ -142,7 +157,7 @@ int nvmeof_cuda_available(char *why, size_t len)
 static int reg_device_memory(struct mem_ctx *mc, struct nvmeof_mr *m, const char *op)
 {
 	char dmabuf_why[160] = "", peer_why[160];
-	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+	int access = mc->access;
 	CUdeviceptr d = (CUdeviceptr)(uintptr_t)m->addr;
 	CUresult r;
 	/* dma-buf first: no out-of-tree module, works with any HCA driver that
@@ -153,8 +168,20 @@ static int reg_device_memory(struct mem_ctx *mc, struct nvmeof_mr *m, const char
 		CUdeviceptr base = d & ~(CUdeviceptr)(GPU_PAGE - 1);
 		size_t span = ((d + m->len + GPU_PAGE - 1) & ~(CUdeviceptr)(GPU_PAGE - 1)) - base;
 		int fd = -1;
-		IN_CTX(m->cuda_ctx, cu.cuMemGetHandleForAddressRange(&fd, base, span,
-								      CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0), r);
+		bool pcie = false;
+		/* The PCIe mapping where the driver offers it (12.8+, or a
+		 * driver that does not say): a driver that refuses the flag
+		 * gets the default mapping, as before. */
+		int v = cu_version();
+		if (!v || v >= CUDA_PCIE_MAPPING_VERSION) {
+			IN_CTX(m->cuda_ctx, cu.cuMemGetHandleForAddressRange(&fd, base, span,
+									      CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+									      CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE), r);
+			pcie = !r;
+		}
+		if (!pcie)
+			IN_CTX(m->cuda_ctx, cu.cuMemGetHandleForAddressRange(&fd, base, span,
+									      CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0), r);
 		if (r) {
 			snprintf(dmabuf_why, sizeof(dmabuf_why), "cuMemGetHandleForAddressRange: %s (%d)",
 				 cu_name(r), r);
@@ -164,7 +191,7 @@ static int reg_device_memory(struct mem_ctx *mc, struct nvmeof_mr *m, const char
 				snprintf(dmabuf_why, sizeof(dmabuf_why), "ibv_reg_dmabuf_mr: %s", strerror(errno));
 			close(fd); /* the registration holds its own reference */
 			if (m->mr) {
-				m->cuda_reg = "dma-buf";
+				m->cuda_reg = pcie ? "dma-buf, PCIe mapping" : "dma-buf";
 				return 0;
 			}
 		}
@@ -351,7 +378,8 @@ int nvmeof_cuda_selftest(int gpu, char *report, size_t len)
 		SAY("load: %s\n", nvmeof_errmsg());
 		return rc;
 	}
-	SAY("load: ok\n");
+	int v = cu_version();
+	SAY("load: ok, driver %d.%d\n", v / 1000, v % 1000 / 10);
 	if ((r = cu.cuDeviceGet(&dev, gpu)) || (r = cu.cuDevicePrimaryCtxRetain(&ctx, dev))) {
 		SAY("GPU %d: %s (%d)\n", gpu, cu_name(r), r);
 		return nvmeof_err(NVMEOF_ECUDA, "CUDA self-test: GPU %d: %s", gpu, cu_name(r));
@@ -369,11 +397,18 @@ int nvmeof_cuda_selftest(int gpu, char *report, size_t len)
 	if (!cu.cuMemGetHandleForAddressRange) {
 		SAY("dma-buf export: driver lacks cuMemGetHandleForAddressRange (CUDA < 11.7)\n");
 	} else {
-		IN_CTX(ctx, cu.cuMemGetHandleForAddressRange(&fd, a, GPU_PAGE, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0), r);
-		if (r)
-			SAY("dma-buf export: %s (%d)\n", cu_name(r), r);
-		else
-			SAY("dma-buf export: ok, fd %d\n", fd);
+		IN_CTX(ctx, cu.cuMemGetHandleForAddressRange(&fd, a, GPU_PAGE, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+							      CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE), r);
+		if (!r) {
+			SAY("dma-buf export: ok, PCIe mapping type, fd %d\n", fd);
+		} else {
+			SAY("dma-buf export with the PCIe mapping type: %s (%d)\n", cu_name(r), r);
+			IN_CTX(ctx, cu.cuMemGetHandleForAddressRange(&fd, a, GPU_PAGE, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0), r);
+			if (r)
+				SAY("dma-buf export: %s (%d)\n", cu_name(r), r);
+			else
+				SAY("dma-buf export: ok, default mapping type, fd %d\n", fd);
+		}
 	}
 	SAY("flush entry point: %s\n", cu.cuFlushGPUDirectRDMAWrites ? "present" : "missing (CUDA < 11.3)");
 	struct ibv_device **list = ibv_get_device_list(&ndev);
@@ -382,17 +417,18 @@ int nvmeof_cuda_selftest(int gpu, char *report, size_t len)
 	} else {
 		struct ibv_context *vc = ibv_open_device(list[0]);
 		struct ibv_pd *pd = vc ? ibv_alloc_pd(vc) : NULL;
-		int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+		int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
+			  IBV_ACCESS_RELAXED_ORDERING; /* as every region the library registers by default */
 		if (!pd) {
 			SAY("registration on %s: cannot open it: %s\n", ibv_get_device_name(list[0]), strerror(errno));
 		} else {
 			struct ibv_mr *mr = fd >= 0 ? ibv_reg_dmabuf_mr(pd, 0, GPU_PAGE, (uint64_t)a, fd, acc) : NULL;
-			SAY("registration on %s via dma-buf: %s\n", ibv_get_device_name(list[0]),
+			SAY("registration on %s via dma-buf, relaxed ordering: %s\n", ibv_get_device_name(list[0]),
 			    mr ? "ok" : fd < 0 ? "skipped (no dma-buf)" : strerror(errno));
 			if (mr)
 				ibv_dereg_mr(mr);
 			mr = ibv_reg_mr(pd, (void *)(uintptr_t)a, GPU_PAGE, acc);
-			SAY("registration on %s via peermem: %s\n", ibv_get_device_name(list[0]),
+			SAY("registration on %s via peermem, relaxed ordering: %s\n", ibv_get_device_name(list[0]),
 			    mr ? "ok" : strerror(errno));
 			if (mr)
 				ibv_dereg_mr(mr);

@@ -23,13 +23,15 @@ uint8_t q_group_next_epoch(struct nvmeof_poll_group *g)
 uint64_t q_group_cqes(uint32_t depth) { return 2ull * depth + 2; }
 
 int q_group_create(const struct q_transport *tr, void *dev, const void *owner, uint32_t max_members, int cqe,
-		   int vector, enum nvmeof_wait_mode mode, uint32_t spin_us, struct nvmeof_poll_group **out)
+		   int vector, bool hw_ts, enum nvmeof_wait_mode mode, uint32_t spin_us, struct nvmeof_poll_group **out)
 {
 	struct nvmeof_poll_group *g = calloc(1, sizeof(*g));
 	int rc;
 	if (!g)
 		return nvmeof_err(NVMEOF_ENOMEM, "create poll group: out of memory");
 	g->tr = tr;
+	g->vector = vector; /* the transport's cq_open says which it took */
+	g->hw_ts = hw_ts;
 	if ((rc = tr->cq_open(g, dev, cqe, vector))) {
 		tr->cq_close(g);
 		free(g);
@@ -46,7 +48,7 @@ int q_group_create(const struct q_transport *tr, void *dev, const void *owner, u
 int q_group_of_one(struct nvmeof_queue *q, void *dev)
 {
 	struct nvmeof_poll_group *g;
-	int rc = q_group_create(q->tr, dev, q->ctrl, 1, (int)q_group_cqes(q->depth), q->qid, q->wait_mode,
+	int rc = q_group_create(q->tr, dev, q->ctrl, 1, (int)q_group_cqes(q->depth), q->qid, q->hw_khz != 0, q->wait_mode,
 				q->spin_us, &g);
 	if (rc)
 		return nvmeof_err_prefix(rc, "queue %u", q->qid);
@@ -59,6 +61,8 @@ int q_group_of_one(struct nvmeof_queue *q, void *dev)
 }
 
 bool q_group_owned_by(const struct nvmeof_poll_group *g, const void *owner) { return g->owner == owner; }
+
+int nvmeof_poll_group_comp_vector(const struct nvmeof_poll_group *g) { return g ? g->vector : -1; }
 
 int nvmeof_poll_group_destroy(struct nvmeof_poll_group *g)
 {

@@ -7,11 +7,12 @@
 #include "internal.h"
 #include "mem.h"
 
-#define MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE)
-
-void mem_ctx_init(struct mem_ctx *mc, struct ibv_pd *pd)
+void mem_ctx_init(struct mem_ctx *mc, struct ibv_pd *pd, bool relaxed)
 {
 	mc->pd = pd;
+	/* The target reads writes' data and writes reads' data into these. */
+	mc->access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
+		     (relaxed ? IBV_ACCESS_RELAXED_ORDERING : 0);
 	mc->nmrs = 0;
 	pthread_mutex_init(&mc->lock, NULL);
 }
@@ -39,7 +40,7 @@ static int mr_new(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, void *add
 	struct nvmeof_mr *m = calloc(1, sizeof(*m));
 	if (!m)
 		return nvmeof_err(NVMEOF_ENOMEM, "register memory: out of memory");
-	m->mr = ibv_reg_mr(mc->pd, addr, len, MR_ACCESS);
+	m->mr = ibv_reg_mr(mc->pd, addr, len, mc->access);
 	if (!m->mr) {
 		int e = errno;
 		free(m);

@@ -12,10 +12,12 @@
  * while any remain. */
 struct mem_ctx {
 	struct ibv_pd *pd;
+	int access; /* every data region's access flags (mem_ctx_init) */
 	pthread_mutex_t lock;
 	uint32_t nmrs;
 };
-void mem_ctx_init(struct mem_ctx *mc, struct ibv_pd *pd);
+/* relaxed: the controller's PCIe ordering (nvmeof_ctrl_opts.strict_ordering) */
+void mem_ctx_init(struct mem_ctx *mc, struct ibv_pd *pd, bool relaxed);
 void mem_ctx_destroy(struct mem_ctx *mc);
 uint32_t mem_ctx_count(struct mem_ctx *mc);
 void mem_ctx_ref(struct mem_ctx *mc, int delta);
@@ -42,7 +44,7 @@ struct nvmeof_mr {
 	void *cuda_ctx;             /* the context that owns it */
 	int cuda_dev;
 	unsigned long long cuda_base; /* what cuMemAlloc returned, for cuMemFree */
-	const char *cuda_reg;       /* "dma-buf" or "peermem" */
+	const char *cuda_reg;       /* nvmeof_mr_cuda_registration's answer */
 };
 
 static inline const struct nvmeof_ctrl *mem_ctrl(const struct nvmeof_mr *mr) { return mr->owner; }

@@ -45,9 +45,10 @@ int nvmeof_queue_poll(struct nvmeof_queue *q, uint32_t max)
 
 /* Hands each member its work completions (a queue's place is in each
  * wr_id): at once when the batch is all one member's, the usual case. */
-static void dispatch(struct nvmeof_poll_group *g, const struct ibv_wc *wc, int n)
+static void dispatch(struct nvmeof_poll_group *g, const struct ibv_wc *wc, const uint64_t *ts, int n)
 {
 	struct ibv_wc mine[POLL_BATCH];
+	uint64_t mine_ts[POLL_BATCH];
 	uint32_t first = WRID_MEMBER(wc[0].wr_id);
 	bool one = true;
 	for (int i = 1; i < n && one; i++)
@@ -55,17 +56,22 @@ static void dispatch(struct nvmeof_poll_group *g, const struct ibv_wc *wc, int n
 	for (uint32_t j = 0; j < (one ? 1 : g->nmembers); j++) {
 		struct nvmeof_queue *q = one ? g->members[first] : g->list[j];
 		const struct ibv_wc *batch = wc;
+		const uint64_t *bts = ts;
 		int k = n;
 		if (!q || !q_has_wire(q))
 			continue; /* left, or closed: what its old connection left is stale */
 		if (!one) {
 			k = 0;
 			for (int i = 0; i < n; i++)
-				if (WRID_MEMBER(wc[i].wr_id) == q->member)
+				if (WRID_MEMBER(wc[i].wr_id) == q->member) {
+					if (ts)
+						mine_ts[k] = ts[i];
 					mine[k++] = wc[i];
+				}
 			batch = mine;
+			bts = ts ? mine_ts : NULL;
 		}
-		if (k && unlikely(!q_process_wcs(q, batch, k)))
+		if (k && unlikely(!q_process_wcs(q, batch, bts, k)))
 			q_lose(q);
 	}
 }
@@ -78,6 +84,8 @@ static void dispatch(struct nvmeof_poll_group *g, const struct ibv_wc *wc, int n
 int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max)
 {
 	struct ibv_wc wc[POLL_BATCH];
+	uint64_t ts[POLL_BATCH];
+	uint64_t *tsp = g->hw_ts ? ts : NULL;
 	int want = (!max || max > POLL_BATCH) ? POLL_BATCH : (int)max;
 	bool wired = false;
 	uint32_t nq = g->nmembers;
@@ -89,9 +97,9 @@ int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max)
 	 * CQ is left alone then (its next connection discards it); a shared
 	 * one is polled anyway, or failed attempts' flushes overrun it. */
 	bool own = nq == 1 && g->list[0]->own_group;
-	int n = wired || !own ? g->tr->poll(g->cqc, want, wc) : 0;
+	int n = wired || !own ? g->tr->poll(g->cqc, want, wc, tsp) : 0;
 	if (likely(n > 0))
-		dispatch(g, wc, n);
+		dispatch(g, wc, tsp, n);
 	/* n < 0, a CQ error: each queue finds its connection's state below */
 	int total = 0, err = 0;
 	uint32_t nerr = 0;

@@ -79,6 +79,7 @@ struct slot {
 	struct ibv_send_wr wr;
 	struct ibv_sge sge[2];
 	uint64_t t_submit_ms;     /* first seen out (0: not yet); SLOT_RETRY: when to send again */
+	uint64_t ts_sent, ts_resp; /* NIC clock of its send completion and response (hw_khz) */
 	uint32_t dw0, dw1;
 	uint16_t gen, req, status;
 	uint8_t state, flags, retries;
@@ -175,6 +176,8 @@ struct nvmeof_queue {
 	uint32_t cmd_timeout_ms, icd_max, spin_us;
 	uint32_t max_cmd_bytes;   /* MDTS, capped by the 24-bit keyed SGL length */
 	enum nvmeof_wait_mode wait_mode;
+	uint64_t hw_khz;          /* NIC timestamps' clock; 0: none (hwts.h) */
+	struct hwts_hist *hw;     /* with hw_khz: send completion to response */
 
 	struct slot *slots;
 	uint16_t *slot_free;
@@ -332,7 +335,9 @@ int q_sync_io(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *ns, u
 	      uint32_t nlb, struct nvmeof_mr *mr, size_t off, uint32_t cdw12, uint32_t timeout_ms);
 /* complete.c: one batch of work completions; false when one of them says
  * the connection failed (the caller tells the state) */
-bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, int n);
+struct hwts_hist;
+/* ts: each completion's NIC clock, or NULL */
+bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, const uint64_t *ts, int n);
 void q_send_due_retries(struct nvmeof_queue *q, uint64_t now);
 /* qstate.c */
 void q_set_state(struct nvmeof_queue *q, enum q_state to);
@@ -377,6 +382,8 @@ struct nvmeof_poll_group {
 	struct nvmeof_queue *list[GROUP_MAX];    /* the same, packed: nmembers of them */
 	uint32_t nmembers, max_members;
 	uint64_t cqe_cap;                 /* entries the CQ holds */
+	int vector;                       /* the CQ's completion vector */
+	bool hw_ts;                       /* its completions carry the NIC's clock */
 	uint8_t next_epoch;               /* shared, so a place reused never repeats an epoch soon */
 	struct q_waiter waiter;
 };

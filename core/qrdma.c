@@ -18,9 +18,10 @@ static int qr_post_recv(void *c, struct ibv_recv_wr *wr, struct ibv_recv_wr **ba
 	return ibv_post_recv(((struct tr_conn *)c)->qp, wr, bad);
 }
 
-static int qr_poll(void *c, int n, struct ibv_wc *wc)
+static int qr_poll(void *c, int n, struct ibv_wc *wc, uint64_t *ts)
 {
-	return ibv_poll_cq(((struct tr_conn *)c)->cq, n, wc);
+	struct tr_conn *t = c;
+	return t->cqx ? tr_poll_ex(t, n, wc, ts) : ibv_poll_cq(t->cq, n, wc);
 }
 
 static int qr_arm(void *c) { return tr_arm(c); }
@@ -31,8 +32,9 @@ static void qr_close(struct nvmeof_queue *q) { tr_close(&q->conn); }
 
 static int qr_cq_open(struct nvmeof_poll_group *g, void *dev, int cqe, int vector)
 {
-	int rc = tr_cq_create(&g->conn, dev, cqe, vector);
+	int rc = tr_cq_create(&g->conn, dev, cqe, vector, g->hw_ts);
 	g->cqc = &g->conn;
+	g->vector = g->conn.vector;
 	g->cqe_cap = !rc && g->conn.cq->cqe > 0 ? (uint64_t)g->conn.cq->cqe : 0;
 	return rc;
 }
@@ -71,7 +73,7 @@ static void discard_stale(struct nvmeof_queue *q)
 	struct ibv_wc wc[POLL_BATCH];
 	if (!q->own_group)
 		return;
-	for (int k = 0; k < 64 && q->group->tr->poll(q->group->cqc, POLL_BATCH, wc) > 0; k++)
+	for (int k = 0; k < 64 && q->group->tr->poll(q->group->cqc, POLL_BATCH, wc, NULL) > 0; k++)
 		;
 }
 

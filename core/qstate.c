@@ -109,10 +109,11 @@ static void drain_cq(struct nvmeof_queue *q)
 	if (!q->own_group)
 		return;
 	for (uint32_t budget = q->depth + q->hrqsize + 1; budget;) {
-		int n = q->group->tr->poll(q->group->cqc, POLL_BATCH, wc);
+		uint64_t ts[POLL_BATCH];
+		int n = q->group->tr->poll(q->group->cqc, POLL_BATCH, wc, q->group->hw_ts ? ts : NULL);
 		if (n <= 0)
 			return;
-		q_process_wcs(q, wc, n);
+		q_process_wcs(q, wc, q->group->hw_ts ? ts : NULL, n);
 		budget = (uint32_t)n >= budget ? 0 : budget - (uint32_t)n;
 	}
 }

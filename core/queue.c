@@ -5,6 +5,7 @@
 
 #include "protocol.h"
 #include "qpriv.h"
+#include "hwts.h"
 #include "util.h"
 
 uint8_t *q_scratch(struct nvmeof_queue *q) { return q_scratch_buf(q); }
@@ -114,6 +115,7 @@ void q_free(struct nvmeof_queue *q)
 	free(q->pend);
 	free(q->park_tmp);
 	free(q->rwr);
+	free(q->hw);
 	free(q->rsge);
 	free(q);
 }
@@ -134,6 +136,7 @@ void q_init(struct nvmeof_queue *q, const struct q_params *p)
 	q->spin_us = p->spin_us;
 	q->batch = p->batch;
 	q->copts = p->copts;
+	q->hw_khz = p->hw_khz;
 	q->replay_cur = NO_REQ;
 	memcpy(q->crdt, p->crdt, sizeof(q->crdt));
 	q->next_housekeep_ms = nvmeof_now_ms() + HOUSEKEEP_MS;
@@ -153,6 +156,8 @@ int q_alloc(struct nvmeof_queue *q)
 	q->pend = calloc(q->depth, sizeof(*q->pend));
 	q->park_tmp = calloc(q->depth, sizeof(*q->park_tmp));
 	q->rwr = calloc(q->hrqsize, sizeof(*q->rwr));
+	if (q->hw_khz && !(q->hw = calloc(1, sizeof(*q->hw))))
+		return nvmeof_err(NVMEOF_ENOMEM, "queue %u: out of memory", q->qid);
 	q->rsge = calloc(q->hrqsize, sizeof(*q->rsge));
 	q->sqes = aligned_alloc(64, (size_t)q->depth * NVME_SQE_SIZE);
 	q->rsps = aligned_alloc(64, ((size_t)q->hrqsize * NVME_CQE_SIZE + 63) & ~(size_t)63);
@@ -165,8 +170,10 @@ int q_alloc(struct nvmeof_queue *q)
 	    (!(q->sqe_mr = reg(q, q->sqes, (size_t)q->depth * NVME_SQE_SIZE, 0, "SQE array")) ||
 	     !(q->rsp_mr = reg(q, q->rsps, (size_t)q->hrqsize * NVME_CQE_SIZE, IBV_ACCESS_LOCAL_WRITE,
 			       "response capsules")) ||
+	     /* the target reads and writes it: ordered as the controller's data regions */
 	     !(q->aux_mr = reg(q, q->aux, aux_len,
-			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
+				       (q->copts && !q->copts->strict_ordering ? IBV_ACCESS_RELAXED_ORDERING : 0),
 			       "scratch buffer"))))
 		return NVMEOF_ETRANSPORT;
 	uint32_t sqe_lkey = q->sqe_mr ? q->sqe_mr->lkey : 0, rsp_lkey = q->rsp_mr ? q->rsp_mr->lkey : 0;
@@ -188,5 +195,19 @@ int q_alloc(struct nvmeof_queue *q)
 		q->rwr[i] = (struct ibv_recv_wr){.wr_id = RECV_TAG | i, .sg_list = &q->rsge[i],
 						 .num_sge = 1, .next = i + 1 < q->hrqsize ? &q->rwr[i + 1] : NULL};
 	}
+	return 0;
+}
+
+int nvmeof_queue_hw_latency(const struct nvmeof_queue *q, const double *pct, unsigned int n, uint64_t *ns,
+			    uint64_t *count)
+{
+	if (!q || (n && (!pct || !ns)))
+		return nvmeof_err(NVMEOF_EINVAL, "NIC latency: %s", !q ? "NULL queue" : "no percentiles or output");
+	if (!q->hw)
+		return nvmeof_err(NVMEOF_ENOTSUP, "NIC latency of queue %u: hw_timestamps is off", q->qid);
+	for (unsigned int i = 0; i < n; i++)
+		ns[i] = hwts_pct(q->hw, pct[i]);
+	if (count)
+		*count = q->hw->n;
 	return 0;
 }

@@ -31,6 +31,7 @@ struct q_params {
 	struct nvmeof_poll_group *group; /* share its CQ, or NULL for one of our own */
 	const struct nvmeof_ctrl_opts *copts; /* the controller's: its trace hook (trace.c); may be NULL */
 	struct conn_retry *retry;   /* the connect's retry budget (connretry.h); NULL: one try */
+	uint64_t hw_khz;            /* NIC completion timestamps at this clock (kHz); 0: none */
 };
 
 /* Resolves, creates the QP, posts receives and CM-connects. The Fabrics
@@ -118,8 +119,9 @@ int q_close(struct nvmeof_queue *q);
 struct q_transport;
 /* The RDMA transport (qrdma.c), for a poll group's CQ. */
 const struct q_transport *q_rdma_transport(void);
+/* hw_ts: its CQ reports the NIC's clock for each completion */
 int q_group_create(const struct q_transport *tr, void *dev, const void *owner, uint32_t max_members, int cqe, int vector,
-		   enum nvmeof_wait_mode mode, uint32_t spin_us, struct nvmeof_poll_group **out);
+		   bool hw_ts, enum nvmeof_wait_mode mode, uint32_t spin_us, struct nvmeof_poll_group **out);
 /* Completion entries a queue of depth commands may need at once in a group's CQ. */
 uint64_t q_group_cqes(uint32_t depth);
 bool q_group_owned_by(const struct nvmeof_poll_group *g, const void *owner);

@@ -125,7 +125,7 @@ int tr_resolve(struct tr_conn *c, const struct sockaddr *dst, const struct socka
 	return 0;
 }
 
-int tr_cq_create(struct tr_conn *c, struct ibv_context *verbs, int cqe, int vector)
+int tr_cq_create(struct tr_conn *c, struct ibv_context *verbs, int cqe, int vector, bool ts)
 {
 	c->cc = ibv_create_comp_channel(verbs);
 	if (!c->cc)
@@ -135,10 +135,48 @@ int tr_cq_create(struct tr_conn *c, struct ibv_context *verbs, int cqe, int vect
 	/* Spread CQs over the device's completion vectors (interrupts, on
 	 * real hardware), not all on vector 0. */
 	int nvec = verbs->num_comp_vectors > 0 ? verbs->num_comp_vectors : 1;
-	c->cq = ibv_create_cq(verbs, cqe, c, c->cc, vector % nvec);
+	c->vector = vector % nvec;
+	if (ts) {
+		struct ibv_cq_init_attr_ex a = {
+			.cqe = (uint32_t)cqe,
+			.cq_context = c,
+			.channel = c->cc,
+			.comp_vector = (uint32_t)c->vector,
+			.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+		};
+		c->cqx = ibv_create_cq_ex(verbs, &a);
+		if (!c->cqx)
+			return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_create_cq_ex with completion timestamps (%d entries): %s",
+					  cqe, strerror(errno));
+		c->cq = ibv_cq_ex_to_cq(c->cqx);
+		return 0;
+	}
+	c->cq = ibv_create_cq(verbs, cqe, c, c->cc, c->vector);
 	if (!c->cq)
 		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_create_cq (%d entries): %s", cqe, strerror(errno));
 	return 0;
+}
+
+int tr_poll_ex(struct tr_conn *c, int n, struct ibv_wc *wc, uint64_t *ts)
+{
+	struct ibv_poll_cq_attr attr = {0};
+	int k = 0, rc = ibv_start_poll(c->cqx, &attr);
+	if (rc)
+		return rc == ENOENT ? 0 : -1;
+	do {
+		struct ibv_cq_ex *x = c->cqx;
+		wc[k] = (struct ibv_wc){.wr_id = x->wr_id, .status = x->status};
+		if (x->status == IBV_WC_SUCCESS) {
+			wc[k].opcode = ibv_wc_read_opcode(x);
+			wc[k].byte_len = ibv_wc_read_byte_len(x);
+		}
+		if (ts)
+			ts[k] = ibv_wc_read_completion_ts(x);
+		k++;
+	} while (k < n && !(rc = ibv_next_poll(c->cqx)));
+	ibv_end_poll(c->cqx);
+	/* what was read is good; a CQ error shows at the next poll */
+	return k ? k : rc && rc != ENOENT ? -1 : 0;
 }
 
 void tr_cq_destroy(struct tr_conn *c)
@@ -151,6 +189,7 @@ void tr_cq_destroy(struct tr_conn *c)
 	if (c->cc)
 		ibv_destroy_comp_channel(c->cc);
 	c->cq = NULL;
+	c->cqx = NULL;
 	c->cc = NULL;
 	c->unacked = 0;
 }
@@ -162,7 +201,7 @@ int tr_create_qp(struct tr_conn *c, struct ibv_pd *pd, const struct tr_qp_params
 		c->cq = p->shared->cq;
 		c->cc = p->shared->cc;
 		c->shared_cq = true;
-	} else if ((rc = tr_cq_create(c, c->id->verbs, (int)(p->send_wr + p->recv_wr), p->vector))) {
+	} else if ((rc = tr_cq_create(c, c->id->verbs, (int)(p->send_wr + p->recv_wr), p->vector, false))) {
 		return rc;
 	}
 	struct ibv_qp_init_attr a = {

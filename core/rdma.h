@@ -13,6 +13,7 @@ struct tr_conn {
 	struct rdma_cm_id *id;
 	struct ibv_comp_channel *cc;
 	struct ibv_cq *cq;
+	struct ibv_cq_ex *cqx;     /* cq's extended form, when it carries timestamps */
 	struct ibv_qp *qp;
 	unsigned unacked;   /* CQ events not yet acknowledged */
 	bool armed;         /* CQ notification requested, event not yet consumed */
@@ -20,6 +21,7 @@ struct tr_conn {
 	bool shared_cq;     /* cq and cc belong to a poll group */
 	uint32_t max_inline; /* bytes a send may carry inline */
 	uint8_t retry;      /* enum cr_class of the last failed CM step (connretry.h) */
+	int vector;         /* the CQ's completion vector */
 };
 
 struct tr_qp_params {
@@ -34,7 +36,11 @@ struct tr_qp_params {
 int tr_resolve(struct tr_conn *c, const struct sockaddr *dst, const struct sockaddr *src,
 	       int timeout_ms);
 /* A CQ with its completion channel (a queue's own, or a poll group's). */
-int tr_cq_create(struct tr_conn *c, struct ibv_context *verbs, int cqe, int vector);
+/* ts: a CQ whose completions carry the NIC's clock (tr_poll_ex reads them) */
+int tr_cq_create(struct tr_conn *c, struct ibv_context *verbs, int cqe, int vector, bool ts);
+/* Completions of an extended CQ as ibv_poll_cq gives them, and each one's
+ * NIC clock into ts (NULL: not wanted). */
+int tr_poll_ex(struct tr_conn *c, int n, struct ibv_wc *wc, uint64_t *ts);
 void tr_cq_destroy(struct tr_conn *c);
 /* An RC QP on pd, on its own CQ or a shared one. */
 int tr_create_qp(struct tr_conn *c, struct ibv_pd *pd, const struct tr_qp_params *p);

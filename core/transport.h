@@ -24,7 +24,9 @@ struct q_transport {
 	/* the data path: c is the queue's connection (q->trc) */
 	int (*post_send)(void *c, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 	int (*post_recv)(void *c, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
-	int (*poll)(void *c, int n, struct ibv_wc *wc);
+	/* ts (NULL: not wanted): each completion's NIC clock, where the CQ
+	 * was opened with timestamps */
+	int (*poll)(void *c, int n, struct ibv_wc *wc, uint64_t *ts);
 	/* waiting: request a completion event (then poll once more), and sleep
 	 * until one comes: 1 event, 0 timeout, <0 error. NULL: the wire cannot
 	 * sleep, waits spin. poll, arm and sleep take a queue's connection or a
@@ -44,7 +46,7 @@ struct q_transport {
 	/* the completion queue of a poll group (every queue is in one; a
 	 * queue alone is a group of one) of cqe entries on device dev: sets
 	 * g->cqc, what poll, arm and sleep then take, and g->cqe_cap */
-	int (*cq_open)(struct nvmeof_poll_group *g, void *dev, int cqe, int vector);
+	int (*cq_open)(struct nvmeof_poll_group *g, void *dev, int cqe, int vector); /* g->hw_ts: with timestamps */
 	void (*cq_close)(struct nvmeof_poll_group *g);
 };
 

@@ -30,7 +30,8 @@ bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b)
 	       x->kato_ms == y->kato_ms && x->ka_interval_ms == y->ka_interval_ms &&
 	       x->reconnect_delay_ms == y->reconnect_delay_ms && x->ctrl_loss_tmo_ms == y->ctrl_loss_tmo_ms &&
 	       x->in_capsule == y->in_capsule && x->wait_mode == y->wait_mode && x->spin_us == y->spin_us &&
-	       x->connect_retries == y->connect_retries &&
+	       x->connect_retries == y->connect_retries && x->strict_ordering == y->strict_ordering &&
+	       x->hw_timestamps == y->hw_timestamps &&
 	       x->trace == y->trace /* the argument is each controller's own */ &&
 	       str_same(x->dhchap_secret, y->dhchap_secret) && str_same(x->dhchap_ctrl_secret, y->dhchap_ctrl_secret);
 }

@@ -9,7 +9,10 @@
  *   files.c       a job's files: namespace, block-size checks, controller held
  *   qpairs.c      a job's queue pairs on one controller: how many, how deep,
  *                 their end-of-job statistics
- *   job.c         a job's life: setup, init, post_init, cleanup
+ *   iomem.c       a job's I/O memory (fio's iomem_alloc): on a NUMA node, huge
+ *                 pages, GPU memory; registered once per controller; the
+ *                 job's placement line
+ *   job.c         a job's life: setup, init, cleanup
  *   reap.c        gathering completions until fio's deadline: the library's
  *                 wait does the spinning and sleeping
  *   fio_nvmeof.c  the ops table, queue, commit (doorbells), getevents, event
@@ -84,6 +87,11 @@ struct eng_opts {
 	unsigned int ns, qd_limit, qpairs, delay_cmd_submit, qpair_select;
 	int gpu;
 	unsigned int gpu_copy, gpu_flush, verbose;
+	unsigned int relaxed_ordering; /* the library's strict_ordering, inverted */
+	char *numa_node;               /* "auto" or a node */
+	int comp_vector;               /* -1: by locality, else spread */
+	unsigned int hw_timestamps;
+	unsigned int hugepages;
 	/* library options: each applies only where set has its bit (the user
 	 * gave it), else the library's default (nvmeof_ctrl_opts_init) does */
 	unsigned int wait_mode, kato_ms, cmd_timeout_ms, connect_timeout_ms, in_capsule, spin_us;
@@ -135,6 +143,7 @@ struct jqueue {
 	struct nvmeof_queue *q[MAX_QPAIRS];
 	unsigned int nq, next;           /* next: the round-robin cursor */
 	struct nvmeof_mr *mr;
+	const char *vector_how;          /* why the group's completion vector */
 	uint64_t dirty;                  /* queues with submissions since the last doorbell (bit n: q[n]) */
 	uint64_t closed;                 /* queues that refused a command as disconnected */
 };
@@ -146,6 +155,16 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 void qpairs_close(struct jqueue *jq);
 /* Requests of one controller's queue pairs submitted and not completed. */
 uint32_t qpairs_inflight(const struct jqueue *jq);
+
+/* ---- iomem.c ---- */
+struct job;
+/* fio's iomem_alloc: total bytes for the job's I/O buffers, after init
+ * attached its controllers. 0, or 1 after logging why. */
+int iomem_alloc(struct thread_data *td, size_t total);
+/* fio's iomem_free, which comes before cleanup: it only lets go of
+ * fio's pointer; iomem_release frees, after the queues are destroyed. */
+void iomem_free(struct thread_data *td);
+void iomem_release(struct job *j);
 
 /* ---- job.c ---- */
 /* A request's callback argument: engine memory, one per io_u index, that
@@ -174,10 +193,13 @@ struct job {
 	struct qmap qmap;      /* the job's CPUs, for qpair_select=cpu */
 	uint64_t term_deadline_us; /* once fio asked the job to end: give up waiting then */
 	bool gpu, gpu_copy, gpu_flush;
+	void *iomem;           /* fio's I/O buffer, ours (iomem.c) */
+	size_t iomem_len;
+	bool iomem_huge;
+	int mem_node;          /* where the kernel put it, -1 unknown */
 };
 int job_setup(struct thread_data *td);
 int job_init(struct thread_data *td);
-int job_post_init(struct thread_data *td);
 void job_cleanup(struct thread_data *td);
 
 /* ---- reap.c ---- */

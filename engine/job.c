@@ -1,12 +1,11 @@
 /* A job's life around its I/O: setup() in fio's parent learns each file's
  * size; init() in the job's thread or process attaches to the controllers
- * and opens the job's queue pairs; post_init() registers fio's I/O buffer;
- * cleanup() undoes it all from the job's own records, since fio frees its
+ * and opens the job's queue pairs (then fio asks iomem.c for the I/O
+ * memory); cleanup() undoes it all from the job's own records, since fio frees its
  * files and io_u's before calling it. */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "topo.h"
 #include "verify.h"
 
 #include "engine.h"
@@ -78,44 +77,6 @@ int job_init(struct thread_data *td)
 	return 0;
 }
 
-/* fio's I/O buffers exist now: register them once per controller, or, with
- * gpu=, give the job a GPU region of the same size that io_u offsets map
- * into (fio's host buffers then only serve gpu_copy). */
-int job_post_init(struct thread_data *td)
-{
-	struct eng_opts *eo = td->eo;
-	struct job *j = td->io_ops_data;
-	if (!td->orig_buffer)
-		return 0;
-	for (int k = 0; k < j->njq; k++) {
-		struct nvmeof_ctrl *c = j->jq[k].sc->c;
-		if (eo->gpu < 0) {
-			if (nvmeof_mr_register(c, td->orig_buffer, td->orig_buffer_size, &j->jq[k].mr)) {
-				log_err("nvmeof: registering fio's %zu-byte I/O buffer: %s\n", td->orig_buffer_size,
-					nvmeof_errmsg());
-				td_verror(td, EIO, "post_init"); /* fio ignores post_init's return alone */
-				return 1;
-			}
-			continue;
-		}
-		char gpci[32] = "?", line[320];
-		if (nvmeof_mr_alloc_cuda(c, eo->gpu, td->orig_buffer_size, &j->jq[k].mr)) {
-			log_err("nvmeof: gpu=%d: %s\n", eo->gpu, nvmeof_errmsg());
-			td_verror(td, ENODEV, "post_init");
-			return 1;
-		}
-		nvmeof_cuda_pci_bus_id(eo->gpu, gpci, sizeof(gpci));
-		topo_describe("/sys", nvmeof_ctrl_info(c)->hca, gpci, line, sizeof(line));
-		eng_info("nvmeof: %zu bytes of GPU %d memory registered (%s)%s; %s\n", td->orig_buffer_size,
-			 eo->gpu, nvmeof_mr_cuda_registration(j->jq[k].mr),
-			 eo->gpu_copy ? ", gpu_copy: copies through the host, not zero-copy" : "", line);
-	}
-	j->gpu = eo->gpu >= 0;
-	j->gpu_copy = eo->gpu >= 0 && eo->gpu_copy;
-	j->gpu_flush = eo->gpu >= 0 && (eo->gpu_flush || eo->gpu_copy);
-	return 0;
-}
-
 void job_cleanup(struct thread_data *td)
 {
 	struct job *j = td->io_ops_data;
@@ -127,6 +88,7 @@ void job_cleanup(struct thread_data *td)
 	j->closing = true;
 	for (int k = 0; k < j->njq; k++)
 		qpairs_close(&j->jq[k]);
+	iomem_release(j);
 	files_detach(j);
 	free(j->events);
 	free(j->pending);

@@ -139,6 +139,31 @@ struct fio_option eng_options[] = {
 	 .help = "With gpu=: cuFlushGPUDirectRDMAWrites once per batch of completed reads, "
 		 "as a GPU consumer must before reading the data",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "relaxed_ordering", .lname = "PCIe relaxed ordering", .type = FIO_OPT_BOOL,
+	 .off1 = offsetof(struct eng_opts, relaxed_ordering), .def = "1",
+	 .help = "Register the I/O buffers (host or GPU) with PCIe relaxed ordering "
+		 "(IBV_ACCESS_RELAXED_ORDERING; HCAs without it ignore it). 0: strictly ordered",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "hw_timestamps", .lname = "NIC completion timestamps", .type = FIO_OPT_BOOL,
+	 .off1 = offsetof(struct eng_opts, hw_timestamps), .def = "0",
+	 .help = "Report each queue's time from a command's send completion to its response as the NIC "
+		 "clocked them (percentiles at the end of the job); needs an HCA with completion timestamps",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "comp_vector", .lname = "completion vector", .type = FIO_OPT_INT,
+	 .off1 = offsetof(struct eng_opts, comp_vector), .def = "-1", .minval = -1,
+	 .help = "Completion vector of the job's CQs (0 to the HCA's count - 1). -1: one whose IRQ the job's "
+		 "CPUs serve (/proc/irq), else spread over the vectors",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "numa_node", .lname = "I/O memory NUMA node", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, numa_node), .def = "auto",
+	 .help = "NUMA node of the job's I/O memory (the engine allocates it; fio's mem= is refused): "
+		 "auto: the HCA's node, else that of the job's CPUs; or a node number",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "hugepages", .lname = "I/O memory on huge pages", .type = FIO_OPT_BOOL,
+	 .off1 = offsetof(struct eng_opts, hugepages), .def = "0",
+	 .help = "Put the job's I/O memory on huge pages (vm.nr_hugepages); when none are free, "
+		 "say so and use normal pages",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "hca", .lname = "expected HCA", .type = FIO_OPT_STR_STORE,
 	 .off1 = offsetof(struct eng_opts, hca),
 	 .help = "Fail the job unless the connection resolved to this ibverbs device (e.g. mlx5_0)",
@@ -298,6 +323,8 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	/* the library checks the form (and says which is wrong, never the value) */
 	k->o.dhchap_secret = k->dhchap_secret[0] ? k->dhchap_secret : NULL;
 	k->o.dhchap_ctrl_secret = k->dhchap_ctrl_secret[0] ? k->dhchap_ctrl_secret : NULL;
+	k->o.strict_ordering = !eo->relaxed_ordering;
+	k->o.hw_timestamps = eo->hw_timestamps;
 	if (eo->verbose)
 		k->o.trace = eng_trace_line; /* its argument is the shared controller's (ctrl_share.c) */
 	for (int h = 0; h < H_N; h++) {

@@ -3,6 +3,9 @@
  * what each carried. */
 #include <sched.h>
 
+#include "irq.h"
+#include "topo.h"
+
 #include "engine.h"
 
 /* qpairs=0: one queue pair per CPU the job may run on, at most this many, so
@@ -75,10 +78,26 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 	const struct nvmeof_ctrl_info *ci = nvmeof_ctrl_info(ef->sc->c);
 	unsigned int nq = eo->qpairs ? eo->qpairs : auto_qpairs(td, j, ef->sc, ci);
 	jq->sc = ef->sc;
-	if (nvmeof_poll_group_create(ef->sc->c, nq, &jq->group)) {
-		log_err("nvmeof: %s\n", nvmeof_errmsg());
+	int vec = eo->comp_vector;
+	if (vec < 0) {
+		int cpus[QMAP_CPUS];
+		unsigned int ncpu = 0;
+		char pci[64] = "";
+		for (int c = 0; c < QMAP_CPUS; c++)
+			if (j->qmap.slot[c] != QMAP_NONE)
+				cpus[ncpu++] = c;
+		topo_hca_pci("/sys", ci->hca, pci, sizeof(pci));
+		/* jobs with CPUs in common take their local vectors in turn */
+		vec = irq_local_vector("/proc", pci, ci->comp_vectors, cpus, ncpu, (unsigned int)td->thread_number);
+	}
+	if (nvmeof_poll_group_create_on(ef->sc->c, nq, vec, &jq->group)) {
+		if (eo->comp_vector >= 0)
+			log_err("nvmeof: comp_vector=%d: %s\n", eo->comp_vector, nvmeof_errmsg());
+		else
+			log_err("nvmeof: %s\n", nvmeof_errmsg());
 		return 1;
 	}
+	jq->vector_how = eo->comp_vector >= 0 ? "comp_vector=" : vec >= 0 ? "its IRQ on the job's CPUs" : "spread";
 	struct nvmeof_queue_opts qo;
 	nvmeof_queue_opts_init(&qo);
 	qo.depth = qpair_depth(td, j, ci, nq);
@@ -131,10 +150,19 @@ void qpairs_close(struct jqueue *jq)
 		else
 			sleeps = st.sleeps; /* the group's: said once below */
 		eng_info("nvmeof: queue %u: %llu command(s), %llu doorbell(s)%s; connected in "
-			 "%llu ms, %u connect retr%s\n",
+			 "%llu ms, %u connect retr%s; completion vector %d (%s)\n",
 			 nvmeof_queue_qid(q), (unsigned long long)st.cmds,
 			 (unsigned long long)st.doorbells, slept,
-			 (unsigned long long)conn_ms, conn_retries, conn_retries == 1 ? "y" : "ies");
+			 (unsigned long long)conn_ms, conn_retries, conn_retries == 1 ? "y" : "ies",
+			 nvmeof_poll_group_comp_vector(jq->group), jq->vector_how);
+		/* beside fio's clat: what of it the fabric and the target took */
+		static const double pct[] = {50, 90, 99, 99.9};
+		uint64_t hw[4], nhw = 0;
+		if (!nvmeof_queue_hw_latency(q, pct, 4, hw, &nhw))
+			eng_info("nvmeof: queue %u: NIC time from send completion to response (hw_timestamps): "
+				 "p50 %.2f us, p90 %.2f us, p99 %.2f us, p99.9 %.2f us over %llu command(s)\n",
+				 nvmeof_queue_qid(q), hw[0] / 1e3, hw[1] / 1e3, hw[2] / 1e3, hw[3] / 1e3,
+				 (unsigned long long)nhw);
 		if (st.reconnects)
 			eng_info("nvmeof: queue %u reconnected %llu time(s), longest outage %llu ms\n",
 				 nvmeof_queue_qid(q), (unsigned long long)st.reconnects,
@@ -153,10 +181,7 @@ void qpairs_close(struct jqueue *jq)
 	jq->nq = 0;
 	if (jq->group)
 		nvmeof_poll_group_destroy(jq->group);
-	if (jq->mr)
-		nvmeof_mr_release(jq->mr);
 	jq->group = NULL;
-	jq->mr = NULL;
 }
 
 uint32_t qpairs_inflight(const struct jqueue *jq)

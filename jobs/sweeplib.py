@@ -7,7 +7,11 @@ import re
 import statistics
 
 PCTS = (("p50_us", "50.000000"), ("p99_us", "99.000000"), ("p999_us", "99.900000"))
-TOPO = ("hca", "hca_pci", "hca_numa", "gpu", "gpu_numa", "relation", "gpu_mem_reg")
+TOPO = ("hca", "hca_pci", "hca_numa", "gpu", "gpu_numa", "relation", "gpu_mem_reg",
+        # the engine's placement line (engine/iomem.c): where the job ran and its memory was
+        "cpu_numa", "mem_numa", "mem_pages", "relaxed_ordering", "cross_node",
+        # hw_timestamps=1: NIC time from send completion to response, the busiest queue's
+        "nic_p50_us", "nic_p90_us", "nic_p99_us", "nic_p999_us")
 # clat: fio's completion latency, from just before the doorbell (our engine)
 # or io_uring's submit call to the completion; lat: total latency, submission
 # to completion, what the plots use (jobs/sweep asks fio for lat_percentiles).
@@ -47,9 +51,35 @@ def load_json(path):
     return data, pre
 
 
+def node(s):
+    """'NUMA 1' -> '1'; 'several NUMA nodes' -> 'several'; 'NUMA ?' -> ''"""
+    m = re.match(r"NUMA (\d+)", s)
+    return m.group(1) if m else "several" if s.startswith("several") else ""
+
+
+def placement(text, t):
+    """The engine's placement line and cross-node warning; the NIC's times
+    (hw_timestamps) of the queue that carried the most commands."""
+    m = re.search(r"placement: .*?; CPUs on ([^,]+), I/O memory on ([^(]+?) \((\w+) pages\).*?"
+                  r"PCIe relaxed ordering (on|off)", text)
+    if m:
+        t.update(cpu_numa=node(m.group(1)), mem_numa=node(m.group(2)), mem_pages=m.group(3),
+                 relaxed_ordering=m.group(4))
+        t["cross_node"] = "yes" if "cross-node placement:" in text else "no"
+    best = None
+    for m in re.finditer(r"NIC time from send completion to response \(hw_timestamps\): p50 ([\d.]+) us, "
+                         r"p90 ([\d.]+) us, p99 ([\d.]+) us, p99\.9 ([\d.]+) us over (\d+) command", text):
+        if best is None or int(m.group(5)) > int(best.group(5)):
+            best = m
+    if best:
+        t.update(nic_p50_us=best.group(1), nic_p90_us=best.group(2), nic_p99_us=best.group(3),
+                 nic_p999_us=best.group(4))
+
+
 def topology(text):
-    """Fields of the engine's GPU registration line (engine/topo.c), if printed."""
+    """Fields of the engine's GPU registration and placement lines (engine/topo.c, engine/iomem.c)."""
     t = dict.fromkeys(TOPO, "")
+    placement(text, t)
     m = re.search(r"GPU -?\d+ memory registered \(([^)]*)\)", text)
     if m:
         t["gpu_mem_reg"] = m.group(1)

@@ -80,7 +80,10 @@ const char *nvmeof_cmd_status_name(uint16_t status, bool admin, uint8_t opc, uin
  *    else the call fails with NVMEOF_ENOTSUP: an option it cannot honour;
  *  - a size below the first layout fails with NVMEOF_EINVAL.
  * New fields are only ever appended, and their zero value keeps the behaviour
- * of the versions before them.
+ * of the versions before them, with one exception: since 0.4 data regions
+ * are registered with PCIe relaxed ordering unless strict_ordering is set
+ * (an optional access flag: nothing a caller sees changes, only how fast a
+ * GPUDirect transfer can run).
  */
 enum nvmeof_wait_mode {
 	NVMEOF_WAIT_HYBRID = 0, /* spin spin_us, then sleep on the completion channel */
@@ -148,6 +151,23 @@ struct nvmeof_ctrl_opts {
 	const char *dhchap_secret;      /* the host's secret; NULL (default): none */
 	const char *dhchap_ctrl_secret; /* the controller's: also authenticate the
 					 * controller (bidirectional); needs dhchap_secret */
+	/* version 0.4: PCIe ordering of the HCA's DMA into and out of data
+	 * regions (nvmeof_mr_*: host and GPU). false (default): registered with
+	 * IBV_ACCESS_RELAXED_ORDERING, as SPDK and the kernel's mlx5 do, which
+	 * GPUDirect RDMA needs for full rate on many platforms; an optional
+	 * flag that providers without it (rxe) ignore. Before 0.4 regions were
+	 * strictly ordered: true restores that, for a consumer that polls the
+	 * data itself for a flag written last (completions stay ordered either
+	 * way). */
+	bool strict_ordering;
+	/* version 0.4: NIC completion timestamps. true: each I/O queue's CQ
+	 * reports the HCA's clock for every completion (ibv_create_cq_ex,
+	 * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP), and the queue keeps each
+	 * command's time from its send completion to its response's arrival
+	 * as the NIC saw them (nvmeof_queue_hw_latency): the fabric and the
+	 * target, without host software. A device that reports no completion
+	 * timestamps (Soft-RoCE) fails the connect with NVMEOF_ENOTSUP. */
+	bool hw_timestamps;
 };
 /* Defaults, and size = sizeof(*opts): always initialize through this macro. */
 #define nvmeof_ctrl_opts_init(opts) nvmeof_ctrl_opts_init_sz((opts), sizeof(*(opts)))
@@ -192,6 +212,8 @@ struct nvmeof_ctrl_info {
 	uint8_t auth_dhgroup;    /* 0 null, 1 ffdhe2048, 2 ffdhe3072, 3 ffdhe4096, 4 ffdhe6144, 5 ffdhe8192 */
 	bool auth_bidirectional; /* the controller proved its secret too */
 	uint32_t auth_io_queues; /* I/O queue connects (creations and reconnects) that authenticated */
+	/* version 0.4 */
+	int comp_vectors;        /* the HCA's completion vectors (interrupts on real hardware) */
 };
 
 /* Stable for the controller's life. A Namespace Attribute Changed event
@@ -273,7 +295,12 @@ int nvmeof_cuda_flush(struct nvmeof_mr *mr);
 int nvmeof_cuda_sync(struct nvmeof_mr *mr);
 /* Copies through the host (not the zero-copy path; for verification). */
 int nvmeof_cuda_copy(struct nvmeof_mr *mr, size_t off, void *host, size_t len, bool to_gpu);
-/* "dma-buf" or "peermem" for GPU regions, NULL for host memory. */
+/* How a GPU region was registered: "dma-buf, PCIe mapping" (the dma-buf
+ * mapped for a PCIe peer, CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, asked
+ * of drivers that offer it: CUDA 12.8+; on Grace-based systems the default
+ * mapping is one a NIC cannot use), "dma-buf" (the default mapping, where
+ * the driver refused that flag or is older), or "peermem"; NULL for host
+ * memory. */
 const char *nvmeof_mr_cuda_registration(const struct nvmeof_mr *mr);
 /* "0000:3b:00.0" */
 int nvmeof_cuda_pci_bus_id(int gpu, char *buf, size_t len);
@@ -315,6 +342,22 @@ int nvmeof_queue_create(struct nvmeof_ctrl *ctrl, const struct nvmeof_queue_opts
 struct nvmeof_poll_group;
 int nvmeof_poll_group_create(struct nvmeof_ctrl *ctrl, uint32_t max_queues,
 			     struct nvmeof_poll_group **out);
+/* The same with the group's CQ on completion vector comp_vector, 0 to
+ * nvmeof_ctrl_info.comp_vectors - 1: one whose interrupt the polling
+ * thread's CPUs serve (its IRQ's affinity in /proc/irq) keeps the wake-ups
+ * of a sleeping wait local. -1: spread over the vectors as
+ * nvmeof_poll_group_create does. Out of range: NVMEOF_EINVAL, naming the
+ * device's count. */
+int nvmeof_poll_group_create_on(struct nvmeof_ctrl *ctrl, uint32_t max_queues, int comp_vector,
+				struct nvmeof_poll_group **out);
+/* With nvmeof_ctrl_opts.hw_timestamps: the time from each command's send
+ * completion to its response's arrival, as the HCA clocked them, at the n
+ * percentiles pct[] (0 to 100), in ns (within 1/16), into ns[]; *count: the
+ * commands measured. NVMEOF_ENOTSUP without timestamps. */
+int nvmeof_queue_hw_latency(const struct nvmeof_queue *q, const double *pct, unsigned int n, uint64_t *ns,
+			    uint64_t *count);
+/* The completion vector the group's CQ is on. */
+int nvmeof_poll_group_comp_vector(const struct nvmeof_poll_group *g);
 int nvmeof_poll_group_destroy(struct nvmeof_poll_group *g); /* NVMEOF_EBUSY while queues remain */
 /* Completions processed (callbacks run) across the group, or an error. */
 int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max);

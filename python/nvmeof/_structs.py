@@ -59,6 +59,8 @@ class CtrlOpts(ctypes.Structure):
         # version 0.3: in-band authentication (DH-HMAC-CHAP)
         ("dhchap_secret", ctypes.c_char_p),
         ("dhchap_ctrl_secret", ctypes.c_char_p),
+        ("strict_ordering", c_bool),  # 0.4: without PCIe relaxed ordering
+        ("hw_timestamps", c_bool),  # 0.4: NIC completion timestamps
     ]
 
 
@@ -101,6 +103,7 @@ class CtrlInfo(ctypes.Structure):
         ("auth_dhgroup", c_uint8),
         ("auth_bidirectional", ctypes.c_bool),
         ("auth_io_queues", c_uint32),
+        ("comp_vectors", ctypes.c_int),  # 0.4
     ]
 
 

@@ -11,6 +11,12 @@
  *   fakecuda_set(key, val)    "dmabuf": 1 = cuMemGetHandleForAddressRange
  *                             returns an fd (not a real dma-buf), 0 = NOT_SUPPORTED;
  *                             "badalloc": 1 = cuMemAlloc returns unmapped addresses
+ *                             "pcie": the dma-buf PCIe mapping type (flag 1):
+ *                             0 = an older driver (version 12020) that refuses
+ *                             any flag with INVALID_VALUE, 1 = a 12.8 driver
+ *                             that takes it (12080), 2 = a 12.8 driver that
+ *                             refuses it; FAKECUDA_PCIE=N at cuInit too
+ *   the log names cuMemGetHandleForAddressRange's flags: "...Range flags=1"
  *   fakecuda_launch_fill(p, n, byte)  a "kernel" whose writes land only at
  *                             the next cuCtxSynchronize
  *   fakecuda_watch(p, n)      checksum this range at every flush
@@ -33,7 +39,7 @@ enum { OK = 0, ERR_INVALID_VALUE = 1, ERR_NO_DEVICE = 100, ERR_INVALID_DEVICE = 
 static pthread_mutex_t lk = PTHREAD_MUTEX_INITIALIZER;
 static char logbuf[1 << 16];
 static size_t loglen;
-static int opt_dmabuf, opt_badalloc;
+static int opt_dmabuf, opt_badalloc, opt_pcie;
 static int the_ctx = 1; /* one primary context; its address is the handle */
 static __thread void *current;
 static struct { uint8_t *p; size_t n; int byte; int pending; } fill;
@@ -58,6 +64,7 @@ EXPORT void fakecuda_set(const char *key, int val)
 {
 	if (!strcmp(key, "dmabuf")) opt_dmabuf = val;
 	else if (!strcmp(key, "badalloc")) opt_badalloc = val;
+	else if (!strcmp(key, "pcie")) opt_pcie = val;
 }
 EXPORT void fakecuda_launch_fill(void *p, size_t n, int byte)
 {
@@ -80,6 +87,14 @@ EXPORT CUresult cuInit(unsigned flags)
 	note("cuInit");
 	const char *e = getenv("FAKECUDA_DMABUF");
 	opt_dmabuf = e && *e == '1';
+	e = getenv("FAKECUDA_PCIE");
+	opt_pcie = e ? atoi(e) : 0;
+	return OK;
+}
+EXPORT CUresult cuDriverGetVersion(int *v)
+{
+	note("cuDriverGetVersion");
+	*v = opt_pcie ? 12080 : 12020;
 	return OK;
 }
 EXPORT CUresult cuDeviceGet(int *dev, int ordinal)
@@ -158,8 +173,11 @@ EXPORT CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr d)
 EXPORT CUresult cuPointerSetAttribute(const void *v, int attr, CUdeviceptr d) { (void)v; (void)attr; (void)d; note("cuPointerSetAttribute"); return OK; }
 EXPORT CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr d, size_t n, int type, unsigned long long flags)
 {
-	(void)d; (void)n; (void)flags;
-	note("cuMemGetHandleForAddressRange");
+	(void)d; (void)n;
+	char what[64];
+	snprintf(what, sizeof(what), "cuMemGetHandleForAddressRange flags=%llu", flags);
+	note(what);
+	if (flags > (opt_pcie == 1 ? 1u : 0u)) return ERR_INVALID_VALUE; /* 1: the PCIe mapping type */
 	if (!opt_dmabuf || type != 1) return ERR_NOT_SUPPORTED;
 	/* a plain memfd: an importer that checks for a dma-buf refuses it */
 	*(int *)handle = memfd_create("fakecuda-not-a-dmabuf", 0);

@@ -81,7 +81,7 @@ static int data_check(int gpu, const char *traddr, const char *subnqn, const cha
 		fail("GPU memory");
 		goto out;
 	}
-	printf("gpu_check: data: %zu bytes of GPU %d memory registered (%s)\n", n, gpu,
+	printf("gpu_check: data: %zu bytes of GPU %d memory registered (%s), PCIe relaxed ordering on\n", n, gpu,
 	       nvmeof_mr_cuda_registration(dev));
 	/* read into GPU memory; look at it through a copy to the host */
 	memset(got, 0, n);

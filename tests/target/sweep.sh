@@ -48,10 +48,14 @@ elif what == "topo":  # csv path: every row names the HCA and its placement
     for r in csv.DictReader(open(sys.argv[2])):
         if r["hca"] != "rxe0" or "software RDMA" not in r["relation"] or r["gpu_mem_reg"] != "peermem":
             die(f"topology fields: {r}")
+        # the placement line: relaxed ordering on by default, normal pages, nodes as the guest has them
+        if r["relaxed_ordering"] != "on" or r["mem_pages"] != "normal" or r["mem_numa"] == "" or r["cross_node"] not in ("yes", "no"):
+            die(f"placement fields: {r}")
 EOF
 chk() { python3 "$SCRATCH/check.py" "$@"; }
 COLS="initiator rep iops bw_bytes clat_mean_us clat_p50_us clat_p99_us clat_p999_us lat_mean_us lat_p50_us
-      lat_p99_us lat_p999_us cpu_us_per_io ctx hca gpu relation hca_numa gpu_numa"
+      lat_p99_us lat_p999_us cpu_us_per_io ctx hca gpu relation hca_numa gpu_numa cpu_numa mem_numa mem_pages
+      relaxed_ordering cross_node nic_p50_us nic_p99_us nic_p999_us"
 
 t_two_point_sweep_both_initiators_csv_json_svg() {
   local o=$SCRATCH/qd1

@@ -52,11 +52,11 @@ fi
 if grep -n '#include "\(internal\|opts\|queue\|qpriv\|cpriv\|ctrl\|protocol\|util\|mem\|transport\|rdma\)\.h"' engine/*.c engine/*.h; then
   echo "layers: engine files include core headers beyond nvmeof.h"; fail=1
 fi
-ENGINE_FILES="log ctrl_share options probe files qpairs job reap fio_nvmeof"
+ENGINE_FILES="log ctrl_share options probe files qpairs iomem job reap fio_nvmeof"
 if [ -f "$B/engine/fio_nvmeof.o" ]; then
   nm --defined-only "$B"/core/*.o | awk 'NF==3 && $2 ~ /^[TDBR]$/ {print $3}' | sort -u > /tmp/layers.core
   sed -n 's/^[[:space:]]*\(nvmeof_[a-z0-9_]*\);.*/\1/p' core/libnvmeof.map | sort -u > /tmp/layers.api
-  for f in $ENGINE_FILES tid topo qmap; do
+  for f in $ENGINE_FILES tid topo qmap irq; do
     bad=$(nm -u "$B/engine/$f.o" | awk '{print $2}' | sort -u | comm -12 - /tmp/layers.core | comm -23 - /tmp/layers.api)
     [ -z "$bad" ] || { echo "layers: engine/$f.c calls the core's insides: $(echo $bad)"; fail=1; }
   done
@@ -65,11 +65,11 @@ if [ -f "$B/engine/fio_nvmeof.o" ]; then
   order=$(sed -n 's/^ \*   \([a-z_]*\)\.c .*/\1/p' engine/engine.h | tr '\n' ' ')
   [ "$order" = "$ENGINE_FILES " ] || { echo "layers: engine/engine.h lists '$order', not '$ENGINE_FILES '"; fail=1; }
   rank=0
-  for f in tid topo qmap $ENGINE_FILES; do
+  for f in tid topo qmap irq $ENGINE_FILES; do
     nm --defined-only "$B/engine/$f.o" | awk -v f=$f -v r=$rank '$2 ~ /^[TDBR]$/ {print $3, f, r}'
     case $f in tid|topo|qmap) ;; *) rank=$((rank + 1));; esac
   done > /tmp/layers.edefs
-  for f in tid topo qmap $ENGINE_FILES; do nm -u "$B/engine/$f.o" | awk -v f=$f '{print $2, f}'; done > /tmp/layers.euses
+  for f in tid topo qmap irq $ENGINE_FILES; do nm -u "$B/engine/$f.o" | awk -v f=$f '{print $2, f}'; done > /tmp/layers.euses
   ecalls=$(awk 'NR==FNR{d[$1]=$2; r[$2]=$3; next} ($1 in d) && d[$1]!=$2 {print d[$1], $2, $1}' \
     /tmp/layers.edefs /tmp/layers.euses | sort -u)
   while read -r callee caller sym; do

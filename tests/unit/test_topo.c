@@ -66,6 +66,9 @@ static void build(void)
 	numa(SW "/0000:02:10.0/0000:06:00.0", 0);
 	numa("devices/pci0000:00/0000:00:02.0/0000:07:00.0", 0);
 	numa("devices/pci0000:80/0000:80:01.0/0000:81:00.0", 1);
+	/* two sockets: CPU 0 on node 0, CPU 1 on node 1 */
+	mk("devices/system/cpu/cpu0/node0");
+	mk("devices/system/cpu/cpu1/node1");
 }
 
 TEST(relationships)
@@ -124,6 +127,53 @@ TEST(concurrent_callers_get_their_own_answer)
 	if (bad)
 		printf("    %ld of %d answers differed from a lone caller's\n", bad, 16 * ROUNDS);
 	CHECK_EQ(bad, 0);
+}
+
+TEST(job_placement_line)
+{
+	char line[600], warn[400];
+	int c0 = 0, c1 = 1, both[2] = {0, 1};
+	CHECK_EQ(topo_cpus_node(root, &c0, 1), 0);
+	CHECK_EQ(topo_cpus_node(root, &c1, 1), 1);
+	CHECK_EQ(topo_cpus_node(root, both, 2), (unsigned long long)TOPO_NODES);
+	CHECK_EQ(topo_cpus_node(root, (int[]){7}, 1), (unsigned long long)-1);
+	CHECK_EQ(topo_hca_node(root, "mlx5_0"), 0);
+	CHECK_EQ(topo_hca_node(root, "rxe0"), (unsigned long long)-1);
+
+	/* everything on node 0, GPU below the HCA's switch: no warning */
+	struct topo_place p = {.hca = "mlx5_0", .cpu_node = 0, .mem_node = 0, .gpu_pci = "0000:06:00.0",
+			       .relaxed = true};
+	topo_place_line(root, &p, line, sizeof(line), warn, sizeof(warn));
+	CHECK(strstr(line, "CPUs on NUMA 0, I/O memory on NUMA 0 (normal pages), HCA mlx5_0 (0000:05:00.0, NUMA 0)"));
+	CHECK(strstr(line, "PCIe relaxed ordering on"));
+	CHECK(strstr(line, "same PCIe switch"));
+	CHECK_STR(warn, "");
+
+	/* the job and its memory on node 1, the HCA on node 0 */
+	p = (struct topo_place){.hca = "mlx5_0", .cpu_node = 1, .mem_node = 1, .huge = true};
+	topo_place_line(root, &p, line, sizeof(line), warn, sizeof(warn));
+	CHECK(strstr(line, "I/O memory on NUMA 1 (huge pages)"));
+	CHECK(strstr(line, "PCIe relaxed ordering off"));
+	CHECK(strstr(warn, "cross-node placement: the job's CPUs on NUMA 1, its I/O memory on NUMA 1, "
+			   "HCA mlx5_0 on NUMA 0"));
+
+	/* the GPU on another root complex and node */
+	p = (struct topo_place){.hca = "mlx5_0", .cpu_node = 0, .mem_node = 0, .gpu_pci = "0000:81:00.0",
+				.relaxed = true};
+	topo_place_line(root, &p, line, sizeof(line), warn, sizeof(warn));
+	CHECK(strstr(line, "different root complexes"));
+	CHECK(strstr(warn, "GPU on NUMA 1"));
+
+	/* a job spread over both nodes */
+	p = (struct topo_place){.hca = "mlx5_0", .cpu_node = TOPO_NODES, .mem_node = 0};
+	topo_place_line(root, &p, line, sizeof(line), warn, sizeof(warn));
+	CHECK(strstr(warn, "CPUs on several NUMA nodes"));
+
+	/* Soft-RoCE on one node: the HCA has no node, nothing to compare */
+	p = (struct topo_place){.hca = "rxe0", .cpu_node = 0, .mem_node = 0, .relaxed = true};
+	topo_place_line(root, &p, line, sizeof(line), warn, sizeof(warn));
+	CHECK(strstr(line, "HCA rxe0 (not PCI, NUMA ?)"));
+	CHECK_STR(warn, "");
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	CHECK_EQ(system(cmd), 0);
@@ -131,6 +181,7 @@ TEST(concurrent_callers_get_their_own_answer)
 
 int main(void)
 {
-	static const struct test_case t[] = {T(relationships), T(concurrent_callers_get_their_own_answer)};
-	return run_tests("unit-topo", t, 2);
+	static const struct test_case t[] = {T(relationships), T(concurrent_callers_get_their_own_answer),
+					     T(job_placement_line)};
+	return run_tests("unit-topo", t, 3);
 }

@@ -10,6 +10,8 @@
 
 struct fake_wire {
 	struct ibv_wc *wc;           /* pending completions, a ring */
+	uint64_t *ts;                /* each one's "NIC clock" (fw_clock) */
+	uint64_t clock_send, clock_recv; /* what sends' and receives' completions are stamped with */
 	uint32_t cap, head, n;
 	struct ibv_recv_wr *recv;    /* posted receives, a ring (copies) */
 	struct ibv_sge *recv_sge;
@@ -34,6 +36,7 @@ struct fake_wire *fw_new(uint32_t depth, fw_responder fn, void *ctx)
 	fw->cap = 4 * depth + 16;
 	fw->rcap = depth + 16;
 	fw->wc = calloc(fw->cap, sizeof(*fw->wc));
+	fw->ts = calloc(fw->cap, sizeof(*fw->ts));
 	fw->recv = calloc(fw->rcap, sizeof(*fw->recv));
 	fw->recv_sge = calloc(fw->rcap, sizeof(*fw->recv_sge));
 	fw->rnr = calloc(RNR_CAP, sizeof(*fw->rnr));
@@ -52,6 +55,7 @@ void fw_free(struct fake_wire *fw)
 	if (!fw)
 		return;
 	free(fw->wc);
+	free(fw->ts);
 	free(fw->recv);
 	free(fw->recv_sge);
 	free(fw->rnr);
@@ -67,8 +71,11 @@ static inline struct ibv_wc *push(struct fake_wire *qw, uint64_t wr_id, enum ibv
 	if (fw->n == fw->cap)
 		return NULL; /* a full CQ loses completions, as a real one overruns */
 	uint32_t at = fw->head + fw->n++;
-	struct ibv_wc *w = &fw->wc[at >= fw->cap ? at - fw->cap : at];
+	if (at >= fw->cap)
+		at -= fw->cap;
+	struct ibv_wc *w = &fw->wc[at];
 	*w = (struct ibv_wc){.wr_id = wr_id, .opcode = op, .status = st};
+	fw->ts[at] = op == IBV_WC_RECV ? qw->clock_recv : qw->clock_send;
 	return w;
 }
 
@@ -195,7 +202,15 @@ int fw_post_recv(struct fake_wire *fw, struct ibv_recv_wr *wr, struct ibv_recv_w
 	return 0;
 }
 
-int fw_poll(struct fake_wire *fw, int n, struct ibv_wc *wc)
+int fw_poll(struct fake_wire *fw, int n, struct ibv_wc *wc) { return fw_poll_ts(fw, n, wc, NULL); }
+
+void fw_clock(struct fake_wire *fw, uint64_t send, uint64_t recv)
+{
+	fw->clock_send = send;
+	fw->clock_recv = recv;
+}
+
+int fw_poll_ts(struct fake_wire *fw, int n, struct ibv_wc *wc, uint64_t *ts)
 {
 	int k = 0;
 	if (fw->closed)
@@ -208,6 +223,8 @@ int fw_poll(struct fake_wire *fw, int n, struct ibv_wc *wc)
 		if (run > (uint32_t)(n - k))
 			run = (uint32_t)(n - k);
 		memcpy(&wc[k], &fw->wc[fw->head], run * sizeof(*wc));
+		if (ts)
+			memcpy(&ts[k], &fw->ts[fw->head], run * sizeof(*ts));
 		k += (int)run;
 		fw->head = fw->head + run == fw->cap ? 0 : fw->head + run;
 		fw->n -= run;
@@ -225,7 +242,7 @@ static int op_post_recv(void *c, struct ibv_recv_wr *wr, struct ibv_recv_wr **ba
 {
 	return fw_post_recv(c, wr, bad);
 }
-static int op_poll(void *c, int n, struct ibv_wc *wc) { return fw_poll(c, n, wc); }
+static int op_poll(void *c, int n, struct ibv_wc *wc, uint64_t *ts) { return fw_poll_ts(c, n, wc, ts); }
 static void op_disconnect(void *c) { (void)c; }
 static void op_close(struct nvmeof_queue *q) { ((struct fake_wire *)q->trc)->closed = true; }
 
@@ -272,7 +289,7 @@ static const struct q_transport fw_transport = {
 
 int fw_group_create(struct fake_wire *cq, uint32_t max_queues, struct nvmeof_poll_group **out)
 {
-	return q_group_create(&fw_transport, cq, NULL, max_queues, 0, 0, NVMEOF_WAIT_POLL, 0, out);
+	return q_group_create(&fw_transport, cq, NULL, max_queues, 0, 0, false, NVMEOF_WAIT_POLL, 0, out);
 }
 
 int q_open_fake(const struct q_params *p, struct fake_wire *fw, struct nvmeof_queue **out)

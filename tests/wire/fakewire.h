@@ -56,6 +56,12 @@ int fw_inject_len(struct fake_wire *fw, const uint8_t *cqe, uint32_t len);
 int fw_post_send(struct fake_wire *fw, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int fw_post_recv(struct fake_wire *fw, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int fw_poll(struct fake_wire *fw, int n, struct ibv_wc *wc);
+/* The same with each completion's "NIC clock" (fw_clock) in ts (NULL: not wanted). */
+int fw_poll_ts(struct fake_wire *fw, int n, struct ibv_wc *wc, uint64_t *ts);
+/* What the wire's completions are stamped with from now on, as a NIC with
+ * completion timestamps would: send completions with send, receives with
+ * recv (HCA clock ticks). */
+void fw_clock(struct fake_wire *fw, uint64_t send, uint64_t recv);
 
 /* A poll group whose CQ is the wire cq; a queue opened with it in
  * q_params.group sends its completions there (fw_share_cq). */

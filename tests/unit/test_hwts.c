@@ -1,0 +1,138 @@
+/*
+ * NIC completion timestamps (hw_timestamps): the arithmetic, and what a
+ * queue reports when its completions carry the NIC's clock, on the loopback
+ * test wire, which stamps them as a timestamping HCA would (fw_clock). No
+ * device here has completion timestamps: the hardware path (ibv_create_cq_ex,
+ * ibv_wc_read_completion_ts) is not exercised.
+ */
+#include <stdlib.h>
+
+#include "check.h"
+#include "fakewire.h"
+#include "hwts.h"
+#include "mem.h"
+#include "protocol.h"
+#include "qpriv.h"
+
+TEST(ticks_to_ns)
+{
+	CHECK_EQ(hwts_ns(1234, 1000000), 1234);      /* 1 GHz: a tick is a ns */
+	CHECK_EQ(hwts_ns(1000, 156250), 6400);       /* 156.25 MHz: 6.4 ns a tick */
+	CHECK_EQ(hwts_ns(7, 0), 0);                  /* no clock: nothing */
+	/* no overflow where ticks * 1e6 would not fit 64 bits: 2^60 ticks at 1 GHz */
+	CHECK_EQ(hwts_ns(1ull << 60, 1000000), 1ull << 60);
+	CHECK_EQ(hwts_ns((1ull << 60) + 3, 250000), ((1ull << 60) + 3) * 4);
+}
+
+TEST(percentiles_within_a_sixteenth)
+{
+	struct hwts_hist *h = calloc(1, sizeof(*h));
+	CHECK_EQ(hwts_pct(h, 50), 0); /* nothing counted */
+	/* 1..1000 ns, once each */
+	for (uint64_t v = 1; v <= 1000; v++)
+		hwts_add(h, 100, 100 + v, 1000000);
+	CHECK_EQ(h->n, 1000);
+	struct { double p; uint64_t want; } c[] = {{1, 10}, {10, 100}, {50, 500}, {99, 990}, {100, 1000}};
+	for (unsigned int i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		uint64_t got = hwts_pct(h, c[i].p);
+		if (got * 16 < c[i].want * 15 || got * 16 > c[i].want * 17) {
+			fprintf(stderr, "    p%g: %llu ns, want %llu within 1/16\n", c[i].p, (unsigned long long)got,
+				(unsigned long long)c[i].want);
+			CHECK(0);
+		}
+	}
+	CHECK_EQ(hwts_pct(h, 0.1), 1); /* exact below 16 ns */
+	/* a response clocked before its send completion (a late ACK) counts as 0, and is counted */
+	hwts_add(h, 500, 400, 1000000);
+	CHECK_EQ(h->early, 1);
+	CHECK_EQ(h->n, 1001);
+	/* huge values land in the last bucket, not outside the array */
+	hwts_add(h, 0, ~0ull, 1000000);
+	CHECK_EQ(h->n, 1002);
+	free(h);
+}
+
+static enum fw_action answer(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge, uint8_t *cqe)
+{
+	(void)ctx, (void)sqe, (void)sge, (void)nsge, (void)cqe;
+	return FW_RESPOND;
+}
+
+static int done;
+static void cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	(void)arg;
+	if (!cpl->err)
+		done++;
+}
+
+static struct nvmeof_queue *open_queue(struct fake_wire *fw, uint64_t khz)
+{
+	struct nvmeof_queue *q = NULL;
+	struct q_params p = {.qid = 1, .depth = 8, .cmd_timeout_ms = 1000, .wait_mode = NVMEOF_WAIT_POLL,
+			     .hw_khz = khz};
+	if (q_open_fake(&p, fw, &q))
+		fprintf(stderr, "    q_open_fake: %s\n", nvmeof_errmsg());
+	return q;
+}
+
+/* 90 commands whose response comes 5 us after the send completion and 10
+ * after 80 us, on a 250 MHz clock (4 ns a tick), reported as percentiles. */
+TEST(queue_reports_send_completion_to_response)
+{
+	struct fake_wire *fw = fw_new(8, answer, NULL);
+	struct nvmeof_queue *q = open_queue(fw, 250000);
+	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1 << 20};
+	static char buf[4096];
+	struct nvmeof_mr mr = {.addr = buf, .len = sizeof(buf), .lkey = 1, .rkey = 2};
+	double pct[] = {50, 90, 99};
+	uint64_t ns_out[3] = {0}, n = 0;
+	CHECK(q != NULL);
+	if (!q)
+		goto out;
+	done = 0;
+	for (int i = 0; i < 100; i++) {
+		uint64_t t0 = 1000000 + (uint64_t)i * 100000, dt = i < 90 ? 1250 : 20000; /* ticks */
+		fw_clock(fw, t0, t0 + dt);
+		MUST(nvmeof_read(q, &ns, 0, 1, &mr, 0, cb, NULL));
+		MUST(nvmeof_queue_poll(q, 0));
+	}
+	CHECK_EQ(done, 100);
+	MUST(nvmeof_queue_hw_latency(q, pct, 3, ns_out, &n));
+	CHECK_EQ(n, 100);
+	CHECK(ns_out[0] * 16 >= 5000 * 15 && ns_out[0] * 16 <= 5000 * 17);
+	CHECK(ns_out[1] * 16 >= 5000 * 15 && ns_out[1] * 16 <= 5000 * 17);
+	CHECK(ns_out[2] * 16 >= 80000 * 15 && ns_out[2] * 16 <= 80000 * 17);
+	if (check_failed_in_test)
+		fprintf(stderr, "    p50 %llu p90 %llu p99 %llu ns\n", (unsigned long long)ns_out[0],
+			(unsigned long long)ns_out[1], (unsigned long long)ns_out[2]);
+out:
+	q_close(q);
+	fw_free(fw);
+}
+
+TEST(without_timestamps_the_queue_says_so)
+{
+	struct fake_wire *fw = fw_new(8, answer, NULL);
+	struct nvmeof_queue *q = open_queue(fw, 0);
+	double pct = 50;
+	uint64_t v;
+	CHECK(q != NULL);
+	if (q) {
+		CHECK_EQ(nvmeof_queue_hw_latency(q, &pct, 1, &v, NULL), (unsigned long long)NVMEOF_ENOTSUP);
+		CHECK(strstr(nvmeof_errmsg(), "hw_timestamps is off") != NULL);
+	}
+	q_close(q);
+	fw_free(fw);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct test_case t[] = {
+		T(ticks_to_ns),
+		T(percentiles_within_a_sixteenth),
+		T(queue_reports_send_completion_to_response),
+		T(without_timestamps_the_queue_says_so),
+	};
+	return run_named_tests("unit-hwts", t, sizeof(t) / sizeof(t[0]), argc, argv);
+}

@@ -208,6 +208,9 @@ struct nvmeof_ns {
 	uint8_t nguid[16], eui64[8];
 	uint8_t dlfeat;          /* bit 3: Write Zeroes may deallocate; 2:0 what deallocated blocks read */
 	bool gone;               /* no longer active (an event said so); I/O fails with the target's status */
+	/* version 0.4 (the library owns these structs: appending keeps the ABI) */
+	uint32_t anagrpid;       /* ANA Group Identifier (Identify Namespace bytes 95:92); 0: none */
+	uint8_t nmic;            /* bit 0: may be reached through several controllers */
 };
 
 /* Connects the admin queue, enables the controller, identifies it and its
@@ -578,6 +581,33 @@ int nvmeof_write_zeroes(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint
 			uint32_t nlb, uint32_t flags, nvmeof_cb cb, void *arg);
 int nvmeof_write_zeroes_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba,
 			     uint32_t nlb, uint32_t flags, uint32_t timeout_ms);
+
+/* ---- Asymmetric Namespace Access, several paths (version 0.4) -------------------
+ * One namespace reached through several controllers of one subsystem, each
+ * a path. See README.md "Paths".
+ */
+enum {
+	NVMEOF_ANA_OPTIMIZED = 0x01,
+	NVMEOF_ANA_NONOPTIMIZED = 0x02,
+	NVMEOF_ANA_INACCESSIBLE = 0x03,
+	NVMEOF_ANA_PERSISTENT_LOSS = 0x04,
+	NVMEOF_ANA_CHANGE = 0x0f,
+};
+/* nvme-cli's words: "optimized", "non-optimized", "inaccessible",
+ * "persistent-loss", "change"; "invalid state" otherwise. */
+const char *nvmeof_ana_state_str(uint8_t state);
+
+/* Identify Controller's ANA fields. Set size to sizeof(*out) first; the
+ * library writes at most size bytes. */
+struct nvmeof_ana_caps {
+	size_t size;
+	uint8_t cmic;              /* bit 3: ANA reporting */
+	bool reporting;            /* CMIC bit 3 */
+	uint8_t anatt;             /* ANA Transition Time, seconds */
+	uint8_t anacap;            /* states the controller reports (bits 0..4), bit 6/7 ANAGRPID rules */
+	uint32_t anagrpmax, nanagrpid;
+};
+int nvmeof_ctrl_ana_caps(struct nvmeof_ctrl *ctrl, struct nvmeof_ana_caps *out);
 
 #ifdef __cplusplus
 }

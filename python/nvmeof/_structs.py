@@ -118,6 +118,8 @@ class Ns(ctypes.Structure):
         ("eui64", c_uint8 * 8),
         ("dlfeat", c_uint8),
         ("gone", c_bool),
+        ("anagrpid", c_uint32),
+        ("nmic", c_uint8),
     ]
 
 

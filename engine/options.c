@@ -275,6 +275,11 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	DEFAULT(srcaddr, eo->src_addr);
 #undef DEFAULT
 	*nsid = k->t.nsid ? k->t.nsid : eo->ns;
+	if (k->t.nalt) {
+		log_err("nvmeof: filename '%s': %u paths (traddr= repeated): the engine drives one path per "
+			"file so far; the library's nvmeof_mpath does several\n", f->file_name, k->t.nalt + 1);
+		return 1;
+	}
 	if (!k->t.traddr[0] || !k->t.subnqn[0]) {
 		log_err("nvmeof: filename '%s': no %s (put traddr= and subnqn= in the filename or as options)\n",
 			f->file_name, !k->t.traddr[0] ? "traddr" : "subnqn");

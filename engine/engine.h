@@ -7,6 +7,8 @@
  *   options.c     fio's option table, and a job's options as library options
  *   probe.c       a file's namespace facts, in a short-lived child in fio's parent
  *   files.c       a job's files: namespace, block-size checks, controller held
+ *   paths.c       a file with several paths: their controllers, the
+ *                 multipath and its queues, the end-of-job lines per path
  *   qpairs.c      a job's queue pairs on one controller: how many, how deep,
  *                 their end-of-job statistics
  *   job.c         a job's life: setup, init, post_init, cleanup
@@ -81,7 +83,7 @@ struct eng_opts {
 	void *pad; /* fio keeps the thread_data pointer here */
 	char *traddr, *trsvcid, *subnqn, *hostnqn, *hostid, *src_addr, *hca;
 	char *dhchap_secret, *dhchap_ctrl_secret, *dhchap_secret_file, *dhchap_ctrl_secret_file;
-	unsigned int ns, qd_limit, qpairs, delay_cmd_submit, qpair_select;
+	unsigned int ns, qd_limit, qpairs, delay_cmd_submit, qpair_select, iopolicy;
 	int gpu;
 	unsigned int gpu_copy, gpu_flush, verbose;
 	/* library options: each applies only where set has its bit (the user
@@ -137,6 +139,14 @@ struct jqueue {
 	struct nvmeof_mr *mr;
 	uint64_t dirty;                  /* queues with submissions since the last doorbell (bit n: q[n]) */
 	uint64_t closed;                 /* queues that refused a command as disconnected */
+	/* A filename with several paths (paths.c): their controllers (psc[0]
+	 * is the file's own, sc), the multipath, a multipath queue per queue
+	 * pair, fio's buffer registered on every path. */
+	struct shared_ctrl *psc[TID_MAX_PATHS];
+	unsigned int npaths;
+	struct nvmeof_mpath *mp;
+	struct nvmeof_mpath_queue *mq[MAX_QPAIRS];
+	struct nvmeof_mpath_mr *mmr;
 };
 /* The CPUs this job's thread may run on, for qpair_select=cpu. */
 void qpairs_job_cpus(struct job *j);
@@ -146,6 +156,15 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 void qpairs_close(struct jqueue *jq);
 /* Requests of one controller's queue pairs submitted and not completed. */
 uint32_t qpairs_inflight(const struct jqueue *jq);
+
+/* ---- paths.c ---- */
+/* The job's multipath queues over every path of ef's filename (qpairs= of
+ * them: each one a queue on every path). 0, or 1 after logging. */
+int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct efile *ef, unsigned int nq,
+	       uint32_t depth);
+/* Per path at the end of the job: address, HCA, ANA state and changes,
+ * commands carried, failovers; then everything is released. */
+void paths_close(struct jqueue *jq);
 
 /* ---- job.c ---- */
 /* A request's callback argument: engine memory, one per io_u index, that

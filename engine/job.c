@@ -89,6 +89,15 @@ int job_post_init(struct thread_data *td)
 		return 0;
 	for (int k = 0; k < j->njq; k++) {
 		struct nvmeof_ctrl *c = j->jq[k].sc->c;
+		if (j->jq[k].mp) {
+			if (nvmeof_mpath_mr_register(j->jq[k].mp, td->orig_buffer, td->orig_buffer_size, &j->jq[k].mmr)) {
+				log_err("nvmeof: registering fio's %zu-byte I/O buffer on every path: %s\n",
+					td->orig_buffer_size, nvmeof_errmsg());
+				td_verror(td, EIO, "post_init");
+				return 1;
+			}
+			continue;
+		}
 		if (eo->gpu < 0) {
 			if (nvmeof_mr_register(c, td->orig_buffer, td->orig_buffer_size, &j->jq[k].mr)) {
 				log_err("nvmeof: registering fio's %zu-byte I/O buffer: %s\n", td->orig_buffer_size,

@@ -196,6 +196,15 @@ struct fio_option eng_options[] = {
 			     "queue pairs only)"},
 		    {.ival = "rr", .oval = QSEL_RR, .help = "round-robin, as SPDK perf spreads -P"}},
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "iopolicy", .lname = "path selection", .type = FIO_OPT_STR,
+	 .off1 = offsetof(struct eng_opts, iopolicy), .def = "queue-depth",
+	 .help = "How a filename with several paths (traddr= repeated) picks one for each command",
+	 .posval = {{.ival = "queue-depth", .oval = NVMEOF_IOPOLICY_QUEUE_DEPTH,
+		     .help = "the path with the fewest commands outstanding (the library's default)"},
+		    {.ival = "round-robin", .oval = NVMEOF_IOPOLICY_ROUND_ROBIN, .help = "each command the next path"},
+		    {.ival = "numa", .oval = NVMEOF_IOPOLICY_NUMA,
+		     .help = "the path whose HCA is on the submitting CPU's NUMA node"}},
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "num_io_queues", .lname = "I/O queues asked of the controller", .type = FIO_OPT_INT,
 	 .cb = (void *)set_num_io_queues, .minval = 1, .maxval = 65535,
 	 .help = help_of[H_NUM_IO_QUEUES],
@@ -275,11 +284,6 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	DEFAULT(srcaddr, eo->src_addr);
 #undef DEFAULT
 	*nsid = k->t.nsid ? k->t.nsid : eo->ns;
-	if (k->t.nalt) {
-		log_err("nvmeof: filename '%s': %u paths (traddr= repeated): the engine drives one path per "
-			"file so far; the library's nvmeof_mpath does several\n", f->file_name, k->t.nalt + 1);
-		return 1;
-	}
 	if (!k->t.traddr[0] || !k->t.subnqn[0]) {
 		log_err("nvmeof: filename '%s': no %s (put traddr= and subnqn= in the filename or as options)\n",
 			f->file_name, !k->t.traddr[0] ? "traddr" : "subnqn");

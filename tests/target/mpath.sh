@@ -8,6 +8,55 @@ B=${NVMEOF_BUILD:-build/out}
 T=$B/nvmeof
 P1=(-a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_MPORT" --nqn="$NVMEOF_TB_NQN_M")
 
+ENG=${NVMEOF_ENGINE:-$PWD/$B/libnvmeof_fio.so}
+NQN_M_ESC=${NVMEOF_TB_NQN_M//:/\\:}
+# both paths, each through its own HCA (srcaddr), one subsystem
+FM="trtype=RDMA traddr=$NVMEOF_TB_ADDR srcaddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_MPORT traddr=$NVMEOF_TB_ADDR2 srcaddr=$NVMEOF_TB_ADDR2 subnqn=$NQN_M_ESC ns=1"
+ours() { timeout 300 /usr/bin/fio --ioengine=external:"$ENG" --output-format=normal "$@"; }
+path_cmds() { # log path -> commands that path carried (end-of-job line)
+  sed -n "s/^nvmeof: path $2 .* \([0-9]*\) command(s).*/\1/p" "$1" | head -1
+}
+expect_ok() { # log
+  grep -q 'err= 0' "$1" || { tail -30 "$1"; fail "fio reported an error"; }
+  ! grep -qE 'verify:|bad magic|crc32c.*wanted' "$1" || { grep -E 'verify|bad magic' "$1" | head; fail "verify failed"; }
+}
+
+t_fio_two_paths_randrw_verify() {
+  local pol
+  for pol in queue-depth round-robin numa; do
+    ours --name=mp --filename="$FM" --iopolicy=$pol --rw=randrw --bs=4k --size=8m --iodepth=16 \
+      --verify=crc32c --do_verify=1 --verify_backlog=64 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio ($pol) exited non-zero"; }
+    expect_ok "$SCRATCH/log"
+    local a b; a=$(path_cmds "$SCRATCH/log" 1); b=$(path_cmds "$SCRATCH/log" 2)
+    grep '^nvmeof: path' "$SCRATCH/log"
+    case $pol in
+      numa) [ "$a" -gt 0 ] && [ "$b" = 0 ] || fail "numa without NUMA nodes: path 1 $a, path 2 $b (the first path only)" ;;
+      round-robin) [ "$a" -gt 0 ] && [ $((a - b)) -le 16 ] && [ $((b - a)) -le 16 ] || fail "round-robin: path 1 $a, path 2 $b" ;;
+      *) [ "$a" -gt 0 ] && [ "$b" -gt 0 ] || fail "$pol: path 1 $a, path 2 $b commands" ;;
+    esac
+  done
+}
+
+t_fio_refuses_paths_to_two_subsystems() {
+  local f="trtype=RDMA traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_MPORT traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=$NQN_M_ESC ns=1"
+  ! ours --name=x --filename="$f" --rw=read --bs=4k --size=1m > "$SCRATCH/log" 2>&1 || fail "fio accepted it"
+  grep -q 'no active namespace\|not one subsystem\|Invalid' "$SCRATCH/log" || { cat "$SCRATCH/log"; fail "no reason given"; }
+  ! grep -q 'READ: bw=[1-9]' "$SCRATCH/log" || fail "I/O ran"
+}
+
+t_fio_port_removed_and_back_under_verify() {
+  ours --name=mp --filename="$FM" --iopolicy=round-robin --reconnect_delay=500 --ctrl_loss_tmo=30000 \
+    --rw=randwrite --bs=4k --size=8m --iodepth=16 --verify=crc32c --verify_backlog=32 \
+    --time_based --runtime=24 > "$SCRATCH/log" 2>&1 &
+  local pid=$!
+  sleep 6; tb mpath-down 1; sleep 6; tb mpath-up 1
+  wait $pid || { tail -30 "$SCRATCH/log"; fail "fio failed across the port's removal"; }
+  expect_ok "$SCRATCH/log"
+  grep '^nvmeof: path' "$SCRATCH/log"
+  grep -q '^nvmeof: path 1 .* [1-9][0-9]* failover(s)\|^nvmeof: path 1 .* [1-9][0-9]* path error(s)' "$SCRATCH/log" ||
+    fail "path 1 shows no failover or path error"
+}
+
 t_library_paths_ana_failover() {
   "$B/tests/target_mpath"
 }

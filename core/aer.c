@@ -307,3 +307,18 @@ int aer_detach(struct nvmeof_ctrl *c, uint32_t timeout_ms)
 	pthread_mutex_unlock(&a->lock);
 	return busy ? nvmeof_err(NVMEOF_ETIMEDOUT, "detach events: the event callback ran past %u ms", timeout_ms) : 0;
 }
+
+int aer_attach(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg)
+{
+	struct aer *a = *ctrl_aer(c);
+	if (!a)
+		return nvmeof_ctrl_events(c, cb, arg);
+	pthread_mutex_lock(&a->lock);
+	bool taken = a->cb != NULL;
+	if (!taken) {
+		a->cb = cb;
+		a->arg = arg;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return taken ? nvmeof_err(NVMEOF_EBUSY, "enable events: this controller's events already go to a callback") : 0;
+}

@@ -170,12 +170,15 @@ static void park_or_fail(struct nvmeof_mpath_queue *mq, struct mreq *r, int rc)
 	if (rc < 0) {
 		c.err = rc;
 	} else {
-		bool transition = c.err == NVMEOF_ENVME && NVMEOF_STATUS_SCT(c.status) == 0x3 && NVMEOF_STATUS_SC(c.status) == 0x03;
-		if (!c.err)
-			c.err = NVMEOF_ECLOSED;
-		no_path_err(mq, transition ? NVMEOF_ETIMEDOUT : c.err, now);
+		/* a path left in transition past ANATT is what it waited for */
+		bool transition = false;
+		for (uint32_t i = 0; i < mq->n; i++)
+			transition |= !q_is_dead(mq->q[i]) && mp_ana(&mq->mp->p[i]) == NVMEOF_ANA_CHANGE;
 		if (transition)
 			c.err = NVMEOF_ETIMEDOUT;
+		else if (!c.err)
+			c.err = NVMEOF_ECLOSED;
+		no_path_err(mq, c.err, now);
 	}
 	finish(mq, r, &c);
 }

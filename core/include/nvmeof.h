@@ -643,8 +643,9 @@ void nvmeof_mpath_opts_init_sz(struct nvmeof_mpath_opts *opts, size_t size);
  * paths, when the controllers are not of one subsystem (subsystem NQN), the
  * namespace is missing on one, or its identifiers (NGUID, EUI-64, UUID),
  * block size or size differ. Takes the controllers' events
- * (nvmeof_ctrl_events must not have been called on them) to follow ANA
- * changes, and reads each path's ANA log. The controllers stay the
+ * (nvmeof_ctrl_events must not have been called on them; a multipath
+ * destroyed before hands them on) to follow ANA changes, and reads each
+ * path's ANA log. The controllers stay the
  * caller's: close them after nvmeof_mpath_destroy. */
 int nvmeof_mpath_create(struct nvmeof_ctrl *const *ctrls, uint32_t n, const struct nvmeof_mpath_opts *opts,
 			struct nvmeof_mpath **out);

@@ -378,6 +378,7 @@ TEST(transition_past_anatt_fails_clearly)
 	CHECK(errs > 0);
 	printf("    %s\n", m);
 	CHECK(strstr(m, "ANATT"));
+	CHECK(strstr(m, "timed") || strstr(m, "TIMEDOUT") || strstr(m, "ANA Transition"));
 out:
 	restore_target();
 	close_paths(&p);

@@ -44,6 +44,7 @@ struct nvmeof_mpath_queue {
 	struct mreq *reqs;
 	uint32_t nreqs, nfree, *free_ix;
 	uint32_t *parked, nparked;
+	uint32_t *retrying;        /* retry_parked's copy of parked */
 	uint32_t inflight, completed;
 	bool closing;
 };
@@ -213,12 +214,13 @@ static void path_done(void *arg, const struct nvmeof_cpl *cpl)
 
 static void retry_parked(struct nvmeof_mpath_queue *mq)
 {
+	/* from a copy: a request may wait again, and a failed one's callback
+	 * may submit more that wait, while the list is walked */
 	uint32_t n = mq->nparked;
+	memcpy(mq->retrying, mq->parked, n * sizeof(*mq->parked));
 	mq->nparked = 0;
-	/* those that wait again are appended behind; take from a copy's
-	 * worth of the front only */
 	for (uint32_t k = 0; k < n; k++) {
-		struct mreq *r = &mq->reqs[mq->parked[k]];
+		struct mreq *r = &mq->reqs[mq->retrying[k]];
 		int rc = route(mq, r, -1);
 		if (rc != ROUTE_OK)
 			park_or_fail(mq, r, rc);
@@ -231,6 +233,8 @@ static int submit(struct nvmeof_mpath_queue *mq, bool write, uint64_t slba, uint
 	if (unlikely(!mq || !mmr || mmr->mp != mq->mp))
 		return nvmeof_err(NVMEOF_EINVAL, "multipath %s: %s", write ? "write" : "read",
 				  !mq ? "no queue" : "the region is not registered on this multipath");
+	if (unlikely(mq->closing))
+		return nvmeof_err(NVMEOF_ECLOSED, "multipath %s: the queue is being destroyed", write ? "write" : "read");
 	if (unlikely(!mq->nfree))
 		return nvmeof_err(NVMEOF_EQFULL, "multipath %s: all %u requests in flight", write ? "write" : "read",
 				  mq->nreqs);
@@ -333,6 +337,7 @@ static void free_mq(struct nvmeof_mpath_queue *mq)
 	free(mq->reqs);
 	free(mq->free_ix);
 	free(mq->parked);
+	free(mq->retrying);
 	free(mq);
 }
 
@@ -368,7 +373,8 @@ int nvmeof_mpath_queue_create(struct nvmeof_mpath *mp, const struct nvmeof_queue
 		mq->reqs = calloc(mq->nreqs, sizeof(*mq->reqs));
 		mq->free_ix = calloc(mq->nreqs, sizeof(*mq->free_ix));
 		mq->parked = calloc(mq->nreqs, sizeof(*mq->parked));
-		if (!mq->reqs || !mq->free_ix || !mq->parked)
+		mq->retrying = calloc(mq->nreqs, sizeof(*mq->retrying));
+		if (!mq->reqs || !mq->free_ix || !mq->parked || !mq->retrying)
 			rc = nvmeof_err(NVMEOF_ENOMEM, "multipath queue: %u requests", mq->nreqs);
 	}
 	if (rc) {
@@ -402,7 +408,9 @@ int nvmeof_mpath_queue_destroy(struct nvmeof_mpath_queue *mq)
 	}
 	nvmeof_err(NVMEOF_ECLOSED, "multipath queue destroyed");
 	struct nvmeof_cpl c = {.err = NVMEOF_ECLOSED};
-	for (uint32_t k = 0; k < mq->nparked; k++)
+	uint32_t n = mq->nparked;
+	mq->nparked = 0;
+	for (uint32_t k = 0; k < n; k++)
 		finish(mq, &mq->reqs[mq->parked[k]], &c);
 	queues_count(mq->mp, -1);
 	free_mq(mq);

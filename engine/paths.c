@@ -32,12 +32,14 @@ int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct 
 	struct eng_opts *eo = td->eo;
 	(void)j;
 	char err[512];
+	/* hca= names the first path's device (the file's own controller
+	 * checked it); the others are chosen by their srcaddr= */
 	jq->psc[0] = ef->sc;
 	jq->npaths = 1;
 	for (unsigned int i = 1; i <= ef->cfg.t.nalt; i++) {
 		struct conn_cfg k;
 		path_cfg(&ef->cfg, i, &k);
-		jq->psc[i] = share_get(&k, eo->hca, true, err, sizeof(err));
+		jq->psc[i] = share_get(&k, NULL, true, err, sizeof(err));
 		explicit_bzero(&k, sizeof(k));
 		if (!jq->psc[i]) {
 			log_err("nvmeof: path %u (%s): %s\n", i + 1, ef->cfg.t.alt[i - 1].traddr, err);

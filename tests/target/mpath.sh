@@ -57,6 +57,27 @@ t_fio_port_removed_and_back_under_verify() {
     fail "path 1 shows no failover or path error"
 }
 
+t_python_paths_write_read_back() {
+  PYTHONPATH=python NVMEOF_LIB=$PWD/$B/libnvmeof.so python3 - <<'PY' || fail "python Paths failed"
+import os, nvmeof
+e = os.environ
+nqn, port = e["NVMEOF_TB_NQN_M"], e["NVMEOF_TB_MPORT"]
+a = nvmeof.Controller(e["NVMEOF_TB_ADDR"], nqn, port=port, source=e["NVMEOF_TB_ADDR"])
+b = nvmeof.Controller(e["NVMEOF_TB_ADDR2"], nqn, port=port, source=e["NVMEOF_TB_ADDR2"])
+data = os.urandom(64 * 512)
+with nvmeof.Paths([a, b], 1, iopolicy="round-robin") as p:
+    for i in range(4):
+        p.write(8192 + 64 * i, data)
+        assert p.read(8192 + 64 * i, 64) == data
+    ps = p.paths()
+    print("   ", ps)
+    assert [x["hca"] for x in ps] == ["rxe0", "rxe1"], ps
+    assert all(x["commands"] == 4 for x in ps), ps
+    assert all(x["ana_state"] == "optimized" for x in ps), ps
+a.close(); b.close()
+PY
+}
+
 t_library_paths_ana_failover() {
   "$B/tests/target_mpath"
 }

@@ -64,11 +64,11 @@ e = os.environ
 nqn, port = e["NVMEOF_TB_NQN_M"], e["NVMEOF_TB_MPORT"]
 a = nvmeof.Controller(e["NVMEOF_TB_ADDR"], nqn, port=port, source=e["NVMEOF_TB_ADDR"])
 b = nvmeof.Controller(e["NVMEOF_TB_ADDR2"], nqn, port=port, source=e["NVMEOF_TB_ADDR2"])
-data = os.urandom(64 * 512)
 with nvmeof.Paths([a, b], 1, iopolicy="round-robin") as p:
+    data = os.urandom(16 * p.block_size)
     for i in range(4):
-        p.write(8192 + 64 * i, data)
-        assert p.read(8192 + 64 * i, 64) == data
+        p.write(8192 + 16 * i, data)
+        assert p.read(8192 + 16 * i, 16) == data
     ps = p.paths()
     print("   ", ps)
     assert [x["hca"] for x in ps] == ["rxe0", "rxe1"], ps
@@ -114,7 +114,7 @@ PY
 }
 
 t_kernel_multipath_reads_what_we_wrote() {
-  head -c $((512 * 2048)) /dev/urandom > "$SCRATCH/in"
+  head -c $((4096 * 256)) /dev/urandom > "$SCRATCH/in"   # M's namespace has 4 KiB blocks
   "$T" write "${P1[@]}" --namespace-id=1 --start-block=4096 --data="$SCRATCH/in" || fail "write failed"
   timeout 30 nvme connect -t rdma -a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_MPORT" -n "$NVMEOF_TB_NQN_M" >&2
   timeout 30 nvme connect -t rdma -a "$NVMEOF_TB_ADDR2" -s "$NVMEOF_TB_MPORT" -n "$NVMEOF_TB_NQN_M" >&2
@@ -122,7 +122,7 @@ t_kernel_multipath_reads_what_we_wrote() {
   for c in /sys/class/nvme-subsystem/*; do
     [ "$(cat $c/subsysnqn)" = "$NVMEOF_TB_NQN_M" ] && n=$(ls "$c" | grep -cE '^nvme[0-9]+$')
   done
-  dd if="$dev" bs=512 skip=4096 count=2048 iflag=direct of="$SCRATCH/out" status=none
+  dd if="$dev" bs=4096 skip=4096 count=256 iflag=direct of="$SCRATCH/out" status=none
   tb kdisconnect "$NVMEOF_TB_NQN_M"
   echo "    kernel: $dev over $n controllers"
   [ "$n" = 2 ] || fail "the kernel host has $n controllers of subsystem M, not 2"

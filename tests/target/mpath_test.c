@@ -18,8 +18,9 @@
 #include "nvmeof.h"
 
 #define QD 16
-#define NBLK 256          /* 512 B blocks per round */
-#define BLKS_PER_IO 8
+#define NBLK 64           /* blocks per round (subsystem M's file: 4 KiB blocks) */
+#define BLKS_PER_IO 2
+#define BUF_BYTES (NBLK * 4096)
 
 static const char *env(const char *name)
 {
@@ -81,8 +82,8 @@ static int open_paths(struct paths *p, enum nvmeof_iopolicy pol, uint32_t reconn
 	mo.iopolicy = pol;
 	if ((rc = nvmeof_mpath_create(p->c, 2, &mo, &p->mp)))
 		return rc;
-	if ((rc = nvmeof_mpath_mr_alloc(p->mp, NBLK * 512, &p->w)) ||
-	    (rc = nvmeof_mpath_mr_alloc(p->mp, NBLK * 512, &p->r)))
+	if ((rc = nvmeof_mpath_mr_alloc(p->mp, BUF_BYTES, &p->w)) ||
+	    (rc = nvmeof_mpath_mr_alloc(p->mp, BUF_BYTES, &p->r)))
 		return rc;
 	struct nvmeof_queue_opts qo;
 	nvmeof_queue_opts_init(&qo);
@@ -147,8 +148,9 @@ static void fill(uint8_t *p, size_t n, uint64_t seed)
 static uint32_t round_trip(struct paths *p, uint64_t base, uint64_t seed, uint32_t *bad, char *msg, size_t mlen)
 {
 	uint8_t *w = nvmeof_mpath_mr_addr(p->w), *r = nvmeof_mpath_mr_addr(p->r);
-	fill(w, NBLK * 512, seed);
-	memset(r, 0, NBLK * 512);
+	size_t bs = nvmeof_mpath_ns(p->mp)->lba_size;
+	fill(w, NBLK * bs, seed);
+	memset(r, 0, NBLK * bs);
 	struct io_state s = {0};
 	for (int phase = 0; phase < 2; phase++) {
 		uint32_t next = 0, want = NBLK / BLKS_PER_IO;
@@ -156,9 +158,9 @@ static uint32_t round_trip(struct paths *p, uint64_t base, uint64_t seed, uint32
 		while (s.done < want) {
 			while (next < want && nvmeof_mpath_queue_inflight(p->mq) < QD) {
 				int rc = phase == 0 ? nvmeof_mpath_write(p->mq, base + next * BLKS_PER_IO, BLKS_PER_IO, p->w,
-									 next * BLKS_PER_IO * 512, 0, io_done, &s)
+									 next * BLKS_PER_IO * bs, 0, io_done, &s)
 						    : nvmeof_mpath_read(p->mq, base + next * BLKS_PER_IO, BLKS_PER_IO, p->r,
-									next * BLKS_PER_IO * 512, io_done, &s);
+									next * BLKS_PER_IO * bs, io_done, &s);
 				if (rc == NVMEOF_EQFULL)
 					break;
 				if (rc) {
@@ -173,7 +175,7 @@ static uint32_t round_trip(struct paths *p, uint64_t base, uint64_t seed, uint32
 				break;
 		}
 	}
-	*bad = memcmp(w, r, NBLK * 512) != 0;
+	*bad = memcmp(w, r, NBLK * bs) != 0;
 	if (s.errors)
 		snprintf(msg, mlen, "%s", s.msg);
 	return s.errors;

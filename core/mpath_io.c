@@ -29,6 +29,7 @@ struct mreq {
 	uint32_t nlb, flags;
 	bool write;
 	int path;                   /* where it is out now; -1 parked */
+	uint64_t bouncing_since;    /* failed over from path to path since (0: not) */
 	struct nvmeof_cpl last;     /* the last path failure, reported if no path is left */
 };
 
@@ -46,6 +47,7 @@ struct nvmeof_mpath_queue {
 	uint32_t *parked, nparked;
 	uint32_t *retrying;        /* retry_parked's copy of parked */
 	uint32_t inflight, completed;
+	uint64_t bounce_max_ms;     /* the longest ANATT of the paths */
 	bool closing;
 };
 
@@ -155,6 +157,7 @@ static void finish(struct nvmeof_mpath_queue *mq, struct mreq *r, const struct n
 static void park(struct nvmeof_mpath_queue *mq, struct mreq *r)
 {
 	r->path = -1;
+	r->bouncing_since = 0;
 	mq->parked[mq->nparked++] = (uint32_t)(r - mq->reqs);
 }
 
@@ -197,12 +200,27 @@ static void path_done(void *arg, const struct nvmeof_cpl *cpl)
 		return;
 	}
 	struct mp_path *p = &mq->mp->p[pi];
+	uint64_t now = nvmeof_now_ms();
 	mq->st[pi].path_errors++;
 	if (st)
-		mp_set_ana(p, st, nvmeof_now_ms());
+		mp_set_ana(p, st, now);
 	/* the log is the truth: a status may be older than the last read */
 	mp_want_refresh(p);
 	r->last = *cpl;
+	/* Paths that keep failing the command while their logs call them
+	 * usable would pass it around for good: past the longest ANATT it
+	 * fails with what the last path said. */
+	if (!r->bouncing_since) {
+		r->bouncing_since = now;
+	} else if (now - r->bouncing_since > mq->bounce_max_ms) {
+		char why[160];
+		nvmeof_cpl_str(cpl, why, sizeof(why));
+		nvmeof_err(cpl->err, "namespace %u: failed over between paths for %llu ms, past ANATT; the last, %s:%s, "
+			   "said: %s", mq->mp->o.nsid, (unsigned long long)(now - r->bouncing_since), p->traddr, p->trsvcid,
+			   why);
+		finish(mq, r, cpl);
+		return;
+	}
 	int rc = route(mq, r, pi);
 	if (rc == ROUTE_OK) {
 		if (r->path != pi)
@@ -365,6 +383,8 @@ int nvmeof_mpath_queue_create(struct nvmeof_mpath *mp, const struct nvmeof_queue
 		mq->n++;
 		q_set_failover(mq->q[i]);
 		mq->nreqs += nvmeof_queue_depth(mq->q[i]);
+		if (mp->p[i].anatt_ms > mq->bounce_max_ms)
+			mq->bounce_max_ms = mp->p[i].anatt_ms;
 		int hn = mp->p[i].numa_node;
 		mq->v[i].distance = hn < 0 || node < 0 ? 1 : hn == node ? 0 : 2;
 		mq->was_live[i] = true;

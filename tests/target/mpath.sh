@@ -83,18 +83,18 @@ t_library_paths_ana_failover() {
 }
 
 t_ana_log_agrees_with_nvme_cli() {
-  tb ana 2 non-optimized
-  "$T" ana-log "${P1[@]}" -o json > "$SCRATCH/ours.json" || { tb ana 2 optimized; fail "ana-log failed"; }
+  tb ana 1 non-optimized   # P1 is port 3: path 1
+  "$T" ana-log "${P1[@]}" -o json > "$SCRATCH/ours.json" || { tb ana 1 optimized; fail "ana-log failed"; }
   "$T" ana-log "${P1[@]}" > "$SCRATCH/ours.txt"
   timeout 30 nvme connect -t rdma -a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_MPORT" -n "$NVMEOF_TB_NQN_M" >&2
-  local dev; dev=$(kdev_find "$NVMEOF_TB_NQN_M" 1) || { tb ana 2 optimized; tb kdisconnect "$NVMEOF_TB_NQN_M"; fail "no kernel device"; }
+  local dev; dev=$(kdev_find "$NVMEOF_TB_NQN_M" 1) || { tb ana 1 optimized; tb kdisconnect "$NVMEOF_TB_NQN_M"; fail "no kernel device"; }
   local ctrl=/dev/$(ls /sys/class/nvme-subsystem/*/ | grep -m1 -E '^nvme[0-9]+$')
   for c in /sys/class/nvme-subsystem/*; do
     [ "$(cat $c/subsysnqn)" = "$NVMEOF_TB_NQN_M" ] && ctrl=/dev/$(ls "$c" | grep -m1 -E '^nvme[0-9]+$')
   done
   nvme ana-log "$ctrl" -o json > "$SCRATCH/cli.json" 2>/dev/null
   tb kdisconnect "$NVMEOF_TB_NQN_M"
-  tb ana 2 optimized
+  tb ana 1 optimized
   cat "$SCRATCH/ours.txt"
   python3 - "$SCRATCH/ours.json" "$SCRATCH/cli.json" <<'PY' || fail "ana-log differs from nvme-cli's"
 import json, sys

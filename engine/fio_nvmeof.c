@@ -38,9 +38,15 @@ static void done_cb(void *arg, const struct nvmeof_cpl *cpl)
 		return;
 	struct io_u *io_u = x->io_u;
 	if (cpl->err) {
-		char buf[160];
+		char buf[160], line[1200];
 		io_u->error = cpl->err == NVMEOF_ETIMEDOUT ? ETIMEDOUT : EIO;
-		log_io_error(j, io_ddir_name(io_u->ddir), nvmeof_cpl_str(cpl, buf, sizeof(buf)));
+		const char *why = nvmeof_cpl_str(cpl, buf, sizeof(buf));
+		/* several paths: the library's message names each path and why */
+		if (j->njq && j->jq[0].mp) {
+			snprintf(line, sizeof(line), "%s: %s", why, nvmeof_errmsg());
+			why = line;
+		}
+		log_io_error(j, io_ddir_name(io_u->ddir), why);
 	}
 	j->events[j->nevents++] = io_u;
 }

@@ -78,6 +78,18 @@ a.close(); b.close()
 PY
 }
 
+t_fio_both_ports_removed_fails_naming_the_paths() {
+  ours --name=mp --filename="$FM" --rw=randread --bs=4k --size=8m --iodepth=8 \
+    --time_based --runtime=60 > "$SCRATCH/log" 2>&1 &
+  local pid=$!
+  sleep 4; tb mpath-down 1; tb mpath-down 2
+  wait $pid; local rc=$?
+  tb mpath-up 1; tb mpath-up 2
+  [ $rc != 0 ] || { tail -20 "$SCRATCH/log"; fail "fio succeeded with both ports gone"; }
+  grep -m1 'no usable path' "$SCRATCH/log" || { tail -20 "$SCRATCH/log"; fail "the error does not say no path was usable"; }
+  grep 'no usable path' "$SCRATCH/log" | grep -q "$NVMEOF_TB_ADDR:.*$NVMEOF_TB_ADDR2:" || fail "the error does not name both paths"
+}
+
 t_library_paths_ana_failover() {
   "$B/tests/target_mpath"
 }

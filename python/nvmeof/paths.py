@@ -2,8 +2,8 @@
 library's nvmeof_mpath. Each command takes the path the iopolicy picks;
 a path that fails it (a path status, a lost connection) hands it to another.
 
-    a = nvmeof.Controller("192.0.2.1", nqn, port=4421, source="192.0.2.1")
-    b = nvmeof.Controller("198.51.100.1", nqn, port=4421, source="198.51.100.1")
+    a = nvmeof.Controller("192.0.2.1", nqn, port=4430, source="192.0.2.1")
+    b = nvmeof.Controller("198.51.100.1", nqn, port=4430, source="198.51.100.1")
     with nvmeof.Paths([a, b], nsid=1, iopolicy="round-robin") as p:
         p.write(0, data)
         assert p.read(0, len(data) // p.block_size) == data

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "adminio.h"
+#include "ana.h"
 #include "ctrl.h"
 #include "internal.h"
 #include "mem.h"
@@ -149,6 +150,25 @@ int nvmeof_get_log_ana(struct nvmeof_ctrl *c, bool rgo, void *buf, size_t len)
 	/* LSP bit 0: Return Groups Only */
 	struct nvmeof_log_req r = {.lid = NVMEOF_LOG_ANA, .lsp = rgo ? 1 : 0, .rae = true};
 	return nvmeof_get_log_page(c, &r, buf, len);
+}
+
+int nvmeof_ctrl_ana_caps(struct nvmeof_ctrl *c, struct nvmeof_ana_caps *out)
+{
+	if (!c || !out || (out->size && out->size < offsetof(struct nvmeof_ana_caps, anagrpmax)))
+		return nvmeof_err(NVMEOF_EINVAL, "ANA capabilities: %s", !c ? "no controller" : "no output, or its size too small");
+	uint8_t *id = malloc(NVME_IDENTIFY_SIZE);
+	if (!id)
+		return nvmeof_err(NVMEOF_ENOMEM, "ANA capabilities: Identify buffer");
+	int rc = nvmeof_identify(c, NVME_CNS_CTRL, 0, id);
+	if (!rc) {
+		struct nvmeof_ana_caps a = {.size = sizeof(a)};
+		nvme_id_ctrl_ana_parse(id, &a);
+		size_t n = out->size && out->size < sizeof(a) ? out->size : sizeof(a);
+		a.size = n;
+		memcpy(out, &a, n);
+	}
+	free(id);
+	return rc;
 }
 
 int nvmeof_ana_group(const void *log, size_t len, uint32_t idx, struct nvmeof_ana_group *g,

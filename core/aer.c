@@ -41,6 +41,7 @@ struct aer {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop, running;
+	bool in_cb;                 /* the callback runs now */
 	uint32_t ring[RING], head, n;
 	uint64_t lost, delivered;
 	pthread_t thread;
@@ -149,10 +150,17 @@ static void deliver(struct aer *a, uint32_t dw0)
 	} else {
 		rearm(a, ev.lid);
 	}
-	if (a->cb)
-		a->cb(a->arg, &ev);
 	pthread_mutex_lock(&a->lock);
+	nvmeof_event_cb cb = a->cb;
+	void *cb_arg = a->arg;
+	a->in_cb = cb != NULL;
+	pthread_mutex_unlock(&a->lock);
+	if (cb)
+		cb(cb_arg, &ev);
+	pthread_mutex_lock(&a->lock);
+	a->in_cb = false;
 	a->delivered++;
+	pthread_cond_broadcast(&a->cond);
 	pthread_mutex_unlock(&a->lock);
 }
 
@@ -274,4 +282,43 @@ void aer_free(struct nvmeof_ctrl *c)
 	pthread_mutex_destroy(&a->lock);
 	free(a);
 	*ctrl_aer(c) = NULL;
+}
+
+int aer_detach(struct nvmeof_ctrl *c, uint32_t timeout_ms)
+{
+	struct aer *a = *ctrl_aer(c);
+	if (!a)
+		return 0;
+	pthread_mutex_lock(&a->lock);
+	a->cb = NULL;
+	/* a callback already running finishes first: its owner frees what it uses */
+	uint64_t end = nvmeof_now_ms() + timeout_ms;
+	while (a->in_cb && nvmeof_now_ms() < end) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += 50 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+	}
+	bool busy = a->in_cb;
+	pthread_mutex_unlock(&a->lock);
+	return busy ? nvmeof_err(NVMEOF_ETIMEDOUT, "detach events: the event callback ran past %u ms", timeout_ms) : 0;
+}
+
+int aer_attach(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg)
+{
+	struct aer *a = *ctrl_aer(c);
+	if (!a)
+		return nvmeof_ctrl_events(c, cb, arg);
+	pthread_mutex_lock(&a->lock);
+	bool taken = a->cb != NULL;
+	if (!taken) {
+		a->cb = cb;
+		a->arg = arg;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return taken ? nvmeof_err(NVMEOF_EBUSY, "enable events: this controller's events already go to a callback") : 0;
 }

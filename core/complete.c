@@ -20,6 +20,11 @@ static bool retry_slot(struct nvmeof_queue *q, uint16_t si)
 {
 	struct slot *s = &q->slots[si];
 	uint16_t st = s->status;
+	/* A path status goes back to the multipath layer at once, which
+	 * sends the command down another path (the kernel checks path errors
+	 * before retrying, too). */
+	if (q->failover && NVMEOF_STATUS_SCT(st) == 0x3)
+		return false;
 	if (!st || NVMEOF_STATUS_DNR(st) || s->retries >= MAX_RETRIES || !q->qid || q->state != Q_LIVE ||
 	    s->state != SLOT_BUSY || q->reqs[s->req].kind == REQ_RAW || q->reqs[s->req].err)
 		return false;

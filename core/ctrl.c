@@ -50,6 +50,7 @@ int (nvmeof_ctrl_get_info)(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *out)
 /* The table has its own lock; the const API predates events changing it. */
 uint32_t nvmeof_ns_count(const struct nvmeof_ctrl *c) { return nst_count((struct ns_table *)&c->nst); }
 struct nvmeof_queue *ctrl_admin(struct nvmeof_ctrl *c) { return c->admin; }
+const struct sockaddr_storage *ctrl_dst(const struct nvmeof_ctrl *c) { return &c->dst; }
 pthread_mutex_t *ctrl_admin_lock(struct nvmeof_ctrl *c) { return &c->admin_lock; }
 uint32_t ctrl_cmd_timeout(const struct nvmeof_ctrl *c) { return c->o.cmd_timeout_ms; }
 struct ns_table *ctrl_nst(struct nvmeof_ctrl *c) { return &c->nst; }

@@ -5,6 +5,7 @@
 #include "nvmeof.h"
 
 #include <pthread.h>
+#include <sys/socket.h>
 
 struct mem_ctx;
 struct ns_table;
@@ -18,5 +19,7 @@ pthread_mutex_t *ctrl_admin_lock(struct nvmeof_ctrl *c);
 uint32_t ctrl_cmd_timeout(const struct nvmeof_ctrl *c);
 struct ns_table *ctrl_nst(struct nvmeof_ctrl *c);
 struct aer **ctrl_aer(struct nvmeof_ctrl *c);
+/* The address the controller was connected to (a path's name). */
+const struct sockaddr_storage *ctrl_dst(const struct nvmeof_ctrl *c);
 
 #endif

@@ -64,3 +64,10 @@ const char *nvmeof_tcp_sectype_str(uint8_t v)
 	static const char *const t[] = {[0] = "none", [1] = "tls", [2] = "tls13"};
 	return NAME(t, v);
 }
+
+const char *nvmeof_ana_state_str(uint8_t v)
+{
+	static const char *const t[] = {[1] = "optimized", [2] = "non-optimized", [3] = "inaccessible",
+					[4] = "persistent-loss", [15] = "change"};
+	return (size_t)v < sizeof(t) / sizeof(t[0]) && t[v] ? t[v] : "invalid state";
+}

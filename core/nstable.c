@@ -64,6 +64,8 @@ static void update(struct nvmeof_ns *ns, const struct nvmeof_ns *fresh)
 	SET(ncap);
 	SET(nuse);
 	SET(dlfeat);
+	SET(anagrpid);
+	SET(nmic);
 	if (memcmp(ns->nguid, fresh->nguid, sizeof(ns->nguid)))
 		memcpy(ns->nguid, fresh->nguid, sizeof(ns->nguid));
 	if (memcmp(ns->eui64, fresh->eui64, sizeof(ns->eui64)))

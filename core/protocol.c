@@ -156,6 +156,8 @@ int nvme_id_ns_parse(const uint8_t *d, uint32_t nsid, struct nvmeof_ns *ns, cons
 	memcpy(ns->nguid, d + 104, 16);
 	memcpy(ns->eui64, d + 120, 8);
 	ns->dlfeat = d[33];
+	ns->nmic = d[30];
+	ns->anagrpid = get_le32(d + 92);
 	if (idx > nlbaf || idx >= 64) {
 		*why = "FLBAS selects an LBA format past NLBAF";
 		return -1;

@@ -169,6 +169,7 @@ struct nvmeof_queue {
 	const struct nvmeof_ctrl_opts *copts; /* the controller's, for its trace hook (trace.c) */
 	struct ibv_pd *pd;
 	bool own_pd, batch, oncs_dsm, oncs_wz;
+	bool failover;            /* one path of several (q_set_failover) */
 	uint8_t state;            /* enum q_state; written by q_set_state only */
 	uint16_t qid;
 	uint32_t depth, hrqsize;     /* SQSIZE (commands), HRQSIZE (our receive buffers) */

@@ -68,6 +68,8 @@ static void park_all(struct nvmeof_queue *q)
 		r->outstanding = 0;
 		if (r->kind == REQ_AER && !r->err)
 			r->err = NVMEOF_ECLOSED; /* its owner re-arms events on the new association */
+		if (q->failover && !r->err)
+			r->err = NVMEOF_ECLOSED; /* another path carries it now; this one reconnects empty */
 		if (r->err) {
 			r->left = 0;
 			q->park_tmp[q->depth - 1 - nfailed++] = (uint16_t)ri;
@@ -467,6 +469,9 @@ void q_set_live(struct nvmeof_queue *q)
 }
 
 bool q_connected(const struct nvmeof_queue *q) { return q->state == Q_LIVE; }
+bool q_is_live(const struct nvmeof_queue *q) { return q->state == Q_LIVE; }
+bool q_is_dead(const struct nvmeof_queue *q) { return q->state == Q_FAILED || q->state == Q_CLOSING; }
+void q_set_failover(struct nvmeof_queue *q) { q->failover = true; }
 
 void q_set_reconnect(struct nvmeof_queue *q, const struct q_reconnect_ops *ops, uint32_t delay_ms,
 		     uint32_t loss_tmo_ms, uint32_t assoc_gen)

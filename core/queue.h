@@ -137,6 +137,15 @@ int q_exec_mr(struct nvmeof_queue *q, const uint8_t *sqe, struct nvmeof_mr *mr, 
  * loss it completes with NVMEOF_ECLOSED instead of being re-issued. */
 int q_submit_aer(struct nvmeof_queue *q, const uint8_t *sqe, nvmeof_cb cb, void *arg);
 bool q_connected(const struct nvmeof_queue *q);
+/* One path of several to a namespace: a path status (SCT 3h) is never
+ * retried on this queue, and on a connection loss what was in flight fails
+ * with NVMEOF_ECLOSED instead of waiting for the reconnect, so the
+ * multipath layer re-issues it on another path at once. */
+void q_set_failover(struct nvmeof_queue *q);
+/* Commands go out now (LIVE). */
+bool q_is_live(const struct nvmeof_queue *q);
+/* Closed for good: no reconnect will bring it back. */
+bool q_is_dead(const struct nvmeof_queue *q);
 /* Called every every_ms (at most) while a synchronous call on q waits, by
  * the thread that waits: the admin queue's holder sends a Keep Alive the
  * keep-alive thread found due (keepalive.c). */

@@ -7,6 +7,8 @@
  *   options.c     fio's option table, and a job's options as library options
  *   probe.c       a file's namespace facts, in a short-lived child in fio's parent
  *   files.c       a job's files: namespace, block-size checks, controller held
+ *   paths.c       a file with several paths: their controllers, the
+ *                 multipath and its queues, the end-of-job lines per path
  *   qpairs.c      a job's queue pairs on one controller: how many, how deep,
  *                 their end-of-job statistics
  *   iomem.c       a job's I/O memory (fio's iomem_alloc): on a NUMA node, huge
@@ -84,7 +86,7 @@ struct eng_opts {
 	void *pad; /* fio keeps the thread_data pointer here */
 	char *traddr, *trsvcid, *subnqn, *hostnqn, *hostid, *src_addr, *hca;
 	char *dhchap_secret, *dhchap_ctrl_secret, *dhchap_secret_file, *dhchap_ctrl_secret_file;
-	unsigned int ns, qd_limit, qpairs, delay_cmd_submit, qpair_select;
+	unsigned int ns, qd_limit, qpairs, delay_cmd_submit, qpair_select, iopolicy;
 	int gpu;
 	unsigned int gpu_copy, gpu_flush, verbose;
 	unsigned int relaxed_ordering; /* the library's strict_ordering, inverted */
@@ -146,6 +148,14 @@ struct jqueue {
 	const char *vector_how;          /* why the group's completion vector */
 	uint64_t dirty;                  /* queues with submissions since the last doorbell (bit n: q[n]) */
 	uint64_t closed;                 /* queues that refused a command as disconnected */
+	/* A filename with several paths (paths.c): their controllers (psc[0]
+	 * is the file's own, sc), the multipath, a multipath queue per queue
+	 * pair, fio's buffer registered on every path. */
+	struct shared_ctrl *psc[TID_MAX_PATHS];
+	unsigned int npaths;
+	struct nvmeof_mpath *mp;
+	struct nvmeof_mpath_queue *mq[MAX_QPAIRS];
+	struct nvmeof_mpath_mr *mmr;
 };
 /* The CPUs this job's thread may run on, for qpair_select=cpu. */
 void qpairs_job_cpus(struct job *j);
@@ -165,6 +175,14 @@ int iomem_alloc(struct thread_data *td, size_t total);
  * fio's pointer; iomem_release frees, after the queues are destroyed. */
 void iomem_free(struct thread_data *td);
 void iomem_release(struct job *j);
+/* ---- paths.c ---- */
+/* The job's multipath queues over every path of ef's filename (qpairs= of
+ * them: each one a queue on every path). 0, or 1 after logging. */
+int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct efile *ef, unsigned int nq,
+	       uint32_t depth);
+/* Per path at the end of the job: address, HCA, ANA state and changes,
+ * commands carried, failovers; then everything is released. */
+void paths_close(struct jqueue *jq);
 
 /* ---- job.c ---- */
 /* A request's callback argument: engine memory, one per io_u index, that

@@ -38,9 +38,15 @@ static void done_cb(void *arg, const struct nvmeof_cpl *cpl)
 		return;
 	struct io_u *io_u = x->io_u;
 	if (cpl->err) {
-		char buf[160];
+		char buf[160], line[1200];
 		io_u->error = cpl->err == NVMEOF_ETIMEDOUT ? ETIMEDOUT : EIO;
-		log_io_error(j, io_ddir_name(io_u->ddir), nvmeof_cpl_str(cpl, buf, sizeof(buf)));
+		const char *why = nvmeof_cpl_str(cpl, buf, sizeof(buf));
+		/* several paths: the library's message names each path and why */
+		if (j->njq && j->jq[0].mp) {
+			snprintf(line, sizeof(line), "%s: %s", why, nvmeof_errmsg());
+			why = line;
+		}
+		log_io_error(j, io_ddir_name(io_u->ddir), why);
 	}
 	j->events[j->nevents++] = io_u;
 }
@@ -118,6 +124,26 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 	 * request to the next one, and so does a disconnected one (the
 	 * library gave up on it), for the rest of the job: the job goes on
 	 * as long as one of its queue pairs lives. */
+	if (jq->mp) {
+		if (io_u->ddir != DDIR_READ && io_u->ddir != DDIR_WRITE) {
+			io_u->error = EOPNOTSUPP;
+			log_io_error(j, io_ddir_name(io_u->ddir), "several paths carry reads and writes only");
+			return FIO_Q_COMPLETED;
+		}
+		struct nvmeof_mpath_queue *mq = jq->mq[jq->next];
+		jq->next = jq->next + 1 == jq->nq ? 0 : jq->next + 1;
+		rc = io_u->ddir == DDIR_READ ? nvmeof_mpath_read(mq, slba, nlb, jq->mmr, off, done_cb, x)
+					     : nvmeof_mpath_write(mq, slba, nlb, jq->mmr, off, 0, done_cb, x);
+		if (rc == NVMEOF_EQFULL)
+			return FIO_Q_BUSY;
+		if (rc) {
+			io_u->error = EIO;
+			log_io_error(j, io_ddir_name(io_u->ddir), nvmeof_errmsg());
+			return FIO_Q_COMPLETED;
+		}
+		j->pending[j->npending++] = io_u;
+		return FIO_Q_QUEUED;
+	}
 	if (j->qpair_select == QSEL_CPU && jq->nq > 1)
 		jq->next = qmap_pick(&j->qmap, sched_getcpu(), jq->nq);
 	uint64_t tried = jq->closed;

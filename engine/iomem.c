@@ -135,6 +135,14 @@ static int register_all(struct thread_data *td, struct job *j, size_t total)
 	struct eng_opts *eo = td->eo;
 	for (int k = 0; k < j->njq; k++) {
 		struct nvmeof_ctrl *c = j->jq[k].sc->c;
+		if (j->jq[k].mp) { /* a file with several paths: on each path's controller (host memory only) */
+			if (nvmeof_mpath_mr_register(j->jq[k].mp, j->iomem, total, &j->jq[k].mmr)) {
+				log_err("nvmeof: registering the job's %zu-byte I/O buffer on every path: %s\n", total,
+					nvmeof_errmsg());
+				return 1;
+			}
+			continue;
+		}
 		int rc = eo->gpu < 0 ? nvmeof_mr_register(c, j->iomem, total, &j->jq[k].mr)
 		       : k == 0 ? nvmeof_mr_alloc_cuda(c, eo->gpu, total, &j->jq[k].mr)
 				: nvmeof_mr_register_cuda(c, nvmeof_mr_addr(j->jq[0].mr), total, &j->jq[k].mr);

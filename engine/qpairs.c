@@ -78,6 +78,13 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 	const struct nvmeof_ctrl_info *ci = nvmeof_ctrl_info(ef->sc->c);
 	unsigned int nq = eo->qpairs ? eo->qpairs : auto_qpairs(td, j, ef->sc, ci);
 	jq->sc = ef->sc;
+	if (ef->cfg.t.nalt) {
+		if (eo->gpu >= 0) {
+			log_err("nvmeof: gpu= with several paths: not supported (register GPU memory per path)\n");
+			return 1;
+		}
+		return paths_open(td, j, jq, ef, nq, qpair_depth(td, j, ci, nq));
+	}
 	int vec = eo->comp_vector;
 	if (vec < 0) {
 		int cpus[QMAP_CPUS];
@@ -129,6 +136,10 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 
 void qpairs_close(struct jqueue *jq)
 {
+	if (jq->mp || jq->npaths) {
+		paths_close(jq);
+		return;
+	}
 	char slept[48] = "";
 	uint64_t sleeps = 0;
 	unsigned int nq = jq->nq;
@@ -188,6 +199,6 @@ uint32_t qpairs_inflight(const struct jqueue *jq)
 {
 	uint32_t n = 0;
 	for (unsigned int i = 0; i < jq->nq; i++)
-		n += nvmeof_queue_inflight(jq->q[i]);
+		n += jq->mp ? nvmeof_mpath_queue_inflight(jq->mq[i]) : nvmeof_queue_inflight(jq->q[i]);
 	return n;
 }

@@ -28,7 +28,11 @@ static int poll_all(struct job *j)
 {
 	int err = 0;
 	for (int k = 0; k < j->njq; k++) {
-		int r = nvmeof_poll_group_poll(j->jq[k].group, 0);
+		struct jqueue *jq = &j->jq[k];
+		/* a multipath queue's own poll: failed paths are its business */
+		for (unsigned int n = 0; jq->mp && n < jq->nq; n++)
+			nvmeof_mpath_queue_poll(jq->mq[n], 0);
+		int r = jq->mp ? 0 : nvmeof_poll_group_poll(jq->group, 0);
 		if (r < 0)
 			err = r;
 	}
@@ -42,6 +46,13 @@ static int poll_all(struct job *j)
 static int wait_on_groups(struct job *j, unsigned int need, int ms)
 {
 	static __thread int turn;
+	for (int k = 0; k < j->njq; k++)
+		if (j->jq[k].mp) {
+			/* paths on several devices have no one channel to sleep on:
+			 * the multipath wait polls them all, briefly, as a slice */
+			int r = nvmeof_mpath_queue_wait(j->jq[k].mq[0], need, ms < MULTI_SLICE_MS ? ms : MULTI_SLICE_MS);
+			return r < 0 ? r : 0;
+		}
 	if (j->njq == 1) {
 		int r = nvmeof_poll_group_wait(j->jq[0].group, need, ms);
 		return r < 0 ? r : 0;

@@ -32,6 +32,9 @@ int tid_parse(const char *s, struct tid *t, char *err, size_t el)
 		snprintf(err, el, "no filename");
 		return -1;
 	}
+	/* where traddr, trsvcid and srcaddr go: the first path's are struct
+	 * tid's own fields (all sized as struct tid_path's) */
+	struct { char *traddr, *trsvcid, *srcaddr; } cur = {t->traddr, t->trsvcid, t->srcaddr};
 	while (*s) {
 		while (isspace((unsigned char)*s))
 			s++;
@@ -73,14 +76,25 @@ int tid_parse(const char *s, struct tid *t, char *err, size_t el)
 				return -1;
 			}
 		} else if (!strcasecmp(key, "traddr")) {
-			if (copy(t->traddr, sizeof(t->traddr), v, vlen, key, err, el))
+			if (t->traddr[0]) { /* the next path */
+				if (t->nalt == TID_MAX_PATHS - 1) {
+					snprintf(err, el, "traddr=%.*s: at most %d paths (traddr= given once per path)",
+						 (int)vlen, v, TID_MAX_PATHS);
+					return -1;
+				}
+				struct tid_path *p = &t->alt[t->nalt++];
+				cur.traddr = p->traddr;
+				cur.trsvcid = p->trsvcid;
+				cur.srcaddr = p->srcaddr;
+			}
+			if (copy(cur.traddr, sizeof(t->traddr), v, vlen, key, err, el))
 				return -1;
 		} else if (!strcasecmp(key, "trsvcid")) {
-			if (copy(t->trsvcid, sizeof(t->trsvcid), v, vlen, key, err, el))
+			if (copy(cur.trsvcid, sizeof(t->trsvcid), v, vlen, key, err, el))
 				return -1;
 			for (size_t i = 0; i < vlen; i++)
 				if (!isdigit((unsigned char)v[i])) {
-					snprintf(err, el, "trsvcid=%s: expected a port number", t->trsvcid);
+					snprintf(err, el, "trsvcid=%s: expected a port number", cur.trsvcid);
 					return -1;
 				}
 		} else if (!strcasecmp(key, "subnqn")) {
@@ -90,7 +104,7 @@ int tid_parse(const char *s, struct tid *t, char *err, size_t el)
 			if (copy(t->hostnqn, sizeof(t->hostnqn), v, vlen, key, err, el))
 				return -1;
 		} else if (!strcasecmp(key, "srcaddr")) {
-			if (copy(t->srcaddr, sizeof(t->srcaddr), v, vlen, key, err, el))
+			if (copy(cur.srcaddr, sizeof(t->srcaddr), v, vlen, key, err, el))
 				return -1;
 		} else if (!strcasecmp(key, "ns")) {
 			char num[16], *end;
@@ -112,5 +126,8 @@ int tid_parse(const char *s, struct tid *t, char *err, size_t el)
 			return -1;
 		}
 	}
+	for (unsigned i = 0; i < t->nalt; i++)
+		if (!t->alt[i].trsvcid[0])
+			memcpy(t->alt[i].trsvcid, t->trsvcid, sizeof(t->trsvcid));
 	return 0;
 }

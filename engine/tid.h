@@ -1,12 +1,24 @@
 /* Transport-ID filenames, as SPDK's fio plugin users write them:
  *   trtype=RDMA adrfam=IPv4 traddr=192.0.2.1 trsvcid=4420 subnqn=NQN ns=1
- * (fio splits filenames on ':', so NQNs are written with '\:'). */
+ * (fio splits filenames on ':', so NQNs are written with '\:').
+ * Several paths to one namespace: traddr again starts the next path, and
+ * the srcaddr and trsvcid after it are that path's:
+ *   traddr=192.0.2.1 srcaddr=192.0.2.1 traddr=198.51.100.1 srcaddr=198.51.100.1 trsvcid=4421 ...
+ * A path without a trsvcid of its own takes the first path's. */
 #ifndef NVMEOF_TID_H
 #define NVMEOF_TID_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#define TID_MAX_PATHS 4
+struct tid_path {
+	char traddr[256];
+	char trsvcid[32];
+	char srcaddr[256];
+};
+
+/* the first path's fields are sized as struct tid_path's (tid.c relies on it) */
 struct tid {
 	char traddr[256];
 	char trsvcid[32];
@@ -15,6 +27,9 @@ struct tid {
 	char srcaddr[256];
 	uint32_t nsid;           /* 0 when not given */
 	int adrfam;              /* 0 unspecified, 4, 6 */
+	/* the paths after the first (traddr, trsvcid, srcaddr above) */
+	struct tid_path alt[TID_MAX_PATHS - 1];
+	unsigned nalt;
 };
 
 /* 0, or -1 with a message in err naming the key and what is wrong. */

@@ -454,3 +454,73 @@ int cmd_get_log(struct args *a)
 	free(buf);
 	return done(a, c, rc);
 }
+
+/* nvme-cli's ana-log: its field names, its "ANA DESC LIST " key (trailing
+ * space included) and nvme_ana_state_to_string's words. */
+int cmd_ana_log(struct args *a)
+{
+	struct out p;
+	struct nvmeof_ctrl *c = connect(a);
+	if (!c)
+		return 1;
+	struct nvmeof_ana_caps caps = {.size = sizeof(caps)};
+	if (nvmeof_ctrl_ana_caps(c, &caps))
+		return done(a, c, fail(a, NULL));
+	if (!caps.reporting) {
+		fprintf(stderr, "nvmeof %s: the controller does not report ANA (CMIC bit 3 clear)\n", a->name);
+		return done(a, c, 1);
+	}
+	/* header, a descriptor per group, every NSID once: the largest log */
+	size_t len = 16 + (size_t)caps.nanagrpid * 32 + (size_t)nvmeof_ctrl_info(c)->nn * 4;
+	if (len > (1u << 20))
+		len = 1u << 20;
+	uint8_t *log = calloc(1, len);
+	if (!log) {
+		fprintf(stderr, "nvmeof %s: out of memory\n", a->name);
+		return done(a, c, 1);
+	}
+	if (nvmeof_get_log_ana(c, false, log, len)) {
+		free(log);
+		return done(a, c, fail(a, NULL));
+	}
+	struct nvmeof_ana_group g;
+	uint64_t chgcnt = 0;
+	uint16_t ngrps = 0;
+	nvmeof_ana_group(log, len, 0, &g, &chgcnt, &ngrps);
+	out_init(&p, stdout, a->json, 6);
+	if (a->json)
+		out_str(&p, "Asymmetric Namespace Access Log for NVMe device", a->nqn);
+	else
+		printf("Asymmetric Namespace Access Log for NVMe-oF controller %s\nANA LOG HEADER :-\n", a->nqn);
+	out_u64(&p, "chgcnt", chgcnt);
+	out_u64(&p, "ngrps", ngrps);
+	out_arr_begin(&p, "ANA DESC LIST ");
+	int rc = 0;
+	for (uint32_t i = 0; i < ngrps; i++) {
+		if (nvmeof_ana_group(log, len, i, &g, NULL, NULL)) {
+			fprintf(stderr, "nvmeof %s: group descriptor %u runs past the log\n", a->name, i);
+			rc = 1;
+			break;
+		}
+		if (!a->json)
+			printf("ANA Log Desc :-\n");
+		out_obj_begin(&p, NULL);
+		out_u64(&p, "grpid", g.grpid);
+		out_u64(&p, "nnsids", g.nnsids);
+		out_u64(&p, "chgcnt", g.chgcnt);
+		out_str(&p, "state", nvmeof_ana_state_str(g.state & 0xf));
+		out_arr_begin(&p, "NSIDS");
+		for (uint32_t k = 0; k < g.nnsids; k++) {
+			const uint8_t *n = log + g.nsids_off + 4 * (size_t)k;
+			out_obj_begin(&p, NULL);
+			out_u64(&p, "nsid", (uint32_t)n[0] | (uint32_t)n[1] << 8 | (uint32_t)n[2] << 16 | (uint32_t)n[3] << 24);
+			out_obj_end(&p);
+		}
+		out_arr_end(&p);
+		out_obj_end(&p);
+	}
+	out_arr_end(&p);
+	out_end(&p);
+	free(log);
+	return done(a, c, rc);
+}

@@ -30,6 +30,7 @@ int cmd_id_ns(struct args *a);
 int cmd_list_ns(struct args *a);
 int cmd_smart_log(struct args *a);
 int cmd_error_log(struct args *a);
+int cmd_ana_log(struct args *a);
 int cmd_get_log(struct args *a);
 int cmd_read(struct args *a);
 int cmd_write(struct args *a);

@@ -26,6 +26,7 @@ static const struct cmd {
 	{"list-ns", "the active namespace list", cmd_list_ns, ARG_OUT},
 	{"smart-log", "SMART / Health Information log", cmd_smart_log, ARG_OUT | ARG_NSID},
 	{"error-log", "Error Information log", cmd_error_log, ARG_OUT | ARG_ENTRIES},
+	{"ana-log", "Asymmetric Namespace Access log", cmd_ana_log, ARG_OUT},
 	{"get-log", "any log page, as a hex dump or raw bytes", cmd_get_log, ARG_OUT | ARG_NSID | ARG_LOG},
 	{"read", "read blocks into a file", cmd_read, ARG_NSID | ARG_IO},
 	{"write", "write a file's bytes to blocks", cmd_write, ARG_NSID | ARG_IO},

@@ -230,6 +230,9 @@ struct nvmeof_ns {
 	uint8_t nguid[16], eui64[8];
 	uint8_t dlfeat;          /* bit 3: Write Zeroes may deallocate; 2:0 what deallocated blocks read */
 	bool gone;               /* no longer active (an event said so); I/O fails with the target's status */
+	/* version 0.4 (the library owns these structs: appending keeps the ABI) */
+	uint32_t anagrpid;       /* ANA Group Identifier (Identify Namespace bytes 95:92); 0: none */
+	uint8_t nmic;            /* bit 0: may be reached through several controllers */
 };
 
 /* Connects the admin queue, enables the controller, identifies it and its
@@ -631,6 +634,127 @@ int nvmeof_write_zeroes(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint
 			uint32_t nlb, uint32_t flags, nvmeof_cb cb, void *arg);
 int nvmeof_write_zeroes_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba,
 			     uint32_t nlb, uint32_t flags, uint32_t timeout_ms);
+
+/* ---- Asymmetric Namespace Access, several paths (version 0.4) -------------------
+ * One namespace reached through several controllers of one subsystem, each
+ * a path. See README.md "Paths".
+ */
+enum {
+	NVMEOF_ANA_OPTIMIZED = 0x01,
+	NVMEOF_ANA_NONOPTIMIZED = 0x02,
+	NVMEOF_ANA_INACCESSIBLE = 0x03,
+	NVMEOF_ANA_PERSISTENT_LOSS = 0x04,
+	NVMEOF_ANA_CHANGE = 0x0f,
+};
+/* nvme-cli's words: "optimized", "non-optimized", "inaccessible",
+ * "persistent-loss", "change"; "invalid state" otherwise. */
+const char *nvmeof_ana_state_str(uint8_t state);
+
+/* Identify Controller's ANA fields. Set size to sizeof(*out) first; the
+ * library writes at most size bytes. */
+struct nvmeof_ana_caps {
+	size_t size;
+	uint8_t cmic;              /* bit 3: ANA reporting */
+	bool reporting;            /* CMIC bit 3 */
+	uint8_t anatt;             /* ANA Transition Time, seconds */
+	uint8_t anacap;            /* states the controller reports (bits 0..4), bit 6/7 ANAGRPID rules */
+	uint32_t anagrpmax, nanagrpid;
+};
+int nvmeof_ctrl_ana_caps(struct nvmeof_ctrl *ctrl, struct nvmeof_ana_caps *out);
+
+/* How a command picks its path, named as the kernel names them. Only
+ * usable paths count: optimized ones, or non-optimized ones while none is
+ * optimized, whose connection is up.
+ *  numa         the path whose HCA is on the submitting CPU's NUMA node
+ *               (sysfs); among equals, the first: one path carries all
+ *  round-robin  each command the next path
+ *  queue-depth  the path with the fewest of this queue's commands
+ *               outstanding; among equals, the next (the default) */
+enum nvmeof_iopolicy {
+	NVMEOF_IOPOLICY_QUEUE_DEPTH = 0,
+	NVMEOF_IOPOLICY_ROUND_ROBIN = 1,
+	NVMEOF_IOPOLICY_NUMA = 2,
+};
+const char *nvmeof_iopolicy_str(enum nvmeof_iopolicy p);
+/* "numa", "round-robin", "queue-depth": 0, or NVMEOF_EINVAL naming them. */
+int nvmeof_iopolicy_parse(const char *s, enum nvmeof_iopolicy *out);
+
+struct nvmeof_mpath;
+struct nvmeof_mpath_opts {
+	size_t size;               /* as struct nvmeof_ctrl_opts */
+	uint32_t nsid;             /* the namespace (required) */
+	enum nvmeof_iopolicy iopolicy;
+	int numa_node;             /* numa: the submitting threads' node; -1 (default): the node
+				    * of the CPU that creates each queue */
+	const char *sysfs_root;    /* NULL: "/sys" (tests: a fake tree) */
+	nvmeof_event_cb event_cb;  /* the controllers' events, after the paths' own handling */
+	void *event_arg;
+};
+#define nvmeof_mpath_opts_init(opts) nvmeof_mpath_opts_init_sz((opts), sizeof(*(opts)))
+void nvmeof_mpath_opts_init_sz(struct nvmeof_mpath_opts *opts, size_t size);
+/* Paths over n connected controllers (at most 16). Refused, naming the
+ * paths, when the controllers are not of one subsystem (subsystem NQN), the
+ * namespace is missing on one, or its identifiers (NGUID, EUI-64, UUID),
+ * block size or size differ. Takes the controllers' events
+ * (nvmeof_ctrl_events must not have been called on them; a multipath
+ * destroyed before hands them on) to follow ANA changes, and reads each
+ * path's ANA log. The controllers stay the
+ * caller's: close them after nvmeof_mpath_destroy. */
+int nvmeof_mpath_create(struct nvmeof_ctrl *const *ctrls, uint32_t n, const struct nvmeof_mpath_opts *opts,
+			struct nvmeof_mpath **out);
+/* NVMEOF_EBUSY while queues or registrations remain. */
+int nvmeof_mpath_destroy(struct nvmeof_mpath *mp);
+const struct nvmeof_ns *nvmeof_mpath_ns(const struct nvmeof_mpath *mp);
+uint32_t nvmeof_mpath_count(const struct nvmeof_mpath *mp);
+struct nvmeof_path_info {
+	size_t size;               /* set by the caller, as nvmeof_ana_caps */
+	char traddr[64], trsvcid[8], hca[64];
+	uint16_t cntlid;
+	uint32_t anagrpid;
+	uint8_t ana_state;         /* as last read from the log or told by a status */
+	int numa_node;             /* the HCA's, -1 unknown */
+	uint64_t ana_changes;      /* times ana_state changed */
+	uint64_t ana_reads;        /* ANA log pages read */
+};
+int nvmeof_mpath_path_info(struct nvmeof_mpath *mp, uint32_t idx, struct nvmeof_path_info *out);
+/* Reads every path's ANA log now (an event does the same by itself). */
+int nvmeof_mpath_refresh(struct nvmeof_mpath *mp);
+
+/* One buffer registered on every path. */
+struct nvmeof_mpath_mr;
+int nvmeof_mpath_mr_register(struct nvmeof_mpath *mp, void *addr, size_t len, struct nvmeof_mpath_mr **out);
+int nvmeof_mpath_mr_alloc(struct nvmeof_mpath *mp, size_t len, struct nvmeof_mpath_mr **out);
+int nvmeof_mpath_mr_release(struct nvmeof_mpath_mr *mmr);
+void *nvmeof_mpath_mr_addr(const struct nvmeof_mpath_mr *mmr);
+
+/* A queue on every path (opts as nvmeof_queue_create, per path), used by
+ * one thread. Commands go out on the path the policy picks. One that a
+ * path fails (SCT 3h path statuses without DNR, a lost connection, a
+ * command timeout) is issued again on another usable path; an ANA
+ * Transition waits for a usable path up to ANATT; with no usable path a
+ * command waits while some path may come back (reconnecting, within its
+ * ctrl_loss_tmo) and fails when none can, its message naming the paths. */
+struct nvmeof_mpath_queue;
+int nvmeof_mpath_queue_create(struct nvmeof_mpath *mp, const struct nvmeof_queue_opts *opts,
+			      struct nvmeof_mpath_queue **out);
+int nvmeof_mpath_queue_destroy(struct nvmeof_mpath_queue *mq);
+int nvmeof_mpath_read(struct nvmeof_mpath_queue *mq, uint64_t slba, uint32_t nlb, struct nvmeof_mpath_mr *mmr,
+		      size_t off, nvmeof_cb cb, void *arg);
+/* flags: NVMEOF_IO_FUA */
+int nvmeof_mpath_write(struct nvmeof_mpath_queue *mq, uint64_t slba, uint32_t nlb, struct nvmeof_mpath_mr *mmr,
+		       size_t off, uint32_t flags, nvmeof_cb cb, void *arg);
+int nvmeof_mpath_queue_poll(struct nvmeof_mpath_queue *mq, uint32_t max);
+/* Until min requests completed or timeout_ms passed; the count. */
+int nvmeof_mpath_queue_wait(struct nvmeof_mpath_queue *mq, uint32_t min, int timeout_ms);
+uint32_t nvmeof_mpath_queue_inflight(const struct nvmeof_mpath_queue *mq);
+struct nvmeof_path_stats {
+	size_t size;               /* set by the caller */
+	uint64_t cmds;             /* requests issued on the path (failed-over ones again) */
+	uint64_t failovers;        /* of them, moved off this path to another */
+	uint64_t path_errors;      /* path statuses and lost connections seen on it */
+	bool live;                 /* its queue is connected now */
+};
+int nvmeof_mpath_queue_path_stats(const struct nvmeof_mpath_queue *mq, uint32_t idx, struct nvmeof_path_stats *out);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,7 @@ from .errors import (BusyError, ClosedError, ConnectionRejectedError, CudaError,
                      QueueFullError, TimeoutError, TransportError, UnreachableError)
 from .memory import GpuMemory, HostMemory, MemoryRegion, RegisteredMemory
 from .namespace import Namespace, NamespaceInfo
+from .paths import Paths
 
 # The C library's version (the Makefile's VERSION; a unit test holds them
 # equal); the package's metadata reads it from here (pyproject.toml).

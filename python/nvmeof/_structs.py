@@ -121,6 +121,8 @@ class Ns(ctypes.Structure):
         ("eui64", c_uint8 * 8),
         ("dlfeat", c_uint8),
         ("gone", c_bool),
+        ("anagrpid", c_uint32),
+        ("nmic", c_uint8),
     ]
 
 
@@ -165,6 +167,46 @@ class QueueStats(ctypes.Structure):
     ]
 
 
+class MpathOpts(ctypes.Structure):
+    """struct nvmeof_mpath_opts"""
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("nsid", c_uint32),
+        ("iopolicy", c_enum),
+        ("numa_node", c_int),
+        ("sysfs_root", ctypes.c_char_p),
+        ("event_cb", ctypes.c_void_p),
+        ("event_arg", ctypes.c_void_p),
+    ]
+
+
+class PathInfo(ctypes.Structure):
+    """struct nvmeof_path_info"""
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("traddr", ctypes.c_char * 64),
+        ("trsvcid", ctypes.c_char * 8),
+        ("hca", ctypes.c_char * 64),
+        ("cntlid", c_uint16),
+        ("anagrpid", c_uint32),
+        ("ana_state", c_uint8),
+        ("numa_node", c_int),
+        ("ana_changes", c_uint64),
+        ("ana_reads", c_uint64),
+    ]
+
+
+class PathStats(ctypes.Structure):
+    """struct nvmeof_path_stats"""
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("cmds", c_uint64),
+        ("failovers", c_uint64),
+        ("path_errors", c_uint64),
+        ("live", c_bool),
+    ]
+
+
 # C struct name -> mirror, for the layout test.
 MIRRORS = {
     "nvmeof_ctrl_opts": CtrlOpts,
@@ -173,6 +215,9 @@ MIRRORS = {
     "nvmeof_queue_opts": QueueOpts,
     "nvmeof_cpl": Cpl,
     "nvmeof_queue_stats": QueueStats,
+    "nvmeof_mpath_opts": MpathOpts,
+    "nvmeof_path_info": PathInfo,
+    "nvmeof_path_stats": PathStats,
 }
 
 # typedef void (*nvmeof_cb)(void *arg, const struct nvmeof_cpl *cpl);

@@ -21,6 +21,11 @@ for B in build/out build/san; do
   run bash tests/target/tool.sh
 done
 run env NVMEOF_BUILD=build/out bash tests/target/sweep.sh
+# several paths: once plain (with the tool and the kernel's multipath), the
+# library's failover once more sanitized
+run env NVMEOF_BUILD=build/out bash tests/target/mpath.sh
+run build/san/tests/target_mpath two_paths_two_hcas_one_namespace queue_depth_uses_both_with_verify \
+  ana_states_route_io port_removed_and_restored_under_io
 echo "=== ThreadSanitizer: four queues in four threads, keep-alive thread"
 run build/tsan/tests/target_core four_queues_four_threads keep_alive_keeps_the_association poll_group_of_four_queues
 echo "=== ThreadSanitizer: reconnect attempts' workers against the poll, reassociation included"

@@ -7,6 +7,7 @@
  */
 #include "check.h"
 #include "protocol.h"
+#include "ana.h"
 
 static const uint8_t zero[4096];
 
@@ -636,6 +637,102 @@ TEST(identify_fields_for_events_and_write_zeroes)
 	CHECK_EQ(ns.dlfeat, 9);
 }
 
+/* Identify Controller's ANA fields, at the offsets nvmet fills them. */
+TEST(identify_ana_fields)
+{
+	static uint8_t id[4096];
+	memset(id, 0, sizeof(id));
+	id[76] = 0x0b;            /* CMIC: multi-port, multi-controller, ANA reporting */
+	id[342] = 10;             /* ANATT */
+	id[343] = 0x4f;           /* ANACAP */
+	put_le32(id + 344, 128);  /* ANAGRPMAX */
+	put_le32(id + 348, 128);  /* NANAGRPID */
+	struct nvmeof_ana_caps a;
+	memset(&a, 0xff, sizeof(a));
+	nvme_id_ctrl_ana_parse(id, &a);
+	CHECK_EQ(a.cmic, 0x0b); CHECK(a.reporting); CHECK_EQ(a.anatt, 10); CHECK_EQ(a.anacap, 0x4f);
+	CHECK_EQ(a.anagrpmax, 128); CHECK_EQ(a.nanagrpid, 128);
+	id[76] = 0x03;
+	nvme_id_ctrl_ana_parse(id, &a);
+	CHECK(!a.reporting);
+	memset(id, 0, sizeof(id));
+	put_le64(id, 100); id[30] = 1; put_le32(id + 92, 7); id[130] = 9;
+	struct nvmeof_ns ns;
+	const char *why;
+	CHECK_EQ(nvme_id_ns_parse(id, 1, &ns, &why), 0);
+	CHECK_EQ(ns.anagrpid, 7); CHECK_EQ(ns.nmic, 1);
+}
+
+/* Two groups, as nvmet writes them: group 1 with NSIDs 1 and 2, group 2
+ * with none listed (RGO, or an empty group). */
+static size_t ana_log(uint8_t *d, uint8_t st1, uint8_t st2)
+{
+	memset(d, 0, 128);
+	put_le64(d, 9); put_le16(d + 8, 2);
+	put_le32(d + 16, 1); put_le32(d + 20, 2); put_le64(d + 24, 3); d[32] = st1;
+	put_le32(d + 48, 1); put_le32(d + 52, 2);
+	put_le32(d + 56, 2); put_le32(d + 60, 0); put_le64(d + 64, 4); d[72] = st2;
+	return 88;
+}
+
+TEST(ana_group_state_lookup)
+{
+	uint8_t d[128];
+	size_t len = ana_log(d, NVMEOF_ANA_OPTIMIZED, NVMEOF_ANA_CHANGE);
+	uint8_t st = 0;
+	uint64_t chg = 0;
+	const char *why = NULL;
+	CHECK_EQ(nvme_ana_log_check(d, len, &why), 0);
+	CHECK_EQ(nvme_ana_group_state(d, len, 1, &st, &chg), 0);
+	CHECK_EQ(st, NVMEOF_ANA_OPTIMIZED); CHECK_EQ(chg, 3);
+	CHECK_EQ(nvme_ana_group_state(d, len, 2, &st, NULL), 0);
+	CHECK_EQ(st, NVMEOF_ANA_CHANGE);
+	CHECK_EQ(nvme_ana_group_state(d, len, 3, &st, NULL), 1);       /* not listed */
+	d[72] = 0xf3;                                                   /* reserved bits 7:4 */
+	CHECK_EQ(nvme_ana_group_state(d, len, 2, &st, NULL), 0);
+	CHECK_EQ(st, 3);
+	/* truncated: a descriptor, or an NSID list, past the data */
+	CHECK_EQ(nvme_ana_log_check(d, len - 1, &why), (unsigned long long)-1);
+	CHECK(why && strstr(why, "past"));
+	CHECK_EQ(nvme_ana_group_state(d, 60, 1, &st, NULL), (unsigned long long)-1);
+	CHECK_EQ(nvme_ana_log_check(d, 8, &why), (unsigned long long)-1);
+	put_le16(d + 8, 3);                                             /* NGRPS says more */
+	CHECK_EQ(nvme_ana_log_check(d, len, &why), (unsigned long long)-1);
+	CHECK_STR(nvmeof_ana_state_str(NVMEOF_ANA_OPTIMIZED), "optimized");
+	CHECK_STR(nvmeof_ana_state_str(NVMEOF_ANA_NONOPTIMIZED), "non-optimized");
+	CHECK_STR(nvmeof_ana_state_str(NVMEOF_ANA_INACCESSIBLE), "inaccessible");
+	CHECK_STR(nvmeof_ana_state_str(NVMEOF_ANA_PERSISTENT_LOSS), "persistent-loss");
+	CHECK_STR(nvmeof_ana_state_str(NVMEOF_ANA_CHANGE), "change");
+	CHECK_STR(nvmeof_ana_state_str(5), "invalid state");
+	CHECK(nvme_ana_usable(NVMEOF_ANA_OPTIMIZED) && nvme_ana_usable(NVMEOF_ANA_NONOPTIMIZED));
+	CHECK(!nvme_ana_usable(NVMEOF_ANA_INACCESSIBLE) && !nvme_ana_usable(NVMEOF_ANA_CHANGE));
+}
+
+/* What a completion means for its path, as the kernel's failover decides. */
+TEST(path_statuses_fail_over)
+{
+	uint8_t st;
+	CHECK_EQ(nvme_path_verdict(0, 0, &st), PATH_DONE);
+	CHECK_EQ(nvme_path_verdict(NVMEOF_ENVME, 0x0080, &st), PATH_DONE);     /* LBA out of range */
+	CHECK_EQ(nvme_path_verdict(NVMEOF_ENVME, 0x0300, &st), PATH_FAILOVER); /* Internal Path Error */
+	CHECK_EQ(st, 0);
+	CHECK_EQ(nvme_path_verdict(NVMEOF_ENVME, 0x0301, &st), PATH_FAILOVER);
+	CHECK_EQ(st, NVMEOF_ANA_PERSISTENT_LOSS);
+	CHECK_EQ(nvme_path_verdict(NVMEOF_ENVME, 0x0302, &st), PATH_FAILOVER);
+	CHECK_EQ(st, NVMEOF_ANA_INACCESSIBLE);
+	CHECK_EQ(nvme_path_verdict(NVMEOF_ENVME, 0x0303, &st), PATH_TRANSITION);
+	CHECK_EQ(st, NVMEOF_ANA_CHANGE);
+	CHECK_EQ(nvme_path_verdict(NVMEOF_ENVME, 0x0370, &st), PATH_FAILOVER); /* Host Pathing Error */
+	CHECK_EQ(nvme_path_verdict(NVMEOF_ENVME, 0x4302, &st), PATH_DONE);     /* DNR: no path does better */
+	CHECK_EQ(nvme_path_verdict(NVMEOF_ECLOSED, 0, &st), PATH_FAILOVER);
+	CHECK_EQ(nvme_path_verdict(NVMEOF_ETIMEDOUT, 0, &st), PATH_FAILOVER);
+	CHECK_EQ(nvme_path_verdict(NVMEOF_EINVAL, 0, &st), PATH_DONE);
+	CHECK_STR(nvmeof_status_name(0x0300), "Internal Path Error");
+	CHECK_STR(nvmeof_status_name(0x0301), "Asymmetric Access Persistent Loss");
+	CHECK_STR(nvmeof_status_name(0x0302), "Asymmetric Access Inaccessible");
+	CHECK_STR(nvmeof_status_name(0x0303), "Asymmetric Access Transition");
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -650,7 +747,8 @@ int main(void)
 		T(get_log_page_sqe_numd_split_offset_rae), T(write_zeroes_and_aer_sqes),
 		T(async_event_config_and_decode), T(discovery_log_header_and_entries),
 		T(error_and_smart_logs), T(changed_ns_list_and_descriptors), T(ana_log_groups), T(event_log_lengths),
-		T(identify_fields_for_events_and_write_zeroes),
+		T(identify_fields_for_events_and_write_zeroes), T(identify_ana_fields), T(ana_group_state_lookup),
+		T(path_statuses_fail_over),
 	};
 	return run_tests("unit-protocol", t, sizeof(t) / sizeof(t[0]));
 }

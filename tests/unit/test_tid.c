@@ -65,11 +65,34 @@ TEST(over_long_values_are_refused)
 	CHECK_EQ(strlen(t.subnqn), 223);
 }
 
+/* Several paths: traddr again starts the next; srcaddr and trsvcid after
+ * it are its own; a path without a trsvcid takes the first's. */
+TEST(several_paths_repeat_traddr)
+{
+	struct tid t;
+	CHECK_EQ(tid_parse("trtype=RDMA traddr=192.0.2.1 srcaddr=192.0.2.1 trsvcid=4421 "
+			   "traddr=198.51.100.1 srcaddr=198.51.100.1 subnqn=nqn.x ns=1", &t, err, sizeof(err)), 0);
+	CHECK_STR(t.traddr, "192.0.2.1"); CHECK_STR(t.srcaddr, "192.0.2.1"); CHECK_STR(t.trsvcid, "4421");
+	CHECK_EQ(t.nalt, 1);
+	CHECK_STR(t.alt[0].traddr, "198.51.100.1"); CHECK_STR(t.alt[0].srcaddr, "198.51.100.1");
+	CHECK_STR(t.alt[0].trsvcid, "4421");
+	CHECK_STR(t.subnqn, "nqn.x"); CHECK_EQ(t.nsid, 1);
+	CHECK_EQ(tid_parse("traddr=a trsvcid=1 traddr=b trsvcid=2 traddr=c", &t, err, sizeof(err)), 0);
+	CHECK_EQ(t.nalt, 2);
+	CHECK_STR(t.alt[0].trsvcid, "2"); CHECK_STR(t.alt[1].trsvcid, "1");
+	CHECK_STR(t.alt[1].srcaddr, "");
+	CHECK_EQ(tid_parse("traddr=a traddr=b traddr=c traddr=d traddr=e", &t, err, sizeof(err)),
+		 (unsigned long long)-1);
+	CHECK(strstr(err, "at most 4 paths"));
+	CHECK_EQ(tid_parse("traddr=a subnqn=n", &t, err, sizeof(err)), 0);
+	CHECK_EQ(t.nalt, 0);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
 		T(spdk_style_filename), T(keys_any_case_any_order_extra_spaces),
-		T(malformed_filenames_say_what_is_wrong), T(over_long_values_are_refused),
+		T(malformed_filenames_say_what_is_wrong), T(over_long_values_are_refused), T(several_paths_repeat_traddr),
 	};
 	return run_tests("unit-tid", t, sizeof(t) / sizeof(t[0]));
 }

@@ -1,0 +1,438 @@
+/*
+ * The multipath queue: a queue on every path, one submission entry point
+ * that picks a path per command (mpath_select.c), and failover as the
+ * kernel's nvme_failover_req does it: a command a path failed (a path
+ * status, a lost connection, a timeout) goes out again on another usable
+ * path; with none usable it waits while a path may come back (a transition
+ * within ANATT, a queue reconnecting within its ctrl_loss_tmo) and fails
+ * when none can. The I/O path allocates nothing: requests come from an
+ * array sized at creation.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ana.h"
+#include "internal.h"
+#include "mpath.h"
+#include "queue.h"
+#include "util.h"
+
+struct mreq {
+	struct nvmeof_mpath_queue *mq;
+	nvmeof_cb cb;
+	void *arg;
+	struct nvmeof_mpath_mr *mmr;
+	uint64_t slba;
+	size_t off;
+	uint32_t nlb, flags;
+	bool write;
+	int path;                   /* where it is out now; -1 parked */
+	uint64_t bouncing_since;    /* failed over from path to path since (0: not) */
+	struct nvmeof_cpl last;     /* the last path failure, reported if no path is left */
+};
+
+struct nvmeof_mpath_queue {
+	struct nvmeof_mpath *mp;
+	uint32_t n;
+	struct nvmeof_queue *q[MP_MAX_PATHS];
+	struct mp_view v[MP_MAX_PATHS];
+	bool was_live[MP_MAX_PATHS];
+	struct nvmeof_path_stats st[MP_MAX_PATHS];
+	uint32_t cursor;
+	enum nvmeof_iopolicy pol;
+	struct mreq *reqs;
+	uint32_t nreqs, nfree, *free_ix;
+	uint32_t *parked, nparked;
+	uint32_t *retrying;        /* retry_parked's copy of parked */
+	uint32_t inflight, completed;
+	uint64_t bounce_max_ms;     /* the longest ANATT of the paths */
+	bool closing;
+};
+
+enum { ROUTE_OK = 0, ROUTE_NO_PATH = 1, ROUTE_BUSY = 2 };
+
+static void path_done(void *arg, const struct nvmeof_cpl *cpl);
+
+static void refresh_views(struct nvmeof_mpath_queue *mq, int exclude)
+{
+	for (uint32_t i = 0; i < mq->n; i++) {
+		mq->v[i].live = q_is_live(mq->q[i]);
+		mq->v[i].ana = mp_ana(&mq->mp->p[i]);
+		mq->v[i].excluded = (int)i == exclude;
+	}
+}
+
+static int issue(struct nvmeof_mpath_queue *mq, struct mreq *r, uint32_t pi)
+{
+	const struct nvmeof_ns *ns = mq->mp->p[pi].ns;
+	struct nvmeof_mr *mr = r->mmr->mr[pi];
+	if (r->write)
+		return nvmeof_write_ext(mq->q[pi], ns, r->slba, r->nlb, mr, r->off, r->flags, path_done, r);
+	return nvmeof_read(mq->q[pi], ns, r->slba, r->nlb, mr, r->off, path_done, r);
+}
+
+/* A queue that refuses (ECLOSED: its connection just went) is passed
+ * over; an argument error is the caller's and comes back as is. */
+static int route(struct nvmeof_mpath_queue *mq, struct mreq *r, int exclude)
+{
+	refresh_views(mq, exclude);
+	for (;;) {
+		int pi = mp_select(mq->v, mq->n, mq->pol, &mq->cursor);
+		if (pi < 0)
+			return ROUTE_NO_PATH;
+		int rc = issue(mq, r, (uint32_t)pi);
+		if (!rc) {
+			r->path = pi;
+			mq->v[pi].inflight++;
+			mq->st[pi].cmds++;
+			return ROUTE_OK;
+		}
+		if (rc == NVMEOF_EQFULL)
+			return ROUTE_BUSY;
+		if (rc != NVMEOF_ECLOSED)
+			return rc;
+		mq->v[pi].live = false;
+	}
+}
+
+/* Whether a path may carry the command later: one reconnecting, one in
+ * a transition not yet past ANATT, one usable now (busy, or just failed
+ * it). A failed queue or an inaccessible or lost path will not. */
+static bool may_come_back(struct nvmeof_mpath_queue *mq, uint64_t now)
+{
+	for (uint32_t i = 0; i < mq->n; i++) {
+		struct mp_path *p = &mq->mp->p[i];
+		if (q_is_dead(mq->q[i]))
+			continue;
+		if (!q_is_live(mq->q[i]))
+			return true;
+		uint8_t st = mp_ana(p);
+		uint64_t since = __atomic_load_n(&p->change_since_ms, __ATOMIC_RELAXED);
+		if (st == NVMEOF_ANA_CHANGE && (!since || now - since < p->anatt_ms))
+			return true;
+		if (nvme_ana_usable(st))
+			return true;
+	}
+	return false;
+}
+
+/* The message of a command no path can carry: every path and why. */
+static int no_path_err(struct nvmeof_mpath_queue *mq, int code, uint64_t now)
+{
+	char buf[1024];
+	size_t o = 0;
+	for (uint32_t i = 0; i < mq->n && o < sizeof(buf); i++) {
+		struct mp_path *p = &mq->mp->p[i];
+		uint8_t st = mp_ana(p);
+		uint64_t since = __atomic_load_n(&p->change_since_ms, __ATOMIC_RELAXED);
+		int w;
+		if (q_is_dead(mq->q[i]))
+			w = snprintf(buf + o, sizeof(buf) - o, "%s%s:%s (%s) lost its connection for good", i ? "; " : "",
+				     p->traddr, p->trsvcid, p->hca);
+		else if (st == NVMEOF_ANA_CHANGE && since)
+			w = snprintf(buf + o, sizeof(buf) - o, "%s%s:%s (%s) in ANA Transition for %llu ms, past ANATT %u s",
+				     i ? "; " : "", p->traddr, p->trsvcid, p->hca, (unsigned long long)(now - since),
+				     p->anatt_ms / 1000);
+		else
+			w = snprintf(buf + o, sizeof(buf) - o, "%s%s:%s (%s) ANA %s", i ? "; " : "", p->traddr, p->trsvcid,
+				     p->hca, nvmeof_ana_state_str(st));
+		o += w > 0 ? (size_t)w : 0;
+	}
+	return nvmeof_err(code, "namespace %u: no usable path: %s", mq->mp->o.nsid, buf);
+}
+
+static void finish(struct nvmeof_mpath_queue *mq, struct mreq *r, const struct nvmeof_cpl *cpl)
+{
+	nvmeof_cb cb = r->cb;
+	void *arg = r->arg;
+	mq->free_ix[mq->nfree++] = (uint32_t)(r - mq->reqs);
+	mq->inflight--;
+	mq->completed++;
+	if (cb)
+		cb(arg, cpl);
+}
+
+static void park(struct nvmeof_mpath_queue *mq, struct mreq *r)
+{
+	r->path = -1;
+	r->bouncing_since = 0;
+	mq->parked[mq->nparked++] = (uint32_t)(r - mq->reqs);
+}
+
+/* No path now: wait, or fail with the last path failure and a message
+ * naming every path. */
+static void park_or_fail(struct nvmeof_mpath_queue *mq, struct mreq *r, int rc)
+{
+	uint64_t now = nvmeof_now_ms();
+	if (rc == ROUTE_BUSY || (rc == ROUTE_NO_PATH && !mq->closing && may_come_back(mq, now))) {
+		park(mq, r);
+		return;
+	}
+	struct nvmeof_cpl c = r->last;
+	if (rc < 0) {
+		c.err = rc;
+	} else {
+		/* a path left in transition past ANATT is what it waited for */
+		bool transition = false;
+		for (uint32_t i = 0; i < mq->n; i++)
+			transition |= !q_is_dead(mq->q[i]) && mp_ana(&mq->mp->p[i]) == NVMEOF_ANA_CHANGE;
+		if (transition)
+			c.err = NVMEOF_ETIMEDOUT;
+		else if (!c.err)
+			c.err = NVMEOF_ECLOSED;
+		no_path_err(mq, c.err, now);
+	}
+	finish(mq, r, &c);
+}
+
+static void path_done(void *arg, const struct nvmeof_cpl *cpl)
+{
+	struct mreq *r = arg;
+	struct nvmeof_mpath_queue *mq = r->mq;
+	int pi = r->path;
+	uint8_t st;
+	mq->v[pi].inflight--;
+	enum path_verdict v = nvme_path_verdict(cpl->err, cpl->status, &st);
+	if (v == PATH_DONE || mq->closing) {
+		finish(mq, r, cpl);
+		return;
+	}
+	struct mp_path *p = &mq->mp->p[pi];
+	uint64_t now = nvmeof_now_ms();
+	mq->st[pi].path_errors++;
+	if (st)
+		mp_set_ana(p, st, now);
+	/* the log is the truth: a status may be older than the last read */
+	mp_want_refresh(p);
+	r->last = *cpl;
+	/* Paths that keep failing the command while their logs call them
+	 * usable would pass it around for good: past the longest ANATT it
+	 * fails with what the last path said. */
+	if (!r->bouncing_since) {
+		r->bouncing_since = now;
+	} else if (now - r->bouncing_since > mq->bounce_max_ms) {
+		char why[160];
+		nvmeof_cpl_str(cpl, why, sizeof(why));
+		nvmeof_err(cpl->err, "namespace %u: failed over between paths for %llu ms, past ANATT; the last, %s:%s, "
+			   "said: %s", mq->mp->o.nsid, (unsigned long long)(now - r->bouncing_since), p->traddr, p->trsvcid,
+			   why);
+		finish(mq, r, cpl);
+		return;
+	}
+	int rc = route(mq, r, pi);
+	if (rc == ROUTE_OK) {
+		if (r->path != pi)
+			mq->st[pi].failovers++;
+		return;
+	}
+	park_or_fail(mq, r, rc);
+}
+
+static void retry_parked(struct nvmeof_mpath_queue *mq)
+{
+	/* from a copy: a request may wait again, and a failed one's callback
+	 * may submit more that wait, while the list is walked */
+	uint32_t n = mq->nparked;
+	memcpy(mq->retrying, mq->parked, n * sizeof(*mq->parked));
+	mq->nparked = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		struct mreq *r = &mq->reqs[mq->retrying[k]];
+		int rc = route(mq, r, -1);
+		if (rc != ROUTE_OK)
+			park_or_fail(mq, r, rc);
+	}
+}
+
+static int submit(struct nvmeof_mpath_queue *mq, bool write, uint64_t slba, uint32_t nlb,
+		  struct nvmeof_mpath_mr *mmr, size_t off, uint32_t flags, nvmeof_cb cb, void *arg)
+{
+	if (unlikely(!mq || !mmr || mmr->mp != mq->mp))
+		return nvmeof_err(NVMEOF_EINVAL, "multipath %s: %s", write ? "write" : "read",
+				  !mq ? "no queue" : "the region is not registered on this multipath");
+	if (unlikely(mq->closing))
+		return nvmeof_err(NVMEOF_ECLOSED, "multipath %s: the queue is being destroyed", write ? "write" : "read");
+	if (unlikely(!mq->nfree))
+		return nvmeof_err(NVMEOF_EQFULL, "multipath %s: all %u requests in flight", write ? "write" : "read",
+				  mq->nreqs);
+	struct mreq *r = &mq->reqs[mq->free_ix[--mq->nfree]];
+	*r = (struct mreq){.mq = mq, .cb = cb, .arg = arg, .mmr = mmr, .slba = slba, .off = off, .nlb = nlb,
+			   .flags = flags, .write = write, .path = -1};
+	mq->inflight++;
+	int rc = route(mq, r, -1);
+	if (likely(rc == ROUTE_OK))
+		return 0;
+	if (rc == ROUTE_NO_PATH && may_come_back(mq, nvmeof_now_ms())) {
+		park(mq, r);
+		return 0;
+	}
+	mq->free_ix[mq->nfree++] = (uint32_t)(r - mq->reqs);
+	mq->inflight--;
+	if (rc == ROUTE_BUSY)
+		return nvmeof_err(NVMEOF_EQFULL, "multipath %s: no free command slot on the chosen path",
+				  write ? "write" : "read");
+	if (rc < 0)
+		return rc;
+	return no_path_err(mq, NVMEOF_ECLOSED, nvmeof_now_ms());
+}
+
+int nvmeof_mpath_read(struct nvmeof_mpath_queue *mq, uint64_t slba, uint32_t nlb, struct nvmeof_mpath_mr *mmr,
+		      size_t off, nvmeof_cb cb, void *arg)
+{
+	return submit(mq, false, slba, nlb, mmr, off, 0, cb, arg);
+}
+
+int nvmeof_mpath_write(struct nvmeof_mpath_queue *mq, uint64_t slba, uint32_t nlb, struct nvmeof_mpath_mr *mmr,
+		       size_t off, uint32_t flags, nvmeof_cb cb, void *arg)
+{
+	return submit(mq, true, slba, nlb, mmr, off, flags, cb, arg);
+}
+
+/* A path whose queue came back has a new association behind it, maybe
+ * with new ANA states: its log is read again. */
+int nvmeof_mpath_queue_poll(struct nvmeof_mpath_queue *mq, uint32_t max)
+{
+	if (!mq)
+		return nvmeof_err(NVMEOF_EINVAL, "multipath poll: no queue");
+	mq->completed = 0;
+	for (uint32_t i = 0; i < mq->n; i++) {
+		nvmeof_queue_poll(mq->q[i], max); /* a failed path's ECLOSED is not the queue's */
+		bool live = q_is_live(mq->q[i]);
+		if (live && !mq->was_live[i])
+			mp_want_refresh(&mq->mp->p[i]);
+		mq->was_live[i] = live;
+	}
+	if (mq->nparked)
+		retry_parked(mq);
+	return (int)mq->completed;
+}
+
+/* Polls every path; between polls that found nothing, yields the CPU
+ * rather than sleep on one path's channel while another's completes. */
+int nvmeof_mpath_queue_wait(struct nvmeof_mpath_queue *mq, uint32_t min, int timeout_ms)
+{
+	if (!mq)
+		return nvmeof_err(NVMEOF_EINVAL, "multipath wait: no queue");
+	uint64_t end = nvmeof_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+	uint32_t got = 0;
+	for (;;) {
+		int n = nvmeof_mpath_queue_poll(mq, 64);
+		if (n < 0)
+			return n;
+		got += (uint32_t)n;
+		if (got >= min || nvmeof_now_ms() >= end)
+			return (int)got;
+		if (!n)
+			sched_yield();
+	}
+}
+
+uint32_t nvmeof_mpath_queue_inflight(const struct nvmeof_mpath_queue *mq) { return mq ? mq->inflight : 0; }
+
+int nvmeof_mpath_queue_path_stats(const struct nvmeof_mpath_queue *mq, uint32_t idx, struct nvmeof_path_stats *out)
+{
+	if (!mq || !out || idx >= mq->n)
+		return nvmeof_err(NVMEOF_EINVAL, "path stats: %s", !mq || !out ? "no queue or output" : "no such path");
+	struct nvmeof_path_stats x = mq->st[idx];
+	x.size = sizeof(x);
+	x.live = q_is_live(mq->q[idx]);
+	size_t n = out->size && out->size < sizeof(x) ? out->size : sizeof(x);
+	x.size = n;
+	memcpy(out, &x, n);
+	return 0;
+}
+
+static void queues_count(struct nvmeof_mpath *mp, int d)
+{
+	pthread_mutex_lock(&mp->lock);
+	mp->nqueues += (uint32_t)d;
+	pthread_mutex_unlock(&mp->lock);
+}
+
+static void free_mq(struct nvmeof_mpath_queue *mq)
+{
+	free(mq->reqs);
+	free(mq->free_ix);
+	free(mq->parked);
+	free(mq->retrying);
+	free(mq);
+}
+
+int nvmeof_mpath_queue_create(struct nvmeof_mpath *mp, const struct nvmeof_queue_opts *opts,
+			      struct nvmeof_mpath_queue **out)
+{
+	if (!mp || !out)
+		return nvmeof_err(NVMEOF_EINVAL, "multipath queue: no multipath or output");
+	if (opts && opts->group)
+		return nvmeof_err(NVMEOF_EINVAL, "multipath queue: a poll group belongs to one controller, not to paths");
+	*out = NULL;
+	struct nvmeof_mpath_queue *mq = calloc(1, sizeof(*mq));
+	if (!mq)
+		return nvmeof_err(NVMEOF_ENOMEM, "multipath queue: out of memory");
+	mq->mp = mp;
+	mq->pol = mp->o.iopolicy;
+	const char *root = mp->o.sysfs_root ? mp->o.sysfs_root : "/sys";
+	int node = mp->o.numa_node >= 0 ? mp->o.numa_node : mp_cpu_node(root, sched_getcpu());
+	int rc = 0;
+	for (uint32_t i = 0; i < mp->n && !rc; i++) {
+		if ((rc = nvmeof_queue_create(mp->p[i].c, opts, &mq->q[i]))) {
+			nvmeof_err_prefix(rc, "multipath queue on path %s:%s", mp->p[i].traddr, mp->p[i].trsvcid);
+			break;
+		}
+		mq->n++;
+		q_set_failover(mq->q[i]);
+		mq->nreqs += nvmeof_queue_depth(mq->q[i]);
+		if (mp->p[i].anatt_ms > mq->bounce_max_ms)
+			mq->bounce_max_ms = mp->p[i].anatt_ms;
+		int hn = mp->p[i].numa_node;
+		mq->v[i].distance = hn < 0 || node < 0 ? 1 : hn == node ? 0 : 2;
+		mq->was_live[i] = true;
+	}
+	if (!rc) {
+		mq->reqs = calloc(mq->nreqs, sizeof(*mq->reqs));
+		mq->free_ix = calloc(mq->nreqs, sizeof(*mq->free_ix));
+		mq->parked = calloc(mq->nreqs, sizeof(*mq->parked));
+		mq->retrying = calloc(mq->nreqs, sizeof(*mq->retrying));
+		if (!mq->reqs || !mq->free_ix || !mq->parked || !mq->retrying)
+			rc = nvmeof_err(NVMEOF_ENOMEM, "multipath queue: %u requests", mq->nreqs);
+	}
+	if (rc) {
+		char msg[512];
+		snprintf(msg, sizeof(msg), "%s", nvmeof_errmsg());
+		for (uint32_t i = 0; i < mq->n; i++)
+			nvmeof_queue_destroy(mq->q[i]);
+		free_mq(mq);
+		return nvmeof_err(rc, "%s", msg);
+	}
+	for (uint32_t i = 0; i < mq->nreqs; i++)
+		mq->free_ix[i] = mq->nreqs - 1 - i;
+	mq->nfree = mq->nreqs;
+	mq->cursor = mq->n - 1;
+	queues_count(mp, 1);
+	*out = mq;
+	return 0;
+}
+
+/* In-flight commands fail with NVMEOF_ECLOSED, as nvmeof_queue_destroy's. */
+int nvmeof_mpath_queue_destroy(struct nvmeof_mpath_queue *mq)
+{
+	if (!mq)
+		return 0;
+	mq->closing = true;
+	int first = 0;
+	for (uint32_t i = 0; i < mq->n; i++) {
+		int rc = nvmeof_queue_destroy(mq->q[i]);
+		if (rc && !first)
+			first = rc;
+	}
+	nvmeof_err(NVMEOF_ECLOSED, "multipath queue destroyed");
+	struct nvmeof_cpl c = {.err = NVMEOF_ECLOSED};
+	uint32_t n = mq->nparked;
+	mq->nparked = 0;
+	for (uint32_t k = 0; k < n; k++)
+		finish(mq, &mq->reqs[mq->parked[k]], &c);
+	queues_count(mq->mp, -1);
+	free_mq(mq);
+	return first;
+}

@@ -1,0 +1,118 @@
+/* A file whose filename names several paths (traddr= repeated): a
+ * controller per path, shared like any other, one multipath over them,
+ * and qpairs= multipath queues, each a queue on every path. The library
+ * picks a path per command (iopolicy=) and fails commands over. */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine.h"
+
+/* The configuration of path i of k: the same but for its address. */
+static void path_cfg(const struct conn_cfg *k, unsigned int i, struct conn_cfg *out)
+{
+	const struct tid_path *p = &k->t.alt[i - 1];
+	*out = *k;
+	snprintf(out->t.traddr, sizeof(out->t.traddr), "%s", p->traddr);
+	snprintf(out->t.trsvcid, sizeof(out->t.trsvcid), "%s", p->trsvcid);
+	snprintf(out->t.srcaddr, sizeof(out->t.srcaddr), "%s", p->srcaddr);
+	out->t.nalt = 0;
+	out->o.traddr = out->t.traddr;
+	out->o.trsvcid = out->t.trsvcid[0] ? out->t.trsvcid : NULL;
+	out->o.src_addr = out->t.srcaddr[0] ? out->t.srcaddr : NULL;
+	out->o.subnqn = out->t.subnqn;
+	out->o.hostnqn = out->t.hostnqn[0] ? out->t.hostnqn : NULL;
+	out->o.hostid = out->hostid[0] ? out->hostid : NULL;
+	out->o.dhchap_secret = out->dhchap_secret[0] ? out->dhchap_secret : NULL;
+	out->o.dhchap_ctrl_secret = out->dhchap_ctrl_secret[0] ? out->dhchap_ctrl_secret : NULL;
+}
+
+int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct efile *ef, unsigned int nq,
+	       uint32_t depth)
+{
+	struct eng_opts *eo = td->eo;
+	(void)j;
+	char err[512];
+	/* hca= names the first path's device (the file's own controller
+	 * checked it); the others are chosen by their srcaddr= */
+	jq->psc[0] = ef->sc;
+	jq->npaths = 1;
+	for (unsigned int i = 1; i <= ef->cfg.t.nalt; i++) {
+		struct conn_cfg k;
+		path_cfg(&ef->cfg, i, &k);
+		jq->psc[i] = share_get(&k, NULL, true, err, sizeof(err));
+		explicit_bzero(&k, sizeof(k));
+		if (!jq->psc[i]) {
+			log_err("nvmeof: path %u (%s): %s\n", i + 1, ef->cfg.t.alt[i - 1].traddr, err);
+			return 1;
+		}
+		jq->npaths++;
+	}
+	struct nvmeof_ctrl *c[TID_MAX_PATHS];
+	for (unsigned int i = 0; i < jq->npaths; i++)
+		c[i] = jq->psc[i]->c;
+	struct nvmeof_mpath_opts mo;
+	nvmeof_mpath_opts_init(&mo);
+	mo.nsid = ef->nsid;
+	mo.iopolicy = (enum nvmeof_iopolicy)eo->iopolicy;
+	if (nvmeof_mpath_create(c, jq->npaths, &mo, &jq->mp)) {
+		log_err("nvmeof: %s\n", nvmeof_errmsg());
+		return 1;
+	}
+	struct nvmeof_queue_opts qo;
+	nvmeof_queue_opts_init(&qo);
+	qo.depth = depth;
+	for (unsigned int n = 0; n < nq; n++) {
+		if (nvmeof_mpath_queue_create(jq->mp, &qo, &jq->mq[n])) {
+			log_err("nvmeof: queue pair %u of %u on %u paths: %s\n", n + 1, nq, jq->npaths, nvmeof_errmsg());
+			return 1;
+		}
+		jq->nq++;
+	}
+	for (unsigned int i = 0; i < jq->npaths; i++) {
+		struct nvmeof_path_info pi = {.size = sizeof(pi)};
+		nvmeof_mpath_path_info(jq->mp, i, &pi);
+		eng_info("nvmeof: job %s (%d): %s: path %u %s:%s (%s), controller CNTLID %u, ANA group %u %s, "
+			 "%u queue pair(s) of depth %u, iopolicy %s\n", td->o.name, td->thread_number,
+			 ef->cfg.t.subnqn, i + 1, pi.traddr, pi.trsvcid, pi.hca, pi.cntlid, pi.anagrpid,
+			 nvmeof_ana_state_str(pi.ana_state), nq, depth, nvmeof_iopolicy_str(mo.iopolicy));
+	}
+	return 0;
+}
+
+void paths_close(struct jqueue *jq)
+{
+	for (unsigned int i = 0; jq->mp && i < jq->npaths; i++) {
+		struct nvmeof_path_info pi = {.size = sizeof(pi)};
+		uint64_t cmds = 0, fo = 0, perr = 0;
+		nvmeof_mpath_path_info(jq->mp, i, &pi);
+		for (unsigned int n = 0; n < jq->nq; n++) {
+			struct nvmeof_path_stats st = {.size = sizeof(st)};
+			nvmeof_mpath_queue_path_stats(jq->mq[n], i, &st);
+			cmds += st.cmds;
+			fo += st.failovers;
+			perr += st.path_errors;
+		}
+		eng_info("nvmeof: path %u %s:%s (%s): ANA %s, %llu ANA change(s), %llu command(s), %llu failover(s), "
+			 "%llu path error(s)\n", i + 1, pi.traddr, pi.trsvcid, pi.hca, nvmeof_ana_state_str(pi.ana_state),
+			 (unsigned long long)pi.ana_changes, (unsigned long long)cmds, (unsigned long long)fo,
+			 (unsigned long long)perr);
+	}
+	for (unsigned int n = 0; n < jq->nq; n++) {
+		uint32_t left = nvmeof_mpath_queue_inflight(jq->mq[n]);
+		if (left)
+			eng_info("nvmeof: multipath queue %u: %u request(s) still waiting when the job ended were "
+				 "abandoned\n", n + 1, left);
+		nvmeof_mpath_queue_destroy(jq->mq[n]);
+		jq->mq[n] = NULL;
+	}
+	jq->nq = 0;
+	if (jq->mmr)
+		nvmeof_mpath_mr_release(jq->mmr);
+	jq->mmr = NULL;
+	if (jq->mp && nvmeof_mpath_destroy(jq->mp))
+		log_err("nvmeof: %s\n", nvmeof_errmsg());
+	jq->mp = NULL;
+	for (unsigned int i = 1; i < jq->npaths; i++)
+		share_put(jq->psc[i]);
+	jq->npaths = 0;
+}

@@ -1,0 +1,145 @@
+#!/bin/bash
+# Several paths to one namespace (issue 23) in the guest: the library's
+# paths, ANA and failover (target_mpath), the tool's ana-log against
+# nvme-cli's, and the kernel host's native multipath reading back what we
+# wrote through the same two ports.
+source "$(dirname "$0")/lib.sh"
+B=${NVMEOF_BUILD:-build/out}
+T=$B/nvmeof
+P1=(-a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_MPORT" --nqn="$NVMEOF_TB_NQN_M")
+
+ENG=${NVMEOF_ENGINE:-$PWD/$B/libnvmeof_fio.so}
+NQN_M_ESC=${NVMEOF_TB_NQN_M//:/\\:}
+# both paths, each through its own HCA (srcaddr), one subsystem
+FM="trtype=RDMA traddr=$NVMEOF_TB_ADDR srcaddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_MPORT traddr=$NVMEOF_TB_ADDR2 srcaddr=$NVMEOF_TB_ADDR2 subnqn=$NQN_M_ESC ns=1"
+ours() { timeout 300 /usr/bin/fio --ioengine=external:"$ENG" --output-format=normal "$@"; }
+path_cmds() { # log path -> commands that path carried (end-of-job line)
+  sed -n "s/^nvmeof: path $2 .* \([0-9]*\) command(s).*/\1/p" "$1" | head -1
+}
+expect_ok() { # log
+  grep -q 'err= 0' "$1" || { tail -30 "$1"; fail "fio reported an error"; }
+  ! grep -qE 'verify:|bad magic|crc32c.*wanted' "$1" || { grep -E 'verify|bad magic' "$1" | head; fail "verify failed"; }
+}
+
+t_fio_two_paths_randrw_verify() {
+  local pol
+  for pol in queue-depth round-robin numa; do
+    ours --name=mp --filename="$FM" --iopolicy=$pol --rw=randrw --bs=4k --size=8m --iodepth=16 \
+      --verify=crc32c --do_verify=1 --verify_backlog=64 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio ($pol) exited non-zero"; }
+    expect_ok "$SCRATCH/log"
+    local a b; a=$(path_cmds "$SCRATCH/log" 1); b=$(path_cmds "$SCRATCH/log" 2)
+    grep '^nvmeof: path' "$SCRATCH/log"
+    case $pol in
+      numa) [ "$a" -gt 0 ] && [ "$b" = 0 ] || fail "numa without NUMA nodes: path 1 $a, path 2 $b (the first path only)" ;;
+      round-robin) [ "$a" -gt 0 ] && [ $((a - b)) -le 16 ] && [ $((b - a)) -le 16 ] || fail "round-robin: path 1 $a, path 2 $b" ;;
+      *) [ "$a" -gt 0 ] && [ "$b" -gt 0 ] || fail "$pol: path 1 $a, path 2 $b commands" ;;
+    esac
+  done
+}
+
+t_fio_refuses_paths_to_two_subsystems() {
+  local f="trtype=RDMA traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_MPORT traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=$NQN_M_ESC ns=1"
+  ! ours --name=x --filename="$f" --rw=read --bs=4k --size=1m > "$SCRATCH/log" 2>&1 || fail "fio accepted it"
+  grep -q 'no active namespace\|not one subsystem\|Invalid' "$SCRATCH/log" || { cat "$SCRATCH/log"; fail "no reason given"; }
+  ! grep -q 'READ: bw=[1-9]' "$SCRATCH/log" || fail "I/O ran"
+}
+
+t_fio_port_removed_and_back_under_verify() {
+  ours --name=mp --filename="$FM" --iopolicy=round-robin --reconnect_delay=500 --ctrl_loss_tmo=30000 \
+    --rw=randwrite --bs=4k --size=8m --iodepth=16 --verify=crc32c --verify_backlog=32 \
+    --time_based --runtime=24 > "$SCRATCH/log" 2>&1 &
+  local pid=$!
+  sleep 6; tb mpath-down 1; sleep 6; tb mpath-up 1
+  wait $pid || { tail -30 "$SCRATCH/log"; fail "fio failed across the port's removal"; }
+  expect_ok "$SCRATCH/log"
+  grep '^nvmeof: path' "$SCRATCH/log"
+  grep -q '^nvmeof: path 1 .* [1-9][0-9]* failover(s)\|^nvmeof: path 1 .* [1-9][0-9]* path error(s)' "$SCRATCH/log" ||
+    fail "path 1 shows no failover or path error"
+}
+
+t_python_paths_write_read_back() {
+  PYTHONPATH=python NVMEOF_LIB=$PWD/$B/libnvmeof.so python3 - <<'PY' || fail "python Paths failed"
+import os, nvmeof
+e = os.environ
+nqn, port = e["NVMEOF_TB_NQN_M"], e["NVMEOF_TB_MPORT"]
+a = nvmeof.Controller(e["NVMEOF_TB_ADDR"], nqn, port=port, source=e["NVMEOF_TB_ADDR"])
+b = nvmeof.Controller(e["NVMEOF_TB_ADDR2"], nqn, port=port, source=e["NVMEOF_TB_ADDR2"])
+with nvmeof.Paths([a, b], 1, iopolicy="round-robin") as p:
+    data = os.urandom(16 * p.block_size)
+    for i in range(4):
+        p.write(8192 + 16 * i, data)
+        assert p.read(8192 + 16 * i, 16) == data
+    ps = p.paths()
+    print("   ", ps)
+    assert [x["hca"] for x in ps] == ["rxe0", "rxe1"], ps
+    assert all(x["commands"] == 4 for x in ps), ps
+    assert all(x["ana_state"] == "optimized" for x in ps), ps
+a.close(); b.close()
+PY
+}
+
+t_fio_both_ports_removed_fails_naming_the_paths() {
+  ours --name=mp --filename="$FM" --rw=randread --bs=4k --size=8m --iodepth=8 \
+    --time_based --runtime=60 > "$SCRATCH/log" 2>&1 &
+  local pid=$!
+  sleep 4; tb mpath-down 1; tb mpath-down 2
+  wait $pid; local rc=$?
+  tb mpath-up 1; tb mpath-up 2
+  [ $rc != 0 ] || { tail -20 "$SCRATCH/log"; fail "fio succeeded with both ports gone"; }
+  grep -m1 'no usable path' "$SCRATCH/log" || { tail -20 "$SCRATCH/log"; fail "the error does not say no path was usable"; }
+  grep 'no usable path' "$SCRATCH/log" | grep -q "$NVMEOF_TB_ADDR:.*$NVMEOF_TB_ADDR2:" || fail "the error does not name both paths"
+}
+
+t_library_paths_ana_failover() {
+  "$B/tests/target_mpath"
+}
+
+t_ana_log_agrees_with_nvme_cli() {
+  tb ana 1 non-optimized   # P1 is port 3: path 1
+  "$T" ana-log "${P1[@]}" -o json > "$SCRATCH/ours.json" || { tb ana 1 optimized; fail "ana-log failed"; }
+  "$T" ana-log "${P1[@]}" > "$SCRATCH/ours.txt"
+  timeout 30 nvme connect -t rdma -a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_MPORT" -n "$NVMEOF_TB_NQN_M" >&2
+  local dev; dev=$(kdev_find "$NVMEOF_TB_NQN_M" 1) || { tb ana 1 optimized; tb kdisconnect "$NVMEOF_TB_NQN_M"; fail "no kernel device"; }
+  local ctrl=/dev/$(ls /sys/class/nvme-subsystem/*/ | grep -m1 -E '^nvme[0-9]+$')
+  for c in /sys/class/nvme-subsystem/*; do
+    [ "$(cat $c/subsysnqn)" = "$NVMEOF_TB_NQN_M" ] && ctrl=/dev/$(ls "$c" | grep -m1 -E '^nvme[0-9]+$')
+  done
+  nvme ana-log "$ctrl" -o json > "$SCRATCH/cli.json" 2>/dev/null
+  tb kdisconnect "$NVMEOF_TB_NQN_M"
+  tb ana 1 optimized
+  cat "$SCRATCH/ours.txt"
+  python3 - "$SCRATCH/ours.json" "$SCRATCH/cli.json" <<'PY' || fail "ana-log differs from nvme-cli's"
+import json, sys
+o, t = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+key = "ANA DESC LIST "
+assert o["ngrps"] == t["ngrps"], (o["ngrps"], t["ngrps"])
+def groups(d): return {g["grpid"]: g for g in d[key]}
+og, tg = groups(o), groups(t)
+assert set(og) == set(tg), (sorted(og), sorted(tg))
+for gid, g in og.items():
+    for f in ("nnsids", "state"):
+        assert g[f] == tg[gid][f], (gid, f, g[f], tg[gid][f])
+    assert [n["nsid"] for n in g["NSIDS"]] == [n["nsid"] for n in tg[gid]["NSIDS"]]
+assert og[2]["state"] == "non-optimized" and og[2]["NSIDS"] == [{"nsid": 1}], og[2]
+print("    %d groups agree with nvme-cli (group 2 non-optimized, NSID 1)" % len(og))
+PY
+}
+
+t_kernel_multipath_reads_what_we_wrote() {
+  head -c $((4096 * 256)) /dev/urandom > "$SCRATCH/in"   # M's namespace has 4 KiB blocks
+  "$T" write "${P1[@]}" --namespace-id=1 --start-block=4096 --data="$SCRATCH/in" || fail "write failed"
+  timeout 30 nvme connect -t rdma -a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_MPORT" -n "$NVMEOF_TB_NQN_M" >&2
+  timeout 30 nvme connect -t rdma -a "$NVMEOF_TB_ADDR2" -s "$NVMEOF_TB_MPORT" -n "$NVMEOF_TB_NQN_M" >&2
+  local dev n; dev=$(kdev_find "$NVMEOF_TB_NQN_M" 1) || { tb kdisconnect "$NVMEOF_TB_NQN_M"; fail "no kernel device"; }
+  for c in /sys/class/nvme-subsystem/*; do
+    [ "$(cat $c/subsysnqn)" = "$NVMEOF_TB_NQN_M" ] && n=$(ls "$c" | grep -cE '^nvme[0-9]+$')
+  done
+  dd if="$dev" bs=4096 skip=4096 count=256 iflag=direct of="$SCRATCH/out" status=none
+  tb kdisconnect "$NVMEOF_TB_NQN_M"
+  echo "    kernel: $dev over $n controllers"
+  [ "$n" = 2 ] || fail "the kernel host has $n controllers of subsystem M, not 2"
+  cmp "$SCRATCH/in" "$SCRATCH/out" || fail "the kernel's multipath device reads other data"
+}
+
+source "$(dirname "$0")/../../jobs/kdev.sh"
+run_tests "$@"

@@ -1,0 +1,427 @@
+/*
+ * Several paths to one namespace against the real target (issue 23):
+ * subsystem M through port 3 (NVMEOF_TB_ADDR, rxe0) and port 4
+ * (NVMEOF_TB_ADDR2, rxe1), its namespace in ANA group NVMEOF_TB_ANAGRP,
+ * whose state per port `tb ana` sets; `tb mpath-down/up` removes and
+ * restores a port. Each test leaves both ports up and optimized.
+ *
+ *   target_mpath [TEST...]
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../unit/check.h"
+#include "nvmeof.h"
+
+#define QD 16
+#define NBLK 64           /* blocks per round (subsystem M's file: 4 KiB blocks) */
+#define BLKS_PER_IO 2
+#define BUF_BYTES (NBLK * 4096)
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+	if (!v) {
+		fprintf(stderr, "missing %s: run inside tests/testbed/run\n", name);
+		exit(2);
+	}
+	return v;
+}
+
+static void tb(const char *fmt, const char *a, const char *b)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), fmt, a, b);
+	if (system(cmd))
+		fprintf(stderr, "    (%s failed)\n", cmd);
+}
+
+static void restore_target(void)
+{
+	tb("tb mpath-up 1%s%s", "", "");
+	tb("tb mpath-up 2%s%s", "", "");
+	tb("tb ana 1 optimized%s%s", "", "");
+	tb("tb ana 2 optimized%s%s", "", "");
+}
+
+struct paths {
+	struct nvmeof_ctrl *c[2];
+	struct nvmeof_mpath *mp;
+	struct nvmeof_mpath_queue *mq;
+	struct nvmeof_mpath_mr *w, *r;
+};
+
+static int connect_path(int i, const char *nqn, uint32_t reconnect_ms, struct nvmeof_ctrl **out)
+{
+	struct nvmeof_ctrl_opts o;
+	nvmeof_ctrl_opts_init(&o);
+	o.traddr = env(i == 0 ? "NVMEOF_TB_ADDR" : "NVMEOF_TB_ADDR2");
+	o.src_addr = o.traddr;  /* each path through its own HCA */
+	o.trsvcid = env("NVMEOF_TB_MPORT");
+	o.subnqn = nqn;
+	o.cmd_timeout_ms = 10000;
+	o.reconnect_delay_ms = reconnect_ms;
+	o.ctrl_loss_tmo_ms = 30000;
+	return nvmeof_ctrl_connect(&o, out);
+}
+
+static int open_paths(struct paths *p, enum nvmeof_iopolicy pol, uint32_t reconnect_ms)
+{
+	memset(p, 0, sizeof(*p));
+	int rc;
+	for (int i = 0; i < 2; i++)
+		if ((rc = connect_path(i, env("NVMEOF_TB_NQN_M"), reconnect_ms, &p->c[i])))
+			return rc;
+	struct nvmeof_mpath_opts mo;
+	nvmeof_mpath_opts_init(&mo);
+	mo.nsid = 1;
+	mo.iopolicy = pol;
+	if ((rc = nvmeof_mpath_create(p->c, 2, &mo, &p->mp)))
+		return rc;
+	if ((rc = nvmeof_mpath_mr_alloc(p->mp, BUF_BYTES, &p->w)) ||
+	    (rc = nvmeof_mpath_mr_alloc(p->mp, BUF_BYTES, &p->r)))
+		return rc;
+	struct nvmeof_queue_opts qo;
+	nvmeof_queue_opts_init(&qo);
+	qo.depth = QD;
+	return nvmeof_mpath_queue_create(p->mp, &qo, &p->mq);
+}
+
+/* as MUST, for cleanup: reports and goes on */
+#define OK(call)                                                                                 \
+	do {                                                                                     \
+		int rc_ = (call);                                                                \
+		if (rc_ < 0) {                                                                   \
+			fprintf(stderr, "    %s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call,       \
+				nvmeof_strerror(rc_), nvmeof_errmsg());                          \
+			check_failed_in_test = 1;                                                \
+		}                                                                                \
+	} while (0)
+
+static void close_paths(struct paths *p)
+{
+	if (p->mq)
+		OK(nvmeof_mpath_queue_destroy(p->mq));
+	if (p->w)
+		OK(nvmeof_mpath_mr_release(p->w));
+	if (p->r)
+		OK(nvmeof_mpath_mr_release(p->r));
+	if (p->mp)
+		OK(nvmeof_mpath_destroy(p->mp));
+	for (int i = 0; i < 2; i++)
+		if (p->c[i])
+			nvmeof_ctrl_close(p->c[i]);
+}
+
+struct io_state {
+	uint32_t done, errors;
+	char msg[512];
+};
+
+static void io_done(void *arg, const struct nvmeof_cpl *cpl)
+{
+	struct io_state *s = arg;
+	s->done++;
+	if (cpl->err) {
+		char b[128];
+		if (!s->errors)
+			snprintf(s->msg, sizeof(s->msg), "%s: %s", nvmeof_cpl_str(cpl, b, sizeof(b)), nvmeof_errmsg());
+		s->errors++;
+	}
+}
+
+static void fill(uint8_t *p, size_t n, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+	for (size_t i = 0; i < n; i += 8) {
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		memcpy(p + i, &x, n - i < 8 ? n - i : 8);
+	}
+}
+
+/* One round: NBLK blocks written at QD (BLKS_PER_IO per command), read
+ * back, compared. 0, or the errors seen; *bad counts data mismatches. */
+static uint32_t round_trip(struct paths *p, uint64_t base, uint64_t seed, uint32_t *bad, char *msg, size_t mlen)
+{
+	uint8_t *w = nvmeof_mpath_mr_addr(p->w), *r = nvmeof_mpath_mr_addr(p->r);
+	size_t bs = nvmeof_mpath_ns(p->mp)->lba_size;
+	fill(w, NBLK * bs, seed);
+	memset(r, 0, NBLK * bs);
+	struct io_state s = {0};
+	for (int phase = 0; phase < 2; phase++) {
+		uint32_t next = 0, want = NBLK / BLKS_PER_IO;
+		s.done = 0;
+		while (s.done < want) {
+			while (next < want && nvmeof_mpath_queue_inflight(p->mq) < QD) {
+				int rc = phase == 0 ? nvmeof_mpath_write(p->mq, base + next * BLKS_PER_IO, BLKS_PER_IO, p->w,
+									 next * BLKS_PER_IO * bs, 0, io_done, &s)
+						    : nvmeof_mpath_read(p->mq, base + next * BLKS_PER_IO, BLKS_PER_IO, p->r,
+									next * BLKS_PER_IO * bs, io_done, &s);
+				if (rc == NVMEOF_EQFULL)
+					break;
+				if (rc) {
+					if (!s.errors)
+						snprintf(s.msg, sizeof(s.msg), "submit: %s", nvmeof_errmsg());
+					s.errors++;
+					s.done++;
+				}
+				next++;
+			}
+			if (nvmeof_mpath_queue_wait(p->mq, 1, 1000) < 0)
+				break;
+		}
+	}
+	*bad = memcmp(w, r, NBLK * bs) != 0;
+	if (s.errors)
+		snprintf(msg, mlen, "%s", s.msg);
+	return s.errors;
+}
+
+static uint64_t path_cmds(struct paths *p, uint32_t i)
+{
+	struct nvmeof_path_stats st = {.size = sizeof(st)};
+	nvmeof_mpath_queue_path_stats(p->mq, i, &st);
+	return st.cmds;
+}
+
+static uint8_t ana_of(struct paths *p, uint32_t i)
+{
+	struct nvmeof_path_info pi = {.size = sizeof(pi)};
+	nvmeof_mpath_path_info(p->mp, i, &pi);
+	return pi.ana_state;
+}
+
+/* Rounds of verified I/O until cond holds (at most max rounds): the wait
+ * is bounded by rounds, not by time. */
+#define ROUNDS_UNTIL(p, cond, max, errs, bads)                                                   \
+	for (int k_ = 0; k_ < (max) && !(cond); k_++) {                                          \
+		uint32_t bad_;                                                                   \
+		char m_[512] = "";                                                               \
+		errs += round_trip((p), 0, (uint64_t)k_ + 7, &bad_, m_, sizeof(m_));             \
+		bads += bad_;                                                                    \
+		if (m_[0])                                                                       \
+			fprintf(stderr, "    I/O error: %s\n", m_);                                 \
+	}
+
+TEST(two_paths_two_hcas_one_namespace)
+{
+	struct paths p;
+	MUST(open_paths(&p, NVMEOF_IOPOLICY_QUEUE_DEPTH, 0));
+	if (!p.mp)
+		goto out;
+	CHECK_EQ(nvmeof_mpath_count(p.mp), 2);
+	struct nvmeof_ana_caps a = {.size = sizeof(a)};
+	MUST(nvmeof_ctrl_ana_caps(p.c[0], &a));
+	CHECK(a.reporting);
+	CHECK(a.anatt > 0);
+	CHECK(a.nanagrpid >= 1);
+	const struct nvmeof_ns *ns = nvmeof_mpath_ns(p.mp);
+	CHECK_EQ(ns->anagrpid, (uint32_t)atoi(env("NVMEOF_TB_ANAGRP")));
+	struct nvmeof_path_info i0 = {.size = sizeof(i0)}, i1 = {.size = sizeof(i1)};
+	MUST(nvmeof_mpath_path_info(p.mp, 0, &i0));
+	MUST(nvmeof_mpath_path_info(p.mp, 1, &i1));
+	CHECK_STR(i0.hca, "rxe0");
+	CHECK_STR(i1.hca, "rxe1");           /* src_addr chose the second HCA */
+	CHECK_STR(i0.traddr, env("NVMEOF_TB_ADDR"));
+	CHECK_STR(i1.traddr, env("NVMEOF_TB_ADDR2"));
+	CHECK_EQ(i0.ana_state, NVMEOF_ANA_OPTIMIZED);
+	CHECK_EQ(i1.ana_state, NVMEOF_ANA_OPTIMIZED);
+	CHECK(i0.cntlid != i1.cntlid);
+out:
+	close_paths(&p);
+}
+
+static void policy_spread(enum nvmeof_iopolicy pol)
+{
+	struct paths p;
+	MUST(open_paths(&p, pol, 0));
+	if (!p.mq)
+		goto out;
+	uint32_t bad;
+	char m[512] = "";
+	CHECK_EQ(round_trip(&p, 1000, 1, &bad, m, sizeof(m)), 0);
+	CHECK_EQ(bad, 0);
+	uint64_t c0 = path_cmds(&p, 0), c1 = path_cmds(&p, 1);
+	printf("    %s: path 1 %llu commands, path 2 %llu\n", nvmeof_iopolicy_str(pol), (unsigned long long)c0,
+	       (unsigned long long)c1);
+	CHECK_EQ(c0 + c1, 2 * NBLK / BLKS_PER_IO);
+	if (pol == NVMEOF_IOPOLICY_ROUND_ROBIN)
+		CHECK_EQ(c0, c1);
+	else if (pol == NVMEOF_IOPOLICY_NUMA)
+		CHECK(c0 == 0 || c1 == 0);    /* no NUMA node on rxe: the first path carries all */
+	else
+		CHECK(c0 > 0 && c1 > 0);
+out:
+	close_paths(&p);
+}
+
+TEST(round_robin_alternates_with_verify) { policy_spread(NVMEOF_IOPOLICY_ROUND_ROBIN); }
+TEST(queue_depth_uses_both_with_verify) { policy_spread(NVMEOF_IOPOLICY_QUEUE_DEPTH); }
+TEST(numa_without_nodes_keeps_one_path) { policy_spread(NVMEOF_IOPOLICY_NUMA); }
+
+/* optimized -> inaccessible -> optimized on path 1, and optimized ->
+ * non-optimized: I/O follows the states with no error. */
+TEST(ana_states_route_io)
+{
+	struct paths p;
+	uint32_t errs = 0, bads = 0;
+	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 0));
+	if (!p.mq)
+		goto out;
+	tb("tb ana 1 inaccessible%s%s", "", "");
+	/* statuses or the event's log read say so; I/O goes on meanwhile */
+	ROUNDS_UNTIL(&p, ana_of(&p, 0) == NVMEOF_ANA_INACCESSIBLE, 200, errs, bads);
+	CHECK_EQ(ana_of(&p, 0), NVMEOF_ANA_INACCESSIBLE);
+	uint64_t c0 = path_cmds(&p, 0);
+	ROUNDS_UNTIL(&p, 0, 2, errs, bads);
+	CHECK_EQ(path_cmds(&p, 0), c0);          /* nothing more on the inaccessible path */
+	tb("tb ana 1 optimized%s%s", "", "");
+	ROUNDS_UNTIL(&p, ana_of(&p, 0) == NVMEOF_ANA_OPTIMIZED, 200, errs, bads);
+	ROUNDS_UNTIL(&p, 0, 2, errs, bads);
+	CHECK(path_cmds(&p, 0) > c0);            /* it carries again */
+	tb("tb ana 2 non-optimized%s%s", "", "");
+	ROUNDS_UNTIL(&p, ana_of(&p, 1) == NVMEOF_ANA_NONOPTIMIZED, 200, errs, bads);
+	uint64_t c1 = path_cmds(&p, 1);
+	ROUNDS_UNTIL(&p, 0, 2, errs, bads);
+	CHECK_EQ(path_cmds(&p, 1), c1);          /* an optimized path is there: non-optimized idles */
+	tb("tb ana 1 inaccessible%s%s", "", "");
+	ROUNDS_UNTIL(&p, ana_of(&p, 0) == NVMEOF_ANA_INACCESSIBLE, 200, errs, bads);
+	c1 = path_cmds(&p, 1);
+	ROUNDS_UNTIL(&p, 0, 2, errs, bads);
+	CHECK(path_cmds(&p, 1) > c1);            /* none optimized: non-optimized carries */
+	CHECK_EQ(errs, 0);
+	CHECK_EQ(bads, 0);
+out:
+	restore_target();
+	close_paths(&p);
+}
+
+struct bg { const char *cmds[4]; };
+static void *run_bg(void *arg)
+{
+	struct bg *b = arg;
+	for (int i = 0; i < 4 && b->cmds[i]; i++) {
+		usleep(200000);
+		tb("%s%s", b->cmds[i], "");
+	}
+	return NULL;
+}
+
+/* A port goes while I/O runs: no error, the other path takes it; with
+ * reconnect on, the path comes back and carries I/O again. */
+TEST(port_removed_and_restored_under_io)
+{
+	struct paths p;
+	uint32_t errs = 0, bads = 0;
+	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 500));
+	if (!p.mq)
+		goto out;
+	struct bg b = {{"tb mpath-down 1", NULL}};
+	pthread_t t;
+	pthread_create(&t, NULL, run_bg, &b);
+	struct nvmeof_path_stats st = {.size = sizeof(st)};
+	ROUNDS_UNTIL(&p, (nvmeof_mpath_queue_path_stats(p.mq, 0, &st), !st.live), 400, errs, bads);
+	pthread_join(t, NULL);
+	CHECK(!st.live);
+	ROUNDS_UNTIL(&p, 0, 3, errs, bads);
+	uint64_t c0 = path_cmds(&p, 0);
+	tb("tb mpath-up 1%s%s", "", "");
+	ROUNDS_UNTIL(&p, (nvmeof_mpath_queue_path_stats(p.mq, 0, &st), st.live), 400, errs, bads);
+	CHECK(st.live);
+	ROUNDS_UNTIL(&p, 0, 2, errs, bads);
+	CHECK(path_cmds(&p, 0) > c0);
+	CHECK_EQ(errs, 0);
+	CHECK_EQ(bads, 0);
+out:
+	restore_target();
+	close_paths(&p);
+}
+
+/* Both ports gone, no reconnect: the I/O fails, naming both paths. */
+TEST(both_ports_removed_fails_naming_the_paths)
+{
+	struct paths p;
+	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 0));
+	if (!p.mq)
+		goto out;
+	tb("tb mpath-down 1%s%s", "", "");
+	tb("tb mpath-down 2%s%s", "", "");
+	uint32_t bad, errs = 0;
+	char m[512] = "";
+	for (int k = 0; k < 50 && !errs; k++)
+		errs = round_trip(&p, 0, 3, &bad, m, sizeof(m));
+	CHECK(errs > 0);
+	printf("    %s\n", m);
+	CHECK(strstr(m, "no usable path"));
+	CHECK(strstr(m, env("NVMEOF_TB_ADDR")));
+	CHECK(strstr(m, env("NVMEOF_TB_ADDR2")));
+out:
+	restore_target();
+	close_paths(&p);
+}
+
+/* Every path in ANA Transition past ANATT: the command fails, saying so. */
+TEST(transition_past_anatt_fails_clearly)
+{
+	struct paths p;
+	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 0));
+	if (!p.mq)
+		goto out;
+	tb("tb ana 1 change%s%s", "", "");
+	tb("tb ana 2 change%s%s", "", "");
+	uint32_t bad, errs = 0;
+	char m[512] = "";
+	for (int k = 0; k < 100 && !errs; k++)
+		errs = round_trip(&p, 0, 3, &bad, m, sizeof(m));
+	CHECK(errs > 0);
+	printf("    %s\n", m);
+	CHECK(strstr(m, "ANATT"));
+	CHECK(strstr(m, "timed") || strstr(m, "TIMEDOUT") || strstr(m, "ANA Transition"));
+out:
+	restore_target();
+	close_paths(&p);
+}
+
+TEST(paths_to_two_subsystems_refused)
+{
+	struct nvmeof_ctrl *c[2] = {NULL, NULL};
+	struct nvmeof_ctrl_opts o;
+	MUST(connect_path(0, env("NVMEOF_TB_NQN_M"), 0, &c[0]));
+	nvmeof_ctrl_opts_init(&o);
+	o.traddr = env("NVMEOF_TB_ADDR");
+	o.trsvcid = env("NVMEOF_TB_PORT");
+	o.subnqn = env("NVMEOF_TB_NQN_A");
+	MUST(nvmeof_ctrl_connect(&o, &c[1]));
+	struct nvmeof_mpath_opts mo;
+	nvmeof_mpath_opts_init(&mo);
+	mo.nsid = 1;
+	struct nvmeof_mpath *mp = NULL;
+	if (c[0] && c[1]) {
+		CHECK_EQ(nvmeof_mpath_create(c, 2, &mo, &mp), (unsigned long long)NVMEOF_EINVAL);
+		printf("    %s\n", nvmeof_errmsg());
+		CHECK(strstr(nvmeof_errmsg(), "not one subsystem"));
+		CHECK(!mp);
+		/* the controllers are untouched: events can still be enabled */
+		MUST(nvmeof_ctrl_events(c[0], NULL, NULL));
+	}
+out:
+	for (int i = 0; i < 2; i++)
+		if (c[i])
+			nvmeof_ctrl_close(c[i]);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct test_case all[] = {
+		T(two_paths_two_hcas_one_namespace), T(round_robin_alternates_with_verify),
+		T(queue_depth_uses_both_with_verify), T(numa_without_nodes_keeps_one_path), T(ana_states_route_io),
+		T(port_removed_and_restored_under_io), T(both_ports_removed_fails_naming_the_paths),
+		T(transition_past_anatt_fails_clearly), T(paths_to_two_subsystems_refused),
+	};
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return run_named_tests("target-mpath", all, sizeof(all) / sizeof(all[0]), argc, argv);
+}

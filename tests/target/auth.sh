@@ -144,7 +144,7 @@ t_reconnect_authenticates_again() {
   printf '%s\n' "$CK" > "$SCRATCH/ck"
   reconnect_job "$SCRATCH/log" 30000 &
   local pid=$!
-  sleep 3
+  wait_connected "$SCRATCH/log" $pid
   kill -0 $pid 2>/dev/null || { tail "$SCRATCH/log"; fail "fio ended before the outage"; }
   tb port-down rdma; sleep 3; tb port-up rdma
   wait $pid || { grep -E 'nvmeof|err' "$SCRATCH/log" | tail -20; fail "fio failed across the outage"; }
@@ -159,7 +159,7 @@ t_reconnect_with_a_changed_key_fails_clearly() {
   printf '%s\n' "$CK" > "$SCRATCH/ck"
   reconnect_job "$SCRATCH/log" 8000 &
   local pid=$! t0 rc=0
-  sleep 3
+  wait_connected "$SCRATCH/log" $pid
   kill -0 $pid 2>/dev/null || { tail "$SCRATCH/log"; fail "fio ended before the outage"; }
   tb port-down rdma
   echo "$OTHER" > "$H/dhchap_key"

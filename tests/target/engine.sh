@@ -149,7 +149,7 @@ t_json_output_parses_across_a_reconnect() {
     --rw=randread --bs=4k --size=64m --iodepth=8 --qpairs=2 --time_based --runtime=9 --reconnect_delay=500 \
     --ctrl_loss_tmo=30000 --cmd_timeout=10000 --verbose=1 > "$SCRATCH/out" 2> "$SCRATCH/err" &
   local pid=$!
-  sleep 3
+  wait_connected "$SCRATCH/err" $pid
   kill -0 $pid 2>/dev/null || { cat "$SCRATCH/err"; fail "fio ended before the outage"; }
   tb port-down rdma; sleep 2; tb port-up rdma
   wait $pid || { tail -20 "$SCRATCH/err"; fail "fio failed across the outage"; }

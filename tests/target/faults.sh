@@ -18,7 +18,7 @@ fio_under_fault() {
     --rw=randread --bs=4k --iodepth=32 --time_based --runtime=60 --cmd_timeout=5000 \
     > "$SCRATCH/log" 2>&1 &
   local pid=$! t0
-  sleep 3
+  wait_connected "$SCRATCH/log" $pid
   kill -0 $pid 2>/dev/null || { cat "$SCRATCH/log"; fail "fio ended before the fault"; }
   t0=$(date +%s)
   eval "$1"
@@ -61,7 +61,7 @@ t_reconnect_across_port_outage_keeps_data() {
     --rw=randwrite --bs=4k --size=48m --offset=512m --iodepth=16 --verify=crc32c --do_verify=1 \
     --reconnect_delay=500 --ctrl_loss_tmo=30000 --cmd_timeout=10000 > "$SCRATCH/log" 2>&1 &
   local pid=$!
-  sleep 3
+  wait_connected "$SCRATCH/log" $pid
   kill -0 $pid 2>/dev/null || { cat "$SCRATCH/log"; fail "fio ended before the outage"; }
   tb port-down rdma
   sleep 3
@@ -115,7 +115,7 @@ wait_cpu() {
     --rw=randread --bs=4k --iodepth=1 --size=64m --time_based --runtime=8 --wait="$1" \
     --reconnect_delay=1000 --ctrl_loss_tmo=60000 --output-format=json > "$SCRATCH/cpu.$1" 2>&1 &
   local pid=$!
-  sleep 3
+  wait_connected "$SCRATCH/cpu.$1" $pid
   kill -0 $pid 2>/dev/null || { cat "$SCRATCH/cpu.$1" >&2; fail "fio ended before the outage"; }
   tb port-down rdma
   wait $pid; local rc=$?

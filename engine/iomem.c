@@ -36,7 +36,9 @@ static int want_node(struct thread_data *td, const char *hca, int cpu_node)
 	return (int)n;
 }
 
-/* The node the kernel put the page at p on (asked, not assumed). */
+/* The node the kernel put the page at p on (asked, not assumed), -1
+ * unknown. The page must be faulted in: move_pages reports an absent page
+ * as -ENOENT. */
 static int page_node(void *p)
 {
 	int status = -1;
@@ -44,7 +46,7 @@ static int page_node(void *p)
 		return -1;
 	if (numa_move_pages(0, 1, &p, NULL, &status, 0))
 		return -1;
-	return status;
+	return topo_page_node(status);
 }
 
 /* Maps len bytes (huge pages or not), binds them to node, and faults them
@@ -68,11 +70,17 @@ static void *map_on(size_t len, int node, bool huge)
 		numa_tonode_memory(p, len, node);
 	if (madvise(p, len, MADV_POPULATE_WRITE)) {
 		int e = errno;
-		if (e != EINVAL) { /* EINVAL: a kernel before 5.14; the registration faults them in */
+		if (e != EINVAL) {
 			munmap(p, len);
 			errno = e;
 			return NULL;
 		}
+		/* EINVAL: a kernel before 5.14. Fault the pages in by writing
+		 * them, so page_node finds them on their node now rather than
+		 * absent (the numa_node= check and the placement line need it). */
+		size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+		for (size_t o = 0; o < len; o += pg)
+			((volatile char *)p)[o] = 0;
 	}
 	return p;
 }

@@ -128,6 +128,11 @@ int topo_cpus_node(const char *sysroot, const int *cpus, unsigned int n)
 	return node;
 }
 
+int topo_page_node(int status)
+{
+	return status >= 0 ? status : -1;
+}
+
 static const char *node_str(int n, char *buf, size_t len)
 {
 	if (n == TOPO_NODES)

@@ -18,6 +18,10 @@ int topo_hca_node(const char *sysroot, const char *hca);
 /* The node of all of cpus, -1 unknown, TOPO_NODES when they span several. */
 #define TOPO_NODES (-2)
 int topo_cpus_node(const char *sysroot, const int *cpus, unsigned int n);
+/* A page's node from move_pages(2)'s per-page status, -1 unknown: a
+ * negative status is an errno (-ENOENT for a page not yet faulted in),
+ * and -ENOENT is -2, TOPO_NODES, which would read as "several nodes". */
+int topo_page_node(int status);
 
 /* What a job's I/O runs on: its CPUs, its buffers, the HCA, the GPU. */
 struct topo_place {

@@ -1,4 +1,5 @@
 /* PCIe placement from a fake sysfs tree shaped like a real one. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -139,6 +140,12 @@ TEST(job_placement_line)
 	CHECK_EQ(topo_cpus_node(root, (int[]){7}, 1), (unsigned long long)-1);
 	CHECK_EQ(topo_hca_node(root, "mlx5_0"), 0);
 	CHECK_EQ(topo_hca_node(root, "rxe0"), (unsigned long long)-1);
+	/* move_pages: a page not faulted in (-ENOENT, which is TOPO_NODES's
+	 * -2) or any other error is an unknown node, never "several" */
+	CHECK_EQ(topo_page_node(-ENOENT), (unsigned long long)-1);
+	CHECK_EQ(topo_page_node(-EFAULT), (unsigned long long)-1);
+	CHECK_EQ(topo_page_node(0), 0);
+	CHECK_EQ(topo_page_node(3), 3);
 
 	/* everything on node 0, GPU below the HCA's switch: no warning */
 	struct topo_place p = {.hca = "mlx5_0", .cpu_node = 0, .mem_node = 0, .gpu_pci = "0000:06:00.0",

@@ -203,6 +203,12 @@ int nvmeof_queue_hw_latency(const struct nvmeof_queue *q, const double *pct, uns
 {
 	if (!q || (n && (!pct || !ns)))
 		return nvmeof_err(NVMEOF_EINVAL, "NIC latency: %s", !q ? "NULL queue" : "no percentiles or output");
+	/* before any is used: a NaN or negative one is undefined in the
+	 * conversion to a count, one above 100 would name the top bucket */
+	for (unsigned int i = 0; i < n; i++)
+		if (!(pct[i] >= 0 && pct[i] <= 100))
+			return nvmeof_err(NVMEOF_EINVAL, "NIC latency of queue %u: percentile %g is not within 0 to 100",
+					  q->qid, pct[i]);
 	if (!q->hw)
 		return nvmeof_err(NVMEOF_ENOTSUP, "NIC latency of queue %u: hw_timestamps is off", q->qid);
 	for (unsigned int i = 0; i < n; i++)

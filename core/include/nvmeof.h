@@ -353,7 +353,8 @@ int nvmeof_poll_group_create_on(struct nvmeof_ctrl *ctrl, uint32_t max_queues, i
 /* With nvmeof_ctrl_opts.hw_timestamps: the time from each command's send
  * completion to its response's arrival, as the HCA clocked them, at the n
  * percentiles pct[] (0 to 100), in ns (within 1/16), into ns[]; *count: the
- * commands measured. NVMEOF_ENOTSUP without timestamps. */
+ * commands measured. NVMEOF_EINVAL for a percentile outside 0 to 100 (or
+ * NaN), NVMEOF_ENOTSUP without timestamps. */
 int nvmeof_queue_hw_latency(const struct nvmeof_queue *q, const double *pct, unsigned int n, uint64_t *ns,
 			    uint64_t *count);
 /* The completion vector the group's CQ is on. */

@@ -5,6 +5,7 @@
  * device here has completion timestamps: the hardware path (ibv_create_cq_ex,
  * ibv_wc_read_completion_ts) is not exercised.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -111,6 +112,29 @@ out:
 	fw_free(fw);
 }
 
+/* Percentiles outside 0 to 100, or NaN, are refused before any is used
+ * (a NaN or negative one was undefined behaviour in the conversion). */
+TEST(percentiles_outside_0_to_100_refused)
+{
+	struct fake_wire *fw = fw_new(8, answer, NULL);
+	struct nvmeof_queue *q = open_queue(fw, 250000);
+	double bad[] = {-1, 100.5, NAN, -INFINITY, INFINITY}, ok[] = {0, 100};
+	uint64_t v[2] = {7, 7};
+	CHECK(q != NULL);
+	if (q) {
+		for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			double p[2] = {50, bad[i]};
+			CHECK_EQ(nvmeof_queue_hw_latency(q, p, 2, v, NULL), (unsigned long long)NVMEOF_EINVAL);
+			CHECK(strstr(nvmeof_errmsg(), "is not within 0 to 100") != NULL);
+		}
+		CHECK_EQ(v[0], 7); /* nothing written */
+		CHECK_EQ(nvmeof_queue_hw_latency(q, ok, 2, v, NULL), 0);
+		CHECK_EQ(v[0], 0); /* nothing counted yet */
+	}
+	q_close(q);
+	fw_free(fw);
+}
+
 TEST(without_timestamps_the_queue_says_so)
 {
 	struct fake_wire *fw = fw_new(8, answer, NULL);
@@ -133,6 +157,7 @@ int main(int argc, char **argv)
 		T(percentiles_within_a_sixteenth),
 		T(queue_reports_send_completion_to_response),
 		T(without_timestamps_the_queue_says_so),
+		T(percentiles_outside_0_to_100_refused),
 	};
 	return run_named_tests("unit-hwts", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

@@ -79,6 +79,20 @@ static struct nvmeof_queue *open_queue(struct fake_wire *fw, uint64_t khz)
 
 /* 90 commands whose response comes 5 us after the send completion and 10
  * after 80 us, on a 250 MHz clock (4 ns a tick), reported as percentiles. */
+/* A bucket past 2^32 counts (70 minutes of one latency at 1M IOPS): a
+ * 32-bit counter wrapped to 0 and the percentiles moved. */
+TEST(buckets_count_past_32_bits)
+{
+	struct hwts_hist *h = calloc(1, sizeof(*h));
+	h->bucket[5] = UINT32_MAX;
+	h->n = UINT32_MAX;
+	hwts_add(h, 100, 105, 1000000); /* 5 ns: bucket 5 */
+	CHECK_EQ(h->bucket[5], 1ull << 32);
+	hwts_add(h, 100, 110, 1000000); /* one 10 ns */
+	CHECK_EQ(hwts_pct(h, 50), 5);
+	free(h);
+}
+
 TEST(queue_reports_send_completion_to_response)
 {
 	struct fake_wire *fw = fw_new(8, answer, NULL);
@@ -155,6 +169,7 @@ int main(int argc, char **argv)
 	static const struct test_case t[] = {
 		T(ticks_to_ns),
 		T(percentiles_within_a_sixteenth),
+		T(buckets_count_past_32_bits),
 		T(queue_reports_send_completion_to_response),
 		T(without_timestamps_the_queue_says_so),
 		T(percentiles_outside_0_to_100_refused),

@@ -357,6 +357,10 @@ int nvmeof_poll_group_create_on(struct nvmeof_ctrl *ctrl, uint32_t max_queues, i
  * NaN), NVMEOF_ENOTSUP without timestamps. */
 int nvmeof_queue_hw_latency(const struct nvmeof_queue *q, const double *pct, unsigned int n, uint64_t *ns,
 			    uint64_t *count);
+/* The commands nvmeof_queue_hw_latency leaves out: their response was
+ * clocked before their send completion (RC's ACK came late), which says
+ * nothing of the fabric's time. NVMEOF_ENOTSUP without timestamps. */
+int nvmeof_queue_hw_early(const struct nvmeof_queue *q, uint64_t *early);
 /* The completion vector the group's CQ is on. */
 int nvmeof_poll_group_comp_vector(const struct nvmeof_poll_group *g);
 int nvmeof_poll_group_destroy(struct nvmeof_poll_group *g); /* NVMEOF_EBUSY while queues remain */

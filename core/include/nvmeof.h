@@ -357,6 +357,11 @@ int nvmeof_poll_group_create_on(struct nvmeof_ctrl *ctrl, uint32_t max_queues, i
  * NaN), NVMEOF_ENOTSUP without timestamps. */
 int nvmeof_queue_hw_latency(const struct nvmeof_queue *q, const double *pct, unsigned int n, uint64_t *ns,
 			    uint64_t *count);
+/* Both read the queue's histogram, which the thread polling the queue
+ * updates without a lock (the I/O path takes none): call them from that
+ * thread, or when the queue is idle (no command outstanding, no poll
+ * running), else a count read mid-update may be off by the commands
+ * completing meanwhile. */
 /* The commands nvmeof_queue_hw_latency leaves out: their response was
  * clocked before their send completion (RC's ACK came late), which says
  * nothing of the fabric's time. NVMEOF_ENOTSUP without timestamps. */

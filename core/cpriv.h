@@ -40,6 +40,7 @@ struct nvmeof_ctrl {
 	struct mem_ctx mem;          /* the PD, and the regions registered in it */
 	uint32_t nqueues, depth_limit, ngroups, qid_next;
 	uint64_t hw_khz;            /* hw_timestamps: the HCA's clock (kHz); 0: off */
+	uint64_t hw_mask;           /* its completion_timestamp_mask */
 	uint32_t cc;
 	/* keep-alive */
 	pthread_t ka_thread;

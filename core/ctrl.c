@@ -121,6 +121,7 @@ static int ctrl_hw_clock(struct nvmeof_ctrl *c)
 				  (unsigned long long)a.completion_timestamp_mask, (unsigned long long)a.hca_core_clock,
 				  strncmp(c->info.hca, "rxe", 3) ? "" : ": Soft-RoCE has none");
 	c->hw_khz = a.hca_core_clock;
+	c->hw_mask = a.completion_timestamp_mask;
 	return 0;
 }
 
@@ -374,6 +375,7 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 		.crdt = {c->info.crdt[0], c->info.crdt[1], c->info.crdt[2]},
 		.copts = &c->o,
 		.hw_khz = c->hw_khz,
+		.hw_mask = c->hw_mask,
 	};
 	c->qid_used[qid] = 1; /* reserved while we connect without the lock */
 	pthread_mutex_unlock(&c->lock);

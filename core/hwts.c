@@ -31,14 +31,19 @@ static uint64_t bucket_value(unsigned int b)
 
 void hwts_add(struct hwts_hist *h, uint64_t sent, uint64_t resp, uint64_t khz)
 {
-	uint64_t ns = 0;
+	/* The device's clock counts within its mask and wraps there: the
+	 * difference modulo the clock's range is right across a wrap. */
+	uint64_t m = h->mask ? h->mask : ~(uint64_t)0, d = (resp - sent) & m;
 	/* RC acknowledges a send when the target's HCA received it; a
-	 * response may still be clocked first when the ACK is delayed */
-	if (resp >= sent)
-		ns = hwts_ns(resp - sent, khz);
-	else
+	 * response may still be clocked first when the ACK is delayed. Its
+	 * difference is negative (above half the range): it says nothing of
+	 * the fabric's time, and counting it as 0 pulled the percentiles
+	 * down, so it is counted apart. */
+	if (d > m >> 1) {
 		h->early++;
-	h->bucket[bucket_of(ns)]++;
+		return;
+	}
+	h->bucket[bucket_of(hwts_ns(d, khz))]++;
 	h->n++;
 }
 

@@ -13,14 +13,17 @@
 #define HWTS_BUCKETS (HWTS_SUB * HWTS_GROUPS)
 
 struct hwts_hist {
-	uint64_t n;      /* commands counted */
-	uint64_t early;  /* of them, responses clocked before their send completion (counted as 0) */
-	uint32_t bucket[HWTS_BUCKETS];
+	uint64_t n;      /* commands in the histogram */
+	uint64_t early;  /* commands left out: response clocked before the send completion */
+	uint64_t mask;   /* the clock's valid bits (completion_timestamp_mask); 0: all 64 */
+	/* 64 bits: 32 fill one bucket in about 70 minutes at 1M IOPS */
+	uint64_t bucket[HWTS_BUCKETS];
 };
 
 /* HCA clock ticks to ns; khz: the device's hca_core_clock. */
 uint64_t hwts_ns(uint64_t ticks, uint64_t khz);
-/* One command: its send completion and response arrival in ticks. */
+/* One command: its send completion and response arrival in ticks, the
+ * clock wrapping at h->mask. */
 void hwts_add(struct hwts_hist *h, uint64_t sent, uint64_t resp, uint64_t khz);
 /* The value at or below which pct percent of the commands fall (ns; the
  * bucket's middle), 0 when none were counted. */

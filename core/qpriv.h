@@ -178,6 +178,7 @@ struct nvmeof_queue {
 	uint32_t max_cmd_bytes;   /* MDTS, capped by the 24-bit keyed SGL length */
 	enum nvmeof_wait_mode wait_mode;
 	uint64_t hw_khz;          /* NIC timestamps' clock; 0: none (hwts.h) */
+	uint64_t hw_mask;         /* its valid bits (completion_timestamp_mask) */
 	struct hwts_hist *hw;     /* with hw_khz: send completion to response */
 
 	struct slot *slots;

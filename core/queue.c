@@ -137,6 +137,7 @@ void q_init(struct nvmeof_queue *q, const struct q_params *p)
 	q->batch = p->batch;
 	q->copts = p->copts;
 	q->hw_khz = p->hw_khz;
+	q->hw_mask = p->hw_mask;
 	q->replay_cur = NO_REQ;
 	memcpy(q->crdt, p->crdt, sizeof(q->crdt));
 	q->next_housekeep_ms = nvmeof_now_ms() + HOUSEKEEP_MS;
@@ -158,6 +159,8 @@ int q_alloc(struct nvmeof_queue *q)
 	q->rwr = calloc(q->hrqsize, sizeof(*q->rwr));
 	if (q->hw_khz && !(q->hw = calloc(1, sizeof(*q->hw))))
 		return nvmeof_err(NVMEOF_ENOMEM, "queue %u: out of memory", q->qid);
+	if (q->hw)
+		q->hw->mask = q->hw_mask;
 	q->rsge = calloc(q->hrqsize, sizeof(*q->rsge));
 	q->sqes = aligned_alloc(64, (size_t)q->depth * NVME_SQE_SIZE);
 	q->rsps = aligned_alloc(64, ((size_t)q->hrqsize * NVME_CQE_SIZE + 63) & ~(size_t)63);
@@ -203,11 +206,27 @@ int nvmeof_queue_hw_latency(const struct nvmeof_queue *q, const double *pct, uns
 {
 	if (!q || (n && (!pct || !ns)))
 		return nvmeof_err(NVMEOF_EINVAL, "NIC latency: %s", !q ? "NULL queue" : "no percentiles or output");
+	/* before any is used: a NaN or negative one is undefined in the
+	 * conversion to a count, one above 100 would name the top bucket */
+	for (unsigned int i = 0; i < n; i++)
+		if (!(pct[i] >= 0 && pct[i] <= 100))
+			return nvmeof_err(NVMEOF_EINVAL, "NIC latency of queue %u: percentile %g is not within 0 to 100",
+					  q->qid, pct[i]);
 	if (!q->hw)
 		return nvmeof_err(NVMEOF_ENOTSUP, "NIC latency of queue %u: hw_timestamps is off", q->qid);
 	for (unsigned int i = 0; i < n; i++)
 		ns[i] = hwts_pct(q->hw, pct[i]);
 	if (count)
 		*count = q->hw->n;
+	return 0;
+}
+
+int nvmeof_queue_hw_early(const struct nvmeof_queue *q, uint64_t *early)
+{
+	if (!q || !early)
+		return nvmeof_err(NVMEOF_EINVAL, "NIC latency: %s", !q ? "NULL queue" : "no output");
+	if (!q->hw)
+		return nvmeof_err(NVMEOF_ENOTSUP, "NIC latency of queue %u: hw_timestamps is off", q->qid);
+	*early = q->hw->early;
 	return 0;
 }

@@ -32,6 +32,7 @@ struct q_params {
 	const struct nvmeof_ctrl_opts *copts; /* the controller's: its trace hook (trace.c); may be NULL */
 	struct conn_retry *retry;   /* the connect's retry budget (connretry.h); NULL: one try */
 	uint64_t hw_khz;            /* NIC completion timestamps at this clock (kHz); 0: none */
+	uint64_t hw_mask;           /* and their valid bits (hwts_hist.mask) */
 };
 
 /* Resolves, creates the QP, posts receives and CM-connects. The Fabrics

@@ -15,16 +15,17 @@
 
 #include "engine.h"
 
-/* The node numa_node= names: N, or auto: the HCA's, else the job's CPUs'
- * when they share one; -1 leaves it to the kernel. -2 after logging a bad value. */
-static int want_node(struct thread_data *td, const char *hca, int cpu_node)
+/* The node numa_node= names: N, or auto (topo_auto_node: the node all of
+ * the job's HCAs share, else the job's CPUs'); -1 leaves it to the kernel.
+ * -2 after logging a bad value. *why: how auto chose, else NULL. */
+static int want_node(struct thread_data *td, const char *const *hcas, unsigned int nhca, int cpu_node,
+		     const char **why)
 {
 	struct eng_opts *eo = td->eo;
 	const char *v = eo->numa_node && eo->numa_node[0] ? eo->numa_node : "auto";
-	if (!strcmp(v, "auto")) {
-		int n = topo_hca_node("/sys", hca);
-		return n >= 0 ? n : cpu_node >= 0 ? cpu_node : -1;
-	}
+	*why = NULL;
+	if (!strcmp(v, "auto"))
+		return topo_auto_node(topo_hcas_node("/sys", hcas, nhca), cpu_node, why);
 	char *end;
 	long n = strtol(v, &end, 10);
 	int max = numa_available() < 0 ? 0 : numa_max_node();
@@ -36,7 +37,9 @@ static int want_node(struct thread_data *td, const char *hca, int cpu_node)
 	return (int)n;
 }
 
-/* The node the kernel put the page at p on (asked, not assumed). */
+/* The node the kernel put the page at p on (asked, not assumed), -1
+ * unknown. The page must be faulted in: move_pages reports an absent page
+ * as -ENOENT. */
 static int page_node(void *p)
 {
 	int status = -1;
@@ -44,7 +47,7 @@ static int page_node(void *p)
 		return -1;
 	if (numa_move_pages(0, 1, &p, NULL, &status, 0))
 		return -1;
-	return status;
+	return topo_page_node(status);
 }
 
 /* Maps len bytes (huge pages or not), binds them to node, and faults them
@@ -68,11 +71,17 @@ static void *map_on(size_t len, int node, bool huge)
 		numa_tonode_memory(p, len, node);
 	if (madvise(p, len, MADV_POPULATE_WRITE)) {
 		int e = errno;
-		if (e != EINVAL) { /* EINVAL: a kernel before 5.14; the registration faults them in */
+		if (e != EINVAL) {
 			munmap(p, len);
 			errno = e;
 			return NULL;
 		}
+		/* EINVAL: a kernel before 5.14. Fault the pages in by writing
+		 * them, so page_node finds them on their node now rather than
+		 * absent (the numa_node= check and the placement line need it). */
+		size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+		for (size_t o = 0; o < len; o += pg)
+			((volatile char *)p)[o] = 0;
 	}
 	return p;
 }
@@ -157,28 +166,40 @@ static int register_all(struct thread_data *td, struct job *j, size_t total)
 	return 0;
 }
 
-static void say_placement(struct thread_data *td, struct job *j, int cpu_node)
+static void job_hcas(struct job *j, const char **hcas)
+{
+	for (int k = 0; k < j->njq; k++)
+		hcas[k] = nvmeof_ctrl_info(j->jq[k].sc->c)->hca;
+}
+
+static void say_placement(struct thread_data *td, struct job *j, int cpu_node, const char *why)
 {
 	struct eng_opts *eo = td->eo;
-	char gpci[32] = "", line[900], warn[400] = "";
+	char gpci[32] = "", line[900], warn[700];
+	const char *hcas[MAX_QUEUES_PER_JOB];
 	if (eo->gpu >= 0)
 		nvmeof_cuda_pci_bus_id(eo->gpu, gpci, sizeof(gpci));
+	job_hcas(j, hcas);
 	for (int k = 0; k < j->njq; k++) {
 		struct topo_place p = {
-			.hca = nvmeof_ctrl_info(j->jq[k].sc->c)->hca,
+			.hca = hcas[k],
 			.cpu_node = cpu_node,
 			.mem_node = j->mem_node,
 			.gpu_pci = eo->gpu >= 0 ? gpci : NULL,
 			.relaxed = eo->relaxed_ordering,
 			.huge = j->iomem_huge,
+			.why = why,
 		};
-		topo_place_line("/sys", &p, line, sizeof(line), k ? NULL : warn, k ? 0 : sizeof(warn));
+		topo_place_line("/sys", &p, line, sizeof(line));
 		if (eo->gpu >= 0)
 			eng_info("nvmeof: job %s: %zu bytes of GPU %d memory registered (%s)%s\n", td->o.name,
 				 j->iomem_len, eo->gpu, nvmeof_mr_cuda_registration(j->jq[k].mr),
 				 eo->gpu_copy ? ", gpu_copy: copies through the host, not zero-copy" : "");
 		eng_info("nvmeof: job %s: placement: %zu bytes at %p; %s\n", td->o.name, j->iomem_len, j->iomem, line);
 	}
+	/* one line for the job, over every controller's HCA */
+	topo_place_warn("/sys", hcas, (unsigned int)j->njq, cpu_node, j->mem_node, eo->gpu >= 0 ? gpci : NULL, warn,
+			sizeof(warn));
 	if (warn[0])
 		eng_info("nvmeof: job %s: %s\n", td->o.name, warn);
 }
@@ -195,7 +216,9 @@ int iomem_alloc(struct thread_data *td, size_t total)
 	}
 	job_cpus(cpus, &ncpu);
 	int cpu_node = topo_cpus_node("/sys", cpus, ncpu);
-	int node = want_node(td, nvmeof_ctrl_info(j->jq[0].sc->c)->hca, cpu_node);
+	const char *hcas[MAX_QUEUES_PER_JOB], *why;
+	job_hcas(j, hcas);
+	int node = want_node(td, hcas, (unsigned int)j->njq, cpu_node, &why);
 	if (node == -2 || host_memory(td, j, total, node))
 		return 1;
 	j->mem_node = page_node(j->iomem);
@@ -210,7 +233,7 @@ int iomem_alloc(struct thread_data *td, size_t total)
 	j->gpu = eo->gpu >= 0;
 	j->gpu_copy = j->gpu && eo->gpu_copy;
 	j->gpu_flush = j->gpu && (eo->gpu_flush || eo->gpu_copy);
-	say_placement(td, j, cpu_node);
+	say_placement(td, j, cpu_node, why);
 	return 0;
 }
 

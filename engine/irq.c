@@ -33,22 +33,32 @@ static bool list_within(const char *list, const int *cpus, unsigned int ncpu)
 	return any;
 }
 
+/* Where the interrupt is delivered: effective_affinity_list (the CPUs the
+ * kernel actually programmed, often one of a wider mask), else
+ * smp_affinity_list (the CPUs it may use) where a kernel or an interrupt
+ * chip has no effective one, or leaves it empty. */
 static bool irq_within(const char *procroot, int irq, const int *cpus, unsigned int ncpu)
 {
-	char path[PATH_MAX], list[512] = "";
-	snprintf(path, sizeof(path), "%s/irq/%d/smp_affinity_list", procroot, irq);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	bool ok = fgets(list, sizeof(list), f) && list_within(list, cpus, ncpu);
-	fclose(f);
-	return ok;
+	static const char *const file[] = {"effective_affinity_list", "smp_affinity_list"};
+	for (int i = 0; i < 2; i++) {
+		char path[PATH_MAX], list[512] = "";
+		snprintf(path, sizeof(path), "%s/irq/%d/%s", procroot, irq, file[i]);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		bool got = fgets(list, sizeof(list), f) && list[0] && list[0] != '\n';
+		fclose(f);
+		if (got)
+			return list_within(list, cpus, ncpu);
+	}
+	return false;
 }
 
 int irq_local_vector(const char *procroot, const char *pci, int nvec, const int *cpus, unsigned int ncpu,
 		     unsigned int nth)
 {
-	char path[PATH_MAX], line[4096], want[96];
+	char path[PATH_MAX], want[96], *line = NULL;
+	size_t cap = 0;
 	int local[256], nlocal = 0;
 	if (nvec <= 0 || !pci || !pci[0])
 		return -1;
@@ -57,10 +67,14 @@ int irq_local_vector(const char *procroot, const char *pci, int nvec, const int 
 	if (!f)
 		return -1;
 	snprintf(want, sizeof(want), "@pci:%s", pci);
-	while (fgets(line, sizeof(line), f) && nlocal < 256) {
-		int irq, v;
+	/* Whole lines: with a column per CPU, a line outgrows any fixed buffer
+	 * on a machine with a few hundred CPUs, and the tail of a split one
+	 * starts with a count that would read as an IRQ number. */
+	while (nlocal < 256 && getline(&line, &cap, f) > 0) {
+		int irq, v, n = -1;
 		char *name = strrchr(line, ' '), *comp;
-		if (sscanf(line, " %d:", &irq) != 1 || !name)
+		/* "%d:" matches without the ':' too; %n finds what follows */
+		if (sscanf(line, " %d%n", &irq, &n) != 1 || n < 0 || line[n] != ':' || !name)
 			continue;
 		name++;
 		name[strcspn(name, "\n")] = '\0';
@@ -70,6 +84,7 @@ int irq_local_vector(const char *procroot, const char *pci, int nvec, const int 
 		if (irq_within(procroot, irq, cpus, ncpu))
 			local[nlocal++] = v;
 	}
+	free(line);
 	fclose(f);
 	return nlocal ? local[nth % (unsigned int)nlocal] : -1;
 }

@@ -4,7 +4,8 @@
 
 /* Of the nvec completion vectors of the HCA at PCI address pci, the nth
  * (counting from 0, wrapping) whose IRQ's affinity
- * (<procroot>/irq/N/smp_affinity_list) lies within cpus; -1 when none does
+ * (<procroot>/irq/N/effective_affinity_list, else smp_affinity_list)
+ * lies within cpus; -1 when none does
  * or the IRQs cannot be told apart. An IRQ is a vector's when its name in
  * <procroot>/interrupts is "<driver>_comp<V>@pci:<pci>", as mlx5 names
  * them. procroot is "/proc" outside tests. */

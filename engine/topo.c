@@ -128,6 +128,11 @@ int topo_cpus_node(const char *sysroot, const int *cpus, unsigned int n)
 	return node;
 }
 
+int topo_page_node(int status)
+{
+	return status >= 0 ? status : -1;
+}
+
 static const char *node_str(int n, char *buf, size_t len)
 {
 	if (n == TOPO_NODES)
@@ -138,42 +143,97 @@ static const char *node_str(int n, char *buf, size_t len)
 	return buf;
 }
 
-void topo_place_line(const char *sysroot, const struct topo_place *p, char *line, size_t len, char *warn,
-		     size_t wlen)
+static int gpu_node(const char *sysroot, const char *gpu_pci)
 {
-	char pci[64] = "not PCI", gline[320] = "", a[32], b[32], c[32], d[32];
-	int hn = topo_hca_node(sysroot, p->hca), gn = -1;
-	topo_hca_pci(sysroot, p->hca, pci, sizeof(pci));
-	if (p->gpu_pci) {
-		char gp[PATH_MAX], r[PATH_MAX];
-		topo_describe(sysroot, p->hca, p->gpu_pci, gline, sizeof(gline));
-		snprintf(gp, sizeof(gp), "%s/bus/pci/devices/%s", sysroot, p->gpu_pci);
-		gn = real(gp, r) ? -1 : numa_node(r);
-	}
-	snprintf(line, len, "CPUs on %s, I/O memory on %s (%s), HCA %s (%s, %s), PCIe relaxed ordering %s%s%s",
-		 node_str(p->cpu_node, a, sizeof(a)), node_str(p->mem_node, b, sizeof(b)),
-		 p->huge ? "huge pages" : "normal pages", p->hca, pci, node_str(hn, c, sizeof(c)),
-		 p->relaxed ? "on" : "off", p->gpu_pci ? "; " : "", gline);
-	/* Only nodes that are known are compared: a software HCA has none. */
-	int nodes[4] = {p->cpu_node, p->mem_node, hn, gn}, first = -1;
-	bool differ = false;
-	for (int i = 0; i < 4; i++) {
-		if (nodes[i] == TOPO_NODES)
-			differ = true;
-		if (nodes[i] < 0)
+	char gp[PATH_MAX], r[PATH_MAX];
+	if (!gpu_pci)
+		return -1;
+	snprintf(gp, sizeof(gp), "%s/bus/pci/devices/%s", sysroot, gpu_pci);
+	return real(gp, r) ? -1 : numa_node(r);
+}
+
+int topo_hcas_node(const char *sysroot, const char *const *hcas, unsigned int n)
+{
+	int node = -1;
+	for (unsigned int i = 0; i < n; i++) {
+		int h = topo_hca_node(sysroot, hcas[i]);
+		if (h < 0)
 			continue;
-		if (first >= 0 && nodes[i] != first)
+		if (node >= 0 && h != node)
+			return TOPO_NODES;
+		node = h;
+	}
+	return node;
+}
+
+int topo_auto_node(int hcas_node, int cpu_node, const char **why)
+{
+	if (hcas_node >= 0) {
+		*why = "numa_node=auto: the HCAs' node";
+		return hcas_node;
+	}
+	if (cpu_node >= 0) {
+		*why = hcas_node == TOPO_NODES ? "numa_node=auto: the job's CPUs' node, its HCAs being on different nodes"
+					       : "numa_node=auto: the job's CPUs' node, its HCAs' being unknown";
+		return cpu_node;
+	}
+	*why = "numa_node=auto: the kernel's choice, neither the HCAs nor the CPUs sharing a known node";
+	return -1;
+}
+
+void topo_place_line(const char *sysroot, const struct topo_place *p, char *line, size_t len)
+{
+	char pci[64] = "not PCI", gline[320] = "", a[32], b[32], c[32];
+	int hn = topo_hca_node(sysroot, p->hca);
+	topo_hca_pci(sysroot, p->hca, pci, sizeof(pci));
+	if (p->gpu_pci)
+		topo_describe(sysroot, p->hca, p->gpu_pci, gline, sizeof(gline));
+	snprintf(line, len, "CPUs on %s, I/O memory on %s (%s%s%s), HCA %s (%s, %s), PCIe relaxed ordering %s%s%s",
+		 node_str(p->cpu_node, a, sizeof(a)), node_str(p->mem_node, b, sizeof(b)),
+		 p->huge ? "huge pages" : "normal pages", p->why ? ", " : "", p->why ? p->why : "", p->hca, pci,
+		 node_str(hn, c, sizeof(c)), p->relaxed ? "on" : "off", p->gpu_pci ? "; " : "", gline);
+}
+
+void topo_place_warn(const char *sysroot, const char *const *hcas, unsigned int nhca, int cpu_node, int mem_node,
+		     const char *gpu_pci, char *warn, size_t wlen)
+{
+	char a[32], b[32], c[32], d[32], hpart[400] = "";
+	int gn = gpu_node(sysroot, gpu_pci);
+	/* Only nodes that are known are compared: a software HCA has none. */
+	int first = -1;
+	bool differ = cpu_node == TOPO_NODES || mem_node == TOPO_NODES;
+	int fixed[3] = {cpu_node, mem_node, gn};
+	for (unsigned int i = 0; i < 3 + nhca; i++) {
+		int n = i < 3 ? fixed[i] : topo_hca_node(sysroot, hcas[i - 3]);
+		if (n < 0)
+			continue;
+		if (first >= 0 && n != first)
 			differ = true;
 		if (first < 0)
-			first = nodes[i];
+			first = n;
 	}
-	if (!differ) {
-		if (wlen)
-			warn[0] = '\0';
+	if (wlen)
+		warn[0] = '\0';
+	if (!differ)
 		return;
-	}
-	snprintf(warn, wlen, "cross-node placement: the job's CPUs on %s, its I/O memory on %s, HCA %s on %s%s%s: "
+	/* The HCAs off the node the job's memory (else its CPUs, else its
+	 * first HCA) is on; all of them when none is. A job's controllers
+	 * often share an HCA: each is named once. */
+	int ref = mem_node >= 0 ? mem_node : cpu_node >= 0 ? cpu_node : topo_hcas_node(sysroot, hcas, nhca > 0 ? 1 : 0);
+	for (int pass = 0; pass < 2 && !hpart[0]; pass++)
+		for (unsigned int i = 0; i < nhca; i++) {
+			int h = topo_hca_node(sysroot, hcas[i]);
+			bool seen = false;
+			for (unsigned int k = 0; k < i && !seen; k++)
+				seen = !strcmp(hcas[k], hcas[i]);
+			if (seen || (pass == 0 && (h < 0 || ref < 0 || h == ref)))
+				continue;
+			size_t l = strlen(hpart);
+			snprintf(hpart + l, sizeof(hpart) - l, "%sHCA %s on %s", l ? ", " : "", hcas[i],
+				 node_str(h, c, sizeof(c)));
+		}
+	snprintf(warn, wlen, "cross-node placement: the job's CPUs on %s, its I/O memory on %s%s%s%s%s: "
 		 "this run includes traffic between NUMA nodes (set numa_node= and cpus_allowed= to the HCA's node)",
-		 node_str(p->cpu_node, a, sizeof(a)), node_str(p->mem_node, b, sizeof(b)), p->hca,
-		 node_str(hn, c, sizeof(c)), p->gpu_pci ? ", GPU on " : "", p->gpu_pci ? node_str(gn, d, sizeof(d)) : "");
+		 node_str(cpu_node, a, sizeof(a)), node_str(mem_node, b, sizeof(b)), hpart[0] ? ", " : "", hpart,
+		 gpu_pci ? ", GPU on " : "", gpu_pci ? node_str(gn, d, sizeof(d)) : "");
 }

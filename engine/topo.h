@@ -18,6 +18,17 @@ int topo_hca_node(const char *sysroot, const char *hca);
 /* The node of all of cpus, -1 unknown, TOPO_NODES when they span several. */
 #define TOPO_NODES (-2)
 int topo_cpus_node(const char *sysroot, const int *cpus, unsigned int n);
+/* A page's node from move_pages(2)'s per-page status, -1 unknown: a
+ * negative status is an errno (-ENOENT for a page not yet faulted in),
+ * and -ENOENT is -2, TOPO_NODES, which would read as "several nodes". */
+int topo_page_node(int status);
+
+/* The node all of a job's HCAs share: -1 when none has a known node (a
+ * software device), TOPO_NODES when the known ones differ. */
+int topo_hcas_node(const char *sysroot, const char *const *hcas, unsigned int n);
+/* numa_node=auto: the HCAs' shared node, else the job's CPUs' node, else
+ * -1 (the kernel's choice); *why says which, for the placement line. */
+int topo_auto_node(int hcas_node, int cpu_node, const char **why);
 
 /* What a job's I/O runs on: its CPUs, its buffers, the HCA, the GPU. */
 struct topo_place {
@@ -26,11 +37,15 @@ struct topo_place {
 	int mem_node;        /* where the buffer's pages are, -1 unknown */
 	const char *gpu_pci; /* NULL: host buffers */
 	bool relaxed, huge;
+	const char *why;     /* how the memory's node was chosen, or NULL */
 };
-/* The job's placement line, and in warn (else empty) one line naming what
- * sits on different NUMA nodes: a locality study must not measure
- * cross-socket traffic by accident. */
-void topo_place_line(const char *sysroot, const struct topo_place *p, char *line, size_t len, char *warn,
-		     size_t wlen);
+/* The placement line of one of the job's controllers. */
+void topo_place_line(const char *sysroot, const struct topo_place *p, char *line, size_t len);
+/* One line for the whole job in warn (else empty), naming what sits on
+ * different NUMA nodes, among the CPUs, the memory, every one of the job's
+ * HCAs and the GPU: a locality study must not measure cross-socket traffic
+ * by accident. */
+void topo_place_warn(const char *sysroot, const char *const *hcas, unsigned int nhca, int cpu_node, int mem_node,
+		     const char *gpu_pci, char *warn, size_t wlen);
 
 #endif

@@ -356,9 +356,19 @@ int nvmeof_poll_group_create_on(struct nvmeof_ctrl *ctrl, uint32_t max_queues, i
 /* With nvmeof_ctrl_opts.hw_timestamps: the time from each command's send
  * completion to its response's arrival, as the HCA clocked them, at the n
  * percentiles pct[] (0 to 100), in ns (within 1/16), into ns[]; *count: the
- * commands measured. NVMEOF_ENOTSUP without timestamps. */
+ * commands measured. NVMEOF_EINVAL for a percentile outside 0 to 100 (or
+ * NaN), NVMEOF_ENOTSUP without timestamps. */
 int nvmeof_queue_hw_latency(const struct nvmeof_queue *q, const double *pct, unsigned int n, uint64_t *ns,
 			    uint64_t *count);
+/* Both read the queue's histogram, which the thread polling the queue
+ * updates without a lock (the I/O path takes none): call them from that
+ * thread, or when the queue is idle (no command outstanding, no poll
+ * running), else a count read mid-update may be off by the commands
+ * completing meanwhile. */
+/* The commands nvmeof_queue_hw_latency leaves out: their response was
+ * clocked before their send completion (RC's ACK came late), which says
+ * nothing of the fabric's time. NVMEOF_ENOTSUP without timestamps. */
+int nvmeof_queue_hw_early(const struct nvmeof_queue *q, uint64_t *early);
 /* The completion vector the group's CQ is on. */
 int nvmeof_poll_group_comp_vector(const struct nvmeof_poll_group *g);
 int nvmeof_poll_group_destroy(struct nvmeof_poll_group *g); /* NVMEOF_EBUSY while queues remain */

@@ -1,4 +1,5 @@
 /* PCIe placement from a fake sysfs tree shaped like a real one. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -52,13 +53,17 @@ static void build(void)
 	mk(SW "/0000:02:10.0/0000:06:00.0");
 	mk("devices/pci0000:00/0000:00:02.0/0000:07:00.0");
 	mk("devices/pci0000:80/0000:80:01.0/0000:81:00.0");
+	mk("devices/pci0000:80/0000:80:02.0/0000:82:00.0");
 	mk("devices/virtual/net/dummy0");
 	mk("class/infiniband");
 	mk("bus/pci/devices");
 	mk("class/infiniband/mlx5_0");
 	mk("class/infiniband/rxe0");
+	mk("class/infiniband/mlx5_1");
 	ln(SW "/0000:02:08.0/0000:05:00.0", "class/infiniband/mlx5_0/device");
 	ln("devices/virtual/net/dummy0", "class/infiniband/rxe0/device");
+	/* a second HCA, on the other socket */
+	ln("devices/pci0000:80/0000:80:02.0/0000:82:00.0", "class/infiniband/mlx5_1/device");
 	ln(SW "/0000:02:10.0/0000:06:00.0", "bus/pci/devices/0000:06:00.0");
 	ln("devices/pci0000:00/0000:00:02.0/0000:07:00.0", "bus/pci/devices/0000:07:00.0");
 	ln("devices/pci0000:80/0000:80:01.0/0000:81:00.0", "bus/pci/devices/0000:81:00.0");
@@ -66,6 +71,7 @@ static void build(void)
 	numa(SW "/0000:02:10.0/0000:06:00.0", 0);
 	numa("devices/pci0000:00/0000:00:02.0/0000:07:00.0", 0);
 	numa("devices/pci0000:80/0000:80:01.0/0000:81:00.0", 1);
+	numa("devices/pci0000:80/0000:80:02.0/0000:82:00.0", 1);
 	/* two sockets: CPU 0 on node 0, CPU 1 on node 1 */
 	mk("devices/system/cpu/cpu0/node0");
 	mk("devices/system/cpu/cpu1/node1");
@@ -129,6 +135,13 @@ TEST(concurrent_callers_get_their_own_answer)
 	CHECK_EQ(bad, 0);
 }
 
+/* one controller's line and the job's warning, for a one-HCA job */
+static void place(const struct topo_place *p, char *line, size_t len, char *warn, size_t wlen)
+{
+	topo_place_line(root, p, line, len);
+	topo_place_warn(root, &p->hca, 1, p->cpu_node, p->mem_node, p->gpu_pci, warn, wlen);
+}
+
 TEST(job_placement_line)
 {
 	char line[600], warn[400];
@@ -139,11 +152,17 @@ TEST(job_placement_line)
 	CHECK_EQ(topo_cpus_node(root, (int[]){7}, 1), (unsigned long long)-1);
 	CHECK_EQ(topo_hca_node(root, "mlx5_0"), 0);
 	CHECK_EQ(topo_hca_node(root, "rxe0"), (unsigned long long)-1);
+	/* move_pages: a page not faulted in (-ENOENT, which is TOPO_NODES's
+	 * -2) or any other error is an unknown node, never "several" */
+	CHECK_EQ(topo_page_node(-ENOENT), (unsigned long long)-1);
+	CHECK_EQ(topo_page_node(-EFAULT), (unsigned long long)-1);
+	CHECK_EQ(topo_page_node(0), 0);
+	CHECK_EQ(topo_page_node(3), 3);
 
 	/* everything on node 0, GPU below the HCA's switch: no warning */
 	struct topo_place p = {.hca = "mlx5_0", .cpu_node = 0, .mem_node = 0, .gpu_pci = "0000:06:00.0",
 			       .relaxed = true};
-	topo_place_line(root, &p, line, sizeof(line), warn, sizeof(warn));
+	place(&p, line, sizeof(line), warn, sizeof(warn));
 	CHECK(strstr(line, "CPUs on NUMA 0, I/O memory on NUMA 0 (normal pages), HCA mlx5_0 (0000:05:00.0, NUMA 0)"));
 	CHECK(strstr(line, "PCIe relaxed ordering on"));
 	CHECK(strstr(line, "same PCIe switch"));
@@ -151,7 +170,7 @@ TEST(job_placement_line)
 
 	/* the job and its memory on node 1, the HCA on node 0 */
 	p = (struct topo_place){.hca = "mlx5_0", .cpu_node = 1, .mem_node = 1, .huge = true};
-	topo_place_line(root, &p, line, sizeof(line), warn, sizeof(warn));
+	place(&p, line, sizeof(line), warn, sizeof(warn));
 	CHECK(strstr(line, "I/O memory on NUMA 1 (huge pages)"));
 	CHECK(strstr(line, "PCIe relaxed ordering off"));
 	CHECK(strstr(warn, "cross-node placement: the job's CPUs on NUMA 1, its I/O memory on NUMA 1, "
@@ -160,20 +179,62 @@ TEST(job_placement_line)
 	/* the GPU on another root complex and node */
 	p = (struct topo_place){.hca = "mlx5_0", .cpu_node = 0, .mem_node = 0, .gpu_pci = "0000:81:00.0",
 				.relaxed = true};
-	topo_place_line(root, &p, line, sizeof(line), warn, sizeof(warn));
+	place(&p, line, sizeof(line), warn, sizeof(warn));
 	CHECK(strstr(line, "different root complexes"));
 	CHECK(strstr(warn, "GPU on NUMA 1"));
 
 	/* a job spread over both nodes */
 	p = (struct topo_place){.hca = "mlx5_0", .cpu_node = TOPO_NODES, .mem_node = 0};
-	topo_place_line(root, &p, line, sizeof(line), warn, sizeof(warn));
+	place(&p, line, sizeof(line), warn, sizeof(warn));
 	CHECK(strstr(warn, "CPUs on several NUMA nodes"));
 
 	/* Soft-RoCE on one node: the HCA has no node, nothing to compare */
 	p = (struct topo_place){.hca = "rxe0", .cpu_node = 0, .mem_node = 0, .relaxed = true};
-	topo_place_line(root, &p, line, sizeof(line), warn, sizeof(warn));
+	place(&p, line, sizeof(line), warn, sizeof(warn));
 	CHECK(strstr(line, "HCA rxe0 (not PCI, NUMA ?)"));
 	CHECK_STR(warn, "");
+}
+
+/* A job with files on HCAs of two sockets: one job-level line naming the
+ * HCA off the job's node, whichever controller comes first. */
+TEST(job_with_hcas_on_two_nodes)
+{
+	char warn[700];
+	const char *h01[] = {"mlx5_0", "mlx5_1"}, *h10[] = {"mlx5_1", "mlx5_0"}, *h00[] = {"mlx5_0", "mlx5_0"},
+		   *hsw[] = {"rxe0", "mlx5_1"};
+	CHECK_EQ(topo_hca_node(root, "mlx5_1"), 1);
+	topo_place_warn(root, h01, 2, 0, 0, NULL, warn, sizeof(warn));
+	CHECK(strstr(warn, "cross-node placement: the job's CPUs on NUMA 0, its I/O memory on NUMA 0, "
+			   "HCA mlx5_1 on NUMA 1: this run"));
+	topo_place_warn(root, h10, 2, 1, 1, NULL, warn, sizeof(warn));
+	CHECK(strstr(warn, "its I/O memory on NUMA 1, HCA mlx5_0 on NUMA 0: this run"));
+	/* two controllers on one HCA of the job's node: nothing to say */
+	topo_place_warn(root, h00, 2, 0, 0, NULL, warn, sizeof(warn));
+	CHECK_STR(warn, "");
+	/* the software HCA has no node, the other one is off the job's */
+	topo_place_warn(root, hsw, 2, 0, 0, NULL, warn, sizeof(warn));
+	CHECK(strstr(warn, "its I/O memory on NUMA 0, HCA mlx5_1 on NUMA 1: this run"));
+
+	/* numa_node=auto: the node the HCAs share, else the CPUs', saying which */
+	const char *why = NULL;
+	CHECK_EQ(topo_hcas_node(root, h00, 2), 0);
+	CHECK_EQ(topo_hcas_node(root, hsw, 2), 1);
+	CHECK_EQ(topo_hcas_node(root, h01, 2), (unsigned long long)TOPO_NODES);
+	CHECK_EQ(topo_hcas_node(root, hsw, 1), (unsigned long long)-1);
+	CHECK_EQ(topo_auto_node(topo_hcas_node(root, hsw, 2), 0, &why), 1);
+	CHECK(strstr(why, "the HCAs' node"));
+	CHECK_EQ(topo_auto_node(topo_hcas_node(root, h01, 2), 1, &why), 1);
+	CHECK(strstr(why, "the job's CPUs' node, its HCAs being on different nodes"));
+	CHECK_EQ(topo_auto_node(topo_hcas_node(root, h10, 2), 0, &why), 0);
+	CHECK_EQ(topo_auto_node(topo_hcas_node(root, hsw, 1), 1, &why), 1);
+	CHECK(strstr(why, "HCAs' being unknown"));
+	CHECK_EQ(topo_auto_node(TOPO_NODES, TOPO_NODES, &why), (unsigned long long)-1);
+	CHECK(strstr(why, "the kernel's choice"));
+	/* the placement line says how the node was chosen */
+	char line[600];
+	struct topo_place p = {.hca = "mlx5_1", .cpu_node = 1, .mem_node = 1, .why = "numa_node=auto: the HCAs' node"};
+	topo_place_line(root, &p, line, sizeof(line));
+	CHECK(strstr(line, "I/O memory on NUMA 1 (normal pages, numa_node=auto: the HCAs' node), HCA mlx5_1"));
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	CHECK_EQ(system(cmd), 0);
@@ -182,6 +243,6 @@ TEST(job_placement_line)
 int main(void)
 {
 	static const struct test_case t[] = {T(relationships), T(concurrent_callers_get_their_own_answer),
-					     T(job_placement_line)};
-	return run_tests("unit-topo", t, 3);
+					     T(job_placement_line), T(job_with_hcas_on_two_nodes)};
+	return run_tests("unit-topo", t, 4);
 }

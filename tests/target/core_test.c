@@ -19,18 +19,9 @@
 #include "../unit/check.h"
 #include "ctrl.h"
 #include "nvmeof.h"
+#include "tbenv.h"
 #include "protocol.h"
 #include "queue.h"
-
-static const char *env(const char *name)
-{
-	const char *v = getenv(name);
-	if (!v) {
-		fprintf(stderr, "missing %s: run inside tests/testbed/run\n", name);
-		exit(2);
-	}
-	return v;
-}
 
 static void opts_a(struct nvmeof_ctrl_opts *o)
 {

@@ -11,16 +11,7 @@
 
 #include "../unit/check.h"
 #include "nvmeof.h"
-
-static const char *env(const char *name)
-{
-	const char *v = getenv(name);
-	if (!v) {
-		fprintf(stderr, "missing %s: run inside tests/testbed/run\n", name);
-		exit(2);
-	}
-	return v;
-}
+#include "tbenv.h"
 
 static void opts_base(struct nvmeof_ctrl_opts *o, const char *subnqn)
 {

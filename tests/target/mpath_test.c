@@ -16,21 +16,12 @@
 
 #include "../unit/check.h"
 #include "nvmeof.h"
+#include "tbenv.h"
 
 #define QD 16
 #define NBLK 64           /* blocks per round (subsystem M's file: 4 KiB blocks) */
 #define BLKS_PER_IO 2
 #define BUF_BYTES (NBLK * 4096)
-
-static const char *env(const char *name)
-{
-	const char *v = getenv(name);
-	if (!v) {
-		fprintf(stderr, "missing %s: run inside tests/testbed/run\n", name);
-		exit(2);
-	}
-	return v;
-}
 
 static void tb(const char *fmt, const char *a, const char *b)
 {

@@ -90,6 +90,19 @@ t_fio_both_ports_removed_fails_naming_the_paths() {
   grep 'no usable path' "$SCRATCH/log" | grep -q "$NVMEOF_TB_ADDR:.*$NVMEOF_TB_ADDR2:" || fail "the error does not name both paths"
 }
 
+# With two devices, what one could not show: srcaddr= picks the other HCA,
+# and hca= refuses a connection that resolved to the wrong one.
+t_srcaddr_picks_the_hca_and_hca_refuses_the_other() {
+  local f2="trtype=RDMA traddr=$NVMEOF_TB_ADDR2 srcaddr=$NVMEOF_TB_ADDR2 trsvcid=$NVMEOF_TB_MPORT subnqn=$NQN_M_ESC ns=1"
+  ours --name=h --filename="$f2" --hca=rxe1 --rw=read --bs=4k --size=1m > "$SCRATCH/log" 2>&1 ||
+    { tail -20 "$SCRATCH/log"; fail "path 2 with hca=rxe1 failed"; }
+  grep -q 'err= 0' "$SCRATCH/log" || fail "no clean run through rxe1"
+  ! ours --name=h --filename="$f2" --hca=rxe0 --rw=read --bs=4k --size=1m > "$SCRATCH/log" 2>&1 ||
+    fail "hca=rxe0 accepted a connection through rxe1"
+  grep -m1 'resolved to HCA rxe1, not the expected rxe0' "$SCRATCH/log" | sed 's/^/    /'
+  grep -q 'resolved to HCA rxe1, not the expected rxe0' "$SCRATCH/log" || { tail -10 "$SCRATCH/log"; fail "no clear refusal"; }
+}
+
 t_library_paths_ana_failover() {
   "$B/tests/target_mpath"
 }

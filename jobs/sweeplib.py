@@ -60,7 +60,7 @@ def node(s):
 def placement(text, t):
     """The engine's placement line and cross-node warning; the NIC's times
     (hw_timestamps) of the queue that carried the most commands."""
-    m = re.search(r"placement: .*?; CPUs on ([^,]+), I/O memory on ([^(]+?) \((\w+) pages\).*?"
+    m = re.search(r"placement: .*?; CPUs on ([^,]+), I/O memory on ([^(]+?) \((\w+) pages[,)].*?"
                   r"PCIe relaxed ordering (on|off)", text)
     if m:
         t.update(cpu_numa=node(m.group(1)), mem_numa=node(m.group(2)), mem_pages=m.group(3),

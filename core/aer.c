@@ -225,6 +225,17 @@ int nvmeof_ctrl_events(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg)
 
 	pthread_mutex_t *alock = ctrl_admin_lock(c);
 	pthread_mutex_lock(alock);
+	/* Checked again where it is set: two threads enabling events at once
+	 * (fio jobs initialising in parallel) must not both install one, the
+	 * first left running with its callback after the second took its
+	 * place. */
+	if (*ctrl_aer(c)) {
+		pthread_mutex_unlock(alock);
+		pthread_cond_destroy(&a->cond);
+		pthread_mutex_destroy(&a->lock);
+		free(a);
+		return nvmeof_err(NVMEOF_EBUSY, "enable events: already enabled on this controller");
+	}
 	int rc = configure(a);
 	if (!rc) {
 		*ctrl_aer(c) = a;
@@ -284,13 +295,18 @@ void aer_free(struct nvmeof_ctrl *c)
 	*ctrl_aer(c) = NULL;
 }
 
-int aer_detach(struct nvmeof_ctrl *c, uint32_t timeout_ms)
+int aer_detach(struct nvmeof_ctrl *c, const void *arg, uint32_t timeout_ms)
 {
 	struct aer *a = *ctrl_aer(c);
 	if (!a)
 		return 0;
 	pthread_mutex_lock(&a->lock);
+	if (a->arg != arg) { /* another owner's: not ours to take away */
+		pthread_mutex_unlock(&a->lock);
+		return 0;
+	}
 	a->cb = NULL;
+	a->arg = NULL;
 	/* a callback already running finishes first: its owner frees what it uses */
 	uint64_t end = nvmeof_now_ms() + timeout_ms;
 	while (a->in_cb && nvmeof_now_ms() < end) {

@@ -253,7 +253,7 @@ int nvmeof_mpath_create(struct nvmeof_ctrl *const *ctrls, uint32_t n, const stru
 		char msg[512];
 		snprintf(msg, sizeof(msg), "%s", nvmeof_errmsg());
 		for (uint32_t i = 0; i < events; i++)
-			aer_detach(ctrls[i], DETACH_TIMEOUT_MS);
+			aer_detach(ctrls[i], &mp->p[i], DETACH_TIMEOUT_MS);
 		free_paths(mp);
 		pthread_cond_destroy(&mp->cond);
 		pthread_mutex_destroy(&mp->lock);
@@ -280,7 +280,7 @@ int nvmeof_mpath_destroy(struct nvmeof_mpath *mp)
 		pthread_join(mp->thread, NULL);
 	int rc = 0;
 	for (uint32_t i = 0; i < mp->n; i++) {
-		int r = aer_detach(mp->p[i].c, DETACH_TIMEOUT_MS);
+		int r = aer_detach(mp->p[i].c, &mp->p[i], DETACH_TIMEOUT_MS);
 		if (r && !rc)
 			rc = r;
 	}

@@ -153,7 +153,8 @@ struct jqueue {
 	 * pair, fio's buffer registered on every path. */
 	struct shared_ctrl *psc[TID_MAX_PATHS];
 	unsigned int npaths;
-	struct nvmeof_mpath *mp;
+	struct shared_mp *smp;           /* shared by the process's jobs on these paths */
+	struct nvmeof_mpath *mp;         /* smp's */
 	struct nvmeof_mpath_queue *mq[MAX_QPAIRS];
 	struct nvmeof_mpath_mr *mmr;
 };

@@ -2,7 +2,10 @@
  * controller per path, shared like any other, one multipath over them,
  * and qpairs= multipath queues, each a queue on every path. The library
  * picks a path per command (iopolicy=) and fails commands over. */
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
@@ -26,6 +29,91 @@ static void path_cfg(const struct conn_cfg *k, unsigned int i, struct conn_cfg *
 	out->o.dhchap_ctrl_secret = out->dhchap_ctrl_secret[0] ? out->dhchap_ctrl_secret : NULL;
 }
 
+/* Jobs of one process (thread mode) share each path's controller, and a
+ * controller's events go to one multipath: jobs on the same paths share it
+ * as they share the controllers, each with its own queues and buffer. */
+struct shared_mp {
+	struct shared_mp *next;
+	struct shared_ctrl *psc[TID_MAX_PATHS];
+	unsigned int npaths;
+	uint32_t nsid;
+	unsigned int iopolicy;
+	struct nvmeof_mpath *mp;
+	int refs;
+};
+static pthread_mutex_t mp_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shared_mp *mp_head;
+
+static struct shared_mp *mp_get(const struct jqueue *jq, uint32_t nsid, unsigned int iopolicy)
+{
+	struct shared_mp *m;
+	pthread_mutex_lock(&mp_lock);
+	for (m = mp_head; m; m = m->next) {
+		if (m->npaths != jq->npaths || memcmp(m->psc, jq->psc, jq->npaths * sizeof(jq->psc[0])) ||
+		    m->nsid != nsid)
+			continue;
+		if (m->iopolicy != iopolicy) {
+			log_err("nvmeof: these paths to namespace %u are already driven by another job with iopolicy %s: "
+				"jobs of one process that share paths share their multipath, and its policy\n",
+				nsid, nvmeof_iopolicy_str((enum nvmeof_iopolicy)m->iopolicy));
+			m = NULL;
+			goto out;
+		}
+		m->refs++;
+		goto out;
+	}
+	if (!(m = calloc(1, sizeof(*m)))) {
+		log_err("nvmeof: multipath: out of memory\n");
+		goto out;
+	}
+	struct nvmeof_ctrl *c[TID_MAX_PATHS];
+	for (unsigned int i = 0; i < jq->npaths; i++)
+		c[i] = jq->psc[i]->c;
+	struct nvmeof_mpath_opts mo;
+	nvmeof_mpath_opts_init(&mo);
+	mo.nsid = nsid;
+	mo.iopolicy = (enum nvmeof_iopolicy)iopolicy;
+	if (nvmeof_mpath_create(c, jq->npaths, &mo, &m->mp)) {
+		log_err("nvmeof: %s\n", nvmeof_errmsg());
+		free(m);
+		m = NULL;
+		goto out;
+	}
+	memcpy(m->psc, jq->psc, sizeof(m->psc));
+	m->npaths = jq->npaths;
+	m->nsid = nsid;
+	m->iopolicy = iopolicy;
+	m->refs = 1;
+	m->next = mp_head;
+	mp_head = m;
+out:
+	pthread_mutex_unlock(&mp_lock);
+	return m;
+}
+
+/* After the job's queues and registration are gone. */
+static void mp_put(struct shared_mp *m)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&mp_lock);
+	bool last = --m->refs == 0;
+	if (last)
+		for (struct shared_mp **pp = &mp_head; *pp; pp = &(*pp)->next)
+			if (*pp == m) {
+				*pp = m->next;
+				break;
+			}
+	pthread_mutex_unlock(&mp_lock);
+	/* unlisted: the destroy (which may wait for an ANA log read) holds
+	 * up no other job */
+	if (last) {
+		if (nvmeof_mpath_destroy(m->mp))
+			log_err("nvmeof: %s\n", nvmeof_errmsg());
+		free(m);
+	}
+}
+
 int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct efile *ef, unsigned int nq,
 	       uint32_t depth)
 {
@@ -47,17 +135,9 @@ int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct 
 		}
 		jq->npaths++;
 	}
-	struct nvmeof_ctrl *c[TID_MAX_PATHS];
-	for (unsigned int i = 0; i < jq->npaths; i++)
-		c[i] = jq->psc[i]->c;
-	struct nvmeof_mpath_opts mo;
-	nvmeof_mpath_opts_init(&mo);
-	mo.nsid = ef->nsid;
-	mo.iopolicy = (enum nvmeof_iopolicy)eo->iopolicy;
-	if (nvmeof_mpath_create(c, jq->npaths, &mo, &jq->mp)) {
-		log_err("nvmeof: %s\n", nvmeof_errmsg());
+	if (!(jq->smp = mp_get(jq, ef->nsid, eo->iopolicy)))
 		return 1;
-	}
+	jq->mp = jq->smp->mp;
 	struct nvmeof_queue_opts qo;
 	nvmeof_queue_opts_init(&qo);
 	qo.depth = depth;
@@ -74,7 +154,7 @@ int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct 
 		eng_info("nvmeof: job %s (%d): %s: path %u %s:%s (%s), controller CNTLID %u, ANA group %u %s, "
 			 "%u queue pair(s) of depth %u, iopolicy %s\n", td->o.name, td->thread_number,
 			 ef->cfg.t.subnqn, i + 1, pi.traddr, pi.trsvcid, pi.hca, pi.cntlid, pi.anagrpid,
-			 nvmeof_ana_state_str(pi.ana_state), nq, depth, nvmeof_iopolicy_str(mo.iopolicy));
+			 nvmeof_ana_state_str(pi.ana_state), nq, depth, nvmeof_iopolicy_str((enum nvmeof_iopolicy)eo->iopolicy));
 	}
 	return 0;
 }
@@ -109,8 +189,8 @@ void paths_close(struct jqueue *jq)
 	if (jq->mmr)
 		nvmeof_mpath_mr_release(jq->mmr);
 	jq->mmr = NULL;
-	if (jq->mp && nvmeof_mpath_destroy(jq->mp))
-		log_err("nvmeof: %s\n", nvmeof_errmsg());
+	mp_put(jq->smp);
+	jq->smp = NULL;
 	jq->mp = NULL;
 	for (unsigned int i = 1; i < jq->npaths; i++)
 		share_put(jq->psc[i]);

@@ -103,6 +103,28 @@ t_srcaddr_picks_the_hca_and_hca_refuses_the_other() {
   grep -q 'resolved to HCA rxe1, not the expected rxe0' "$SCRATCH/log" || { tail -10 "$SCRATCH/log"; fail "no clear refusal"; }
 }
 
+# The QP-scaling sweep over both HCAs: jobs/sweep's PATHS gives each job a
+# queue pair on each path, so every job's commands go through rxe0 and rxe1.
+# Four jobs in thread mode share each path's controller and so one
+# multipath (its events go to one owner): before they did, each made its
+# own, and the run crashed.
+t_qp_sweep_over_both_hcas() {
+  local o=$SCRATCH/mpsweep nj p f lines
+  PATHS="$NVMEOF_TB_ADDR/$NVMEOF_TB_ADDR $NVMEOF_TB_ADDR2/$NVMEOF_TB_ADDR2" TRSVCID=$NVMEOF_TB_MPORT \
+    SUBNQN=$NVMEOF_TB_NQN_M ENGINE=$ENG REGION=8m OFFSET_INCREMENT=8m RUNTIME=2 RAMP=0 \
+    timeout 300 jobs/sweep --initiator ours --reps 1 --out "$o" qp-scaling.fio NUMJOBS=1,4 BS=4k \
+    > "$SCRATCH/log" 2>&1 || { tail -30 "$SCRATCH/log"; tail -n 15 "$o"/runs/*.err; fail "the sweep failed"; }
+  [ "$(grep -c '^ours,.*,ok,' "$o/results.csv")" = 2 ] || { cat "$o/results.csv"; fail "not two successful runs"; }
+  for nj in 1 4; do
+    f=$(ls "$o"/runs/NUMJOBS-${nj}_*.err) || fail "no log of the $nj-job run"
+    for p in 1 2; do
+      lines=$(grep "^nvmeof: path $p .*(rxe$((p - 1))): .* [1-9][0-9]* command(s)" "$f" | wc -l)
+      [ "$lines" = "$nj" ] || { grep '^nvmeof: path' "$f"; fail "$nj jobs: $lines of them carried commands on path $p (rxe$((p - 1)))"; }
+    done
+    echo "    $nj job(s): every job carried commands on rxe0 and rxe1"
+  done
+}
+
 t_library_paths_ana_failover() {
   "$B/tests/target_mpath"
 }

@@ -405,6 +405,67 @@ out:
 			nvmeof_ctrl_close(c[i]);
 }
 
+/* Two threads making a multipath over the same controllers at once (fio
+ * jobs initialising in parallel): one gets the controllers' events, the
+ * other a clear refusal; never both, which left the first one's event
+ * thread running after the second took its place. */
+struct race {
+	struct nvmeof_ctrl **c;
+	pthread_barrier_t *go;
+	struct nvmeof_mpath *mp;
+	int rc;
+	char msg[512];
+};
+static void *race_main(void *arg)
+{
+	struct race *r = arg;
+	struct nvmeof_mpath_opts mo;
+	nvmeof_mpath_opts_init(&mo);
+	mo.nsid = 1;
+	pthread_barrier_wait(r->go);
+	r->rc = nvmeof_mpath_create(r->c, 2, &mo, &r->mp);
+	snprintf(r->msg, sizeof(r->msg), "%s", r->rc ? nvmeof_errmsg() : "");
+	return NULL;
+}
+
+TEST(two_multipaths_at_once_one_gets_the_events)
+{
+	int both = 0, one = 0;
+	for (int round = 0; round < 8; round++) {
+		struct nvmeof_ctrl *c[2] = {NULL, NULL};
+		MUST(connect_path(0, env("NVMEOF_TB_NQN_M"), 0, &c[0]));
+		MUST(connect_path(1, env("NVMEOF_TB_NQN_M"), 0, &c[1]));
+		pthread_barrier_t go;
+		pthread_barrier_init(&go, NULL, 2);
+		struct race r[2] = {{.c = c, .go = &go}, {.c = c, .go = &go}};
+		pthread_t t[2];
+		for (int i = 0; i < 2; i++)
+			pthread_create(&t[i], NULL, race_main, &r[i]);
+		for (int i = 0; i < 2; i++)
+			pthread_join(t[i], NULL);
+		pthread_barrier_destroy(&go);
+		int ok = !r[0].rc + !r[1].rc;
+		both += ok == 2;
+		one += ok == 1;
+		for (int i = 0; i < 2; i++)
+			if (r[i].rc) {
+				CHECK_EQ(r[i].rc, NVMEOF_EBUSY);
+				if (round == 0)
+					printf("    the other: %s\n", r[i].msg);
+			}
+		for (int i = 0; i < 2; i++)
+			if (r[i].mp)
+				CHECK_EQ(nvmeof_mpath_destroy(r[i].mp), 0);
+	out:
+		for (int i = 0; i < 2; i++)
+			if (c[i])
+				CHECK_EQ(nvmeof_ctrl_close(c[i]), 0);
+	}
+	printf("    8 rounds: %d with one multipath, %d with two\n", one, both);
+	CHECK_EQ(both, 0);
+	CHECK_EQ(one, 8);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case all[] = {
@@ -412,6 +473,7 @@ int main(int argc, char **argv)
 		T(queue_depth_uses_both_with_verify), T(numa_without_nodes_keeps_one_path), T(ana_states_route_io),
 		T(port_removed_and_restored_under_io), T(both_ports_removed_fails_naming_the_paths),
 		T(transition_past_anatt_fails_clearly), T(paths_to_two_subsystems_refused),
+		T(two_multipaths_at_once_one_gets_the_events),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return run_named_tests("target-mpath", all, sizeof(all) / sizeof(all[0]), argc, argv);

@@ -10,16 +10,24 @@ REPS=${REPS:-2}
 export RUNTIME=${RUNTIME:-2} RAMP=${RAMP:-1} REGION=${REGION:-1g}
 OUT=${BENCH_OUT:-build/bench/$(date +%Y%m%d-%H%M%S)}
 rc=0
-# Scaling: NUMJOBS jobs in thread mode = that many queue pairs, QD8 each.
-RW=read IODEPTH=8 OFFSET_INCREMENT=64m jobs/sweep --initiator both --reps "$REPS" --out "$OUT/sweep-qp" \
-  bandwidth.fio NUMJOBS=1,2,4 BS=4k,128k || rc=1
-# QD1 latency against the block size, and its distribution.
-RW=randread jobs/sweep --initiator both --reps "$REPS" --out "$OUT/sweep-qd1" \
-  qd1-latency.fio BS=4k,16k,64k,256k || rc=1
+SWEEPS=${SWEEPS:-qp qd1}  # SWEEPS=qp: the QP-scaling sweep alone
+has() { [[ " $SWEEPS " == *" $1 "* ]]; }
 rm -rf build/bench/plots && mkdir -p build/bench/plots
-for p in iops bandwidth; do cp "$OUT/sweep-qp/plots/$p.svg" "build/bench/plots/qp-$p.svg" || rc=1; done
-for p in latency latency-dist; do cp "$OUT/sweep-qd1/plots/$p.svg" "build/bench/plots/qd1-$p.svg" || rc=1; done
-cp "$OUT/sweep-qp/summary.txt" build/bench/plots/qp-summary.txt
-cp "$OUT/sweep-qd1/summary.txt" build/bench/plots/qd1-summary.txt
-echo "bench: plots in build/bench/plots/ (from $OUT/sweep-qp and $OUT/sweep-qd1)"
+if has qp; then
+  # QP scaling as the seed published it: NUMJOBS jobs in thread mode, one
+  # queue pair each (qp-scaling.fio), QD4 per job, to 64 (nvmet grants 128),
+  # 4 KiB and 1 MiB reads; throughput and fio's CPU per I/O for each initiator.
+  REGION=256m OFFSET_INCREMENT=16m jobs/sweep --initiator both --reps "$REPS" --out "$OUT/sweep-qp" \
+    qp-scaling.fio NUMJOBS=${QP_NUMJOBS:-1,2,4,8,16,32,64} BS=4k,1m || rc=1
+  for p in iops bandwidth cpu; do cp "$OUT/sweep-qp/plots/$p.svg" "build/bench/plots/qp-$p.svg" || rc=1; done
+  cp "$OUT/sweep-qp/summary.txt" build/bench/plots/qp-summary.txt
+fi
+if has qd1; then
+  # QD1 latency against the block size, and its distribution.
+  RW=randread jobs/sweep --initiator both --reps "$REPS" --out "$OUT/sweep-qd1" \
+    qd1-latency.fio BS=4k,16k,64k,256k || rc=1
+  for p in latency latency-dist; do cp "$OUT/sweep-qd1/plots/$p.svg" "build/bench/plots/qd1-$p.svg" || rc=1; done
+  cp "$OUT/sweep-qd1/summary.txt" build/bench/plots/qd1-summary.txt
+fi
+echo "bench: plots in build/bench/plots/ (from $OUT/sweep-*)"
 exit $rc

@@ -98,12 +98,28 @@ for rw in ("read", "write"):
         rows.append([rw, bs, fmt(o), fmt(k), ratio(o, k)])
 table("Sequential bandwidth, QD16 (MiB/s; ratio ours/kernel)", ["rw", "bs", "ours", "kernel", "ratio"], rows)
 
-rows = []
-for nj in (1, 2, 4, 8, 16):
-    c = f"qp_j{nj}"
-    o, k = med(c, "ours", mibs), med(c, "kernel", mibs)
-    rows.append([str(nj), fmt(o), fmt(k), ratio(o, k)])
-table("QP scaling, 1 MiB reads, QD4 per job (MiB/s; ratio ours/kernel)", ["jobs", "ours", "kernel", "ratio"], rows)
+# QP scaling comes from bench/plots.sh's sweep (its own results folder and CSV)
+qcsv = os.path.join(out, "sweep-qp", "results.csv")
+if os.path.isfile(qcsv):
+    qrows, qfields = sweeplib.read_csv(qcsv)
+    qmed = sweeplib.medians(qrows, sweeplib.swept_names(qfields), ["ours", "kernel"])
+
+    def qm(nj, bs, ini, metric):
+        v = qmed.get((nj, bs, ini), {}).get(metric)
+        return v[0] if v else None
+    for bs, unit in (("4k", "IOPS"), ("1m", "MiB/s")):
+        rows = []
+        for nj in sorted({r["NUMJOBS"] for r in qrows}, key=int):
+            if unit == "IOPS":
+                o, k = qm(nj, bs, "ours", "iops"), qm(nj, bs, "kernel", "iops")
+            else:
+                o, k = ((v / 2**20 if v is not None else None) for v in
+                        (qm(nj, bs, "ours", "bw_bytes"), qm(nj, bs, "kernel", "bw_bytes")))
+            co, ck = qm(nj, bs, "ours", "cpu_us_per_io"), qm(nj, bs, "kernel", "cpu_us_per_io")
+            rows.append([nj, fmt(o, 0 if unit == "IOPS" else 1), fmt(k, 0 if unit == "IOPS" else 1), ratio(o, k),
+                         fmt(co), fmt(ck), ratio(co, ck)])
+        table(f"QP scaling, {bs} reads, QD4 per job, one queue pair per job ({unit}; CPU us per I/O; ratios ours/kernel)",
+              ["jobs", "ours", "kernel", "ratio", "CPU ours", "CPU kernel", "CPU ratio"], rows)
 
 rows = []
 for bs in ("4m", "16m", "64m"):

@@ -71,6 +71,7 @@ t_two_point_sweep_both_initiators_csv_json_svg() {
   [ "$(grep -c '^ours,' "$o/results.csv")" = 2 ] && [ "$(grep -c '^kernel,' "$o/results.csv")" = 2 ] || fail "not 2 runs per initiator"
   chk svg "$o/plots/iops.svg" ours kernel "IOPS (I/Os per second)" "emulated test bed" || fail "iops.svg"
   chk svg "$o/plots/bandwidth.svg" ours kernel "bandwidth (MiB/s)" || fail "bandwidth.svg"
+  chk svg "$o/plots/cpu.svg" ours kernel "CPU time per I/O (fio's usr+sys, us)" || fail "cpu.svg"
   chk svg "$o/plots/latency.svg" "ours p50" "ours p99" "ours p99.9" "kernel p99.9" "block size" || fail "latency.svg"
   chk svg "$o/plots/latency-dist.svg" "ours BS=4k" "kernel BS=16k" "total latency (fio lat: submission to completion) (us, log scale)" \
     || fail "latency-dist.svg"

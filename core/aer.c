@@ -234,7 +234,7 @@ int nvmeof_ctrl_events(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg)
 		pthread_cond_destroy(&a->cond);
 		pthread_mutex_destroy(&a->lock);
 		free(a);
-		return nvmeof_err(NVMEOF_EBUSY, "enable events: already enabled on this controller");
+		return nvmeof_err(NVMEOF_EBUSY, "enable events: enabled on this controller by another thread meanwhile");
 	}
 	int rc = configure(a);
 	if (!rc) {

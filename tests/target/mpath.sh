@@ -9,6 +9,8 @@ T=$B/nvmeof
 P1=(-a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_MPORT" --nqn="$NVMEOF_TB_NQN_M")
 
 ENG=${NVMEOF_ENGINE:-$PWD/$B/libnvmeof_fio.so}
+# fio is not instrumented: a sanitized engine needs the ASan runtime first
+if [ -n "${NVMEOF_ASAN_RT:-}" ]; then export LD_PRELOAD=$NVMEOF_ASAN_RT ASAN_OPTIONS=detect_leaks=0; fi
 NQN_M_ESC=${NVMEOF_TB_NQN_M//:/\\:}
 # both paths, each through its own HCA (srcaddr), one subsystem
 FM="trtype=RDMA traddr=$NVMEOF_TB_ADDR srcaddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_MPORT traddr=$NVMEOF_TB_ADDR2 srcaddr=$NVMEOF_TB_ADDR2 subnqn=$NQN_M_ESC ns=1"
@@ -123,6 +125,19 @@ t_qp_sweep_over_both_hcas() {
     done
     echo "    $nj job(s): every job carried commands on rxe0 and rxe1"
   done
+}
+
+# Jobs of one process share the multipath of their paths, so they share its
+# policy: a second job asking for another is refused, and the refusal's
+# cleanup (while the first job runs on) neither crashes nor stops the first.
+t_fio_jobs_sharing_paths_must_agree_on_iopolicy() {
+  local rc
+  ours --thread=1 --filename="$FM" --rw=randread --bs=4k --size=8m --iodepth=4 --time_based --runtime=3 \
+    --name=a --iopolicy=round-robin --name=b --iopolicy=queue-depth > "$SCRATCH/log" 2>&1
+  rc=$?
+  grep -m1 'already driven by another job with iopolicy' "$SCRATCH/log" | sed 's/^/    /'
+  [ $rc -ne 0 ] && [ $rc -lt 128 ] || { tail -20 "$SCRATCH/log"; fail "fio exited $rc: expected a refusal, not success or a signal"; }
+  grep -qE 'already driven by another job with iopolicy (round-robin|queue-depth)' "$SCRATCH/log" || { tail -20 "$SCRATCH/log"; fail "no reason given"; }
 }
 
 t_library_paths_ana_failover() {

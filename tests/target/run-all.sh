@@ -25,7 +25,10 @@ run env NVMEOF_BUILD=build/out bash tests/target/sweep.sh
 # library's failover once more sanitized
 run env NVMEOF_BUILD=build/out bash tests/target/mpath.sh
 run build/san/tests/target_mpath two_paths_two_hcas_one_namespace queue_depth_uses_both_with_verify \
-  ana_states_route_io port_removed_and_restored_under_io
+  ana_states_route_io port_removed_and_restored_under_io two_multipaths_at_once_one_gets_the_events
+# and the engine's jobs sharing one multipath, sanitized
+run env NVMEOF_BUILD=build/san NVMEOF_ASAN_RT=$(cc -print-file-name=libasan.so) bash tests/target/mpath.sh \
+  t_fio_jobs_sharing_paths_must_agree_on_iopolicy t_qp_sweep_over_both_hcas
 echo "=== ThreadSanitizer: four queues in four threads, keep-alive thread"
 run build/tsan/tests/target_core four_queues_four_threads keep_alive_keeps_the_association poll_group_of_four_queues
 echo "=== ThreadSanitizer: reconnect attempts' workers against the poll, reassociation included"

@@ -7,6 +7,7 @@
 #ifndef NVMEOF_QPRIV_H
 #define NVMEOF_QPRIV_H
 
+#include <poll.h>
 #include <pthread.h>
 
 #include "internal.h"
@@ -31,6 +32,9 @@
 #define WRID_HIGH(q) ((uint64_t)(q)->member << 48 | (uint64_t)(q)->epoch << 40)
 #define POLL_BATCH 32
 #define HOUSEKEEP_MS 100
+/* A sleeping wait's longest slice (wait.c): a command's timeout is seen
+ * up to two of them and a housekeeping pass late. */
+#define SLICE_MAX_MS 1000
 #define MAX_RETRIES 5  /* as the kernel host's nvme_max_retries */
 #define NO_REQ 0xffff
 /* A send's wr_id carries the slot's generation, so a send completion that
@@ -116,6 +120,7 @@ struct q_waiter {
 	int (*poll)(void *ctx);
 	int (*arm)(void *ctx);        /* NULL: the wire cannot sleep */
 	int (*sleep)(void *ctx, int timeout_ms);
+	int (*slice_ms)(void *ctx);   /* the longest sleep; NULL: HOUSEKEEP_MS */
 	bool (*reconnecting)(void *ctx);
 	uint32_t (*inflight)(void *ctx);
 	enum nvmeof_wait_mode mode;
@@ -388,6 +393,8 @@ struct nvmeof_poll_group {
 	bool hw_ts;                       /* its completions carry the NIC's clock */
 	uint8_t next_epoch;               /* shared, so a place reused never repeats an epoch soon */
 	struct q_waiter waiter;
+	struct pollfd pfd[GROUP_MAX + 1]; /* a sleep's: the completion channel, each member's CM channel */
+	struct nvmeof_queue *pfq[GROUP_MAX + 1];
 };
 /* queue.c: releases what q_alloc and q_init made */
 void q_free(struct nvmeof_queue *q);

@@ -27,6 +27,9 @@ static int qr_poll(void *c, int n, struct ibv_wc *wc, uint64_t *ts)
 static int qr_arm(void *c) { return tr_arm(c); }
 static int qr_sleep(void *c, int timeout_ms) { return tr_sleep(c, timeout_ms); }
 static bool qr_disconnected(void *c) { return tr_disconnected(c); }
+static int qr_wait_fd(void *c) { return tr_wait_fd(c); }
+static int qr_take_event(void *c) { return tr_take_event(c); }
+static int qr_event_fd(void *c) { return tr_event_fd(c); }
 static void qr_disconnect(void *c) { tr_disconnect(c); }
 static void qr_close(struct nvmeof_queue *q) { tr_close(&q->conn); }
 
@@ -50,6 +53,9 @@ static const struct q_transport rdma_transport = {
 	.arm = qr_arm,
 	.sleep = qr_sleep,
 	.disconnected = qr_disconnected,
+	.wait_fd = qr_wait_fd,
+	.take_event = qr_take_event,
+	.event_fd = qr_event_fd,
 	.disconnect = qr_disconnect,
 	.reopen = q_connect,
 	.close = qr_close,

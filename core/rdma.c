@@ -275,15 +275,10 @@ int tr_arm(struct tr_conn *c)
 	return 0;
 }
 
-int tr_sleep(struct tr_conn *c, int timeout_ms)
+/* The channel's event, known to be there (a poll said so); EAGAIN from the
+ * non-blocking channel when another took it. */
+int tr_take_event(struct tr_conn *c)
 {
-	struct pollfd p = {.fd = c->cc->fd, .events = POLLIN};
-	int n = poll(&p, 1, timeout_ms);
-	if (n < 0)
-		return errno == EINTR ? 0 : nvmeof_err(NVMEOF_ETRANSPORT, "poll on the completion channel: %s",
-						    strerror(errno));
-	if (n == 0)
-		return 0;
 	struct ibv_cq *cq;
 	void *ctx;
 	if (ibv_get_cq_event(c->cc, &cq, &ctx) == 0) {
@@ -296,6 +291,21 @@ int tr_sleep(struct tr_conn *c, int timeout_ms)
 	}
 	return 1;
 }
+
+int tr_sleep(struct tr_conn *c, int timeout_ms)
+{
+	struct pollfd p = {.fd = c->cc->fd, .events = POLLIN};
+	int n = poll(&p, 1, timeout_ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : nvmeof_err(NVMEOF_ETRANSPORT, "poll on the completion channel: %s",
+						    strerror(errno));
+	if (n == 0)
+		return 0;
+	return tr_take_event(c);
+}
+
+int tr_wait_fd(struct tr_conn *c) { return c && c->cc ? c->cc->fd : -1; }
+int tr_event_fd(struct tr_conn *c) { return c && c->ch ? c->ch->fd : -1; }
 
 void tr_disconnect(struct tr_conn *c)
 {

@@ -55,6 +55,9 @@ int tr_connect(struct tr_conn *c, const void *priv, uint8_t priv_len, int timeou
 int tr_arm(struct tr_conn *c);
 /* Sleeps on the completion channel: 1 event, 0 timeout, <0 error. */
 int tr_sleep(struct tr_conn *c, int timeout_ms);
+int tr_wait_fd(struct tr_conn *c);  /* the completion channel's descriptor */
+int tr_take_event(struct tr_conn *c); /* its event, once a poll found it ready */
+int tr_event_fd(struct tr_conn *c); /* the CM channel's; -1: none */
 /* Moves the QP to error (every posted WR is flushed back) once. */
 void tr_disconnect(struct tr_conn *c);
 /* Non-blocking: true when the CM says the connection is gone; then

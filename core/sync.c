@@ -64,7 +64,7 @@ int q_sync_run(struct nvmeof_queue *q, const struct sub *sb, uint32_t timeout_ms
 	struct sync_ctx c = {.done = false, .why = ""};
 	uint16_t ri;
 	/* By default the command timeout decides; the wait is a backstop. */
-	uint32_t tmo = timeout_ms ? timeout_ms : q->cmd_timeout_ms + 2 * HOUSEKEEP_MS;
+	uint32_t tmo = timeout_ms ? timeout_ms : q->cmd_timeout_ms + 2 * (SLICE_MAX_MS + HOUSEKEEP_MS);
 	uint64_t deadline = nvmeof_now_ms() + tmo;
 	int rc = q_submit(q, sb, sync_cb, &c, &ri);
 	if (rc)

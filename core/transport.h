@@ -33,6 +33,14 @@ struct q_transport {
 	 * poll group's CQ (its cqc): the same operations drive both. */
 	int (*arm)(void *c);
 	int (*sleep)(void *c, int timeout_ms);
+	/* what a sleep over a poll group also watches: the completion
+	 * channel's descriptor (of cqc) and each member connection's CM
+	 * channel (of c; -1 when it has none), so that a disconnect wakes the
+	 * sleeper and a sleep need not end every HOUSEKEEP_MS to look for one.
+	 * NULL: sleeps last HOUSEKEEP_MS at most. */
+	int (*wait_fd)(void *cqc);
+	int (*take_event)(void *cqc); /* the channel's event, once wait_fd polled ready: 1 */
+	int (*event_fd)(void *c);
 	/* connection state: a non-blocking check that the peer is gone, and
 	 * moving our side to error so every posted request is flushed back */
 	bool (*disconnected)(void *c);

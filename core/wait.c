@@ -3,7 +3,10 @@
  * recent gap between completions, yield, sleep on the completion channel.
  * The engine and the synchronous calls wait here, with their own timeout.
  */
+#include <errno.h>
+#include <poll.h>
 #include <sched.h>
+#include <string.h>
 #include <time.h>
 
 #include "qpriv.h"
@@ -79,8 +82,10 @@ int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 		total += (uint32_t)rc;
 		if (total >= min)
 			return (int)total;
-		uint64_t left_ms = (deadline - now + 999) / 1000;
-		if ((rc = w->sleep(w->ctx, (int)(left_ms < HOUSEKEEP_MS ? left_ms : HOUSEKEEP_MS))) < 0)
+		if (w->reconnecting(w->ctx))
+			continue; /* that poll lost a connection: no CQ to sleep on */
+		uint64_t left_ms = (deadline - now + 999) / 1000, slice = w->slice_ms ? (uint64_t)w->slice_ms(w->ctx) : HOUSEKEEP_MS;
+		if ((rc = w->sleep(w->ctx, (int)(left_ms < slice ? left_ms : slice))) < 0)
 			return total ? (int)total : rc;
 		w->st_sleeps++;
 	}
@@ -99,10 +104,62 @@ static int gw_arm(void *c)
 	struct nvmeof_poll_group *g = c;
 	return g->tr->arm(g->cqc);
 }
+/* With the CM channels watched too, a sleep can last until a command could
+ * time out instead of HOUSEKEEP_MS: at a few completions a second per
+ * queue (a QP-scaling sweep's many 1 MiB jobs) the 100 ms wake-ups were
+ * most of a job's sleeps (BENCHMARKS.md, issue 26). A command's timeout
+ * then fires between cmd_timeout_ms and two slices later. */
+static bool gw_watches_cm(const struct nvmeof_poll_group *g)
+{
+	return g->tr->wait_fd && g->tr->take_event && g->tr->event_fd;
+}
+
+static int gw_slice(void *c)
+{
+	struct nvmeof_poll_group *g = c;
+	if (!gw_watches_cm(g))
+		return HOUSEKEEP_MS;
+	uint32_t ms = SLICE_MAX_MS;
+	for (uint32_t i = 0; i < g->nmembers; i++) {
+		const struct nvmeof_queue *q = g->list[i];
+		/* timers only a poll serves: a Command Retry Delay, a
+		 * reconnect's next step */
+		if (q->nretry || q->state != Q_LIVE)
+			return HOUSEKEEP_MS;
+		uint32_t t = q->cmd_timeout_ms / 8;
+		if (t < ms)
+			ms = t;
+	}
+	return ms < HOUSEKEEP_MS ? HOUSEKEEP_MS : (int)ms;
+}
+
 static int gw_sleep(void *c, int ms)
 {
 	struct nvmeof_poll_group *g = c;
-	return g->tr->sleep(g->cqc, ms);
+	if (!gw_watches_cm(g))
+		return g->tr->sleep(g->cqc, ms);
+	uint32_t n = 0;
+	g->pfd[n] = (struct pollfd){.fd = g->tr->wait_fd(g->cqc), .events = POLLIN};
+	g->pfq[n++] = NULL;
+	for (uint32_t i = 0; i < g->nmembers; i++) {
+		struct nvmeof_queue *q = g->list[i];
+		int fd = q_has_wire(q) ? g->tr->event_fd(q->trc) : -1;
+		if (fd < 0)
+			continue;
+		g->pfd[n] = (struct pollfd){.fd = fd, .events = POLLIN};
+		g->pfq[n++] = q;
+	}
+	int r = poll(g->pfd, n, ms);
+	if (r < 0)
+		return errno == EINTR ? 0 : nvmeof_err(NVMEOF_ETRANSPORT, "poll on the completion and CM channels: %s",
+						    strerror(errno));
+	if (r == 0)
+		return 0;
+	/* the CM has news: the member's next poll reads it (housekeeping) */
+	for (uint32_t k = 1; k < n; k++)
+		if (g->pfd[k].revents)
+			g->pfq[k]->next_housekeep_ms = 0;
+	return g->pfd[0].revents ? g->tr->take_event(g->cqc) : 1;
 }
 static bool gw_reconnecting(void *c)
 {
@@ -129,6 +186,7 @@ int nvmeof_poll_group_wait(struct nvmeof_poll_group *g, uint32_t min, int timeou
 		w->poll = gw_poll;
 		w->arm = g->tr->arm ? gw_arm : NULL;
 		w->sleep = gw_sleep;
+		w->slice_ms = gw_slice;
 		w->reconnecting = gw_reconnecting;
 		w->inflight = gw_inflight;
 	}

@@ -11,8 +11,11 @@
  * target is away, is abandoned: cleanup fails it. Healthy I/O completes
  * well within it. */
 #define END_GRACE_MS 3000
-/* Longest single wait, so a wait notices fio ending the job. */
-#define SLICE_MS 100
+/* Longest single wait: a wait notices fio ending the job (terminate)
+ * within it, and the runtime's end exactly (slice_ms). At a
+ * few completions a second per job (many 1 MiB jobs) 100 ms slices were
+ * most of each job's wake-ups (BENCHMARKS.md, issue 26). */
+#define SLICE_MS 1000
 /* With several controllers in flight, the wait on each in turn. */
 #define MULTI_SLICE_MS 1
 
@@ -83,6 +86,20 @@ static bool job_ending(struct thread_data *td)
 	       (td->o.timeout && !in_ramp_time(td) && utime_since_now(&td->epoch) >= td->o.timeout);
 }
 
+/* Up to the end of the runtime; past it (the grace for what is still out)
+ * 100 ms, as before. The ramp's end needs no wake-up: fio sees it when
+ * completions come back, which is also when its stats would change. */
+static int slice_ms(struct thread_data *td)
+{
+	if (!td->o.timeout || in_ramp_time(td))
+		return SLICE_MS;
+	uint64_t el = utime_since_now(&td->epoch);
+	if (el >= td->o.timeout)
+		return 100;
+	uint64_t ms = (td->o.timeout - el) / 1000 + 1;
+	return ms < SLICE_MS ? (int)ms : SLICE_MS;
+}
+
 int reap_wait(struct thread_data *td, struct job *j, unsigned int min, const struct timespec *t)
 {
 	uint64_t now = mono_us();
@@ -102,7 +119,8 @@ int reap_wait(struct thread_data *td, struct job *j, unsigned int min, const str
 		if (now >= until)
 			return 0;
 		uint64_t left_ms = (until - now + 999) / 1000;
-		if ((rc = wait_on_groups(j, min - j->nevents, left_ms < SLICE_MS ? (int)left_ms : SLICE_MS)))
+		int slice = slice_ms(td);
+		if ((rc = wait_on_groups(j, min - j->nevents, left_ms < (uint64_t)slice ? (int)left_ms : slice)))
 			return rc;
 	}
 }

@@ -649,6 +649,65 @@ out:
 		nvmeof_ctrl_close(c);
 }
 
+/* A wait with nothing to complete sleeps in slices as long as a command
+ * could take to time out (cmd_timeout_ms / 8, at most 1 s), not every
+ * 100 ms; the CM channel is watched as well, so the port going away during
+ * such a sleep still ends the wait at once, failed and saying why. */
+struct down_ctx {
+	double t_down;
+};
+static void *port_down_main(void *arg)
+{
+	struct down_ctx *d = arg;
+	struct timespec ts = {0, 200000000};
+	nanosleep(&ts, NULL);
+	sh("tb port-down rdma");
+	d->t_down = now_s();
+	return NULL;
+}
+
+TEST(idle_wait_sleeps_long_and_a_disconnect_wakes_it)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_queue *q = NULL;
+	struct nvmeof_queue_stats s0, s1;
+	opts_a(&o); /* cmd_timeout_ms 10000: 1 s slices; no reconnect */
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	MUST(nvmeof_queue_create(c, NULL, &q));
+	nvmeof_queue_stats(q, &s0);
+	double t0 = now_s();
+	CHECK_EQ(nvmeof_queue_wait(q, 1, 3000), 0);
+	double dt = now_s() - t0;
+	nvmeof_queue_stats(q, &s1);
+	uint64_t sleeps = s1.sleeps - s0.sleeps;
+	printf("    3 s idle wait: %.2f s, %llu sleep(s)\n", dt, (unsigned long long)sleeps);
+	CHECK(dt >= 2.9);
+	CHECK(sleeps >= 1 && sleeps <= 5); /* 100 ms slices: 30 */
+
+	struct down_ctx d = {0};
+	pthread_t th;
+	bool started = pthread_create(&th, NULL, port_down_main, &d) == 0;
+	CHECK(started);
+	t0 = now_s();
+	int r = nvmeof_queue_wait(q, 1, 20000);
+	double t_ret = now_s();
+	if (started)
+		pthread_join(th, NULL);
+	printf("    port down %.2f s into the wait, the wait ended %.2f s later: %d (%s)\n", d.t_down - t0,
+	       t_ret - d.t_down, r, nvmeof_errmsg());
+	CHECK(r < 0);
+	CHECK(t_ret - t0 < 10);
+	/* noticed through the CM channel, not at the 1 s slice's end */
+	CHECK(t_ret - d.t_down < 0.5);
+	sh("tb port-up rdma");
+out:
+	if (q)
+		nvmeof_queue_destroy(q);
+	if (c)
+		nvmeof_ctrl_close(c);
+}
+
 /* Four queues on one poll group: I/O on every queue completes through the
  * group's one CQ, with data intact, and a group wait sleeps on one channel. */
 TEST(poll_group_of_four_queues)
@@ -1123,6 +1182,7 @@ int main(int argc, char **argv)
 		T(queue_created_right_after_destroy),
 		T(sixty_four_queue_pairs_connect_under_load_and_all_carry_io),
 		T(keep_alive_goes_out_during_a_long_admin_command),
+		T(idle_wait_sleeps_long_and_a_disconnect_wakes_it),
 	};
 	size_t n = sizeof(all) / sizeof(all[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -129,6 +129,13 @@ struct q_waiter {
 	uint64_t st_sleeps;
 };
 int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms);
+/* wait.c: the arm and sleep of a wait over several queues, each in its own
+ * poll group (a multipath wait polls them itself); at most Q_SLEEP_MAX. */
+#define Q_SLEEP_MAX 256
+bool q_queues_can_sleep(struct nvmeof_queue *const *qs, uint32_t n);
+int q_queues_arm(struct nvmeof_queue *const *qs, uint32_t n);
+bool q_queues_reconnecting(struct nvmeof_queue *const *qs, uint32_t n);
+int q_queues_sleep(struct nvmeof_queue *const *qs, uint32_t n, int ms);
 uint64_t q_spin_budget(const struct q_waiter *w, uint32_t inflight); /* us */
 #define Q_GAP_SAMPLE_MAX_US 4000 /* twice wait.c's longest QD1 spin gap */
 /* A moving average of the time between completions (from the second on:

@@ -192,3 +192,75 @@ int nvmeof_poll_group_wait(struct nvmeof_poll_group *g, uint32_t min, int timeou
 	}
 	return q_wait(w, min, timeout_ms);
 }
+
+/* Several queues, each in a poll group of its own, polled by something
+ * above them (a multipath wait): the same arm and sleep as a group's,
+ * over all their channels at once. */
+bool q_queues_can_sleep(struct nvmeof_queue *const *qs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct nvmeof_poll_group *g = qs[i]->group;
+		if (!g || !g->tr->arm || !gw_watches_cm(g))
+			return false;
+	}
+	return n > 0;
+}
+
+int q_queues_arm(struct nvmeof_queue *const *qs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct nvmeof_poll_group *g = qs[i]->group;
+		int rc;
+		if (g && q_has_wire(qs[i]) && (rc = g->tr->arm(g->cqc)))
+			return rc;
+	}
+	return 0;
+}
+
+bool q_queues_reconnecting(struct nvmeof_queue *const *qs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (qs[i]->state == Q_WAIT || qs[i]->state == Q_REOPENING)
+			return true;
+	return false;
+}
+
+int q_queues_sleep(struct nvmeof_queue *const *qs, uint32_t n, int ms)
+{
+	struct pollfd pfd[2 * Q_SLEEP_MAX];
+	struct nvmeof_queue *who[2 * Q_SLEEP_MAX];
+	bool cm[2 * Q_SLEEP_MAX];
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n && i < Q_SLEEP_MAX; i++) {
+		struct nvmeof_queue *q = qs[i];
+		if (!q->group || !q_has_wire(q))
+			continue;
+		pfd[k] = (struct pollfd){.fd = q->group->tr->wait_fd(q->group->cqc), .events = POLLIN};
+		who[k] = q;
+		cm[k++] = false;
+		int fd = q->group->tr->event_fd(q->trc);
+		if (fd >= 0) {
+			pfd[k] = (struct pollfd){.fd = fd, .events = POLLIN};
+			who[k] = q;
+			cm[k++] = true;
+		}
+	}
+	if (!k) { /* no connection to sleep on: a short nap, as a reconnect's */
+		struct timespec ts = {0, 2000000};
+		nanosleep(&ts, NULL);
+		return 0;
+	}
+	int r = poll(pfd, k, ms);
+	if (r < 0)
+		return errno == EINTR ? 0 : nvmeof_err(NVMEOF_ETRANSPORT, "poll on the paths' completion and CM channels: %s",
+						    strerror(errno));
+	for (uint32_t j = 0; r > 0 && j < k; j++) {
+		if (!pfd[j].revents)
+			continue;
+		if (cm[j])
+			who[j]->next_housekeep_ms = 0;
+		else
+			who[j]->group->tr->take_event(who[j]->group->cqc);
+	}
+	return r > 0;
+}

@@ -49,13 +49,17 @@ static int poll_all(struct job *j)
 static int wait_on_groups(struct job *j, unsigned int need, int ms)
 {
 	static __thread int turn;
+	/* several paths: the library's wait over every multipath queue of the
+	 * job, which sleeps on all their paths' channels at once */
+	struct nvmeof_mpath_queue *mqs[MAX_QPAIRS];
+	uint32_t nmq = 0;
 	for (int k = 0; k < j->njq; k++)
-		if (j->jq[k].mp) {
-			/* paths on several devices have no one channel to sleep on:
-			 * the multipath wait polls them all, briefly, as a slice */
-			int r = nvmeof_mpath_queue_wait(j->jq[k].mq[0], need, ms < MULTI_SLICE_MS ? ms : MULTI_SLICE_MS);
-			return r < 0 ? r : 0;
-		}
+		for (unsigned int n = 0; j->jq[k].mp && n < j->jq[k].nq && nmq < MAX_QPAIRS; n++)
+			mqs[nmq++] = j->jq[k].mq[n];
+	if (nmq) {
+		int r = nvmeof_mpath_queues_wait(mqs, nmq, need, ms);
+		return r < 0 ? r : 0;
+	}
 	if (j->njq == 1) {
 		int r = nvmeof_poll_group_wait(j->jq[0].group, need, ms);
 		return r < 0 ? r : 0;

@@ -754,8 +754,13 @@ int nvmeof_mpath_read(struct nvmeof_mpath_queue *mq, uint64_t slba, uint32_t nlb
 int nvmeof_mpath_write(struct nvmeof_mpath_queue *mq, uint64_t slba, uint32_t nlb, struct nvmeof_mpath_mr *mmr,
 		       size_t off, uint32_t flags, nvmeof_cb cb, void *arg);
 int nvmeof_mpath_queue_poll(struct nvmeof_mpath_queue *mq, uint32_t max);
-/* Until min requests completed or timeout_ms passed; the count. */
+/* Until min requests completed or timeout_ms passed; the count. The wait
+ * policy is the paths' queues' (wait_mode, spin_us): spin, then sleep on
+ * every path's completion channel at once. */
 int nvmeof_mpath_queue_wait(struct nvmeof_mpath_queue *mq, uint32_t min, int timeout_ms);
+/* The same over several multipath queues of one thread (a job's queue
+ * pairs): min requests of all of them. */
+int nvmeof_mpath_queues_wait(struct nvmeof_mpath_queue *const *mqs, uint32_t n, uint32_t min, int timeout_ms);
 uint32_t nvmeof_mpath_queue_inflight(const struct nvmeof_mpath_queue *mq);
 struct nvmeof_path_stats {
 	size_t size;               /* set by the caller */

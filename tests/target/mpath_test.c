@@ -226,6 +226,41 @@ out:
 	close_paths(&p);
 }
 
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A multipath wait sleeps on every path's channel at once: an idle wait
+ * of 2 s costs its thread next to no CPU (it used to yield in a loop, a
+ * CPU's worth), and I/O through waits that sleep completes, data intact. */
+TEST(multipath_wait_sleeps_on_every_path)
+{
+	struct paths p;
+	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 0));
+	double c0 = thread_cpu_s();
+	CHECK_EQ(nvmeof_mpath_queue_wait(p.mq, 1, 2000), 0);
+	double cpu = thread_cpu_s() - c0;
+	printf("    an idle 2 s multipath wait used %.3f s of CPU\n", cpu);
+	CHECK(cpu < 0.5);
+	uint32_t errs = 0, bads = 0;
+	for (int k = 0; k < 2; k++) {
+		uint32_t bad = 0;
+		char m[512] = "";
+		errs += round_trip(&p, 0, (uint64_t)k + 11, &bad, m, sizeof(m));
+		bads += bad;
+		if (m[0])
+			fprintf(stderr, "    I/O error: %s\n", m);
+	}
+	CHECK_EQ(errs, 0);
+	CHECK_EQ(bads, 0);
+	CHECK(path_cmds(&p, 0) > 0 && path_cmds(&p, 1) > 0);
+out:
+	close_paths(&p);
+}
+
 static void policy_spread(enum nvmeof_iopolicy pol)
 {
 	struct paths p;
@@ -473,7 +508,7 @@ int main(int argc, char **argv)
 		T(queue_depth_uses_both_with_verify), T(numa_without_nodes_keeps_one_path), T(ana_states_route_io),
 		T(port_removed_and_restored_under_io), T(both_ports_removed_fails_naming_the_paths),
 		T(transition_past_anatt_fails_clearly), T(paths_to_two_subsystems_refused),
-		T(two_multipaths_at_once_one_gets_the_events),
+		T(two_multipaths_at_once_one_gets_the_events), T(multipath_wait_sleeps_on_every_path),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return run_named_tests("target-mpath", all, sizeof(all) / sizeof(all[0]), argc, argv);

@@ -38,7 +38,7 @@ args_for() {
   esac
 }
 ORDER=(ours-1-path kernel-2-numa ours-2-queue-depth kernel-2-round-robin ours-2-round-robin ours-2-numa)
-[ -z "${ENG_BEFORE:-}" ] || ORDER+=(before-2-queue-depth before-2-round-robin)
+[ -z "${ENG_BEFORE:-}" ] || ORDER+=(before-2-queue-depth before-2-round-robin before-2-numa)
 declare -A WL=([4k-qd32]="--rw=randread --bs=4k --iodepth=32" [128k-qd16]="--rw=read --bs=128k --iodepth=16")
 
 for rep in $(seq "$REPS"); do

@@ -47,6 +47,7 @@ struct nvmeof_mpath_queue {
 	uint32_t *parked, nparked;
 	uint32_t *retrying;        /* retry_parked's copy of parked */
 	uint32_t inflight, completed;
+	uint32_t dirty;             /* paths with submissions not yet posted (bit i: q[i]) */
 	uint64_t bounce_max_ms;     /* the longest ANATT of the paths */
 	bool closing;
 	struct q_waiter w;          /* the wait's policy and completion gaps (the first of a wait's queues) */
@@ -86,6 +87,7 @@ static int route(struct nvmeof_mpath_queue *mq, struct mreq *r, int exclude)
 		int rc = issue(mq, r, (uint32_t)pi);
 		if (!rc) {
 			r->path = pi;
+			mq->dirty |= 1u << pi;
 			mq->v[pi].inflight++;
 			mq->st[pi].cmds++;
 			return ROUTE_OK;
@@ -290,6 +292,25 @@ int nvmeof_mpath_write(struct nvmeof_mpath_queue *mq, uint64_t slba, uint32_t nl
 	return submit(mq, true, slba, nlb, mmr, off, flags, cb, arg);
 }
 
+/* One doorbell per path for what was submitted since the last commit (a
+ * doorbell per command costs, on Soft-RoCE, a system call and a kworker
+ * wake-up each: BENCHMARKS.md, issue 23). A refused post fails its
+ * commands through the path's poll, and they fail over from there. */
+int nvmeof_mpath_queue_commit(struct nvmeof_mpath_queue *mq)
+{
+	if (!mq)
+		return nvmeof_err(NVMEOF_EINVAL, "multipath commit: no queue");
+	int first = 0;
+	for (uint32_t i = 0; mq->dirty; i++)
+		if (mq->dirty & (1u << i)) {
+			mq->dirty &= ~(1u << i);
+			int rc = nvmeof_queue_commit(mq->q[i]);
+			if (rc && !first)
+				first = rc;
+		}
+	return first;
+}
+
 /* A path whose queue came back has a new association behind it, maybe
  * with new ANA states: its log is read again. */
 int nvmeof_mpath_queue_poll(struct nvmeof_mpath_queue *mq, uint32_t max)
@@ -306,6 +327,10 @@ int nvmeof_mpath_queue_poll(struct nvmeof_mpath_queue *mq, uint32_t max)
 	}
 	if (mq->nparked)
 		retry_parked(mq);
+	/* what failed over or left the parking went to paths polled before
+	 * it: out now, not at the next poll */
+	if (mq->dirty)
+		nvmeof_mpath_queue_commit(mq);
 	if (mq->completed) /* whoever polls: the wait's spin follows the gaps */
 		q_waiter_note(&mq->w, mq->completed);
 	return (int)mq->completed;
@@ -409,6 +434,9 @@ int nvmeof_mpath_queue_path_stats(const struct nvmeof_mpath_queue *mq, uint32_t 
 	struct nvmeof_path_stats x = mq->st[idx];
 	x.size = sizeof(x);
 	x.live = q_is_live(mq->q[idx]);
+	struct nvmeof_queue_stats qs;
+	nvmeof_queue_stats(mq->q[idx], &qs);
+	x.doorbells = qs.doorbells;
 	size_t n = out->size && out->size < sizeof(x) ? out->size : sizeof(x);
 	x.size = n;
 	memcpy(out, &x, n);

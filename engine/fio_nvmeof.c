@@ -130,10 +130,13 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 			log_io_error(j, io_ddir_name(io_u->ddir), "several paths carry reads and writes only");
 			return FIO_Q_COMPLETED;
 		}
-		struct nvmeof_mpath_queue *mq = jq->mq[jq->next];
-		jq->next = jq->next + 1 == jq->nq ? 0 : jq->next + 1;
+		unsigned int n = jq->next;
+		struct nvmeof_mpath_queue *mq = jq->mq[n];
+		jq->next = n + 1 == jq->nq ? 0 : n + 1;
 		rc = io_u->ddir == DDIR_READ ? nvmeof_mpath_read(mq, slba, nlb, jq->mmr, off, done_cb, x)
 					     : nvmeof_mpath_write(mq, slba, nlb, jq->mmr, off, 0, done_cb, x);
+		if (!rc)
+			jq->dirty |= 1ull << n;
 		if (rc == NVMEOF_EQFULL)
 			return FIO_Q_BUSY;
 		if (rc) {
@@ -199,7 +202,7 @@ static void ring(struct thread_data *td, struct job *j)
 		for (unsigned int qi = 0; jq->dirty; qi++)
 			if (jq->dirty & (1ull << qi)) {
 				jq->dirty &= ~(1ull << qi);
-				if (nvmeof_queue_commit(jq->q[qi]))
+				if (jq->mp ? nvmeof_mpath_queue_commit(jq->mq[qi]) : nvmeof_queue_commit(jq->q[qi]))
 					log_io_error(j, "commit", nvmeof_errmsg());
 			}
 	}

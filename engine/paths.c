@@ -141,6 +141,7 @@ int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct 
 	struct nvmeof_queue_opts qo;
 	nvmeof_queue_opts_init(&qo);
 	qo.depth = depth;
+	qo.batch = true; /* the engine's commit rings each path once per batch */
 	for (unsigned int n = 0; n < nq; n++) {
 		if (nvmeof_mpath_queue_create(jq->mp, &qo, &jq->mq[n])) {
 			log_err("nvmeof: queue pair %u of %u on %u paths: %s\n", n + 1, nq, jq->npaths, nvmeof_errmsg());
@@ -163,18 +164,20 @@ void paths_close(struct jqueue *jq)
 {
 	for (unsigned int i = 0; jq->mp && i < jq->npaths; i++) {
 		struct nvmeof_path_info pi = {.size = sizeof(pi)};
-		uint64_t cmds = 0, fo = 0, perr = 0;
+		uint64_t cmds = 0, db = 0, fo = 0, perr = 0;
 		nvmeof_mpath_path_info(jq->mp, i, &pi);
 		for (unsigned int n = 0; n < jq->nq; n++) {
 			struct nvmeof_path_stats st = {.size = sizeof(st)};
 			nvmeof_mpath_queue_path_stats(jq->mq[n], i, &st);
 			cmds += st.cmds;
+			db += st.doorbells;
 			fo += st.failovers;
 			perr += st.path_errors;
 		}
-		eng_info("nvmeof: path %u %s:%s (%s): ANA %s, %llu ANA change(s), %llu command(s), %llu failover(s), "
-			 "%llu path error(s)\n", i + 1, pi.traddr, pi.trsvcid, pi.hca, nvmeof_ana_state_str(pi.ana_state),
-			 (unsigned long long)pi.ana_changes, (unsigned long long)cmds, (unsigned long long)fo,
+		eng_info("nvmeof: path %u %s:%s (%s): ANA %s, %llu ANA change(s), %llu command(s), %llu doorbell(s), "
+			 "%llu failover(s), %llu path error(s)\n", i + 1, pi.traddr, pi.trsvcid, pi.hca,
+			 nvmeof_ana_state_str(pi.ana_state), (unsigned long long)pi.ana_changes, (unsigned long long)cmds,
+			 (unsigned long long)db, (unsigned long long)fo,
 			 (unsigned long long)perr);
 	}
 	for (unsigned int n = 0; n < jq->nq; n++) {

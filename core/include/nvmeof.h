@@ -753,6 +753,9 @@ int nvmeof_mpath_read(struct nvmeof_mpath_queue *mq, uint64_t slba, uint32_t nlb
 /* flags: NVMEOF_IO_FUA */
 int nvmeof_mpath_write(struct nvmeof_mpath_queue *mq, uint64_t slba, uint32_t nlb, struct nvmeof_mpath_mr *mmr,
 		       size_t off, uint32_t flags, nvmeof_cb cb, void *arg);
+/* With opts->batch, submissions wait for this: one doorbell per path that
+ * has any (as nvmeof_queue_commit). A poll posts what failover re-issued. */
+int nvmeof_mpath_queue_commit(struct nvmeof_mpath_queue *mq);
 int nvmeof_mpath_queue_poll(struct nvmeof_mpath_queue *mq, uint32_t max);
 /* Until min requests completed or timeout_ms passed; the count. The wait
  * policy is the paths' queues' (wait_mode, spin_us): spin, then sleep on
@@ -768,6 +771,7 @@ struct nvmeof_path_stats {
 	uint64_t failovers;        /* of them, moved off this path to another */
 	uint64_t path_errors;      /* path statuses and lost connections seen on it */
 	bool live;                 /* its queue is connected now */
+	uint64_t doorbells;        /* ibv_post_send calls on the path's queue */
 };
 int nvmeof_mpath_queue_path_stats(const struct nvmeof_mpath_queue *mq, uint32_t idx, struct nvmeof_path_stats *out);
 

@@ -204,6 +204,7 @@ class PathStats(ctypes.Structure):
         ("failovers", c_uint64),
         ("path_errors", c_uint64),
         ("live", c_bool),
+        ("doorbells", c_uint64),
     ]
 
 

@@ -167,6 +167,6 @@ class Paths:
             out.append({"traddr": pi.traddr.decode(), "trsvcid": pi.trsvcid.decode(), "hca": pi.hca.decode(),
                         "cntlid": pi.cntlid, "anagrpid": pi.anagrpid,
                         "ana_state": _ANA.get(pi.ana_state, "invalid state"), "ana_changes": pi.ana_changes,
-                        "commands": st.cmds, "failovers": st.failovers, "path_errors": st.path_errors,
-                        "live": bool(st.live)})
+                        "commands": st.cmds, "doorbells": st.doorbells, "failovers": st.failovers,
+                        "path_errors": st.path_errors, "live": bool(st.live)})
         return out

@@ -39,6 +39,26 @@ t_fio_two_paths_randrw_verify() {
   done
 }
 
+# A two-path job at depth coalesces doorbells per path as a one-path job
+# does (engine.sh: t_doorbells_coalesce_at_depth). It used to ring once per
+# command, a system call each on Soft-RoCE: two paths ran at 0.67 of one
+# (BENCHMARKS.md, issue 23).
+path_cd() { # log path -> "commands doorbells" of that path (end-of-job line)
+  sed -n "s/^nvmeof: path $2 .* \([0-9]*\) command(s), \([0-9]*\) doorbell(s).*/\1 \2/p" "$1" | head -1
+}
+t_fio_two_paths_coalesce_doorbells() {
+  local p c d
+  ours --name=db --filename="$FM" --iopolicy=round-robin --thread=1 --rw=randread --bs=4k --iodepth=32 \
+    --size=56m --time_based --runtime=3 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio failed"; }
+  expect_ok "$SCRATCH/log"
+  for p in 1 2; do
+    read -r c d < <(path_cd "$SCRATCH/log" $p)
+    echo "    path $p: ${c:-?} commands, ${d:-?} doorbells"
+    [ "${c:-0}" -gt 500 ] || { grep '^nvmeof: path' "$SCRATCH/log"; fail "path $p: too few commands to judge (${c:-none})"; }
+    [ $((d * 4)) -lt $((c * 3)) ] || fail "path $p: $d doorbells for $c commands: not coalesced"
+  done
+}
+
 t_fio_refuses_paths_to_two_subsystems() {
   local f="trtype=RDMA traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_MPORT traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=$NQN_M_ESC ns=1"
   ! ours --name=x --filename="$f" --rw=read --bs=4k --size=1m > "$SCRATCH/log" 2>&1 || fail "fio accepted it"

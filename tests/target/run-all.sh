@@ -25,7 +25,8 @@ run env NVMEOF_BUILD=build/out bash tests/target/sweep.sh
 # library's failover once more sanitized
 run env NVMEOF_BUILD=build/out bash tests/target/mpath.sh
 run build/san/tests/target_mpath two_paths_two_hcas_one_namespace queue_depth_uses_both_with_verify \
-  ana_states_route_io port_removed_and_restored_under_io two_multipaths_at_once_one_gets_the_events
+  ana_states_route_io port_removed_and_restored_under_io two_multipaths_at_once_one_gets_the_events \
+  batched_submissions_ring_once_per_path
 # and the engine's jobs sharing one multipath, sanitized
 run env NVMEOF_BUILD=build/san NVMEOF_ASAN_RT=$(cc -print-file-name=libasan.so) bash tests/target/mpath.sh \
   t_fio_jobs_sharing_paths_must_agree_on_iopolicy t_qp_sweep_over_both_hcas

@@ -8,6 +8,7 @@
  * when none can. The I/O path allocates nothing: requests come from an
  * array sized at creation.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -437,7 +438,9 @@ int nvmeof_mpath_queue_path_stats(const struct nvmeof_mpath_queue *mq, uint32_t 
 	struct nvmeof_queue_stats qs;
 	nvmeof_queue_stats(mq->q[idx], &qs);
 	x.doorbells = qs.doorbells;
-	size_t n = out->size && out->size < sizeof(x) ? out->size : sizeof(x);
+	/* size 0: the first layout (before doorbells), as the options' size 0 */
+	size_t n = !out->size ? offsetof(struct nvmeof_path_stats, doorbells)
+		   : out->size < sizeof(x) ? out->size : sizeof(x);
 	x.size = n;
 	memcpy(out, &x, n);
 	return 0;

@@ -766,7 +766,7 @@ int nvmeof_mpath_queue_wait(struct nvmeof_mpath_queue *mq, uint32_t min, int tim
 int nvmeof_mpath_queues_wait(struct nvmeof_mpath_queue *const *mqs, uint32_t n, uint32_t min, int timeout_ms);
 uint32_t nvmeof_mpath_queue_inflight(const struct nvmeof_mpath_queue *mq);
 struct nvmeof_path_stats {
-	size_t size;               /* set by the caller */
+	size_t size;               /* set by the caller (0: the fields up to live) */
 	uint64_t cmds;             /* requests issued on the path (failed-over ones again) */
 	uint64_t failovers;        /* of them, moved off this path to another */
 	uint64_t path_errors;      /* path statuses and lost connections seen on it */

@@ -308,6 +308,14 @@ TEST(batched_submissions_ring_once_per_path)
 	CHECK_EQ(bad, 0);
 	if (m[0])
 		fprintf(stderr, "    I/O error: %s\n", m);
+	/* size 0 is the first layout: a caller built before doorbells gets
+	 * nothing written past its struct */
+	struct nvmeof_path_stats z;
+	memset(&z, 0xab, sizeof(z));
+	z.size = 0;
+	MUST(nvmeof_mpath_queue_path_stats(p.mq, 0, &z));
+	CHECK(z.cmds > 0);
+	CHECK_EQ(z.doorbells, 0xababababababababull);
 out:
 	close_paths(&p);
 }

@@ -133,39 +133,57 @@ static int gw_slice(void *c)
 	return ms < HOUSEKEEP_MS ? HOUSEKEEP_MS : (int)ms;
 }
 
+/* One sleep on the completion channels of ng groups and their connected
+ * members' CM channels (pfd and pfq hold an entry for each): a CM channel
+ * with news sends its queue to housekeeping at its next poll, a completion
+ * channel's event is taken. 0 on timeout, 1 when woken, or an error. */
+static int sleep_on_groups(struct nvmeof_poll_group *const *gs, uint32_t ng, struct pollfd *pfd,
+			   struct nvmeof_queue **pfq, int ms)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < ng; i++) {
+		struct nvmeof_poll_group *g = gs[i];
+		pfd[n] = (struct pollfd){.fd = g->tr->wait_fd(g->cqc), .events = POLLIN};
+		pfq[n++] = NULL; /* the group's completion channel */
+		for (uint32_t m = 0; m < g->nmembers; m++) {
+			struct nvmeof_queue *q = g->list[m];
+			int fd = q_has_wire(q) ? g->tr->event_fd(q->trc) : -1;
+			if (fd < 0)
+				continue;
+			pfd[n] = (struct pollfd){.fd = fd, .events = POLLIN};
+			pfq[n++] = q;
+		}
+	}
+	int r = poll(pfd, n, ms);
+	if (r < 0)
+		return errno == EINTR ? 0 : nvmeof_err(NVMEOF_ETRANSPORT, "poll on the completion and CM channels: %s",
+						    strerror(errno));
+	for (uint32_t k = 0, gi = 0; r > 0 && k < n; k++) {
+		if (pfq[k]) {
+			if (pfd[k].revents)
+				pfq[k]->next_housekeep_ms = 0;
+			continue;
+		}
+		struct nvmeof_poll_group *g = gs[gi++];
+		if (pfd[k].revents)
+			g->tr->take_event(g->cqc);
+	}
+	return r > 0;
+}
+
 static int gw_sleep(void *c, int ms)
 {
 	struct nvmeof_poll_group *g = c;
 	if (!gw_watches_cm(g))
 		return g->tr->sleep(g->cqc, ms);
-	uint32_t n = 0;
-	g->pfd[n] = (struct pollfd){.fd = g->tr->wait_fd(g->cqc), .events = POLLIN};
-	g->pfq[n++] = NULL;
-	for (uint32_t i = 0; i < g->nmembers; i++) {
-		struct nvmeof_queue *q = g->list[i];
-		int fd = q_has_wire(q) ? g->tr->event_fd(q->trc) : -1;
-		if (fd < 0)
-			continue;
-		g->pfd[n] = (struct pollfd){.fd = fd, .events = POLLIN};
-		g->pfq[n++] = q;
-	}
-	int r = poll(g->pfd, n, ms);
-	if (r < 0)
-		return errno == EINTR ? 0 : nvmeof_err(NVMEOF_ETRANSPORT, "poll on the completion and CM channels: %s",
-						    strerror(errno));
-	if (r == 0)
-		return 0;
-	/* the CM has news: the member's next poll reads it (housekeeping) */
-	for (uint32_t k = 1; k < n; k++)
-		if (g->pfd[k].revents)
-			g->pfq[k]->next_housekeep_ms = 0;
-	return g->pfd[0].revents ? g->tr->take_event(g->cqc) : 1;
+	return sleep_on_groups(&g, 1, g->pfd, g->pfq, ms);
 }
+static bool q_reconnecting(const struct nvmeof_queue *q) { return q->state == Q_WAIT || q->state == Q_REOPENING; }
 static bool gw_reconnecting(void *c)
 {
 	struct nvmeof_poll_group *g = c;
 	for (uint32_t i = 0; i < g->nmembers; i++)
-		if (g->list[i]->state == Q_WAIT || g->list[i]->state == Q_REOPENING)
+		if (q_reconnecting(g->list[i]))
 			return true;
 	return false;
 }
@@ -220,47 +238,29 @@ int q_queues_arm(struct nvmeof_queue *const *qs, uint32_t n)
 bool q_queues_reconnecting(struct nvmeof_queue *const *qs, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
-		if (qs[i]->state == Q_WAIT || qs[i]->state == Q_REOPENING)
+		if (q_reconnecting(qs[i]))
 			return true;
 	return false;
 }
 
+/* Each queue is its group's one member: two channels a queue. */
 int q_queues_sleep(struct nvmeof_queue *const *qs, uint32_t n, int ms)
 {
+	struct nvmeof_poll_group *gs[Q_SLEEP_MAX];
 	struct pollfd pfd[2 * Q_SLEEP_MAX];
-	struct nvmeof_queue *who[2 * Q_SLEEP_MAX];
-	bool cm[2 * Q_SLEEP_MAX];
-	uint32_t k = 0;
-	for (uint32_t i = 0; i < n && i < Q_SLEEP_MAX; i++) {
-		struct nvmeof_queue *q = qs[i];
-		if (!q->group || !q_has_wire(q))
+	struct nvmeof_queue *pfq[2 * Q_SLEEP_MAX];
+	uint32_t ng = 0, room = 2 * Q_SLEEP_MAX;
+	for (uint32_t i = 0; i < n && ng < Q_SLEEP_MAX; i++) {
+		struct nvmeof_poll_group *g = qs[i]->group;
+		if (!g || !q_has_wire(qs[i]) || 1 + g->nmembers > room)
 			continue;
-		pfd[k] = (struct pollfd){.fd = q->group->tr->wait_fd(q->group->cqc), .events = POLLIN};
-		who[k] = q;
-		cm[k++] = false;
-		int fd = q->group->tr->event_fd(q->trc);
-		if (fd >= 0) {
-			pfd[k] = (struct pollfd){.fd = fd, .events = POLLIN};
-			who[k] = q;
-			cm[k++] = true;
-		}
+		gs[ng++] = g;
+		room -= 1 + g->nmembers;
 	}
-	if (!k) { /* no connection to sleep on: a short nap, as a reconnect's */
+	if (!ng) { /* no connection to sleep on: a short nap, as a reconnect's */
 		struct timespec ts = {0, 2000000};
 		nanosleep(&ts, NULL);
 		return 0;
 	}
-	int r = poll(pfd, k, ms);
-	if (r < 0)
-		return errno == EINTR ? 0 : nvmeof_err(NVMEOF_ETRANSPORT, "poll on the paths' completion and CM channels: %s",
-						    strerror(errno));
-	for (uint32_t j = 0; r > 0 && j < k; j++) {
-		if (!pfd[j].revents)
-			continue;
-		if (cm[j])
-			who[j]->next_housekeep_ms = 0;
-		else
-			who[j]->group->tr->take_event(who[j]->group->cqc);
-	}
-	return r > 0;
+	return sleep_on_groups(gs, ng, pfd, pfq, ms);
 }

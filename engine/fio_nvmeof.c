@@ -131,17 +131,15 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 			return FIO_Q_COMPLETED;
 		}
 		/* multipath queues in turn (by the submitting CPU measured no
-		 * better: BENCHMARKS.md, issue 23); a full one passes the
-		 * command to the next */
-		for (unsigned int t = 0; t < jq->nq && rc == NVMEOF_EQFULL; t++) {
-			unsigned int n = jq->next;
-			struct nvmeof_mpath_queue *mq = jq->mq[n];
-			jq->next = n + 1 == jq->nq ? 0 : n + 1;
-			rc = io_u->ddir == DDIR_READ ? nvmeof_mpath_read(mq, slba, nlb, jq->mmr, off, done_cb, x)
-						     : nvmeof_mpath_write(mq, slba, nlb, jq->mmr, off, 0, done_cb, x);
-			if (!rc)
-				jq->dirty |= 1ull << n;
-		}
+		 * better: BENCHMARKS.md, issue 23); after a full one, fio's
+		 * retry goes to the next */
+		unsigned int n = jq->next;
+		struct nvmeof_mpath_queue *mq = jq->mq[n];
+		jq->next = n + 1 == jq->nq ? 0 : n + 1;
+		rc = io_u->ddir == DDIR_READ ? nvmeof_mpath_read(mq, slba, nlb, jq->mmr, off, done_cb, x)
+					     : nvmeof_mpath_write(mq, slba, nlb, jq->mmr, off, 0, done_cb, x);
+		if (!rc)
+			jq->dirty |= 1ull << n;
 		if (rc == NVMEOF_EQFULL)
 			return FIO_Q_BUSY;
 		if (rc) {

@@ -172,12 +172,14 @@ static uint32_t round_trip(struct paths *p, uint64_t base, uint64_t seed, uint32
 	return s.errors;
 }
 
-static uint64_t path_cmds(struct paths *p, uint32_t i)
+static struct nvmeof_path_stats path_stats(struct paths *p, uint32_t i)
 {
 	struct nvmeof_path_stats st = {.size = sizeof(st)};
 	nvmeof_mpath_queue_path_stats(p->mq, i, &st);
-	return st.cmds;
+	return st;
 }
+static uint64_t path_cmds(struct paths *p, uint32_t i) { return path_stats(p, i).cmds; }
+static uint64_t path_doorbells(struct paths *p, uint32_t i) { return path_stats(p, i).doorbells; }
 
 static uint8_t ana_of(struct paths *p, uint32_t i)
 {
@@ -246,26 +248,12 @@ TEST(multipath_wait_sleeps_on_every_path)
 	printf("    an idle 2 s multipath wait used %.3f s of CPU\n", cpu);
 	CHECK(cpu < 0.5);
 	uint32_t errs = 0, bads = 0;
-	for (int k = 0; k < 2; k++) {
-		uint32_t bad = 0;
-		char m[512] = "";
-		errs += round_trip(&p, 0, (uint64_t)k + 11, &bad, m, sizeof(m));
-		bads += bad;
-		if (m[0])
-			fprintf(stderr, "    I/O error: %s\n", m);
-	}
+	ROUNDS_UNTIL(&p, 0, 2, errs, bads);
 	CHECK_EQ(errs, 0);
 	CHECK_EQ(bads, 0);
 	CHECK(path_cmds(&p, 0) > 0 && path_cmds(&p, 1) > 0);
 out:
 	close_paths(&p);
-}
-
-static uint64_t path_doorbells(struct paths *p, uint32_t i)
-{
-	struct nvmeof_path_stats st = {.size = sizeof(st)};
-	nvmeof_mpath_queue_path_stats(p->mq, i, &st);
-	return st.doorbells;
 }
 
 /* With batch, submissions wait for the commit: one doorbell per path for

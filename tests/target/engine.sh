@@ -238,9 +238,13 @@ t_doorbells_coalesce_at_depth() {
 sleeps() { # log: sleeps of the job's queue pairs (one line: one queue pair; or the group's)
   grep -oE '[0-9]+ sleep\(s\)' "$1" | awk '{ s += $1 } END { print s + 0 }'
 }
+# 128 KiB: a completion comes after the wait has armed, so nearly every
+# I/O sleeps (about 300 in 2 s, sanitized or not). At 4 KiB most land during
+# the arm's system call and the wait finds them without sleeping: sanitized,
+# 25 to 186 sleeps in 2 s, around the bound below.
 t_wait_sleep_is_counted() {
   local s
-  ours --name=sl --filename="$FA1" --thread=1 --rw=randread --bs=4k --iodepth=1 --size=64m \
+  ours --name=sl --filename="$FA1" --thread=1 --rw=randread --bs=128k --iodepth=1 --size=64m \
     --time_based --runtime=2 --wait=sleep > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio failed"; }
   s=$(sleeps "$SCRATCH/log")
   echo "    QD1, wait=sleep: $s sleep(s)"

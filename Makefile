@@ -190,23 +190,25 @@ $(ENGINE): $(ENGINE_OBJ) engine/libnvmeof_fio.map
 # uninstrumented programs: plain builds only.
 unit: all
 	# stack-use-after-return: a callback must never reach a returned frame
-	for t in $(UNIT_TESTS); do ASAN_OPTIONS=detect_stack_use_after_return=1 $$t || exit 1; done
-	tests/gpu-check/selftest-double $(O)
-	tests/unit/layers.sh $(O)
-	tests/unit/exports.sh $(O)
+	rc=0; for t in $(UNIT_TESTS); do \
+		ASAN_OPTIONS=detect_stack_use_after_return=1 tests/suite $(notdir $(O))/$$(basename $$t) 600 $$t || rc=1; \
+	done; \
+	tests/suite $(notdir $(O))/selftest-double 300 tests/gpu-check/selftest-double $(O) || rc=1; \
+	tests/suite $(notdir $(O))/layers.sh 120 tests/unit/layers.sh $(O) || rc=1; \
+	tests/suite $(notdir $(O))/exports.sh 300 tests/unit/exports.sh $(O) || rc=1; \
+	exit $$rc
 ifeq ($(SANFLAGS),)
-	tests/unit/install.sh
+	tests/suite install.sh 600 tests/unit/install.sh
 	NVMEOF_LIB=$(CURDIR)/$(O)/libnvmeof.so PYTHONDONTWRITEBYTECODE=1 \
-		$(PYTHON) -m pytest -p no:cacheprovider -q tests/python/unit
+		tests/suite python-unit 300 $(PYTHON) -m pytest -p no:cacheprovider -q tests/python/unit
 endif
 
 # setup first: it installs what the build needs (rdma-core headers, fio).
 test-unit: setup
-	$(MAKE) unit
-	$(MAKE) unit SAN=1
-	# a reconnect attempt's worker against the poll, under TSan
-	$(MAKE) build/tsan/tests/unit_queue TSAN=1
-	build/tsan/tests/unit_queue
+	rc=0; $(MAKE) unit || rc=1; $(MAKE) unit SAN=1 || rc=1; \
+	$(MAKE) build/tsan/tests/unit_queue TSAN=1 && \
+	tests/suite tsan/unit_queue 900 build/tsan/tests/unit_queue || rc=1; \
+	exit $$rc
 
 # Everything the build and the test bed need from the system (apt, as root),
 # then fio's source; each step does nothing when its part is there.
@@ -229,30 +231,43 @@ TESTS_612_CORE = identify_matches_testbed roundtrip_keyed_only keep_alive_keeps_
 	reconnect_keeps_write_order_and_the_controller poll_group_of_four_queues reconnect_refused_with_dnr_fails_at_once
 TESTS_612_ENGINE = t_verify_randrw_4k_ns2 t_verify_md5_and_large_blocks_above_mdts \
 	t_json_output_parses_across_a_reconnect t_qpairs4_verify_in_threads
+# The test-bed boots of make test, each with a limit (NVMEOF_TB_TIMEOUT) over
+# twice what it takes on the slowest machine measured (BENCHMARKS.md, "How
+# long make test takes"); tests/summary prints each boot's time against it.
+TB_LIMIT_PLAIN ?= 3000
+TB_LIMIT_SAN ?= 3000
+TB_LIMIT_NUMA ?= 900
+TB_LIMIT_612 ?= 1200
 test-target: setup
 	$(MAKE) all
 	$(MAKE) all SAN=1
 	$(MAKE) build/tsan/tests/target_core build/tsan/tests/target_disc TSAN=1
-	tests/testbed/run bash tests/target/run-all.sh
-	# where a job's memory goes and how it is registered, in a guest with two
-	# NUMA nodes (plain and sanitized engine)
-	NVMEOF_TB_NUMA=2 tests/testbed/run bash -c 'bash tests/target/placement.sh && \
-		NVMEOF_BUILD=build/san NVMEOF_ASAN_RT=$$(cc -print-file-name=libasan.so) bash tests/target/placement.sh'
-	# in-band authentication, against the 6.12 kernel's nvmet (plain and
-	# sanitized), then the core and engine tests that exercise what a newer
-	# nvmet changes (bring-up, data, keep-alive, reconnect, poll groups); the
-	# whole suites ran there when authentication came in, and run there by
-	# hand with NVMEOF_TB_STATE=build/testbed612 (make test stays under 40 min)
-	NVMEOF_TB_STATE=$(TB612) tests/testbed/run bash -c 'bash tests/target/auth.sh && \
-		NVMEOF_BUILD=build/san NVMEOF_ASAN_RT=$$(cc -print-file-name=libasan.so) bash tests/target/auth.sh && \
-		build/out/tests/target_core $(TESTS_612_CORE) && \
-		NVMEOF_BUILD=build/out bash tests/target/engine.sh $(TESTS_612_ENGINE)'
+	rc=0; \
+	NVMEOF_TB_NAME=main-plain NVMEOF_TB_TIMEOUT=$(TB_LIMIT_PLAIN) \
+		tests/testbed/run bash tests/target/run-all.sh plain || rc=1; \
+	NVMEOF_TB_NAME=main-sanitized NVMEOF_TB_TIMEOUT=$(TB_LIMIT_SAN) \
+		tests/testbed/run bash tests/target/run-all.sh sanitized || rc=1; \
+	NVMEOF_TB_NAME=placement-numa2 NVMEOF_TB_TIMEOUT=$(TB_LIMIT_NUMA) NVMEOF_TB_NUMA=2 \
+		tests/testbed/run bash tests/target/run-placement.sh || rc=1; \
+	NVMEOF_TB_NAME=auth-6.12 NVMEOF_TB_TIMEOUT=$(TB_LIMIT_612) NVMEOF_TB_STATE=$(TB612) \
+		tests/testbed/run bash tests/target/run-612.sh "$(TESTS_612_CORE)" "$(TESTS_612_ENGINE)" || rc=1; \
+	exit $$rc
 
-test: setup test-unit test-fuzz test-target
+# Everything CI runs; every stage runs even when one before it failed, and
+# the closing summary (tests/summary) counts them all.
+SUMMARY = $(CURDIR)/build/test-summary.tsv
+test: setup
+	@mkdir -p build && rm -f $(SUMMARY)
+	rc=0; export NVMEOF_SUMMARY=$(SUMMARY); \
+	$(MAKE) test-unit || rc=1; \
+	$(MAKE) test-fuzz || rc=1; \
+	$(MAKE) test-target || rc=1; \
+	tests/summary $(SUMMARY) || rc=1; \
+	exit $$rc
 
 # CI's short fuzz pass; `make fuzz` runs longer.
 test-fuzz:
-	tests/fuzz/run 10
+	tests/suite fuzz 900 tests/fuzz/run 10
 
 # libFuzzer targets (clang, ASan+UBSan); `make fuzz FUZZ_SECONDS=600` for a
 # longer run. CI runs a short pass.

@@ -1,55 +1,80 @@
 #!/bin/bash
-# IN-GUEST: every real-target suite in one boot; exits non-zero if any failed.
-# The core, cross-check and engine suites run twice: plain (build/out) and
-# with ASan+UBSan (build/san); then the core suite once under valgrind.
+# IN-GUEST: the real-target suites, in two parts that make test boots apart
+# so that each boot stays well inside its limit on a slow machine:
+#   run-all.sh plain       the plain build (build/out): core, cross-check,
+#                          engine, faults, discovery, tool, sweep, multipath,
+#                          Python, valgrind; the link cut last
+#   run-all.sh sanitized   the same suites with ASan+UBSan (build/san), the
+#                          library's failover sanitized, and ThreadSanitizer
+#   run-all.sh             both, in one boot (by hand)
+# Each suite runs under tests/suite with a limit of its own (seconds, about
+# three times what it takes on this project's machine), so a hang names the
+# suite. Exits non-zero if any suite failed.
 cd "$(dirname "$0")/../.."
+PART=${1:-all}
+case $PART in plain|sanitized|all) ;; *) echo "usage: $0 [plain|sanitized|all]" >&2; exit 2;; esac
 rc=0
-run() { echo "=== $*"; "$@" || rc=1; }
-run bash tests/target/smoke.sh
-run bash tests/gpu-check/selftest-double   # both builds; data through the CUDA double
-for B in build/out build/san; do
-  export NVMEOF_BUILD=$B
+# run NAME LIMIT CMD...
+run() { local n=$1 l=$2; shift 2; echo "=== $n: $*"; tests/suite "$n" "$l" "$@" || rc=1; }
+
+# The suites every build runs; $1 names the build in the suites' names.
+per_build() {
+  local b=$1
+  run "$b/target_core" 900 "$NVMEOF_BUILD/tests/target_core"
+  run "$b/target_gpu" 300 env NVMEOF_CUDA_LIB=$PWD/$NVMEOF_BUILD/tests/libcuda-double.so "$NVMEOF_BUILD/tests/target_gpu"
+  run "$b/target_gpu-no-cuda" 300 "$NVMEOF_BUILD/tests/target_gpu" no-cuda
+  run "$b/crosscheck.sh" 600 bash tests/target/crosscheck.sh
+  run "$b/engine.sh" 1500 bash tests/target/engine.sh
+  run "$b/faults.sh" 900 bash tests/target/faults.sh
+  run "$b/target_disc" 600 "$NVMEOF_BUILD/tests/target_disc"
+  run "$b/tool.sh" 600 bash tests/target/tool.sh
+  run "$b/selftest-double" 300 bash tests/gpu-check/selftest-double "$NVMEOF_BUILD"
+}
+
+plain() {
+  export NVMEOF_BUILD=build/out
+  unset NVMEOF_ASAN_RT
+  run smoke.sh 300 bash tests/target/smoke.sh
+  per_build plain
+  run sweep.sh 900 bash tests/target/sweep.sh
+  # several paths: with the tool and the kernel's multipath
+  run mpath.sh 1200 bash tests/target/mpath.sh
+  run python.sh 600 bash tests/target/python.sh
+  run python-pkg.sh 600 bash tests/target/python-pkg.sh   # pip install ./python, its examples
+  # "possibly lost" blocks are librdmacm's per-process device cache, by design.
+  run valgrind-target_core 900 valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+    --error-exitcode=9 build/out/tests/target_core identify_matches_testbed roundtrip_keyed_only \
+    four_queues_four_threads queue_full_and_batched_commit out_of_range_lba_names_the_status \
+    host_refused_by_subsystem_b bad_arguments poll_group_of_four_queues
+  # Last: after this fault the 6.1 target accepts no more connections.
+  run faults.sh-link-cut 300 bash tests/target/faults.sh t_link_cut_during_io
+}
+
+sanitized() {
+  export NVMEOF_BUILD=build/san
   # fio is not instrumented: the sanitized engine needs the ASan runtime first
-  [ $B = build/san ] && export NVMEOF_ASAN_RT=$(cc -print-file-name=libasan.so)
-  run "$B/tests/target_core"
-  run env NVMEOF_CUDA_LIB=$PWD/$B/tests/libcuda-double.so "$B/tests/target_gpu"
-  run "$B/tests/target_gpu" no-cuda
-  run bash tests/target/crosscheck.sh
-  run bash tests/target/engine.sh
-  run bash tests/target/faults.sh
-  run "$B/tests/target_disc"
-  run bash tests/target/tool.sh
-done
-run env NVMEOF_BUILD=build/out bash tests/target/sweep.sh
-# several paths: once plain (with the tool and the kernel's multipath), the
-# library's failover once more sanitized
-run env NVMEOF_BUILD=build/out bash tests/target/mpath.sh
-run build/san/tests/target_mpath two_paths_two_hcas_one_namespace queue_depth_uses_both_with_verify \
-  ana_states_route_io port_removed_and_restored_under_io two_multipaths_at_once_one_gets_the_events \
-  batched_submissions_ring_once_per_path
-# and the engine's jobs sharing one multipath, sanitized
-run env NVMEOF_BUILD=build/san NVMEOF_ASAN_RT=$(cc -print-file-name=libasan.so) bash tests/target/mpath.sh \
-  t_fio_jobs_sharing_paths_must_agree_on_iopolicy t_qp_sweep_over_both_hcas
-echo "=== ThreadSanitizer: four queues in four threads, keep-alive thread"
-run build/tsan/tests/target_core four_queues_four_threads keep_alive_keeps_the_association poll_group_of_four_queues
-echo "=== ThreadSanitizer: reconnect attempts' workers against the poll, reassociation included"
-run build/tsan/tests/target_core reconnect_keeps_write_order_and_the_controller poll_group_reconnects_every_queue
-echo "=== ThreadSanitizer: the event thread refreshes namespaces under I/O"
-run build/tsan/tests/target_disc namespace_disabled_and_enabled_through_events namespace_events_with_keep_alive
-unset NVMEOF_ASAN_RT
-export NVMEOF_BUILD=build/out
-run bash tests/target/python.sh
-run bash tests/target/python-pkg.sh   # pip install ./python, its examples
-echo "=== valgrind memcheck: build/out/tests/target_core"
-# "possibly lost" blocks are librdmacm's per-process device cache, by design.
-if valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \
-     build/out/tests/target_core identify_matches_testbed roundtrip_keyed_only four_queues_four_threads \
-     queue_full_and_batched_commit out_of_range_lba_names_the_status host_refused_by_subsystem_b \
-     bad_arguments poll_group_of_four_queues > /tmp/valgrind.log 2>&1; then
-  grep -E 'passed' /tmp/valgrind.log; echo "valgrind: clean"
-else
-  cat /tmp/valgrind.log; echo "valgrind: errors or leaks"; rc=1
-fi
-# Last: after this fault the 6.1 target accepts no more connections.
-run bash tests/target/faults.sh t_link_cut_during_io
+  NVMEOF_ASAN_RT=$(cc -print-file-name=libasan.so)
+  export NVMEOF_ASAN_RT
+  per_build san
+  # the library's failover, and the engine's jobs sharing one multipath
+  run san/target_mpath 900 build/san/tests/target_mpath two_paths_two_hcas_one_namespace \
+    queue_depth_uses_both_with_verify ana_states_route_io port_removed_and_restored_under_io \
+    two_multipaths_at_once_one_gets_the_events batched_submissions_ring_once_per_path
+  run san/mpath.sh 900 bash tests/target/mpath.sh t_fio_jobs_sharing_paths_must_agree_on_iopolicy \
+    t_qp_sweep_over_both_hcas
+  unset NVMEOF_ASAN_RT
+  # four queues in four threads, the keep-alive thread; reconnect attempts'
+  # workers against the poll, reassociation included; the event thread
+  # refreshing namespaces under I/O
+  run tsan/target_core 900 build/tsan/tests/target_core four_queues_four_threads keep_alive_keeps_the_association \
+    poll_group_of_four_queues reconnect_keeps_write_order_and_the_controller poll_group_reconnects_every_queue
+  run tsan/target_disc 600 build/tsan/tests/target_disc namespace_disabled_and_enabled_through_events \
+    namespace_events_with_keep_alive
+}
+
+case $PART in
+  plain) plain ;;
+  sanitized) sanitized ;;
+  all) sanitized; plain ;;
+esac
 exit $rc

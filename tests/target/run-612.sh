@@ -1,0 +1,20 @@
+#!/bin/bash
+# IN-GUEST, on the 6.12 kernel (NVMEOF_TB_STATE=build/testbed612), whose
+# nvmet has in-band authentication: the authentication suite (plain and
+# sanitized), then the core and engine tests that exercise what a newer
+# nvmet changes (bring-up, data, keep-alive, reconnect, poll groups).
+#   run-612.sh "CORE_TESTS" "ENGINE_TESTS"   (the Makefile's lists)
+cd "$(dirname "$0")/../.."
+rc=0
+echo "=== auth.sh: build/out"
+NVMEOF_BUILD=build/out tests/suite 6.12/auth.sh 600 bash tests/target/auth.sh || rc=1
+echo "=== auth.sh: build/san"
+NVMEOF_BUILD=build/san NVMEOF_ASAN_RT=$(cc -print-file-name=libasan.so) \
+  tests/suite 6.12/san/auth.sh 900 bash tests/target/auth.sh || rc=1
+echo "=== target_core on 6.12: $1"
+# shellcheck disable=SC2086 # the lists are space-separated test names
+tests/suite 6.12/target_core 600 build/out/tests/target_core $1 || rc=1
+echo "=== engine.sh on 6.12: $2"
+# shellcheck disable=SC2086
+NVMEOF_BUILD=build/out tests/suite 6.12/engine.sh 600 bash tests/target/engine.sh $2 || rc=1
+exit $rc

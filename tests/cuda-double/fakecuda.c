@@ -16,6 +16,7 @@
  *                             any flag with INVALID_VALUE, 1 = a 12.8 driver
  *                             that takes it (12080), 2 = a 12.8 driver that
  *                             refuses it; FAKECUDA_PCIE=N at cuInit too
+ *   FAKECUDA_VERSION=N        at cuInit: cuDriverGetVersion says N instead
  *   the log names cuMemGetHandleForAddressRange's flags: "...Range flags=1"
  *   fakecuda_launch_fill(p, n, byte)  a "kernel" whose writes land only at
  *                             the next cuCtxSynchronize
@@ -39,7 +40,7 @@ enum { OK = 0, ERR_INVALID_VALUE = 1, ERR_NO_DEVICE = 100, ERR_INVALID_DEVICE = 
 static pthread_mutex_t lk = PTHREAD_MUTEX_INITIALIZER;
 static char logbuf[1 << 16];
 static size_t loglen;
-static int opt_dmabuf, opt_badalloc, opt_pcie;
+static int opt_dmabuf, opt_badalloc, opt_pcie, opt_version;
 static int the_ctx = 1; /* one primary context; its address is the handle */
 static __thread void *current;
 static struct { uint8_t *p; size_t n; int byte; int pending; } fill;
@@ -89,12 +90,14 @@ EXPORT CUresult cuInit(unsigned flags)
 	opt_dmabuf = e && *e == '1';
 	e = getenv("FAKECUDA_PCIE");
 	opt_pcie = e ? atoi(e) : 0;
+	e = getenv("FAKECUDA_VERSION");
+	opt_version = e ? atoi(e) : 0;
 	return OK;
 }
 EXPORT CUresult cuDriverGetVersion(int *v)
 {
 	note("cuDriverGetVersion");
-	*v = opt_pcie ? 12080 : 12020;
+	*v = opt_version ? opt_version : opt_pcie ? 12080 : 12020;
 	return OK;
 }
 EXPORT CUresult cuDeviceGet(int *dev, int ordinal)

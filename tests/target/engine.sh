@@ -341,7 +341,7 @@ one_qpair() { # what fio-args...: by default, that job gets one queue pair
 # The default asks for no count in particular: with fewer queues granted
 # than CPUs it runs on what it got, and says so.
 t_qpairs_default_takes_what_is_granted() {
-  [ "$(nproc)" -ge 2 ] || { echo "    one CPU: nothing to shorten"; return 0; }
+  [ "$(nproc)" -ge 2 ] || skip "one CPU: nothing to shorten"
   ours --name=short --filename="$FA1" --rw=randread --bs=4k --size=8m --iodepth=8 --num_io_queues=1 \
     > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio failed with one queue granted"; }
   expect_fio_ok "$SCRATCH/log"
@@ -353,7 +353,7 @@ t_qpairs_default_takes_what_is_granted() {
 # Jobs in threads share their controller's queues: with two granted, two
 # jobs take one queue pair each instead of the first taking both.
 t_qpairs_default_shares_the_grant_between_jobs() {
-  [ "$(nproc)" -ge 2 ] || { echo "    one CPU: one queue pair per job anyway"; return 0; }
+  [ "$(nproc)" -ge 2 ] || skip "one CPU: one queue pair per job anyway"
   ours --name=sh --filename="$FA1" --thread=1 --numjobs=2 --offset_increment=64m --rw=randread --bs=4k \
     --size=8m --iodepth=8 --num_io_queues=2 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio failed with two jobs on two granted queues"; }
   expect_fio_ok "$SCRATCH/log"

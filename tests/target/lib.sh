@@ -11,18 +11,44 @@ skip() { echo "    SKIP: $*" >&2; exit $SKIP_RC; }
 job_ctrls() { # engine log -> "CNTLID QID" per queue pair of a job
   sed -n 's/^nvmeof: job .*: controller CNTLID \([0-9]*\), I\/O queue \([0-9]*\),.*/\1 \2/p' "$1"
 }
+# rdma_pkts: packets sent by every RDMA device of the guest (Soft-RoCE
+# carries both the initiator's and the target's side).
+rdma_pkts() {
+  local f n=0
+  for f in /sys/class/infiniband/*/ports/1/hw_counters/sent_pkts; do
+    [ -e "$f" ] || fail "no RDMA packet counters ($f)"
+    n=$((n + $(cat "$f")))
+  done
+  echo $n
+}
 # wait_connected LOG PID: until the fio job PID has connected its queue pairs
-# (the engine's "controller CNTLID" line in LOG), at most 60 s, then 2 s of
-# I/O. A fixed sleep before a fault was not enough for a sanitized fio on a
-# busy guest: the fault came before the first connect.
+# (the engine's "controller CNTLID" line in LOG), at most 60 s, then until
+# its I/O is under way: 1000 more RDMA packets (some hundred commands; an
+# idle association sends a few keep-alives a second), at most 30 s. A fixed
+# sleep before a fault was not enough for a sanitized fio on a busy guest:
+# the fault came before the first connect.
 wait_connected() {
-  local i
+  local i p0
   for ((i = 0; i < 300; i++)); do
     grep -q 'controller CNTLID' "$1" 2>/dev/null && break
     kill -0 "$2" 2>/dev/null || return 0
     sleep 0.2
   done
-  sleep 2
+  p0=$(rdma_pkts)
+  for ((i = 0; i < 300; i++)); do
+    [ $(($(rdma_pkts) - p0)) -ge 1000 ] && return 0
+    kill -0 "$2" 2>/dev/null || return 0
+    sleep 0.1
+  done
+}
+# After a failed test, the target as the test bed made it: a test that
+# stopped half-way may have left a port, path, link or namespace away, and
+# every test after it would fail for that.
+tb_restore() {
+  command -v tb > /dev/null || return 0
+  { tb link-up; tb port-up rdma; tb port-up tcp; tb mpath-up 1; tb mpath-up 2; tb ana 1 optimized
+    tb ana 2 optimized; tb ns-enable "$NVMEOF_TB_NQN_A" 1; tb ns-enable "$NVMEOF_TB_NQN_A" 2
+    tb host-allow "$NVMEOF_TB_NQN_A"; } > /dev/null 2>&1 || true
 }
 run_tests() {
   local pass=0 nfail=0 nskip=0 t names rc r
@@ -38,6 +64,7 @@ run_tests() {
     else
       [ $rc = $SKIP_RC ] && echo "    (a skip inside the test bed, where everything is present, fails)" >&2
       nfail=$((nfail + 1)); r=FAILED
+      tb_restore
     fi
     printf '%-6s %s (%.1fs)\n' "$r" "$t" "$(echo "$(date +%s.%N) - $s" | bc)"
   done

@@ -17,6 +17,9 @@
  *                             that takes it (12080), 2 = a 12.8 driver that
  *                             refuses it; FAKECUDA_PCIE=N at cuInit too
  *   FAKECUDA_VERSION=N        at cuInit: cuDriverGetVersion says N instead
+ *   FAKECUDA_LOG_FILE=PATH    the log is written there when the process
+ *                             exits (for a program such as fio that cannot
+ *                             call fakecuda_log)
  *   the log names cuMemGetHandleForAddressRange's flags: "...Range flags=1"
  *   fakecuda_launch_fill(p, n, byte)  a "kernel" whose writes land only at
  *                             the next cuCtxSynchronize
@@ -61,6 +64,17 @@ static void note(const char *name)
 }
 
 EXPORT const char *fakecuda_log(void) { return logbuf; }
+__attribute__((destructor)) static void log_to_file(void)
+{
+	const char *path = getenv("FAKECUDA_LOG_FILE");
+	FILE *f = path ? fopen(path, "w") : NULL;
+	if (f) {
+		pthread_mutex_lock(&lk);
+		fputs(logbuf, f);
+		pthread_mutex_unlock(&lk);
+		fclose(f);
+	}
+}
 EXPORT void fakecuda_set(const char *key, int val)
 {
 	if (!strcmp(key, "dmabuf")) opt_dmabuf = val;

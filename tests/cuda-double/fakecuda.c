@@ -16,6 +16,10 @@
  *                             any flag with INVALID_VALUE, 1 = a 12.8 driver
  *                             that takes it (12080), 2 = a 12.8 driver that
  *                             refuses it; FAKECUDA_PCIE=N at cuInit too
+ *   FAKECUDA_VERSION=N        at cuInit: cuDriverGetVersion says N instead
+ *   FAKECUDA_LOG_FILE=PATH    the log is written there when the process
+ *                             exits (for a program such as fio that cannot
+ *                             call fakecuda_log)
  *   the log names cuMemGetHandleForAddressRange's flags: "...Range flags=1"
  *   fakecuda_launch_fill(p, n, byte)  a "kernel" whose writes land only at
  *                             the next cuCtxSynchronize
@@ -39,7 +43,7 @@ enum { OK = 0, ERR_INVALID_VALUE = 1, ERR_NO_DEVICE = 100, ERR_INVALID_DEVICE = 
 static pthread_mutex_t lk = PTHREAD_MUTEX_INITIALIZER;
 static char logbuf[1 << 16];
 static size_t loglen;
-static int opt_dmabuf, opt_badalloc, opt_pcie;
+static int opt_dmabuf, opt_badalloc, opt_pcie, opt_version;
 static int the_ctx = 1; /* one primary context; its address is the handle */
 static __thread void *current;
 static struct { uint8_t *p; size_t n; int byte; int pending; } fill;
@@ -60,6 +64,17 @@ static void note(const char *name)
 }
 
 EXPORT const char *fakecuda_log(void) { return logbuf; }
+__attribute__((destructor)) static void log_to_file(void)
+{
+	const char *path = getenv("FAKECUDA_LOG_FILE");
+	FILE *f = path ? fopen(path, "w") : NULL;
+	if (f) {
+		pthread_mutex_lock(&lk);
+		fputs(logbuf, f);
+		pthread_mutex_unlock(&lk);
+		fclose(f);
+	}
+}
 EXPORT void fakecuda_set(const char *key, int val)
 {
 	if (!strcmp(key, "dmabuf")) opt_dmabuf = val;
@@ -89,12 +104,14 @@ EXPORT CUresult cuInit(unsigned flags)
 	opt_dmabuf = e && *e == '1';
 	e = getenv("FAKECUDA_PCIE");
 	opt_pcie = e ? atoi(e) : 0;
+	e = getenv("FAKECUDA_VERSION");
+	opt_version = e ? atoi(e) : 0;
 	return OK;
 }
 EXPORT CUresult cuDriverGetVersion(int *v)
 {
 	note("cuDriverGetVersion");
-	*v = opt_pcie ? 12080 : 12020;
+	*v = opt_version ? opt_version : opt_pcie ? 12080 : 12020;
 	return OK;
 }
 EXPORT CUresult cuDeviceGet(int *dev, int ordinal)

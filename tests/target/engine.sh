@@ -41,11 +41,32 @@ t_verify_md5_and_large_blocks_above_mdts() {
   expect_fio_ok "$SCRATCH/log"
 }
 
+# target_flushes LOG FIO-ARGS...: runs fio with the target's nvmet_req_init
+# trace event on; prints how many Flush commands nvmet received meanwhile.
+target_flushes() {
+  local T=/sys/kernel/tracing log=$1 rc=0; shift
+  [ -e $T/events ] || mount -t tracefs nodev $T
+  [ -e $T/events/nvmet/nvmet_req_init/enable ] || fail "no nvmet trace events in $T"
+  echo 0 > $T/tracing_on; echo > $T/trace
+  echo 1 > $T/events/nvmet/nvmet_req_init/enable; echo 1 > $T/tracing_on
+  ours "$@" > "$log" 2>&1 || rc=$?
+  echo 0 > $T/tracing_on; echo 0 > $T/events/nvmet/nvmet_req_init/enable
+  grep -c 'nvme_cmd_flush' $T/trace || true
+  return $rc
+}
+# fio's syncs reach the target as NVMe Flush commands (the target's own
+# trace counts them): 1024 writes with fsync=8 are at least 128; the same
+# writes without syncs send none.
 t_fsync_is_flush() {
-  ours --name=fs --filename="$FA1" --rw=randwrite --bs=4k --size=4m --iodepth=4 --fsync=8 \
-    --fdatasync=16 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  local n0 n
+  n=$(target_flushes "$SCRATCH/log" --name=fs --filename="$FA1" --rw=randwrite --bs=4k --size=4m --iodepth=4 \
+    --fsync=8 --fdatasync=16) || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
   expect_fio_ok "$SCRATCH/log"
-  grep -qE 'sync \(usec\)|sync \(nsec\)|sync \(msec\)|fsync/fdatasync' "$SCRATCH/log" || { tail -30 "$SCRATCH/log"; fail "no syncs were issued"; }
+  n0=$(target_flushes "$SCRATCH/log0" --name=nofs --filename="$FA1" --rw=randwrite --bs=4k --size=4m \
+    --iodepth=4) || { tail -20 "$SCRATCH/log0"; fail "fio without syncs exited non-zero"; }
+  echo "    Flush commands at the target: $n with fsync=8 (1024 writes), $n0 without syncs"
+  [ "$n" -ge 128 ] || fail "$n Flush commands reached the target for at least 128 syncs"
+  [ "$n0" = 0 ] || fail "$n0 Flush commands without any sync asked for"
 }
 
 t_trim_deallocates() {
@@ -153,7 +174,7 @@ t_json_output_parses_across_a_reconnect() {
   kill -0 $pid 2>/dev/null || { cat "$SCRATCH/err"; fail "fio ended before the outage"; }
   tb port-down rdma; sleep 2; tb port-up rdma
   wait $pid || { tail -20 "$SCRATCH/err"; fail "fio failed across the outage"; }
-  grep 'reconnected' "$SCRATCH/err" | sed 's/^/    /'
+  grep 'reconnected' "$SCRATCH/err" | sed 's/^/    /' || true # shown only; the checks below say what is missing
   grep -q 'reconnected' "$SCRATCH/err" || { cat "$SCRATCH/err"; fail "no reconnect reported on stderr"; }
   parses_whole json "$SCRATCH/out" || { head -5 "$SCRATCH/out"; fail "the JSON output does not parse whole"; }
   # verbose=1 told each step of the recovery, in order, on stderr too
@@ -167,7 +188,7 @@ i = next(k for k, l in enumerate(lines) if "queue state: lost" in l)
 for step in sys.argv[2:]:
     i = next(k for k in range(i, len(lines)) if step in lines[k])
 PY
-  grep -m1 'reconnect done' "$SCRATCH/err" | sed 's/^/    /'
+  grep -m1 'reconnect done' "$SCRATCH/err" | sed 's/^/    /' || true # shown only; the checks below say what is missing
 }
 
 # verbose=1: each connection step with its time since the engine began
@@ -176,7 +197,7 @@ t_verbose_logs_each_connection_step() {
   ours --name=v --filename="$FA1" --thread=1 --rw=randread --bs=4k --size=4m --iodepth=4 --qpairs=2 \
     --verbose=1 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio with verbose=1 failed"; }
   expect_fio_ok "$SCRATCH/log"
-  grep 'nvmeof: trace' "$SCRATCH/log" | head -4 | sed 's/^/    /'
+  grep 'nvmeof: trace' "$SCRATCH/log" | head -4 | sed 's/^/    /' || true # shown only; the checks below say what is missing
   for step in "connecting from" "queue 0: address and route resolved: rxe0" "queue 0: RDMA CM connected" \
       "queue 0: Fabrics Connect as .*: controller [0-9]" "queue 0: Property Get CAP: 0x" "queue 0: Property Get VS: 0x" \
       "queue 0: Property Set CC.EN" "queue 0: Identify Controller: done" "queue 0: Set Features Number of Queues" \
@@ -202,12 +223,18 @@ t_qd1_latency_accounting() {
   ours --name=lat --filename="$FA1" --thread=1 --rw=randread --bs=4k --iodepth=1 --size=256m \
     --time_based --runtime=4 --output-format=json > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio failed"; }
   read -r n slat clat lat iops < <(fio_json "$SCRATCH/log" 'j["read"]["slat_ns"]["N"]' 'j["read"]["slat_ns"]["mean"]' \
-    'j["read"]["clat_ns"]["mean"]' 'j["read"]["lat_ns"]["mean"]' 'j["read"]["iops"]' | tr '\n' ' ')
+    'j["read"]["clat_ns"]["mean"]' 'j["read"]["lat_ns"]["mean"]' 'j["read"]["iops"]' | tr '\n' ' '; echo)
   local per_io=$(python3 -c "print(1e9 / $iops)")
   echo "    slat N $n mean $slat ns; clat mean $clat ns; lat mean $lat ns; 1/IOPS $per_io ns"
   [ "$n" -gt 0 ] || fail "no slat samples"
-  python3 -c "import sys; sys.exit(0 if $clat >= 0.8 * $lat else 1)" || fail "mean clat is under 80% of mean lat"
-  python3 -c "import sys; sys.exit(0 if abs($lat - $per_io) <= 0.1 * $per_io else 1)" || fail "mean lat is not within 10% of 1/IOPS"
+  # Accounting, not speed: at QD1 an I/O's lat cannot exceed the time
+  # between I/Os (10% for how fio measures its runtime), and is most of it
+  # (fio's own work between I/Os is the rest: at least half on any
+  # machine); clat is most of lat (slat is the submission only: wire time
+  # there would double it).
+  python3 -c "import sys; sys.exit(0 if $clat >= 0.5 * $lat else 1)" || fail "mean clat is under half of mean lat"
+  python3 -c "import sys; sys.exit(0 if 0.5 * $per_io <= $lat <= 1.1 * $per_io else 1)" ||
+    fail "mean lat is not between half of 1/IOPS and 1/IOPS"
 }
 
 # With fio's defaults (one io_u per commit, one event per getevents) a job at
@@ -215,7 +242,7 @@ t_qd1_latency_accounting() {
 # goes out with the next wait. delay_cmd_submit=0 rings once per commit.
 # Before the delay, one doorbell per command at any depth.
 doorbells() { # log: "cmds doorbells" of the job's queue pair
-  grep -E 'nvmeof: queue [0-9]+: [0-9]+ command' "$1" | awk '{ c += $4; d += $6 } END { print c + 0, d + 0 }'
+  { grep -E 'nvmeof: queue [0-9]+: [0-9]+ command' "$1" || true; } | awk '{ c += $4; d += $6 } END { print c + 0, d + 0 }'
 }
 t_doorbells_coalesce_at_depth() {
   local c d
@@ -236,7 +263,7 @@ t_doorbells_coalesce_at_depth() {
 # The end-of-job line counts the waits that slept on the completion channel
 # (they were always 0: the count lived on the queue, the waits on its group).
 sleeps() { # log: sleeps of the job's queue pairs (one line: one queue pair; or the group's)
-  grep -oE '[0-9]+ sleep\(s\)' "$1" | awk '{ s += $1 } END { print s + 0 }'
+  { grep -oE '[0-9]+ sleep\(s\)' "$1" || true; } | awk '{ s += $1 } END { print s + 0 }'
 }
 # 128 KiB: a completion comes after the wait has armed, so nearly every
 # I/O sleeps (about 300 in 2 s, sanitized or not). At 4 KiB most land during
@@ -260,6 +287,38 @@ t_wait_sleep_is_counted() {
   [ "$s" = 0 ] || fail "wait=poll slept $s times"
 }
 
+# spin_us decides when wait=hybrid goes to sleep: with no spin, a QD1
+# 128 KiB job sleeps on nearly every wait, as wait=sleep does; with a spin
+# longer than any command takes (10 s), it never sleeps.
+t_spin_us_decides_when_hybrid_sleeps() {
+  local s0 s1
+  ours --name=sp --filename="$FA1" --thread=1 --rw=randread --bs=128k --iodepth=1 --size=64m \
+    --time_based --runtime=2 --wait=hybrid --spin_us=0 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio failed"; }
+  s0=$(sleeps "$SCRATCH/log")
+  ours --name=sp --filename="$FA1" --thread=1 --rw=randread --bs=128k --iodepth=1 --size=64m \
+    --time_based --runtime=2 --wait=hybrid --spin_us=10000000 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio failed"; }
+  s1=$(sleeps "$SCRATCH/log")
+  echo "    QD1 128 KiB, wait=hybrid: spin_us=0 $s0 sleep(s), spin_us=10000000 $s1"
+  [ "$s0" -gt 100 ] || fail "spin_us=0 slept only $s0 times"
+  [ "$s1" = 0 ] || fail "a 10 s spin still slept $s1 times"
+}
+
+# qd_limit caps the queue pair's depth below what iodepth asks for, and the
+# job still runs (fio's extra requests wait for a free slot).
+t_qd_limit_caps_the_queue_depth() {
+  local d
+  ours --name=qd --filename="$FA1" --rw=randread --bs=4k --iodepth=32 --qpairs=1 --size=8m --qd_limit=4 \
+    > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio with qd_limit=4 failed"; }
+  expect_fio_ok "$SCRATCH/log"
+  d=$(sed -n 's/^nvmeof: job .*, I\/O queue [0-9]*, depth \([0-9]*\).*/\1/p' "$SCRATCH/log")
+  ours --name=qd --filename="$FA1" --rw=randread --bs=4k --iodepth=32 --qpairs=1 --size=8m \
+    > "$SCRATCH/log0" 2>&1 || { tail -20 "$SCRATCH/log0"; fail "fio without qd_limit failed"; }
+  local d0=$(sed -n 's/^nvmeof: job .*, I\/O queue [0-9]*, depth \([0-9]*\).*/\1/p' "$SCRATCH/log0")
+  echo "    iodepth 32: depth $d with qd_limit=4, $d0 without"
+  [ "$d" = 4 ] || { grep '^nvmeof: job' "$SCRATCH/log"; fail "qd_limit=4 gave depth '$d'"; }
+  [ "${d0:-0}" -ge 32 ] || fail "without qd_limit the depth is '$d0', not at least iodepth"
+}
+
 t_wait_typo_fails_with_fios_message() {
   expect_fio_fails "valid values: hybrid" --name=e --filename="$FA1" --wait=sleepy --rw=read --bs=4k --size=1m
   grep -q "failed parsing wait=sleepy" "$SCRATCH/log" || fail "fio did not name the option"
@@ -267,13 +326,12 @@ t_wait_typo_fails_with_fios_message() {
 }
 
 t_kernel_reads_what_fio_wrote() {
-  local dev
+  local dev rc
   ours --name=x --filename="$FA1" --rw=write --bs=64k --size=8m --offset=256m --iodepth=8 \
     --verify=crc32c --do_verify=0 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "our write failed"; }
   dev=$(tb kconnect rdma) || fail "kernel connect failed"
   timeout 120 "$FIO" --name=x --filename="$dev" --ioengine=libaio --direct=1 --rw=write --bs=64k \
-    --size=8m --offset=256m --iodepth=8 --verify=crc32c --verify_only=1 > "$SCRATCH/klog" 2>&1
-  local rc=$?
+    --size=8m --offset=256m --iodepth=8 --verify=crc32c --verify_only=1 > "$SCRATCH/klog" 2>&1 && rc=0 || rc=$?
   tb kdisconnect
   [ $rc = 0 ] || { tail -20 "$SCRATCH/klog"; fail "kernel-side verify of our data failed"; }
   grep -q 'err= 0' "$SCRATCH/klog" || fail "kernel fio reported an error"
@@ -313,7 +371,8 @@ t_qpairs4_verify_in_processes() { qpairs_verify; }
 t_qpairs4_verify_round_robin() { qpairs_verify --qpair_select=rr; }
 
 qp_lines() { grep -c 'in the job.s poll group' "$1"; }
-qp_cmds() { grep -E 'nvmeof: queue [0-9]+: [0-9]+ command\(s\), [0-9]+ doorbell' "$1" | awk '{ print $4 + 0 }' | tr '\n' ' '; }
+# one line (read needs its newline: without one it fails, and set -e ends the test)
+qp_cmds() { grep -E 'nvmeof: queue [0-9]+: [0-9]+ command\(s\), [0-9]+ doorbell' "$1" | awk '{ print $4 + 0 }' | tr '\n' ' '; echo; }
 
 # qpairs=0, the default: one queue pair per CPU the job may run on (the
 # guest has 2), one when it is pinned to one or keeps one command in flight.
@@ -322,7 +381,7 @@ t_qpairs_default_one_per_cpu() {
   want=$(( ncpu < 4 ? ncpu : 4 ))
   ours --name=auto --filename="$FA1" --rw=randread --bs=4k --size=16m --iodepth=8 \
     > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
-  grep '^nvmeof: job' "$SCRATCH/log" | sed 's/^/    /'
+  grep '^nvmeof: job' "$SCRATCH/log" | sed 's/^/    /' || true # shown only; the checks below say what is missing
   if [ "$want" -gt 1 ]; then
     [ "$(qp_lines "$SCRATCH/log")" = "$want" ] || fail "not $want queue pairs for $ncpu CPUs"
   else
@@ -341,11 +400,11 @@ one_qpair() { # what fio-args...: by default, that job gets one queue pair
 # The default asks for no count in particular: with fewer queues granted
 # than CPUs it runs on what it got, and says so.
 t_qpairs_default_takes_what_is_granted() {
-  [ "$(nproc)" -ge 2 ] || { echo "    one CPU: nothing to shorten"; return 0; }
+  [ "$(nproc)" -ge 2 ] || skip "one CPU: nothing to shorten"
   ours --name=short --filename="$FA1" --rw=randread --bs=4k --size=8m --iodepth=8 --num_io_queues=1 \
     > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio failed with one queue granted"; }
   expect_fio_ok "$SCRATCH/log"
-  grep -m1 'queue pair(s), not' "$SCRATCH/log" | sed 's/^/    /'
+  grep -m1 'queue pair(s), not' "$SCRATCH/log" | sed 's/^/    /' || true # shown only; the checks below say what is missing
   grep -q '1 queue pair(s), not [0-9]*: the controller granted 1 I/O queue' "$SCRATCH/log" || { grep nvmeof: "$SCRATCH/log"; fail "no line saying one queue pair of several"; }
   [ "$(job_ctrls "$SCRATCH/log" | wc -l)" = 1 ] || fail "not one queue pair"
 }
@@ -353,22 +412,24 @@ t_qpairs_default_takes_what_is_granted() {
 # Jobs in threads share their controller's queues: with two granted, two
 # jobs take one queue pair each instead of the first taking both.
 t_qpairs_default_shares_the_grant_between_jobs() {
-  [ "$(nproc)" -ge 2 ] || { echo "    one CPU: one queue pair per job anyway"; return 0; }
+  [ "$(nproc)" -ge 2 ] || skip "one CPU: one queue pair per job anyway"
   ours --name=sh --filename="$FA1" --thread=1 --numjobs=2 --offset_increment=64m --rw=randread --bs=4k \
     --size=8m --iodepth=8 --num_io_queues=2 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio failed with two jobs on two granted queues"; }
   expect_fio_ok "$SCRATCH/log"
-  grep '^nvmeof: job' "$SCRATCH/log" | sed 's/^/    /'
+  grep '^nvmeof: job' "$SCRATCH/log" | sed 's/^/    /' || true # shown only; the checks below say what is missing
   [ "$(job_ctrls "$SCRATCH/log" | wc -l)" = 2 ] || fail "not one queue pair per job"
 }
 
-# qpair_select=rr: round-robin spreads over both queue pairs (a full one
-# passes a request on, so not exactly half each: at least a quarter).
+# qpair_select=rr: round-robin spreads over both queue pairs. A full one
+# passes a request on, so not exactly half each (59/41 in the test bed):
+# even here means each carries between a third and two thirds.
 t_qpair_select_rr_spreads_evenly() {
   ours --name=rr --filename="$FA1" --rw=randread --bs=4k --size=16m --iodepth=16 --qpairs=2 \
     --qpair_select=rr > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
   read -r a b < <(qp_cmds "$SCRATCH/log")
   echo "    queue pair commands: $a $b"
-  [ -n "$b" ] && [ $((a * 4)) -ge $((a + b)) ] && [ $((b * 4)) -ge $((a + b)) ] || fail "not spread evenly: $a and $b"
+  [ -n "$b" ] && [ $((a * 3)) -ge $((a + b)) ] && [ $((b * 3)) -ge $((a + b)) ] ||
+    fail "not spread evenly (a third to two thirds each): $a and $b"
 }
 
 # Issue 26: one job with 64 queue pairs (its own controller, 64 granted by
@@ -438,13 +499,29 @@ t_unknown_namespace_fails() {
 # GPU buffers through the CUDA test double (host memory behind the cu* API).
 DOUBLE=$PWD/$B/tests/libcuda-double.so
 
+# GPU buffers (the CUDA double): the NIC reads and writes them directly:
+# the double logs no copy in or out. A write job sends what GPU memory
+# holds (the double's fresh allocation: zeros), not what fio put in its
+# own host buffers (a pattern): over seeded random data, the target must
+# then hold zeros.
 t_gpu_buffers_zero_copy_path() {
-  export NVMEOF_CUDA_LIB=$DOUBLE
+  export NVMEOF_CUDA_LIB=$DOUBLE FAKECUDA_LOG_FILE=$SCRATCH/cuda.log
   ours --name=g --filename="$FA1" --thread=1 --gpu=0 --rw=randread --bs=64k \
     --size=16m --iodepth=8 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio with gpu=0 failed"; }
   expect_fio_ok "$SCRATCH/log"
   grep -q "GPU 0 memory registered (peermem)" "$SCRATCH/log" || { cat "$SCRATCH/log"; fail "no GPU registration line"; }
   grep -q "HCA rxe0 is not a PCI device" "$SCRATCH/log" || fail "no topology line"
+  grep -q '^cuMemAlloc' "$SCRATCH/cuda.log" || { cat "$SCRATCH/cuda.log"; fail "the CUDA double allocated nothing"; }
+  ! grep -m3 'cuMemcpy' "$SCRATCH/cuda.log" || fail "the double copied data: not zero-copy"
+  head -c 1048576 /dev/urandom > "$SCRATCH/seed"
+  "$TOOL" load 1 $((900 * 2048)) "$SCRATCH/seed" || fail "seeding data failed"
+  ours --name=gw --filename="$FA1" --thread=1 --gpu=0 --rw=write --bs=64k --offset=900m --size=1m \
+    --iodepth=8 --buffer_pattern=0x6e766d65 --scramble_buffers=0 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio gpu=0 write failed"; }
+  expect_fio_ok "$SCRATCH/log"
+  ! grep -m3 'cuMemcpy' "$SCRATCH/cuda.log" || fail "the double copied data on writes: not zero-copy"
+  "$TOOL" dump 1 $((900 * 2048)) 1048576 "$SCRATCH/back" || fail "reading back failed"
+  cmp -s "$SCRATCH/back" <(head -c 1048576 /dev/zero) ||
+    { od -A d -t x1 "$SCRATCH/back" | head -3; fail "the target does not hold the GPU memory's zeros (fio's host buffers went out?)"; }
 }
 
 t_gpu_verify_refused_without_copy_mode() {

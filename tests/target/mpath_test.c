@@ -373,6 +373,34 @@ out:
 	close_paths(&p);
 }
 
+/* nvmeof_mpath_refresh reads every path's ANA log at once: with nothing
+ * changed (no event to do it) each path's count of reads goes up; after a
+ * change on the target, the state is right when it returns. */
+static uint64_t ana_reads_of(struct paths *p, uint32_t i)
+{
+	struct nvmeof_path_info pi = {.size = sizeof(pi)};
+	nvmeof_mpath_path_info(p->mp, i, &pi);
+	return pi.ana_reads;
+}
+TEST(refresh_reads_every_paths_ana_log)
+{
+	struct paths p;
+	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 0));
+	uint64_t r0 = ana_reads_of(&p, 0), r1 = ana_reads_of(&p, 1);
+	MUST(nvmeof_mpath_refresh(p.mp));
+	printf("    ANA log reads: path 1 %llu -> %llu, path 2 %llu -> %llu\n", (unsigned long long)r0,
+	       (unsigned long long)ana_reads_of(&p, 0), (unsigned long long)r1, (unsigned long long)ana_reads_of(&p, 1));
+	CHECK(ana_reads_of(&p, 0) > r0);
+	CHECK(ana_reads_of(&p, 1) > r1);
+	tb("tb ana 2 non-optimized%s%s", "", "");
+	MUST(nvmeof_mpath_refresh(p.mp));
+	CHECK_EQ(ana_of(&p, 1), NVMEOF_ANA_NONOPTIMIZED);
+	CHECK_EQ(ana_of(&p, 0), NVMEOF_ANA_OPTIMIZED);
+out:
+	restore_target();
+	close_paths(&p);
+}
+
 struct bg { const char *cmds[4]; };
 static void *run_bg(void *arg)
 {
@@ -556,7 +584,7 @@ int main(int argc, char **argv)
 		T(port_removed_and_restored_under_io), T(both_ports_removed_fails_naming_the_paths),
 		T(transition_past_anatt_fails_clearly), T(paths_to_two_subsystems_refused),
 		T(two_multipaths_at_once_one_gets_the_events), T(multipath_wait_sleeps_on_every_path),
-		T(batched_submissions_ring_once_per_path),
+		T(batched_submissions_ring_once_per_path), T(refresh_reads_every_paths_ana_log),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return run_named_tests("target-mpath", all, sizeof(all) / sizeof(all[0]), argc, argv);

@@ -9,9 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 TOP=$PWD
-pass=0 fail=0
-ok() { echo "ok     $1"; pass=$((pass + 1)); }
-bad() { echo "FAILED $1"; shift; printf '    %s\n' "$@"; fail=$((fail + 1)); }
+source tests/tally.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 venv=$tmp/venv
@@ -22,7 +20,7 @@ clean() { env -u NVMEOF_LIB -u LD_LIBRARY_PATH -u PYTHONPATH PYTHONDONTWRITEBYTE
 
 if ! /usr/bin/python3 -m venv --system-site-packages "$venv" > "$tmp/log" 2>&1; then
   bad "python3 -m venv" "$(tail -3 "$tmp/log")"
-  echo "python-pkg: $pass passed, $fail failed"; exit 1
+  tally python-pkg; exit 1
 fi
 if make -s --no-print-directory install PREFIX="$venv" > "$tmp/log" 2>&1; then
   ok "make install PREFIX=<the virtual environment>"
@@ -69,7 +67,7 @@ if [ -n "${NVMEOF_TB_ADDR:-}" ]; then
     bad "examples/write_read_back.py against the target" "$out"
   fi
 else
-  echo "python-pkg: no target (NVMEOF_TB_ADDR unset): examples not run"
+  skip "examples/read_blocks.py against the target" "no target (NVMEOF_TB_ADDR unset)"
+  skip "examples/write_read_back.py against the target" "no target (NVMEOF_TB_ADDR unset)"
 fi
-echo "python-pkg: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+tally python-pkg

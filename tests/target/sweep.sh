@@ -116,15 +116,23 @@ servers_up() { # starts two fio servers on loopback ports 8765 and 8766
   for p in 8765 8766; do
     fio --server=ip:127.0.0.1,$p --daemonize="$SCRATCH/srv$p.pid" > "$SCRATCH/srv$p.log" 2>&1
   done
-  for i in $(seq 50); do
-    [ -s "$SCRATCH/srv8765.pid" ] && [ -s "$SCRATCH/srv8766.pid" ] && break
+  # until both listen (/proc/net/tcp: local port in hex, state 0A LISTEN), at most 10 s
+  for i in $(seq 100); do
+    listening 8765 && listening 8766 && return 0
     sleep 0.1
   done
-  sleep 0.5
+  fail "the fio servers did not listen on 8765 and 8766 within 10 s"
 }
-servers_down() {
-  for p in 8765 8766; do [ -s "$SCRATCH/srv$p.pid" ] && kill "$(cat "$SCRATCH/srv$p.pid")" 2>/dev/null; done
-  sleep 0.5
+listening() { awk -v p=":$(printf '%04X' "$1")" '$4 == "0A" && substr($2, length($2) - 4) == p {f = 1} END {exit !f}' /proc/net/tcp; }
+servers_down() { # and until both are gone (their ports free for the next test), at most 10 s
+  local p pid i
+  for p in 8765 8766; do
+    [ -s "$SCRATCH/srv$p.pid" ] || continue
+    pid=$(cat "$SCRATCH/srv$p.pid")
+    kill "$pid" 2>/dev/null || true
+    for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  done
+  return 0
 }
 
 cs_job() { # thread (1|0) hca: one job file, with engine options in it, for both servers
@@ -150,11 +158,11 @@ EOF
 }
 
 client_run() { # thread (1|0)
+  local rc
   cs_job "$1" rxe0
   servers_up
   timeout 120 fio --client=ip:127.0.0.1,8765 "$SCRATCH/cs.fio" --client=ip:127.0.0.1,8766 "$SCRATCH/cs.fio" \
-    > "$SCRATCH/clog" 2>&1
-  local rc=$?
+    > "$SCRATCH/clog" 2>&1 && rc=0 || rc=$?
   servers_down
   [ $rc = 0 ] || { tail -40 "$SCRATCH/clog"; fail "fio --client exited $rc"; }
   ! grep -qE "err= *[1-9]|nvmeof: .*(fail|error)" "$SCRATCH/clog" || { cat "$SCRATCH/clog"; fail "an error in the output"; }
@@ -164,18 +172,18 @@ client_run() { # thread (1|0)
   [ "$(grep -oE '\bcs: \(groupid=0, jobs=2\): err= 0' "$SCRATCH/clog" | wc -l)" = 2 ] ||
     { cat "$SCRATCH/clog"; fail "expected one result from each server"; }
   grep -q '^All clients: (groupid=0, jobs=2): err= 0' "$SCRATCH/clog" || { cat "$SCRATCH/clog"; fail "no sum of both servers"; }
-  grep -E 'groupid=0|IOPS=' "$SCRATCH/clog" | sed 's/^/    /' | head -6
+  grep -E 'groupid=0|IOPS=' "$SCRATCH/clog" | sed 's/^/    /' | head -6 || true # shown only; the checks below say what is missing
 }
 
 t_client_server_thread_mode() { client_run 1; }
 
 t_client_server_engine_options_reach_the_servers() {
   # hca= is checked by the engine on each server: a wrong one fails both jobs.
+  local rc
   cs_job 1 mlx5_0
   servers_up
   timeout 120 fio --client=ip:127.0.0.1,8765 "$SCRATCH/cs.fio" --client=ip:127.0.0.1,8766 "$SCRATCH/cs.fio" \
-    > "$SCRATCH/clog" 2>&1
-  local rc=$?
+    > "$SCRATCH/clog" 2>&1 && rc=0 || rc=$?
   servers_down
   [ $rc != 0 ] || { cat "$SCRATCH/clog"; fail "fio --client succeeded with hca=mlx5_0"; }
   [ "$(grep -c "not the expected mlx5_0" "$SCRATCH/clog")" -ge 2 ] || { cat "$SCRATCH/clog"; fail "not both servers refused hca=mlx5_0"; }
@@ -185,11 +193,10 @@ t_client_server_process_mode() { client_run 0; }
 
 t_sweep_on_fio_servers() {
   # The sweep runner drives the same two servers: one row per server and their sum.
-  local o=$SCRATCH/cs
+  local o=$SCRATCH/cs rc
   servers_up
   timeout 300 jobs/sweep --client ip:127.0.0.1,8765 --client ip:127.0.0.1,8766 --out "$o" \
-    iops.fio NUMJOBS=1,2 > "$SCRATCH/log" 2>&1
-  local rc=$?
+    iops.fio NUMJOBS=1,2 > "$SCRATCH/log" 2>&1 && rc=0 || rc=$?
   servers_down
   [ $rc = 0 ] || { tail -30 "$SCRATCH/log"; for f in "$o"/runs/*.err; do cat "$f"; done; fail "sweep on servers exited $rc"; }
   python3 - "$o/results.csv" <<'EOF' || fail "CSV of the client sweep"

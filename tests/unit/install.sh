@@ -91,5 +91,5 @@ for prefix in "" /opt/nvmeof-test; do
     bad "$name: make uninstall" "$(tail -5 "$top/log")"
   fi
 done
-echo "install: $pass passed, $fail failed"
+echo "install: $pass passed, $fail failed, 0 skipped"
 [ "$fail" = 0 ]

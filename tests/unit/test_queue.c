@@ -532,19 +532,26 @@ static int reopen_smaller_mdts(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 }
 static const struct q_reconnect_ops fake_reconnect_smaller_mdts = {.prepare = reopen_smaller_mdts};
 
-/* Polls until the queue has reconnected (or 200 ms); returns what the
- * last poll, the one that reconnected, returned. */
+/* Polls until the queue has reconnected once more than when called (a
+ * cumulative count would end a second wait at its first poll); returns
+ * what the last poll, the one that reconnected, returned. A queue that has
+ * not reconnected in 20 s (the fake reconnect is immediate: only a stalled
+ * sanitizer run comes near) fails the test. */
 static int wait_reconnected(struct fixture *f)
 {
 	struct nvmeof_queue_stats st;
 	int rc = 0;
-	for (int i = 0; i < 200; i++) {
+	nvmeof_queue_stats(f->q, &st);
+	uint64_t before = st.reconnects;
+	for (int i = 0; i < 20000; i++) {
 		rc = nvmeof_queue_poll(f->q, 0);
 		nvmeof_queue_stats(f->q, &st);
-		if (st.reconnects)
-			break;
+		if (st.reconnects > before)
+			return rc;
 		sleep_ms(1);
 	}
+	fprintf(stderr, "    no reconnect within 20 s\n");
+	check_failed_in_test = 1;
 	return rc;
 }
 
@@ -681,11 +688,15 @@ TEST(trace_hook_hears_each_reconnect_state_and_no_io)
 	CHECK_EQ(k, 5);
 	for (int i = 1; i < tr.n; i++)
 		CHECK(tr.t[i] >= tr.t[i - 1]);
-	/* without a hook the same path calls nothing */
+	/* without a hook the same path calls nothing: the queue reconnects a
+	 * second time (wait_reconnected checks), and the old hook hears none of it */
 	o.trace = NULL;
 	int before = tr.n;
 	fw_break(f->fw);
 	wait_reconnected(f);
+	struct nvmeof_queue_stats st;
+	nvmeof_queue_stats(f->q, &st);
+	CHECK_EQ(st.reconnects, 2);
 	CHECK_EQ(tr.n, before);
 	f->q->copts = NULL; /* o goes out of scope before teardown's close */
 	teardown(f);
@@ -1155,13 +1166,14 @@ TEST(retry_waits_the_command_retry_delay)
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
 	nvmeof_queue_poll(f->q, 0);
 	CHECK_EQ(f->rec.n, 1); /* not sent again at once */
-	for (int i = 0; i < 200 && !f->calls; i++) {
+	for (int i = 0; i < 2000 && !f->calls; i++) { /* until it completes, at most 10 s */
 		sleep_ms(5);
 		nvmeof_queue_poll(f->q, 0);
 	}
 	CHECK_EQ(f->calls, 1);
 	CHECK_EQ(f->last.err, 0);
 	CHECK_EQ(f->rec.n, 2);
+	/* a lower bound: the retry waited its delay; a slow machine only adds */
 	CHECK(mono_s() - t0 >= 0.29);
 	teardown(f);
 }

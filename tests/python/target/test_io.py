@@ -104,7 +104,11 @@ def test_queues_in_threads(ctrl):
 def test_keep_alive_works():
     # the seed negotiates KATO 0 and refuses anything else
     with connect(keep_alive_ms=1000) as c:
-        time.sleep(2.5)
+        # the keep-alive thread sends them on its own: wait for two, up to
+        # 30 s (about 2 s here; the bound only ends a broken run)
+        deadline = time.monotonic() + 30
+        while c.keep_alives < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
         assert c.keep_alives >= 2
         c.check_health()
         with c.allocate(4096) as buf:

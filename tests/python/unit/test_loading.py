@@ -46,7 +46,7 @@ def test_not_found_names_every_place_tried(pkg):
     out = probe(pkg)
     if system_has_it():
         assert out.startswith("LOADED libnvmeof.so")
-        return
+        pytest.skip("a libnvmeof.so is installed in the system library path: nothing is missing to report")
     assert out.startswith("ERROR nvmeof: cannot load libnvmeof.so; tried:")
     assert "%s (next to the nvmeof package): no such file" % (pkg / "nvmeof" / "libnvmeof.so") in out
     assert "libnvmeof.so (the system library path): " in out

@@ -161,7 +161,7 @@ $(O)/bench/percmd: $(O)/bench/percmd.o $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 $(O)/bench/authdh: $(O)/bench/authdh.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The command-line tool (tools/): nvme-cli's subcommands over our library.
-$(TOOL): $(O)/tools/nvmeof.o $(O)/tools/cmds.o $(O)/tools/io.o $(O)/tools/out.o $(O)/libnvmeof.a
+$(TOOL): $(O)/tools/nvmeof.o $(O)/tools/cmds.o $(O)/tools/io.o $(O)/tools/out.o $(O)/tools/secret.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The CUDA test double: host memory behind the cu* API (tests only).
 $(O)/tests/libcuda-double.so: tests/cuda-double/fakecuda.c
@@ -196,6 +196,7 @@ unit: all
 	tests/gpu-check/selftest-double $(O)
 	tests/unit/layers.sh $(O)
 	tests/unit/exports.sh $(O)
+	tests/unit/tool_secrets.sh $(O)
 ifeq ($(SANFLAGS),)
 	tests/unit/install.sh
 	NVMEOF_LIB=$(CURDIR)/$(O)/libnvmeof.so PYTHONDONTWRITEBYTECODE=1 \

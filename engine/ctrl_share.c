@@ -33,7 +33,9 @@ bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b)
 	       x->connect_retries == y->connect_retries && x->strict_ordering == y->strict_ordering &&
 	       x->hw_timestamps == y->hw_timestamps &&
 	       x->trace == y->trace /* the argument is each controller's own */ &&
-	       str_same(x->dhchap_secret, y->dhchap_secret) && str_same(x->dhchap_ctrl_secret, y->dhchap_ctrl_secret);
+	       str_same(x->dhchap_secret, y->dhchap_secret) && str_same(x->dhchap_ctrl_secret, y->dhchap_ctrl_secret) &&
+	       str_same(x->dhchap_hashes, y->dhchap_hashes) && str_same(x->dhchap_dhgroups, y->dhchap_dhgroups) &&
+	       x->allow_unauthenticated_ctrl == y->allow_unauthenticated_ctrl;
 }
 
 /* s->cfg.o's strings point into the caller's k: make them point into s's copy. */

@@ -86,6 +86,8 @@ struct eng_opts {
 	void *pad; /* fio keeps the thread_data pointer here */
 	char *traddr, *trsvcid, *subnqn, *hostnqn, *hostid, *src_addr, *hca;
 	char *dhchap_secret, *dhchap_ctrl_secret, *dhchap_secret_file, *dhchap_ctrl_secret_file;
+	char *dhchap_hashes, *dhchap_dhgroups; /* what Negotiate offers; NULL: all */
+	unsigned int allow_unauth_ctrl;        /* the library's allow_unauthenticated_ctrl */
 	unsigned int ns, qd_limit, qpairs, delay_cmd_submit, qpair_select, iopolicy;
 	int gpu;
 	unsigned int gpu_copy, gpu_flush, verbose;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "engine.h"
 #include "optgroup.h"
@@ -110,7 +111,7 @@ struct fio_option eng_options[] = {
 	{.name = "dhchap_ctrl_secret", .lname = "DH-HMAC-CHAP controller secret", .type = FIO_OPT_STR_STORE,
 	 .off1 = offsetof(struct eng_opts, dhchap_ctrl_secret),
 	 .help = "With dhchap_secret: the controller's secret, so the controller is authenticated too "
-		 "(bidirectional); none by default",
+		 "(bidirectional), also when it does not ask; none by default. Prefer dhchap_ctrl_secret_file",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "dhchap_secret_file", .lname = "DH-HMAC-CHAP host secret file", .type = FIO_OPT_STR_STORE,
 	 .off1 = offsetof(struct eng_opts, dhchap_secret_file),
@@ -119,6 +120,22 @@ struct fio_option eng_options[] = {
 	{.name = "dhchap_ctrl_secret_file", .lname = "DH-HMAC-CHAP controller secret file", .type = FIO_OPT_STR_STORE,
 	 .off1 = offsetof(struct eng_opts, dhchap_ctrl_secret_file),
 	 .help = "A file holding dhchap_ctrl_secret (its first line)",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "dhchap_hashes", .lname = "DH-HMAC-CHAP hashes offered", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, dhchap_hashes),
+	 .help = "The hash functions the host offers, comma-separated from sha256,sha384,sha512 "
+		 "(default: all; the controller chooses)",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "dhchap_dhgroups", .lname = "DH-HMAC-CHAP DH groups offered", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, dhchap_dhgroups),
+	 .help = "The DH groups the host offers, comma-separated from null,ffdhe2048,ffdhe3072,ffdhe4096,"
+		 "ffdhe6144,ffdhe8192 (default: all); leave out null to insist on a DH exchange",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "allow_unauthenticated_ctrl", .lname = "accept an unauthenticated controller", .type = FIO_OPT_BOOL,
+	 .off1 = offsetof(struct eng_opts, allow_unauth_ctrl), .def = "0",
+	 .help = "With dhchap_ctrl_secret the controller is authenticated even when it does not ask for "
+		 "authentication (the host starts the transaction); 1 accepts a controller that does not "
+		 "require authentication without authenticating it",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "src_addr", .lname = "source address", .type = FIO_OPT_STR_STORE,
 	 .off1 = offsetof(struct eng_opts, src_addr),
@@ -267,6 +284,11 @@ static int secret_of(const char *val, const char *file, const char *name, char *
 			log_err("nvmeof: %s is longer than any DHHC-1 secret\n", name);
 			return 1;
 		}
+		/* once per process: every job and file passes here */
+		static bool warned;
+		if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
+			log_err("nvmeof: warning: %s in the job: fio copies job options into its JSON output "
+				"and job files are often shared; prefer %s_file\n", name, name);
 		snprintf(out, len, "%s", val);
 		return 0;
 	}
@@ -277,6 +299,11 @@ static int secret_of(const char *val, const char *file, const char *name, char *
 		log_err("nvmeof: %s_file '%s': %s\n", name, file, strerror(errno));
 		return 1;
 	}
+	/* SPDK's keyring refuses such files; a warning keeps existing setups running */
+	struct stat st;
+	if (!fstat(fileno(fp), &st) && (st.st_mode & (S_IRWXG | S_IRWXO)))
+		log_err("nvmeof: warning: %s_file '%s' is readable by group or others (mode %03o): chmod 600 it\n",
+			name, file, (unsigned)(st.st_mode & 0777));
 	char *got = fgets(out, (int)len, fp);
 	fclose(fp);
 	size_t n = got ? strcspn(out, "\r\n") : 0;
@@ -332,6 +359,9 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	/* the library checks the form (and says which is wrong, never the value) */
 	k->o.dhchap_secret = k->dhchap_secret[0] ? k->dhchap_secret : NULL;
 	k->o.dhchap_ctrl_secret = k->dhchap_ctrl_secret[0] ? k->dhchap_ctrl_secret : NULL;
+	k->o.dhchap_hashes = eo->dhchap_hashes && eo->dhchap_hashes[0] ? eo->dhchap_hashes : NULL;
+	k->o.dhchap_dhgroups = eo->dhchap_dhgroups && eo->dhchap_dhgroups[0] ? eo->dhchap_dhgroups : NULL;
+	k->o.allow_unauthenticated_ctrl = eo->allow_unauth_ctrl;
 	k->o.strict_ordering = !eo->relaxed_ordering;
 	k->o.hw_timestamps = eo->hw_timestamps;
 	if (eo->verbose)

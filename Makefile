@@ -266,7 +266,8 @@ FUZZ_CORE = $(CORE_SRC) tests/wire/fakewire.c
 # Each fuzzer is one compile-and-link of several sources: it depends on every
 # header those may include.
 FUZZ_HDRS = $(wildcard core/*.h core/include/*.h tests/wire/*.h)
-fuzz-build: build/fuzz/fuzz_identify build/fuzz/fuzz_cm build/fuzz/fuzz_tid build/fuzz/fuzz_queue build/fuzz/fuzz_auth
+fuzz-build: build/fuzz/fuzz_identify build/fuzz/fuzz_cm build/fuzz/fuzz_tid build/fuzz/fuzz_queue build/fuzz/fuzz_auth \
+	build/fuzz/fuzz_secret
 build/fuzz/fuzz_identify: tests/fuzz/fuzz_identify.c core/protocol.c core/status.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_identify.c core/protocol.c core/status.c
@@ -277,7 +278,10 @@ AUTH_SRC = core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c cor
 	core/names.c core/util.c
 build/fuzz/fuzz_auth: tests/fuzz/fuzz_auth.c $(AUTH_SRC) $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_auth.c $(AUTH_SRC) -lcrypto
+	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_auth.c $(AUTH_SRC) core/connretry.c -lcrypto
+build/fuzz/fuzz_secret: tests/fuzz/fuzz_secret.c $(AUTH_SRC) $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_secret.c $(AUTH_SRC) -lcrypto
 build/fuzz/fuzz_tid: tests/fuzz/fuzz_tid.c engine/tid.c engine/tid.h
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_tid.c engine/tid.c

@@ -102,6 +102,8 @@ static int b64_decode(const char *s, size_t n, uint8_t *out, size_t cap)
 				return -1;
 		}
 		uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
+		if (pad && (w & ((1u << (8 * pad)) - 1))) /* leftover bits, which the kernel refuses too */
+			return -1;
 		for (int k = 0; k < 3 - pad; k++) {
 			if (o >= cap)
 				return -1;

@@ -51,6 +51,8 @@ static void cfg_copy(struct conn_cfg *to, const struct conn_cfg *k)
 	REPOINT(hostid, hostid);
 	REPOINT(dhchap_secret, dhchap_secret);
 	REPOINT(dhchap_ctrl_secret, dhchap_ctrl_secret);
+	REPOINT(dhchap_hashes, dhchap_hashes);
+	REPOINT(dhchap_dhgroups, dhchap_dhgroups);
 #undef REPOINT
 }
 

@@ -58,6 +58,7 @@ struct conn_cfg {
 	/* DH-HMAC-CHAP secrets (DHHC-1:XX:<base64>:, at most 103 bytes), from
 	 * the option or its _file form; cleansed when done with */
 	char dhchap_secret[128], dhchap_ctrl_secret[128];
+	char dhchap_hashes[64], dhchap_dhgroups[96]; /* copies: a shared controller outlives the job */
 	struct nvmeof_ctrl_opts o;
 };
 

@@ -359,8 +359,15 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	/* the library checks the form (and says which is wrong, never the value) */
 	k->o.dhchap_secret = k->dhchap_secret[0] ? k->dhchap_secret : NULL;
 	k->o.dhchap_ctrl_secret = k->dhchap_ctrl_secret[0] ? k->dhchap_ctrl_secret : NULL;
-	k->o.dhchap_hashes = eo->dhchap_hashes && eo->dhchap_hashes[0] ? eo->dhchap_hashes : NULL;
-	k->o.dhchap_dhgroups = eo->dhchap_dhgroups && eo->dhchap_dhgroups[0] ? eo->dhchap_dhgroups : NULL;
+	if ((eo->dhchap_hashes && strlen(eo->dhchap_hashes) >= sizeof(k->dhchap_hashes)) ||
+	    (eo->dhchap_dhgroups && strlen(eo->dhchap_dhgroups) >= sizeof(k->dhchap_dhgroups))) {
+		log_err("nvmeof: dhchap_hashes or dhchap_dhgroups is longer than a list of every name\n");
+		return 1;
+	}
+	snprintf(k->dhchap_hashes, sizeof(k->dhchap_hashes), "%s", eo->dhchap_hashes ? eo->dhchap_hashes : "");
+	snprintf(k->dhchap_dhgroups, sizeof(k->dhchap_dhgroups), "%s", eo->dhchap_dhgroups ? eo->dhchap_dhgroups : "");
+	k->o.dhchap_hashes = k->dhchap_hashes[0] ? k->dhchap_hashes : NULL;
+	k->o.dhchap_dhgroups = k->dhchap_dhgroups[0] ? k->dhchap_dhgroups : NULL;
 	k->o.allow_unauthenticated_ctrl = eo->allow_unauth_ctrl;
 	k->o.strict_ordering = !eo->relaxed_ordering;
 	k->o.hw_timestamps = eo->hw_timestamps;

@@ -196,7 +196,7 @@ unit: all
 	tests/gpu-check/selftest-double $(O)
 	tests/unit/layers.sh $(O)
 	tests/unit/exports.sh $(O)
-	tests/unit/tool_secrets.sh $(O)
+	tests/unit/secrets.sh $(O)
 ifeq ($(SANFLAGS),)
 	tests/unit/install.sh
 	NVMEOF_LIB=$(CURDIR)/$(O)/libnvmeof.so PYTHONDONTWRITEBYTECODE=1 \

@@ -1,8 +1,9 @@
 #!/bin/bash
-# tests/unit/tool_secrets.sh [BUILD_DIR]: no message of the nvmeof tool ever
+# tests/unit/secrets.sh [BUILD_DIR]: no message of the nvmeof tool ever
 # contains a DH-HMAC-CHAP secret, whatever option or word it came in, and the
 # secret options behave as nvme-cli's (-S, -C) with file forms that warn
-# about loose permissions. No target needed: every case fails before or at
+# about loose permissions; the fio engine warns the same way, and about a
+# secret inline in a job. No target needed: every case fails before or at
 # the connect (127.0.0.1 port 1 answers nothing RDMA).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -66,5 +67,23 @@ if grep -q "not both" "$tmp/out"; then ok "both forms are refused"; else bad "bo
 never_shown "an empty secret file" id-ctrl "${C[@]}" --dhchap-secret-file="$tmp/empty"
 never_shown "a missing secret file" id-ctrl "${C[@]}" --dhchap-secret-file="$tmp/none"
 
-echo "tool-secrets: $pass passed, $fail failed"
+# the engine: the same warnings (fio's own output holds the options of a
+# job, which is why an inline secret draws one)
+chmod 644 "$tmp/k"
+timeout 60 fio --name=s --ioengine=external:"$PWD/$B/libnvmeof_fio.so" --filename="traddr=127.0.0.1 subnqn=nqn.x ns=1" \
+  --dhchap_secret_file="$tmp/k" --dhchap_ctrl_secret="$KEY" --rw=read --size=1m > "$tmp/fio.out" 2> "$tmp/fio.err"
+if grep -q "dhchap_secret_file '$tmp/k' is readable by group or others" "$tmp/fio.err"; then
+  ok "the engine warns about a 0644 secret file"
+else bad "the engine warns about a 0644 secret file" "$(head -5 "$tmp/fio.err")"; fi
+if grep -q "warning: dhchap_ctrl_secret in the job" "$tmp/fio.err"; then ok "the engine warns about an inline secret"
+else bad "the engine warns about an inline secret" "$(head -5 "$tmp/fio.err")"; fi
+if ! grep -qF "${BODY:0:16}" "$tmp/fio.err"; then ok "no secret in the engine's messages"
+else bad "no secret in the engine's messages" "$(head -5 "$tmp/fio.err")"; fi
+chmod 600 "$tmp/k"
+timeout 60 fio --name=s --ioengine=external:"$PWD/$B/libnvmeof_fio.so" --filename="traddr=127.0.0.1 subnqn=nqn.x ns=1" \
+  --dhchap_secret_file="$tmp/k" --rw=read --size=1m > "$tmp/fio.out" 2> "$tmp/fio.err"
+if ! grep -q "warning" "$tmp/fio.err"; then ok "a 0600 file and no inline secret: no warning"
+else bad "a 0600 file and no inline secret: no warning" "$(head -5 "$tmp/fio.err")"; fi
+
+echo "secrets: $pass passed, $fail failed"
 [ "$fail" = 0 ]

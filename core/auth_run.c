@@ -103,11 +103,10 @@ static int end_error(const struct auth_tx *t, int rc)
 		return rc;
 	char why[320];
 	snprintf(why, sizeof(why), "%s", nvmeof_errmsg());
-	return nvmeof_err(rc, "Fabrics Connect queue %u: the controller did not ask for authentication, and a "
-			  "controller secret (dhchap_ctrl_secret) was given: the transaction this host started to "
-			  "authenticate it failed, so the controller is not authenticated (%s); to connect to a "
-			  "controller that does not require authentication without authenticating it, allow "
-			  "unauthenticated controllers (allow_unauthenticated_ctrl)", t->qid, why);
+	/* what to do first: the reason after it may be long */
+	return nvmeof_err(rc, "Fabrics Connect queue %u: the controller did not ask for authentication and failed "
+			  "the transaction this host started to check the controller secret (dhchap_ctrl_secret): "
+			  "not authenticated (allow_unauthenticated_ctrl accepts such a controller): %s", t->qid, why);
 }
 
 static void done(struct nvmeof_ctrl *c, const struct auth_tx *t)

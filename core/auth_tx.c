@@ -255,8 +255,9 @@ int auth_tx_answer(struct auth_tx *t, int rc, const struct nvmeof_cpl *cpl, cons
 		    (s == AUTH_REPLY || s == AUTH_RECV_SUCCESS1))
 			return nvmeof_err(rc,
 					  "authentication queue %u: the connection closed after our response (%s): "
-					  "the controller refused it (most likely a wrong host secret, dhchap_secret, "
-					  "for this host NQN), or the link failed", t->qid, step_name(s));
+					  "the controller refused it%s, or the link failed", t->qid, step_name(s),
+					  t->host_initiated ? "" : " (most likely a wrong host secret, dhchap_secret, "
+					  "for this host NQN)");
 		return nvmeof_err_prefix(rc, "authentication queue %u: %s", t->qid, step_name(s));
 	}
 	switch (s) {

@@ -70,6 +70,10 @@ struct shared_ctrl {
 	int refs;
 };
 
+/* A secret from its option (val) or its file (the first line), into out;
+ * never logged. Warns when it is inline (fio's JSON lists job options) or
+ * its file is readable by group or others. 0, or 1 after logging why. */
+int cfg_secret(const char *val, const char *file, const char *name, char *out, size_t len);
 /* Two configurations open the same controller: every field equal. */
 bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b);
 /* The process's controller for k (connecting it on first use), or NULL

@@ -10,7 +10,6 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "engine.h"
 #include "optgroup.h"
@@ -270,53 +269,6 @@ struct fio_option eng_options[] = {
 	{.name = NULL},
 };
 
-/* A secret from its option or its file (the first line, without the
- * line end); never logged. 0, or 1 after logging why. */
-static int secret_of(const char *val, const char *file, const char *name, char *out, size_t len)
-{
-	out[0] = 0;
-	if (val && val[0] && file && file[0]) {
-		log_err("nvmeof: give %s or %s_file, not both\n", name, name);
-		return 1;
-	}
-	if (val && val[0]) {
-		if (strlen(val) >= len) {
-			log_err("nvmeof: %s is longer than any DHHC-1 secret\n", name);
-			return 1;
-		}
-		/* once per process: every job and file passes here */
-		static bool warned;
-		if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
-			log_err("nvmeof: warning: %s in the job: fio copies job options into its JSON output "
-				"and job files are often shared; prefer %s_file\n", name, name);
-		snprintf(out, len, "%s", val);
-		return 0;
-	}
-	if (!file || !file[0])
-		return 0;
-	FILE *fp = fopen(file, "re");
-	if (!fp) {
-		log_err("nvmeof: %s_file '%s': %s\n", name, file, strerror(errno));
-		return 1;
-	}
-	/* SPDK's keyring refuses such files; a warning keeps existing setups running */
-	struct stat st;
-	if (!fstat(fileno(fp), &st) && (st.st_mode & (S_IRWXG | S_IRWXO)))
-		log_err("nvmeof: warning: %s_file '%s' is readable by group or others (mode %03o): chmod 600 it\n",
-			name, file, (unsigned)(st.st_mode & 0777));
-	char *got = fgets(out, (int)len, fp);
-	fclose(fp);
-	size_t n = got ? strcspn(out, "\r\n") : 0;
-	if (!got || !n || (n == strlen(out) && n == len - 1)) {
-		memset(out, 0, len);
-		log_err("nvmeof: %s_file '%s': %s\n", name, file,
-			!got || !n ? "empty: no secret on its first line" : "its first line is longer than any DHHC-1 secret");
-		return 1;
-	}
-	out[n] = 0;
-	return 0;
-}
-
 int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint32_t *nsid)
 {
 	struct eng_opts *eo = td->eo;
@@ -351,9 +303,9 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	k->o.hostnqn = k->t.hostnqn[0] ? k->t.hostnqn : NULL;
 	k->o.hostid = k->hostid[0] ? k->hostid : NULL;
 	k->o.src_addr = k->t.srcaddr[0] ? k->t.srcaddr : NULL;
-	if (secret_of(eo->dhchap_secret, eo->dhchap_secret_file, "dhchap_secret", k->dhchap_secret,
+	if (cfg_secret(eo->dhchap_secret, eo->dhchap_secret_file, "dhchap_secret", k->dhchap_secret,
 		      sizeof(k->dhchap_secret)) ||
-	    secret_of(eo->dhchap_ctrl_secret, eo->dhchap_ctrl_secret_file, "dhchap_ctrl_secret",
+	    cfg_secret(eo->dhchap_ctrl_secret, eo->dhchap_ctrl_secret_file, "dhchap_ctrl_secret",
 		      k->dhchap_ctrl_secret, sizeof(k->dhchap_ctrl_secret)))
 		return 1;
 	/* the library checks the form (and says which is wrong, never the value) */

@@ -2,7 +2,7 @@
  * must stay within the bytes it is given and claim no field past them, and
  * the host's transaction, fed any Challenge and Success1, must end (an
  * error or success, never a step past AUTH_DONE) without reading out of
- * bounds. The first byte splits the input into the two answers; the second
+ * bounds. The first byte splits the input into the two answers; the last
  * chooses, per command, what the transport answered: the command's
  * completion, a lost connection, a transport error, a timeout, or an NVMe
  * status. A transport failure stays that failure (a connect retries it),
@@ -33,8 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static uint8_t buf[AUTH_RECV_MAX];
 	static const struct auth_key hk = {.len = 32, .transform = 1};
 	static const struct auth_key ck = {.len = 48, .transform = 0};
-	if (!size)
+	if (size < 2)
 		return 0;
+	uint8_t faults = data[--size]; /* the last byte, 2 bits per command: what the transport answered */
 	size_t cut = 1 + (size_t)data[0] * (size - 1) / 255;
 	/* each part alone, in a buffer of exactly its size (ASan sees any overread) */
 	const uint8_t *parts[2] = {data + 1, data + cut};
@@ -49,7 +50,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t sqe[64];
 	uint32_t len;
 	int part = 0;
-	uint8_t faults = size > 1 ? data[1] : 0; /* 2 bits per command: what the transport answered */
 	auth_tx_init(&t, &hk, (data[0] & 1) ? &ck : NULL, "nqn.host", "nqn.sub", 1, 0x1234);
 	if (data[0] & 2) /* a restricted offer */
 		t.dhgroups = (1u << AUTH_DH_NULL) | (1u << AUTH_DH_FFDHE2048);

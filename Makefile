@@ -62,7 +62,7 @@ UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue 
 	$(O)/tests/unit_regaccess $(O)/tests/unit_irq $(O)/tests/unit_hwts $(O)/tests/unit_mpath
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_mpath $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
 	$(O)/tests/gpu_check $(O)/tests/libregspy.so
-BENCH = $(O)/bench/percmd
+BENCH = $(O)/bench/percmd $(O)/bench/authdh
 
 # Debian's python3 with python3-pytest and python3-numpy (tests/testbed/setup).
 PYTHON ?= /usr/bin/python3
@@ -158,8 +158,10 @@ $(O)/tests/gpu_check: $(O)/tests/gpu-check/gpu_check.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/bench/percmd: $(O)/bench/percmd.o $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
+$(O)/bench/authdh: $(O)/bench/authdh.o $(O)/libnvmeof.a
+	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The command-line tool (tools/): nvme-cli's subcommands over our library.
-$(TOOL): $(O)/tools/nvmeof.o $(O)/tools/cmds.o $(O)/tools/io.o $(O)/tools/out.o $(O)/libnvmeof.a
+$(TOOL): $(O)/tools/nvmeof.o $(O)/tools/cmds.o $(O)/tools/io.o $(O)/tools/out.o $(O)/tools/secret.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The CUDA test double: host memory behind the cu* API (tests only).
 $(O)/tests/libcuda-double.so: tests/cuda-double/fakecuda.c
@@ -196,6 +198,7 @@ unit: all
 	tests/suite $(notdir $(O))/selftest-double 300 tests/gpu-check/selftest-double $(O) || rc=1; \
 	tests/suite $(notdir $(O))/layers.sh 120 tests/unit/layers.sh $(O) || rc=1; \
 	tests/suite $(notdir $(O))/exports.sh 300 tests/unit/exports.sh $(O) || rc=1; \
+	tests/suite $(notdir $(O))/secrets.sh 300 tests/unit/secrets.sh $(O) || rc=1; \
 	exit $$rc
 ifeq ($(SANFLAGS),)
 	tests/suite install.sh 600 tests/unit/install.sh
@@ -278,7 +281,8 @@ FUZZ_CORE = $(CORE_SRC) tests/wire/fakewire.c
 # Each fuzzer is one compile-and-link of several sources: it depends on every
 # header those may include.
 FUZZ_HDRS = $(wildcard core/*.h core/include/*.h tests/wire/*.h)
-fuzz-build: build/fuzz/fuzz_identify build/fuzz/fuzz_cm build/fuzz/fuzz_tid build/fuzz/fuzz_queue build/fuzz/fuzz_auth
+fuzz-build: build/fuzz/fuzz_identify build/fuzz/fuzz_cm build/fuzz/fuzz_tid build/fuzz/fuzz_queue build/fuzz/fuzz_auth \
+	build/fuzz/fuzz_secret
 build/fuzz/fuzz_identify: tests/fuzz/fuzz_identify.c core/protocol.c core/status.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_identify.c core/protocol.c core/status.c
@@ -289,7 +293,10 @@ AUTH_SRC = core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c cor
 	core/names.c core/util.c
 build/fuzz/fuzz_auth: tests/fuzz/fuzz_auth.c $(AUTH_SRC) $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_auth.c $(AUTH_SRC) -lcrypto
+	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_auth.c $(AUTH_SRC) core/connretry.c -lcrypto
+build/fuzz/fuzz_secret: tests/fuzz/fuzz_secret.c $(AUTH_SRC) $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_secret.c $(AUTH_SRC) -lcrypto
 build/fuzz/fuzz_tid: tests/fuzz/fuzz_tid.c engine/tid.c engine/tid.h
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_tid.c engine/tid.c

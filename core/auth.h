@@ -75,6 +75,18 @@ int auth_key_parse(const char *secret, const char *what, struct auth_key *out);
  * HMAC-H(key, nqn || "NVMe-over-Fabrics"). out has AUTH_KEY_MAX bytes. */
 int auth_key_transform(const struct auth_key *k, const char *nqn, uint8_t *out, size_t *out_len);
 void auth_key_clear(struct auth_key *k);
+/* Key material for a controller's lifetime: zeroed, on pages kept out of
+ * core dumps (MADV_DONTDUMP) where the platform allows; NULL when out of
+ * memory. auth_secret_free cleanses before it unmaps. */
+void *auth_secret_alloc(size_t n);
+void auth_secret_free(void *p, size_t n);
+/* What the host offers in Negotiate: a comma-separated list of names
+ * ("sha256,sha512"; "null,ffdhe2048") as a mask of identifiers (bit i:
+ * identifier i). NULL or empty: everything we support. NVMEOF_EINVAL with
+ * the unknown name. */
+int auth_offer_parse(const char *list, bool dh, uint32_t *mask);
+#define AUTH_HASHES_ALL 0x0eu /* SHA-256, SHA-384, SHA-512 */
+#define AUTH_DHGROUPS_ALL 0x3fu /* null, ffdhe2048 .. ffdhe8192 */
 uint32_t auth_crc32(const uint8_t *p, size_t n); /* zlib's CRC-32 */
 
 /* ---- messages (auth_msg.c) ---- */
@@ -113,7 +125,11 @@ int auth_augment(uint8_t hashid, const uint8_t *skey, size_t skey_len, const uin
 /* An ephemeral key of the group; its public value, padded to the group's
  * size, in pub (auth_dh_len bytes). */
 int auth_dh_generate(uint8_t dhgid, void **key, uint8_t *pub);
-/* g^xy mod p from our key and the peer's public value, padded to the group's size. */
+/* g^xy mod p from our key and the peer's public value, padded to the group's
+ * size. A peer value shorter than the group is read as left-padded with
+ * zeros (an unpadded big-endian number); a longer one is refused, and so is
+ * one outside 1 < Y < p-1 (RFC 7919's check for these safe-prime groups,
+ * instead of OpenSSL's full subgroup check, which costs 0.2 s at ffdhe8192). */
 int auth_dh_derive(void *key, uint8_t dhgid, const uint8_t *peer, size_t peer_len, uint8_t *skey);
 void auth_dh_free(void *key);
 int auth_random(uint8_t *p, size_t n);
@@ -134,6 +150,8 @@ struct auth_tx {
 	uint8_t skey[AUTH_DH_MAX];
 	uint8_t pub[AUTH_DH_MAX];
 	size_t skey_len;
+	uint32_t hashes, dhgroups; /* offered in Negotiate (masks, bit = identifier) */
+	bool host_initiated; /* the controller did not ask (ATR clear): we started it */
 	uint8_t fail_exp; /* the Failure2 we send: its explanation */
 	int err;          /* the error a Failure2 ends with */
 	char why[200];    /* its message: the one the transaction fails with */
@@ -141,6 +159,16 @@ struct auth_tx {
 #define AUTH_TX_MORE 1
 void auth_tx_init(struct auth_tx *t, const struct auth_key *host_key, const struct auth_key *ctrl_key,
 		  const char *hostnqn, const char *subnqn, uint16_t qid, uint16_t tid);
+/* Whether a Connect's answer (cdw0) leads to a transaction on queue qid:
+ * when the controller asks (ATR), which needs a host secret; and when it
+ * does not but a controller secret was given, since that secret means the
+ * controller must prove itself: the host starts the transaction (NVMe Base
+ * lets a host send AUTH_Send Negotiate on a queue at any time; nvmet and
+ * SPDK's target accept it), unless allow_unauth says to accept a
+ * controller that does not require authentication. 0 with *needed and
+ * *host_initiated; an error (ASCR: TLS; ATR without a host secret). */
+int auth_required(uint32_t cdw0, bool host_key, bool ctrl_key, bool allow_unauth, uint16_t qid,
+		  const char *subnqn, const char *hostnqn, bool *needed, bool *host_initiated);
 /* The next command: its SQE, and in buf (cap bytes, registered) the data
  * to send or room for what comes back; *data_len its length. */
 int auth_tx_next(struct auth_tx *t, uint8_t *sqe, uint8_t *buf, size_t cap, uint32_t *data_len);

@@ -7,6 +7,9 @@
  * auth_crypto.c.
  */
 #include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "auth.h"
 #include "internal.h"
@@ -99,6 +102,8 @@ static int b64_decode(const char *s, size_t n, uint8_t *out, size_t cap)
 				return -1;
 		}
 		uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
+		if (pad && (w & ((1u << (8 * pad)) - 1))) /* leftover bits, which the kernel refuses too */
+			return -1;
 		for (int k = 0; k < 3 - pad; k++) {
 			if (o >= cap)
 				return -1;
@@ -138,6 +143,13 @@ int auth_key_parse(const char *secret, const char *what, struct auth_key *out)
 				  len >= 4 ? len - 4 : 0);
 	}
 	len -= 4;
+	/* the transformation's hash makes a key of its own length: nvme-cli
+	 * makes no other, and a mismatch is a secret put together by hand */
+	if (xf && (size_t)len != auth_hash_len(xf)) {
+		auth_cleanse(raw, sizeof(raw));
+		return nvmeof_err(NVMEOF_EINVAL, "%s: a key of %d bytes with transformation 0%u (%s), which needs "
+				  "%zu bytes", what, len, xf, auth_hash_name(xf), auth_hash_len(xf));
+	}
 	uint32_t crc = auth_crc32(raw, (size_t)len);
 	uint32_t want = (uint32_t)raw[len] | (uint32_t)raw[len + 1] << 8 | (uint32_t)raw[len + 2] << 16 |
 			(uint32_t)raw[len + 3] << 24;
@@ -156,4 +168,61 @@ void auth_key_clear(struct auth_key *k)
 {
 	if (k)
 		auth_cleanse(k, sizeof(*k));
+}
+
+int auth_offer_parse(const char *list, bool dh, uint32_t *mask)
+{
+	static const char *const hashes[] = {NULL, "sha256", "sha384", "sha512"};
+	static const char *const groups[] = {"null", "ffdhe2048", "ffdhe3072", "ffdhe4096", "ffdhe6144", "ffdhe8192"};
+	const char *const *names = dh ? groups : hashes;
+	size_t n = dh ? 6 : 4;
+	const char *what = dh ? "dhchap_dhgroups" : "dhchap_hashes";
+	*mask = dh ? AUTH_DHGROUPS_ALL : AUTH_HASHES_ALL;
+	if (!list || !*list)
+		return 0;
+	uint32_t m = 0;
+	for (const char *p = list; *p;) {
+		size_t l = strcspn(p, ",");
+		size_t i;
+		for (i = 0; i < n; i++)
+			if (names[i] && strlen(names[i]) == l && !strncasecmp(p, names[i], l))
+				break;
+		if (i == n)
+			return nvmeof_err(NVMEOF_EINVAL, "connect: %s: '%.*s' is none of %s", what, (int)(l > 40 ? 40 : l),
+					  p, dh ? "null, ffdhe2048, ffdhe3072, ffdhe4096, ffdhe6144, ffdhe8192"
+						: "sha256, sha384, sha512");
+		m |= 1u << i;
+		p += l;
+		if (*p == ',')
+			p++;
+	}
+	*mask = m;
+	return 0;
+}
+
+/* Whole pages, so that MADV_DONTDUMP covers exactly the secret's. */
+static size_t secret_span(size_t n)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t ps = pg > 0 ? (size_t)pg : 4096;
+	return (n + ps - 1) / ps * ps;
+}
+
+void *auth_secret_alloc(size_t n)
+{
+	void *p = mmap(NULL, secret_span(n), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+#ifdef MADV_DONTDUMP
+	(void)madvise(p, secret_span(n), MADV_DONTDUMP); /* best effort: a kernel without it dumps it */
+#endif
+	return p;
+}
+
+void auth_secret_free(void *p, size_t n)
+{
+	if (!p)
+		return;
+	auth_cleanse(p, n);
+	munmap(p, secret_span(n));
 }

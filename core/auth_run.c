@@ -9,6 +9,7 @@
  * the queue): each step is staged and its answer comes back through the
  * reconnect's finish (reassoc.c).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,14 +23,16 @@ struct ctrl_reauth {
 	bool active;  /* between the Connect's answer and the transaction's end */
 };
 
+/* The secrets, parsed, live for the controller's lifetime: on pages kept
+ * out of core dumps (auth_secret_alloc), as is each transaction's state. */
 static int parse_one(const char *secret, const char *what, struct auth_key **out)
 {
-	struct auth_key *k = calloc(1, sizeof(*k));
+	struct auth_key *k = auth_secret_alloc(sizeof(*k));
 	if (!k)
 		return nvmeof_err(NVMEOF_ENOMEM, "connect: out of memory");
 	int rc = auth_key_parse(secret, what, k);
 	if (rc) {
-		free(k);
+		auth_secret_free(k, sizeof(*k));
 		return nvmeof_err_prefix(rc, "connect");
 	}
 	*out = k;
@@ -41,7 +44,14 @@ int ctrl_auth_setup(struct nvmeof_ctrl *c, const struct nvmeof_ctrl_opts *opts)
 	int rc;
 	bool hs = opts->dhchap_secret && opts->dhchap_secret[0];
 	bool cs = opts->dhchap_ctrl_secret && opts->dhchap_ctrl_secret[0];
-	c->o.dhchap_secret = c->o.dhchap_ctrl_secret = NULL; /* pointers into opts are not kept */
+	/* pointers into opts are not kept */
+	c->o.dhchap_secret = c->o.dhchap_ctrl_secret = c->o.dhchap_hashes = c->o.dhchap_dhgroups = NULL;
+	if ((rc = auth_offer_parse(opts->dhchap_hashes, false, &c->auth_hashes)) ||
+	    (rc = auth_offer_parse(opts->dhchap_dhgroups, true, &c->auth_dhgroups)))
+		return rc;
+	if (!c->auth_hashes || !c->auth_dhgroups)
+		return nvmeof_err(NVMEOF_EINVAL, "connect: %s lists nothing to offer",
+				  !c->auth_hashes ? "dhchap_hashes" : "dhchap_dhgroups");
 	if (cs && !hs)
 		return nvmeof_err(NVMEOF_EINVAL, "connect: a controller secret (dhchap_ctrl_secret) needs a host "
 				  "secret (dhchap_secret) too");
@@ -59,43 +69,44 @@ int ctrl_auth_setup(struct nvmeof_ctrl *c, const struct nvmeof_ctrl_opts *opts)
 void ctrl_auth_free(struct nvmeof_ctrl *c)
 {
 	if (c->reauth) {
-		for (uint32_t i = 0; i <= c->info.max_io_queues; i++) {
-			if (c->reauth[i])
-				auth_tx_clear(&c->reauth[i]->t);
-			free(c->reauth[i]);
-		}
+		for (uint32_t i = 0; i <= c->info.max_io_queues; i++)
+			auth_secret_free(c->reauth[i], sizeof(struct ctrl_reauth));
 		free(c->reauth);
 	}
-	auth_key_clear(c->host_key);
-	auth_key_clear(c->ctrl_key);
-	free(c->host_key);
-	free(c->ctrl_key);
+	auth_secret_free(c->host_key, sizeof(struct auth_key));
+	auth_secret_free(c->ctrl_key, sizeof(struct auth_key));
 	c->reauth = NULL;
 	c->host_key = c->ctrl_key = NULL;
 }
 
-/* Whether the Connect's answer asks for a transaction we can run. */
-static int required(struct nvmeof_ctrl *c, uint16_t qid, uint32_t cdw0, bool *needed)
+/* Whether the Connect's answer leads to a transaction (auth_required). */
+static int required(struct nvmeof_ctrl *c, uint16_t qid, uint32_t cdw0, bool *needed, bool *host_initiated)
 {
-	*needed = false;
-	if (cdw0 & NVMF_CONNECT_AUTHREQ_ASCR)
-		return nvmeof_err(NVMEOF_ENOTSUP,
-				  "Fabrics Connect queue %u: the controller requires a secure channel (TLS "
-				  "secure channel concatenation), which this RDMA initiator does not support", qid);
-	if (!(cdw0 & NVMF_CONNECT_AUTHREQ_ATR))
-		return 0;
-	if (!c->host_key)
-		return nvmeof_err(NVMEOF_EINVAL,
-				  "Fabrics Connect queue %u: %s requires in-band authentication (DH-HMAC-CHAP) of %s: "
-				  "give its host secret (dhchap_secret)", qid, c->subnqn, c->hostnqn);
-	*needed = true;
-	return 0;
+	return auth_required(cdw0, c->host_key != NULL, c->ctrl_key != NULL, c->o.allow_unauthenticated_ctrl, qid,
+			     c->subnqn, c->hostnqn, needed, host_initiated);
 }
 
-static void begin(struct nvmeof_ctrl *c, struct auth_tx *t, uint16_t qid)
+static void begin(struct nvmeof_ctrl *c, struct auth_tx *t, uint16_t qid, bool host_initiated)
 {
 	uint16_t tid = __atomic_fetch_add(&c->auth_tid, 1, __ATOMIC_RELAXED);
 	auth_tx_init(t, c->host_key, c->ctrl_key, c->hostnqn, c->subnqn, qid, tid);
+	t->hashes = c->auth_hashes;
+	t->dhgroups = c->auth_dhgroups;
+	t->host_initiated = host_initiated;
+}
+
+/* A transaction the host started failed: the controller was not
+ * authenticated, and the message says why the connect stops there. */
+static int end_error(const struct auth_tx *t, int rc)
+{
+	if (rc >= 0 || !t->host_initiated)
+		return rc;
+	char why[320];
+	snprintf(why, sizeof(why), "%s", nvmeof_errmsg());
+	/* what to do first: the reason after it may be long */
+	return nvmeof_err(rc, "Fabrics Connect queue %u: the controller did not ask for authentication and failed "
+			  "the transaction this host started to check the controller secret (dhchap_ctrl_secret): "
+			  "not authenticated (allow_unauthenticated_ctrl accepts such a controller): %s", t->qid, why);
 }
 
 static void done(struct nvmeof_ctrl *c, const struct auth_tx *t)
@@ -115,17 +126,19 @@ static void done(struct nvmeof_ctrl *c, const struct auth_tx *t)
 
 int ctrl_auth_sync(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint32_t cdw0)
 {
-	bool needed;
-	int rc = required(c, qid, cdw0, &needed);
+	bool needed, hi;
+	int rc = required(c, qid, cdw0, &needed, &hi);
 	if (qid == 0)
 		c->admin_auth_hash = c->admin_auth_dh = 0, c->admin_auth_bidir = false;
 	if (rc || !needed)
 		return rc;
-	struct auth_tx *t = malloc(sizeof(*t)); /* key material: off the stack, cleansed */
+	struct auth_tx *t = auth_secret_alloc(sizeof(*t)); /* key material: off the stack, cleansed */
 	if (!t)
 		return nvmeof_err(NVMEOF_ENOMEM, "authentication queue %u: out of memory", qid);
-	begin(c, t, qid);
-	trace_ctrl(&c->o, qid, "authentication required: DH-HMAC-CHAP%s", c->ctrl_key ? ", bidirectional" : "");
+	begin(c, t, qid, hi);
+	trace_ctrl(&c->o, qid, "authentication %s: DH-HMAC-CHAP%s",
+		   hi ? "started by the host (the controller did not ask)" : "required",
+		   c->ctrl_key ? ", bidirectional" : "");
 	do {
 		uint8_t sqe[NVME_SQE_SIZE];
 		struct nvmeof_cpl cpl;
@@ -138,9 +151,9 @@ int ctrl_auth_sync(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, 
 	} while (rc == AUTH_TX_MORE);
 	if (!rc)
 		done(c, t);
+	rc = end_error(t, rc);
 	auth_cleanse(q_scratch(q), Q_SCRATCH_SIZE);
-	auth_tx_clear(t);
-	free(t);
+	auth_secret_free(t, sizeof(*t));
 	return rc;
 }
 
@@ -158,6 +171,7 @@ static int async_end(struct nvmeof_ctrl *c, struct nvmeof_queue *q, struct ctrl_
 {
 	if (!rc)
 		done(c, &r->t);
+	rc = end_error(&r->t, rc);
 	auth_cleanse(q_scratch(q), Q_SCRATCH_SIZE);
 	auth_tx_clear(&r->t);
 	r->active = false;
@@ -166,17 +180,17 @@ static int async_end(struct nvmeof_ctrl *c, struct nvmeof_queue *q, struct ctrl_
 
 int ctrl_auth_async_start(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint32_t cdw0)
 {
-	bool needed;
-	int rc = required(c, qid, cdw0, &needed);
+	bool needed, hi;
+	int rc = required(c, qid, cdw0, &needed, &hi);
 	if (rc || !needed)
 		return rc;
 	/* once per queue and kept: a reconnect is rare, its steps are not */
 	if (!c->reauth || qid > c->info.max_io_queues)
 		return nvmeof_err(NVMEOF_EINVAL, "authentication queue %u: no room for the transaction", qid);
-	if (!c->reauth[qid] && !(c->reauth[qid] = calloc(1, sizeof(struct ctrl_reauth))))
+	if (!c->reauth[qid] && !(c->reauth[qid] = auth_secret_alloc(sizeof(struct ctrl_reauth))))
 		return nvmeof_err(NVMEOF_ENOMEM, "authentication queue %u: out of memory", qid);
 	struct ctrl_reauth *r = c->reauth[qid];
-	begin(c, &r->t, qid);
+	begin(c, &r->t, qid, hi);
 	r->active = true;
 	trace_ctrl(&c->o, qid, "authentication required after the reconnect");
 	rc = stage_next(q, r);

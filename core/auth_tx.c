@@ -40,6 +40,32 @@ void auth_tx_init(struct auth_tx *t, const struct auth_key *host_key, const stru
 	t->qid = qid;
 	t->tid = tid;
 	t->step = AUTH_NEGOTIATE;
+	t->hashes = AUTH_HASHES_ALL;
+	t->dhgroups = AUTH_DHGROUPS_ALL;
+}
+
+int auth_required(uint32_t cdw0, bool host_key, bool ctrl_key, bool allow_unauth, uint16_t qid,
+		  const char *subnqn, const char *hostnqn, bool *needed, bool *host_initiated)
+{
+	*needed = *host_initiated = false;
+	if (cdw0 & NVMF_CONNECT_AUTHREQ_ASCR)
+		return nvmeof_err(NVMEOF_ENOTSUP,
+				  "Fabrics Connect queue %u: the controller requires a secure channel (TLS "
+				  "secure channel concatenation), which this RDMA initiator does not support", qid);
+	if (cdw0 & NVMF_CONNECT_AUTHREQ_ATR) {
+		if (!host_key)
+			return nvmeof_err(NVMEOF_EINVAL,
+					  "Fabrics Connect queue %u: %s requires in-band authentication (DH-HMAC-CHAP) "
+					  "of %s: give its host secret (dhchap_secret)", qid, subnqn, hostnqn);
+		*needed = true;
+		return 0;
+	}
+	/* a controller secret asks for the controller's proof: a controller
+	 * that does not ask for authentication (an impersonator need not)
+	 * is challenged all the same */
+	if (ctrl_key && !allow_unauth)
+		*needed = *host_initiated = true;
+	return 0;
 }
 
 void auth_tx_clear(struct auth_tx *t) { auth_cleanse(t, sizeof(*t)); }
@@ -66,15 +92,15 @@ int auth_tx_next(struct auth_tx *t, uint8_t *sqe, uint8_t *buf, size_t cap, uint
 	m.tid = t->tid;
 	switch (t->step) {
 	case AUTH_NEGOTIATE:
-		/* every hash and group: the controller chooses (nvmet: the host's configured ones) */
+		/* what the user allows (default: every hash and group); the
+		 * controller chooses (nvmet: the host's configured ones) */
 		m.id = AUTH_MSG_NEGOTIATE;
-		m.nhash = 3;
-		m.hashes[0] = AUTH_HASH_SHA256;
-		m.hashes[1] = AUTH_HASH_SHA384;
-		m.hashes[2] = AUTH_HASH_SHA512;
-		m.ndh = 6;
-		for (uint8_t i = 0; i < 6; i++)
-			m.dhgroups[i] = i;
+		for (uint8_t i = AUTH_HASH_SHA256; i <= AUTH_HASH_SHA512; i++)
+			if (t->hashes & (1u << i))
+				m.hashes[m.nhash++] = i;
+		for (uint8_t i = AUTH_DH_NULL; i <= AUTH_DH_FFDHE8192; i++)
+			if (t->dhgroups & (1u << i))
+				m.dhgroups[m.ndh++] = i;
 		break;
 	case AUTH_REPLY:
 		m.id = AUTH_MSG_REPLY;
@@ -122,18 +148,24 @@ static int on_challenge(struct auth_tx *t, const struct auth_msg *m)
 	void *dh = NULL;
 	int rc;
 	size_t hl = auth_hash_len(m->hashid);
-	if (!hl)
+	if (!hl || !(t->hashes & (1u << m->hashid)))
 		return fail2(t, AUTH_FAIL_HASH_UNUSABLE, NVMEOF_ENOTSUP,
-			     "the controller chose hash function %u, which we did not offer", m->hashid);
+			     "the controller chose hash function %u (%s), which we did not offer", m->hashid,
+			     auth_hash_name(m->hashid));
 	if (m->hl != hl)
 		return fail2(t, AUTH_FAIL_INCORRECT_PAYLOAD, NVMEOF_ETRANSPORT,
 			     "Challenge: hash length %u for %s", m->hl, auth_hash_name(m->hashid));
-	if (m->dhgid > AUTH_DH_FFDHE8192)
+	if (m->dhgid > AUTH_DH_FFDHE8192 || !(t->dhgroups & (1u << m->dhgid)))
 		return fail2(t, AUTH_FAIL_DHGROUP_UNUSABLE, NVMEOF_ENOTSUP,
-			     "the controller chose DH group %u, which we did not offer", m->dhgid);
-	if (m->dhvlen != auth_dh_len(m->dhgid))
+			     "the controller chose DH group %u (%s), which we did not offer", m->dhgid,
+			     auth_dhgroup_name(m->dhgid));
+	/* a DH value may come unpadded (SPDK's target sent one byte short in
+	 * about 1 of 256 challenges; the kernel host reads them): shorter is
+	 * left-padded in auth_dh_derive, longer or none is refused */
+	if (m->dhgid ? !m->dhvlen || m->dhvlen > auth_dh_len(m->dhgid) : m->dhvlen != 0)
 		return fail2(t, AUTH_FAIL_INCORRECT_PAYLOAD, NVMEOF_ETRANSPORT,
-			     "Challenge: a DH value of %u bytes for group %s", m->dhvlen, auth_dhgroup_name(m->dhgid));
+			     "Challenge: a DH value of %u bytes for group %s (%zu expected)", m->dhvlen,
+			     auth_dhgroup_name(m->dhgid), auth_dh_len(m->dhgid));
 	t->hashid = m->hashid;
 	t->dhgid = m->dhgid;
 	t->hl = (uint8_t)hl;
@@ -215,13 +247,17 @@ int auth_tx_answer(struct auth_tx *t, int rc, const struct nvmeof_cpl *cpl, cons
 			return nvmeof_err(rc, "authentication queue %u: %s: %s", t->qid, step_name(s),
 					  nvmeof_cpl_str(cpl, sb, sizeof(sb)));
 		/* nvmet (6.12) answers a response it refuses by dropping the
-		 * connection, not with a Failure1: say what that means */
+		 * connection, not with a Failure1: say what that may mean. But
+		 * a lost connection is a transport failure, whatever the step:
+		 * it stays one, so the connect is tried again (connretry.h);
+		 * only the controller's own Failure1 is final */
 		if ((rc == NVMEOF_ECLOSED || rc == NVMEOF_ETRANSPORT) &&
 		    (s == AUTH_REPLY || s == AUTH_RECV_SUCCESS1))
-			return nvmeof_err(NVMEOF_EINVAL,
-					  "authentication queue %u: the controller closed the connection after our "
-					  "response (%s): it refused it, most likely a wrong host secret "
-					  "(dhchap_secret) for this host NQN", t->qid, step_name(s));
+			return nvmeof_err(rc,
+					  "authentication queue %u: the connection closed after our response (%s): "
+					  "the controller refused it%s, or the link failed", t->qid, step_name(s),
+					  t->host_initiated ? "" : " (most likely a wrong host secret, dhchap_secret, "
+					  "for this host NQN)");
 		return nvmeof_err_prefix(rc, "authentication queue %u: %s", t->qid, step_name(s));
 	}
 	switch (s) {

@@ -58,6 +58,7 @@ struct nvmeof_ctrl {
 	/* in-band authentication (auth_run.c): the secrets, parsed at connect */
 	struct auth_key *host_key, *ctrl_key; /* NULL: none */
 	uint16_t auth_tid;             /* the next transaction ID (atomic) */
+	uint32_t auth_hashes, auth_dhgroups; /* offered in Negotiate (auth_offer_parse) */
 	uint8_t admin_auth_hash, admin_auth_dh; /* under admin_lock: the admin queue's last */
 	bool admin_auth_bidir;
 	struct ctrl_reauth **reauth;   /* per I/O queue ID: a reconnect's transaction, on its poll */

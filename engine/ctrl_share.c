@@ -1,9 +1,11 @@
 /* The controllers the jobs of one process share (thread=1): one per target
  * and set of connection options, counted by the jobs holding it. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "engine.h"
@@ -33,7 +35,9 @@ bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b)
 	       x->connect_retries == y->connect_retries && x->strict_ordering == y->strict_ordering &&
 	       x->hw_timestamps == y->hw_timestamps &&
 	       x->trace == y->trace /* the argument is each controller's own */ &&
-	       str_same(x->dhchap_secret, y->dhchap_secret) && str_same(x->dhchap_ctrl_secret, y->dhchap_ctrl_secret);
+	       str_same(x->dhchap_secret, y->dhchap_secret) && str_same(x->dhchap_ctrl_secret, y->dhchap_ctrl_secret) &&
+	       str_same(x->dhchap_hashes, y->dhchap_hashes) && str_same(x->dhchap_dhgroups, y->dhchap_dhgroups) &&
+	       x->allow_unauthenticated_ctrl == y->allow_unauthenticated_ctrl;
 }
 
 /* s->cfg.o's strings point into the caller's k: make them point into s's copy. */
@@ -49,6 +53,8 @@ static void cfg_copy(struct conn_cfg *to, const struct conn_cfg *k)
 	REPOINT(hostid, hostid);
 	REPOINT(dhchap_secret, dhchap_secret);
 	REPOINT(dhchap_ctrl_secret, dhchap_ctrl_secret);
+	REPOINT(dhchap_hashes, dhchap_hashes);
+	REPOINT(dhchap_dhgroups, dhchap_dhgroups);
 #undef REPOINT
 }
 
@@ -144,4 +150,51 @@ void share_put(struct shared_ctrl *s)
 		free(s);
 	}
 	pthread_mutex_unlock(&reg_lock);
+}
+
+/* A secret from its option or its file (the first line, without the
+ * line end); never logged. 0, or 1 after logging why. */
+int cfg_secret(const char *val, const char *file, const char *name, char *out, size_t len)
+{
+	out[0] = 0;
+	if (val && val[0] && file && file[0]) {
+		log_err("nvmeof: give %s or %s_file, not both\n", name, name);
+		return 1;
+	}
+	if (val && val[0]) {
+		if (strlen(val) >= len) {
+			log_err("nvmeof: %s is longer than any DHHC-1 secret\n", name);
+			return 1;
+		}
+		/* once per process: every job and file passes here */
+		static bool warned;
+		if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
+			log_err("nvmeof: warning: %s in the job: fio copies job options into its JSON output "
+				"and job files are often shared; prefer %s_file\n", name, name);
+		snprintf(out, len, "%s", val);
+		return 0;
+	}
+	if (!file || !file[0])
+		return 0;
+	FILE *fp = fopen(file, "re");
+	if (!fp) {
+		log_err("nvmeof: %s_file '%s': %s\n", name, file, strerror(errno));
+		return 1;
+	}
+	/* SPDK's keyring refuses such files; a warning keeps existing setups running */
+	struct stat st;
+	if (!fstat(fileno(fp), &st) && (st.st_mode & (S_IRWXG | S_IRWXO)))
+		log_err("nvmeof: warning: %s_file '%s' is readable by group or others (mode %03o): chmod 600 it\n",
+			name, file, (unsigned)(st.st_mode & 0777));
+	char *got = fgets(out, (int)len, fp);
+	fclose(fp);
+	size_t n = got ? strcspn(out, "\r\n") : 0;
+	if (!got || !n || (n == strlen(out) && n == len - 1)) {
+		memset(out, 0, len);
+		log_err("nvmeof: %s_file '%s': %s\n", name, file,
+			!got || !n ? "empty: no secret on its first line" : "its first line is longer than any DHHC-1 secret");
+		return 1;
+	}
+	out[n] = 0;
+	return 0;
 }

@@ -58,6 +58,7 @@ struct conn_cfg {
 	/* DH-HMAC-CHAP secrets (DHHC-1:XX:<base64>:, at most 103 bytes), from
 	 * the option or its _file form; cleansed when done with */
 	char dhchap_secret[128], dhchap_ctrl_secret[128];
+	char dhchap_hashes[64], dhchap_dhgroups[96]; /* copies: a shared controller outlives the job */
 	struct nvmeof_ctrl_opts o;
 };
 
@@ -69,6 +70,10 @@ struct shared_ctrl {
 	int refs;
 };
 
+/* A secret from its option (val) or its file (the first line), into out;
+ * never logged. Warns when it is inline (fio's JSON lists job options) or
+ * its file is readable by group or others. 0, or 1 after logging why. */
+int cfg_secret(const char *val, const char *file, const char *name, char *out, size_t len);
 /* Two configurations open the same controller: every field equal. */
 bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b);
 /* The process's controller for k (connecting it on first use), or NULL
@@ -86,6 +91,8 @@ struct eng_opts {
 	void *pad; /* fio keeps the thread_data pointer here */
 	char *traddr, *trsvcid, *subnqn, *hostnqn, *hostid, *src_addr, *hca;
 	char *dhchap_secret, *dhchap_ctrl_secret, *dhchap_secret_file, *dhchap_ctrl_secret_file;
+	char *dhchap_hashes, *dhchap_dhgroups; /* what Negotiate offers; NULL: all */
+	unsigned int allow_unauth_ctrl;        /* the library's allow_unauthenticated_ctrl */
 	unsigned int ns, qd_limit, qpairs, delay_cmd_submit, qpair_select, iopolicy;
 	int gpu;
 	unsigned int gpu_copy, gpu_flush, verbose;

@@ -21,17 +21,27 @@ int job_setup(struct thread_data *td)
 {
 	struct eng_opts *eo = td->eo;
 	struct job *j = job_of(td);
+	int rc = 1;
 	if (!j)
 		return 1;
-	if (eo->gpu >= 0 && td->o.verify != VERIFY_NONE && !eo->gpu_copy) {
+	if (eo->gpu >= 0 && td->o.verify != VERIFY_NONE && !eo->gpu_copy)
 		log_err("nvmeof: verify needs the data on the CPU, but with gpu=%d the I/O buffers are GPU "
 			"memory that fio must not touch: add gpu_copy=1 for a correctness run (copies "
 			"through the host: not the zero-copy path)\n", eo->gpu);
-		return 1;
-	}
 	/* Threads keep the connection for init() and share it; fio's parent
 	 * must not hold one across the fork of job processes. */
-	return files_attach(td, j, td->o.use_thread || j->have_queues);
+	else
+		rc = files_attach(td, j, td->o.use_thread || j->have_queues);
+	if (rc) {
+		/* fio calls no cleanup after a failed setup: what this job made
+		 * goes now (LeakSanitizer found it), and no file keeps a pointer to it */
+		struct fio_file *f;
+		unsigned int i;
+		for_each_file(td, f, i)
+			FILE_SET_ENG_DATA(f, NULL);
+		job_cleanup(td);
+	}
+	return rc;
 }
 
 int job_init(struct thread_data *td)

@@ -110,7 +110,7 @@ struct fio_option eng_options[] = {
 	{.name = "dhchap_ctrl_secret", .lname = "DH-HMAC-CHAP controller secret", .type = FIO_OPT_STR_STORE,
 	 .off1 = offsetof(struct eng_opts, dhchap_ctrl_secret),
 	 .help = "With dhchap_secret: the controller's secret, so the controller is authenticated too "
-		 "(bidirectional); none by default",
+		 "(bidirectional), also when it does not ask; none by default. Prefer dhchap_ctrl_secret_file",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "dhchap_secret_file", .lname = "DH-HMAC-CHAP host secret file", .type = FIO_OPT_STR_STORE,
 	 .off1 = offsetof(struct eng_opts, dhchap_secret_file),
@@ -119,6 +119,22 @@ struct fio_option eng_options[] = {
 	{.name = "dhchap_ctrl_secret_file", .lname = "DH-HMAC-CHAP controller secret file", .type = FIO_OPT_STR_STORE,
 	 .off1 = offsetof(struct eng_opts, dhchap_ctrl_secret_file),
 	 .help = "A file holding dhchap_ctrl_secret (its first line)",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "dhchap_hashes", .lname = "DH-HMAC-CHAP hashes offered", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, dhchap_hashes),
+	 .help = "The hash functions the host offers, comma-separated from sha256,sha384,sha512 "
+		 "(default: all; the controller chooses)",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "dhchap_dhgroups", .lname = "DH-HMAC-CHAP DH groups offered", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, dhchap_dhgroups),
+	 .help = "The DH groups the host offers, comma-separated from null,ffdhe2048,ffdhe3072,ffdhe4096,"
+		 "ffdhe6144,ffdhe8192 (default: all); leave out null to insist on a DH exchange",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "allow_unauthenticated_ctrl", .lname = "accept an unauthenticated controller", .type = FIO_OPT_BOOL,
+	 .off1 = offsetof(struct eng_opts, allow_unauth_ctrl), .def = "0",
+	 .help = "With dhchap_ctrl_secret the controller is authenticated even when it does not ask for "
+		 "authentication (the host starts the transaction); 1 accepts a controller that does not "
+		 "require authentication without authenticating it",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "src_addr", .lname = "source address", .type = FIO_OPT_STR_STORE,
 	 .off1 = offsetof(struct eng_opts, src_addr),
@@ -253,43 +269,6 @@ struct fio_option eng_options[] = {
 	{.name = NULL},
 };
 
-/* A secret from its option or its file (the first line, without the
- * line end); never logged. 0, or 1 after logging why. */
-static int secret_of(const char *val, const char *file, const char *name, char *out, size_t len)
-{
-	out[0] = 0;
-	if (val && val[0] && file && file[0]) {
-		log_err("nvmeof: give %s or %s_file, not both\n", name, name);
-		return 1;
-	}
-	if (val && val[0]) {
-		if (strlen(val) >= len) {
-			log_err("nvmeof: %s is longer than any DHHC-1 secret\n", name);
-			return 1;
-		}
-		snprintf(out, len, "%s", val);
-		return 0;
-	}
-	if (!file || !file[0])
-		return 0;
-	FILE *fp = fopen(file, "re");
-	if (!fp) {
-		log_err("nvmeof: %s_file '%s': %s\n", name, file, strerror(errno));
-		return 1;
-	}
-	char *got = fgets(out, (int)len, fp);
-	fclose(fp);
-	size_t n = got ? strcspn(out, "\r\n") : 0;
-	if (!got || !n || (n == strlen(out) && n == len - 1)) {
-		memset(out, 0, len);
-		log_err("nvmeof: %s_file '%s': %s\n", name, file,
-			!got || !n ? "empty: no secret on its first line" : "its first line is longer than any DHHC-1 secret");
-		return 1;
-	}
-	out[n] = 0;
-	return 0;
-}
-
 int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint32_t *nsid)
 {
 	struct eng_opts *eo = td->eo;
@@ -324,14 +303,24 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	k->o.hostnqn = k->t.hostnqn[0] ? k->t.hostnqn : NULL;
 	k->o.hostid = k->hostid[0] ? k->hostid : NULL;
 	k->o.src_addr = k->t.srcaddr[0] ? k->t.srcaddr : NULL;
-	if (secret_of(eo->dhchap_secret, eo->dhchap_secret_file, "dhchap_secret", k->dhchap_secret,
+	if (cfg_secret(eo->dhchap_secret, eo->dhchap_secret_file, "dhchap_secret", k->dhchap_secret,
 		      sizeof(k->dhchap_secret)) ||
-	    secret_of(eo->dhchap_ctrl_secret, eo->dhchap_ctrl_secret_file, "dhchap_ctrl_secret",
+	    cfg_secret(eo->dhchap_ctrl_secret, eo->dhchap_ctrl_secret_file, "dhchap_ctrl_secret",
 		      k->dhchap_ctrl_secret, sizeof(k->dhchap_ctrl_secret)))
 		return 1;
 	/* the library checks the form (and says which is wrong, never the value) */
 	k->o.dhchap_secret = k->dhchap_secret[0] ? k->dhchap_secret : NULL;
 	k->o.dhchap_ctrl_secret = k->dhchap_ctrl_secret[0] ? k->dhchap_ctrl_secret : NULL;
+	if ((eo->dhchap_hashes && strlen(eo->dhchap_hashes) >= sizeof(k->dhchap_hashes)) ||
+	    (eo->dhchap_dhgroups && strlen(eo->dhchap_dhgroups) >= sizeof(k->dhchap_dhgroups))) {
+		log_err("nvmeof: dhchap_hashes or dhchap_dhgroups is longer than a list of every name\n");
+		return 1;
+	}
+	snprintf(k->dhchap_hashes, sizeof(k->dhchap_hashes), "%s", eo->dhchap_hashes ? eo->dhchap_hashes : "");
+	snprintf(k->dhchap_dhgroups, sizeof(k->dhchap_dhgroups), "%s", eo->dhchap_dhgroups ? eo->dhchap_dhgroups : "");
+	k->o.dhchap_hashes = k->dhchap_hashes[0] ? k->dhchap_hashes : NULL;
+	k->o.dhchap_dhgroups = k->dhchap_dhgroups[0] ? k->dhchap_dhgroups : NULL;
+	k->o.allow_unauthenticated_ctrl = eo->allow_unauth_ctrl;
 	k->o.strict_ordering = !eo->relaxed_ordering;
 	k->o.hw_timestamps = eo->hw_timestamps;
 	if (eo->verbose)

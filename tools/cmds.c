@@ -26,6 +26,9 @@ void tool_ctrl_opts(const struct args *a, struct nvmeof_ctrl_opts *o)
 	o->hostnqn = a->hostnqn;
 	o->dhchap_secret = a->dhchap_secret;
 	o->dhchap_ctrl_secret = a->dhchap_ctrl_secret;
+	o->dhchap_hashes = a->dhchap_hashes;
+	o->dhchap_dhgroups = a->dhchap_dhgroups;
+	o->allow_unauthenticated_ctrl = a->allow_unauth_ctrl;
 	o->hostid = a->hostid;
 	o->subnqn = a->nqn;
 	if (a->timeout_ms)

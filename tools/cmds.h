@@ -11,7 +11,8 @@ enum { ARG_OUT = 1, ARG_NSID = 2, ARG_ENTRIES = 4, ARG_LOG = 8, ARG_IO = 16 };
 struct args {
 	const char *name;
 	const char *traddr, *trsvcid, *src, *hostnqn, *hostid, *nqn, *data;
-	const char *dhchap_secret, *dhchap_ctrl_secret;
+	const char *dhchap_secret, *dhchap_ctrl_secret, *dhchap_hashes, *dhchap_dhgroups;
+	bool allow_unauth_ctrl;
 	uint32_t timeout_ms; /* trsvcid NULL, timeout_ms 0: not given, the library's default */
 	uint32_t nsid, entries, log_len, nlb;
 	uint64_t lpo, slba;

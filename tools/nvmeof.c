@@ -14,6 +14,7 @@
 
 #include "cmds.h"
 #include "nvmeof.h"
+#include "secret.h"
 
 static const struct cmd {
 	const char *name, *help;
@@ -35,7 +36,8 @@ static const struct cmd {
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
-enum { OPT_DHCHAP = 0x100, OPT_DHCHAP_CTRL };
+enum { OPT_LSP = 0x100, OPT_DHCHAP_FILE, OPT_DHCHAP_CTRL_FILE, OPT_DHCHAP_HASHES, OPT_DHCHAP_DHGROUPS,
+       OPT_ALLOW_UNAUTH };
 
 static void usage(FILE *f)
 {
@@ -55,10 +57,17 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 		   "  -w, --src=ADDR           local address (chooses the RDMA device); also --host-traddr\n"
 		   "  -q, --hostnqn=NQN        host NQN (default /etc/nvme/hostnqn, else a generated one)\n"
 		   "  -I, --hostid=UUID        host ID\n"
-		   "      --dhchap-secret=KEY  in-band authentication: the host's DH-HMAC-CHAP secret,\n"
+		   "  -S, --dhchap-secret=KEY  in-band authentication: the host's DH-HMAC-CHAP secret,\n"
 		   "                           DHHC-1:XX:<base64>: (nvme gen-dhchap-key); used when the\n"
 		   "                           target asks for it\n"
-		   "      --dhchap-ctrl-secret=KEY  the controller's secret: authenticate it too\n", d.trsvcid);
+		   "  -C, --dhchap-ctrl-secret=KEY  the controller's secret: the controller is\n"
+		   "                           authenticated too, also when it does not ask\n"
+		   "      --dhchap-secret-file=FILE, --dhchap-ctrl-secret-file=FILE  the same from a\n"
+		   "                           file's first line (other users see a command line)\n"
+		   "      --dhchap-hashes=LIST, --dhchap-dhgroups=LIST  what the host offers\n"
+		   "                           (sha256,sha384,sha512; null,ffdhe2048..ffdhe8192; all)\n"
+		   "      --allow-unauthenticated-ctrl  accept a controller that does not require\n"
+		   "                           authentication without authenticating it\n", d.trsvcid);
 	if (disc)
 		fprintf(f, "  -n, --nqn=NQN            discovery NQN (%s)\n", NVMEOF_DISCOVERY_NQN);
 	else
@@ -76,7 +85,7 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 		fprintf(f, "  -i, --log-id=LID         log page identifier (required)\n"
 			   "  -l, --log-len=BYTES      bytes to read (required, a multiple of 4)\n"
 			   "  -L, --lpo=OFFSET         byte offset into the log (0)\n"
-			   "  -S, --lsp=LSP            log specific field (0)\n"
+			   "      --lsp=LSP            log specific field (0)\n"
 			   "  -r, --rae                retain the asynchronous event\n"
 			   "  -b, --raw-binary         write the bytes to stdout instead of a hex dump\n");
 	if (c->what & ARG_IO) {
@@ -103,7 +112,7 @@ static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *v)
 	errno = 0;
 	unsigned long long x = strtoull(s, &end, 0);
 	if (!*s || *end || errno || s[0] == '-' || x > max) {
-		fprintf(stderr, "nvmeof: --%s: '%s' is not a number from 0 to %llu\n", opt, s,
+		fprintf(stderr, "nvmeof: --%s: '%s' is not a number from 0 to %llu\n", opt, tool_shown(s),
 			(unsigned long long)max);
 		return -1;
 	}
@@ -132,7 +141,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], cmds[i].name))
 			c = &cmds[i];
 	if (!c) {
-		fprintf(stderr, "nvmeof: unknown subcommand '%s'\n", argv[1]);
+		fprintf(stderr, "nvmeof: unknown subcommand '%s'\n", tool_shown(argv[1]));
 		usage(stderr);
 		return 2;
 	}
@@ -144,13 +153,18 @@ int main(int argc, char **argv)
 		{"output-format", required_argument, 0, 'o'}, {"namespace-id", required_argument, 0, 'N'},
 		{"log-entries", required_argument, 0, 'e'}, {"log-id", required_argument, 0, 'i'},
 		{"log-len", required_argument, 0, 'l'}, {"lpo", required_argument, 0, 'L'},
-		{"lsp", required_argument, 0, 'S'}, {"rae", no_argument, 0, 'r'},
+		{"lsp", required_argument, 0, OPT_LSP}, {"rae", no_argument, 0, 'r'},
 		{"raw-binary", no_argument, 0, 'b'}, {"start-block", required_argument, 0, 'B'},
 		{"block-count", required_argument, 0, 'c'}, {"data", required_argument, 0, 'd'},
 		{"force-unit-access", no_argument, 0, 'f'}, {"deac", no_argument, 0, 'D'},
 		{"gpu", required_argument, 0, 'g'}, {"help", no_argument, 0, 'h'},
-		/* as nvme-cli spells them; their short forms are other options here */
-		{"dhchap-secret", required_argument, 0, OPT_DHCHAP}, {"dhchap-ctrl-secret", required_argument, 0, OPT_DHCHAP_CTRL},
+		/* in-band authentication, with nvme-cli's letters (secret.c) */
+		{"dhchap-secret", required_argument, 0, 'S'}, {"dhchap-ctrl-secret", required_argument, 0, 'C'},
+		{"dhchap-secret-file", required_argument, 0, OPT_DHCHAP_FILE},
+		{"dhchap-ctrl-secret-file", required_argument, 0, OPT_DHCHAP_CTRL_FILE},
+		{"dhchap-hashes", required_argument, 0, OPT_DHCHAP_HASHES},
+		{"dhchap-dhgroups", required_argument, 0, OPT_DHCHAP_DHGROUPS},
+		{"allow-unauthenticated-ctrl", no_argument, 0, OPT_ALLOW_UNAUTH},
 		{0, 0, 0, 0},
 	};
 	struct args a = {.nsid = 1, .gpu = -1};
@@ -159,15 +173,23 @@ int main(int argc, char **argv)
 	bool nsid_set = false;
 	optind = 2;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":a:s:w:q:I:n:t:o:N:e:i:l:L:S:rbB:c:d:fDg:h", lo, NULL)) != -1) {
-		const char *opt = argv[optind - 1];
+	int li = -1;
+	while ((ch = getopt_long(argc, argv, ":a:s:w:q:I:n:t:o:N:e:i:l:L:S:C:rbB:c:d:fDg:h", lo, &li)) != -1) {
+		/* the option by its name, never its value (which may be a secret) */
+		char optbuf[48];
+		if (li >= 0)
+			snprintf(optbuf, sizeof(optbuf), "--%s", lo[li].name);
+		else if (ch != '?' && ch != ':')
+			snprintf(optbuf, sizeof(optbuf), "-%c", ch);
+		const char *opt = li >= 0 || (ch != '?' && ch != ':') ? optbuf : tool_optname(argv[optind - 1]);
+		li = -1;
 		/* an option this subcommand does not take is an error, not ignored */
 		unsigned need = 0;
 		switch (ch) {
 		case 'o': need = ARG_OUT; break;
 		case 'N': need = ARG_NSID; break;
 		case 'e': need = ARG_ENTRIES; break;
-		case 'i': case 'l': case 'L': case 'S': case 'r': case 'b': need = ARG_LOG; break;
+		case 'i': case 'l': case 'L': case OPT_LSP: case 'r': case 'b': need = ARG_LOG; break;
 		case 'B': case 'c': case 'd': case 'f': case 'D': case 'g': need = ARG_IO; break;
 		}
 		if (need && !(c->what & need)) {
@@ -180,8 +202,16 @@ int main(int argc, char **argv)
 		case 's': a.trsvcid = optarg; break;
 		case 'w': a.src = optarg; break;
 		case 'q': a.hostnqn = optarg; break;
-		case OPT_DHCHAP: a.dhchap_secret = optarg; break;
-		case OPT_DHCHAP_CTRL: a.dhchap_ctrl_secret = optarg; break;
+		case 'S': tool_secret_arg(&a, SECRET_HOST, optarg); break;
+		case 'C': tool_secret_arg(&a, SECRET_CTRL, optarg); break;
+		case OPT_DHCHAP_FILE:
+		case OPT_DHCHAP_CTRL_FILE:
+			if (tool_secret_file(&a, ch == OPT_DHCHAP_FILE ? SECRET_HOST : SECRET_CTRL, optarg))
+				return 2;
+			break;
+		case OPT_DHCHAP_HASHES: a.dhchap_hashes = optarg; break;
+		case OPT_DHCHAP_DHGROUPS: a.dhchap_dhgroups = optarg; break;
+		case OPT_ALLOW_UNAUTH: a.allow_unauth_ctrl = true; break;
 		case 'I': a.hostid = optarg; break;
 		case 'n':
 			/* -n is the NQN as in `nvme connect`, and the namespace as in
@@ -207,7 +237,7 @@ int main(int argc, char **argv)
 			if (!strcmp(optarg, "json"))
 				a.json = true;
 			else if (strcmp(optarg, "normal")) {
-				fprintf(stderr, "nvmeof: --output-format: '%s' is not normal or json\n", optarg);
+				fprintf(stderr, "nvmeof: --output-format: '%s' is not normal or json\n", tool_shown(optarg));
 				return 2;
 			}
 			break;
@@ -241,7 +271,7 @@ int main(int argc, char **argv)
 				return 2;
 			a.lpo = v;
 			break;
-		case 'S':
+		case OPT_LSP:
 			if (parse_u64("lsp", optarg, 127, &v))
 				return 2;
 			a.lsp = (uint8_t)v;
@@ -281,9 +311,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "nvmeof %s: unexpected argument '%s'\n", c->name, argv[optind]);
+		fprintf(stderr, "nvmeof %s: unexpected argument '%s'\n", c->name, tool_shown(argv[optind]));
 		return 2;
 	}
+	if (tool_secret_check())
+		return 2;
 	if (!a.traddr) {
 		fprintf(stderr, "nvmeof %s: the target address is missing (-a ADDR)\n", c->name);
 		return 2;

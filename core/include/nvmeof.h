@@ -168,6 +168,20 @@ struct nvmeof_ctrl_opts {
 	 * target, without host software. A device that reports no completion
 	 * timestamps (Soft-RoCE) fails the connect with NVMEOF_ENOTSUP. */
 	bool hw_timestamps;
+	/* version 0.5: in-band authentication, what the host accepts.
+	 * With dhchap_ctrl_secret the controller is always authenticated: when
+	 * its Connect response does not ask for authentication, the host starts
+	 * the transaction itself, and a controller that cannot complete it
+	 * fails the connect. true: accept a controller that does not require
+	 * authentication without authenticating it (the secret is then used
+	 * only when the controller asks). */
+	bool allow_unauthenticated_ctrl;
+	/* What the host offers in Negotiate, comma-separated: hashes from
+	 * "sha256,sha384,sha512", DH groups from "null,ffdhe2048,ffdhe3072,
+	 * ffdhe4096,ffdhe6144,ffdhe8192" (e.g. leave out "null" to insist on a
+	 * DH exchange). NULL (default): all of them; the controller chooses. */
+	const char *dhchap_hashes;
+	const char *dhchap_dhgroups;
 };
 /* Defaults, and size = sizeof(*opts): always initialize through this macro. */
 #define nvmeof_ctrl_opts_init(opts) nvmeof_ctrl_opts_init_sz((opts), sizeof(*(opts)))

@@ -61,6 +61,10 @@ class CtrlOpts(ctypes.Structure):
         ("dhchap_ctrl_secret", ctypes.c_char_p),
         ("strict_ordering", c_bool),  # 0.4: without PCIe relaxed ordering
         ("hw_timestamps", c_bool),  # 0.4: NIC completion timestamps
+        # version 0.5: what in-band authentication accepts and offers
+        ("allow_unauthenticated_ctrl", c_bool),
+        ("dhchap_hashes", ctypes.c_char_p),
+        ("dhchap_dhgroups", ctypes.c_char_p),
     ]
 
 

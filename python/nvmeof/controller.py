@@ -75,7 +75,10 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
                     host_id: Optional[str] = None, queue_depth: Optional[int] = None,
                     keep_alive_ms: Optional[int] = None, timeout: Optional[float] = None,
                     opts: Optional[S.CtrlOpts] = None, dhchap_secret: Optional[str] = None,
-                    dhchap_ctrl_secret: Optional[str] = None) -> S.CtrlOpts:
+                    dhchap_ctrl_secret: Optional[str] = None,
+                    allow_unauthenticated_ctrl: Optional[bool] = None,
+                    dhchap_hashes: Optional[str] = None,
+                    dhchap_dhgroups: Optional[str] = None) -> S.CtrlOpts:
     """Checks the arguments of Controller() and fills struct nvmeof_ctrl_opts:
     opts, or the library's defaults (nvmeof_ctrl_opts_init), with only the
     arguments that are not None put over them. Raises TypeError/ValueError
@@ -107,6 +110,15 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
         o.dhchap_secret = _secret(dhchap_secret, "dhchap_secret")
     if dhchap_ctrl_secret is not None:
         o.dhchap_ctrl_secret = _secret(dhchap_ctrl_secret, "dhchap_ctrl_secret")
+    if allow_unauthenticated_ctrl is not None:
+        if not isinstance(allow_unauthenticated_ctrl, bool):
+            raise TypeError("nvmeof: allow_unauthenticated_ctrl must be True or False")
+        o.allow_unauthenticated_ctrl = allow_unauthenticated_ctrl
+    # the library checks the names (and says which one it does not know)
+    if dhchap_hashes is not None:
+        o.dhchap_hashes = _text(dhchap_hashes, "dhchap_hashes")
+    if dhchap_dhgroups is not None:
+        o.dhchap_dhgroups = _text(dhchap_dhgroups, "dhchap_dhgroups")
     return o
 
 
@@ -142,18 +154,29 @@ class Controller:
                      nvme gen-dhchap-key makes it: in-band authentication,
                      used when the target asks for it
       dhchap_ctrl_secret  the controller's secret: the controller proves it
-                     too (bidirectional); needs dhchap_secret
+                     too (bidirectional), also when it does not ask for
+                     authentication (the host then starts the transaction,
+                     and the connect fails when the controller cannot
+                     prove it); needs dhchap_secret
+      allow_unauthenticated_ctrl  True: accept a controller that does not
+                     require authentication without authenticating it
+      dhchap_hashes, dhchap_dhgroups  what the host offers, comma-separated
+                     ("sha384,sha512"; "ffdhe3072,ffdhe4096"); default all
     Controller.connect(...) is the same call."""
 
     def __init__(self, host: str, subsystem_nqn: str, *, port: Union[int, str, None] = None,
                  source: Optional[str] = None, host_nqn: Optional[str] = None,
                  host_id: Optional[str] = None, queue_depth: Optional[int] = None,
                  keep_alive_ms: Optional[int] = None, timeout: Optional[float] = None,
-                 dhchap_secret: Optional[str] = None, dhchap_ctrl_secret: Optional[str] = None) -> None:
+                 dhchap_secret: Optional[str] = None, dhchap_ctrl_secret: Optional[str] = None,
+                 allow_unauthenticated_ctrl: Optional[bool] = None, dhchap_hashes: Optional[str] = None,
+                 dhchap_dhgroups: Optional[str] = None) -> None:
         lib = _lib.load()
         o = connect_options(host, subsystem_nqn, port, source, host_nqn, host_id, queue_depth,
                             keep_alive_ms, timeout, dhchap_secret=dhchap_secret,
-                            dhchap_ctrl_secret=dhchap_ctrl_secret)
+                            dhchap_ctrl_secret=dhchap_ctrl_secret,
+                            allow_unauthenticated_ctrl=allow_unauthenticated_ctrl,
+                            dhchap_hashes=dhchap_hashes, dhchap_dhgroups=dhchap_dhgroups)
         h = c_void_p()
         _check(lib.nvmeof_ctrl_connect(byref(o), byref(h)))
         self._h = h.value

@@ -2,11 +2,16 @@
  * must stay within the bytes it is given and claim no field past them, and
  * the host's transaction, fed any Challenge and Success1, must end (an
  * error or success, never a step past AUTH_DONE) without reading out of
- * bounds. The first byte splits the input into the two answers. */
+ * bounds. The first byte splits the input into the two answers; the last
+ * chooses, per command, what the transport answered: the command's
+ * completion, a lost connection, a transport error, a timeout, or an NVMe
+ * status. A transport failure stays that failure (a connect retries it),
+ * whatever the step; the controller's Failure1 is final (NVMEOF_EINVAL). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "auth.h"
+#include "connretry.h"
 #include "protocol.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -28,8 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static uint8_t buf[AUTH_RECV_MAX];
 	static const struct auth_key hk = {.len = 32, .transform = 1};
 	static const struct auth_key ck = {.len = 48, .transform = 0};
-	if (!size)
+	if (size < 2)
 		return 0;
+	uint8_t faults = data[--size]; /* the last byte, 2 bits per command: what the transport answered */
 	size_t cut = 1 + (size_t)data[0] * (size - 1) / 255;
 	/* each part alone, in a buffer of exactly its size (ASan sees any overread) */
 	const uint8_t *parts[2] = {data + 1, data + cut};
@@ -45,6 +51,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t len;
 	int part = 0;
 	auth_tx_init(&t, &hk, (data[0] & 1) ? &ck : NULL, "nqn.host", "nqn.sub", 1, 0x1234);
+	if (data[0] & 2) /* a restricted offer */
+		t.dhgroups = (1u << AUTH_DH_NULL) | (1u << AUTH_DH_FFDHE2048);
 	for (int step = 0; step < 8; step++) {
 		if (auth_tx_next(&t, sqe, buf, sizeof(buf), &len))
 			break;
@@ -58,7 +66,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			memcpy(buf, parts[part], lens[part] < sizeof(buf) ? lens[part] : sizeof(buf));
 			part++;
 		}
-		int rc = auth_tx_answer(&t, 0, NULL, buf, len);
+		static const int trc[4] = {0, NVMEOF_ECLOSED, NVMEOF_ETRANSPORT, NVMEOF_ENVME};
+		int xrc = step < 4 ? trc[(faults >> (2 * step)) & 3] : 0;
+		struct nvmeof_cpl cpl;
+		memset(&cpl, 0, sizeof(cpl));
+		cpl.err = xrc;
+		cpl.status = (uint16_t)(data[0] << 1);
+		enum auth_step before = t.step;
+		struct auth_msg m;
+		const char *why;
+		bool failure1 = !xrc && recv && !auth_msg_parse(buf, len, &m, &why) && m.id == AUTH_MSG_FAILURE1;
+		int rc = auth_tx_answer(&t, xrc, xrc == NVMEOF_ENVME ? &cpl : NULL, buf, len);
+		/* a transport failure is never made final, unless the host had
+		 * already given up (a Failure2 after its own finding) */
+		if ((xrc == NVMEOF_ECLOSED || xrc == NVMEOF_ETRANSPORT) && before != AUTH_FAILURE2 &&
+		    (rc != xrc || cr_fabrics(rc, 0, false) != CR_TRANSIENT))
+			abort();
+		if (xrc == NVMEOF_ENVME && before != AUTH_FAILURE2 && rc != NVMEOF_ENVME)
+			abort();
+		if (failure1 && rc != NVMEOF_EINVAL)
+			abort(); /* the controller's refusal is final */
+		if (xrc && rc == AUTH_TX_MORE)
+			abort(); /* a failed command ends the transaction */
 		if (rc != AUTH_TX_MORE)
 			break;
 		if (step == 7)

@@ -11,6 +11,9 @@ NVMEOF_BUILD=build/out tests/suite 6.12/auth.sh 600 bash tests/target/auth.sh ||
 echo "=== auth.sh: build/san"
 NVMEOF_BUILD=build/san NVMEOF_ASAN_RT=$(cc -print-file-name=libasan.so) \
   tests/suite 6.12/san/auth.sh 900 bash tests/target/auth.sh || rc=1
+# SPDK's target too, where its prebuilt copy is beside the checkout (exit 77: skipped, saying why)
+echo "=== auth_spdk.sh"
+NVMEOF_BUILD=build/out tests/suite 6.12/auth_spdk.sh 600 bash tests/target/auth_spdk.sh || rc=1
 echo "=== target_core on 6.12: $1"
 # shellcheck disable=SC2086 # the lists are space-separated test names
 tests/suite 6.12/target_core 600 build/out/tests/target_core $1 || rc=1

@@ -1,0 +1,95 @@
+/*
+ * Secrets on the tool's command line and in files. A secret is never part
+ * of a message, whatever option or word it came in: the tool's own
+ * messages show option names and, of values, only those that do not look
+ * like a DHHC-1 secret; the library's never contain one.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <openssl/crypto.h>
+
+#include "cmds.h"
+#include "secret.h"
+
+static char file_secret[2][128];
+static bool given_inline[2], given_file[2];
+static const char *const names[2] = {"--dhchap-secret", "--dhchap-ctrl-secret"};
+
+static void wipe(void) { OPENSSL_cleanse(file_secret, sizeof(file_secret)); }
+
+int tool_secret_file(struct args *a, int which, const char *path)
+{
+	static bool registered;
+	if (!registered && !atexit(wipe))
+		registered = true;
+	FILE *fp = fopen(path, "re");
+	struct stat st;
+	if (!fp) {
+		fprintf(stderr, "nvmeof: %s-file '%s': %s\n", names[which], path, strerror(errno));
+		return -1;
+	}
+	/* SPDK's keyring refuses such files; a warning keeps nvme-cli's habits working */
+	if (!fstat(fileno(fp), &st) && (st.st_mode & (S_IRWXG | S_IRWXO)))
+		fprintf(stderr, "nvmeof: warning: %s-file '%s' is readable by group or others (mode %03o): "
+			"chmod 600 it\n", names[which], path, (unsigned)(st.st_mode & 0777));
+	char *out = file_secret[which];
+	size_t len = sizeof(file_secret[which]);
+	char *got = fgets(out, (int)len, fp);
+	fclose(fp);
+	size_t n = got ? strcspn(out, "\r\n") : 0;
+	if (!got || !n || (n == strlen(out) && n == len - 1)) {
+		OPENSSL_cleanse(out, len);
+		fprintf(stderr, "nvmeof: %s-file '%s': %s\n", names[which], path,
+			!got || !n ? "empty: no secret on its first line" : "its first line is longer than any DHHC-1 secret");
+		return -1;
+	}
+	out[n] = 0;
+	given_file[which] = true;
+	if (which == SECRET_HOST)
+		a->dhchap_secret = out;
+	else
+		a->dhchap_ctrl_secret = out;
+	return 0;
+}
+
+void tool_secret_arg(struct args *a, int which, const char *val)
+{
+	given_inline[which] = true;
+	if (which == SECRET_HOST)
+		a->dhchap_secret = val;
+	else
+		a->dhchap_ctrl_secret = val;
+}
+
+int tool_secret_check(void)
+{
+	for (int w = 0; w < 2; w++) {
+		if (given_inline[w] && given_file[w]) {
+			fprintf(stderr, "nvmeof: give %s or %s-file, not both\n", names[w], names[w]);
+			return -1;
+		}
+		if (given_inline[w])
+			fprintf(stderr, "nvmeof: warning: %s on the command line is visible to other users "
+				"(ps, /proc/PID/cmdline): prefer %s-file\n", names[w], names[w]);
+	}
+	return 0;
+}
+
+const char *tool_shown(const char *word)
+{
+	return word && strstr(word, "DHHC-1") ? "<a DH-HMAC-CHAP secret, not shown>" : word;
+}
+
+const char *tool_optname(const char *word)
+{
+	static char buf[64];
+	size_t n = word[0] == '-' && word[1] == '-' ? strcspn(word, "=") : word[0] == '-' && word[1] ? 2 : 0;
+	if (!n)
+		return tool_shown(word);
+	snprintf(buf, sizeof(buf), "%.*s", (int)(n < sizeof(buf) - 1 ? n : sizeof(buf) - 1), word);
+	return buf;
+}

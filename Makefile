@@ -181,7 +181,7 @@ $(FIO_ENGINE_OBJ): $(FIO_SRC)/config-host.h
 $(FIO_SRC)/config-host.h:
 	$(error $(FIO_SRC_MISSING))
 # fio needs one symbol of it (engine/libnvmeof_fio.map); the core inside stays hidden.
-ENGINE_OBJ = $(FIO_ENGINE_OBJ) $(O)/engine/tid.o $(O)/engine/topo.o $(O)/engine/qmap.o $(O)/engine/irq.o $(CORE_OBJ)
+ENGINE_OBJ = $(FIO_ENGINE_OBJ) $(O)/engine/tid.o $(O)/engine/optval.o $(O)/engine/topo.o $(O)/engine/qmap.o $(O)/engine/irq.o $(CORE_OBJ)
 $(ENGINE): $(ENGINE_OBJ) engine/libnvmeof_fio.map
 	$(CC) -shared $(SANFLAGS) -o $@ $(ENGINE_OBJ) $(LIBS) -lnuma -Wl,--version-script=engine/libnvmeof_fio.map
 
@@ -194,6 +194,7 @@ unit: all
 	tests/gpu-check/selftest-double $(O)
 	tests/unit/layers.sh $(O)
 	tests/unit/exports.sh $(O)
+	tests/unit/engine_opts.sh $(O)
 ifeq ($(SANFLAGS),)
 	tests/unit/install.sh
 	NVMEOF_LIB=$(CURDIR)/$(O)/libnvmeof.so PYTHONDONTWRITEBYTECODE=1 \

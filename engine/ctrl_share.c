@@ -52,9 +52,11 @@ static void cfg_copy(struct conn_cfg *to, const struct conn_cfg *k)
 #undef REPOINT
 }
 
-struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bool reached, char *err, size_t len)
+struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bool reached, char *err, size_t len,
+			      int *why)
 {
 	struct shared_ctrl *s;
+	*why = NVMEOF_ENOMEM;
 	pthread_mutex_lock(&reg_lock);
 	for (s = reg_head; s; s = s->next)
 		if (cfg_same(&s->cfg, k)) {
@@ -75,15 +77,18 @@ struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bo
 		snprintf(s->trace.who, sizeof(s->trace.who), "%s %s", k->o.traddr, k->o.subnqn);
 		s->cfg.o.trace_arg = &s->trace;
 		char line[600];
-		snprintf(line, sizeof(line), "connecting from %s as %s",
+		snprintf(line, sizeof(line), "connecting from %s as %s (kato %u ms, reconnect_delay %u ms, "
+			 "ctrl_loss_tmo %u ms, cmd_timeout %u ms, connect_timeout %u ms)",
 			 k->o.src_addr ? k->o.src_addr : "the route's address",
-			 k->o.hostnqn ? k->o.hostnqn : "the default host NQN");
+			 k->o.hostnqn ? k->o.hostnqn : "the default host NQN", k->o.kato_ms, k->o.reconnect_delay_ms,
+			 k->o.ctrl_loss_tmo_ms, k->o.cmd_timeout_ms, k->o.connect_timeout_ms);
 		eng_trace_line(&s->trace, 0, s->trace.t0_ns, line);
 	}
 	for (uint32_t t = 0;; t++) {
 		int rc = nvmeof_ctrl_connect(&s->cfg.o, &s->c);
 		if (!rc)
 			break;
+		*why = rc;
 		/* The library takes silence at a first contact for a wrong
 		 * address; after the probe got through, it is load: try again
 		 * as the library does for I/O queues. */
@@ -102,6 +107,7 @@ struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bo
 	if (want_hca && want_hca[0] && strcmp(want_hca, i->hca)) {
 		snprintf(err, len, "the connection to %s resolved to HCA %s, not the expected %s "
 			 "(set src_addr= to an address on %s)", k->t.traddr, i->hca, want_hca, want_hca);
+		*why = NVMEOF_EINVAL;
 		nvmeof_ctrl_close(s->c);
 		goto fail;
 	}

@@ -48,6 +48,12 @@ struct eng_trace {
 	char who[300];  /* traddr and subsystem, to tell controllers apart */
 };
 void eng_trace_line(void *arg, uint16_t qid, uint64_t time_ns, const char *msg);
+/* A failure the engine reported (it logged why) as fio's job error, as
+ * fio's own engines do: its JSON "error", terse output and exit status
+ * then say the job failed. err: an errno; what: the step. Returns 1. */
+#define eng_fail(td, err, what) ({ td_verror((td), (err), (what)); 1; })
+/* The errno closest to a library error code. */
+int eng_errno(int nvmeof_rc);
 
 /* ---- ctrl_share.c ---- */
 /* What a controller is connected with: the filename's transport ID and the
@@ -74,9 +80,10 @@ bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b);
 /* The process's controller for k (connecting it on first use), or NULL
  * with the reason in err. want_hca: fail unless it resolved to that HCA.
  * reached: a probe got through to the target, so a connect that met
- * silence is tried again (connect_retries). */
+ * silence is tried again (connect_retries). why: the library's code of
+ * the failure. */
 struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bool reached, char *err,
-			      size_t len);
+			      size_t len, int *why);
 /* Jobs of this process holding the controller. */
 int share_count(struct shared_ctrl *s);
 void share_put(struct shared_ctrl *s);

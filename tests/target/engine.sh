@@ -146,8 +146,8 @@ t_json_and_terse_output_parse_in_threads_and_processes() {
 # document still parses.
 t_json_output_parses_across_a_reconnect() {
   timeout 180 "$FIO" --ioengine=external:"$ENG" --output-format=json --name=rc --filename="$FA1" --thread=1 \
-    --rw=randread --bs=4k --size=64m --iodepth=8 --qpairs=2 --time_based --runtime=9 --reconnect_delay=500 \
-    --ctrl_loss_tmo=30000 --cmd_timeout=10000 --verbose=1 > "$SCRATCH/out" 2> "$SCRATCH/err" &
+    --rw=randread --bs=4k --size=64m --iodepth=8 --qpairs=2 --time_based --runtime=9 --reconnect_delay=500ms \
+    --ctrl_loss_tmo=30s --cmd_timeout=10s --verbose=1 > "$SCRATCH/out" 2> "$SCRATCH/err" &
   local pid=$!
   wait_connected "$SCRATCH/err" $pid
   kill -0 $pid 2>/dev/null || { cat "$SCRATCH/err"; fail "fio ended before the outage"; }

@@ -462,6 +462,28 @@ t_gpu_copy_mode_verifies() {
   grep -q "not zero-copy" "$SCRATCH/log" || fail "copy mode does not say it is not zero-copy"
 }
 
+# A job whose connect fails is a failed job in fio's JSON and terse output
+# and exit status alike: the target refusing the host (an NVMe status: EIO),
+# an address nobody answers (EHOSTUNREACH or ETIMEDOUT).
+failed_job_error() { # "errnos it may be" fio-args...
+  local want=$1 rc=0 jerr terr; shift
+  timeout 120 "$FIO" --ioengine=external:"$ENG" --name=f --rw=read --bs=4k --size=1m "$@" \
+    --output-format=json,terse > "$SCRATCH/out" 2> "$SCRATCH/err" || rc=$?
+  jerr=$(python3 -c 'import json,sys; t=open(sys.argv[1]).read(); print(json.loads(t[t.index("{"):t.rindex("}")+1])["jobs"][0]["error"])' "$SCRATCH/out")
+  terr=$(grep -m1 '^3;' "$SCRATCH/out" | cut -d';' -f5)
+  echo "    exit $rc, JSON error $jerr, terse error $terr: $(grep -m1 'nvmeof: ' "$SCRATCH/err" | cut -c1-160)"
+  [ "$rc" = 1 ] || { cat "$SCRATCH/err"; fail "fio exited $rc"; }
+  [ "$jerr" = "$terr" ] && [[ " $want " == *" $jerr "* ]] || { cat "$SCRATCH/err"; fail "error $jerr/$terr, not one of $want"; }
+}
+t_a_failed_connect_is_the_jobs_error() {
+  failed_job_error 5 --filename="traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=${NVMEOF_TB_NQN_B//:/\\:} ns=1"
+  failed_job_error "110 113" --filename="traddr=$NVMEOF_TB_UNREACHABLE subnqn=${NVMEOF_TB_NQN_A//:/\\:} ns=1" \
+    --connect_timeout=1s --connect_retries=0
+  # thread mode: fio's main thread connects for the job, not a probe child
+  failed_job_error 5 --filename="traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=${NVMEOF_TB_NQN_B//:/\\:} ns=1" \
+    --thread=1
+}
+
 t_gpu_without_cuda_fails_clearly() {
   export NVMEOF_CUDA_LIB=/nonexistent/libcuda.so.1
   expect_fio_fails "could not be loaded" --name=g --filename="$FA1" \

@@ -13,7 +13,7 @@
 #include "optgroup.h"
 #include "optval.h"
 
-#define TIME_HELP "; a time: a bare number is seconds, or 500ms, 5s, 2m"
+#define TIME_HELP "; a time up to 1d: a bare number is seconds (as in nvme-cli), or 500ms, 5s, 2m"
 
 enum { H_TRSVCID, H_KATO, H_RECONNECT_DELAY, H_CTRL_LOSS_TMO, H_CMD_TIMEOUT, H_CONNECT_TIMEOUT,
        H_IN_CAPSULE, H_WAIT, H_NUM_IO_QUEUES, H_SPIN_US, H_CONNECT_RETRIES, H_N };
@@ -26,7 +26,7 @@ static const struct lib_opt {
 	char kind;
 } lib_opts[H_N] = {
 #define LIB(h, n, e, c, k, text) [h] = {n, text, offsetof(struct eng_opts, e), offsetof(struct nvmeof_ctrl_opts, c), k}
-	LIB(H_TRSVCID, "trsvcid", trsvcid, trsvcid, 's', "Target port"),
+	LIB(H_TRSVCID, "trsvcid", trsvcid, trsvcid, 's', "Target port, 1 to 65535"),
 	LIB(H_KATO, "kato", kato_ms, kato_ms, 't', "Keep-alive timeout (0: none)" TIME_HELP),
 	LIB(H_RECONNECT_DELAY, "reconnect_delay", reconnect_delay_ms, reconnect_delay_ms, 't',
 	    "After a connection loss, reconnect this often while I/O waits (0: fail at once)" TIME_HELP),
@@ -163,7 +163,7 @@ struct fio_option eng_options[] = {
 	 .help = "Local address to connect from: chooses the HCA (PCIe locality)",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "gpu", .lname = "GPU buffers", .type = FIO_OPT_STR, .cb = (void *)set_gpu, .def = "-1",
-	 .help = "Place the job's I/O buffers in this CUDA GPU's memory (-1: host memory); "
+	 .help = "Place the job's I/O buffers in this CUDA GPU's memory, 0 to 1023 (-1: host memory); "
 		 "fio never touches them, so CPU-side verify needs gpu_copy=1",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "gpu_copy", .lname = "GPU copy verify mode", .type = FIO_OPT_BOOL,
@@ -230,7 +230,7 @@ struct fio_option eng_options[] = {
 		    {.ival = "sleep", .oval = NVMEOF_WAIT_SLEEP, .help = "sleep on the completion channel"}},
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "qpairs", .lname = "queue pairs per job", .type = FIO_OPT_STR, .cb = (void *)set_qpairs, .def = "0",
-	 .help = "I/O queue pairs this job drives on each controller, sharing one completion "
+	 .help = "I/O queue pairs, 0 to 64, this job drives on each controller, sharing one completion "
 		 "queue (a poll group); iodepth is the job's total. 0: one per CPU the job may "
 		 "run on, at most 4, iodepth, and its part of the queues granted; 1: one per job, the unit "
 		 "of a queue-pair scaling sweep",

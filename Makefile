@@ -183,7 +183,7 @@ $(FIO_ENGINE_OBJ): $(FIO_SRC)/config-host.h
 $(FIO_SRC)/config-host.h:
 	$(error $(FIO_SRC_MISSING))
 # fio needs one symbol of it (engine/libnvmeof_fio.map); the core inside stays hidden.
-ENGINE_OBJ = $(FIO_ENGINE_OBJ) $(O)/engine/tid.o $(O)/engine/topo.o $(O)/engine/qmap.o $(O)/engine/irq.o $(CORE_OBJ)
+ENGINE_OBJ = $(FIO_ENGINE_OBJ) $(O)/engine/tid.o $(O)/engine/optval.o $(O)/engine/topo.o $(O)/engine/qmap.o $(O)/engine/irq.o $(CORE_OBJ)
 $(ENGINE): $(ENGINE_OBJ) engine/libnvmeof_fio.map
 	$(CC) -shared $(SANFLAGS) -o $@ $(ENGINE_OBJ) $(LIBS) -lnuma -Wl,--version-script=engine/libnvmeof_fio.map
 
@@ -199,6 +199,7 @@ unit: all
 	tests/suite $(notdir $(O))/layers.sh 120 tests/unit/layers.sh $(O) || rc=1; \
 	tests/suite $(notdir $(O))/exports.sh 300 tests/unit/exports.sh $(O) || rc=1; \
 	tests/suite $(notdir $(O))/secrets.sh 300 tests/unit/secrets.sh $(O) || rc=1; \
+	tests/suite $(notdir $(O))/engine_opts.sh 300 tests/unit/engine_opts.sh $(O) || rc=1; \
 	exit $$rc
 ifeq ($(SANFLAGS),)
 	tests/suite install.sh 600 tests/unit/install.sh

@@ -63,6 +63,8 @@ def val(wl, cfg, cpu=False):
         try:
             t = open(f"{out}/{wl}.{cfg}.{r}.json").read()
             j = json.loads(t[t.index("{"):])["jobs"][0]
+            if j.get("error"):  # a failed job's zeros are no measurement
+                continue
             rd = j["read"]
             if cpu:  # fio's usr+sys per I/O, us
                 v.append((j["usr_cpu"] + j["sys_cpu"]) / 100 * rd["runtime"] * 1000 / rd["total_ios"])

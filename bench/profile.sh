@@ -19,7 +19,7 @@ for ini in ours kernel; do
     env NUMJOBS=1 INITIATOR=$ini jobs/run "$JOB" --output-format=json > "$OUT/profile-$ini.fiojson" 2>/dev/null
   {
     echo "# $WHAT, one job, initiator $ini: perf record -a -e cpu-clock (guest, TCG)"
-    jq_iops=$(python3 -c "import json,sys; t=open(sys.argv[1]).read(); print(round(json.loads(t[t.index('{'):])['jobs'][0]['read']['iops']))" "$OUT/profile-$ini.fiojson" 2>/dev/null)
+    jq_iops=$(python3 -c "import json,sys; t=open(sys.argv[1]).read(); j=json.loads(t[t.index('{'):])['jobs'][0]; print('failed (error %d)' % j['error'] if j['error'] else round(j['read']['iops']))" "$OUT/profile-$ini.fiojson" 2>/dev/null)
     echo "# IOPS during the profile: ${jq_iops:-?}"
     perf report -i "$OUT/perf-$ini.data" -g none --no-children --sort comm,dso,symbol --stdio 2>/dev/null \
       | grep -v '^#' | grep -E '^ +[0-9]' | sed 's/ *- *- *$//; s/ *$//' | head -30

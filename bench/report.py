@@ -18,6 +18,10 @@ for f in sorted(os.listdir(out)):
     cell, ini, _rep, _ = f.rsplit(".", 3)
     try:
         data, _ = sweeplib.load_json(os.path.join(out, f))
+        failed = sweeplib.job_errors(data)
+        if failed:  # a failed job's zeros are no measurement
+            print(f"report: {f}: failed, left out: {'; '.join(failed)}", file=sys.stderr)
+            continue
         runs[(cell, ini)].append(sweeplib.combine([sweeplib.job_metrics(j) for j in data["jobs"]]))
     except (ValueError, KeyError, IndexError, OSError) as e:
         print(f"report: {f}: unreadable ({e})", file=sys.stderr)

@@ -76,6 +76,17 @@ const struct nvmeof_ns *nvmeof_ns_get(const struct nvmeof_ctrl *c, uint32_t nsid
 }
 
 
+/* A TCP/RDMA port as the NVMe/RDMA transport ID's TRSVCID: decimal, 1 to
+ * 65535. getaddrinfo would take a service name, or port 0, or wrap 99999. */
+static bool port_ok(const char *s)
+{
+	unsigned long v = 0;
+	size_t n = 0;
+	for (; s[n] >= '0' && s[n] <= '9' && n < 6; n++)
+		v = v * 10 + (unsigned long)(s[n] - '0');
+	return n && !s[n] && v >= 1 && v <= 65535;
+}
+
 static int resolve(const char *host, const char *port, struct sockaddr_storage *out, const char *what)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
@@ -141,6 +152,9 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	if (!opts->subnqn || !opts->subnqn[0] || strlen(opts->subnqn) > NVME_NQN_MAX)
 		return nvmeof_err(NVMEOF_EINVAL, "connect: subsystem NQN %s (1 to %d bytes)",
 				  opts->subnqn && opts->subnqn[0] ? "too long" : "missing", NVME_NQN_MAX);
+	if (opts->trsvcid && !port_ok(opts->trsvcid))
+		return nvmeof_err(NVMEOF_EINVAL, "connect: port (trsvcid) '%.16s': expected a number from 1 to 65535",
+				  opts->trsvcid);
 	if (!opts->queue_depth || opts->queue_depth > NVMEOF_MAX_DEPTH)
 		return nvmeof_err(NVMEOF_EINVAL, "connect: queue depth %u outside 1..%d", opts->queue_depth,
 				  NVMEOF_MAX_DEPTH);

@@ -102,9 +102,12 @@ int tr_resolve(struct tr_conn *c, const struct sockaddr *dst, const struct socka
 	memset(c, 0, sizeof(*c));
 	c->ch = rdma_create_event_channel();
 	if (!c->ch)
-		return nvmeof_err(errno == ENODEV || errno == ENOENT ? NVMEOF_EUNREACHABLE : NVMEOF_ETRANSPORT,
-				  "rdma_create_event_channel: %s (is an RDMA device present and rdma_ucm loaded?)",
-				  strerror(errno));
+		/* no device, or no rdma_ucm: this host's problem, whatever the target */
+		return errno == ENODEV || errno == ENOENT
+			       ? nvmeof_err(NVMEOF_ENODEV, "no RDMA device on this host: rdma_create_event_channel: %s "
+					    "(ibv_devices lists none, or the rdma_ucm module is not loaded; over Ethernet "
+					    "without an RDMA NIC: rdma link add rxe0 type rxe netdev IFACE)", strerror(errno))
+			       : nvmeof_err(NVMEOF_ETRANSPORT, "rdma_create_event_channel: %s", strerror(errno));
 	if (set_nonblock(c->ch->fd))
 		return nvmeof_err(NVMEOF_ETRANSPORT, "fcntl on the CM channel: %s", strerror(errno));
 	if (rdma_create_id(c->ch, &c->id, c, RDMA_PS_TCP))

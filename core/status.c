@@ -178,6 +178,7 @@ const char *nvmeof_strerror(int err)
 	case NVMEOF_ECLOSED: return "connection closed";
 	case NVMEOF_ENOTSUP: return "not supported";
 	case NVMEOF_ECUDA: return "CUDA error";
+	case NVMEOF_ENODEV: return "no RDMA device";
 	default: return "unknown error";
 	}
 }

@@ -58,9 +58,11 @@ static void cfg_copy(struct conn_cfg *to, const struct conn_cfg *k)
 #undef REPOINT
 }
 
-struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bool reached, char *err, size_t len)
+struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bool reached, char *err, size_t len,
+			      int *why)
 {
 	struct shared_ctrl *s;
+	*why = NVMEOF_ENOMEM;
 	pthread_mutex_lock(&reg_lock);
 	for (s = reg_head; s; s = s->next)
 		if (cfg_same(&s->cfg, k)) {
@@ -74,29 +76,44 @@ struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bo
 		goto out;
 	}
 	cfg_copy(&s->cfg, k);
-	if (s->cfg.o.trace) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		s->trace.t0_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-		snprintf(s->trace.who, sizeof(s->trace.who), "%s %s", k->o.traddr, k->o.subnqn);
-		s->cfg.o.trace_arg = &s->trace;
+	/* the library's trace hook is always ours: verbose=1 logs each step,
+	 * and a slow connect says which step it waits for (k's trace only
+	 * tells verbose jobs' controllers apart, cfg_same) */
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	s->trace.t0_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	s->trace.verbose = k->o.trace != NULL;
+	pthread_mutex_init(&s->trace.lock, NULL);
+	snprintf(s->trace.who, sizeof(s->trace.who), "%s %s", k->o.traddr, k->o.subnqn);
+	struct nvmeof_ctrl_opts o = s->cfg.o;
+	o.trace = eng_trace_line;
+	o.trace_arg = &s->trace;
+	if (s->trace.verbose) {
 		char line[600];
-		snprintf(line, sizeof(line), "connecting from %s as %s",
+		snprintf(line, sizeof(line), "connecting from %s as %s (kato %u ms, reconnect_delay %u ms, "
+			 "ctrl_loss_tmo %u ms, cmd_timeout %u ms, connect_timeout %u ms)",
 			 k->o.src_addr ? k->o.src_addr : "the route's address",
-			 k->o.hostnqn ? k->o.hostnqn : "the default host NQN");
+			 k->o.hostnqn ? k->o.hostnqn : "the default host NQN", k->o.kato_ms, k->o.reconnect_delay_ms,
+			 k->o.ctrl_loss_tmo_ms, k->o.cmd_timeout_ms, k->o.connect_timeout_ms);
 		eng_trace_line(&s->trace, 0, s->trace.t0_ns, line);
 	}
+	char what[400];
+	snprintf(what, sizeof(what), "connect to %s port %s subsystem %s", k->o.traddr,
+		 k->o.trsvcid ? k->o.trsvcid : "4420", k->o.subnqn);
+	struct eng_slow slow;
+	eng_slow_begin(&slow, &s->trace, eng_connect_bound_ms(&o), what);
 	for (uint32_t t = 0;; t++) {
-		int rc = nvmeof_ctrl_connect(&s->cfg.o, &s->c);
+		int rc = nvmeof_ctrl_connect(&o, &s->c);
 		if (!rc)
 			break;
+		*why = rc;
 		/* The library takes silence at a first contact for a wrong
 		 * address; after the probe got through, it is load: try again
 		 * as the library does for I/O queues. */
 		if (!reached || t >= s->cfg.o.connect_retries ||
 		    (rc != NVMEOF_ETIMEDOUT && rc != NVMEOF_EUNREACHABLE)) {
-			snprintf(err, len, "connect to %s port %s subsystem %s: %s%s", k->o.traddr, k->o.trsvcid,
-				 k->o.subnqn, nvmeof_errmsg(), t ? " (the last of several tries)" : "");
+			snprintf(err, len, "%s: %s%s", what, nvmeof_errmsg(), t ? " (the last of several tries)" : "");
+			eng_slow_end(&slow);
 			goto fail;
 		}
 		uint32_t ms = t >= 4 ? 1600 : 100u << t;
@@ -104,10 +121,12 @@ struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bo
 			 k->o.traddr, k->o.subnqn, t + 1, nvmeof_errmsg(), ms);
 		nanosleep(&(struct timespec){.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L}, NULL);
 	}
+	eng_slow_end(&slow);
 	const struct nvmeof_ctrl_info *i = nvmeof_ctrl_info(s->c);
 	if (want_hca && want_hca[0] && strcmp(want_hca, i->hca)) {
 		snprintf(err, len, "the connection to %s resolved to HCA %s, not the expected %s "
 			 "(set src_addr= to an address on %s)", k->t.traddr, i->hca, want_hca, want_hca);
+		*why = NVMEOF_EINVAL;
 		nvmeof_ctrl_close(s->c);
 		goto fail;
 	}
@@ -117,6 +136,8 @@ struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bo
 	goto out;
 fail:
 	explicit_bzero(&s->cfg, sizeof(s->cfg)); /* its secrets */
+	explicit_bzero(&o, sizeof(o));
+	pthread_mutex_destroy(&s->trace.lock);
 	free(s);
 	s = NULL;
 out:
@@ -147,6 +168,7 @@ void share_put(struct shared_ctrl *s)
 		if (nvmeof_ctrl_close(s->c))
 			log_err("nvmeof: %s\n", nvmeof_errmsg());
 		explicit_bzero(&s->cfg, sizeof(s->cfg)); /* its secrets */
+		pthread_mutex_destroy(&s->trace.lock);
 		free(s);
 	}
 	pthread_mutex_unlock(&reg_lock);

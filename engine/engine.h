@@ -23,6 +23,7 @@
 #ifndef NVMEOF_ENGINE_H
 #define NVMEOF_ENGINE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -46,8 +47,38 @@ void eng_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct eng_trace {
 	uint64_t t0_ns; /* when the engine began connecting: steps show time since */
 	char who[300];  /* traddr and subsystem, to tell controllers apart */
+	bool verbose;   /* verbose=1: each step is logged; else only remembered */
+	pthread_mutex_t lock; /* the last step, for a slow connect's note */
+	char last[200];
+	uint16_t last_qid;
+	bool stepped;
 };
+/* The library's trace hook of every shared controller: remembers the step,
+ * and logs it with verbose=1. */
 void eng_trace_line(void *arg, uint16_t qid, uint64_t time_ns, const char *msg);
+/* A connect that takes longer than ENG_SLOW_MS says once, on stderr, what
+ * it is waiting for (the step after steps' last) and how long it may still
+ * take (bound_ms from begin, at most): a thread that waits for end. */
+#define ENG_SLOW_MS 2000
+struct eng_slow {
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done, running;
+	uint64_t t0_ms, bound_ms;
+	struct eng_trace *steps;
+	char what[400];
+};
+void eng_slow_begin(struct eng_slow *w, struct eng_trace *steps, uint64_t bound_ms, const char *what);
+void eng_slow_end(struct eng_slow *w);
+/* The longest a connect under o may take, tries and backoffs included. */
+uint64_t eng_connect_bound_ms(const struct nvmeof_ctrl_opts *o);
+/* A failure the engine reported (it logged why) as fio's job error, as
+ * fio's own engines do: its JSON "error", terse output and exit status
+ * then say the job failed. err: an errno; what: the step. Returns 1. */
+#define eng_fail(td, err, what) ({ td_verror((td), (err), (what)); 1; })
+/* The errno closest to a library error code. */
+int eng_errno(int nvmeof_rc);
 
 /* ---- ctrl_share.c ---- */
 /* What a controller is connected with: the filename's transport ID and the
@@ -65,7 +96,7 @@ struct conn_cfg {
 struct shared_ctrl {
 	struct shared_ctrl *next;
 	struct conn_cfg cfg;     /* its own copy: o's strings point into it */
-	struct eng_trace trace;  /* verbose=1: cfg.o.trace_arg */
+	struct eng_trace trace;  /* the library's trace_arg */
 	struct nvmeof_ctrl *c;
 	int refs;
 };
@@ -79,9 +110,10 @@ bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b);
 /* The process's controller for k (connecting it on first use), or NULL
  * with the reason in err. want_hca: fail unless it resolved to that HCA.
  * reached: a probe got through to the target, so a connect that met
- * silence is tried again (connect_retries). */
+ * silence is tried again (connect_retries). why: the library's code of
+ * the failure. */
 struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bool reached, char *err,
-			      size_t len);
+			      size_t len, int *why);
 /* Jobs of this process holding the controller. */
 int share_count(struct shared_ctrl *s);
 void share_put(struct shared_ctrl *s);

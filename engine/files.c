@@ -1,5 +1,6 @@
 /* A job's files: each one's namespace, the job's block sizes and offsets
  * checked against it, and the controller held for it. */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "engine.h"
@@ -15,7 +16,7 @@ static int check_sizes(struct thread_data *td, struct fio_file *f, struct efile 
 			log_err("nvmeof: block size %llu (min %llu, max %llu, align %llu) is not a "
 				"multiple of namespace %u's %u-byte LBA\n",
 				td->o.bs[d], td->o.min_bs[d], td->o.max_bs[d], td->o.ba[d], ef->nsid, lba);
-			return 1;
+			return eng_fail(td, EINVAL, "nvmeof block size");
 		}
 	}
 	uint64_t size = ef->nsze << ef->lbads;
@@ -24,7 +25,7 @@ static int check_sizes(struct thread_data *td, struct fio_file *f, struct efile 
 			(unsigned long long)td->o.start_offset,
 			td->o.start_offset >= size ? "past the end of" : "not LBA-aligned in", ef->nsid,
 			(unsigned long long)size, lba);
-		return 1;
+		return eng_fail(td, EINVAL, "nvmeof offset");
 	}
 	f->real_file_size = size;
 	f->filetype = FIO_TYPE_BLOCK;
@@ -32,23 +33,44 @@ static int check_sizes(struct thread_data *td, struct fio_file *f, struct efile 
 	return 0;
 }
 
+/* Every file's name and options, before anything connects: a filename fio
+ * cut at a ':' must not send its first part's cut NQN to a target. */
+static int files_configure(struct thread_data *td, struct job *j)
+{
+	struct fio_file *f, *prev = NULL;
+	unsigned int i;
+	char err[400];
+	for_each_file(td, f, i) {
+		if (prev && tid_cut(prev->file_name, f->file_name, err, sizeof(err))) {
+			log_err("nvmeof: filename '%s': %s\n", prev->file_name, err);
+			return eng_fail(td, EINVAL, "nvmeof filename");
+		}
+		prev = f;
+	}
+	for_each_file(td, f, i) {
+		struct efile *ef = FILE_ENG_DATA(f);
+		if (ef)
+			continue;
+		if (!(ef = calloc(1, sizeof(*ef))))
+			return eng_fail(td, ENOMEM, "nvmeof setup");
+		ef->next = j->files;
+		j->files = ef;
+		FILE_SET_ENG_DATA(f, ef);
+		if (eng_cfg(td, f, &ef->cfg, &ef->nsid))
+			return eng_fail(td, EINVAL, "nvmeof filename and options");
+	}
+	return 0;
+}
+
 int files_attach(struct thread_data *td, struct job *j, bool connect)
 {
 	struct fio_file *f;
 	unsigned int i;
+	if (files_configure(td, j))
+		return 1;
 	for_each_file(td, f, i) {
 		struct efile *ef = FILE_ENG_DATA(f);
 		struct ns_facts nf;
-		if (!ef) {
-			ef = calloc(1, sizeof(*ef));
-			if (!ef)
-				return 1;
-			ef->next = j->files;
-			j->files = ef;
-			FILE_SET_ENG_DATA(f, ef);
-			if (eng_cfg(td, f, &ef->cfg, &ef->nsid))
-				return 1;
-		}
 		if (ef->sc)
 			continue;
 		if (probe_ns(td, ef, connect, &nf))

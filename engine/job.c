@@ -24,14 +24,18 @@ int job_setup(struct thread_data *td)
 	int rc = 1;
 	if (!j)
 		return 1;
-	if (eo->gpu >= 0 && td->o.verify != VERIFY_NONE && !eo->gpu_copy)
+	if (eo->gpu >= 0 && td->o.verify != VERIFY_NONE && !eo->gpu_copy) {
 		log_err("nvmeof: verify needs the data on the CPU, but with gpu=%d the I/O buffers are GPU "
 			"memory that fio must not touch: add gpu_copy=1 for a correctness run (copies "
 			"through the host: not the zero-copy path)\n", eo->gpu);
+		rc = eng_fail(td, EINVAL, "nvmeof gpu and verify");
+	}
 	/* Threads keep the connection for init() and share it; fio's parent
 	 * must not hold one across the fork of job processes. */
+	else if (files_attach(td, j, td->o.use_thread || j->have_queues))
+		rc = td->error ? 1 : eng_fail(td, EIO, "nvmeof setup");
 	else
-		rc = files_attach(td, j, td->o.use_thread || j->have_queues);
+		rc = 0;
 	if (rc) {
 		/* fio calls no cleanup after a failed setup: what this job made
 		 * goes now (LeakSanitizer found it), and no file keeps a pointer to it */
@@ -44,13 +48,26 @@ int job_setup(struct thread_data *td)
 	return rc;
 }
 
+static int job_attach_queues(struct thread_data *td, struct job *j);
+
 int job_init(struct thread_data *td)
 {
-	struct eng_opts *eo = td->eo;
 	struct job *j = job_of(td);
+	if (!j)
+		return eng_fail(td, ENOMEM, "nvmeof init");
+	if (job_attach_queues(td, j))
+		return td->error ? 1 : eng_fail(td, EIO, "nvmeof init");
+	j->have_queues = true;
+	return 0;
+}
+
+/* init's work: 0, or 1 after logging why */
+static int job_attach_queues(struct thread_data *td, struct job *j)
+{
+	struct eng_opts *eo = td->eo;
 	struct fio_file *f;
 	unsigned int i;
-	if (!j || files_attach(td, j, true))
+	if (files_attach(td, j, true))
 		return 1;
 	/* fio numbers its io_u's 0 .. iodepth-1 (backend.c init_io_u) */
 	j->nctx = td->o.iodepth;
@@ -83,7 +100,6 @@ int job_init(struct thread_data *td)
 		}
 		ef->jq = &j->jq[k];
 	}
-	j->have_queues = true;
 	return 0;
 }
 

@@ -1,11 +1,9 @@
 /* fio's option table of the engine, and a job's options turned into the
- * library's configuration of a controller.
- *
- * The library's nvmeof_ctrl_opts_init is the one source of defaults. The
- * options the library owns have no .def here, so fio calls their callback
- * only for a value the user gave: the callback records it in eo->set, and
- * eng_cfg overrides exactly those. Their help text is completed at load
- * time with the library's default, so `fio --enghelp` shows it. */
+ * library's configuration of a controller. The library's nvmeof_ctrl_opts_init
+ * is the one source of defaults. The options the library owns have no .def
+ * here, so fio calls their callback only for a value the user gave: the
+ * callback records it in eo->set, and eng_cfg overrides exactly those. Their
+ * help text gets the library's default at load time (`fio --enghelp`). */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -13,63 +11,103 @@
 
 #include "engine.h"
 #include "optgroup.h"
+#include "optval.h"
+
+#define TIME_HELP "; a time up to 1d: a bare number is seconds (as in nvme-cli), or 500ms, 5s, 2m"
 
 enum { H_TRSVCID, H_KATO, H_RECONNECT_DELAY, H_CTRL_LOSS_TMO, H_CMD_TIMEOUT, H_CONNECT_TIMEOUT,
        H_IN_CAPSULE, H_WAIT, H_NUM_IO_QUEUES, H_SPIN_US, H_CONNECT_RETRIES, H_N };
 
-/* kind: 'u' uint32_t, 'b' bool, 'w' the wait mode, 's' a string (the
- * filename's transport ID takes those) */
+/* kind: 'u' uint32_t, 't' uint32_t milliseconds given as a time, 'b' bool,
+ * 'w' the wait mode, 's' a string (the filename's transport ID takes those) */
 static const struct lib_opt {
 	const char *name, *help;
 	size_t eo_off, co_off;
 	char kind;
 } lib_opts[H_N] = {
 #define LIB(h, n, e, c, k, text) [h] = {n, text, offsetof(struct eng_opts, e), offsetof(struct nvmeof_ctrl_opts, c), k}
-	LIB(H_TRSVCID, "trsvcid", trsvcid, trsvcid, 's', "Target port"),
-	LIB(H_KATO, "kato", kato_ms, kato_ms, 'u', "Keep-alive timeout in ms (0: none)"),
-	LIB(H_RECONNECT_DELAY, "reconnect_delay", reconnect_delay_ms, reconnect_delay_ms, 'u',
-	    "After a connection loss, reconnect every this many ms while I/O waits (0: fail at once)"),
-	LIB(H_CTRL_LOSS_TMO, "ctrl_loss_tmo", ctrl_loss_tmo_ms, ctrl_loss_tmo_ms, 'u',
-	    "With reconnect_delay, give up and fail waiting I/O after this many ms"),
-	LIB(H_CMD_TIMEOUT, "cmd_timeout", cmd_timeout_ms, cmd_timeout_ms, 'u', "Per-command timeout in ms"),
-	LIB(H_CONNECT_TIMEOUT, "connect_timeout", connect_timeout_ms, connect_timeout_ms, 'u',
-	    "Timeout in ms of each connection step"),
+	LIB(H_TRSVCID, "trsvcid", trsvcid, trsvcid, 's', "Target port, 1 to 65535"),
+	LIB(H_KATO, "kato", kato_ms, kato_ms, 't', "Keep-alive timeout (0: none)" TIME_HELP),
+	LIB(H_RECONNECT_DELAY, "reconnect_delay", reconnect_delay_ms, reconnect_delay_ms, 't',
+	    "After a connection loss, reconnect this often while I/O waits (0: fail at once)" TIME_HELP),
+	LIB(H_CTRL_LOSS_TMO, "ctrl_loss_tmo", ctrl_loss_tmo_ms, ctrl_loss_tmo_ms, 't',
+	    "With reconnect_delay, give up and fail waiting I/O after this long" TIME_HELP),
+	LIB(H_CMD_TIMEOUT, "cmd_timeout", cmd_timeout_ms, cmd_timeout_ms, 't', "Per-command timeout" TIME_HELP),
+	LIB(H_CONNECT_TIMEOUT, "connect_timeout", connect_timeout_ms, connect_timeout_ms, 't', "Timeout of each connection step" TIME_HELP),
 	LIB(H_IN_CAPSULE, "in_capsule", in_capsule, in_capsule, 'b',
 	    "Send small writes inside the command capsule when the target allows"),
 	LIB(H_WAIT, "wait", wait_mode, wait_mode, 'w', "How to wait for completions"),
 	LIB(H_NUM_IO_QUEUES, "num_io_queues", num_io_queues, num_io_queues, 'u',
-	    "Number of I/O queues asked of the controller (Set Features Number of Queues)"),
-	LIB(H_SPIN_US, "spin_us", spin_us, spin_us, 'u', "With wait=hybrid, microseconds to busy-poll before sleeping"),
+	    "Number of I/O queues asked of the controller (Set Features Number of Queues), 1 to 65535"),
+	LIB(H_SPIN_US, "spin_us", spin_us, spin_us, 'u',
+	    "With wait=hybrid, microseconds to busy-poll before sleeping, 0 to 1000000"),
 	LIB(H_CONNECT_RETRIES, "connect_retries", connect_retries, connect_retries, 'u',
-	    "Tries after the first of a queue pair's connect, on a timeout or a busy target (0: one try)"),
+	    "Tries after the first of a queue pair's connect, on a timeout or a busy target (0: one try), 0 to 100"),
 #undef LIB
 };
 static char help_of[H_N][200];
 
-#define SET_UINT(field, h)                                                                   \
-	static int set_##field(void *data, long long *v)                                     \
-	{                                                                                    \
-		struct eng_opts *eo = data;                                                  \
-		eo->field = (unsigned int)*v;                                                \
-		eo->set |= 1u << h;                                                          \
-		return 0;                                                                    \
+/* A value out of range fails the job before anything connects, naming the
+ * range (optval.h: why these are not fio's integer and time options). */
+static int num_of(const char *name, const char *v, long long lo, long long hi, const char *what, long long *out)
+{
+	if (!optval_num(v, lo, hi, out))
+		return 0;
+	log_err("nvmeof: %s=%s: expected a whole number from %lld to %lld%s\n", name, v ? v : "", lo, hi, what);
+	return 1;
+}
+
+static int time_of(const char *name, const char *v, long long lo_ms, long long *out_ms)
+{
+	int sub_ms;
+	if (!optval_time(v, lo_ms, TIME_MAX_MS, out_ms, &sub_ms))
+		return 0;
+	log_err("nvmeof: %s=%s: expected a time from %s to 1d%s: a bare number is seconds (as in nvme-cli), "
+		"or give a unit: 500ms, 5s, 2m\n", name, v ? v : "", lo_ms ? "1ms" : "0",
+		sub_ms ? ", in whole milliseconds" : "");
+	return 1;
+}
+
+/* The engine's own numbers (with fio defaults) and the library's, each of
+ * these recorded in eo->set so that eng_cfg passes on exactly those given. */
+#define SETTER(fn, field, parse, h)                                                         \
+	static int set_##fn(void *data, const char *v)                                        \
+	{                                                                                     \
+		struct eng_opts *eo = data;                                                   \
+		long long n;                                                                  \
+		if (parse)                                                                    \
+			return 1;                                                             \
+		eo->field = (__typeof__(eo->field))n;                                         \
+		eo->set |= (h) < 0 ? 0 : 1u << (h);                                           \
+		return 0;                                                                     \
 	}
-SET_UINT(kato_ms, H_KATO)
-SET_UINT(reconnect_delay_ms, H_RECONNECT_DELAY)
-SET_UINT(ctrl_loss_tmo_ms, H_CTRL_LOSS_TMO)
-SET_UINT(cmd_timeout_ms, H_CMD_TIMEOUT)
-SET_UINT(connect_timeout_ms, H_CONNECT_TIMEOUT)
-SET_UINT(num_io_queues, H_NUM_IO_QUEUES)
-SET_UINT(spin_us, H_SPIN_US)
-SET_UINT(connect_retries, H_CONNECT_RETRIES)
-#undef SET_UINT
+SETTER(ns, ns, num_of("ns", v, 1, 4294967294ll, " (a namespace ID)", &n), -1)
+SETTER(gpu, gpu, num_of("gpu", v, -1, 1023, " (-1: host memory; else a CUDA device index)", &n), -1)
+SETTER(comp_vector, comp_vector,
+       num_of("comp_vector", v, -1, 65535, " (-1: chosen by locality; else below the HCA's count)", &n), -1)
+SETTER(qd_limit, qd_limit, num_of("qd_limit", v, 0, 65535, " (0: no limit)", &n), -1)
+SETTER(qpairs, qpairs, num_of("qpairs", v, 0, MAX_QPAIRS, " (0: one per CPU the job may run on)", &n), -1)
+SETTER(num_io_queues, num_io_queues, num_of("num_io_queues", v, 1, 65535, "", &n), H_NUM_IO_QUEUES)
+SETTER(spin_us, spin_us, num_of("spin_us", v, 0, 1000000, "", &n), H_SPIN_US)
+SETTER(connect_retries, connect_retries, num_of("connect_retries", v, 0, 100, "", &n), H_CONNECT_RETRIES)
+SETTER(kato, kato_ms, time_of("kato", v, 0, &n), H_KATO)
+SETTER(reconnect_delay, reconnect_delay_ms, time_of("reconnect_delay", v, 0, &n), H_RECONNECT_DELAY)
+SETTER(ctrl_loss_tmo, ctrl_loss_tmo_ms, time_of("ctrl_loss_tmo", v, 0, &n), H_CTRL_LOSS_TMO)
+SETTER(cmd_timeout, cmd_timeout_ms, time_of("cmd_timeout", v, 1, &n), H_CMD_TIMEOUT)
+SETTER(connect_timeout, connect_timeout_ms, time_of("connect_timeout", v, 1, &n), H_CONNECT_TIMEOUT)
+#undef SETTER
+
+/* trsvcid=, as the filename's: a port from 1 to 65535 (fio stored it) */
+static int set_trsvcid(void *data, const char *v)
+{
+	long long n;
+	return (void)data, num_of("trsvcid", v, 1, 65535, " (a port)", &n);
+}
 
 static int set_in_capsule(void *data, int *v)
 {
-	struct eng_opts *eo = data;
-	eo->in_capsule = (unsigned int)*v;
-	eo->set |= 1u << H_IN_CAPSULE;
-	return 0;
+	((struct eng_opts *)data)->in_capsule = (unsigned int)*v;
+	return ((struct eng_opts *)data)->set |= 1u << H_IN_CAPSULE, 0;
 }
 
 /* fio stores the value through off1 (posval) before it calls this */
@@ -86,14 +124,14 @@ struct fio_option eng_options[] = {
 	 .help = "NVMe/RDMA target address (the filename's traddr= wins)",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "trsvcid", .lname = "target port", .type = FIO_OPT_STR_STORE,
-	 .off1 = offsetof(struct eng_opts, trsvcid), .help = help_of[H_TRSVCID], .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	 .off1 = offsetof(struct eng_opts, trsvcid), .cb = (void *)set_trsvcid, .help = help_of[H_TRSVCID],
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "subnqn", .lname = "subsystem NQN", .type = FIO_OPT_STR_STORE,
 	 .off1 = offsetof(struct eng_opts, subnqn),
 	 .help = "Subsystem NQN (in a filename, escape ':' as '\\:')",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
-	{.name = "ns", .lname = "namespace ID", .type = FIO_OPT_INT,
-	 .off1 = offsetof(struct eng_opts, ns), .def = "1", .minval = 1,
-	 .help = "Namespace ID (default 1)", .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "ns", .lname = "namespace ID", .type = FIO_OPT_STR, .cb = (void *)set_ns, .def = "1",
+	 .help = "Namespace ID, 1 to 4294967294", .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "hostnqn", .lname = "host NQN", .type = FIO_OPT_STR_STORE,
 	 .off1 = offsetof(struct eng_opts, hostnqn),
 	 .help = "Host NQN (default /etc/nvme/hostnqn, else one per process)",
@@ -140,9 +178,8 @@ struct fio_option eng_options[] = {
 	 .off1 = offsetof(struct eng_opts, src_addr),
 	 .help = "Local address to connect from: chooses the HCA (PCIe locality)",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
-	{.name = "gpu", .lname = "GPU buffers", .type = FIO_OPT_INT,
-	 .off1 = offsetof(struct eng_opts, gpu), .def = "-1", .minval = -1,
-	 .help = "Place the job's I/O buffers in this CUDA GPU's memory (-1: host memory); "
+	{.name = "gpu", .lname = "GPU buffers", .type = FIO_OPT_STR, .cb = (void *)set_gpu, .def = "-1",
+	 .help = "Place the job's I/O buffers in this CUDA GPU's memory, 0 to 1023 (-1: host memory); "
 		 "fio never touches them, so CPU-side verify needs gpu_copy=1",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "gpu_copy", .lname = "GPU copy verify mode", .type = FIO_OPT_BOOL,
@@ -165,9 +202,8 @@ struct fio_option eng_options[] = {
 	 .help = "Report each queue's time from a command's send completion to its response as the NIC "
 		 "clocked them (percentiles at the end of the job); needs an HCA with completion timestamps",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
-	{.name = "comp_vector", .lname = "completion vector", .type = FIO_OPT_INT,
-	 .off1 = offsetof(struct eng_opts, comp_vector), .def = "-1", .minval = -1,
-	 .help = "Completion vector of the job's CQs (0 to the HCA's count - 1). -1: one whose IRQ the job's "
+	{.name = "comp_vector", .lname = "completion vector", .type = FIO_OPT_STR, .cb = (void *)set_comp_vector,
+	 .def = "-1", .help = "Completion vector of the job's CQs (0 to the HCA's count - 1). -1: one whose IRQ the job's "
 		 "CPUs serve (/proc/irq), else spread over the vectors",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "numa_node", .lname = "I/O memory NUMA node", .type = FIO_OPT_STR_STORE,
@@ -184,46 +220,33 @@ struct fio_option eng_options[] = {
 	 .off1 = offsetof(struct eng_opts, hca),
 	 .help = "Fail the job unless the connection resolved to this ibverbs device (e.g. mlx5_0)",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
-	{.name = "qd_limit", .lname = "queue depth limit", .type = FIO_OPT_INT,
-	 .off1 = offsetof(struct eng_opts, qd_limit), .def = "0",
-	 .help = "Most NVMe commands in flight on the job's queue (0: iodepth times the MDTS split)",
+	{.name = "qd_limit", .lname = "queue depth limit", .type = FIO_OPT_STR, .cb = (void *)set_qd_limit, .def = "0",
+	 .help = "Most NVMe commands in flight on the job's queue (0: iodepth times the MDTS split), 0 to 65535",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
-	{.name = "kato", .lname = "keep-alive timeout", .type = FIO_OPT_INT,
-	 .cb = (void *)set_kato_ms,
+	{.name = "kato", .lname = "keep-alive timeout", .type = FIO_OPT_STR, .cb = (void *)set_kato,
 	 .help = help_of[H_KATO], .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
-	{.name = "reconnect_delay", .lname = "reconnect delay", .type = FIO_OPT_INT,
-	 .cb = (void *)set_reconnect_delay_ms,
-	 .help = help_of[H_RECONNECT_DELAY],
-	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
-	{.name = "ctrl_loss_tmo", .lname = "controller loss timeout", .type = FIO_OPT_INT,
-	 .cb = (void *)set_ctrl_loss_tmo_ms,
-	 .help = help_of[H_CTRL_LOSS_TMO],
-	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
-	{.name = "cmd_timeout", .lname = "command timeout", .type = FIO_OPT_INT,
-	 .cb = (void *)set_cmd_timeout_ms, .minval = 1,
+	{.name = "reconnect_delay", .lname = "reconnect delay", .type = FIO_OPT_STR, .cb = (void *)set_reconnect_delay,
+	 .help = help_of[H_RECONNECT_DELAY], .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "ctrl_loss_tmo", .lname = "controller loss timeout", .type = FIO_OPT_STR, .cb = (void *)set_ctrl_loss_tmo,
+	 .help = help_of[H_CTRL_LOSS_TMO], .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "cmd_timeout", .lname = "command timeout", .type = FIO_OPT_STR, .cb = (void *)set_cmd_timeout,
 	 .help = help_of[H_CMD_TIMEOUT], .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
-	{.name = "connect_timeout", .lname = "connect timeout", .type = FIO_OPT_INT,
-	 .cb = (void *)set_connect_timeout_ms, .minval = 1,
+	{.name = "connect_timeout", .lname = "connect timeout", .type = FIO_OPT_STR, .cb = (void *)set_connect_timeout,
 	 .help = help_of[H_CONNECT_TIMEOUT], .category = FIO_OPT_C_ENGINE,
 	 .group = FIO_OPT_G_INVALID},
-	{.name = "connect_retries", .lname = "connect retries", .type = FIO_OPT_INT,
-	 .cb = (void *)set_connect_retries, .minval = 0, .maxval = 100,
+	{.name = "connect_retries", .lname = "connect retries", .type = FIO_OPT_STR, .cb = (void *)set_connect_retries,
 	 .help = help_of[H_CONNECT_RETRIES], .category = FIO_OPT_C_ENGINE,
 	 .group = FIO_OPT_G_INVALID},
-	{.name = "in_capsule", .lname = "in-capsule data", .type = FIO_OPT_BOOL,
-	 .cb = (void *)set_in_capsule,
-	 .help = help_of[H_IN_CAPSULE],
-	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "in_capsule", .lname = "in-capsule data", .type = FIO_OPT_BOOL, .cb = (void *)set_in_capsule,
+	 .help = help_of[H_IN_CAPSULE], .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "wait", .lname = "completion wait", .type = FIO_OPT_STR,
-	 .off1 = offsetof(struct eng_opts, wait_mode), .cb = (void *)set_wait_mode,
-	 .help = help_of[H_WAIT],
+	 .off1 = offsetof(struct eng_opts, wait_mode), .cb = (void *)set_wait_mode, .help = help_of[H_WAIT],
 	 .posval = {{.ival = "hybrid", .oval = NVMEOF_WAIT_HYBRID, .help = "spin spin_us, then sleep"},
 		    {.ival = "poll", .oval = NVMEOF_WAIT_POLL, .help = "busy-poll: lowest latency, one core"},
 		    {.ival = "sleep", .oval = NVMEOF_WAIT_SLEEP, .help = "sleep on the completion channel"}},
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
-	{.name = "qpairs", .lname = "queue pairs per job", .type = FIO_OPT_INT,
-	 .off1 = offsetof(struct eng_opts, qpairs), .def = "0", .minval = 0, .maxval = MAX_QPAIRS,
-	 .help = "I/O queue pairs this job drives on each controller, sharing one completion "
+	{.name = "qpairs", .lname = "queue pairs per job", .type = FIO_OPT_STR, .cb = (void *)set_qpairs, .def = "0",
+	 .help = "I/O queue pairs, 0 to 64, this job drives on each controller, sharing one completion "
 		 "queue (a poll group); iodepth is the job's total. 0: one per CPU the job may "
 		 "run on, at most 4, iodepth, and its part of the queues granted; 1: one per job, the unit "
 		 "of a queue-pair scaling sweep",
@@ -246,9 +269,8 @@ struct fio_option eng_options[] = {
 		    {.ival = "numa", .oval = NVMEOF_IOPOLICY_NUMA,
 		     .help = "the path whose HCA is on the submitting CPU's NUMA node"}},
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
-	{.name = "num_io_queues", .lname = "I/O queues asked of the controller", .type = FIO_OPT_INT,
-	 .cb = (void *)set_num_io_queues, .minval = 1, .maxval = 65535,
-	 .help = help_of[H_NUM_IO_QUEUES],
+	{.name = "num_io_queues", .lname = "I/O queues asked of the controller", .type = FIO_OPT_STR,
+	 .cb = (void *)set_num_io_queues, .help = help_of[H_NUM_IO_QUEUES],
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "delay_cmd_submit", .lname = "coalesce doorbells", .type = FIO_OPT_BOOL,
 	 .off1 = offsetof(struct eng_opts, delay_cmd_submit), .def = "1",
@@ -256,10 +278,8 @@ struct fio_option eng_options[] = {
 		 "the next getevents, once for all (SPDK's delay_cmd_submit); an idle queue pair "
 		 "rings at once",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
-	{.name = "spin_us", .lname = "spin before sleeping", .type = FIO_OPT_INT,
-	 .cb = (void *)set_spin_us,
-	 .help = help_of[H_SPIN_US],
-	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "spin_us", .lname = "spin before sleeping", .type = FIO_OPT_STR, .cb = (void *)set_spin_us,
+	 .help = help_of[H_SPIN_US], .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "verbose", .lname = "log connection steps", .type = FIO_OPT_BOOL,
 	 .off1 = offsetof(struct eng_opts, verbose), .def = "0",
 	 .help = "Log each connection step with its time (address and route resolution, CM connect, "
@@ -331,7 +351,7 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 		unsigned int v = *(unsigned int *)((char *)eo + l->eo_off);
 		if (!(eo->set & (1u << h)))
 			continue;
-		if (l->kind == 'u')
+		if (l->kind == 'u' || l->kind == 't')
 			*(uint32_t *)to = v;
 		else if (l->kind == 'b')
 			*(bool *)to = v;
@@ -351,8 +371,11 @@ __attribute__((constructor)) static void help_with_library_defaults(void)
 		const struct lib_opt *l = &lib_opts[h];
 		const void *at = (const char *)&d + l->co_off;
 		char v[64] = "?";
+		uint32_t ms = *(const uint32_t *)at;
 		if (l->kind == 'u')
-			snprintf(v, sizeof(v), "%u", *(const uint32_t *)at);
+			snprintf(v, sizeof(v), "%u", ms);
+		else if (l->kind == 't') /* as the user writes it */
+			snprintf(v, sizeof(v), ms % 1000 ? "%ums" : "%us", ms % 1000 ? ms : ms / 1000);
 		else if (l->kind == 'b')
 			snprintf(v, sizeof(v), "%d", *(const bool *)at);
 		else if (l->kind == 's')

@@ -129,11 +129,12 @@ int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct 
 	for (unsigned int i = 1; i <= ef->cfg.t.nalt; i++) {
 		struct conn_cfg k;
 		path_cfg(&ef->cfg, i, &k);
-		jq->psc[i] = share_get(&k, NULL, true, err, sizeof(err));
+		int why;
+		jq->psc[i] = share_get(&k, NULL, true, err, sizeof(err), &why);
 		explicit_bzero(&k, sizeof(k));
 		if (!jq->psc[i]) {
 			log_err("nvmeof: path %u (%s): %s\n", i + 1, ef->cfg.t.alt[i - 1].traddr, err);
-			return 1;
+			return eng_fail(td, eng_errno(why), "nvmeof connect");
 		}
 		jq->npaths++;
 	}

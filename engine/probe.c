@@ -12,14 +12,15 @@ static int facts_connected(struct thread_data *td, struct efile *ef, struct ns_f
 	struct eng_opts *eo = td->eo;
 	char err[512];
 	/* ef->nsze: fio's parent probed it before forking this job's process */
-	if (!ef->sc && !(ef->sc = share_get(&ef->cfg, eo->hca, ef->nsze != 0, err, sizeof(err)))) {
+	int why;
+	if (!ef->sc && !(ef->sc = share_get(&ef->cfg, eo->hca, ef->nsze != 0, err, sizeof(err), &why))) {
 		log_err("nvmeof: %s\n", err);
-		return 1;
+		return eng_fail(td, eng_errno(why), "nvmeof connect");
 	}
 	ef->ns = nvmeof_ns_get(ef->sc->c, ef->nsid);
 	if (!ef->ns) {
 		log_err("nvmeof: %s\n", nvmeof_errmsg());
-		return 1;
+		return eng_fail(td, ENXIO, "nvmeof namespace");
 	}
 	nf->nsze = ef->ns->nsze;
 	nf->lbads = ef->ns->lbads;
@@ -48,14 +49,18 @@ static int facts_in_child(struct thread_data *td, struct efile *ef, struct ns_fa
 			rc = 1;
 		if (ef->sc)
 			share_put(ef->sc);
-		_exit(rc);
+		/* the job error (an errno) for the parent's td, in case fio's
+		 * job table is not shared with this child */
+		_exit(rc ? (td->error > 0 && td->error < 256 ? td->error : EIO) : 0);
 	}
 	close(fd[1]);
 	ssize_t n = read(fd[0], nf, sizeof(*nf));
 	close(fd[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	return n == (ssize_t)sizeof(*nf) && WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : 1;
+	if (n == (ssize_t)sizeof(*nf) && WIFEXITED(status) && !WEXITSTATUS(status))
+		return 0;
+	return eng_fail(td, WIFEXITED(status) && WEXITSTATUS(status) ? WEXITSTATUS(status) : EIO, "nvmeof connect");
 }
 
 int probe_ns(struct thread_data *td, struct efile *ef, bool connect, struct ns_facts *nf)

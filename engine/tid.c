@@ -8,7 +8,9 @@
 
 #include "tid.h"
 
-#define KNOWN "trtype, adrfam, traddr, trsvcid, subnqn, ns, hostnqn, srcaddr"
+#define KNOWN "trtype, adrfam, traddr, trsvcid, subnqn, ns, hostnqn, srcaddr (or hostaddr)"
+#define COLON_HINT "fio splits filenames at ':': write each ':' inside a value as '\\:' " \
+	"(subnqn=nqn.2016-06.io.spdk\\:cnode1, traddr=fe80\\:\\:1)"
 
 static int copy(char *dst, size_t cap, const char *v, size_t n, const char *key, char *err, size_t el)
 {
@@ -35,6 +37,10 @@ int tid_parse(const char *s, struct tid *t, char *err, size_t el)
 	/* where traddr, trsvcid and srcaddr go: the first path's are struct
 	 * tid's own fields (all sized as struct tid_path's) */
 	struct { char *traddr, *trsvcid, *srcaddr; } cur = {t->traddr, t->trsvcid, t->srcaddr};
+	/* keys given once per filename (and trsvcid, srcaddr once per path):
+	 * a second one is refused, not the last one taken */
+	enum { K_TRTYPE = 1, K_ADRFAM = 2, K_SUBNQN = 4, K_HOSTNQN = 8, K_NS = 16, K_TRSVCID = 32, K_SRCADDR = 64 };
+	unsigned seen = 0, bit = 0;
 	while (*s) {
 		while (isspace((unsigned char)*s))
 			s++;
@@ -48,7 +54,8 @@ int tid_parse(const char *s, struct tid *t, char *err, size_t el)
 		}
 		size_t klen = eq ? (size_t)(eq - tok) : (size_t)(s - tok);
 		if (!eq) {
-			snprintf(err, el, "'%.*s' is not key=value (keys: " KNOWN ")", (int)klen, tok);
+			snprintf(err, el, "'%.*s' is not key=value (keys: " KNOWN "); if it is the rest of a value, "
+				 COLON_HINT, (int)klen, tok);
 			return -1;
 		}
 		const char *v = eq + 1;
@@ -60,6 +67,20 @@ int tid_parse(const char *s, struct tid *t, char *err, size_t el)
 		}
 		memcpy(key, tok, klen);
 		key[klen] = '\0';
+		if (!strcasecmp(key, "hostaddr")) /* SPDK's name of the source address */
+			memcpy(key, "srcaddr", sizeof("srcaddr"));
+		bit = !strcasecmp(key, "trtype") ? K_TRTYPE : !strcasecmp(key, "adrfam") ? K_ADRFAM
+		      : !strcasecmp(key, "subnqn") ? K_SUBNQN : !strcasecmp(key, "hostnqn") ? K_HOSTNQN
+		      : !strcasecmp(key, "ns") ? K_NS : !strcasecmp(key, "trsvcid") ? K_TRSVCID
+		      : !strcasecmp(key, "srcaddr") ? K_SRCADDR : 0;
+		/* trtype and adrfam may repeat alike, as in a transport ID written out
+		 * whole for each path */
+		if (bit & seen & ~(unsigned)(K_TRTYPE | K_ADRFAM)) {
+			snprintf(err, el, "%.*s given twice%s: give each key once", (int)klen, tok,
+				 bit & (K_TRSVCID | K_SRCADDR) ? " for one path (after each traddr=)" : "");
+			return -1;
+		}
+		seen |= bit;
 		if (!strcasecmp(key, "trtype")) {
 			if (vlen != 4 || strncasecmp(v, "rdma", 4)) {
 				snprintf(err, el, "trtype=%.*s: this engine speaks NVMe/RDMA only (trtype=RDMA)",
@@ -67,14 +88,16 @@ int tid_parse(const char *s, struct tid *t, char *err, size_t el)
 				return -1;
 			}
 		} else if (!strcasecmp(key, "adrfam")) {
-			if (vlen == 4 && !strncasecmp(v, "ipv4", 4))
-				t->adrfam = 4;
-			else if (vlen == 4 && !strncasecmp(v, "ipv6", 4))
-				t->adrfam = 6;
-			else {
+			int fam = vlen != 4 ? 0 : !strncasecmp(v, "ipv4", 4) ? 4 : !strncasecmp(v, "ipv6", 4) ? 6 : 0;
+			if (!fam) {
 				snprintf(err, el, "adrfam=%.*s: expected IPv4 or IPv6", (int)vlen, v);
 				return -1;
 			}
+			if (t->adrfam && t->adrfam != fam) {
+				snprintf(err, el, "adrfam given twice, differently: give it once");
+				return -1;
+			}
+			t->adrfam = fam;
 		} else if (!strcasecmp(key, "traddr")) {
 			if (t->traddr[0]) { /* the next path */
 				if (t->nalt == TID_MAX_PATHS - 1) {
@@ -86,17 +109,23 @@ int tid_parse(const char *s, struct tid *t, char *err, size_t el)
 				cur.traddr = p->traddr;
 				cur.trsvcid = p->trsvcid;
 				cur.srcaddr = p->srcaddr;
+				seen &= ~(unsigned)(K_TRSVCID | K_SRCADDR);
 			}
 			if (copy(cur.traddr, sizeof(t->traddr), v, vlen, key, err, el))
 				return -1;
 		} else if (!strcasecmp(key, "trsvcid")) {
 			if (copy(cur.trsvcid, sizeof(t->trsvcid), v, vlen, key, err, el))
 				return -1;
-			for (size_t i = 0; i < vlen; i++)
-				if (!isdigit((unsigned char)v[i])) {
-					snprintf(err, el, "trsvcid=%s: expected a port number", cur.trsvcid);
-					return -1;
-				}
+			unsigned long port = 0;
+			for (size_t i = 0; i < vlen; i++) {
+				port = port < 100000 ? port * 10 + (unsigned long)(v[i] - '0') : port;
+				if (!isdigit((unsigned char)v[i]))
+					port = 0, i = vlen;
+			}
+			if (port < 1 || port > 65535) {
+				snprintf(err, el, "trsvcid=%s: expected a port from 1 to 65535", cur.trsvcid);
+				return -1;
+			}
 		} else if (!strcasecmp(key, "subnqn")) {
 			if (copy(t->subnqn, sizeof(t->subnqn), v, vlen, key, err, el))
 				return -1;
@@ -129,5 +158,37 @@ int tid_parse(const char *s, struct tid *t, char *err, size_t el)
 	for (unsigned i = 0; i < t->nalt; i++)
 		if (!t->alt[i].trsvcid[0])
 			memcpy(t->alt[i].trsvcid, t->trsvcid, sizeof(t->trsvcid));
+	/* a path named twice is one path, not two */
+	for (unsigned i = 0; i < t->nalt; i++)
+		for (unsigned k = 0; k <= i; k++) {
+			const char *a = k ? t->alt[k - 1].traddr : t->traddr;
+			const char *ap = k ? t->alt[k - 1].trsvcid : t->trsvcid;
+			const char *as = k ? t->alt[k - 1].srcaddr : t->srcaddr;
+			if (!strcmp(a, t->alt[i].traddr) && !strcmp(ap, t->alt[i].trsvcid) &&
+			    !strcmp(as, t->alt[i].srcaddr)) {
+				snprintf(err, el, "traddr=%s%s%s named twice with the same trsvcid and srcaddr: several "
+					 "paths must differ in one of them", a, ap[0] ? " trsvcid=" : "", ap);
+				return -1;
+			}
+		}
 	return 0;
+}
+
+int tid_cut(const char *prev, const char *next, char *err, size_t el)
+{
+	while (isspace((unsigned char)*next))
+		next++;
+	size_t n = strcspn(next, " \t\n");
+	if (!n || memchr(next, '=', n))
+		return 0;
+	/* the last key=value of the part before the ':' is the cut one */
+	const char *end = prev + strlen(prev);
+	while (end > prev && isspace((unsigned char)end[-1]))
+		end--;
+	const char *last = end;
+	while (last > prev && !isspace((unsigned char)last[-1]))
+		last--;
+	snprintf(err, el, "'%.*s' is cut at a ':' and '%.*s' was taken for the next file: " COLON_HINT,
+		 (int)(end - last), last, (int)n, next);
+	return -1;
 }

@@ -32,7 +32,13 @@ struct tid {
 	unsigned nalt;
 };
 
-/* 0, or -1 with a message in err naming the key and what is wrong. */
+/* 0, or -1 with a message in err naming the key and what is wrong. A key
+ * given twice is refused (trsvcid and srcaddr: twice for one path); so is
+ * a path named twice. hostaddr= is SPDK's name of srcaddr=. */
 int tid_parse(const char *s, struct tid *t, char *err, size_t errlen);
+/* fio cut a filename at an unescaped ':' into prev and next, two files of
+ * one job: -1 with a message when next begins with the rest of a value (a
+ * word that is not key=value), else 0. */
+int tid_cut(const char *prev, const char *next, char *err, size_t errlen);
 
 #endif

@@ -132,6 +132,24 @@ def entries(data):
     return sorted(hosts.items())
 
 
+def job_errors(data):
+    """The failed jobs of fio's JSON document, as "job NAME: error N": fio sets a
+    job's "error" (an errno) when it failed, connecting or doing I/O; its
+    numbers are then no measurement. In client mode fio's exit status does not
+    say that a server's job failed: only this does."""
+    out = []
+    for host, js in entries(data):
+        for j in js:
+            if j.get("error"):
+                err = j["error"]
+                try:
+                    why = os.strerror(int(err))
+                except (ValueError, OverflowError):
+                    why = "?"
+                out.append(f"{host + ' ' if host else ''}job {j.get('jobname', '?')}: error {err} ({why})")
+    return out
+
+
 def combine(ms):
     """Several job entries of one run (no group_reporting, or several hosts): rates and
     counts add up; latency is that of the entry with the most I/Os."""
@@ -164,6 +182,10 @@ def row_from_run(base, names, cell, ini, rep, rc):
         row["status"] = f"failed (exit {rc}): {last[0][:200]}"
         return row
     row.update(topology(pre + err))
+    failed_jobs = job_errors(data)
+    if failed_jobs:
+        row["status"] = f"failed (exit {rc}): {'; '.join(failed_jobs)[:200]}"
+        return row
     if rc != 0 or not per_host:
         last = [l for l in err.strip().splitlines() if l.strip()][-1:] or ["no job results"]
         row["status"] = f"failed (exit {rc}): {last[0][:200]}"

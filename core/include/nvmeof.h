@@ -42,6 +42,9 @@ enum nvmeof_error {
 	NVMEOF_ECLOSED = -10,    /* the queue lost its connection */
 	NVMEOF_ENOTSUP = -11,    /* the target or this build cannot do it */
 	NVMEOF_ECUDA = -12,      /* the CUDA driver API failed or is absent */
+	NVMEOF_ENODEV = -13,     /* this host has no RDMA device (or rdma_ucm is not loaded): a local
+				  * problem, not the target's (since 0.5; older libraries said
+				  * NVMEOF_EUNREACHABLE) */
 };
 
 /* What failed last on this thread, as one line. Never NULL. */

@@ -28,8 +28,8 @@ from ._lib import LibraryNotFoundError
 from .controller import (Controller, ControllerInfo, Queue, QueueStats, connect_defaults,
                          connect_options)
 from .errors import (BusyError, ClosedError, ConnectionRejectedError, CudaError, Error,
-                     InvalidArgumentError, NotSupportedError, NVMeStatusError, OutOfMemoryError,
-                     QueueFullError, TimeoutError, TransportError, UnreachableError)
+                     InvalidArgumentError, NoDeviceError, NotSupportedError, NVMeStatusError,
+                     OutOfMemoryError, QueueFullError, TimeoutError, TransportError, UnreachableError)
 from .memory import GpuMemory, HostMemory, MemoryRegion, RegisteredMemory
 from .namespace import Namespace, NamespaceInfo
 from .paths import Paths

@@ -25,6 +25,7 @@ EBUSY = -9
 ECLOSED = -10
 ENOTSUP = -11
 ECUDA = -12
+ENODEV = -13
 
 # enum nvmeof_wait_mode
 WAIT_HYBRID = 0

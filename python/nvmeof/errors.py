@@ -86,6 +86,11 @@ class CudaError(Error):
     """NVMEOF_ECUDA: the CUDA driver API failed or is absent."""
 
 
+class NoDeviceError(Error):
+    """NVMEOF_ENODEV: this host has no RDMA device (or rdma_ucm is not loaded);
+    a local problem, not the target's."""
+
+
 BY_CODE = {
     S.EINVAL: InvalidArgumentError,
     S.ENOMEM: OutOfMemoryError,
@@ -99,6 +104,7 @@ BY_CODE = {
     S.ECLOSED: ClosedError,
     S.ENOTSUP: NotSupportedError,
     S.ECUDA: CudaError,
+    S.ENODEV: NoDeviceError,
 }
 
 # The library writes a status as nvmeof_cpl_str does: "(SCT 0x1, SC 0x84, DNR)".

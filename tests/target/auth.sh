@@ -222,13 +222,13 @@ reconnect_job() { # LOG CTRL_LOSS_TMO
     --filename="traddr=$NVMEOF_TB_ADDR subnqn=${NVMEOF_TB_NQN_B//:/\\:} ns=1" --hostnqn="$NVMEOF_TB_HOSTNQN_B" \
     --dhchap_secret_file="$SCRATCH/hk" --dhchap_ctrl_secret_file="$SCRATCH/ck" --verbose=1 \
     --rw=randwrite --bs=4k --size=64m --iodepth=8 --verify=crc32c --do_verify=1 --qpairs=2 \
-    --reconnect_delay=500 --ctrl_loss_tmo="$2" --cmd_timeout=10000 > "$1" 2>&1
+    --reconnect_delay=500ms --ctrl_loss_tmo="$2" --cmd_timeout=10s > "$1" 2>&1
 }
 t_reconnect_authenticates_again() {
   target sha256 ffdhe2048 "$HK" "$CK"
   printf '%s\n' "$HK" > "$SCRATCH/hk"
   printf '%s\n' "$CK" > "$SCRATCH/ck"
-  reconnect_job "$SCRATCH/log" 30000 &
+  reconnect_job "$SCRATCH/log" 30s &
   local pid=$!
   wait_connected "$SCRATCH/log" $pid
   kill -0 $pid 2>/dev/null || { tail "$SCRATCH/log"; fail "fio ended before the outage"; }
@@ -243,7 +243,7 @@ t_reconnect_with_a_changed_key_fails_clearly() {
   target sha256 null "$HK" "$CK"
   printf '%s\n' "$HK" > "$SCRATCH/hk"
   printf '%s\n' "$CK" > "$SCRATCH/ck"
-  reconnect_job "$SCRATCH/log" 8000 &
+  reconnect_job "$SCRATCH/log" 8s &
   local pid=$! t0 rc=0
   wait_connected "$SCRATCH/log" $pid
   kill -0 $pid 2>/dev/null || { tail "$SCRATCH/log"; fail "fio ended before the outage"; }

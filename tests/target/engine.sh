@@ -167,8 +167,8 @@ t_json_and_terse_output_parse_in_threads_and_processes() {
 # document still parses.
 t_json_output_parses_across_a_reconnect() {
   timeout 180 "$FIO" --ioengine=external:"$ENG" --output-format=json --name=rc --filename="$FA1" --thread=1 \
-    --rw=randread --bs=4k --size=64m --iodepth=8 --qpairs=2 --time_based --runtime=9 --reconnect_delay=500 \
-    --ctrl_loss_tmo=30000 --cmd_timeout=10000 --verbose=1 > "$SCRATCH/out" 2> "$SCRATCH/err" &
+    --rw=randread --bs=4k --size=64m --iodepth=8 --qpairs=2 --time_based --runtime=9 --reconnect_delay=500ms \
+    --ctrl_loss_tmo=30s --cmd_timeout=10s --verbose=1 > "$SCRATCH/out" 2> "$SCRATCH/err" &
   local pid=$!
   wait_connected "$SCRATCH/err" $pid
   kill -0 $pid 2>/dev/null || { cat "$SCRATCH/err"; fail "fio ended before the outage"; }
@@ -537,6 +537,28 @@ t_gpu_copy_mode_verifies() {
     || { tail -20 "$SCRATCH/log"; fail "fio gpu_copy verify failed"; }
   expect_fio_ok "$SCRATCH/log"
   grep -q "not zero-copy" "$SCRATCH/log" || fail "copy mode does not say it is not zero-copy"
+}
+
+# A job whose connect fails is a failed job in fio's JSON and terse output
+# and exit status alike: the target refusing the host (an NVMe status: EIO),
+# an address nobody answers (EHOSTUNREACH or ETIMEDOUT).
+failed_job_error() { # "errnos it may be" fio-args...
+  local want=$1 rc=0 jerr terr; shift
+  timeout 120 "$FIO" --ioengine=external:"$ENG" --name=f --rw=read --bs=4k --size=1m "$@" \
+    --output-format=json,terse > "$SCRATCH/out" 2> "$SCRATCH/err" || rc=$?
+  jerr=$(python3 -c 'import json,sys; t=open(sys.argv[1]).read(); print(json.loads(t[t.index("{"):t.rindex("}")+1])["jobs"][0]["error"])' "$SCRATCH/out")
+  terr=$(grep -m1 '^3;' "$SCRATCH/out" | cut -d';' -f5)
+  echo "    exit $rc, JSON error $jerr, terse error $terr: $(grep -m1 'nvmeof: ' "$SCRATCH/err" | cut -c1-160)"
+  [ "$rc" = 1 ] || { cat "$SCRATCH/err"; fail "fio exited $rc"; }
+  [ "$jerr" = "$terr" ] && [[ " $want " == *" $jerr "* ]] || { cat "$SCRATCH/err"; fail "error $jerr/$terr, not one of $want"; }
+}
+t_a_failed_connect_is_the_jobs_error() {
+  failed_job_error 5 --filename="traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=${NVMEOF_TB_NQN_B//:/\\:} ns=1"
+  failed_job_error "110 113" --filename="traddr=$NVMEOF_TB_UNREACHABLE subnqn=${NVMEOF_TB_NQN_A//:/\\:} ns=1" \
+    --connect_timeout=1s --connect_retries=0
+  # thread mode: fio's main thread connects for the job, not a probe child
+  failed_job_error 5 --filename="traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=${NVMEOF_TB_NQN_B//:/\\:} ns=1" \
+    --thread=1
 }
 
 t_gpu_without_cuda_fails_clearly() {

@@ -31,7 +31,7 @@ SANITIZER_RE='AddressSanitizer|LeakSanitizer|runtime error'
 # fio_under_fault FAULT-CMD RESTORE-CMD: fio runs 60 s unless the fault ends it
 fio_under_fault() {
   timeout 120 env "${FIO_ENV[@]}" fio --name=loss --ioengine=external:"$ENG" --filename="$FA1" --thread=1 \
-    --rw=randread --bs=4k --iodepth=32 --time_based --runtime=60 --cmd_timeout=5000 \
+    --rw=randread --bs=4k --iodepth=32 --time_based --runtime=60 --cmd_timeout=5s \
     > "$SCRATCH/log" 2> "$SCRATCH/err" &
   local pid=$! t0
   wait_connected "$SCRATCH/log" $pid
@@ -78,7 +78,7 @@ t_reconnect_across_port_outage_keeps_data() {
   # controller reconnects, parked commands are retried, verify passes.
   timeout 180 env "${FIO_ENV[@]}" fio --name=rc --ioengine=external:"$ENG" --filename="$FA1" --thread=1 \
     --rw=randwrite --bs=4k --size=48m --offset=512m --iodepth=16 --verify=crc32c --do_verify=1 \
-    --reconnect_delay=500 --ctrl_loss_tmo=30000 --cmd_timeout=10000 > "$SCRATCH/log" 2>&1 &
+    --reconnect_delay=500ms --ctrl_loss_tmo=30s --cmd_timeout=10s > "$SCRATCH/log" 2>&1 &
   local pid=$!
   wait_connected "$SCRATCH/log" $pid
   kill -0 $pid 2>/dev/null || { cat "$SCRATCH/log"; fail "fio ended before the outage"; }
@@ -100,7 +100,7 @@ t_reconnect_across_port_outage_keeps_data() {
 job_ends_while_away() {
   timeout 120 env "${FIO_ENV[@]}" fio --name=end --ioengine=external:"$ENG" --filename="$1" --thread=1 \
     --rw=randread --bs=4k --iodepth=8 --size=64m --time_based --runtime=8 \
-    --reconnect_delay=500 --ctrl_loss_tmo=60000 > "$SCRATCH/log" 2>&1 &
+    --reconnect_delay=500ms --ctrl_loss_tmo=60s > "$SCRATCH/log" 2>&1 &
   local pid=$! t0 rc dt
   wait_connected "$SCRATCH/log" $pid
   kill -0 $pid 2>/dev/null || { cat "$SCRATCH/log"; fail "fio ended before the outage"; }
@@ -137,7 +137,7 @@ t_job_on_two_controllers_ends_while_target_away() {
 wait_cpu() {
   timeout 120 env "${FIO_ENV[@]}" fio --name=cpu --ioengine=external:"$ENG" --filename="$FA1:$FA2_OTHER" --thread=1 \
     --rw=randread --bs=4k --iodepth=1 --size=64m --time_based --runtime=8 --wait="$1" \
-    --reconnect_delay=1000 --ctrl_loss_tmo=60000 --output-format=json > "$SCRATCH/cpu.$1" 2>&1 &
+    --reconnect_delay=1s --ctrl_loss_tmo=60s --output-format=json > "$SCRATCH/cpu.$1" 2>&1 &
   local pid=$!
   wait_connected "$SCRATCH/cpu.$1" $pid
   kill -0 $pid 2>/dev/null || { cat "$SCRATCH/cpu.$1" >&2; fail "fio ended before the outage"; }

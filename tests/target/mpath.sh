@@ -70,7 +70,7 @@ t_fio_refuses_paths_to_two_subsystems() {
 # then path 2 turns ANA-inaccessible, so the job's last seconds can only
 # run on path 1: the returned path must carry the I/O for fio to succeed.
 t_fio_port_removed_and_back_under_verify() {
-  ours --name=mp --filename="$FM" --iopolicy=round-robin --reconnect_delay=500 --ctrl_loss_tmo=30000 \
+  ours --name=mp --filename="$FM" --iopolicy=round-robin --reconnect_delay=500ms --ctrl_loss_tmo=30s \
     --rw=randwrite --bs=4k --size=8m --iodepth=16 --verify=crc32c --verify_backlog=32 \
     --time_based --runtime=30 > "$SCRATCH/log" 2>&1 &
   local pid=$! rc=0

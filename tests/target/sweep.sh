@@ -143,7 +143,7 @@ filename=trtype=RDMA adrfam=IPv4 traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT 
 thread=$1
 wait=poll
 qd_limit=8
-kato=5000
+kato=5s
 hca=$2
 rw=randread
 bs=4k

@@ -94,16 +94,26 @@ if command -v fio >/dev/null; then
   cat > "$tmp/defaults.c" <<'C'
 #include <stdio.h>
 #include "nvmeof.h"
+static void time_opt(const char *name, unsigned ms)
+{
+	if (ms % 1000)
+		printf("%s %ums\n", name, ms);
+	else
+		printf("%s %us\n", name, ms / 1000);
+}
 int main(void)
 {
 	static const char *wait[] = {"hybrid", "poll", "sleep"};
 	struct nvmeof_ctrl_opts o;
 	nvmeof_ctrl_opts_init(&o);
-	printf("trsvcid %s\nkato %u\nreconnect_delay %u\nctrl_loss_tmo %u\ncmd_timeout %u\n"
-	       "connect_timeout %u\nin_capsule %d\nwait %s\nnum_io_queues %u\nspin_us %u\nconnect_retries %u\n",
-	       o.trsvcid, o.kato_ms, o.reconnect_delay_ms, o.ctrl_loss_tmo_ms, o.cmd_timeout_ms,
-	       o.connect_timeout_ms, o.in_capsule, wait[o.wait_mode], o.num_io_queues, o.spin_us,
-	       o.connect_retries);
+	printf("trsvcid %s\nin_capsule %d\nwait %s\nnum_io_queues %u\nspin_us %u\nconnect_retries %u\n",
+	       o.trsvcid, o.in_capsule, wait[o.wait_mode], o.num_io_queues, o.spin_us, o.connect_retries);
+	/* the time options, as a user writes them (a bare number is seconds) */
+	time_opt("kato", o.kato_ms);
+	time_opt("reconnect_delay", o.reconnect_delay_ms);
+	time_opt("ctrl_loss_tmo", o.ctrl_loss_tmo_ms);
+	time_opt("cmd_timeout", o.cmd_timeout_ms);
+	time_opt("connect_timeout", o.connect_timeout_ms);
 	return 0;
 }
 C

@@ -8,6 +8,8 @@
  */
 #include <stdalign.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "opts.h"
@@ -230,6 +232,63 @@ TEST(queue_opts_by_size)
 	}
 }
 
+/* A port outside 1..65535, or not a number, is refused by name before
+ * anything is resolved or sent (getaddrinfo would take 0 and wrap 99999). */
+TEST(connect_refuses_ports_outside_1_to_65535)
+{
+	static const char *bad[] = {"0", "65536", "99999", "-1", "44x0", "", "nvme", "4420000"};
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_ctrl_opts o;
+	nvmeof_ctrl_opts_init(&o);
+	o.traddr = "192.0.2.1";
+	o.subnqn = "nqn.2026-12.io.nvmeof:x";
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		o.trsvcid = bad[i];
+		CHECK_EQ(nvmeof_ctrl_connect(&o, &c), NVMEOF_EINVAL);
+		CHECK(strstr(nvmeof_errmsg(), "expected a number from 1 to 65535") != NULL);
+		CHECK(c == NULL);
+	}
+}
+
+/* With no RDMA device at all the failure is this host's, and says so: not
+ * "target unreachable". libibverbs reads sysfs under $SYSFS_PATH, so an
+ * empty one hides the devices a host may have (the variable must be set
+ * before the first verbs call of the process: this test runs alone). */
+static void connect_without_rdma_devices(void)
+{
+	char dir[] = "/tmp/nvmeof-nosysfs.XXXXXX";
+	if (!mkdtemp(dir)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	setenv("SYSFS_PATH", dir, 1);
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_ctrl_opts o;
+	nvmeof_ctrl_opts_init(&o);
+	o.traddr = "192.0.2.1";
+	o.subnqn = "nqn.2026-12.io.nvmeof:x";
+	int rc = nvmeof_ctrl_connect(&o, &c);
+	CHECK_EQ(rc, NVMEOF_ENODEV);
+	CHECK(strstr(nvmeof_errmsg(), "no RDMA device on this host") != NULL);
+	CHECK_STR(nvmeof_strerror(rc), "no RDMA device");
+	CHECK(c == NULL);
+	unsetenv("SYSFS_PATH");
+	rmdir(dir);
+}
+TEST(connect_without_an_rdma_device_blames_this_host)
+{
+	/* in a child: the library's first verbs call must see the empty sysfs */
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		connect_without_rdma_devices();
+		_exit(check_failed_in_test);
+	}
+	int st = 0;
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -239,6 +298,8 @@ int main(void)
 		T(connect_reads_the_callers_struct_by_its_size),
 		T(discovery_connect_reads_the_callers_struct_by_its_size),
 		T(queue_opts_by_size),
+		T(connect_refuses_ports_outside_1_to_65535),
+		T(connect_without_an_rdma_device_blames_this_host),
 	};
 	return run_tests("unit-opts", t, sizeof(t) / sizeof(t[0]));
 }

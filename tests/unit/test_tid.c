@@ -88,11 +88,81 @@ TEST(several_paths_repeat_traddr)
 	CHECK_EQ(t.nalt, 0);
 }
 
+/* A key given twice is refused, not the last one taken; a path named
+ * twice is one path. trtype and adrfam may repeat alike (a transport ID
+ * written out whole per path). */
+TEST(a_key_twice_is_refused)
+{
+	struct tid t;
+	CHECK_EQ(tid_parse("traddr=a subnqn=x subnqn=y", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "subnqn given twice") != NULL);
+	CHECK_EQ(tid_parse("traddr=a ns=1 ns=2", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "ns given twice") != NULL);
+	CHECK_EQ(tid_parse("hostnqn=a traddr=a hostnqn=b", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK_EQ(tid_parse("traddr=a trsvcid=1 trsvcid=2", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "trsvcid given twice for one path") != NULL);
+	CHECK_EQ(tid_parse("traddr=a srcaddr=b hostaddr=c", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "given twice for one path") != NULL);
+	CHECK_EQ(tid_parse("traddr=a traddr=a subnqn=x", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "traddr=a named twice") != NULL);
+	CHECK_EQ(tid_parse("traddr=a trsvcid=7 traddr=b traddr=a", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "named twice") != NULL);
+	CHECK_EQ(tid_parse("adrfam=IPv4 traddr=a adrfam=IPv6", &t, err, sizeof(err)), (unsigned long long)-1);
+	/* one address, two ports or two source addresses: two paths */
+	CHECK_EQ(tid_parse("traddr=a trsvcid=1 traddr=a trsvcid=2", &t, err, sizeof(err)), 0);
+	CHECK_EQ(tid_parse("traddr=a srcaddr=s1 traddr=a srcaddr=s2", &t, err, sizeof(err)), 0);
+	CHECK_EQ(tid_parse("trtype=RDMA adrfam=IPv4 traddr=a trsvcid=4420 trtype=RDMA adrfam=IPv4 traddr=b "
+			   "trsvcid=4420 subnqn=x", &t, err, sizeof(err)), 0);
+	CHECK_EQ(t.nalt, 1);
+}
+
+/* SPDK's transport ID calls the source address hostaddr. */
+TEST(hostaddr_is_srcaddr)
+{
+	struct tid t;
+	CHECK_EQ(tid_parse("traddr=192.0.2.1 hostaddr=192.0.2.5 traddr=198.51.100.1 HostAddr=198.51.100.5", &t, err,
+			   sizeof(err)), 0);
+	CHECK_STR(t.srcaddr, "192.0.2.5");
+	CHECK_STR(t.alt[0].srcaddr, "198.51.100.5");
+}
+
+TEST(ports_outside_1_to_65535_are_refused)
+{
+	struct tid t;
+	static const char *bad[] = {"trsvcid=0", "trsvcid=65536", "trsvcid=99999", "trsvcid=9999999999999"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK_EQ(tid_parse(bad[i], &t, err, sizeof(err)), (unsigned long long)-1);
+		CHECK(strstr(err, "expected a port from 1 to 65535") != NULL);
+	}
+	CHECK_EQ(tid_parse("trsvcid=1", &t, err, sizeof(err)), 0);
+	CHECK_EQ(tid_parse("trsvcid=65535", &t, err, sizeof(err)), 0);
+}
+
+/* fio splits a filename at each unescaped ':': the parts after the first
+ * begin with the rest of the cut value, which is named with the fix. */
+TEST(a_filename_cut_at_a_colon_is_named)
+{
+	CHECK_EQ(tid_cut("trtype=RDMA traddr=192.0.2.1 subnqn=nqn.2016-06.io.spdk", "cnode1 ns=1", err, sizeof(err)),
+		 (unsigned long long)-1);
+	CHECK(strstr(err, "'subnqn=nqn.2016-06.io.spdk' is cut at a ':'") != NULL);
+	CHECK(strstr(err, "'cnode1'") != NULL && strstr(err, "\\:") != NULL);
+	CHECK_EQ(tid_cut("traddr=fe80", "1 subnqn=x", err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "'traddr=fe80' is cut") != NULL);
+	/* a second file of its own is fine */
+	CHECK_EQ(tid_cut("traddr=a subnqn=x", " traddr=b subnqn=y", err, sizeof(err)), 0);
+	/* a lone part says how to write a ':' too */
+	struct tid t;
+	CHECK_EQ(tid_parse("uuid", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "not key=value") != NULL && strstr(err, "\\:") != NULL);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
 		T(spdk_style_filename), T(keys_any_case_any_order_extra_spaces),
 		T(malformed_filenames_say_what_is_wrong), T(over_long_values_are_refused), T(several_paths_repeat_traddr),
+		T(a_key_twice_is_refused), T(hostaddr_is_srcaddr), T(ports_outside_1_to_65535_are_refused),
+		T(a_filename_cut_at_a_colon_is_named),
 	};
 	return run_tests("unit-tid", t, sizeof(t) / sizeof(t[0]));
 }

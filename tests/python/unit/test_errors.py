@@ -42,5 +42,28 @@ def test_nvme_status_fields():
 
 def test_library_names_agree():
     for code, cls in BY_CODE.items():
-        assert nvmeof.strerror(code) != ""
+        assert nvmeof.strerror(code) not in ("", "unknown error"), code
     assert "LBA Out of Range" in nvmeof.status_name(0x80)
+
+
+def test_no_rdma_device_is_this_hosts_problem():
+    """With no RDMA device the connect fails as NoDeviceError, not as an
+    unreachable target. libibverbs reads sysfs under $SYSFS_PATH: an empty
+    one hides any device this host has (in a fresh interpreter, before the
+    library's first verbs call)."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    assert nvmeof.strerror(S.ENODEV) == "no RDMA device"
+    with tempfile.TemporaryDirectory() as empty:
+        code = ("import nvmeof\n"
+                "try:\n"
+                "    nvmeof.Controller('192.0.2.1', 'nqn.2026-12.io.nvmeof:x')\n"
+                "except nvmeof.Error as e:\n"
+                "    print(type(e).__name__, isinstance(e, nvmeof.NoDeviceError), e)\n")
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=dict(os.environ, SYSFS_PATH=empty, PYTHONPATH=os.path.dirname(
+                               os.path.dirname(os.path.abspath(nvmeof.__file__)))), timeout=60)
+    assert r.stdout.startswith("NoDeviceError True "), r.stdout + r.stderr
+    assert "no RDMA device on this host" in r.stdout

@@ -1,0 +1,18 @@
+/* Numbers and times of the engine's options, read strictly from the text
+ * the user wrote (no fio: unit-testable, and fio's own parsers read "-5" as
+ * a range and take an unknown time suffix for microseconds). */
+#ifndef NVMEOF_OPTVAL_H
+#define NVMEOF_OPTVAL_H
+
+#define TIME_MAX_MS 86400000ll /* 1d: the longest time an option takes */
+
+/* A whole decimal number, an optional '-' and digits only, from lo to hi:
+ * 0, or -1. */
+int optval_num(const char *v, long long lo, long long hi, long long *out);
+/* A time as fio writes one: digits and a suffix us, usec, ms, msec, s, sec,
+ * m, min, h or d (any case); a bare number is seconds, as nvme-cli's kato,
+ * reconnect_delay and ctrl_loss_tmo are. 0 with *ms when it is whole
+ * milliseconds from lo_ms to hi_ms; -1 (*sub_ms: it was not whole ms). */
+int optval_time(const char *v, long long lo_ms, long long hi_ms, long long *ms, int *sub_ms);
+
+#endif

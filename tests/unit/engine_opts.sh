@@ -1,0 +1,133 @@
+#!/bin/bash
+# tests/unit/engine_opts.sh [BUILD_DIR]: the fio engine's options and
+# filenames, without a target: what is wrong fails the job before anything
+# connects, with the allowed values named, and a failed job looks failed in
+# fio's JSON (its "error"), terse output and exit status alike. An empty
+# $SYSFS_PATH hides any RDMA device this host has, so a job that gets as far
+# as connecting fails at once (no RDMA device) wherever this runs.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+B=${1:-build/out}
+ENG=$PWD/$B/libnvmeof_fio.so
+command -v fio >/dev/null || { echo "engine_opts: no fio: skipped"; exit 0; }
+if readelf -d "$ENG" | grep -q 'NEEDED.*libasan'; then
+  export LD_PRELOAD=$(${CC:-cc} -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export SYSFS_PATH=$tmp/nosysfs
+mkdir -p "$SYSFS_PATH"
+pass=0 fail=0
+ok() { echo "ok     $1"; pass=$((pass + 1)); }
+bad() { echo "FAILED $1"; shift; printf '    %s\n' "$@"; fail=$((fail + 1)); }
+FN='traddr=192.0.2.1 subnqn=nqn.2026-12.io.nvmeof\:x'
+# run NAME ARGS...: fio with our engine; $out its stdout and stderr, $rc its status
+run() {
+  rc=0
+  out=$(timeout 60 fio --name=t --ioengine=external:"$ENG" --rw=read --size=1m "$@" 2>&1) || rc=$?
+}
+
+# Values out of range, negative ones first (fio's integer parser reads "-5"
+# as a range and kept "5", or wrapped it): refused with the range, no connect.
+while read -r opt want; do
+  run --filename="$FN" --verbose=1 "--$opt"
+  if [ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -qF -- "nvmeof: $opt: expected $want" <<< "$out" &&
+     ! grep -q 'trace.*connecting' <<< "$out"; then
+    ok "$opt refused before connecting: expected $want"
+  else
+    bad "$opt refused before connecting: expected $want" "rc $rc: $(echo $out | cut -c1-300)"
+  fi
+done <<'V'
+kato=-5 a time from 0 to 1d
+spin_us=-1 a whole number from 0 to 1000000
+qd_limit=-1 a whole number from 0 to 65535
+comp_vector=-2 a whole number from -1 to 65535
+gpu=-5 a whole number from -1 to 1023
+ns=0 a whole number from 1 to 4294967294
+qpairs=65 a whole number from 0 to 64
+num_io_queues=0 a whole number from 1 to 65535
+connect_retries=101 a whole number from 0 to 100
+cmd_timeout=0 a time from 1ms to 1d
+connect_timeout=5x a time from 1ms to 1d
+reconnect_delay=250us a time from 0 to 1d, in whole milliseconds
+ctrl_loss_tmo=2d a time from 0 to 1d
+trsvcid=0 a whole number from 1 to 65535
+trsvcid=99999 a whole number from 1 to 65535
+V
+
+# Times: a bare number is seconds, as nvme-cli's; units as fio writes them.
+run --filename="$FN" --verbose=1 --kato=5 --reconnect_delay=500ms --ctrl_loss_tmo=2m --cmd_timeout=10s \
+  --connect_timeout=1500MS
+if grep -q 'kato 5000 ms, reconnect_delay 500 ms, ctrl_loss_tmo 120000 ms, cmd_timeout 10000 ms, connect_timeout 1500 ms' <<< "$out"; then
+  ok "time options: kato=5 is 5 s, units ms, s, m as fio's"
+else
+  bad "time options: kato=5 is 5 s, units ms, s, m as fio's" "$(grep trace <<< "$out" | head -1 | cut -c1-300)"
+fi
+
+# Filenames: a ':' that fio cut at, keys twice, ports: refused before any connect.
+while IFS='|' read -r fn want; do
+  run --filename="$fn" --verbose=1
+  if [ "$rc" != 0 ] && grep -qF -- "$want" <<< "$out" && ! grep -q 'trace.*connecting' <<< "$out"; then
+    ok "filename '$fn' refused: $want"
+  else
+    bad "filename '$fn' refused: $want" "rc $rc: $(echo $out | cut -c1-300)"
+  fi
+done <<'F'
+traddr=192.0.2.1 subnqn=nqn.2016-06.io.spdk:cnode1 ns=1|'subnqn=nqn.2016-06.io.spdk' is cut at a ':'
+traddr=fe80::1 subnqn=nqn.x|'traddr=fe80' is cut at a ':'
+traddr=192.0.2.1 subnqn=a subnqn=b|subnqn given twice
+traddr=192.0.2.1 subnqn=a ns=1 ns=2|ns given twice
+traddr=192.0.2.1 traddr=192.0.2.1 subnqn=a|named twice
+traddr=192.0.2.1 trsvcid=99999 subnqn=a|expected a port from 1 to 65535
+F
+run --filename='traddr=192.0.2.1 hostaddr=192.0.2.9 subnqn=nqn.x' --verbose=1
+if grep -q 'connecting from 192.0.2.9 ' <<< "$out"; then
+  ok "hostaddr= (SPDK's name) is the source address"
+else
+  bad "hostaddr= (SPDK's name) is the source address" "$(echo $out | cut -c1-300)"
+fi
+
+# A failed job looks failed: fio's JSON "error", terse output and exit status.
+for how in "--filename=$FN" "--filename=traddr=192.0.2.1 subnqn=a subnqn=b"; do
+  rc=0
+  timeout 60 fio --name=t --ioengine=external:"$ENG" --rw=read --size=1m "$how" --output-format=json,terse \
+    > "$tmp/out" 2> "$tmp/err" || rc=$?
+  jerr=$(python3 -c 'import json,sys; t=open(sys.argv[1]).read(); print(json.loads(t[t.index("{"):t.rindex("}")+1])["jobs"][0]["error"])' "$tmp/out" 2>&1)
+  terr=$(grep -m1 '^3;' "$tmp/out" | cut -d';' -f5)
+  if [ "$rc" != 0 ] && [ "$rc" != 124 ] && [ "$jerr" != 0 ] && [ "$jerr" = "$terr" ] &&
+     ! grep -q 'still connecting' "$tmp/err"; then
+    ok "a job that fails ($how) has error $jerr in JSON and terse output, exit $rc"
+  else
+    bad "a job that fails ($how) reports its error" "rc $rc, JSON error '$jerr', terse error '$terr'" "$(tail -3 "$tmp/err")"
+  fi
+done
+
+# A connect that takes longer than 2 s says once, without verbose=1, what it
+# waits for and how long it may take. The slow step is made here: a
+# preloaded rdma_create_event_channel that takes 3 s before it answers.
+cat > "$tmp/slowcm.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <unistd.h>
+struct rdma_event_channel;
+struct rdma_event_channel *rdma_create_event_channel(void)
+{
+	struct rdma_event_channel *(*real)(void) =
+		(struct rdma_event_channel *(*)(void))dlsym(RTLD_NEXT, "rdma_create_event_channel");
+	sleep(3);
+	return real();
+}
+C
+${CC:-cc} -shared -fPIC -o "$tmp/slowcm.so" "$tmp/slowcm.c" -ldl
+rc=0
+LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$tmp/slowcm.so" timeout 60 fio --name=t --ioengine=external:"$ENG" --rw=read \
+  --size=1m --filename="$FN" --output-format=json > "$tmp/out" 2> "$tmp/err" || rc=$?
+n=$(grep -c 'nvmeof: connect to 192.0.2.1 port 4420 subsystem nqn.2026-12.io.nvmeof:x: still connecting after 2\.[0-9] s, waiting for its first step, resolving the address; it succeeds or fails within about [0-9]* s more' "$tmp/err")
+if [ "$rc" != 0 ] && [ "$n" = 1 ] && ! grep -q trace "$tmp/err"; then
+  ok "a connect slower than 2 s says once what it waits for, without verbose=1"
+else
+  bad "a connect slower than 2 s says once what it waits for, without verbose=1" "rc $rc, $n notes: $(head -3 "$tmp/err")"
+fi
+
+echo "engine_opts ($B): $pass passed, $fail failed"
+[ "$fail" = 0 ]

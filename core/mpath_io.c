@@ -16,43 +16,10 @@
 #include "ana.h"
 #include "internal.h"
 #include "mpath.h"
+#include "mpath_q.h"
 #include "qpriv.h"
 #include "queue.h"
 #include "util.h"
-
-struct mreq {
-	struct nvmeof_mpath_queue *mq;
-	nvmeof_cb cb;
-	void *arg;
-	struct nvmeof_mpath_mr *mmr;
-	uint64_t slba;
-	size_t off;
-	uint32_t nlb, flags;
-	bool write;
-	int path;                   /* where it is out now; -1 parked */
-	uint64_t bouncing_since;    /* failed over from path to path since (0: not) */
-	struct nvmeof_cpl last;     /* the last path failure, reported if no path is left */
-};
-
-struct nvmeof_mpath_queue {
-	struct nvmeof_mpath *mp;
-	uint32_t n;
-	struct nvmeof_queue *q[MP_MAX_PATHS];
-	struct mp_view v[MP_MAX_PATHS];
-	bool was_live[MP_MAX_PATHS];
-	struct nvmeof_path_stats st[MP_MAX_PATHS];
-	uint32_t cursor;
-	enum nvmeof_iopolicy pol;
-	struct mreq *reqs;
-	uint32_t nreqs, nfree, *free_ix;
-	uint32_t *parked, nparked;
-	uint32_t *retrying;        /* retry_parked's copy of parked */
-	uint32_t inflight, completed;
-	uint32_t dirty;             /* paths with submissions not yet posted (bit i: q[i]) */
-	uint64_t bounce_max_ms;     /* the longest ANATT of the paths */
-	bool closing;
-	struct q_waiter w;          /* the wait's policy and completion gaps (the first of a wait's queues) */
-};
 
 enum { ROUTE_OK = 0, ROUTE_NO_PATH = 1, ROUTE_BUSY = 2 };
 
@@ -335,115 +302,6 @@ int nvmeof_mpath_queue_poll(struct nvmeof_mpath_queue *mq, uint32_t max)
 	if (mq->completed) /* whoever polls: the wait's spin follows the gaps */
 		q_waiter_note(&mq->w, mq->completed);
 	return (int)mq->completed;
-}
-
-/* The wait over multipath queues is the library's one wait policy
- * (q_wait): spin while completions come close together, then arm every
- * path's completion queue and sleep on all their channels, and their CM
- * channels, at once. It used to yield between polls, never sleeping: a
- * two-path job kept a CPU busy that the target shares on the test bed
- * (BENCHMARKS.md, issue 23). While a request is parked (a transition, a
- * path coming back) or a path reconnects, it naps 2 ms between polls, as
- * a queue's wait does while it reconnects. */
-struct mw {
-	struct nvmeof_mpath_queue *const *mqs;
-	uint32_t n, nq;
-	struct nvmeof_queue *q[Q_SLEEP_MAX];
-};
-
-static int mw_poll(void *c)
-{
-	struct mw *m = c;
-	uint32_t got = 0;
-	for (uint32_t i = 0; i < m->n; i++) {
-		int r = nvmeof_mpath_queue_poll(m->mqs[i], 64);
-		if (r < 0)
-			return r;
-		got += (uint32_t)r;
-	}
-	return (int)got;
-}
-static int mw_arm(void *c)
-{
-	struct mw *m = c;
-	return q_queues_arm(m->q, m->nq);
-}
-static int mw_sleep(void *c, int ms)
-{
-	struct mw *m = c;
-	return q_queues_sleep(m->q, m->nq, ms);
-}
-static bool mw_waiting(void *c)
-{
-	struct mw *m = c;
-	for (uint32_t i = 0; i < m->n; i++)
-		if (m->mqs[i]->nparked)
-			return true;
-	return q_queues_reconnecting(m->q, m->nq);
-}
-static uint32_t mw_inflight(void *c)
-{
-	struct mw *m = c;
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < m->n; i++)
-		n += m->mqs[i]->inflight;
-	return n;
-}
-
-int nvmeof_mpath_queues_wait(struct nvmeof_mpath_queue *const *mqs, uint32_t n, uint32_t min, int timeout_ms)
-{
-	if (!mqs || !n)
-		return nvmeof_err(NVMEOF_EINVAL, "multipath wait: no queues");
-	struct mw m = {.mqs = mqs, .n = n};
-	for (uint32_t i = 0; i < n; i++) {
-		if (!mqs[i])
-			return nvmeof_err(NVMEOF_EINVAL, "multipath wait: queue %u is NULL", i);
-		for (uint32_t p = 0; p < mqs[i]->n; p++) {
-			if (m.nq == Q_SLEEP_MAX)
-				return nvmeof_err(NVMEOF_EINVAL, "multipath wait: more than %d path queues", Q_SLEEP_MAX);
-			m.q[m.nq++] = mqs[i]->q[p];
-		}
-	}
-	struct q_waiter *w = &mqs[0]->w;
-	w->ctx = &m;
-	w->poll = mw_poll;
-	w->arm = q_queues_can_sleep(m.q, m.nq) ? mw_arm : NULL;
-	w->sleep = mw_sleep;
-	w->slice_ms = NULL;
-	w->reconnecting = mw_waiting;
-	w->inflight = mw_inflight;
-	w->mode = m.q[0]->wait_mode;
-	w->spin_us = m.q[0]->spin_us;
-	int rc = q_wait(w, min, timeout_ms);
-	w->ctx = NULL;
-	return rc;
-}
-
-int nvmeof_mpath_queue_wait(struct nvmeof_mpath_queue *mq, uint32_t min, int timeout_ms)
-{
-	if (!mq)
-		return nvmeof_err(NVMEOF_EINVAL, "multipath wait: no queue");
-	return nvmeof_mpath_queues_wait(&mq, 1, min, timeout_ms);
-}
-
-uint32_t nvmeof_mpath_queue_inflight(const struct nvmeof_mpath_queue *mq) { return mq ? mq->inflight : 0; }
-
-int nvmeof_mpath_queue_path_stats(const struct nvmeof_mpath_queue *mq, uint32_t idx, struct nvmeof_path_stats *out)
-{
-	if (!mq || !out || idx >= mq->n)
-		return nvmeof_err(NVMEOF_EINVAL, "path stats: %s", !mq || !out ? "no queue or output" : "no such path");
-	struct nvmeof_path_stats x = mq->st[idx];
-	x.size = sizeof(x);
-	x.live = q_is_live(mq->q[idx]);
-	struct nvmeof_queue_stats qs;
-	nvmeof_queue_stats(mq->q[idx], &qs);
-	x.doorbells = qs.doorbells;
-	/* size 0: the first layout (before doorbells), as the options' size 0 */
-	size_t n = !out->size ? offsetof(struct nvmeof_path_stats, doorbells)
-		   : out->size < sizeof(x) ? out->size : sizeof(x);
-	x.size = n;
-	memcpy(out, &x, n);
-	return 0;
 }
 
 static void queues_count(struct nvmeof_mpath *mp, int d)

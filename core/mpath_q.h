@@ -1,0 +1,47 @@
+/*
+ * The inside of a multipath queue, shared by its two files: mpath_io.c
+ * (submission, failover, creation) and mpath_wait.c (the wait and the
+ * counters), which calls only into the first.
+ */
+#ifndef NVMEOF_MPATH_Q_H
+#define NVMEOF_MPATH_Q_H
+
+#include "mpath.h"
+#include "qpriv.h"
+
+struct mreq {
+	struct nvmeof_mpath_queue *mq;
+	nvmeof_cb cb;
+	void *arg;
+	struct nvmeof_mpath_mr *mmr;
+	uint64_t slba;
+	size_t off;
+	uint32_t nlb, flags;
+	bool write;
+	int path;                   /* where it is out now; -1 parked */
+	uint64_t bouncing_since;    /* failed over from path to path since (0: not) */
+	struct nvmeof_cpl last;     /* the last path failure, reported if no path is left */
+};
+
+struct nvmeof_mpath_queue {
+	struct nvmeof_mpath *mp;
+	uint32_t n;
+	struct nvmeof_queue *q[MP_MAX_PATHS];
+	struct mp_view v[MP_MAX_PATHS];
+	bool was_live[MP_MAX_PATHS];
+	struct nvmeof_path_stats st[MP_MAX_PATHS];
+	uint32_t cursor;
+	enum nvmeof_iopolicy pol;
+	struct mreq *reqs;
+	uint32_t nreqs, nfree, *free_ix;
+	uint32_t *parked, nparked;
+	uint32_t *retrying;        /* retry_parked's copy of parked */
+	uint32_t inflight, completed;
+	uint32_t dirty;             /* paths with submissions not yet posted (bit i: q[i]) */
+	uint64_t bounce_max_ms;     /* the longest ANATT of the paths */
+	bool closing;
+	struct q_waiter w;          /* the wait's policy and completion gaps (the first of a wait's queues) */
+};
+
+
+#endif

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ana.h"
+#include "cpriv.h"
 #include "internal.h"
 #include "mpath.h"
 #include "mpath_q.h"
@@ -70,9 +71,14 @@ static int route(struct nvmeof_mpath_queue *mq, struct mreq *r, int exclude)
 
 /* Whether a path may carry the command later: one reconnecting, one in
  * a transition not yet past ANATT, one usable now (busy, or just failed
- * it). A failed queue or an inaccessible or lost path will not. */
-static bool may_come_back(struct nvmeof_mpath_queue *mq, uint64_t now)
+ * it), or, as the kernel's nvme_available_path and SPDK have it, any
+ * whose controller is connected: an Inaccessible path's log may not be
+ * read yet, or its group may come back. That last wait is bounded by the
+ * longest ANATT, counted from when the command found no path (waiting
+ * since, 0: now). A failed queue or a Persistent Loss path will not. */
+static bool may_come_back(struct nvmeof_mpath_queue *mq, uint64_t now, uint64_t waiting_since)
 {
+	bool connected_wait = !waiting_since || now - waiting_since < mq->bounce_max_ms;
 	for (uint32_t i = 0; i < mq->n; i++) {
 		struct mp_path *p = &mq->mp->p[i];
 		if (q_is_dead(mq->q[i]))
@@ -83,7 +89,7 @@ static bool may_come_back(struct nvmeof_mpath_queue *mq, uint64_t now)
 		uint64_t since = __atomic_load_n(&p->change_since_ms, __ATOMIC_RELAXED);
 		if (st == NVMEOF_ANA_CHANGE && (!since || now - since < p->anatt_ms))
 			return true;
-		if (nvme_ana_usable(st))
+		if (nvme_ana_usable(st) || (st == NVMEOF_ANA_INACCESSIBLE && connected_wait))
 			return true;
 	}
 	return false;
@@ -121,8 +127,11 @@ static void finish(struct nvmeof_mpath_queue *mq, struct mreq *r, const struct n
 	mq->free_ix[mq->nfree++] = (uint32_t)(r - mq->reqs);
 	mq->inflight--;
 	mq->completed++;
-	if (cb)
+	if (cb) {
+		mq->in_cb++;
 		cb(arg, cpl);
+		mq->in_cb--;
+	}
 }
 
 static void park(struct nvmeof_mpath_queue *mq, struct mreq *r)
@@ -132,12 +141,52 @@ static void park(struct nvmeof_mpath_queue *mq, struct mreq *r)
 	mq->parked[mq->nparked++] = (uint32_t)(r - mq->reqs);
 }
 
+/* A write lost with its path's connection (a loss, a timeout, a refused
+ * post) may still be executing behind that path's controller: another
+ * path or the same controller's next association could land a newer
+ * write to the same blocks first, and the old one overwrite it. NVMe Base
+ * 2.1, 9.6: the host retries such a command only once the controller has
+ * quiesced it, the controller's CQT (and the keep-alive timeout it takes
+ * to see the loss) after the loss. Reads have no effect to reorder, and
+ * our connection is closed before they fail, so no late data reaches
+ * their buffers: they go again at once. */
+static bool hold_lost_write(struct nvmeof_mpath_queue *mq, struct mreq *r, int pi, int err, uint64_t now)
+{
+	if (!r->write || !mq->hold_ms[pi] ||
+	    (err != NVMEOF_ECLOSED && err != NVMEOF_ETIMEDOUT && err != NVMEOF_ETRANSPORT))
+		return false;
+	uint64_t until = now + mq->hold_ms[pi];
+	if (until > r->hold_until)
+		r->hold_until = until;
+	if (!r->held_at) {
+		r->held_at = now;
+		r->held_path = pi;
+		mq->st[pi].held++;
+	}
+	park(mq, r);
+	return true;
+}
+
+/* What each path's lost writes wait (hold_lost_write): the controller's
+ * CQT, or the multipath's quiesce_ms where it reports none, plus, with
+ * keep-alive on, three keep-alive timeouts for the controller to see the
+ * loss at all. */
+static uint32_t mp_hold_ms(const struct nvmeof_mpath *mp, const struct mp_path *p)
+{
+	if (!p->c)
+		return mp->o.quiesce_ms;
+	uint64_t ms = (uint64_t)3 * p->c->o.kato_ms + (p->c->info.cqt ? p->c->info.cqt : mp->o.quiesce_ms);
+	return ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
+}
+
 /* No path now: wait, or fail with the last path failure and a message
  * naming every path. */
 static void park_or_fail(struct nvmeof_mpath_queue *mq, struct mreq *r, int rc)
 {
 	uint64_t now = nvmeof_now_ms();
-	if (rc == ROUTE_BUSY || (rc == ROUTE_NO_PATH && !mq->closing && may_come_back(mq, now))) {
+	if (!r->waiting_since && rc == ROUTE_NO_PATH)
+		r->waiting_since = now;
+	if (rc == ROUTE_BUSY || (rc == ROUTE_NO_PATH && !mq->closing && may_come_back(mq, now, r->waiting_since))) {
 		park(mq, r);
 		return;
 	}
@@ -178,6 +227,8 @@ static void path_done(void *arg, const struct nvmeof_cpl *cpl)
 	/* the log is the truth: a status may be older than the last read */
 	mp_want_refresh(p);
 	r->last = *cpl;
+	if (hold_lost_write(mq, r, pi, cpl->err, now))
+		return;
 	/* Paths that keep failing the command while their logs call them
 	 * usable would pass it around for good: past the longest ANATT it
 	 * fails with what the last path said. */
@@ -208,10 +259,24 @@ static void retry_parked(struct nvmeof_mpath_queue *mq)
 	uint32_t n = mq->nparked;
 	memcpy(mq->retrying, mq->parked, n * sizeof(*mq->parked));
 	mq->nparked = 0;
+	uint64_t now = n ? nvmeof_now_ms() : 0;
 	for (uint32_t k = 0; k < n; k++) {
 		struct mreq *r = &mq->reqs[mq->retrying[k]];
+		if (r->hold_until > now) {
+			mq->parked[mq->nparked++] = mq->retrying[k];
+			continue;
+		}
+		if (r->held_at) {
+			uint64_t held = now - r->held_at;
+			struct nvmeof_path_stats *st = &mq->st[r->held_path];
+			if (held > st->hold_max_ms)
+				st->hold_max_ms = held > UINT32_MAX ? UINT32_MAX : (uint32_t)held;
+			r->held_at = 0;
+		}
 		int rc = route(mq, r, -1);
-		if (rc != ROUTE_OK)
+		if (rc == ROUTE_OK)
+			r->waiting_since = 0;
+		else
 			park_or_fail(mq, r, rc);
 	}
 }
@@ -234,7 +299,8 @@ static int submit(struct nvmeof_mpath_queue *mq, bool write, uint64_t slba, uint
 	int rc = route(mq, r, -1);
 	if (likely(rc == ROUTE_OK))
 		return 0;
-	if (rc == ROUTE_NO_PATH && may_come_back(mq, nvmeof_now_ms())) {
+	if (rc == ROUTE_NO_PATH && may_come_back(mq, nvmeof_now_ms(), 0)) {
+		r->waiting_since = nvmeof_now_ms();
 		park(mq, r);
 		return 0;
 	}
@@ -320,51 +386,37 @@ static void free_mq(struct nvmeof_mpath_queue *mq)
 	free(mq);
 }
 
-int nvmeof_mpath_queue_create(struct nvmeof_mpath *mp, const struct nvmeof_queue_opts *opts,
-			      struct nvmeof_mpath_queue **out)
+int mq_create_over(struct nvmeof_mpath *mp, struct nvmeof_queue *const *qs, int (*qdestroy)(struct nvmeof_queue *),
+		   struct nvmeof_mpath_queue **out)
 {
-	if (!mp || !out)
-		return nvmeof_err(NVMEOF_EINVAL, "multipath queue: no multipath or output");
-	if (opts && opts->group)
-		return nvmeof_err(NVMEOF_EINVAL, "multipath queue: a poll group belongs to one controller, not to paths");
-	*out = NULL;
 	struct nvmeof_mpath_queue *mq = calloc(1, sizeof(*mq));
 	if (!mq)
 		return nvmeof_err(NVMEOF_ENOMEM, "multipath queue: out of memory");
 	mq->mp = mp;
 	mq->pol = mp->o.iopolicy;
+	mq->qdestroy = qdestroy;
 	const char *root = mp->o.sysfs_root ? mp->o.sysfs_root : "/sys";
 	int node = mp->o.numa_node >= 0 ? mp->o.numa_node : mp_cpu_node(root, sched_getcpu());
-	int rc = 0;
-	for (uint32_t i = 0; i < mp->n && !rc; i++) {
-		if ((rc = nvmeof_queue_create(mp->p[i].c, opts, &mq->q[i]))) {
-			nvmeof_err_prefix(rc, "multipath queue on path %s:%s", mp->p[i].traddr, mp->p[i].trsvcid);
-			break;
-		}
+	for (uint32_t i = 0; i < mp->n; i++) {
+		mq->q[i] = qs[i];
 		mq->n++;
 		q_set_failover(mq->q[i]);
 		mq->nreqs += nvmeof_queue_depth(mq->q[i]);
 		if (mp->p[i].anatt_ms > mq->bounce_max_ms)
 			mq->bounce_max_ms = mp->p[i].anatt_ms;
+		mq->hold_ms[i] = mp_hold_ms(mp, &mp->p[i]);
 		int hn = mp->p[i].numa_node;
 		mq->v[i].distance = hn < 0 || node < 0 ? 1 : hn == node ? 0 : 2;
 		mq->was_live[i] = true;
 	}
-	if (!rc) {
-		mq->reqs = calloc(mq->nreqs, sizeof(*mq->reqs));
-		mq->free_ix = calloc(mq->nreqs, sizeof(*mq->free_ix));
-		mq->parked = calloc(mq->nreqs, sizeof(*mq->parked));
-		mq->retrying = calloc(mq->nreqs, sizeof(*mq->retrying));
-		if (!mq->reqs || !mq->free_ix || !mq->parked || !mq->retrying)
-			rc = nvmeof_err(NVMEOF_ENOMEM, "multipath queue: %u requests", mq->nreqs);
-	}
-	if (rc) {
-		char msg[512];
-		snprintf(msg, sizeof(msg), "%s", nvmeof_errmsg());
-		for (uint32_t i = 0; i < mq->n; i++)
-			nvmeof_queue_destroy(mq->q[i]);
+	mq->reqs = calloc(mq->nreqs, sizeof(*mq->reqs));
+	mq->free_ix = calloc(mq->nreqs, sizeof(*mq->free_ix));
+	mq->parked = calloc(mq->nreqs, sizeof(*mq->parked));
+	mq->retrying = calloc(mq->nreqs, sizeof(*mq->retrying));
+	if (!mq->reqs || !mq->free_ix || !mq->parked || !mq->retrying) {
+		int rc = nvmeof_err(NVMEOF_ENOMEM, "multipath queue: %u requests", mq->nreqs);
 		free_mq(mq);
-		return nvmeof_err(rc, "%s", msg);
+		return rc;
 	}
 	for (uint32_t i = 0; i < mq->nreqs; i++)
 		mq->free_ix[i] = mq->nreqs - 1 - i;
@@ -375,15 +427,47 @@ int nvmeof_mpath_queue_create(struct nvmeof_mpath *mp, const struct nvmeof_queue
 	return 0;
 }
 
+int nvmeof_mpath_queue_create(struct nvmeof_mpath *mp, const struct nvmeof_queue_opts *opts,
+			      struct nvmeof_mpath_queue **out)
+{
+	if (!mp || !out)
+		return nvmeof_err(NVMEOF_EINVAL, "multipath queue: no multipath or output");
+	if (opts && opts->group)
+		return nvmeof_err(NVMEOF_EINVAL, "multipath queue: a poll group belongs to one controller, not to paths");
+	*out = NULL;
+	struct nvmeof_queue *qs[MP_MAX_PATHS] = {0};
+	uint32_t n = 0;
+	int rc = 0;
+	for (; n < mp->n; n++)
+		if ((rc = nvmeof_queue_create(mp->p[n].c, opts, &qs[n]))) {
+			nvmeof_err_prefix(rc, "multipath queue on path %s:%s", mp->p[n].traddr, mp->p[n].trsvcid);
+			break;
+		}
+	if (!rc)
+		rc = mq_create_over(mp, qs, nvmeof_queue_destroy, out);
+	if (rc) {
+		char msg[512];
+		snprintf(msg, sizeof(msg), "%s", nvmeof_errmsg());
+		for (uint32_t i = 0; i < n; i++)
+			nvmeof_queue_destroy(qs[i]);
+		return nvmeof_err(rc, "%s", msg);
+	}
+	return 0;
+}
+
 /* In-flight commands fail with NVMEOF_ECLOSED, as nvmeof_queue_destroy's. */
 int nvmeof_mpath_queue_destroy(struct nvmeof_mpath_queue *mq)
 {
 	if (!mq)
 		return 0;
+	/* the poll or wait that runs the callback goes on using the queue */
+	if (mq->in_cb)
+		return nvmeof_err(NVMEOF_EBUSY, "destroy multipath queue: called from one of its completion callbacks; "
+				  "destroy it after the poll returns");
 	mq->closing = true;
 	int first = 0;
 	for (uint32_t i = 0; i < mq->n; i++) {
-		int rc = nvmeof_queue_destroy(mq->q[i]);
+		int rc = mq->qdestroy(mq->q[i]);
 		if (rc && !first)
 			first = rc;
 	}

@@ -21,6 +21,10 @@ struct mreq {
 	int path;                   /* where it is out now; -1 parked */
 	uint64_t bouncing_since;    /* failed over from path to path since (0: not) */
 	struct nvmeof_cpl last;     /* the last path failure, reported if no path is left */
+	uint64_t waiting_since;     /* parked with no usable path since (0: not) */
+	uint64_t hold_until;        /* a lost write: not issued again before (ms) */
+	uint64_t held_at;           /* when its hold began */
+	int held_path;              /* the path that lost it */
 };
 
 struct nvmeof_mpath_queue {
@@ -39,9 +43,17 @@ struct nvmeof_mpath_queue {
 	uint32_t inflight, completed;
 	uint32_t dirty;             /* paths with submissions not yet posted (bit i: q[i]) */
 	uint64_t bounce_max_ms;     /* the longest ANATT of the paths */
+	uint32_t hold_ms[MP_MAX_PATHS]; /* what a write lost on each path waits (mp_hold_ms) */
+	uint32_t in_cb;             /* a caller's callback runs (destroy refused) */
 	bool closing;
+	int (*qdestroy)(struct nvmeof_queue *q); /* the path queues' (tests: queues on the test wire) */
 	struct q_waiter w;          /* the wait's policy and completion gaps (the first of a wait's queues) */
 };
 
+
+/* A multipath queue over queues already open, one per path of mp, in its
+ * order; on success they are the multipath queue's, closed by qdestroy. */
+int mq_create_over(struct nvmeof_mpath *mp, struct nvmeof_queue *const *qs, int (*qdestroy)(struct nvmeof_queue *),
+		   struct nvmeof_mpath_queue **out);
 
 #endif

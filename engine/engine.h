@@ -87,6 +87,7 @@ struct eng_opts {
 	char *traddr, *trsvcid, *subnqn, *hostnqn, *hostid, *src_addr, *hca;
 	char *dhchap_secret, *dhchap_ctrl_secret, *dhchap_secret_file, *dhchap_ctrl_secret_file;
 	unsigned int ns, qd_limit, qpairs, delay_cmd_submit, qpair_select, iopolicy;
+	int quiesce_ms;                /* -1: the library's default (nvmeof_mpath_opts_init) */
 	int gpu;
 	unsigned int gpu_copy, gpu_flush, verbose;
 	unsigned int relaxed_ordering; /* the library's strict_ordering, inverted */

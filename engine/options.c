@@ -230,6 +230,12 @@ struct fio_option eng_options[] = {
 		    {.ival = "numa", .oval = NVMEOF_IOPOLICY_NUMA,
 		     .help = "the path whose HCA is on the submitting CPU's NUMA node"}},
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "quiesce_time", .lname = "command quiesce time", .type = FIO_OPT_INT,
+	 .off1 = offsetof(struct eng_opts, quiesce_ms), .def = "-1", .minval = -1,
+	 .help = "With several paths: ms a write lost with its path waits before it goes again elsewhere, where "
+		 "the controller reports no Command Quiesce Time (plus three keep-alive timeouts with kato). "
+		 "-1: the library's default, 1000; 0: no wait",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "num_io_queues", .lname = "I/O queues asked of the controller", .type = FIO_OPT_INT,
 	 .cb = (void *)set_num_io_queues, .minval = 1, .maxval = 65535,
 	 .help = help_of[H_NUM_IO_QUEUES],

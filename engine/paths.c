@@ -38,13 +38,14 @@ struct shared_mp {
 	unsigned int npaths;
 	uint32_t nsid;
 	unsigned int iopolicy;
+	int quiesce_ms;
 	struct nvmeof_mpath *mp;
 	int refs;
 };
 static pthread_mutex_t mp_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shared_mp *mp_head;
 
-static struct shared_mp *mp_get(const struct jqueue *jq, uint32_t nsid, unsigned int iopolicy)
+static struct shared_mp *mp_get(const struct jqueue *jq, uint32_t nsid, unsigned int iopolicy, int quiesce_ms)
 {
 	struct shared_mp *m;
 	pthread_mutex_lock(&mp_lock);
@@ -56,6 +57,13 @@ static struct shared_mp *mp_get(const struct jqueue *jq, uint32_t nsid, unsigned
 			log_err("nvmeof: these paths to namespace %u are already driven by another job with iopolicy %s: "
 				"jobs of one process that share paths share their multipath, and its policy\n",
 				nsid, nvmeof_iopolicy_str((enum nvmeof_iopolicy)m->iopolicy));
+			m = NULL;
+			goto out;
+		}
+		if (m->quiesce_ms != quiesce_ms) {
+			log_err("nvmeof: these paths to namespace %u are already driven by another job with quiesce_time %d: "
+				"jobs of one process that share paths share their multipath, and its quiesce time\n",
+				nsid, m->quiesce_ms);
 			m = NULL;
 			goto out;
 		}
@@ -73,6 +81,8 @@ static struct shared_mp *mp_get(const struct jqueue *jq, uint32_t nsid, unsigned
 	nvmeof_mpath_opts_init(&mo);
 	mo.nsid = nsid;
 	mo.iopolicy = (enum nvmeof_iopolicy)iopolicy;
+	if (quiesce_ms >= 0)
+		mo.quiesce_ms = (uint32_t)quiesce_ms;
 	if (nvmeof_mpath_create(c, jq->npaths, &mo, &m->mp)) {
 		log_err("nvmeof: %s\n", nvmeof_errmsg());
 		free(m);
@@ -83,6 +93,7 @@ static struct shared_mp *mp_get(const struct jqueue *jq, uint32_t nsid, unsigned
 	m->npaths = jq->npaths;
 	m->nsid = nsid;
 	m->iopolicy = iopolicy;
+	m->quiesce_ms = quiesce_ms;
 	m->refs = 1;
 	m->next = mp_head;
 	mp_head = m;
@@ -135,7 +146,7 @@ int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct 
 		}
 		jq->npaths++;
 	}
-	if (!(jq->smp = mp_get(jq, ef->nsid, eo->iopolicy)))
+	if (!(jq->smp = mp_get(jq, ef->nsid, eo->iopolicy, eo->quiesce_ms)))
 		return 1;
 	jq->mp = jq->smp->mp;
 	struct nvmeof_queue_opts qo;
@@ -164,7 +175,8 @@ void paths_close(struct jqueue *jq)
 {
 	for (unsigned int i = 0; jq->mp && i < jq->npaths; i++) {
 		struct nvmeof_path_info pi = {.size = sizeof(pi)};
-		uint64_t cmds = 0, db = 0, fo = 0, perr = 0;
+		uint64_t cmds = 0, db = 0, fo = 0, perr = 0, held = 0;
+		uint32_t hold_max = 0;
 		nvmeof_mpath_path_info(jq->mp, i, &pi);
 		for (unsigned int n = 0; n < jq->nq; n++) {
 			struct nvmeof_path_stats st = {.size = sizeof(st)};
@@ -173,12 +185,15 @@ void paths_close(struct jqueue *jq)
 			db += st.doorbells;
 			fo += st.failovers;
 			perr += st.path_errors;
+			held += st.held;
+			if (st.hold_max_ms > hold_max)
+				hold_max = st.hold_max_ms;
 		}
 		eng_info("nvmeof: path %u %s:%s (%s): ANA %s, %llu ANA change(s), %llu command(s), %llu doorbell(s), "
-			 "%llu failover(s), %llu path error(s)\n", i + 1, pi.traddr, pi.trsvcid, pi.hca,
-			 nvmeof_ana_state_str(pi.ana_state), (unsigned long long)pi.ana_changes, (unsigned long long)cmds,
-			 (unsigned long long)db, (unsigned long long)fo,
-			 (unsigned long long)perr);
+			 "%llu failover(s), %llu path error(s), %llu write(s) held for the quiesce time (longest %u ms)\n",
+			 i + 1, pi.traddr, pi.trsvcid, pi.hca, nvmeof_ana_state_str(pi.ana_state),
+			 (unsigned long long)pi.ana_changes, (unsigned long long)cmds, (unsigned long long)db,
+			 (unsigned long long)fo, (unsigned long long)perr, (unsigned long long)held, hold_max);
 	}
 	for (unsigned int n = 0; n < jq->nq; n++) {
 		uint32_t left = nvmeof_mpath_queue_inflight(jq->mq[n]);

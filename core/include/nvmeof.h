@@ -214,6 +214,8 @@ struct nvmeof_ctrl_info {
 	uint32_t auth_io_queues; /* I/O queue connects (creations and reconnects) that authenticated */
 	/* version 0.4 */
 	int comp_vectors;        /* the HCA's completion vectors (interrupts on real hardware) */
+	/* version 0.5 */
+	uint16_t cqt;            /* Command Quiesce Time, ms (NVMe Base 2.1, 9.6); 0: not reported */
 };
 
 /* Stable for the controller's life. A Namespace Attribute Changed event
@@ -699,6 +701,15 @@ struct nvmeof_mpath_opts {
 	const char *sysfs_root;    /* NULL: "/sys" (tests: a fake tree) */
 	nvmeof_event_cb event_cb;  /* the controllers' events, after the paths' own handling */
 	void *event_arg;
+	/* version 0.5: Command Quiesce Time where a controller reports none
+	 * (NVMe Base 2.1, 9.6). A write (or other command that modifies media)
+	 * whose path lost its connection or timed it out may still be executing
+	 * behind that path; it is issued again elsewhere only after the
+	 * controller's CQT plus three keep-alive timeouts (with keep-alive) have
+	 * passed since the loss. A controller that reports no CQT counts this
+	 * many ms instead. 1000 (default); 0: no hold without CQT or keep-alive.
+	 * Reads go again at once. */
+	uint32_t quiesce_ms;
 };
 #define nvmeof_mpath_opts_init(opts) nvmeof_mpath_opts_init_sz((opts), sizeof(*(opts)))
 void nvmeof_mpath_opts_init_sz(struct nvmeof_mpath_opts *opts, size_t size);
@@ -772,6 +783,9 @@ struct nvmeof_path_stats {
 	uint64_t path_errors;      /* path statuses and lost connections seen on it */
 	bool live;                 /* its queue is connected now */
 	uint64_t doorbells;        /* ibv_post_send calls on the path's queue */
+	/* version 0.5 */
+	uint64_t held;             /* writes this path lost, held for the quiesce time before going again */
+	uint32_t hold_max_ms;      /* the longest of those holds */
 };
 int nvmeof_mpath_queue_path_stats(const struct nvmeof_mpath_queue *mq, uint32_t idx, struct nvmeof_path_stats *out);
 

@@ -104,6 +104,7 @@ class CtrlInfo(ctypes.Structure):
         ("auth_bidirectional", ctypes.c_bool),
         ("auth_io_queues", c_uint32),
         ("comp_vectors", ctypes.c_int),  # 0.4
+        ("cqt", c_uint16),  # 0.5
     ]
 
 
@@ -177,6 +178,7 @@ class MpathOpts(ctypes.Structure):
         ("sysfs_root", ctypes.c_char_p),
         ("event_cb", ctypes.c_void_p),
         ("event_arg", ctypes.c_void_p),
+        ("quiesce_ms", c_uint32),  # 0.5
     ]
 
 
@@ -205,6 +207,8 @@ class PathStats(ctypes.Structure):
         ("path_errors", c_uint64),
         ("live", c_bool),
         ("doorbells", c_uint64),
+        ("held", c_uint64),  # 0.5
+        ("hold_max_ms", c_uint32),
     ]
 
 

@@ -56,6 +56,9 @@ static int route(struct nvmeof_mpath_queue *mq, struct mreq *r, int exclude)
 		int rc = issue(mq, r, (uint32_t)pi);
 		if (!rc) {
 			r->path = pi;
+			struct mq_loss *l = loss_of(mq, r);
+			if (unlikely(l && pi != r->lost_from && !l->reissue_ms))
+				l->reissue_ms = nvmeof_now_ms();
 			mq->dirty |= 1u << pi;
 			mq->v[pi].inflight++;
 			mq->st[pi].cmds++;
@@ -134,6 +137,23 @@ static void finish(struct nvmeof_mpath_queue *mq, struct mreq *r, const struct n
 	}
 }
 
+/* Failover measured: a command a path lost joins that path's current
+ * loss (a new one if the path was back since), and the loss notes the
+ * first of its commands issued and completed elsewhere. */
+static void loss_join(struct nvmeof_mpath_queue *mq, struct mreq *r, int pi, uint64_t now)
+{
+	if (!mq->loss_open[pi]) {
+		mq->loss_open[pi] = true;
+		if (mq->nloss[pi] < MQ_LOSS_MAX)
+			mq->loss[pi][mq->nloss[pi]] = (struct mq_loss){.detected_ms = now};
+		mq->nloss[pi]++;
+	}
+	r->lost_from = pi;
+	r->loss_ix = mq->nloss[pi] <= MQ_LOSS_MAX ? (int)mq->nloss[pi] - 1 : -1;
+	if (r->loss_ix >= 0)
+		mq->loss[pi][r->loss_ix].cmds++;
+}
+
 static void park(struct nvmeof_mpath_queue *mq, struct mreq *r)
 {
 	r->path = -1;
@@ -150,10 +170,9 @@ static void park(struct nvmeof_mpath_queue *mq, struct mreq *r)
  * to see the loss) after the loss. Reads have no effect to reorder, and
  * our connection is closed before they fail, so no late data reaches
  * their buffers: they go again at once. */
-static bool hold_lost_write(struct nvmeof_mpath_queue *mq, struct mreq *r, int pi, int err, uint64_t now)
+static bool hold_lost_write(struct nvmeof_mpath_queue *mq, struct mreq *r, int pi, bool lost, uint64_t now)
 {
-	if (!r->write || !mq->hold_ms[pi] ||
-	    (err != NVMEOF_ECLOSED && err != NVMEOF_ETIMEDOUT && err != NVMEOF_ETRANSPORT))
+	if (!r->write || !mq->hold_ms[pi] || !lost)
 		return false;
 	uint64_t until = now + mq->hold_ms[pi];
 	if (until > r->hold_until)
@@ -216,6 +235,13 @@ static void path_done(void *arg, const struct nvmeof_cpl *cpl)
 	mq->v[pi].inflight--;
 	enum path_verdict v = nvme_path_verdict(cpl->err, cpl->status, &st);
 	if (v == PATH_DONE || mq->closing) {
+		if (unlikely(r->lost_from >= 0)) {
+			struct mq_loss *l = loss_of(mq, r);
+			if (l && pi != r->lost_from && !l->complete_ms)
+				l->complete_ms = nvmeof_now_ms();
+			uint64_t us = nvmeof_now_us();
+			hwts_add(mq->fo_lat, r->t_submit_us * 1000, us * 1000, 1000000);
+		}
 		finish(mq, r, cpl);
 		return;
 	}
@@ -227,7 +253,10 @@ static void path_done(void *arg, const struct nvmeof_cpl *cpl)
 	/* the log is the truth: a status may be older than the last read */
 	mp_want_refresh(p);
 	r->last = *cpl;
-	if (hold_lost_write(mq, r, pi, cpl->err, now))
+	bool lost = cpl->err == NVMEOF_ECLOSED || cpl->err == NVMEOF_ETIMEDOUT || cpl->err == NVMEOF_ETRANSPORT;
+	if (lost)
+		loss_join(mq, r, pi, now);
+	if (hold_lost_write(mq, r, pi, lost, now))
 		return;
 	/* Paths that keep failing the command while their logs call them
 	 * usable would pass it around for good: past the longest ANATT it
@@ -269,8 +298,12 @@ static void retry_parked(struct nvmeof_mpath_queue *mq)
 		if (r->held_at) {
 			uint64_t held = now - r->held_at;
 			struct nvmeof_path_stats *st = &mq->st[r->held_path];
-			if (held > st->hold_max_ms)
-				st->hold_max_ms = held > UINT32_MAX ? UINT32_MAX : (uint32_t)held;
+			uint32_t h = held > UINT32_MAX ? UINT32_MAX : (uint32_t)held;
+			if (h > st->hold_max_ms)
+				st->hold_max_ms = h;
+			struct mq_loss *l = loss_of(mq, r);
+			if (l && h > l->hold_ms)
+				l->hold_ms = h;
 			r->held_at = 0;
 		}
 		int rc = route(mq, r, -1);
@@ -294,7 +327,8 @@ static int submit(struct nvmeof_mpath_queue *mq, bool write, uint64_t slba, uint
 				  mq->nreqs);
 	struct mreq *r = &mq->reqs[mq->free_ix[--mq->nfree]];
 	*r = (struct mreq){.mq = mq, .cb = cb, .arg = arg, .mmr = mmr, .slba = slba, .off = off, .nlb = nlb,
-			   .flags = flags, .write = write, .path = -1};
+			   .flags = flags, .write = write, .path = -1, .lost_from = -1,
+			   .t_submit_us = nvmeof_now_us()};
 	mq->inflight++;
 	int rc = route(mq, r, -1);
 	if (likely(rc == ROUTE_OK))
@@ -355,8 +389,10 @@ int nvmeof_mpath_queue_poll(struct nvmeof_mpath_queue *mq, uint32_t max)
 	for (uint32_t i = 0; i < mq->n; i++) {
 		nvmeof_queue_poll(mq->q[i], max); /* a failed path's ECLOSED is not the queue's */
 		bool live = q_is_live(mq->q[i]);
-		if (live && !mq->was_live[i])
+		if (live && !mq->was_live[i]) {
 			mp_want_refresh(&mq->mp->p[i]);
+			mq->loss_open[i] = false;
+		}
 		mq->was_live[i] = live;
 	}
 	if (mq->nparked)
@@ -383,6 +419,7 @@ static void free_mq(struct nvmeof_mpath_queue *mq)
 	free(mq->free_ix);
 	free(mq->parked);
 	free(mq->retrying);
+	free(mq->fo_lat);
 	free(mq);
 }
 
@@ -413,7 +450,8 @@ int mq_create_over(struct nvmeof_mpath *mp, struct nvmeof_queue *const *qs, int 
 	mq->free_ix = calloc(mq->nreqs, sizeof(*mq->free_ix));
 	mq->parked = calloc(mq->nreqs, sizeof(*mq->parked));
 	mq->retrying = calloc(mq->nreqs, sizeof(*mq->retrying));
-	if (!mq->reqs || !mq->free_ix || !mq->parked || !mq->retrying) {
+	mq->fo_lat = calloc(1, sizeof(*mq->fo_lat));
+	if (!mq->reqs || !mq->free_ix || !mq->parked || !mq->retrying || !mq->fo_lat) {
 		int rc = nvmeof_err(NVMEOF_ENOMEM, "multipath queue: %u requests", mq->nreqs);
 		free_mq(mq);
 		return rc;

@@ -117,3 +117,52 @@ int nvmeof_mpath_queue_path_stats(const struct nvmeof_mpath_queue *mq, uint32_t 
 	return 0;
 }
 
+
+int nvmeof_mpath_queue_path_loss(const struct nvmeof_mpath_queue *mq, uint32_t path, uint32_t idx,
+				 struct nvmeof_path_loss *out)
+{
+	if (!mq || path >= mq->n)
+		return nvmeof_err(NVMEOF_EINVAL, "path loss: %s", !mq ? "no queue" : "no such path");
+	uint32_t n = mq->nloss[path];
+	if (!out || idx >= n || idx >= MQ_LOSS_MAX)
+		return (int)n;
+	const struct mq_loss *l = &mq->loss[path][idx];
+	struct nvmeof_path_loss x = {
+		.size = sizeof(x), .detected_ms = l->detected_ms,
+		.reissue_ms = l->reissue_ms ? (int64_t)(l->reissue_ms - l->detected_ms) : -1,
+		.complete_ms = l->complete_ms ? (int64_t)(l->complete_ms - l->detected_ms) : -1,
+		.hold_ms = l->hold_ms, .cmds = l->cmds};
+	size_t sz = out->size && out->size < sizeof(x) ? out->size : sizeof(x);
+	x.size = sz;
+	memcpy(out, &x, sz);
+	return (int)n;
+}
+
+int nvmeof_mpath_queue_failover_latency(const struct nvmeof_mpath_queue *mq, const double *pct, unsigned int n,
+					uint64_t *ns, uint64_t *count)
+{
+	if (!mq || (n && (!pct || !ns)))
+		return nvmeof_err(NVMEOF_EINVAL, "failover latency: %s", !mq ? "no queue" : "no percentiles or output");
+	for (unsigned int i = 0; i < n; i++)
+		if (!(pct[i] >= 0 && pct[i] <= 100))
+			return nvmeof_err(NVMEOF_EINVAL, "failover latency: percentile %g is not within 0 to 100", pct[i]);
+	for (unsigned int i = 0; i < n; i++)
+		ns[i] = hwts_pct(mq->fo_lat, pct[i]);
+	if (count)
+		*count = mq->fo_lat->n;
+	return 0;
+}
+
+/* As the transport's own word that the connection went (q_lose): the
+ * queue's next poll closes it and hands its commands back. */
+int nvmeof_mpath_queue_path_disconnect(struct nvmeof_mpath_queue *mq, uint32_t path)
+{
+	if (!mq || path >= mq->n)
+		return nvmeof_err(NVMEOF_EINVAL, "path disconnect: %s", !mq ? "no queue" : "no such path");
+	struct nvmeof_queue *q = mq->q[path];
+	if (q->state != Q_LIVE)
+		return nvmeof_err(NVMEOF_ECLOSED, "path disconnect: path %u's queue is %s, not connected", path + 1,
+				  q_state_str(q->state));
+	q_lose(q);
+	return 0;
+}

@@ -236,6 +236,11 @@ struct fio_option eng_options[] = {
 		 "the controller reports no Command Quiesce Time (plus three keep-alive timeouts with kato). "
 		 "-1: the library's default, 1000; 0: no wait",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "path_loss", .lname = "inject a path loss", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, path_loss),
+	 .help = "With several paths, N@MS: disconnect path N's queue pairs (through the transport; the target "
+		 "is not touched) MS ms into the job, for a failover study; the end-of-job lines measure it",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "num_io_queues", .lname = "I/O queues asked of the controller", .type = FIO_OPT_INT,
 	 .cb = (void *)set_num_io_queues, .minval = 1, .maxval = 65535,
 	 .help = help_of[H_NUM_IO_QUEUES],

@@ -146,6 +146,18 @@ int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct 
 		}
 		jq->npaths++;
 	}
+	if (eo->path_loss && *eo->path_loss) {
+		unsigned int n;
+		unsigned long long ms;
+		char end;
+		if (sscanf(eo->path_loss, "%u@%llu%c", &n, &ms, &end) != 2 || !n || n > jq->npaths) {
+			log_err("nvmeof: path_loss=%s: N@MS, N a path of the filename (1 to %u), MS ms into the job\n",
+				eo->path_loss, jq->npaths);
+			return 1;
+		}
+		jq->loss_path = n;
+		jq->loss_ms = ms;
+	}
 	if (!(jq->smp = mp_get(jq, ef->nsid, eo->iopolicy, eo->quiesce_ms)))
 		return 1;
 	jq->mp = jq->smp->mp;
@@ -171,6 +183,59 @@ int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct 
 	return 0;
 }
 
+void paths_inject(struct thread_data *td, struct job *j)
+{
+	for (int k = 0; k < j->njq; k++) {
+		struct jqueue *jq = &j->jq[k];
+		if (!jq->mp || !jq->loss_path || jq->loss_done || utime_since_now(&td->epoch) / 1000 < jq->loss_ms)
+			continue;
+		jq->loss_done = true;
+		for (unsigned int n = 0; n < jq->nq; n++)
+			if (nvmeof_mpath_queue_path_disconnect(jq->mq[n], jq->loss_path - 1))
+				log_err("nvmeof: path_loss: %s\n", nvmeof_errmsg());
+		eng_info("nvmeof: path_loss: path %u's queue pairs disconnected %llu ms into the job\n", jq->loss_path,
+			 (unsigned long long)(utime_since_now(&td->epoch) / 1000));
+	}
+}
+
+/* Each loss of a path as each queue pair saw it, and the latency of the
+ * commands that failed over, fio's percentiles. */
+static void print_losses(struct jqueue *jq, unsigned int i)
+{
+	for (unsigned int n = 0; n < jq->nq; n++) {
+		struct nvmeof_path_loss l = {.size = sizeof(l)};
+		int cnt = nvmeof_mpath_queue_path_loss(jq->mq[n], i, 0, NULL);
+		for (int e = 0; e < cnt; e++) {
+			if (nvmeof_mpath_queue_path_loss(jq->mq[n], i, (uint32_t)e, &l) <= e) {
+				eng_info("nvmeof: path %u loss %d (queue pair %u): not kept (the first 8 are)\n", i + 1, e + 1,
+					 n + 1);
+				break;
+			}
+			eng_info("nvmeof: path %u loss %d (queue pair %u): %u command(s); from detection, first re-issued "
+				 "on another path after %lld ms, first completed there after %lld ms; writes held %u ms\n",
+				 i + 1, e + 1, n + 1, l.cmds, (long long)l.reissue_ms, (long long)l.complete_ms, l.hold_ms);
+		}
+	}
+}
+
+static void print_failover_latency(struct jqueue *jq)
+{
+	static const double pct[] = {1, 5, 10, 50, 90, 99, 99.9, 100};
+	enum { NP = sizeof(pct) / sizeof(pct[0]) };
+	for (unsigned int n = 0; n < jq->nq; n++) {
+		uint64_t ns[NP], cnt = 0;
+		if (nvmeof_mpath_queue_failover_latency(jq->mq[n], pct, NP, ns, &cnt) || !cnt)
+			continue;
+		char line[512];
+		int o = snprintf(line, sizeof(line), "nvmeof: queue pair %u: %llu command(s) failed over, clat percentiles "
+				 "(usec):", n + 1, (unsigned long long)cnt);
+		for (unsigned int k = 0; k < NP && o > 0 && (size_t)o < sizeof(line); k++)
+			o += snprintf(line + o, sizeof(line) - (size_t)o, " %.2fth=[%llu]%s", pct[k],
+				      (unsigned long long)(ns[k] / 1000), k + 1 < NP ? "," : "");
+		eng_info("%s\n", line);
+	}
+}
+
 void paths_close(struct jqueue *jq)
 {
 	for (unsigned int i = 0; jq->mp && i < jq->npaths; i++) {
@@ -194,7 +259,10 @@ void paths_close(struct jqueue *jq)
 			 i + 1, pi.traddr, pi.trsvcid, pi.hca, nvmeof_ana_state_str(pi.ana_state),
 			 (unsigned long long)pi.ana_changes, (unsigned long long)cmds, (unsigned long long)db,
 			 (unsigned long long)fo, (unsigned long long)perr, (unsigned long long)held, hold_max);
+		print_losses(jq, i);
 	}
+	if (jq->mp)
+		print_failover_latency(jq);
 	for (unsigned int n = 0; n < jq->nq; n++) {
 		uint32_t left = nvmeof_mpath_queue_inflight(jq->mq[n]);
 		if (left)

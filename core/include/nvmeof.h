@@ -789,6 +789,35 @@ struct nvmeof_path_stats {
 };
 int nvmeof_mpath_queue_path_stats(const struct nvmeof_mpath_queue *mq, uint32_t idx, struct nvmeof_path_stats *out);
 
+/* version 0.5: failover measured. One loss of a path's connection as a
+ * multipath queue saw it (a lost connection, a command timeout, a refused
+ * post), from the first command it handed back; a loss ends when the
+ * path's queue is connected again. Times in ms from detected_ms
+ * (CLOCK_MONOTONIC); -1: not (yet) happened. */
+struct nvmeof_path_loss {
+	size_t size;               /* set by the caller, as nvmeof_path_stats */
+	uint64_t detected_ms;
+	int64_t reissue_ms;        /* the first of its commands issued on another path */
+	int64_t complete_ms;       /* the first of them completed on another path */
+	uint32_t hold_ms;          /* the longest quiesce-time hold of its writes; 0: none held */
+	uint32_t cmds;             /* commands it lost */
+};
+/* The idx-th loss of path path (the first 8 are kept): the number of
+ * losses seen (all of them) or a negative error; out is filled when idx
+ * is below both. */
+int nvmeof_mpath_queue_path_loss(const struct nvmeof_mpath_queue *mq, uint32_t path, uint32_t idx,
+				 struct nvmeof_path_loss *out);
+/* Submission-to-completion time of the commands that failed over (and
+ * then completed, well or not), at the n percentiles pct[] (0 to 100), in
+ * ns (within 1/16), as nvmeof_queue_hw_latency; *count: how many. */
+int nvmeof_mpath_queue_failover_latency(const struct nvmeof_mpath_queue *mq, const double *pct, unsigned int n,
+					uint64_t *ns, uint64_t *count);
+/* Disconnects path path's queue through the transport, as a lost
+ * connection would (for failover studies: the target is not touched).
+ * Its commands fail over from the next poll; with reconnect_delay_ms the
+ * queue reconnects as after any loss. */
+int nvmeof_mpath_queue_path_disconnect(struct nvmeof_mpath_queue *mq, uint32_t path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -212,6 +212,18 @@ class PathStats(ctypes.Structure):
     ]
 
 
+class PathLoss(ctypes.Structure):
+    """struct nvmeof_path_loss"""
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("detected_ms", c_uint64),
+        ("reissue_ms", ctypes.c_int64),
+        ("complete_ms", ctypes.c_int64),
+        ("hold_ms", c_uint32),
+        ("cmds", c_uint32),
+    ]
+
+
 # C struct name -> mirror, for the layout test.
 MIRRORS = {
     "nvmeof_ctrl_opts": CtrlOpts,
@@ -223,6 +235,7 @@ MIRRORS = {
     "nvmeof_mpath_opts": MpathOpts,
     "nvmeof_path_info": PathInfo,
     "nvmeof_path_stats": PathStats,
+    "nvmeof_path_loss": PathLoss,
 }
 
 # typedef void (*nvmeof_cb)(void *arg, const struct nvmeof_cpl *cpl);

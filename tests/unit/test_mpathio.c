@@ -256,12 +256,49 @@ TEST(destroy_from_callback_refused)
 	two_free(t);
 }
 
+/* A loss placed by the caller (the transport's disconnect, the target
+ * untouched) is measured: the commands it took, when the first went out
+ * and completed elsewhere, the write's hold; the failed-over commands'
+ * latency. */
+TEST(path_disconnect_is_measured)
+{
+	struct two *t = two_paths(10000, 200, 1000);
+	struct done w = {0}, r = {0};
+	struct nvmeof_path_loss l = {.size = sizeof(l)};
+	t->rec[0].drop = 1; /* both stay in flight on A until it goes */
+	CHECK_EQ(nvmeof_mpath_queue_path_loss(t->mq, 0, 0, &l), 0);
+	CHECK_EQ(nvmeof_mpath_write(t->mq, 4242, 1, &t->mmr, 0, 0, cb, &w), 0);
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 512, cb, &r), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 2), NVMEOF_EINVAL);
+	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 0), 0);
+	poll_until(t, &w, 5000);
+	poll_until(t, &r, 5000);
+	CHECK_EQ(w.cpl.err, 0);
+	CHECK_EQ(r.cpl.err, 0);
+	CHECK_EQ(nvmeof_mpath_queue_path_loss(t->mq, 0, 0, &l), 1);
+	CHECK_EQ(l.cmds, 2);
+	CHECK(l.detected_ms > 0);
+	CHECK(l.reissue_ms >= 0);
+	CHECK(l.complete_ms >= l.reissue_ms);
+	CHECK(l.hold_ms >= 190);
+	CHECK_EQ(nvmeof_mpath_queue_path_loss(t->mq, 1, 0, &l), 0);
+	double pct[2] = {50, 100};
+	uint64_t ns[2], n = 0;
+	CHECK_EQ(nvmeof_mpath_queue_failover_latency(t->mq, pct, 2, ns, &n), 0);
+	CHECK_EQ(n, 2);
+	CHECK(ns[1] >= 190000000ull * 15 / 16); /* the write waited its hold */
+	/* a path already gone cannot be disconnected again */
+	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 0), NVMEOF_ECLOSED);
+	two_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
 		T(lost_write_waits_quiesce_time_read_goes_at_once), T(no_quiesce_time_no_hold),
 		T(inaccessible_live_paths_wait_for_one), T(inaccessible_live_paths_wait_is_bounded),
-		T(destroy_from_callback_refused),
+		T(destroy_from_callback_refused), T(path_disconnect_is_measured),
 	};
 	return run_named_tests("unit-mpathio", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

@@ -278,6 +278,17 @@ static void path_done(void *arg, const struct nvmeof_cpl *cpl)
 			mq->st[pi].failovers++;
 		return;
 	}
+	/* The path that failed it is the only one left (an Internal Path
+	 * Error, say): it goes there again, not at every poll, and still
+	 * within the bound above. */
+	if (rc == ROUTE_NO_PATH && mq->v[pi].live && nvme_ana_usable(mp_ana(p))) {
+		uint64_t since = r->bouncing_since;
+		if (r->hold_until < now + MQ_PACE_MS)
+			r->hold_until = now + MQ_PACE_MS;
+		park(mq, r);
+		r->bouncing_since = since;
+		return;
+	}
 	park_or_fail(mq, r, rc);
 }
 

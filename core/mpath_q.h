@@ -34,6 +34,8 @@ struct mreq {
 /* One loss of a path (nvmeof_path_loss): times are ms since the epoch of
  * nvmeof_now_ms, 0 not yet. */
 #define MQ_LOSS_MAX 8
+/* A command the only usable path failed goes there again after this long. */
+#define MQ_PACE_MS 10
 struct mq_loss {
 	uint64_t detected_ms, reissue_ms, complete_ms;
 	uint32_t hold_ms, cmds;

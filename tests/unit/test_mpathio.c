@@ -24,6 +24,7 @@ struct path_rec {
 	uint64_t slba[MAXC];
 	uint64_t at_ms[MAXC];     /* when the command reached this path */
 	int drop;                 /* never answer (a path that went silent) */
+	uint16_t status;          /* answer every command with this status (SCT << 8 | SC) */
 };
 
 static enum fw_action responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge, uint8_t *cqe)
@@ -36,6 +37,8 @@ static enum fw_action responder(void *ctx, const uint8_t *sqe, const struct ibv_
 		r->at_ms[r->n] = nvmeof_now_ms();
 	}
 	r->n++;
+	if (r->status)
+		put_le16(cqe + 14, (uint16_t)(r->status << 1));
 	return r->drop ? FW_DROP : FW_RESPOND;
 }
 
@@ -293,12 +296,38 @@ TEST(path_disconnect_is_measured)
 	two_free(t);
 }
 
+/* Internal Path Error on the only usable path: the command goes again on
+ * that path, paced, not at every poll, and fails past ANATT with what
+ * the path said. */
+TEST(internal_path_error_on_the_only_path_is_paced)
+{
+	struct two *t = two_paths(1000, 0, 300);
+	struct done r = {0};
+	mp_set_ana(&t->mp.p[1], NVMEOF_ANA_PERSISTENT_LOSS, nvmeof_now_ms());
+	t->rec[0].status = 0x300; /* SCT 3h Path Related, SC 00h Internal Path Error, no DNR */
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 0, cb, &r), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	poll_until(t, &r, 5000);
+	CHECK_EQ(r.calls, 1);
+	CHECK_EQ(r.cpl.err, NVMEOF_ENVME);
+	CHECK_EQ(r.cpl.status, 0x300);
+	CHECK_EQ(t->rec[1].n, 0);
+	/* ANATT 300 ms: paced at MQ_PACE_MS (10 ms) that is about 30 sends;
+	 * unpaced, one per poll of poll_until (every 0.2 ms), over a thousand.
+	 * 150 leaves a slow machine room either way. */
+	printf("    %d sends before it failed: %s\n", t->rec[0].n, nvmeof_errmsg());
+	CHECK(t->rec[0].n >= 2);
+	CHECK(t->rec[0].n < 150);
+	two_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
 		T(lost_write_waits_quiesce_time_read_goes_at_once), T(no_quiesce_time_no_hold),
 		T(inaccessible_live_paths_wait_for_one), T(inaccessible_live_paths_wait_is_bounded),
 		T(destroy_from_callback_refused), T(path_disconnect_is_measured),
+		T(internal_path_error_on_the_only_path_is_paced),
 	};
 	return run_named_tests("unit-mpathio", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

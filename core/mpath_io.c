@@ -38,6 +38,8 @@ static void refresh_views(struct nvmeof_mpath_queue *mq, int exclude)
 static int issue(struct nvmeof_mpath_queue *mq, struct mreq *r, uint32_t pi)
 {
 	const struct nvmeof_ns *ns = mq->mp->p[pi].ns;
+	if (r->flush)
+		return nvmeof_flush(mq->q[pi], ns, path_done, r);
 	struct nvmeof_mr *mr = r->mmr->mr[pi];
 	if (r->write)
 		return nvmeof_write_ext(mq->q[pi], ns, r->slba, r->nlb, mr, r->off, r->flags, path_done, r);
@@ -325,20 +327,23 @@ static void retry_parked(struct nvmeof_mpath_queue *mq)
 	}
 }
 
-static int submit(struct nvmeof_mpath_queue *mq, bool write, uint64_t slba, uint32_t nlb,
+enum { MQ_READ, MQ_WRITE, MQ_FLUSH };
+static const char *const op_name[] = {"read", "write", "flush"};
+
+static int submit(struct nvmeof_mpath_queue *mq, int op, uint64_t slba, uint32_t nlb,
 		  struct nvmeof_mpath_mr *mmr, size_t off, uint32_t flags, nvmeof_cb cb, void *arg)
 {
-	if (unlikely(!mq || !mmr || mmr->mp != mq->mp))
-		return nvmeof_err(NVMEOF_EINVAL, "multipath %s: %s", write ? "write" : "read",
+	bool write = op == MQ_WRITE;
+	if (unlikely(!mq || (op != MQ_FLUSH && (!mmr || mmr->mp != mq->mp))))
+		return nvmeof_err(NVMEOF_EINVAL, "multipath %s: %s", op_name[op],
 				  !mq ? "no queue" : "the region is not registered on this multipath");
 	if (unlikely(mq->closing))
-		return nvmeof_err(NVMEOF_ECLOSED, "multipath %s: the queue is being destroyed", write ? "write" : "read");
+		return nvmeof_err(NVMEOF_ECLOSED, "multipath %s: the queue is being destroyed", op_name[op]);
 	if (unlikely(!mq->nfree))
-		return nvmeof_err(NVMEOF_EQFULL, "multipath %s: all %u requests in flight", write ? "write" : "read",
-				  mq->nreqs);
+		return nvmeof_err(NVMEOF_EQFULL, "multipath %s: all %u requests in flight", op_name[op], mq->nreqs);
 	struct mreq *r = &mq->reqs[mq->free_ix[--mq->nfree]];
 	*r = (struct mreq){.mq = mq, .cb = cb, .arg = arg, .mmr = mmr, .slba = slba, .off = off, .nlb = nlb,
-			   .flags = flags, .write = write, .path = -1, .lost_from = -1,
+			   .flags = flags, .write = write, .flush = op == MQ_FLUSH, .path = -1, .lost_from = -1,
 			   .t_submit_us = nvmeof_now_us()};
 	mq->inflight++;
 	int rc = route(mq, r, -1);
@@ -352,8 +357,7 @@ static int submit(struct nvmeof_mpath_queue *mq, bool write, uint64_t slba, uint
 	mq->free_ix[mq->nfree++] = (uint32_t)(r - mq->reqs);
 	mq->inflight--;
 	if (rc == ROUTE_BUSY)
-		return nvmeof_err(NVMEOF_EQFULL, "multipath %s: no free command slot on the chosen path",
-				  write ? "write" : "read");
+		return nvmeof_err(NVMEOF_EQFULL, "multipath %s: no free command slot on the chosen path", op_name[op]);
 	if (rc < 0)
 		return rc;
 	return no_path_err(mq, NVMEOF_ECLOSED, nvmeof_now_ms());
@@ -362,13 +366,21 @@ static int submit(struct nvmeof_mpath_queue *mq, bool write, uint64_t slba, uint
 int nvmeof_mpath_read(struct nvmeof_mpath_queue *mq, uint64_t slba, uint32_t nlb, struct nvmeof_mpath_mr *mmr,
 		      size_t off, nvmeof_cb cb, void *arg)
 {
-	return submit(mq, false, slba, nlb, mmr, off, 0, cb, arg);
+	return submit(mq, MQ_READ, slba, nlb, mmr, off, 0, cb, arg);
 }
 
 int nvmeof_mpath_write(struct nvmeof_mpath_queue *mq, uint64_t slba, uint32_t nlb, struct nvmeof_mpath_mr *mmr,
 		       size_t off, uint32_t flags, nvmeof_cb cb, void *arg)
 {
-	return submit(mq, true, slba, nlb, mmr, off, flags, cb, arg);
+	return submit(mq, MQ_WRITE, slba, nlb, mmr, off, flags, cb, arg);
+}
+
+/* A Flush goes to one path: the namespace's volatile write cache is the
+ * controllers' shared one. Lost with its path, it goes again at once
+ * (it writes no data that could land late). */
+int nvmeof_mpath_flush(struct nvmeof_mpath_queue *mq, nvmeof_cb cb, void *arg)
+{
+	return submit(mq, MQ_FLUSH, 0, 0, NULL, 0, 0, cb, arg);
 }
 
 /* One doorbell per path for what was submitted since the last commit (a

@@ -18,7 +18,7 @@ struct mreq {
 	uint64_t slba;
 	size_t off;
 	uint32_t nlb, flags;
-	bool write;
+	bool write, flush;
 	int path;                   /* where it is out now; -1 parked */
 	uint64_t bouncing_since;    /* failed over from path to path since (0: not) */
 	struct nvmeof_cpl last;     /* the last path failure, reported if no path is left */

@@ -764,6 +764,9 @@ int nvmeof_mpath_read(struct nvmeof_mpath_queue *mq, uint64_t slba, uint32_t nlb
 /* flags: NVMEOF_IO_FUA */
 int nvmeof_mpath_write(struct nvmeof_mpath_queue *mq, uint64_t slba, uint32_t nlb, struct nvmeof_mpath_mr *mmr,
 		       size_t off, uint32_t flags, nvmeof_cb cb, void *arg);
+/* version 0.5: Flush through one path (the namespace's cache is shared);
+ * lost with its path, it goes again on another at once. */
+int nvmeof_mpath_flush(struct nvmeof_mpath_queue *mq, nvmeof_cb cb, void *arg);
 /* With opts->batch, submissions wait for this: one doorbell per path that
  * has any (as nvmeof_queue_commit). A poll posts what failover re-issued. */
 int nvmeof_mpath_queue_commit(struct nvmeof_mpath_queue *mq);

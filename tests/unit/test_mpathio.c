@@ -321,13 +321,37 @@ TEST(internal_path_error_on_the_only_path_is_paced)
 	two_free(t);
 }
 
+/* Flush through the multipath queue: one Flush on one path; lost with
+ * that path, it goes again on the other at once. */
+TEST(flush_goes_through_one_path_and_fails_over)
+{
+	struct two *t = two_paths(100, 1000, 1000);
+	struct done f = {0}, g = {0};
+	CHECK_EQ(nvmeof_mpath_flush(t->mq, cb, &f), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	poll_until(t, &f, 5000);
+	CHECK_EQ(f.calls, 1);
+	CHECK_EQ(f.cpl.err, 0);
+	CHECK_EQ(count_opc(&t->rec[0], NVME_CMD_FLUSH) + count_opc(&t->rec[1], NVME_CMD_FLUSH), 1);
+	t->rec[0].drop = 1;
+	int before = t->rec[0].n;
+	CHECK_EQ(nvmeof_mpath_flush(t->mq, cb, &g), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	CHECK_EQ(t->rec[0].n, before + 1);
+	poll_until(t, &g, 5000);
+	CHECK_EQ(g.calls, 1);
+	CHECK_EQ(g.cpl.err, 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_FLUSH), 1);
+	two_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
 		T(lost_write_waits_quiesce_time_read_goes_at_once), T(no_quiesce_time_no_hold),
 		T(inaccessible_live_paths_wait_for_one), T(inaccessible_live_paths_wait_is_bounded),
 		T(destroy_from_callback_refused), T(path_disconnect_is_measured),
-		T(internal_path_error_on_the_only_path_is_paced),
+		T(internal_path_error_on_the_only_path_is_paced), T(flush_goes_through_one_path_and_fails_over),
 	};
 	return run_named_tests("unit-mpathio", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

@@ -223,6 +223,7 @@ struct nvmeof_queue {
 	const struct sockaddr *dst, *src;
 	const struct q_reconnect_ops *reconnect;
 	uint32_t reconnect_delay_ms, ctrl_loss_tmo_ms, assoc_gen;
+	uint32_t quiesce_ms;      /* a lost media-modifying command waits this long from the loss (q_set_quiesce) */
 	bool rsv_busy;
 	uint64_t lost_at_ms, next_try_ms;
 	/* An attempt's worker (Q_REOPENING) and what it leaves for the poll:

@@ -237,12 +237,11 @@ static void path_done(void *arg, const struct nvmeof_cpl *cpl)
 	mq->v[pi].inflight--;
 	enum path_verdict v = nvme_path_verdict(cpl->err, cpl->status, &st);
 	if (v == PATH_DONE || mq->closing) {
-		if (unlikely(r->lost_from >= 0)) {
+		if (unlikely(r->failed_over)) {
 			struct mq_loss *l = loss_of(mq, r);
 			if (l && pi != r->lost_from && !l->complete_ms)
 				l->complete_ms = nvmeof_now_ms();
-			uint64_t us = nvmeof_now_us();
-			hwts_add(mq->fo_lat, r->t_submit_us * 1000, us * 1000, 1000000);
+			hwts_add(mq->fo_lat, r->t_submit_us * 1000, nvmeof_now_us() * 1000, 1000000);
 		}
 		finish(mq, r, cpl);
 		return;
@@ -255,6 +254,7 @@ static void path_done(void *arg, const struct nvmeof_cpl *cpl)
 	/* the log is the truth: a status may be older than the last read */
 	mp_want_refresh(p);
 	r->last = *cpl;
+	r->failed_over = true;
 	bool lost = cpl->err == NVMEOF_ECLOSED || cpl->err == NVMEOF_ETIMEDOUT || cpl->err == NVMEOF_ETRANSPORT;
 	if (lost)
 		loss_join(mq, r, pi, now);

@@ -19,6 +19,7 @@ struct mreq {
 	size_t off;
 	uint32_t nlb, flags;
 	bool write, flush;
+	bool failed_over;           /* a path failed it at least once */
 	int path;                   /* where it is out now; -1 parked */
 	uint64_t bouncing_since;    /* failed over from path to path since (0: not) */
 	struct nvmeof_cpl last;     /* the last path failure, reported if no path is left */

@@ -810,8 +810,9 @@ struct nvmeof_path_loss {
  * is below both. */
 int nvmeof_mpath_queue_path_loss(const struct nvmeof_mpath_queue *mq, uint32_t path, uint32_t idx,
 				 struct nvmeof_path_loss *out);
-/* Submission-to-completion time of the commands that failed over (and
- * then completed, well or not), at the n percentiles pct[] (0 to 100), in
+/* Submission-to-completion time of the commands a path failed (a loss or
+ * a path status) that another path, or the same one later, then
+ * completed (with success or a final status), at the n percentiles pct[] (0 to 100), in
  * ns (within 1/16), as nvmeof_queue_hw_latency; *count: how many. */
 int nvmeof_mpath_queue_failover_latency(const struct nvmeof_mpath_queue *mq, const double *pct, unsigned int n,
 					uint64_t *ns, uint64_t *count);

@@ -23,7 +23,6 @@
 #include "util.h"
 
 enum { ROUTE_OK = 0, ROUTE_NO_PATH = 1, ROUTE_BUSY = 2 };
-
 static void path_done(void *arg, const struct nvmeof_cpl *cpl);
 
 static void refresh_views(struct nvmeof_mpath_queue *mq, int exclude)
@@ -142,14 +141,19 @@ static void finish(struct nvmeof_mpath_queue *mq, struct mreq *r, const struct n
 /* Failover measured: a command a path lost joins that path's current
  * loss (a new one if the path was back since), and the loss notes the
  * first of its commands issued and completed elsewhere. */
+static void loss_begin(struct nvmeof_mpath_queue *mq, int pi, uint64_t now)
+{
+	if (mq->loss_open[pi])
+		return;
+	mq->loss_open[pi] = true;
+	if (mq->nloss[pi] < MQ_LOSS_MAX)
+		mq->loss[pi][mq->nloss[pi]] = (struct mq_loss){.detected_ms = now};
+	mq->nloss[pi]++;
+}
+
 static void loss_join(struct nvmeof_mpath_queue *mq, struct mreq *r, int pi, uint64_t now)
 {
-	if (!mq->loss_open[pi]) {
-		mq->loss_open[pi] = true;
-		if (mq->nloss[pi] < MQ_LOSS_MAX)
-			mq->loss[pi][mq->nloss[pi]] = (struct mq_loss){.detected_ms = now};
-		mq->nloss[pi]++;
-	}
+	loss_begin(mq, pi, now);
 	r->lost_from = pi;
 	r->loss_ix = mq->nloss[pi] <= MQ_LOSS_MAX ? (int)mq->nloss[pi] - 1 : -1;
 	if (r->loss_ix >= 0)
@@ -415,6 +419,8 @@ int nvmeof_mpath_queue_poll(struct nvmeof_mpath_queue *mq, uint32_t max)
 		if (live && !mq->was_live[i]) {
 			mp_want_refresh(&mq->mp->p[i]);
 			mq->loss_open[i] = false;
+		} else if (!live && mq->was_live[i]) {
+			loss_begin(mq, (int)i, nvmeof_now_ms()); /* a loss with nothing in flight is one too */
 		}
 		mq->was_live[i] = live;
 	}

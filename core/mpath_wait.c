@@ -153,8 +153,9 @@ int nvmeof_mpath_queue_failover_latency(const struct nvmeof_mpath_queue *mq, con
 	return 0;
 }
 
-/* As the transport's own word that the connection went (q_lose): the
- * queue's next poll closes it and hands its commands back. */
+/* As the transport's own word that the connection went, and the wire
+ * dead at once (q_cut): the queue's next poll closes it and hands back
+ * every command in flight. */
 int nvmeof_mpath_queue_path_disconnect(struct nvmeof_mpath_queue *mq, uint32_t path)
 {
 	if (!mq || path >= mq->n)
@@ -163,6 +164,6 @@ int nvmeof_mpath_queue_path_disconnect(struct nvmeof_mpath_queue *mq, uint32_t p
 	if (q->state != Q_LIVE)
 		return nvmeof_err(NVMEOF_ECLOSED, "path disconnect: path %u's queue is %s, not connected", path + 1,
 				  q_state_str(q->state));
-	q_lose(q);
+	q_cut(q);
 	return 0;
 }

@@ -56,6 +56,12 @@ static bool modifies_media(const struct req *r)
 	}
 }
 
+void q_cut(struct nvmeof_queue *q)
+{
+	q->cut = true;
+	q_lose(q);
+}
+
 /* After the connection is closed: every command slot comes back, and each
  * request still live starts over, whole, on the next connection (reads and
  * writes are idempotent; a write may land twice, never half). The waiting
@@ -171,7 +177,9 @@ static void close_and_settle(struct nvmeof_queue *q)
 /* LOST: what already came in completes, then the connection closes. */
 static void recover(struct nvmeof_queue *q)
 {
-	drain_cq(q);
+	if (!q->cut)
+		drain_cq(q);
+	q->cut = false;
 	if (!may_reconnect(q))
 		nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection (no reconnect configured)", q->qid);
 	close_and_settle(q);

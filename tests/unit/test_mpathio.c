@@ -293,6 +293,13 @@ TEST(path_disconnect_is_measured)
 	CHECK(ns[1] >= 190000000ull * 15 / 16); /* the write waited its hold */
 	/* a path already gone cannot be disconnected again */
 	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 0), NVMEOF_ECLOSED);
+	/* a loss with nothing in flight is one too */
+	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 1), 0);
+	nvmeof_mpath_queue_poll(t->mq, 16);
+	CHECK_EQ(nvmeof_mpath_queue_path_loss(t->mq, 1, 0, &l), 1);
+	CHECK_EQ(l.cmds, 0);
+	CHECK_EQ(l.reissue_ms, -1);
+	CHECK_EQ(l.complete_ms, -1);
 	two_free(t);
 }
 

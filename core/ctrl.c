@@ -398,6 +398,9 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 		if (c->o.reconnect_delay_ms)
 			q_set_reconnect(q, &ctrl_reconnect_ops, c->o.reconnect_delay_ms,
 					c->o.ctrl_loss_tmo_ms, gen);
+		/* CQT, or where none is reported the multipath default, plus
+		 * three keep-alive timeouts (NVMe Base 2.1, 9.6) */
+		q_set_quiesce(q, 3 * c->o.kato_ms + (c->info.cqt ? c->info.cqt : Q_QUIESCE_DEFAULT_MS));
 	}
 	pthread_mutex_lock(&c->lock);
 	if (rc)

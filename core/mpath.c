@@ -24,7 +24,8 @@ void nvmeof_mpath_opts_init_sz(struct nvmeof_mpath_opts *o, size_t size)
 {
 	if (!o)
 		return;
-	struct nvmeof_mpath_opts d = {.size = sizeof(d), .iopolicy = NVMEOF_IOPOLICY_QUEUE_DEPTH, .numa_node = -1};
+	struct nvmeof_mpath_opts d = {.size = sizeof(d), .iopolicy = NVMEOF_IOPOLICY_QUEUE_DEPTH, .numa_node = -1,
+					.quiesce_ms = MP_QUIESCE_DEFAULT_MS};
 	size_t n = size && size < sizeof(d) ? size : sizeof(d);
 	memset(o, 0, n);
 	memcpy(o, &d, n);

@@ -15,6 +15,7 @@
 
 #define MP_MAX_PATHS 16
 #define MP_ANATT_DEFAULT_S 10     /* a controller that reports ANATT 0 */
+#define MP_QUIESCE_DEFAULT_MS 1000 /* a controller that reports no CQT: README.md "Failover" */
 
 struct nvmeof_mpath;
 struct mp_path {

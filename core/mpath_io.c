@@ -14,48 +14,15 @@
 #include <string.h>
 
 #include "ana.h"
+#include "cpriv.h"
 #include "internal.h"
 #include "mpath.h"
+#include "mpath_q.h"
 #include "qpriv.h"
 #include "queue.h"
 #include "util.h"
 
-struct mreq {
-	struct nvmeof_mpath_queue *mq;
-	nvmeof_cb cb;
-	void *arg;
-	struct nvmeof_mpath_mr *mmr;
-	uint64_t slba;
-	size_t off;
-	uint32_t nlb, flags;
-	bool write;
-	int path;                   /* where it is out now; -1 parked */
-	uint64_t bouncing_since;    /* failed over from path to path since (0: not) */
-	struct nvmeof_cpl last;     /* the last path failure, reported if no path is left */
-};
-
-struct nvmeof_mpath_queue {
-	struct nvmeof_mpath *mp;
-	uint32_t n;
-	struct nvmeof_queue *q[MP_MAX_PATHS];
-	struct mp_view v[MP_MAX_PATHS];
-	bool was_live[MP_MAX_PATHS];
-	struct nvmeof_path_stats st[MP_MAX_PATHS];
-	uint32_t cursor;
-	enum nvmeof_iopolicy pol;
-	struct mreq *reqs;
-	uint32_t nreqs, nfree, *free_ix;
-	uint32_t *parked, nparked;
-	uint32_t *retrying;        /* retry_parked's copy of parked */
-	uint32_t inflight, completed;
-	uint32_t dirty;             /* paths with submissions not yet posted (bit i: q[i]) */
-	uint64_t bounce_max_ms;     /* the longest ANATT of the paths */
-	bool closing;
-	struct q_waiter w;          /* the wait's policy and completion gaps (the first of a wait's queues) */
-};
-
 enum { ROUTE_OK = 0, ROUTE_NO_PATH = 1, ROUTE_BUSY = 2 };
-
 static void path_done(void *arg, const struct nvmeof_cpl *cpl);
 
 static void refresh_views(struct nvmeof_mpath_queue *mq, int exclude)
@@ -70,6 +37,8 @@ static void refresh_views(struct nvmeof_mpath_queue *mq, int exclude)
 static int issue(struct nvmeof_mpath_queue *mq, struct mreq *r, uint32_t pi)
 {
 	const struct nvmeof_ns *ns = mq->mp->p[pi].ns;
+	if (r->flush)
+		return nvmeof_flush(mq->q[pi], ns, path_done, r);
 	struct nvmeof_mr *mr = r->mmr->mr[pi];
 	if (r->write)
 		return nvmeof_write_ext(mq->q[pi], ns, r->slba, r->nlb, mr, r->off, r->flags, path_done, r);
@@ -88,6 +57,9 @@ static int route(struct nvmeof_mpath_queue *mq, struct mreq *r, int exclude)
 		int rc = issue(mq, r, (uint32_t)pi);
 		if (!rc) {
 			r->path = pi;
+			struct mq_loss *l = loss_of(mq, r);
+			if (unlikely(l && pi != r->lost_from && !l->reissue_ms))
+				l->reissue_ms = nvmeof_now_ms();
 			mq->dirty |= 1u << pi;
 			mq->v[pi].inflight++;
 			mq->st[pi].cmds++;
@@ -103,9 +75,14 @@ static int route(struct nvmeof_mpath_queue *mq, struct mreq *r, int exclude)
 
 /* Whether a path may carry the command later: one reconnecting, one in
  * a transition not yet past ANATT, one usable now (busy, or just failed
- * it). A failed queue or an inaccessible or lost path will not. */
-static bool may_come_back(struct nvmeof_mpath_queue *mq, uint64_t now)
+ * it), or, as the kernel's nvme_available_path and SPDK have it, any
+ * whose controller is connected: an Inaccessible path's log may not be
+ * read yet, or its group may come back. That last wait is bounded by the
+ * longest ANATT, counted from when the command found no path (waiting
+ * since, 0: now). A failed queue or a Persistent Loss path will not. */
+static bool may_come_back(struct nvmeof_mpath_queue *mq, uint64_t now, uint64_t waiting_since)
 {
+	bool connected_wait = !waiting_since || now - waiting_since < mq->bounce_max_ms;
 	for (uint32_t i = 0; i < mq->n; i++) {
 		struct mp_path *p = &mq->mp->p[i];
 		if (q_is_dead(mq->q[i]))
@@ -116,7 +93,7 @@ static bool may_come_back(struct nvmeof_mpath_queue *mq, uint64_t now)
 		uint64_t since = __atomic_load_n(&p->change_since_ms, __ATOMIC_RELAXED);
 		if (st == NVMEOF_ANA_CHANGE && (!since || now - since < p->anatt_ms))
 			return true;
-		if (nvme_ana_usable(st))
+		if (nvme_ana_usable(st) || (st == NVMEOF_ANA_INACCESSIBLE && connected_wait))
 			return true;
 	}
 	return false;
@@ -154,8 +131,33 @@ static void finish(struct nvmeof_mpath_queue *mq, struct mreq *r, const struct n
 	mq->free_ix[mq->nfree++] = (uint32_t)(r - mq->reqs);
 	mq->inflight--;
 	mq->completed++;
-	if (cb)
+	if (cb) {
+		mq->in_cb++;
 		cb(arg, cpl);
+		mq->in_cb--;
+	}
+}
+
+/* Failover measured: a command a path lost joins that path's current
+ * loss (a new one if the path was back since), and the loss notes the
+ * first of its commands issued and completed elsewhere. */
+static void loss_begin(struct nvmeof_mpath_queue *mq, int pi, uint64_t now)
+{
+	if (mq->loss_open[pi])
+		return;
+	mq->loss_open[pi] = true;
+	if (mq->nloss[pi] < MQ_LOSS_MAX)
+		mq->loss[pi][mq->nloss[pi]] = (struct mq_loss){.detected_ms = now};
+	mq->nloss[pi]++;
+}
+
+static void loss_join(struct nvmeof_mpath_queue *mq, struct mreq *r, int pi, uint64_t now)
+{
+	loss_begin(mq, pi, now);
+	r->lost_from = pi;
+	r->loss_ix = mq->nloss[pi] <= MQ_LOSS_MAX ? (int)mq->nloss[pi] - 1 : -1;
+	if (r->loss_ix >= 0)
+		mq->loss[pi][r->loss_ix].cmds++;
 }
 
 static void park(struct nvmeof_mpath_queue *mq, struct mreq *r)
@@ -165,12 +167,51 @@ static void park(struct nvmeof_mpath_queue *mq, struct mreq *r)
 	mq->parked[mq->nparked++] = (uint32_t)(r - mq->reqs);
 }
 
+/* A write lost with its path's connection (a loss, a timeout, a refused
+ * post) may still be executing behind that path's controller: another
+ * path or the same controller's next association could land a newer
+ * write to the same blocks first, and the old one overwrite it. NVMe Base
+ * 2.1, 9.6: the host retries such a command only once the controller has
+ * quiesced it, the controller's CQT (and the keep-alive timeout it takes
+ * to see the loss) after the loss. Reads have no effect to reorder, and
+ * our connection is closed before they fail, so no late data reaches
+ * their buffers: they go again at once. */
+static bool hold_lost_write(struct nvmeof_mpath_queue *mq, struct mreq *r, int pi, bool lost, uint64_t now)
+{
+	if (!r->write || !mq->hold_ms[pi] || !lost)
+		return false;
+	uint64_t until = now + mq->hold_ms[pi];
+	if (until > r->hold_until)
+		r->hold_until = until;
+	if (!r->held_at) {
+		r->held_at = now;
+		r->held_path = pi;
+		mq->st[pi].held++;
+	}
+	park(mq, r);
+	return true;
+}
+
+/* What each path's lost writes wait (hold_lost_write): the controller's
+ * CQT, or the multipath's quiesce_ms where it reports none, plus, with
+ * keep-alive on, three keep-alive timeouts for the controller to see the
+ * loss at all. */
+static uint32_t mp_hold_ms(const struct nvmeof_mpath *mp, const struct mp_path *p)
+{
+	if (!p->c)
+		return mp->o.quiesce_ms;
+	uint64_t ms = (uint64_t)3 * p->c->o.kato_ms + (p->c->info.cqt ? p->c->info.cqt : mp->o.quiesce_ms);
+	return ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
+}
+
 /* No path now: wait, or fail with the last path failure and a message
  * naming every path. */
 static void park_or_fail(struct nvmeof_mpath_queue *mq, struct mreq *r, int rc)
 {
 	uint64_t now = nvmeof_now_ms();
-	if (rc == ROUTE_BUSY || (rc == ROUTE_NO_PATH && !mq->closing && may_come_back(mq, now))) {
+	if (!r->waiting_since && rc == ROUTE_NO_PATH)
+		r->waiting_since = now;
+	if (rc == ROUTE_BUSY || (rc == ROUTE_NO_PATH && !mq->closing && may_come_back(mq, now, r->waiting_since))) {
 		park(mq, r);
 		return;
 	}
@@ -200,6 +241,12 @@ static void path_done(void *arg, const struct nvmeof_cpl *cpl)
 	mq->v[pi].inflight--;
 	enum path_verdict v = nvme_path_verdict(cpl->err, cpl->status, &st);
 	if (v == PATH_DONE || mq->closing) {
+		if (unlikely(r->failed_over)) {
+			struct mq_loss *l = loss_of(mq, r);
+			if (l && pi != r->lost_from && !l->complete_ms)
+				l->complete_ms = nvmeof_now_ms();
+			hwts_add(mq->fo_lat, r->t_submit_us * 1000, nvmeof_now_us() * 1000, 1000000);
+		}
 		finish(mq, r, cpl);
 		return;
 	}
@@ -211,6 +258,12 @@ static void path_done(void *arg, const struct nvmeof_cpl *cpl)
 	/* the log is the truth: a status may be older than the last read */
 	mp_want_refresh(p);
 	r->last = *cpl;
+	r->failed_over = true;
+	bool lost = cpl->err == NVMEOF_ECLOSED || cpl->err == NVMEOF_ETIMEDOUT || cpl->err == NVMEOF_ETRANSPORT;
+	if (lost)
+		loss_join(mq, r, pi, now);
+	if (hold_lost_write(mq, r, pi, lost, now))
+		return;
 	/* Paths that keep failing the command while their logs call them
 	 * usable would pass it around for good: past the longest ANATT it
 	 * fails with what the last path said. */
@@ -231,6 +284,17 @@ static void path_done(void *arg, const struct nvmeof_cpl *cpl)
 			mq->st[pi].failovers++;
 		return;
 	}
+	/* The path that failed it is the only one left (an Internal Path
+	 * Error, say): it goes there again, not at every poll, and still
+	 * within the bound above. */
+	if (rc == ROUTE_NO_PATH && mq->v[pi].live && nvme_ana_usable(mp_ana(p))) {
+		uint64_t since = r->bouncing_since;
+		if (r->hold_until < now + MQ_PACE_MS)
+			r->hold_until = now + MQ_PACE_MS;
+		park(mq, r);
+		r->bouncing_since = since;
+		return;
+	}
 	park_or_fail(mq, r, rc);
 }
 
@@ -241,41 +305,63 @@ static void retry_parked(struct nvmeof_mpath_queue *mq)
 	uint32_t n = mq->nparked;
 	memcpy(mq->retrying, mq->parked, n * sizeof(*mq->parked));
 	mq->nparked = 0;
+	uint64_t now = n ? nvmeof_now_ms() : 0;
 	for (uint32_t k = 0; k < n; k++) {
 		struct mreq *r = &mq->reqs[mq->retrying[k]];
+		if (r->hold_until > now) {
+			mq->parked[mq->nparked++] = mq->retrying[k];
+			continue;
+		}
+		if (r->held_at) {
+			uint64_t held = now - r->held_at;
+			struct nvmeof_path_stats *st = &mq->st[r->held_path];
+			uint32_t h = held > UINT32_MAX ? UINT32_MAX : (uint32_t)held;
+			if (h > st->hold_max_ms)
+				st->hold_max_ms = h;
+			struct mq_loss *l = loss_of(mq, r);
+			if (l && h > l->hold_ms)
+				l->hold_ms = h;
+			r->held_at = 0;
+		}
 		int rc = route(mq, r, -1);
-		if (rc != ROUTE_OK)
+		if (rc == ROUTE_OK)
+			r->waiting_since = 0;
+		else
 			park_or_fail(mq, r, rc);
 	}
 }
 
-static int submit(struct nvmeof_mpath_queue *mq, bool write, uint64_t slba, uint32_t nlb,
+enum { MQ_READ, MQ_WRITE, MQ_FLUSH };
+static const char *const op_name[] = {"read", "write", "flush"};
+
+static int submit(struct nvmeof_mpath_queue *mq, int op, uint64_t slba, uint32_t nlb,
 		  struct nvmeof_mpath_mr *mmr, size_t off, uint32_t flags, nvmeof_cb cb, void *arg)
 {
-	if (unlikely(!mq || !mmr || mmr->mp != mq->mp))
-		return nvmeof_err(NVMEOF_EINVAL, "multipath %s: %s", write ? "write" : "read",
+	bool write = op == MQ_WRITE;
+	if (unlikely(!mq || (op != MQ_FLUSH && (!mmr || mmr->mp != mq->mp))))
+		return nvmeof_err(NVMEOF_EINVAL, "multipath %s: %s", op_name[op],
 				  !mq ? "no queue" : "the region is not registered on this multipath");
 	if (unlikely(mq->closing))
-		return nvmeof_err(NVMEOF_ECLOSED, "multipath %s: the queue is being destroyed", write ? "write" : "read");
+		return nvmeof_err(NVMEOF_ECLOSED, "multipath %s: the queue is being destroyed", op_name[op]);
 	if (unlikely(!mq->nfree))
-		return nvmeof_err(NVMEOF_EQFULL, "multipath %s: all %u requests in flight", write ? "write" : "read",
-				  mq->nreqs);
+		return nvmeof_err(NVMEOF_EQFULL, "multipath %s: all %u requests in flight", op_name[op], mq->nreqs);
 	struct mreq *r = &mq->reqs[mq->free_ix[--mq->nfree]];
 	*r = (struct mreq){.mq = mq, .cb = cb, .arg = arg, .mmr = mmr, .slba = slba, .off = off, .nlb = nlb,
-			   .flags = flags, .write = write, .path = -1};
+			   .flags = flags, .write = write, .flush = op == MQ_FLUSH, .path = -1, .lost_from = -1,
+			   .t_submit_us = nvmeof_now_us()};
 	mq->inflight++;
 	int rc = route(mq, r, -1);
 	if (likely(rc == ROUTE_OK))
 		return 0;
-	if (rc == ROUTE_NO_PATH && may_come_back(mq, nvmeof_now_ms())) {
+	if (rc == ROUTE_NO_PATH && may_come_back(mq, nvmeof_now_ms(), 0)) {
+		r->waiting_since = nvmeof_now_ms();
 		park(mq, r);
 		return 0;
 	}
 	mq->free_ix[mq->nfree++] = (uint32_t)(r - mq->reqs);
 	mq->inflight--;
 	if (rc == ROUTE_BUSY)
-		return nvmeof_err(NVMEOF_EQFULL, "multipath %s: no free command slot on the chosen path",
-				  write ? "write" : "read");
+		return nvmeof_err(NVMEOF_EQFULL, "multipath %s: no free command slot on the chosen path", op_name[op]);
 	if (rc < 0)
 		return rc;
 	return no_path_err(mq, NVMEOF_ECLOSED, nvmeof_now_ms());
@@ -284,13 +370,21 @@ static int submit(struct nvmeof_mpath_queue *mq, bool write, uint64_t slba, uint
 int nvmeof_mpath_read(struct nvmeof_mpath_queue *mq, uint64_t slba, uint32_t nlb, struct nvmeof_mpath_mr *mmr,
 		      size_t off, nvmeof_cb cb, void *arg)
 {
-	return submit(mq, false, slba, nlb, mmr, off, 0, cb, arg);
+	return submit(mq, MQ_READ, slba, nlb, mmr, off, 0, cb, arg);
 }
 
 int nvmeof_mpath_write(struct nvmeof_mpath_queue *mq, uint64_t slba, uint32_t nlb, struct nvmeof_mpath_mr *mmr,
 		       size_t off, uint32_t flags, nvmeof_cb cb, void *arg)
 {
-	return submit(mq, true, slba, nlb, mmr, off, flags, cb, arg);
+	return submit(mq, MQ_WRITE, slba, nlb, mmr, off, flags, cb, arg);
+}
+
+/* A Flush goes to one path: the namespace's volatile write cache is the
+ * controllers' shared one. Lost with its path, it goes again at once
+ * (it writes no data that could land late). */
+int nvmeof_mpath_flush(struct nvmeof_mpath_queue *mq, nvmeof_cb cb, void *arg)
+{
+	return submit(mq, MQ_FLUSH, 0, 0, NULL, 0, 0, cb, arg);
 }
 
 /* One doorbell per path for what was submitted since the last commit (a
@@ -322,8 +416,12 @@ int nvmeof_mpath_queue_poll(struct nvmeof_mpath_queue *mq, uint32_t max)
 	for (uint32_t i = 0; i < mq->n; i++) {
 		nvmeof_queue_poll(mq->q[i], max); /* a failed path's ECLOSED is not the queue's */
 		bool live = q_is_live(mq->q[i]);
-		if (live && !mq->was_live[i])
+		if (live && !mq->was_live[i]) {
 			mp_want_refresh(&mq->mp->p[i]);
+			mq->loss_open[i] = false;
+		} else if (!live && mq->was_live[i]) {
+			loss_begin(mq, (int)i, nvmeof_now_ms()); /* a loss with nothing in flight is one too */
+		}
 		mq->was_live[i] = live;
 	}
 	if (mq->nparked)
@@ -335,115 +433,6 @@ int nvmeof_mpath_queue_poll(struct nvmeof_mpath_queue *mq, uint32_t max)
 	if (mq->completed) /* whoever polls: the wait's spin follows the gaps */
 		q_waiter_note(&mq->w, mq->completed);
 	return (int)mq->completed;
-}
-
-/* The wait over multipath queues is the library's one wait policy
- * (q_wait): spin while completions come close together, then arm every
- * path's completion queue and sleep on all their channels, and their CM
- * channels, at once. It used to yield between polls, never sleeping: a
- * two-path job kept a CPU busy that the target shares on the test bed
- * (BENCHMARKS.md, issue 23). While a request is parked (a transition, a
- * path coming back) or a path reconnects, it naps 2 ms between polls, as
- * a queue's wait does while it reconnects. */
-struct mw {
-	struct nvmeof_mpath_queue *const *mqs;
-	uint32_t n, nq;
-	struct nvmeof_queue *q[Q_SLEEP_MAX];
-};
-
-static int mw_poll(void *c)
-{
-	struct mw *m = c;
-	uint32_t got = 0;
-	for (uint32_t i = 0; i < m->n; i++) {
-		int r = nvmeof_mpath_queue_poll(m->mqs[i], 64);
-		if (r < 0)
-			return r;
-		got += (uint32_t)r;
-	}
-	return (int)got;
-}
-static int mw_arm(void *c)
-{
-	struct mw *m = c;
-	return q_queues_arm(m->q, m->nq);
-}
-static int mw_sleep(void *c, int ms)
-{
-	struct mw *m = c;
-	return q_queues_sleep(m->q, m->nq, ms);
-}
-static bool mw_waiting(void *c)
-{
-	struct mw *m = c;
-	for (uint32_t i = 0; i < m->n; i++)
-		if (m->mqs[i]->nparked)
-			return true;
-	return q_queues_reconnecting(m->q, m->nq);
-}
-static uint32_t mw_inflight(void *c)
-{
-	struct mw *m = c;
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < m->n; i++)
-		n += m->mqs[i]->inflight;
-	return n;
-}
-
-int nvmeof_mpath_queues_wait(struct nvmeof_mpath_queue *const *mqs, uint32_t n, uint32_t min, int timeout_ms)
-{
-	if (!mqs || !n)
-		return nvmeof_err(NVMEOF_EINVAL, "multipath wait: no queues");
-	struct mw m = {.mqs = mqs, .n = n};
-	for (uint32_t i = 0; i < n; i++) {
-		if (!mqs[i])
-			return nvmeof_err(NVMEOF_EINVAL, "multipath wait: queue %u is NULL", i);
-		for (uint32_t p = 0; p < mqs[i]->n; p++) {
-			if (m.nq == Q_SLEEP_MAX)
-				return nvmeof_err(NVMEOF_EINVAL, "multipath wait: more than %d path queues", Q_SLEEP_MAX);
-			m.q[m.nq++] = mqs[i]->q[p];
-		}
-	}
-	struct q_waiter *w = &mqs[0]->w;
-	w->ctx = &m;
-	w->poll = mw_poll;
-	w->arm = q_queues_can_sleep(m.q, m.nq) ? mw_arm : NULL;
-	w->sleep = mw_sleep;
-	w->slice_ms = NULL;
-	w->reconnecting = mw_waiting;
-	w->inflight = mw_inflight;
-	w->mode = m.q[0]->wait_mode;
-	w->spin_us = m.q[0]->spin_us;
-	int rc = q_wait(w, min, timeout_ms);
-	w->ctx = NULL;
-	return rc;
-}
-
-int nvmeof_mpath_queue_wait(struct nvmeof_mpath_queue *mq, uint32_t min, int timeout_ms)
-{
-	if (!mq)
-		return nvmeof_err(NVMEOF_EINVAL, "multipath wait: no queue");
-	return nvmeof_mpath_queues_wait(&mq, 1, min, timeout_ms);
-}
-
-uint32_t nvmeof_mpath_queue_inflight(const struct nvmeof_mpath_queue *mq) { return mq ? mq->inflight : 0; }
-
-int nvmeof_mpath_queue_path_stats(const struct nvmeof_mpath_queue *mq, uint32_t idx, struct nvmeof_path_stats *out)
-{
-	if (!mq || !out || idx >= mq->n)
-		return nvmeof_err(NVMEOF_EINVAL, "path stats: %s", !mq || !out ? "no queue or output" : "no such path");
-	struct nvmeof_path_stats x = mq->st[idx];
-	x.size = sizeof(x);
-	x.live = q_is_live(mq->q[idx]);
-	struct nvmeof_queue_stats qs;
-	nvmeof_queue_stats(mq->q[idx], &qs);
-	x.doorbells = qs.doorbells;
-	/* size 0: the first layout (before doorbells), as the options' size 0 */
-	size_t n = !out->size ? offsetof(struct nvmeof_path_stats, doorbells)
-		   : out->size < sizeof(x) ? out->size : sizeof(x);
-	x.size = n;
-	memcpy(out, &x, n);
-	return 0;
 }
 
 static void queues_count(struct nvmeof_mpath *mp, int d)
@@ -459,54 +448,42 @@ static void free_mq(struct nvmeof_mpath_queue *mq)
 	free(mq->free_ix);
 	free(mq->parked);
 	free(mq->retrying);
+	free(mq->fo_lat);
 	free(mq);
 }
 
-int nvmeof_mpath_queue_create(struct nvmeof_mpath *mp, const struct nvmeof_queue_opts *opts,
-			      struct nvmeof_mpath_queue **out)
+int mq_create_over(struct nvmeof_mpath *mp, struct nvmeof_queue *const *qs, int (*qdestroy)(struct nvmeof_queue *),
+		   struct nvmeof_mpath_queue **out)
 {
-	if (!mp || !out)
-		return nvmeof_err(NVMEOF_EINVAL, "multipath queue: no multipath or output");
-	if (opts && opts->group)
-		return nvmeof_err(NVMEOF_EINVAL, "multipath queue: a poll group belongs to one controller, not to paths");
-	*out = NULL;
 	struct nvmeof_mpath_queue *mq = calloc(1, sizeof(*mq));
 	if (!mq)
 		return nvmeof_err(NVMEOF_ENOMEM, "multipath queue: out of memory");
 	mq->mp = mp;
 	mq->pol = mp->o.iopolicy;
+	mq->qdestroy = qdestroy;
 	const char *root = mp->o.sysfs_root ? mp->o.sysfs_root : "/sys";
 	int node = mp->o.numa_node >= 0 ? mp->o.numa_node : mp_cpu_node(root, sched_getcpu());
-	int rc = 0;
-	for (uint32_t i = 0; i < mp->n && !rc; i++) {
-		if ((rc = nvmeof_queue_create(mp->p[i].c, opts, &mq->q[i]))) {
-			nvmeof_err_prefix(rc, "multipath queue on path %s:%s", mp->p[i].traddr, mp->p[i].trsvcid);
-			break;
-		}
+	for (uint32_t i = 0; i < mp->n; i++) {
+		mq->q[i] = qs[i];
 		mq->n++;
 		q_set_failover(mq->q[i]);
 		mq->nreqs += nvmeof_queue_depth(mq->q[i]);
 		if (mp->p[i].anatt_ms > mq->bounce_max_ms)
 			mq->bounce_max_ms = mp->p[i].anatt_ms;
+		mq->hold_ms[i] = mp_hold_ms(mp, &mp->p[i]);
 		int hn = mp->p[i].numa_node;
 		mq->v[i].distance = hn < 0 || node < 0 ? 1 : hn == node ? 0 : 2;
 		mq->was_live[i] = true;
 	}
-	if (!rc) {
-		mq->reqs = calloc(mq->nreqs, sizeof(*mq->reqs));
-		mq->free_ix = calloc(mq->nreqs, sizeof(*mq->free_ix));
-		mq->parked = calloc(mq->nreqs, sizeof(*mq->parked));
-		mq->retrying = calloc(mq->nreqs, sizeof(*mq->retrying));
-		if (!mq->reqs || !mq->free_ix || !mq->parked || !mq->retrying)
-			rc = nvmeof_err(NVMEOF_ENOMEM, "multipath queue: %u requests", mq->nreqs);
-	}
-	if (rc) {
-		char msg[512];
-		snprintf(msg, sizeof(msg), "%s", nvmeof_errmsg());
-		for (uint32_t i = 0; i < mq->n; i++)
-			nvmeof_queue_destroy(mq->q[i]);
+	mq->reqs = calloc(mq->nreqs, sizeof(*mq->reqs));
+	mq->free_ix = calloc(mq->nreqs, sizeof(*mq->free_ix));
+	mq->parked = calloc(mq->nreqs, sizeof(*mq->parked));
+	mq->retrying = calloc(mq->nreqs, sizeof(*mq->retrying));
+	mq->fo_lat = calloc(1, sizeof(*mq->fo_lat));
+	if (!mq->reqs || !mq->free_ix || !mq->parked || !mq->retrying || !mq->fo_lat) {
+		int rc = nvmeof_err(NVMEOF_ENOMEM, "multipath queue: %u requests", mq->nreqs);
 		free_mq(mq);
-		return nvmeof_err(rc, "%s", msg);
+		return rc;
 	}
 	for (uint32_t i = 0; i < mq->nreqs; i++)
 		mq->free_ix[i] = mq->nreqs - 1 - i;
@@ -517,15 +494,47 @@ int nvmeof_mpath_queue_create(struct nvmeof_mpath *mp, const struct nvmeof_queue
 	return 0;
 }
 
+int nvmeof_mpath_queue_create(struct nvmeof_mpath *mp, const struct nvmeof_queue_opts *opts,
+			      struct nvmeof_mpath_queue **out)
+{
+	if (!mp || !out)
+		return nvmeof_err(NVMEOF_EINVAL, "multipath queue: no multipath or output");
+	if (opts && opts->group)
+		return nvmeof_err(NVMEOF_EINVAL, "multipath queue: a poll group belongs to one controller, not to paths");
+	*out = NULL;
+	struct nvmeof_queue *qs[MP_MAX_PATHS] = {0};
+	uint32_t n = 0;
+	int rc = 0;
+	for (; n < mp->n; n++)
+		if ((rc = nvmeof_queue_create(mp->p[n].c, opts, &qs[n]))) {
+			nvmeof_err_prefix(rc, "multipath queue on path %s:%s", mp->p[n].traddr, mp->p[n].trsvcid);
+			break;
+		}
+	if (!rc)
+		rc = mq_create_over(mp, qs, nvmeof_queue_destroy, out);
+	if (rc) {
+		char msg[512];
+		snprintf(msg, sizeof(msg), "%s", nvmeof_errmsg());
+		for (uint32_t i = 0; i < n; i++)
+			nvmeof_queue_destroy(qs[i]);
+		return nvmeof_err(rc, "%s", msg);
+	}
+	return 0;
+}
+
 /* In-flight commands fail with NVMEOF_ECLOSED, as nvmeof_queue_destroy's. */
 int nvmeof_mpath_queue_destroy(struct nvmeof_mpath_queue *mq)
 {
 	if (!mq)
 		return 0;
+	/* the poll or wait that runs the callback goes on using the queue */
+	if (mq->in_cb)
+		return nvmeof_err(NVMEOF_EBUSY, "destroy multipath queue: called from one of its completion callbacks; "
+				  "destroy it after the poll returns");
 	mq->closing = true;
 	int first = 0;
 	for (uint32_t i = 0; i < mq->n; i++) {
-		int rc = nvmeof_queue_destroy(mq->q[i]);
+		int rc = mq->qdestroy(mq->q[i]);
 		if (rc && !first)
 			first = rc;
 	}

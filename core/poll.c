@@ -58,8 +58,8 @@ static void dispatch(struct nvmeof_poll_group *g, const struct ibv_wc *wc, const
 		const struct ibv_wc *batch = wc;
 		const uint64_t *bts = ts;
 		int k = n;
-		if (!q || !q_has_wire(q))
-			continue; /* left, or closed: what its old connection left is stale */
+		if (!q || !q_has_wire(q) || unlikely(q->cut))
+			continue; /* left, or closed, or cut (q_cut): what its old connection left is stale */
 		if (!one) {
 			k = 0;
 			for (int i = 0; i < n; i++)

@@ -126,6 +126,7 @@ void nvme_id_ctrl_parse(const uint8_t *d, struct nvmeof_ctrl_info *info)
 	for (int i = 0; i < 3; i++)
 		info->crdt[i] = get_le16(d + 134 + 2 * i);
 	info->kas = get_le16(d + 320);
+	info->cqt = get_le16(d + 386);
 	info->maxcmd = get_le16(d + 514);
 	info->nn = get_le32(d + 516);
 	info->oncs = get_le16(d + 520);

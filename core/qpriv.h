@@ -182,6 +182,7 @@ struct nvmeof_queue {
 	struct ibv_pd *pd;
 	bool own_pd, batch, oncs_dsm, oncs_wz;
 	bool failover;            /* one path of several (q_set_failover) */
+	bool cut;                 /* q_cut: what the CQ holds at the loss is not taken */
 	uint8_t state;            /* enum q_state; written by q_set_state only */
 	uint16_t qid;
 	uint32_t depth, hrqsize;     /* SQSIZE (commands), HRQSIZE (our receive buffers) */
@@ -223,6 +224,7 @@ struct nvmeof_queue {
 	const struct sockaddr *dst, *src;
 	const struct q_reconnect_ops *reconnect;
 	uint32_t reconnect_delay_ms, ctrl_loss_tmo_ms, assoc_gen;
+	uint32_t quiesce_ms;      /* a lost media-modifying command waits this long from the loss (q_set_quiesce) */
 	bool rsv_busy;
 	uint64_t lost_at_ms, next_try_ms;
 	/* An attempt's worker (Q_REOPENING) and what it leaves for the poll:
@@ -358,6 +360,10 @@ void q_set_state(struct nvmeof_queue *q, enum q_state to);
 /* A failure seen: the connection is taken down at once (nothing more is
  * sent on it) and the poll's tail recovers. */
 void q_lose(struct nvmeof_queue *q);
+/* As q_lose, and as if the wire had died at once: answers already in the
+ * CQ are not taken, so everything in flight is lost (a failover study's
+ * injected loss). */
+void q_cut(struct nvmeof_queue *q);
 /* After a batch: timeouts and loss, recovery and reconnect attempts. True
  * when commands may go out (LIVE or CONNECTING). */
 bool q_state_tick(struct nvmeof_queue *q);

@@ -38,6 +38,30 @@ void q_lose(struct nvmeof_queue *q)
 	q->wr_head = q->wr_tail = NULL;
 }
 
+/* Whether a command changes what is stored (NVM command set opcodes):
+ * Flush, Read, Compare and Verify do not; a raw command is judged by its
+ * opcode, an unknown one as if it did. */
+static bool modifies_media(const struct req *r)
+{
+	uint8_t opc = r->kind == REQ_RAW && r->raw ? r->raw[0] : r->opc;
+	switch (r->kind) {
+	case REQ_WZ:
+	case REQ_DSM:
+		return true;
+	case REQ_FLUSH:
+	case REQ_AER:
+		return false;
+	default:
+		return opc != NVME_CMD_FLUSH && opc != NVME_CMD_READ && opc != 0x05 && opc != 0x0c;
+	}
+}
+
+void q_cut(struct nvmeof_queue *q)
+{
+	q->cut = true;
+	q_lose(q);
+}
+
 /* After the connection is closed: every command slot comes back, and each
  * request still live starts over, whole, on the next connection (reads and
  * writes are idempotent; a write may land twice, never half). The waiting
@@ -88,6 +112,13 @@ static void park_all(struct nvmeof_queue *q)
 	}
 	for (uint32_t k = 0; k < n; k++)
 		q_pend_push(q, q->park_tmp[k]);
+	/* A write it lost may still land on the controller: the replay, in
+	 * order, starts no sooner than the quiesce time after the loss. */
+	bool modifies = false;
+	for (uint32_t k = 0; k < n && !modifies; k++)
+		modifies = modifies_media(&q->reqs[q->park_tmp[k]]);
+	if (modifies && q->next_try_ms < q->lost_at_ms + q->quiesce_ms)
+		q->next_try_ms = q->lost_at_ms + q->quiesce_ms;
 	/* internal commands end here */
 	struct req *rsv = &q->reqs[q->depth];
 	if (rsv->live) {
@@ -146,7 +177,9 @@ static void close_and_settle(struct nvmeof_queue *q)
 /* LOST: what already came in completes, then the connection closes. */
 static void recover(struct nvmeof_queue *q)
 {
-	drain_cq(q);
+	if (!q->cut)
+		drain_cq(q);
+	q->cut = false;
 	if (!may_reconnect(q))
 		nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection (no reconnect configured)", q->qid);
 	close_and_settle(q);
@@ -472,6 +505,7 @@ bool q_connected(const struct nvmeof_queue *q) { return q->state == Q_LIVE; }
 bool q_is_live(const struct nvmeof_queue *q) { return q->state == Q_LIVE; }
 bool q_is_dead(const struct nvmeof_queue *q) { return q->state == Q_FAILED || q->state == Q_CLOSING; }
 void q_set_failover(struct nvmeof_queue *q) { q->failover = true; }
+void q_set_quiesce(struct nvmeof_queue *q, uint32_t ms) { q->quiesce_ms = ms; }
 
 void q_set_reconnect(struct nvmeof_queue *q, const struct q_reconnect_ops *ops, uint32_t delay_ms,
 		     uint32_t loss_tmo_ms, uint32_t assoc_gen)

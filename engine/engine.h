@@ -126,6 +126,8 @@ struct eng_opts {
 	char *dhchap_hashes, *dhchap_dhgroups; /* what Negotiate offers; NULL: all */
 	unsigned int allow_unauth_ctrl;        /* the library's allow_unauthenticated_ctrl */
 	unsigned int ns, qd_limit, qpairs, delay_cmd_submit, qpair_select, iopolicy;
+	int quiesce_ms;                /* -1: the library's default (nvmeof_mpath_opts_init) */
+	char *path_loss;               /* "N@MS": disconnect path N MS ms into the job */
 	int gpu;
 	unsigned int gpu_copy, gpu_flush, verbose;
 	unsigned int relaxed_ordering; /* the library's strict_ordering, inverted */
@@ -196,6 +198,9 @@ struct jqueue {
 	struct nvmeof_mpath *mp;         /* smp's */
 	struct nvmeof_mpath_queue *mq[MAX_QPAIRS];
 	struct nvmeof_mpath_mr *mmr;
+	unsigned int loss_path;          /* path_loss=: the path (1-based; 0: none), when, done */
+	uint64_t loss_ms;
+	bool loss_done;
 };
 /* The CPUs this job's thread may run on, for qpair_select=cpu. */
 void qpairs_job_cpus(struct job *j);
@@ -223,6 +228,9 @@ int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct 
 /* Per path at the end of the job: address, HCA, ANA state and changes,
  * commands carried, failovers; then everything is released. */
 void paths_close(struct jqueue *jq);
+/* path_loss=: disconnects the path's queues once the job has run that
+ * long (called from every getevents). */
+void paths_inject(struct thread_data *td, struct job *j);
 
 /* ---- job.c ---- */
 /* A request's callback argument: engine memory, one per io_u index, that

@@ -95,6 +95,8 @@ SETTER(reconnect_delay, reconnect_delay_ms, time_of("reconnect_delay", v, 0, &n)
 SETTER(ctrl_loss_tmo, ctrl_loss_tmo_ms, time_of("ctrl_loss_tmo", v, 0, &n), H_CTRL_LOSS_TMO)
 SETTER(cmd_timeout, cmd_timeout_ms, time_of("cmd_timeout", v, 1, &n), H_CMD_TIMEOUT)
 SETTER(connect_timeout, connect_timeout_ms, time_of("connect_timeout", v, 1, &n), H_CONNECT_TIMEOUT)
+/* -1: the library's default */
+SETTER(quiesce, quiesce_ms, strcmp(v ? v : "", "-1") ? time_of("quiesce_time", v, 0, &n) : (n = -1, 0), -1)
 #undef SETTER
 
 /* trsvcid=, as the filename's: a port from 1 to 65535 (fio stored it) */
@@ -268,6 +270,15 @@ struct fio_option eng_options[] = {
 		    {.ival = "round-robin", .oval = NVMEOF_IOPOLICY_ROUND_ROBIN, .help = "each command the next path"},
 		    {.ival = "numa", .oval = NVMEOF_IOPOLICY_NUMA,
 		     .help = "the path whose HCA is on the submitting CPU's NUMA node"}},
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "quiesce_time", .lname = "command quiesce time", .type = FIO_OPT_STR, .cb = (void *)set_quiesce,
+	 .def = "-1", .help = "With several paths: how long a write lost with its path waits before it goes elsewhere "
+		 "where the controller reports no CQT (+3 x kato); a time as kato's; -1: the library's 1s; 0: none",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "path_loss", .lname = "inject a path loss", .type = FIO_OPT_STR_STORE,
+	 .off1 = offsetof(struct eng_opts, path_loss),
+	 .help = "With several paths, N@MS: disconnect path N's queue pairs through the transport (the target is "
+		 "not touched) MS ms into the job, for a failover study; the end-of-job lines measure it",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "num_io_queues", .lname = "I/O queues asked of the controller", .type = FIO_OPT_STR,
 	 .cb = (void *)set_num_io_queues, .help = help_of[H_NUM_IO_QUEUES],

@@ -40,13 +40,14 @@ struct shared_mp {
 	unsigned int npaths;
 	uint32_t nsid;
 	unsigned int iopolicy;
+	int quiesce_ms;
 	struct nvmeof_mpath *mp;
 	int refs;
 };
 static pthread_mutex_t mp_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shared_mp *mp_head;
 
-static struct shared_mp *mp_get(const struct jqueue *jq, uint32_t nsid, unsigned int iopolicy)
+static struct shared_mp *mp_get(const struct jqueue *jq, uint32_t nsid, unsigned int iopolicy, int quiesce_ms)
 {
 	struct shared_mp *m;
 	pthread_mutex_lock(&mp_lock);
@@ -58,6 +59,13 @@ static struct shared_mp *mp_get(const struct jqueue *jq, uint32_t nsid, unsigned
 			log_err("nvmeof: these paths to namespace %u are already driven by another job with iopolicy %s: "
 				"jobs of one process that share paths share their multipath, and its policy\n",
 				nsid, nvmeof_iopolicy_str((enum nvmeof_iopolicy)m->iopolicy));
+			m = NULL;
+			goto out;
+		}
+		if (m->quiesce_ms != quiesce_ms) {
+			log_err("nvmeof: these paths to namespace %u are already driven by another job with quiesce_time %d: "
+				"jobs of one process that share paths share their multipath, and its quiesce time\n",
+				nsid, m->quiesce_ms);
 			m = NULL;
 			goto out;
 		}
@@ -75,6 +83,8 @@ static struct shared_mp *mp_get(const struct jqueue *jq, uint32_t nsid, unsigned
 	nvmeof_mpath_opts_init(&mo);
 	mo.nsid = nsid;
 	mo.iopolicy = (enum nvmeof_iopolicy)iopolicy;
+	if (quiesce_ms >= 0)
+		mo.quiesce_ms = (uint32_t)quiesce_ms;
 	if (nvmeof_mpath_create(c, jq->npaths, &mo, &m->mp)) {
 		log_err("nvmeof: %s\n", nvmeof_errmsg());
 		free(m);
@@ -85,6 +95,7 @@ static struct shared_mp *mp_get(const struct jqueue *jq, uint32_t nsid, unsigned
 	m->npaths = jq->npaths;
 	m->nsid = nsid;
 	m->iopolicy = iopolicy;
+	m->quiesce_ms = quiesce_ms;
 	m->refs = 1;
 	m->next = mp_head;
 	mp_head = m;
@@ -138,7 +149,19 @@ int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct 
 		}
 		jq->npaths++;
 	}
-	if (!(jq->smp = mp_get(jq, ef->nsid, eo->iopolicy)))
+	if (eo->path_loss && *eo->path_loss) {
+		unsigned int n;
+		unsigned long long ms;
+		char end;
+		if (sscanf(eo->path_loss, "%u@%llu%c", &n, &ms, &end) != 2 || !n || n > jq->npaths) {
+			log_err("nvmeof: path_loss=%s: N@MS, N a path of the filename (1 to %u), MS ms into the job\n",
+				eo->path_loss, jq->npaths);
+			return 1;
+		}
+		jq->loss_path = n;
+		jq->loss_ms = ms;
+	}
+	if (!(jq->smp = mp_get(jq, ef->nsid, eo->iopolicy, eo->quiesce_ms)))
 		return 1;
 	jq->mp = jq->smp->mp;
 	struct nvmeof_queue_opts qo;
@@ -163,11 +186,65 @@ int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct 
 	return 0;
 }
 
+void paths_inject(struct thread_data *td, struct job *j)
+{
+	for (int k = 0; k < j->njq; k++) {
+		struct jqueue *jq = &j->jq[k];
+		if (!jq->mp || !jq->loss_path || jq->loss_done || utime_since_now(&td->epoch) / 1000 < jq->loss_ms)
+			continue;
+		jq->loss_done = true;
+		for (unsigned int n = 0; n < jq->nq; n++)
+			if (nvmeof_mpath_queue_path_disconnect(jq->mq[n], jq->loss_path - 1))
+				log_err("nvmeof: path_loss: %s\n", nvmeof_errmsg());
+		eng_info("nvmeof: path_loss: path %u's queue pairs disconnected %llu ms into the job\n", jq->loss_path,
+			 (unsigned long long)(utime_since_now(&td->epoch) / 1000));
+	}
+}
+
+/* Each loss of a path as each queue pair saw it, and the latency of the
+ * commands that failed over, fio's percentiles. */
+static void print_losses(struct jqueue *jq, unsigned int i)
+{
+	for (unsigned int n = 0; n < jq->nq; n++) {
+		struct nvmeof_path_loss l = {.size = sizeof(l)};
+		int cnt = nvmeof_mpath_queue_path_loss(jq->mq[n], i, 0, NULL);
+		for (int e = 0; e < cnt; e++) {
+			if (nvmeof_mpath_queue_path_loss(jq->mq[n], i, (uint32_t)e, &l) <= e) {
+				eng_info("nvmeof: path %u loss %d (queue pair %u): not kept (the first 8 are)\n", i + 1, e + 1,
+					 n + 1);
+				break;
+			}
+			eng_info("nvmeof: path %u loss %d (queue pair %u): %u command(s); from detection, first re-issued "
+				 "on another path after %lld ms, first completed there after %lld ms; writes held %u ms\n",
+				 i + 1, e + 1, n + 1, l.cmds, (long long)l.reissue_ms, (long long)l.complete_ms, l.hold_ms);
+		}
+	}
+}
+
+static void print_failover_latency(struct jqueue *jq)
+{
+	static const double pct[] = {1, 5, 10, 50, 90, 99, 99.9, 100};
+	enum { NP = sizeof(pct) / sizeof(pct[0]) };
+	for (unsigned int n = 0; n < jq->nq; n++) {
+		uint64_t ns[NP], cnt = 0;
+		if (nvmeof_mpath_queue_failover_latency(jq->mq[n], pct, NP, ns, &cnt) || !cnt)
+			continue;
+		char line[512];
+		int o = snprintf(line, sizeof(line), "nvmeof: queue pair %u: %llu command(s) failed over, clat percentiles "
+				 "(usec):", n + 1, (unsigned long long)cnt);
+		for (unsigned int k = 0; k < NP && o > 0 && (size_t)o < sizeof(line); k++)
+			o += snprintf(line + o, sizeof(line) - (size_t)o, " %.2fth=[%llu]%s", pct[k],
+				      (unsigned long long)(ns[k] / 1000), k + 1 < NP ? "," : "");
+		eng_info("%s\n", line);
+	}
+}
+
 void paths_close(struct jqueue *jq)
 {
 	for (unsigned int i = 0; jq->mp && i < jq->npaths; i++) {
 		struct nvmeof_path_info pi = {.size = sizeof(pi)};
-		uint64_t cmds = 0, db = 0, fo = 0, perr = 0;
+		uint64_t cmds = 0, db = 0, fo = 0, perr = 0, held = 0;
+		uint32_t hold_max = 0;
 		nvmeof_mpath_path_info(jq->mp, i, &pi);
 		for (unsigned int n = 0; n < jq->nq; n++) {
 			struct nvmeof_path_stats st = {.size = sizeof(st)};
@@ -176,13 +253,19 @@ void paths_close(struct jqueue *jq)
 			db += st.doorbells;
 			fo += st.failovers;
 			perr += st.path_errors;
+			held += st.held;
+			if (st.hold_max_ms > hold_max)
+				hold_max = st.hold_max_ms;
 		}
 		eng_info("nvmeof: path %u %s:%s (%s): ANA %s, %llu ANA change(s), %llu command(s), %llu doorbell(s), "
-			 "%llu failover(s), %llu path error(s)\n", i + 1, pi.traddr, pi.trsvcid, pi.hca,
-			 nvmeof_ana_state_str(pi.ana_state), (unsigned long long)pi.ana_changes, (unsigned long long)cmds,
-			 (unsigned long long)db, (unsigned long long)fo,
-			 (unsigned long long)perr);
+			 "%llu failover(s), %llu path error(s), %llu write(s) held for the quiesce time (longest %u ms)\n",
+			 i + 1, pi.traddr, pi.trsvcid, pi.hca, nvmeof_ana_state_str(pi.ana_state),
+			 (unsigned long long)pi.ana_changes, (unsigned long long)cmds, (unsigned long long)db,
+			 (unsigned long long)fo, (unsigned long long)perr, (unsigned long long)held, hold_max);
+		print_losses(jq, i);
 	}
+	if (jq->mp)
+		print_failover_latency(jq);
 	for (unsigned int n = 0; n < jq->nq; n++) {
 		uint32_t left = nvmeof_mpath_queue_inflight(jq->mq[n]);
 		if (left)

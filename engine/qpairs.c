@@ -85,6 +85,10 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 		}
 		return paths_open(td, j, jq, ef, nq, qpair_depth(td, j, ci, nq));
 	}
+	if (eo->path_loss && *eo->path_loss) {
+		log_err("nvmeof: path_loss= needs several paths in the filename (traddr= repeated): this job has one\n");
+		return 1;
+	}
 	int vec = eo->comp_vector;
 	if (vec < 0) {
 		int cpus[QMAP_CPUS];

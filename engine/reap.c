@@ -109,6 +109,7 @@ int reap_wait(struct thread_data *td, struct job *j, unsigned int min, const str
 	uint64_t now = mono_us();
 	uint64_t deadline = t ? now + (uint64_t)t->tv_sec * 1000000u + (uint64_t)t->tv_nsec / 1000u : UINT64_MAX;
 	for (;;) {
+		paths_inject(td, j);
 		int rc = poll_all(j);
 		if (rc < 0)
 			return rc;

@@ -231,6 +231,8 @@ struct nvmeof_ctrl_info {
 	uint32_t auth_io_queues; /* I/O queue connects (creations and reconnects) that authenticated */
 	/* version 0.4 */
 	int comp_vectors;        /* the HCA's completion vectors (interrupts on real hardware) */
+	/* version 0.5 */
+	uint16_t cqt;            /* Command Quiesce Time, ms (NVMe Base 2.1, 9.6); 0: not reported */
 };
 
 /* Stable for the controller's life. A Namespace Attribute Changed event
@@ -716,6 +718,15 @@ struct nvmeof_mpath_opts {
 	const char *sysfs_root;    /* NULL: "/sys" (tests: a fake tree) */
 	nvmeof_event_cb event_cb;  /* the controllers' events, after the paths' own handling */
 	void *event_arg;
+	/* version 0.5: Command Quiesce Time where a controller reports none
+	 * (NVMe Base 2.1, 9.6). A write (or other command that modifies media)
+	 * whose path lost its connection or timed it out may still be executing
+	 * behind that path; it is issued again elsewhere only after the
+	 * controller's CQT plus three keep-alive timeouts (with keep-alive) have
+	 * passed since the loss. A controller that reports no CQT counts this
+	 * many ms instead. 1000 (default); 0: no hold without CQT or keep-alive.
+	 * Reads go again at once. */
+	uint32_t quiesce_ms;
 };
 #define nvmeof_mpath_opts_init(opts) nvmeof_mpath_opts_init_sz((opts), sizeof(*(opts)))
 void nvmeof_mpath_opts_init_sz(struct nvmeof_mpath_opts *opts, size_t size);
@@ -770,6 +781,9 @@ int nvmeof_mpath_read(struct nvmeof_mpath_queue *mq, uint64_t slba, uint32_t nlb
 /* flags: NVMEOF_IO_FUA */
 int nvmeof_mpath_write(struct nvmeof_mpath_queue *mq, uint64_t slba, uint32_t nlb, struct nvmeof_mpath_mr *mmr,
 		       size_t off, uint32_t flags, nvmeof_cb cb, void *arg);
+/* version 0.5: Flush through one path (the namespace's cache is shared);
+ * lost with its path, it goes again on another at once. */
+int nvmeof_mpath_flush(struct nvmeof_mpath_queue *mq, nvmeof_cb cb, void *arg);
 /* With opts->batch, submissions wait for this: one doorbell per path that
  * has any (as nvmeof_queue_commit). A poll posts what failover re-issued. */
 int nvmeof_mpath_queue_commit(struct nvmeof_mpath_queue *mq);
@@ -789,8 +803,41 @@ struct nvmeof_path_stats {
 	uint64_t path_errors;      /* path statuses and lost connections seen on it */
 	bool live;                 /* its queue is connected now */
 	uint64_t doorbells;        /* ibv_post_send calls on the path's queue */
+	/* version 0.5 */
+	uint64_t held;             /* writes this path lost, held for the quiesce time before going again */
+	uint32_t hold_max_ms;      /* the longest of those holds */
 };
 int nvmeof_mpath_queue_path_stats(const struct nvmeof_mpath_queue *mq, uint32_t idx, struct nvmeof_path_stats *out);
+
+/* version 0.5: failover measured. One loss of a path's connection as a
+ * multipath queue saw it (a lost connection, a command timeout, a refused
+ * post), from the first command it handed back; a loss ends when the
+ * path's queue is connected again. Times in ms from detected_ms
+ * (CLOCK_MONOTONIC); -1: not (yet) happened. */
+struct nvmeof_path_loss {
+	size_t size;               /* set by the caller, as nvmeof_path_stats */
+	uint64_t detected_ms;
+	int64_t reissue_ms;        /* the first of its commands issued on another path */
+	int64_t complete_ms;       /* the first of them completed on another path */
+	uint32_t hold_ms;          /* the longest quiesce-time hold of its writes; 0: none held */
+	uint32_t cmds;             /* commands it lost */
+};
+/* The idx-th loss of path path (the first 8 are kept): the number of
+ * losses seen (all of them) or a negative error; out is filled when idx
+ * is below both. */
+int nvmeof_mpath_queue_path_loss(const struct nvmeof_mpath_queue *mq, uint32_t path, uint32_t idx,
+				 struct nvmeof_path_loss *out);
+/* Submission-to-completion time of the commands a path failed (a loss or
+ * a path status) that another path, or the same one later, then
+ * completed (with success or a final status), at the n percentiles pct[] (0 to 100), in
+ * ns (within 1/16), as nvmeof_queue_hw_latency; *count: how many. */
+int nvmeof_mpath_queue_failover_latency(const struct nvmeof_mpath_queue *mq, const double *pct, unsigned int n,
+					uint64_t *ns, uint64_t *count);
+/* Disconnects path path's queue through the transport, as a lost
+ * connection would (for failover studies: the target is not touched).
+ * Its commands fail over from the next poll; with reconnect_delay_ms the
+ * queue reconnects as after any loss. */
+int nvmeof_mpath_queue_path_disconnect(struct nvmeof_mpath_queue *mq, uint32_t path);
 
 #ifdef __cplusplus
 }

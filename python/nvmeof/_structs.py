@@ -109,6 +109,7 @@ class CtrlInfo(ctypes.Structure):
         ("auth_bidirectional", ctypes.c_bool),
         ("auth_io_queues", c_uint32),
         ("comp_vectors", ctypes.c_int),  # 0.4
+        ("cqt", c_uint16),  # 0.5
     ]
 
 
@@ -182,6 +183,7 @@ class MpathOpts(ctypes.Structure):
         ("sysfs_root", ctypes.c_char_p),
         ("event_cb", ctypes.c_void_p),
         ("event_arg", ctypes.c_void_p),
+        ("quiesce_ms", c_uint32),  # 0.5
     ]
 
 
@@ -210,6 +212,20 @@ class PathStats(ctypes.Structure):
         ("path_errors", c_uint64),
         ("live", c_bool),
         ("doorbells", c_uint64),
+        ("held", c_uint64),  # 0.5
+        ("hold_max_ms", c_uint32),
+    ]
+
+
+class PathLoss(ctypes.Structure):
+    """struct nvmeof_path_loss"""
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("detected_ms", c_uint64),
+        ("reissue_ms", ctypes.c_int64),
+        ("complete_ms", ctypes.c_int64),
+        ("hold_ms", c_uint32),
+        ("cmds", c_uint32),
     ]
 
 
@@ -224,6 +240,7 @@ MIRRORS = {
     "nvmeof_mpath_opts": MpathOpts,
     "nvmeof_path_info": PathInfo,
     "nvmeof_path_stats": PathStats,
+    "nvmeof_path_loss": PathLoss,
 }
 
 # typedef void (*nvmeof_cb)(void *arg, const struct nvmeof_cpl *cpl);

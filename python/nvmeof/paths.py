@@ -168,5 +168,6 @@ class Paths:
                         "cntlid": pi.cntlid, "anagrpid": pi.anagrpid,
                         "ana_state": _ANA.get(pi.ana_state, "invalid state"), "ana_changes": pi.ana_changes,
                         "commands": st.cmds, "doorbells": st.doorbells, "failovers": st.failovers,
-                        "path_errors": st.path_errors, "live": bool(st.live)})
+                        "path_errors": st.path_errors, "live": bool(st.live), "held": st.held,
+                        "hold_max_ms": st.hold_max_ms})
         return out

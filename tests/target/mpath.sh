@@ -90,6 +90,53 @@ t_fio_port_removed_and_back_under_verify() {
   grep -q '^nvmeof: path 2 .*: ANA inaccessible' "$SCRATCH/log" || fail "path 2 never turned inaccessible for the job"
 }
 
+# Failover that cannot corrupt data: a verifying two-path randrw job through
+# repeated losses of port 1 (with reconnect) and ANA flips of both paths.
+# Writes in flight on the lost path wait the quiesce time before going out
+# on the other, so none lands over a newer one: zero verify errors, and
+# path 1's line shows writes held.
+t_fio_two_paths_randrw_losses_and_ana_flips() {
+  ours --name=mp --filename="$FM" --iopolicy=round-robin --reconnect_delay=300 --ctrl_loss_tmo=30000 \
+    --rw=randrw --bs=4k --size=8m --iodepth=16 --verify=crc32c --verify_backlog=32 \
+    --time_based --runtime=28 > "$SCRATCH/log" 2>&1 &
+  local pid=$! k
+  sleep 3
+  for k in 1 2; do
+    tb mpath-down 1; sleep 2; tb mpath-up 1; sleep 3
+    tb ana 2 inaccessible; sleep 1; tb ana 1 inaccessible; sleep 0.2; tb ana 2 optimized; sleep 1
+    tb ana 1 optimized; sleep 2
+  done
+  wait $pid; local rc=$?
+  tb mpath-up 1; tb ana 1 optimized; tb ana 2 optimized
+  [ $rc = 0 ] || { tail -30 "$SCRATCH/log"; fail "fio failed across port losses and ANA flips"; }
+  expect_ok "$SCRATCH/log"
+  grep '^nvmeof: path' "$SCRATCH/log"
+  grep -q '^nvmeof: path 1 .* [1-9][0-9]* write(s) held' "$SCRATCH/log" || fail "path 1 shows no write held for the quiesce time"
+}
+
+# A path loss injected by the engine (path_loss=: the transport's
+# disconnect of path 1's queue pairs, the target untouched) under a
+# verifying job: no error, and the end-of-job lines measure it (detection
+# to first re-issue and first completion elsewhere, the writes' hold, the
+# failed-over commands' latency percentiles). A one-path job refuses it.
+t_fio_injected_path_loss_is_measured() {
+  ours --name=mp --filename="$FM" --iopolicy=round-robin --rw=randrw --bs=4k --size=8m --iodepth=32 \
+    --verify=crc32c --verify_backlog=32 --time_based --runtime=6 --path_loss=1@2000 > "$SCRATCH/log" 2>&1 ||
+    { tail -30 "$SCRATCH/log"; fail "fio failed across the injected loss"; }
+  expect_ok "$SCRATCH/log"
+  grep '^nvmeof: path\|^nvmeof: queue pair .* failed over' "$SCRATCH/log"
+  grep -q "^nvmeof: path_loss: path 1's queue pairs disconnected" "$SCRATCH/log" || fail "no injection reported"
+  # every queue pair saw the loss; those with commands out measured their re-issue
+  grep -q '^nvmeof: path 1 loss 1 (queue pair [0-9]*): [1-9][0-9]* command(s); from detection, first re-issued on another path after [0-9][0-9]* ms, first completed there after [0-9][0-9]* ms' "$SCRATCH/log" ||
+    fail "the loss is not measured"
+  grep -q '^nvmeof: queue pair [0-9]*: [1-9][0-9]* command(s) failed over, clat percentiles (usec): 1.00th=\[' "$SCRATCH/log" ||
+    fail "no latency line for the failed-over commands"
+  local f1="trtype=RDMA traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_MPORT subnqn=$NQN_M_ESC ns=1"
+  ! ours --name=x --filename="$f1" --rw=read --bs=4k --size=1m --path_loss=1@100 > "$SCRATCH/log" 2>&1 ||
+    fail "a one-path job accepted path_loss="
+  grep -q 'path_loss= needs several paths' "$SCRATCH/log" || { tail -5 "$SCRATCH/log"; fail "no clear refusal"; }
+}
+
 t_python_paths_write_read_back() {
   PYTHONPATH=python NVMEOF_LIB=$PWD/$B/libnvmeof.so python3 - <<'PY' || fail "python Paths failed"
 import os, nvmeof

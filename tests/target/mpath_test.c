@@ -401,7 +401,7 @@ out:
 	close_paths(&p);
 }
 
-struct bg { const char *cmds[4]; };
+struct bg { const char *cmds[4]; int done; };
 static void *run_bg(void *arg)
 {
 	struct bg *b = arg;
@@ -409,7 +409,38 @@ static void *run_bg(void *arg)
 		usleep(200000);
 		tb("%s%s", b->cmds[i], "");
 	}
+	__atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+/* A moment with no usable path while both controllers stay connected:
+ * path 1 goes Inaccessible while path 2 still is, and 200 ms later path 2
+ * turns Optimized. The I/O waits for it instead of failing. */
+TEST(no_usable_path_for_a_moment_loses_nothing)
+{
+	struct paths p;
+	uint32_t errs = 0, bads = 0;
+	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 0));
+	if (!p.mq)
+		goto out;
+	tb("tb ana 2 inaccessible%s%s", "", "");
+	ROUNDS_UNTIL(&p, ana_of(&p, 1) == NVMEOF_ANA_INACCESSIBLE, 200, errs, bads);
+	CHECK_EQ(ana_of(&p, 1), NVMEOF_ANA_INACCESSIBLE);
+	struct bg b = {{"tb ana 1 inaccessible", "tb ana 2 optimized", NULL}, 0};
+	pthread_t t;
+	pthread_create(&t, NULL, run_bg, &b);
+	ROUNDS_UNTIL(&p, __atomic_load_n(&b.done, __ATOMIC_ACQUIRE) && ana_of(&p, 1) == NVMEOF_ANA_OPTIMIZED, 400,
+		     errs, bads);
+	pthread_join(t, NULL);
+	CHECK_EQ(ana_of(&p, 1), NVMEOF_ANA_OPTIMIZED);
+	uint64_t c1 = path_cmds(&p, 1);
+	ROUNDS_UNTIL(&p, 0, 2, errs, bads);
+	CHECK(path_cmds(&p, 1) > c1);
+	CHECK_EQ(errs, 0);
+	CHECK_EQ(bads, 0);
+out:
+	restore_target();
+	close_paths(&p);
 }
 
 /* A port goes while I/O runs: no error, the other path takes it; with
@@ -421,7 +452,7 @@ TEST(port_removed_and_restored_under_io)
 	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 500));
 	if (!p.mq)
 		goto out;
-	struct bg b = {{"tb mpath-down 1", NULL}};
+	struct bg b = {{"tb mpath-down 1", NULL}, 0};
 	pthread_t t;
 	pthread_create(&t, NULL, run_bg, &b);
 	struct nvmeof_path_stats st = {.size = sizeof(st)};
@@ -585,6 +616,7 @@ int main(int argc, char **argv)
 		T(transition_past_anatt_fails_clearly), T(paths_to_two_subsystems_refused),
 		T(two_multipaths_at_once_one_gets_the_events), T(multipath_wait_sleeps_on_every_path),
 		T(batched_submissions_ring_once_per_path), T(refresh_reads_every_paths_ana_log),
+		T(no_usable_path_for_a_moment_loses_nothing),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return run_named_tests("target-mpath", all, sizeof(all) / sizeof(all[0]), argc, argv);

@@ -605,6 +605,37 @@ TEST(refused_sync_calls_keep_no_slot)
 	teardown(f);
 }
 
+/* A write lost with the connection may still be executing on the
+ * controller (NVMe Base 2.1, 9.6): the reconnect that replays it waits
+ * the quiesce time from the loss. */
+TEST(lost_write_is_replayed_after_the_quiesce_time)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 30000, false);
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
+	q_set_quiesce(f->q, 200);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_write(f->q, &f->ns, 4242, 8, &f->mr, 0, cb, f), 0);
+	fw_break(f->fw);
+	nvmeof_queue_poll(f->q, 0);                                            /* loss noticed */
+	uint64_t lost = nvmeof_now_ms();
+	int sent_before = f->rec.n;
+	struct nvmeof_queue_stats st;
+	for (int i = 0; i < 2000; i++) {
+		nvmeof_queue_poll(f->q, 0);
+		nvmeof_queue_stats(f->q, &st);
+		if (st.reconnects)
+			break;
+		sleep_ms(1);
+	}
+	CHECK_EQ(st.reconnects, 1);
+	CHECK_EQ(f->rec.n, sent_before + 1);
+	CHECK_EQ(f->rec.sqe[sent_before][0], NVME_CMD_WRITE);
+	/* reconnect_delay is 1 ms: the replay waited for the quiesce time,
+	 * counted from the loss (noticed just before lost was read) */
+	CHECK(nvmeof_now_ms() - lost >= 195);
+	teardown(f);
+}
+
 TEST(after_reconnect_what_waited_goes_one_at_a_time_in_order)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 30000, false);
@@ -1665,7 +1696,7 @@ int main(int argc, char **argv)
 		T(every_poll_that_completes_feeds_the_wait),
 		T(refused_post_after_a_reconnect_completes_in_that_poll), T(refused_sync_calls_keep_no_slot),
 		T(failed_sync_call_leaves_no_callback_into_its_stack),
-		T(after_reconnect_what_waited_goes_one_at_a_time_in_order),
+		T(after_reconnect_what_waited_goes_one_at_a_time_in_order), T(lost_write_is_replayed_after_the_quiesce_time),
 		T(trace_hook_hears_each_reconnect_state_and_no_io),
 		T(timeout_with_reconnect_recovers_the_slot), T(abandoned_sync_call_recovers_with_reconnect),
 		T(a_second_outage_is_recovered_too),

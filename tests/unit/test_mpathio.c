@@ -1,0 +1,365 @@
+/*
+ * The multipath queue (core/mpath_io.c) over two paths on the loopback
+ * test wire: a loss placed at a chosen moment, ANA states set by hand (no
+ * controller, no refresh thread). Faults here are ones the real target
+ * cannot be made to produce at a chosen command.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "check.h"
+#include "fakewire.h"
+#include "mem.h"
+#include "mpath_q.h"
+#include "protocol.h"
+#include "qpriv.h"
+#include "util.h"
+
+#define MAXC 64
+
+struct path_rec {
+	int n;
+	uint8_t opc[MAXC];
+	uint64_t slba[MAXC];
+	uint64_t at_ms[MAXC];     /* when the command reached this path */
+	int drop;                 /* never answer (a path that went silent) */
+	uint16_t status;          /* answer every command with this status (SCT << 8 | SC) */
+};
+
+static enum fw_action responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge, uint8_t *cqe)
+{
+	(void)sge, (void)nsge, (void)cqe;
+	struct path_rec *r = ctx;
+	if (r->n < MAXC) {
+		r->opc[r->n] = sqe[0];
+		r->slba[r->n] = get_le64(sqe + 40);
+		r->at_ms[r->n] = nvmeof_now_ms();
+	}
+	r->n++;
+	if (r->status)
+		put_le16(cqe + 14, (uint16_t)(r->status << 1));
+	return r->drop ? FW_DROP : FW_RESPOND;
+}
+
+static int count_opc(const struct path_rec *r, uint8_t opc)
+{
+	int n = 0;
+	for (int i = 0; i < r->n && i < MAXC; i++)
+		n += r->opc[i] == opc;
+	return n;
+}
+
+struct done {
+	int calls;
+	struct nvmeof_cpl cpl;
+	uint64_t at_ms;
+	struct nvmeof_mpath_queue *destroy; /* the callback tries to destroy this queue */
+	int destroy_rc;
+};
+
+static void cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	struct done *d = arg;
+	d->calls++;
+	d->cpl = *cpl;
+	d->at_ms = nvmeof_now_ms();
+	if (d->destroy)
+		d->destroy_rc = nvmeof_mpath_queue_destroy(d->destroy);
+}
+
+struct two {
+	struct nvmeof_mpath mp;
+	struct path_rec rec[2];
+	struct fake_wire *fw[2];
+	struct nvmeof_mr mr[2];
+	struct nvmeof_mpath_mr mmr;
+	struct nvmeof_ns ns;
+	struct nvmeof_mpath_queue *mq;
+	char buf[4096];
+};
+
+/* Path A (index 0) carries everything while it is usable (numa policy,
+ * first of equals); B (1) takes over. */
+static struct two *two_paths(uint32_t cmd_timeout_ms, uint32_t quiesce_ms, uint32_t anatt_ms)
+{
+	struct two *t = calloc(1, sizeof(*t));
+	t->ns = (struct nvmeof_ns){.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
+	nvmeof_mpath_opts_init(&t->mp.o);
+	t->mp.o.nsid = 1;
+	t->mp.o.iopolicy = NVMEOF_IOPOLICY_NUMA;
+	t->mp.o.numa_node = 0;
+	t->mp.o.quiesce_ms = quiesce_ms;
+	t->mp.n = 2;
+	pthread_mutex_init(&t->mp.lock, NULL);
+	t->mmr.mp = &t->mp;
+	t->mmr.addr = t->buf;
+	t->mmr.len = sizeof(t->buf);
+	struct nvmeof_queue *qs[2];
+	for (int i = 0; i < 2; i++) {
+		struct mp_path *p = &t->mp.p[i];
+		p->mp = &t->mp;
+		p->ns = &t->ns;
+		p->anatt_ms = anatt_ms;
+		p->numa_node = -1;
+		p->ana = NVMEOF_ANA_OPTIMIZED;
+		snprintf(p->traddr, sizeof(p->traddr), "10.0.0.%d", i + 1);
+		snprintf(p->trsvcid, sizeof(p->trsvcid), "4420");
+		snprintf(p->hca, sizeof(p->hca), "fake%d", i);
+		struct q_params qp = {.qid = 1, .depth = 8, .cmd_timeout_ms = cmd_timeout_ms, .wait_mode = NVMEOF_WAIT_POLL};
+		t->fw[i] = fw_new(8, responder, &t->rec[i]);
+		if (q_open_fake(&qp, t->fw[i], &qs[i])) {
+			fprintf(stderr, "q_open_fake: %s\n", nvmeof_errmsg());
+			exit(1);
+		}
+		t->mr[i] = (struct nvmeof_mr){.addr = t->buf, .len = sizeof(t->buf), .lkey = 0x11, .rkey = 0xab0u + i};
+		t->mmr.mr[i] = &t->mr[i];
+	}
+	if (mq_create_over(&t->mp, qs, q_close, &t->mq)) {
+		fprintf(stderr, "mq_create_over: %s\n", nvmeof_errmsg());
+		exit(1);
+	}
+	return t;
+}
+
+static void two_free(struct two *t)
+{
+	if (t->mq)
+		CHECK_EQ(nvmeof_mpath_queue_destroy(t->mq), 0);
+	for (int i = 0; i < 2; i++)
+		fw_free(t->fw[i]);
+	pthread_mutex_destroy(&t->mp.lock);
+	free(t);
+}
+
+/* Polls until d has completed or ms passed (a bound far above what the
+ * step needs: it only keeps a broken build from hanging). */
+static void poll_until(struct two *t, const struct done *d, uint32_t ms)
+{
+	uint64_t end = nvmeof_now_ms() + ms;
+	while (!d->calls && nvmeof_now_ms() < end) {
+		nvmeof_mpath_queue_poll(t->mq, 16);
+		struct timespec ts = {0, 200000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* A write that timed out on A may still be executing behind A's
+ * controller: it goes to B only after the quiesce time (NVMe Base 2.1,
+ * 9.6), while a read lost with it goes to B at once. */
+TEST(lost_write_waits_quiesce_time_read_goes_at_once)
+{
+	struct two *t = two_paths(100, 300, 1000);
+	struct done w = {0}, r = {0};
+	t->rec[0].drop = 1; /* A goes silent: both commands time out there */
+	CHECK_EQ(nvmeof_mpath_write(t->mq, 4242, 1, &t->mmr, 0, 0, cb, &w), 0);
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 512, cb, &r), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	CHECK_EQ(t->rec[0].n, 2);
+	poll_until(t, &r, 5000);
+	CHECK_EQ(r.calls, 1);
+	CHECK_EQ(r.cpl.err, 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_READ), 1);
+	/* the read is back; the write has not reached B */
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_WRITE), 0);
+	CHECK_EQ(w.calls, 0);
+	poll_until(t, &w, 5000);
+	CHECK_EQ(w.calls, 1);
+	CHECK_EQ(w.cpl.err, 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_WRITE), 1);
+	CHECK_EQ(t->rec[1].slba[1], 4242);
+	/* B saw the read when A's loss was found, the write a hold later (300
+	 * ms from the loss; the ms clock and the order of the two within one
+	 * poll take a few ms off) */
+	CHECK(t->rec[1].at_ms[1] - t->rec[1].at_ms[0] >= 290);
+	struct nvmeof_path_stats st = {.size = sizeof(st)};
+	CHECK_EQ(nvmeof_mpath_queue_path_stats(t->mq, 0, &st), 0);
+	CHECK_EQ(st.held, 1);
+	CHECK(st.hold_max_ms >= 290);
+	two_free(t);
+}
+
+/* quiesce_ms 0 without CQT or keep-alive: no hold, as before. */
+TEST(no_quiesce_time_no_hold)
+{
+	struct two *t = two_paths(100, 0, 1000);
+	struct done w = {0};
+	t->rec[0].drop = 1;
+	CHECK_EQ(nvmeof_mpath_write(t->mq, 4242, 1, &t->mmr, 0, 0, cb, &w), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	poll_until(t, &w, 5000);
+	CHECK_EQ(w.calls, 1);
+	CHECK_EQ(w.cpl.err, 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_WRITE), 1);
+	struct nvmeof_path_stats st = {.size = sizeof(st)};
+	CHECK_EQ(nvmeof_mpath_queue_path_stats(t->mq, 0, &st), 0);
+	CHECK_EQ(st.held, 0);
+	two_free(t);
+}
+
+/* A answered Inaccessible while B still looks Inaccessible (its change
+ * not read yet): both controllers are connected, so the command waits
+ * for a path instead of failing; B turns Optimized and carries it. */
+TEST(inaccessible_live_paths_wait_for_one)
+{
+	struct two *t = two_paths(1000, 0, 2000);
+	struct done r = {0};
+	uint64_t now = nvmeof_now_ms();
+	mp_set_ana(&t->mp.p[0], NVMEOF_ANA_INACCESSIBLE, now);
+	mp_set_ana(&t->mp.p[1], NVMEOF_ANA_INACCESSIBLE, now);
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 0, cb, &r), 0);
+	nvmeof_mpath_queue_poll(t->mq, 16);
+	CHECK_EQ(r.calls, 0);
+	CHECK_EQ(nvmeof_mpath_queue_inflight(t->mq), 1);
+	mp_set_ana(&t->mp.p[1], NVMEOF_ANA_OPTIMIZED, nvmeof_now_ms());
+	poll_until(t, &r, 5000);
+	CHECK_EQ(r.calls, 1);
+	CHECK_EQ(r.cpl.err, 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_READ), 1);
+	CHECK_EQ(t->rec[0].n, 0);
+	two_free(t);
+}
+
+/* ... but not for good: past the longest ANATT it fails, naming the paths. */
+TEST(inaccessible_live_paths_wait_is_bounded)
+{
+	struct two *t = two_paths(1000, 0, 100);
+	struct done r = {0};
+	uint64_t now = nvmeof_now_ms();
+	mp_set_ana(&t->mp.p[0], NVMEOF_ANA_INACCESSIBLE, now);
+	mp_set_ana(&t->mp.p[1], NVMEOF_ANA_INACCESSIBLE, now);
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 0, cb, &r), 0);
+	poll_until(t, &r, 5000);
+	CHECK_EQ(r.calls, 1);
+	CHECK_EQ(r.cpl.err, NVMEOF_ECLOSED);
+	CHECK(strstr(nvmeof_errmsg(), "no usable path") != NULL);
+	CHECK_EQ(t->rec[0].n + t->rec[1].n, 0);
+	two_free(t);
+}
+
+/* A callback that destroys its own multipath queue is refused (the poll
+ * that runs it goes on using the queue), as a queue's own destroy is. */
+TEST(destroy_from_callback_refused)
+{
+	struct two *t = two_paths(1000, 0, 1000);
+	struct done r = {.destroy = t->mq};
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 0, cb, &r), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	poll_until(t, &r, 5000);
+	CHECK_EQ(r.calls, 1);
+	CHECK_EQ(r.destroy_rc, NVMEOF_EBUSY);
+	CHECK(strstr(nvmeof_errmsg(), "callback") != NULL);
+	/* still whole: it carries the next command */
+	struct done r2 = {0};
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 8, 1, &t->mmr, 0, cb, &r2), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	poll_until(t, &r2, 5000);
+	CHECK_EQ(r2.calls, 1);
+	CHECK_EQ(r2.cpl.err, 0);
+	two_free(t);
+}
+
+/* A loss placed by the caller (the transport's disconnect, the target
+ * untouched) is measured: the commands it took, when the first went out
+ * and completed elsewhere, the write's hold; the failed-over commands'
+ * latency. */
+TEST(path_disconnect_is_measured)
+{
+	struct two *t = two_paths(10000, 200, 1000);
+	struct done w = {0}, r = {0};
+	struct nvmeof_path_loss l = {.size = sizeof(l)};
+	/* A answers at once: the answers wait in its CQ, not yet polled, when
+	 * the wire is cut; they must not be taken */
+	CHECK_EQ(nvmeof_mpath_queue_path_loss(t->mq, 0, 0, &l), 0);
+	CHECK_EQ(nvmeof_mpath_write(t->mq, 4242, 1, &t->mmr, 0, 0, cb, &w), 0);
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 512, cb, &r), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 2), NVMEOF_EINVAL);
+	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 0), 0);
+	poll_until(t, &w, 5000);
+	poll_until(t, &r, 5000);
+	CHECK_EQ(w.cpl.err, 0);
+	CHECK_EQ(r.cpl.err, 0);
+	CHECK_EQ(nvmeof_mpath_queue_path_loss(t->mq, 0, 0, &l), 1);
+	CHECK_EQ(l.cmds, 2);
+	CHECK(l.detected_ms > 0);
+	CHECK(l.reissue_ms >= 0);
+	CHECK(l.complete_ms >= l.reissue_ms);
+	CHECK(l.hold_ms >= 190);
+	CHECK_EQ(nvmeof_mpath_queue_path_loss(t->mq, 1, 0, &l), 0);
+	double pct[2] = {50, 100};
+	uint64_t ns[2], n = 0;
+	CHECK_EQ(nvmeof_mpath_queue_failover_latency(t->mq, pct, 2, ns, &n), 0);
+	CHECK_EQ(n, 2);
+	CHECK(ns[1] >= 190000000ull * 15 / 16); /* the write waited its hold */
+	/* a path already gone cannot be disconnected again */
+	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 0), NVMEOF_ECLOSED);
+	/* a loss with nothing in flight is one too */
+	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 1), 0);
+	nvmeof_mpath_queue_poll(t->mq, 16);
+	CHECK_EQ(nvmeof_mpath_queue_path_loss(t->mq, 1, 0, &l), 1);
+	CHECK_EQ(l.cmds, 0);
+	CHECK_EQ(l.reissue_ms, -1);
+	CHECK_EQ(l.complete_ms, -1);
+	two_free(t);
+}
+
+/* Internal Path Error on the only usable path: the command goes again on
+ * that path, paced, not at every poll, and fails past ANATT with what
+ * the path said. */
+TEST(internal_path_error_on_the_only_path_is_paced)
+{
+	struct two *t = two_paths(1000, 0, 300);
+	struct done r = {0};
+	mp_set_ana(&t->mp.p[1], NVMEOF_ANA_PERSISTENT_LOSS, nvmeof_now_ms());
+	t->rec[0].status = 0x300; /* SCT 3h Path Related, SC 00h Internal Path Error, no DNR */
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 0, cb, &r), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	poll_until(t, &r, 5000);
+	CHECK_EQ(r.calls, 1);
+	CHECK_EQ(r.cpl.err, NVMEOF_ENVME);
+	CHECK_EQ(r.cpl.status, 0x300);
+	CHECK_EQ(t->rec[1].n, 0);
+	/* ANATT 300 ms: paced at MQ_PACE_MS (10 ms) that is about 30 sends;
+	 * unpaced, one per poll of poll_until (every 0.2 ms), over a thousand.
+	 * 150 leaves a slow machine room either way. */
+	printf("    %d sends before it failed: %s\n", t->rec[0].n, nvmeof_errmsg());
+	CHECK(t->rec[0].n >= 2);
+	CHECK(t->rec[0].n < 150);
+	two_free(t);
+}
+
+/* Flush through the multipath queue: one Flush on one path; lost with
+ * that path, it goes again on the other at once. */
+TEST(flush_goes_through_one_path_and_fails_over)
+{
+	struct two *t = two_paths(100, 1000, 1000);
+	struct done f = {0}, g = {0};
+	CHECK_EQ(nvmeof_mpath_flush(t->mq, cb, &f), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	poll_until(t, &f, 5000);
+	CHECK_EQ(f.calls, 1);
+	CHECK_EQ(f.cpl.err, 0);
+	CHECK_EQ(count_opc(&t->rec[0], NVME_CMD_FLUSH) + count_opc(&t->rec[1], NVME_CMD_FLUSH), 1);
+	t->rec[0].drop = 1;
+	int before = t->rec[0].n;
+	CHECK_EQ(nvmeof_mpath_flush(t->mq, cb, &g), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	CHECK_EQ(t->rec[0].n, before + 1);
+	poll_until(t, &g, 5000);
+	CHECK_EQ(g.calls, 1);
+	CHECK_EQ(g.cpl.err, 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_FLUSH), 1);
+	two_free(t);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct test_case t[] = {
+		T(lost_write_waits_quiesce_time_read_goes_at_once), T(no_quiesce_time_no_hold),
+		T(inaccessible_live_paths_wait_for_one), T(inaccessible_live_paths_wait_is_bounded),
+		T(destroy_from_callback_refused), T(path_disconnect_is_measured),
+		T(internal_path_error_on_the_only_path_is_paced), T(flush_goes_through_one_path_and_fails_over),
+	};
+	return run_named_tests("unit-mpathio", t, sizeof(t) / sizeof(t[0]), argc, argv);
+}

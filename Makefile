@@ -14,7 +14,7 @@ OPT ?= -O2
 CSTD = -std=c11
 CFLAGS_BASE = $(CSTD) $(OPT) -g -fPIC -Wall -Wextra -Werror -Wshadow \
 	-Wpointer-arith -Wformat=2 -Wstrict-prototypes -Wno-format-nonliteral -Wno-format-truncation
-CPPFLAGS_BASE = -D_GNU_SOURCE -Icore/include -Icore
+CPPFLAGS_BASE = -D_GNU_SOURCE -Icore/include -Icore -DNVMEOF_VERSION_STR='"$(VERSION)"'
 # -lcrypto: OpenSSL 3, for in-band authentication (core/auth_crypto.c)
 LIBS = -lrdmacm -libverbs -lcrypto -lpthread -ldl
 ifneq ($(wildcard /usr/include/valgrind/memcheck.h),)
@@ -75,16 +75,19 @@ FIO_SRC ?= build/fio-src
 FIO_SRC_MISSING = fio's source is not in $(FIO_SRC) (the engine must be compiled against the installed \
 	fio's own headers). Run as root: make setup (everything the build and the test bed need; fio's source \
 	alone: make fio-src), or pass FIO_SRC=/path/to/configured/fio-X.Y
-ifneq ($(filter all engine install $(O)/libnvmeof_fio.so,$(BUILD_GOALS)),)
+ifneq ($(filter all engine $(O)/libnvmeof_fio.so,$(BUILD_GOALS)),)
 ifeq ($(wildcard $(FIO_SRC)/config-host.h),)
 $(error $(FIO_SRC_MISSING))
 endif
 endif
 ENGINE = $(O)/libnvmeof_fio.so
 
-# The shared library's version; the soname (major) changes only with an
-# incompatible ABI change (core/libnvmeof.map, nvmeof.h "Options").
-VERSION = 0.1.0
+# The one version of everything: the shared library's file name,
+# nvmeof_version(), `nvmeof --version`, pkg-config; the Python package's
+# own version matches it (tests/unit/version.sh holds them equal). The
+# soname (major) changes only with an incompatible ABI change
+# (core/libnvmeof.map, nvmeof.h "Options").
+VERSION = 0.5.0
 SO_MAJOR = 0
 SONAME = libnvmeof.so.$(SO_MAJOR)
 TOOL = $(O)/nvmeof
@@ -115,6 +118,8 @@ endif
 # (the soname, what programs load) and libnvmeof.so (what -lnvmeof finds)
 # point to it.
 $(O)/core/%.o: CFLAGS_ALL += -DNVMEOF_BUILD
+# VERSION lives in this file: what prints it follows it
+$(O)/core/util.o $(O)/tools/nvmeof.o $(O)/engine/fio_nvmeof.o: Makefile
 $(O)/libnvmeof.so.$(VERSION): $(CORE_OBJ) core/libnvmeof.map
 	$(CC) -shared $(SANFLAGS) -Wl,-soname,$(SONAME) -o $@ $(CORE_OBJ) $(LIBS) \
 		-Wl,--version-script=core/libnvmeof.map
@@ -194,7 +199,10 @@ unit: all
 	tests/gpu-check/selftest-double $(O)
 	tests/unit/layers.sh $(O)
 	tests/unit/exports.sh $(O)
+	tests/unit/version.sh $(O)
 ifeq ($(SANFLAGS),)
+	# an address-space limit, which ASan's shadow memory cannot live under
+	tests/unit/tool.sh $(O)
 	tests/unit/install.sh
 	NVMEOF_LIB=$(CURDIR)/$(O)/libnvmeof.so PYTHONDONTWRITEBYTECODE=1 \
 		$(PYTHON) -m pytest -p no:cacheprovider -q tests/python/unit
@@ -257,7 +265,7 @@ test-fuzz:
 # libFuzzer targets (clang, ASan+UBSan); `make fuzz FUZZ_SECONDS=600` for a
 # longer run. CI runs a short pass.
 FUZZ_SECONDS ?= 60
-FUZZ_CFLAGS = -std=c11 -g -O1 -D_GNU_SOURCE -Icore/include -Icore -Iengine -Itests/wire \
+FUZZ_CFLAGS = -std=c11 -g -O1 -D_GNU_SOURCE -DNVMEOF_VERSION_STR='"$(VERSION)"' -Icore/include -Icore -Iengine -Itests/wire \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_CORE = $(CORE_SRC) tests/wire/fakewire.c
 # Each fuzzer is one compile-and-link of several sources: it depends on every
@@ -308,6 +316,7 @@ clean:
 # build (build/out) made. The fio engine goes to $(LIBDIR)/fio/, outside the
 # linker's path: fio loads it by path (--ioengine=external:PATH).
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
@@ -323,16 +332,25 @@ $(O)/nvmeof.pc: nvmeof.pc.in Makefile
 # Rebuilt each time: PREFIX may differ from the last install.
 .PHONY: $(O)/nvmeof.pc
 
-install: lib engine $(O)/nvmeof.pc
-	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
-		$(DESTDIR)$(FIOENGINEDIR) $(DESTDIR)$(JOBSDIR)
+# Only the fio engine needs fio's source: without it the rest installs, and
+# one line says what was left out.
+HAVE_FIO_SRC = $(wildcard $(FIO_SRC)/config-host.h)
+install: lib tool $(O)/nvmeof.pc $(if $(HAVE_FIO_SRC),engine)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(JOBSDIR)
+	install -m 755 $(TOOL) $(DESTDIR)$(BINDIR)/
 	install -m 644 core/include/nvmeof.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(O)/libnvmeof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libnvmeof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf libnvmeof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libnvmeof.so
 	install -m 644 $(O)/libnvmeof-dist.a $(DESTDIR)$(LIBDIR)/libnvmeof.a
 	install -m 644 $(O)/nvmeof.pc $(DESTDIR)$(PKGCONFIGDIR)/
+ifneq ($(HAVE_FIO_SRC),)
+	install -d $(DESTDIR)$(FIOENGINEDIR)
 	install -m 755 $(ENGINE) $(DESTDIR)$(FIOENGINEDIR)/
+else
+	@echo "install: the fio engine is left out: fio's source is not in $(FIO_SRC) (make fio-src, or FIO_SRC=/path/to/fio-X.Y); the rest is installed"
+endif
 	install -m 644 $(JOB_FILES) $(DESTDIR)$(JOBSDIR)/
 	# jobs/run, with the installed engine as its default
 	sed 's|$$TOP/build/out/libnvmeof_fio.so|$(FIOENGINEDIR)/libnvmeof_fio.so|' jobs/run \
@@ -341,7 +359,7 @@ install: lib engine $(O)/nvmeof.pc
 	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(INCLUDEDIR)/nvmeof.h $(DESTDIR)$(LIBDIR)/libnvmeof.so.$(VERSION) \
+	rm -f $(DESTDIR)$(BINDIR)/nvmeof $(DESTDIR)$(INCLUDEDIR)/nvmeof.h $(DESTDIR)$(LIBDIR)/libnvmeof.so.$(VERSION) \
 		$(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libnvmeof.so $(DESTDIR)$(LIBDIR)/libnvmeof.a \
 		$(DESTDIR)$(PKGCONFIGDIR)/nvmeof.pc $(DESTDIR)$(FIOENGINEDIR)/libnvmeof_fio.so \
 		$(addprefix $(DESTDIR)$(JOBSDIR)/,$(notdir $(JOB_FILES)) run)

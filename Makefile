@@ -94,7 +94,7 @@ TOOL = $(O)/nvmeof
 
 .PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup testbed testbed612 fio-src demo bench fuzz \
 	fuzz-build clean install uninstall
-all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH)
+all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH) $(O)/tests/fio_version
 lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a $(O)/libnvmeof-dist.a
 engine: $(ENGINE)
 tool: $(TOOL)
@@ -179,12 +179,23 @@ $(O)/tests/libregspy.so: tests/regspy/regspy.c
 # The engine's files that include fio's headers (engine/engine.h maps them).
 # fio's headers are not ours: include them as system headers, gnu11 as fio is.
 FIO_ENGINE_OBJ = $(addprefix $(O)/engine/,fio_nvmeof.o log.o ctrl_share.o options.o probe.o files.o paths.o \
-	qpairs.o iomem.o job.o reap.o)
+	qpairs.o iomem.o job.o reap.o fiover.o)
 $(FIO_ENGINE_OBJ): CPPFLAGS_ALL += -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h
 $(FIO_ENGINE_OBJ): CSTD = -std=gnu11
 $(FIO_ENGINE_OBJ): $(FIO_SRC)/config-host.h
 $(FIO_SRC)/config-host.h:
 	$(error $(FIO_SRC_MISSING))
+# The version of fio's source (as fio's FIO-VERSION-GEN says it: a release
+# tarball's `version` file, else its default), which the engine refuses to
+# run under another fio's (engine/fiover.c).
+FIO_SRC_VERSION = $(shell cat $(FIO_SRC)/version 2>/dev/null || sed -n 's/^DEF_VER=//p' $(FIO_SRC)/FIO-VERSION-GEN 2>/dev/null)
+$(O)/engine/fiover.o: CPPFLAGS_ALL += -DNVMEOF_FIO_VERSION='"$(FIO_SRC_VERSION)"'
+$(O)/engine/fiover.o: $(FIO_SRC)/FIO-VERSION-GEN
+# A stand-in for fio of any version, to load the engine (tests only).
+$(O)/tests/unit/fio_version.o: CPPFLAGS_ALL += -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h
+$(O)/tests/unit/fio_version.o: CSTD = -std=gnu11
+$(O)/tests/fio_version: $(O)/tests/unit/fio_version.o
+	$(CC) $(SANFLAGS) -rdynamic -o $@ $^ -ldl
 # fio needs one symbol of it (engine/libnvmeof_fio.map); the core inside stays hidden.
 ENGINE_OBJ = $(FIO_ENGINE_OBJ) $(O)/engine/tid.o $(O)/engine/topo.o $(O)/engine/qmap.o $(O)/engine/irq.o $(CORE_OBJ)
 $(ENGINE): $(ENGINE_OBJ) engine/libnvmeof_fio.map
@@ -200,6 +211,7 @@ unit: all
 	tests/unit/layers.sh $(O)
 	tests/unit/exports.sh $(O)
 	tests/unit/version.sh $(O)
+	tests/unit/fio-version.sh $(O)
 ifeq ($(SANFLAGS),)
 	# an address-space limit, which ASan's shadow memory cannot live under
 	tests/unit/tool.sh $(O)

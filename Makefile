@@ -216,6 +216,7 @@ ifeq ($(SANFLAGS),)
 	# an address-space limit, which ASan's shadow memory cannot live under
 	tests/unit/tool.sh $(O)
 	tests/unit/install.sh
+	tests/unit/python-venv.sh
 	NVMEOF_LIB=$(CURDIR)/$(O)/libnvmeof.so PYTHONDONTWRITEBYTECODE=1 \
 		$(PYTHON) -m pytest -p no:cacheprovider -q tests/python/unit
 endif

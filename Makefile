@@ -2,6 +2,7 @@
 #   make            library, fio engine, tool, tests (build/out); installs nothing
 #   make SAN=1      the same with ASan and UBSan (build/san); TSAN=1: build/tsan
 #   make setup      as root: what the build and the test bed need (apt), fio's source
+#   make build-deps as root: only what building needs (apt), fio's source
 #   make unit       the unit tests of one build ($(O): SAN=1, TSAN=1 or O=...)
 #   make test       everything CI runs: setup, unit tests (plain and sanitized),
 #                   fuzzing, then the real-target suites in the test bed
@@ -38,7 +39,7 @@ CPPFLAGS_ALL = $(CPPFLAGS_BASE) $(CPPFLAGS)
 # from the system (rdma-core's headers, fio's source) comes from `make setup`,
 # and when it is missing make stops at once and says so. Goals that set up
 # first, or compile nothing, are not held to it.
-SETUP_GOALS = setup testbed testbed612 fio-src clean uninstall demo test test-unit test-target test-fuzz fuzz fuzz-build bench
+SETUP_GOALS = setup build-deps testbed testbed612 fio-src clean uninstall demo test test-unit test-target test-fuzz fuzz fuzz-build bench
 BUILD_GOALS = $(filter-out $(SETUP_GOALS),$(or $(MAKECMDGOALS),all))
 ifneq ($(BUILD_GOALS),)
 ifneq ($(shell printf '\043include <infiniband/verbs.h>\n\043include <rdma/rdma_cma.h>\n\043include <openssl/evp.h>\n\043include <numa.h>\n' | \
@@ -92,7 +93,7 @@ SO_MAJOR = 0
 SONAME = libnvmeof.so.$(SO_MAJOR)
 TOOL = $(O)/nvmeof
 
-.PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup testbed testbed612 fio-src demo bench fuzz \
+.PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup build-deps testbed testbed612 fio-src demo bench fuzz \
 	fuzz-build clean install uninstall
 all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH) $(O)/tests/fio_version
 lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a $(O)/libnvmeof-dist.a
@@ -244,6 +245,20 @@ testbed612:
 		{ echo "testbed612: no linux-image-6.12-amd64 in apt (bookworm-security); run apt-get update" >&2; exit 1; }; \
 	NVMEOF_TB_STATE=$(TB612) NVMEOF_TB_KERNEL_PKG=$$pkg tests/testbed/setup
 fio-src:
+	engine/fetch-fio-src $(FIO_SRC)
+# What building needs and nothing more (no QEMU, kernels or valgrind): the
+# compiler, rdma-core's, libnuma's and OpenSSL's headers, pkg-config, fio,
+# then fio's source. Installs only what is missing.
+BUILD_DEPS = gcc make libc6-dev pkg-config libibverbs-dev librdmacm-dev libnuma-dev libssl-dev fio
+build-deps:
+	@missing=$$(for p in $(BUILD_DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "build-deps: installing" $$missing; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing > /dev/null || \
+			{ echo "build-deps: apt-get install failed for:" $$missing >&2; exit 1; }; \
+	fi
 	engine/fetch-fio-src $(FIO_SRC)
 
 TESTS_612_CORE = identify_matches_testbed roundtrip_keyed_only keep_alive_keeps_the_association \

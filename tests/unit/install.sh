@@ -105,5 +105,19 @@ for prefix in "" /opt/nvmeof-test /opt/nvmeof-nofio; do
     bad "$name: make uninstall" "$(tail -5 "$top/log")"
   fi
 done
+# make build-deps: what building needs from apt, and only that (no QEMU,
+# kernel or valgrind), asked of stand-ins for dpkg-query (nothing installed)
+# and apt-get (records what it is asked)
+mkdir -p "$top/stub"
+printf '#!/bin/sh\nexit 1\n' > "$top/stub/dpkg-query"
+printf '#!/bin/sh\necho "$*" >> %s/apt.log\n' "$top" > "$top/stub/apt-get"
+chmod +x "$top/stub/dpkg-query" "$top/stub/apt-get"
+if PATH=$top/stub:$PATH make -s --no-print-directory build-deps > "$top/log" 2>&1; then
+  asked=$(grep '^install ' "$top/apt.log" | tr ' ' '\n' | grep -v '^-' | grep -vx install | sort | tr '\n' ' ')
+  check "build-deps asks apt for the build's packages only: $asked" \
+    test "$asked" = "fio gcc libc6-dev libibverbs-dev libnuma-dev librdmacm-dev libssl-dev make pkg-config "
+else
+  bad "make build-deps" "$(tail -5 "$top/log")"
+fi
 echo "install: $pass passed, $fail failed"
 [ "$fail" = 0 ]

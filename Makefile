@@ -157,7 +157,7 @@ $(O)/tests/unit_mpath $(O)/tests/target_mpath: $(O)/libnvmeof.a
 $(O)/tests/unit_qmap: $(O)/engine/qmap.o
 $(O)/tests/unit_topo: $(O)/engine/topo.o
 $(O)/tests/unit_irq: $(O)/engine/irq.o
-$(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o $(O)/tests/unit/test_irq.o: CPPFLAGS_ALL += -Iengine
+$(O)/tools/rdma.o $(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o $(O)/tests/unit/test_irq.o: CPPFLAGS_ALL += -Iengine
 $(O)/tests/wire/fakewire.o $(O)/tests/unit/test_queue.o $(O)/tests/unit/test_connretry.o $(O)/tests/unit/test_hwts.o \
 	$(O)/bench/percmd.o: CPPFLAGS_ALL += -Itests/wire
 $(O)/tests/gpu_check: $(O)/tests/gpu-check/gpu_check.o $(O)/libnvmeof.a
@@ -165,7 +165,8 @@ $(O)/tests/gpu_check: $(O)/tests/gpu-check/gpu_check.o $(O)/libnvmeof.a
 $(O)/bench/percmd: $(O)/bench/percmd.o $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The command-line tool (tools/): nvme-cli's subcommands over our library.
-$(TOOL): $(O)/tools/nvmeof.o $(O)/tools/cmds.o $(O)/tools/io.o $(O)/tools/out.o $(O)/libnvmeof.a
+$(TOOL): $(O)/tools/nvmeof.o $(O)/tools/cmds.o $(O)/tools/io.o $(O)/tools/out.o $(O)/tools/rdma.o \
+	$(O)/engine/topo.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The CUDA test double: host memory behind the cu* API (tests only).
 $(O)/tests/libcuda-double.so: tests/cuda-double/fakecuda.c
@@ -213,6 +214,7 @@ unit: all
 	tests/unit/exports.sh $(O)
 	tests/unit/version.sh $(O)
 	tests/unit/fio-version.sh $(O)
+	tests/unit/list-rdma.sh $(O)
 ifeq ($(SANFLAGS),)
 	# an address-space limit, which ASan's shadow memory cannot live under
 	tests/unit/tool.sh $(O)

@@ -33,10 +33,12 @@ static const struct cmd {
 	{"write", "write a file's bytes to blocks", cmd_write, ARG_NSID | ARG_IO},
 	{"write-zeroes", "Write Zeroes over blocks", cmd_write_zeroes, ARG_NSID | ARG_IO},
 	{"flush", "Flush a namespace's volatile write cache", cmd_flush, ARG_NSID},
+	{"list-rdma", "this host's RDMA devices: ports, addresses, PCIe and NUMA place, GPUs near them",
+	 cmd_list_rdma, ARG_OUT | ARG_LOCAL},
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
-enum { OPT_DHCHAP = 0x100, OPT_DHCHAP_CTRL, OPT_TIMEOUT };
+enum { OPT_DHCHAP = 0x100, OPT_DHCHAP_CTRL, OPT_TIMEOUT, OPT_SYSFS };
 
 static void usage(FILE *f)
 {
@@ -51,6 +53,13 @@ static const char *sub = "";
 
 static void cmd_usage(FILE *f, const struct cmd *c)
 {
+	if (c->what & ARG_LOCAL) {
+		fprintf(f, "usage: nvmeof %s [-o json] [--sysfs=DIR]\n%s\n\n"
+			   "  -o, --output-format=FMT  normal or json\n"
+			   "      --sysfs=DIR          read this tree instead of /sys\n"
+			   "  -h, --help               this text\n", c->name, c->help);
+		return;
+	}
 	bool disc = c->fn == cmd_discover;
 	struct nvmeof_ctrl_opts d; /* the defaults shown are the library's */
 	nvmeof_ctrl_opts_init(&d);
@@ -177,6 +186,7 @@ int main(int argc, char **argv)
 		{"block-count", required_argument, 0, 'c'}, {"data", required_argument, 0, 'd'},
 		{"force-unit-access", no_argument, 0, 'f'}, {"deac", no_argument, 0, 'D'},
 		{"gpu", required_argument, 0, 'g'}, {"help", no_argument, 0, 'h'},
+		{"sysfs", required_argument, 0, OPT_SYSFS},
 		/* as nvme-cli spells them; their short forms are other options here */
 		{"dhchap-secret", required_argument, 0, OPT_DHCHAP}, {"dhchap-ctrl-secret", required_argument, 0, OPT_DHCHAP_CTRL},
 		{0, 0, 0, 0},
@@ -198,6 +208,11 @@ int main(int argc, char **argv)
 		case 'i': case 'l': case 'L': case 'S': case 'r': case 'b': need = ARG_LOG; break;
 		case 'B': case 'c': case 'd': case 'f': case 'D': case 'g': need = ARG_IO; break;
 		}
+		/* a subcommand without a target takes none of a target's options */
+		if (c->what & ARG_LOCAL && ch != 'o' && ch != 'h' && ch != OPT_SYSFS && ch != ':' && ch != '?')
+			need = ARG_IO;
+		else if (ch == OPT_SYSFS && !(c->what & ARG_LOCAL))
+			need = ARG_LOCAL;
 		if (need && !(c->what & need)) {
 			fprintf(stderr, "nvmeof %s: option %s is not one of this subcommand's (see --help)\n",
 				c->name, opt);
@@ -313,6 +328,7 @@ int main(int argc, char **argv)
 				return 2;
 			a.gpu = (int)v;
 			break;
+		case OPT_SYSFS: a.sysfs = optarg; break;
 		case 'h':
 			cmd_usage(stdout, c);
 			return 0;
@@ -327,6 +343,10 @@ int main(int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "nvmeof %s: unexpected argument '%s'\n", c->name, argv[optind]);
 		return 2;
+	}
+	if (c->what & ARG_LOCAL) {
+		a.name = c->name;
+		return c->fn(&a) ? 1 : 0;
 	}
 	if (!a.traddr) {
 		fprintf(stderr, "nvmeof %s: the target address is missing (-a ADDR)\n", c->name);

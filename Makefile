@@ -39,7 +39,7 @@ CPPFLAGS_ALL = $(CPPFLAGS_BASE) $(CPPFLAGS)
 # from the system (rdma-core's headers, fio's source) comes from `make setup`,
 # and when it is missing make stops at once and says so. Goals that set up
 # first, or compile nothing, are not held to it.
-SETUP_GOALS = setup build-deps testbed testbed612 fio-src clean uninstall demo test test-unit test-target test-fuzz fuzz fuzz-build bench
+SETUP_GOALS = setup build-deps fio-release testbed testbed612 fio-src clean uninstall demo test test-unit test-target test-fuzz fuzz fuzz-build bench
 BUILD_GOALS = $(filter-out $(SETUP_GOALS),$(or $(MAKECMDGOALS),all))
 ifneq ($(BUILD_GOALS),)
 ifneq ($(shell printf '\043include <infiniband/verbs.h>\n\043include <rdma/rdma_cma.h>\n\043include <openssl/evp.h>\n\043include <numa.h>\n' | \
@@ -93,7 +93,7 @@ SO_MAJOR = 0
 SONAME = libnvmeof.so.$(SO_MAJOR)
 TOOL = $(O)/nvmeof
 
-.PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup build-deps testbed testbed612 fio-src demo bench fuzz \
+.PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench fuzz \
 	fuzz-build clean install uninstall
 all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH) $(O)/tests/fio_version
 lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a $(O)/libnvmeof-dist.a
@@ -212,10 +212,10 @@ unit: all
 	tests/gpu-check/selftest-double $(O)
 	tests/unit/layers.sh $(O)
 	tests/unit/exports.sh $(O)
-	tests/unit/version.sh $(O)
 	tests/unit/fio-version.sh $(O)
 	tests/unit/list-rdma.sh $(O)
 ifeq ($(SANFLAGS),)
+	tests/unit/version.sh $(O)
 	# an address-space limit, which ASan's shadow memory cannot live under
 	tests/unit/tool.sh $(O)
 	tests/unit/install.sh
@@ -248,6 +248,15 @@ testbed612:
 	NVMEOF_TB_STATE=$(TB612) NVMEOF_TB_KERNEL_PKG=$$pkg tests/testbed/setup
 fio-src:
 	engine/fetch-fio-src $(FIO_SRC)
+# A second fio release to hold the engine to (tests/target/fio-versions.sh):
+# Debian 13's fio (3.39), built from its source package into build/fio-trixie
+# and installed nowhere, and the plain build's engine and tool built against
+# it in build/fio-trixie-out. FIO2_SUITE=bookworm builds the installed one's.
+FIO2_SUITE ?= trixie
+FIO2 = build/fio-$(FIO2_SUITE)
+fio-release:
+	engine/build-fio-release $(FIO2_SUITE) $(FIO2)
+	$(MAKE) O=$(FIO2)-out FIO_SRC=$(FIO2) $(FIO2)-out/libnvmeof_fio.so $(FIO2)-out/tests/fio_version
 # What building needs and nothing more (no QEMU, kernels or valgrind): the
 # compiler, rdma-core's, libnuma's and OpenSSL's headers, pkg-config, fio,
 # then fio's source. Installs only what is missing.

@@ -11,15 +11,17 @@ ok() { echo "ok     $1"; pass=$((pass + 1)); }
 bad() { echo "FAILED $1"; shift; printf '    %s\n' "$@"; fail=$((fail + 1)); }
 built=$(strings "$B/engine/fiover.o" | grep -m1 '^fio-[0-9]')
 [ -n "$built" ] || { echo "fio-version: no fio version in $B/engine/fiover.o"; exit 1; }
-# ASan's runtime must come first when a sanitized engine is loaded
-pre=${NVMEOF_ASAN_RT:+LD_PRELOAD=$NVMEOF_ASAN_RT}
+# ASan's runtime must come first when a sanitized engine is loaded into fio
+rt=${NVMEOF_ASAN_RT:-}
+if [ -z "$rt" ] && ldd "$B/libnvmeof_fio.so" 2>/dev/null | grep -q libasan; then rt=$(${CC:-cc} -print-file-name=libasan.so); fi
+pre=${rt:+LD_PRELOAD=$rt}
 
-out=$(env $pre "$B/tests/fio_version" "$B/libnvmeof_fio.so" "$built" 2>&1)
+out=$("$B/tests/fio_version" "$B/libnvmeof_fio.so" "$built" 2>&1)
 read -r got want <<< "$(tail -1 <<< "$out")"
 if [ "$got" = "$want" ] && [ "$(wc -l <<< "$out")" = 1 ]; then ok "under $built (its own): loads, silent"
 else bad "under $built (its own): loads, silent" "$out"; fi
 
-out=$(env $pre "$B/tests/fio_version" "$B/libnvmeof_fio.so" fio-3.99 2>&1)
+out=$("$B/tests/fio_version" "$B/libnvmeof_fio.so" fio-3.99 2>&1)
 read -r got want <<< "$(tail -1 <<< "$out")"
 if [ "$got" != "$want" ] && [ "$(grep -c . <<< "$out")" = 2 ] &&
    grep -qx "nvmeof engine: built for $built but loaded by fio-3.99, .*rebuild it against this fio's source.*" <<< "$out"; then
@@ -28,7 +30,7 @@ else bad "under fio-3.99: one line, and an ioops version fio refuses" "$out"; fi
 
 # and the real fio, when it is the one the engine was built for, loads it
 if command -v fio >/dev/null && [ "$(fio --version)" = "$built" ]; then
-  out=$(env $pre fio --enghelp="$PWD/$B/libnvmeof_fio.so" 2>&1)
+  out=$(env $pre ASAN_OPTIONS=detect_leaks=0 fio --enghelp="$PWD/$B/libnvmeof_fio.so" 2>&1)
   if grep -q '^traddr' <<< "$out" && ! grep -q "nvmeof engine: built for" <<< "$out"; then ok "$built itself loads it"
   else bad "$built itself loads it" "$(head -3 <<< "$out")"; fi
 fi

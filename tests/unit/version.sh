@@ -28,10 +28,11 @@ same "pkg-config --modversion" "$(PKG_CONFIG_PATH=$B pkg-config --modversion nvm
 py() { NVMEOF_LIB=$PWD/$B/libnvmeof.so PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 "$PYTHON" -c "$1"; }
 same "Python nvmeof.__version__" "$(py 'import nvmeof; print(nvmeof.__version__)')"
 same "Python nvmeof.library_version()" "$(py 'import nvmeof; print(nvmeof.library_version())')"
-# the package's metadata (what pip records) reads nvmeof.__version__
-grep -q '^version = {attr = "nvmeof.__version__"}' python/pyproject.toml &&
-  ok "pyproject.toml takes the version from nvmeof.__version__" ||
-  bad "pyproject.toml takes the version from nvmeof.__version__"
+# the package's metadata, what pip records: the build backend's
+same "the Python package's metadata (python/_build)" "$(PYTHONDONTWRITEBYTECODE=1 "$PYTHON" -c 'import sys
+sys.path.insert(0, "python/_build")
+import nvmeof_build
+print(nvmeof_build._project()["version"])')"
 # no document names a version that is not this one as the current one
 if grep -n "libnvmeof\.so\.[0-9]*\.[0-9]*\.[0-9]" README.md | grep -v "libnvmeof\.so\.$version" > "$tmp/stale"; then
   bad "README names another library version" "$(cat "$tmp/stale")"

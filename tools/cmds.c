@@ -146,8 +146,7 @@ static void power_states(struct out *p, const uint8_t *d)
 		const uint8_t *ps = d + 2048 + 32 * i;
 		out_obj_begin(p, NULL);
 		out_u64(p, "max_power", get_le16(ps));
-		out_u64(p, "max_power_scale", ps[3] & 1);
-		out_u64(p, "non-operational_state", (ps[3] >> 1) & 1);
+		out_u64(p, "flags", ps[3]); /* MXPS bit 0, NOPS bit 1 */
 		out_u64(p, "entry_lat", get_le32(ps + 4));
 		out_u64(p, "exit_lat", get_le32(ps + 8));
 		out_u64(p, "read_tput", ps[12]);

@@ -2,6 +2,7 @@
 #   make            library, fio engine, tool, tests (build/out); installs nothing
 #   make SAN=1      the same with ASan and UBSan (build/san); TSAN=1: build/tsan
 #   make setup      as root: what the build and the test bed need (apt), fio's source
+#   make build-deps as root: only what building needs (apt), fio's source
 #   make unit       the unit tests of one build ($(O): SAN=1, TSAN=1 or O=...)
 #   make test       everything CI runs: setup, unit tests (plain and sanitized),
 #                   fuzzing, then the real-target suites in the test bed
@@ -14,7 +15,7 @@ OPT ?= -O2
 CSTD = -std=c11
 CFLAGS_BASE = $(CSTD) $(OPT) -g -fPIC -Wall -Wextra -Werror -Wshadow \
 	-Wpointer-arith -Wformat=2 -Wstrict-prototypes -Wno-format-nonliteral -Wno-format-truncation
-CPPFLAGS_BASE = -D_GNU_SOURCE -Icore/include -Icore
+CPPFLAGS_BASE = -D_GNU_SOURCE -Icore/include -Icore -DNVMEOF_VERSION_STR='"$(VERSION)"'
 # -lcrypto: OpenSSL 3, for in-band authentication (core/auth_crypto.c)
 LIBS = -lrdmacm -libverbs -lcrypto -lpthread -ldl
 ifneq ($(wildcard /usr/include/valgrind/memcheck.h),)
@@ -38,7 +39,7 @@ CPPFLAGS_ALL = $(CPPFLAGS_BASE) $(CPPFLAGS)
 # from the system (rdma-core's headers, fio's source) comes from `make setup`,
 # and when it is missing make stops at once and says so. Goals that set up
 # first, or compile nothing, are not held to it.
-SETUP_GOALS = setup testbed testbed612 fio-src clean uninstall demo test test-unit test-target test-fuzz fuzz fuzz-build bench
+SETUP_GOALS = setup build-deps fio-release testbed testbed612 fio-src clean uninstall demo test test-unit test-target test-fuzz fuzz fuzz-build bench
 BUILD_GOALS = $(filter-out $(SETUP_GOALS),$(or $(MAKECMDGOALS),all))
 ifneq ($(BUILD_GOALS),)
 ifneq ($(shell printf '\043include <infiniband/verbs.h>\n\043include <rdma/rdma_cma.h>\n\043include <openssl/evp.h>\n\043include <numa.h>\n' | \
@@ -75,23 +76,26 @@ FIO_SRC ?= build/fio-src
 FIO_SRC_MISSING = fio's source is not in $(FIO_SRC) (the engine must be compiled against the installed \
 	fio's own headers). Run as root: make setup (everything the build and the test bed need; fio's source \
 	alone: make fio-src), or pass FIO_SRC=/path/to/configured/fio-X.Y
-ifneq ($(filter all engine install $(O)/libnvmeof_fio.so,$(BUILD_GOALS)),)
+ifneq ($(filter all engine $(O)/libnvmeof_fio.so,$(BUILD_GOALS)),)
 ifeq ($(wildcard $(FIO_SRC)/config-host.h),)
 $(error $(FIO_SRC_MISSING))
 endif
 endif
 ENGINE = $(O)/libnvmeof_fio.so
 
-# The shared library's version; the soname (major) changes only with an
-# incompatible ABI change (core/libnvmeof.map, nvmeof.h "Options").
-VERSION = 0.1.0
+# The one version of everything: the shared library's file name,
+# nvmeof_version(), `nvmeof --version`, pkg-config; the Python package's
+# own version matches it (tests/unit/version.sh holds them equal). The
+# soname (major) changes only with an incompatible ABI change
+# (core/libnvmeof.map, nvmeof.h "Options").
+VERSION = 0.5.0
 SO_MAJOR = 0
 SONAME = libnvmeof.so.$(SO_MAJOR)
 TOOL = $(O)/nvmeof
 
-.PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup testbed testbed612 fio-src demo bench fuzz \
+.PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench fuzz \
 	fuzz-build clean install uninstall
-all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH)
+all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH) $(O)/tests/fio_version
 lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a $(O)/libnvmeof-dist.a
 engine: $(ENGINE)
 tool: $(TOOL)
@@ -115,6 +119,8 @@ endif
 # (the soname, what programs load) and libnvmeof.so (what -lnvmeof finds)
 # point to it.
 $(O)/core/%.o: CFLAGS_ALL += -DNVMEOF_BUILD
+# VERSION lives in this file: what prints it follows it
+$(O)/core/util.o $(O)/tools/nvmeof.o $(O)/engine/fio_nvmeof.o: Makefile
 $(O)/libnvmeof.so.$(VERSION): $(CORE_OBJ) core/libnvmeof.map
 	$(CC) -shared $(SANFLAGS) -Wl,-soname,$(SONAME) -o $@ $(CORE_OBJ) $(LIBS) \
 		-Wl,--version-script=core/libnvmeof.map
@@ -151,7 +157,7 @@ $(O)/tests/unit_mpath $(O)/tests/target_mpath: $(O)/libnvmeof.a
 $(O)/tests/unit_qmap: $(O)/engine/qmap.o
 $(O)/tests/unit_topo: $(O)/engine/topo.o
 $(O)/tests/unit_irq: $(O)/engine/irq.o
-$(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o $(O)/tests/unit/test_irq.o: CPPFLAGS_ALL += -Iengine
+$(O)/tools/rdma.o $(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o $(O)/tests/unit/test_irq.o: CPPFLAGS_ALL += -Iengine
 $(O)/tests/wire/fakewire.o $(O)/tests/unit/test_queue.o $(O)/tests/unit/test_connretry.o $(O)/tests/unit/test_hwts.o \
 	$(O)/tests/unit/test_mpathio.o \
 	$(O)/bench/percmd.o: CPPFLAGS_ALL += -Itests/wire
@@ -162,7 +168,8 @@ $(O)/bench/percmd: $(O)/bench/percmd.o $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 $(O)/bench/authdh: $(O)/bench/authdh.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The command-line tool (tools/): nvme-cli's subcommands over our library.
-$(TOOL): $(O)/tools/nvmeof.o $(O)/tools/cmds.o $(O)/tools/io.o $(O)/tools/out.o $(O)/tools/secret.o $(O)/libnvmeof.a
+$(TOOL): $(O)/tools/nvmeof.o $(O)/tools/cmds.o $(O)/tools/io.o $(O)/tools/out.o $(O)/tools/secret.o $(O)/tools/rdma.o \
+	$(O)/engine/topo.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The CUDA test double: host memory behind the cu* API (tests only).
 $(O)/tests/libcuda-double.so: tests/cuda-double/fakecuda.c
@@ -177,12 +184,23 @@ $(O)/tests/libregspy.so: tests/regspy/regspy.c
 # The engine's files that include fio's headers (engine/engine.h maps them).
 # fio's headers are not ours: include them as system headers, gnu11 as fio is.
 FIO_ENGINE_OBJ = $(addprefix $(O)/engine/,fio_nvmeof.o log.o ctrl_share.o options.o probe.o files.o paths.o \
-	qpairs.o iomem.o job.o reap.o)
+	qpairs.o iomem.o job.o reap.o fiover.o)
 $(FIO_ENGINE_OBJ): CPPFLAGS_ALL += -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h
 $(FIO_ENGINE_OBJ): CSTD = -std=gnu11
 $(FIO_ENGINE_OBJ): $(FIO_SRC)/config-host.h
 $(FIO_SRC)/config-host.h:
 	$(error $(FIO_SRC_MISSING))
+# The version of fio's source (as fio's FIO-VERSION-GEN says it: a release
+# tarball's `version` file, else its default), which the engine refuses to
+# run under another fio's (engine/fiover.c).
+FIO_SRC_VERSION = $(shell cat $(FIO_SRC)/version 2>/dev/null || sed -n 's/^DEF_VER=//p' $(FIO_SRC)/FIO-VERSION-GEN 2>/dev/null)
+$(O)/engine/fiover.o: CPPFLAGS_ALL += -DNVMEOF_FIO_VERSION='"$(FIO_SRC_VERSION)"'
+$(O)/engine/fiover.o: $(FIO_SRC)/FIO-VERSION-GEN
+# A stand-in for fio of any version, to load the engine (tests only).
+$(O)/tests/unit/fio_version.o: CPPFLAGS_ALL += -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h
+$(O)/tests/unit/fio_version.o: CSTD = -std=gnu11
+$(O)/tests/fio_version: $(O)/tests/unit/fio_version.o
+	$(CC) $(SANFLAGS) -rdynamic -o $@ $^ -ldl
 # fio needs one symbol of it (engine/libnvmeof_fio.map); the core inside stays hidden.
 ENGINE_OBJ = $(FIO_ENGINE_OBJ) $(O)/engine/tid.o $(O)/engine/optval.o $(O)/engine/topo.o $(O)/engine/qmap.o $(O)/engine/irq.o $(CORE_OBJ)
 $(ENGINE): $(ENGINE_OBJ) engine/libnvmeof_fio.map
@@ -201,9 +219,15 @@ unit: all
 	tests/suite $(notdir $(O))/exports.sh 300 tests/unit/exports.sh $(O) || rc=1; \
 	tests/suite $(notdir $(O))/secrets.sh 300 tests/unit/secrets.sh $(O) || rc=1; \
 	tests/suite $(notdir $(O))/engine_opts.sh 300 tests/unit/engine_opts.sh $(O) || rc=1; \
+	tests/suite $(notdir $(O))/fio-version.sh 300 tests/unit/fio-version.sh $(O) || rc=1; \
+	tests/suite $(notdir $(O))/list-rdma.sh 300 tests/unit/list-rdma.sh $(O) || rc=1; \
 	exit $$rc
 ifeq ($(SANFLAGS),)
+	tests/suite $(notdir $(O))/version.sh 300 tests/unit/version.sh $(O)
+	# an address-space limit, which ASan's shadow memory cannot live under
+	tests/suite $(notdir $(O))/tool.sh 300 tests/unit/tool.sh $(O)
 	tests/suite install.sh 600 tests/unit/install.sh
+	tests/suite python-venv.sh 600 tests/unit/python-venv.sh
 	NVMEOF_LIB=$(CURDIR)/$(O)/libnvmeof.so PYTHONDONTWRITEBYTECODE=1 \
 		tests/suite python-unit 300 $(PYTHON) -m pytest -p no:cacheprovider -q tests/python/unit
 endif
@@ -230,6 +254,29 @@ testbed612:
 		{ echo "testbed612: no linux-image-6.12-amd64 in apt (bookworm-security); run apt-get update" >&2; exit 1; }; \
 	NVMEOF_TB_STATE=$(TB612) NVMEOF_TB_KERNEL_PKG=$$pkg tests/testbed/setup
 fio-src:
+	engine/fetch-fio-src $(FIO_SRC)
+# A second fio release to hold the engine to (tests/target/fio-versions.sh):
+# Debian 13's fio (3.39), built from its source package into build/fio-trixie
+# and installed nowhere, and the plain build's engine and tool built against
+# it in build/fio-trixie-out. FIO2_SUITE=bookworm builds the installed one's.
+FIO2_SUITE ?= trixie
+FIO2 = build/fio-$(FIO2_SUITE)
+fio-release:
+	engine/build-fio-release $(FIO2_SUITE) $(FIO2)
+	$(MAKE) O=$(FIO2)-out FIO_SRC=$(FIO2) $(FIO2)-out/libnvmeof_fio.so $(FIO2)-out/tests/fio_version
+# What building needs and nothing more (no QEMU, kernels or valgrind): the
+# compiler, rdma-core's, libnuma's and OpenSSL's headers, pkg-config, fio,
+# then fio's source. Installs only what is missing.
+BUILD_DEPS = gcc make libc6-dev pkg-config libibverbs-dev librdmacm-dev libnuma-dev libssl-dev fio
+build-deps:
+	@missing=$$(for p in $(BUILD_DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "build-deps: installing" $$missing; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing > /dev/null || \
+			{ echo "build-deps: apt-get install failed for:" $$missing >&2; exit 1; }; \
+	fi
 	engine/fetch-fio-src $(FIO_SRC)
 
 TESTS_612_CORE = identify_matches_testbed roundtrip_keyed_only keep_alive_keeps_the_association \
@@ -277,7 +324,7 @@ test-fuzz:
 # libFuzzer targets (clang, ASan+UBSan); `make fuzz FUZZ_SECONDS=600` for a
 # longer run. CI runs a short pass.
 FUZZ_SECONDS ?= 60
-FUZZ_CFLAGS = -std=c11 -g -O1 -D_GNU_SOURCE -Icore/include -Icore -Iengine -Itests/wire \
+FUZZ_CFLAGS = -std=c11 -g -O1 -D_GNU_SOURCE -DNVMEOF_VERSION_STR='"$(VERSION)"' -Icore/include -Icore -Iengine -Itests/wire \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_CORE = $(CORE_SRC) tests/wire/fakewire.c
 # Each fuzzer is one compile-and-link of several sources: it depends on every
@@ -332,6 +379,7 @@ clean:
 # build (build/out) made. The fio engine goes to $(LIBDIR)/fio/, outside the
 # linker's path: fio loads it by path (--ioengine=external:PATH).
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
@@ -347,16 +395,25 @@ $(O)/nvmeof.pc: nvmeof.pc.in Makefile
 # Rebuilt each time: PREFIX may differ from the last install.
 .PHONY: $(O)/nvmeof.pc
 
-install: lib engine $(O)/nvmeof.pc
-	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
-		$(DESTDIR)$(FIOENGINEDIR) $(DESTDIR)$(JOBSDIR)
+# Only the fio engine needs fio's source: without it the rest installs, and
+# one line says what was left out.
+HAVE_FIO_SRC = $(wildcard $(FIO_SRC)/config-host.h)
+install: lib tool $(O)/nvmeof.pc $(if $(HAVE_FIO_SRC),engine)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(JOBSDIR)
+	install -m 755 $(TOOL) $(DESTDIR)$(BINDIR)/
 	install -m 644 core/include/nvmeof.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(O)/libnvmeof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libnvmeof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf libnvmeof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libnvmeof.so
 	install -m 644 $(O)/libnvmeof-dist.a $(DESTDIR)$(LIBDIR)/libnvmeof.a
 	install -m 644 $(O)/nvmeof.pc $(DESTDIR)$(PKGCONFIGDIR)/
+ifneq ($(HAVE_FIO_SRC),)
+	install -d $(DESTDIR)$(FIOENGINEDIR)
 	install -m 755 $(ENGINE) $(DESTDIR)$(FIOENGINEDIR)/
+else
+	@echo "install: the fio engine is left out: fio's source is not in $(FIO_SRC) (make fio-src, or FIO_SRC=/path/to/fio-X.Y); the rest is installed"
+endif
 	install -m 644 $(JOB_FILES) $(DESTDIR)$(JOBSDIR)/
 	# jobs/run, with the installed engine as its default
 	sed 's|$$TOP/build/out/libnvmeof_fio.so|$(FIOENGINEDIR)/libnvmeof_fio.so|' jobs/run \
@@ -365,7 +422,7 @@ install: lib engine $(O)/nvmeof.pc
 	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(INCLUDEDIR)/nvmeof.h $(DESTDIR)$(LIBDIR)/libnvmeof.so.$(VERSION) \
+	rm -f $(DESTDIR)$(BINDIR)/nvmeof $(DESTDIR)$(INCLUDEDIR)/nvmeof.h $(DESTDIR)$(LIBDIR)/libnvmeof.so.$(VERSION) \
 		$(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libnvmeof.so $(DESTDIR)$(LIBDIR)/libnvmeof.a \
 		$(DESTDIR)$(PKGCONFIGDIR)/nvmeof.pc $(DESTDIR)$(FIOENGINEDIR)/libnvmeof_fio.so \
 		$(addprefix $(DESTDIR)$(JOBSDIR)/,$(notdir $(JOB_FILES)) run)

@@ -52,10 +52,37 @@ static int split(char *path, char **comp, int max)
 	return n;
 }
 
+const char *topo_relation(const char *sysroot, const char *hca, const char *gpu_pci, char *where, size_t wlen)
+{
+	char p[PATH_MAX], hp[PATH_MAX], gp[PATH_MAX];
+	char *hc[32], *gc[32];
+	*where = '\0';
+	snprintf(p, sizeof(p), "%s/class/infiniband/%s/device", sysroot, hca);
+	if (real(p, hp) || !strstr(hp, "/pci"))
+		return NULL;
+	snprintf(p, sizeof(p), "%s/bus/pci/devices/%s", sysroot, gpu_pci);
+	if (real(p, gp))
+		return NULL;
+	int nh = split(hp, hc, 32), ng = split(gp, gc, 32), common = 0;
+	while (common < nh - 1 && common < ng - 1 && !strcmp(hc[common], gc[common]))
+		common++;
+	if (common == 0)
+		return "different root complexes";
+	if (common == 1) {
+		snprintf(where, wlen, "%s", hc[0]);
+		return "same root complex, different root ports";
+	}
+	if (common == 2) {
+		snprintf(where, wlen, "%s", hc[1]);
+		return "same root port";
+	}
+	snprintf(where, wlen, "below %s", hc[common - 1]);
+	return "same PCIe switch";
+}
+
 void topo_describe(const char *sysroot, const char *hca, const char *gpu_pci, char *out, size_t len)
 {
-	char p[PATH_MAX], hp[PATH_MAX], gp[PATH_MAX], hpci[64] = "";
-	char *hc[32], *gc[32];
+	char p[PATH_MAX], hp[PATH_MAX], gp[PATH_MAX], hpci[64] = "", where[96];
 	snprintf(p, sizeof(p), "%s/class/infiniband/%s/device", sysroot, hca);
 	if (real(p, hp) || !strstr(hp, "/pci")) {
 		snprintf(out, len, "HCA %s is not a PCI device (software RDMA): no PCIe path to the GPU", hca);
@@ -68,25 +95,16 @@ void topo_describe(const char *sysroot, const char *hca, const char *gpu_pci, ch
 		return;
 	}
 	int hn = numa_node(hp), gn = numa_node(gp);
-	int nh = split(hp, hc, 32), ng = split(gp, gc, 32), common = 0;
-	while (common < nh - 1 && common < ng - 1 && !strcmp(hc[common], gc[common]))
-		common++;
-	const char *rel;
-	char where[96] = "";
-	if (common == 0) {
-		rel = "different root complexes";
-	} else if (common == 1) {
-		rel = "same root complex, different root ports";
-		snprintf(where, sizeof(where), " %s", hc[0]);
-	} else if (common == 2) {
-		rel = "same root port";
-		snprintf(where, sizeof(where), " %s", hc[1]);
-	} else {
-		rel = "same PCIe switch";
-		snprintf(where, sizeof(where), " below %s", hc[common - 1]);
-	}
-	snprintf(out, len, "HCA %s (%s, NUMA %d) and GPU %s (NUMA %d): %s%s%s", hca, hpci, hn, gpu_pci, gn,
-		 rel, where, hn >= 0 && gn >= 0 && hn != gn ? ", across NUMA nodes" : "");
+	const char *rel = topo_relation(sysroot, hca, gpu_pci, where, sizeof(where));
+	snprintf(out, len, "HCA %s (%s, NUMA %d) and GPU %s (NUMA %d): %s%s%s%s", hca, hpci, hn, gpu_pci, gn,
+		 rel, *where ? " " : "", where, hn >= 0 && gn >= 0 && hn != gn ? ", across NUMA nodes" : "");
+}
+
+int topo_pci_node(const char *sysroot, const char *pci)
+{
+	char p[PATH_MAX], r[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/bus/pci/devices/%s", sysroot, pci);
+	return real(p, r) ? -1 : numa_node(r);
 }
 
 int topo_hca_node(const char *sysroot, const char *hca)

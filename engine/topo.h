@@ -12,6 +12,14 @@ int topo_hca_pci(const char *sysroot, const char *hca, char *pci, size_t len);
  * complex, or different root complexes (with NUMA nodes). */
 void topo_describe(const char *sysroot, const char *hca, const char *gpu_pci, char *out, size_t len);
 
+/* Just the relation: "same PCIe switch", "same root port", "same root
+ * complex, different root ports" or "different root complexes", with where
+ * ("below 0000:3a:02.0", the root port, the root complex) in where; NULL
+ * when the HCA is not a PCI device or the GPU is not in sysfs. */
+const char *topo_relation(const char *sysroot, const char *hca, const char *gpu_pci, char *where, size_t wlen);
+/* A PCI device's NUMA node, -1 unknown. */
+int topo_pci_node(const char *sysroot, const char *pci);
+
 /* NUMA nodes from sysfs; -1 where sysfs has none (a software device, a
  * machine without NUMA). */
 int topo_hca_node(const char *sysroot, const char *hca);

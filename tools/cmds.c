@@ -130,6 +130,42 @@ int cmd_discover(struct args *a)
 
 /* ---- identify ---- */
 
+static void uuidstr(char *dst, const uint8_t *u);
+
+/* a 128-bit little-endian field, as nvme-cli's JSON gives it (a string) */
+static void u128_at(struct out *p, const char *name, const uint8_t *at)
+{
+	const uint64_t v[2] = {get_le64(at), get_le64(at + 8)};
+	out_u128_str(p, name, v);
+}
+
+/* Identify Controller's power state descriptors, as nvme-cli's "psds" */
+static void power_states(struct out *p, const uint8_t *d)
+{
+	if (!p->json)
+		return; /* nvme-cli's own line format for them: not copied */
+	out_arr_begin(p, "psds");
+	for (unsigned i = 0; i <= d[263] && i < 32; i++) {
+		const uint8_t *ps = d + 2048 + 32 * i;
+		out_obj_begin(p, NULL);
+		out_u64(p, "max_power", get_le16(ps));
+		out_u64(p, "flags", ps[3]); /* MXPS bit 0, NOPS bit 1 */
+		out_u64(p, "entry_lat", get_le32(ps + 4));
+		out_u64(p, "exit_lat", get_le32(ps + 8));
+		out_u64(p, "read_tput", ps[12]);
+		out_u64(p, "read_lat", ps[13]);
+		out_u64(p, "write_tput", ps[14]);
+		out_u64(p, "write_lat", ps[15]);
+		out_u64(p, "idle_power", get_le16(ps + 16));
+		out_u64(p, "idle_scale", ps[18] >> 6);
+		out_u64(p, "active_power", get_le16(ps + 20));
+		out_u64(p, "active_power_work", ps[22] & 7);
+		out_u64(p, "active_scale", ps[22] >> 6);
+		out_obj_end(p);
+	}
+	out_arr_end(p);
+}
+
 static void ascii(char *dst, const uint8_t *src, size_t n, bool json)
 {
 	/* nvme-cli's JSON keeps the field's padding; its normal output too */
@@ -172,6 +208,14 @@ int cmd_id_ctrl(struct args *a)
 	out_hex(&p, "ctratt", get_le32(d + 96));
 	out_hex(&p, "rrls", get_le16(d + 100));
 	out_hex(&p, "cntrltype", d[111]);
+	uuidstr(s, d + 112);
+	out_str(&p, "fguid", s);
+	out_u64(&p, "crdt1", get_le16(d + 128));
+	out_u64(&p, "crdt2", get_le16(d + 130));
+	out_u64(&p, "crdt3", get_le16(d + 132));
+	out_hex(&p, "nvmsr", d[253]);
+	out_hex(&p, "vwci", d[254]);
+	out_hex(&p, "mec", d[255]);
 	out_hex(&p, "oacs", get_le16(d + 256));
 	out_u64(&p, "acl", d[258]);
 	out_u64(&p, "aerl", d[259]);
@@ -180,7 +224,34 @@ int cmd_id_ctrl(struct args *a)
 	out_u64(&p, "elpe", d[262]);
 	out_u64(&p, "npss", d[263]);
 	out_hex(&p, "avscc", d[264]);
+	out_hex(&p, "apsta", d[265]);
+	out_u64(&p, "wctemp", get_le16(d + 266));
+	out_u64(&p, "cctemp", get_le16(d + 268));
+	out_u64(&p, "mtfa", get_le16(d + 270));
+	out_u64(&p, "hmpre", get_le32(d + 272));
+	out_u64(&p, "hmmin", get_le32(d + 276));
+	u128_at(&p, "tnvmcap", d + 280);
+	u128_at(&p, "unvmcap", d + 296);
+	out_u64(&p, "rpmbs", get_le32(d + 312));
+	out_u64(&p, "edstt", get_le16(d + 316));
+	out_u64(&p, "dsto", d[318]);
+	out_u64(&p, "fwug", d[319]);
 	out_u64(&p, "kas", get_le16(d + 320));
+	out_u64(&p, "hctma", get_le16(d + 322));
+	out_u64(&p, "mntmt", get_le16(d + 324));
+	out_u64(&p, "mxtmt", get_le16(d + 326));
+	out_hex(&p, "sanicap", get_le32(d + 328));
+	out_u64(&p, "hmminds", get_le32(d + 332));
+	out_u64(&p, "hmmaxd", get_le16(d + 336));
+	out_u64(&p, "nsetidmax", get_le16(d + 338));
+	out_u64(&p, "endgidmax", get_le16(d + 340));
+	out_u64(&p, "anatt", d[342]);
+	out_hex(&p, "anacap", d[343]);
+	out_u64(&p, "anagrpmax", get_le32(d + 344));
+	out_u64(&p, "nanagrpid", get_le32(d + 348));
+	out_u64(&p, "pels", get_le32(d + 352));
+	out_u64(&p, "domainid", get_le16(d + 356));
+	u128_at(&p, "megcap", d + 368);
 	out_hex(&p, "sqes", d[512]);
 	out_hex(&p, "cqes", d[513]);
 	out_u64(&p, "maxcmd", get_le16(d + 514));
@@ -191,8 +262,14 @@ int cmd_id_ctrl(struct args *a)
 	out_hex(&p, "vwc", d[525]);
 	out_u64(&p, "awun", get_le16(d + 526));
 	out_u64(&p, "awupf", get_le16(d + 528));
+	out_hex(&p, "icsvscc", d[530]);
+	out_hex(&p, "nwpc", d[531]);
+	out_u64(&p, "acwu", get_le16(d + 532));
+	out_hex(&p, "ocfs", get_le16(d + 534));
 	out_hex(&p, "sgls", get_le32(d + 536));
 	out_u64(&p, "mnan", get_le32(d + 540));
+	u128_at(&p, "maxdna", d + 544);
+	out_u64(&p, "maxcna", get_le32(d + 560));
 	ascii(s, d + 768, 256, a->json);
 	for (size_t i = strlen(s); i > 0 && s[i - 1] == ' '; i--)
 		s[i - 1] = '\0'; /* the NQN is NUL padded: no blanks */
@@ -203,6 +280,7 @@ int cmd_id_ctrl(struct args *a)
 	out_hex(&p, "fcatt", d[1802]);
 	out_u64(&p, "msdbd", d[1803]);
 	out_hex(&p, "ofcs", get_le16(d + 1804));
+	power_states(&p, d);
 	out_end(&p);
 	return done(a, c, 0);
 }

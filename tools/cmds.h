@@ -6,13 +6,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum { ARG_OUT = 1, ARG_NSID = 2, ARG_ENTRIES = 4, ARG_LOG = 8, ARG_IO = 16 };
+enum { ARG_OUT = 1, ARG_NSID = 2, ARG_ENTRIES = 4, ARG_LOG = 8, ARG_IO = 16, ARG_LOCAL = 32 /* no target */ };
 
 struct args {
 	const char *name;
 	const char *traddr, *trsvcid, *src, *hostnqn, *hostid, *nqn, *data;
 	const char *dhchap_secret, *dhchap_ctrl_secret, *dhchap_hashes, *dhchap_dhgroups;
 	bool allow_unauth_ctrl;
+	const char *sysfs; /* list-rdma: the sysfs root (/sys) */
 	uint32_t timeout_ms; /* trsvcid NULL, timeout_ms 0: not given, the library's default */
 	uint32_t nsid, entries, log_len, nlb;
 	uint64_t lpo, slba;
@@ -37,5 +38,6 @@ int cmd_read(struct args *a);
 int cmd_write(struct args *a);
 int cmd_write_zeroes(struct args *a);
 int cmd_flush(struct args *a);
+int cmd_list_rdma(struct args *a);
 
 #endif

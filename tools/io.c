@@ -82,9 +82,7 @@ int cmd_read(struct args *a)
 		fprintf(stderr, "nvmeof read: --block-count is required\n");
 		return 2;
 	}
-	FILE *f = !a->data || !strcmp(a->data, "-") ? stdout : fopen(a->data, "wb");
-	if (!f)
-		return io_fail(a, "cannot create %s", a->data);
+	FILE *f = NULL;
 	/* connect without a buffer first: the size needs the LBA size */
 	int rc = io_open(a, &io, 0);
 	if (!rc && !(rc = span(a, &io, a->nlb, &bytes))) {
@@ -95,14 +93,18 @@ int cmd_read(struct args *a)
 		rc = io_fail(a, "%s", NULL);
 	if (!rc) {
 		uint8_t *p = host_view(a, &io, bytes, &own);
+		/* the output is created (or truncated) only now that the data
+		 * is here: a failed read leaves an existing file as it was */
 		if (!p || (own && nvmeof_cuda_copy(io.mr, 0, p, bytes, false)))
 			rc = io_fail(a, "copy from the GPU: %s", NULL);
+		else if (!(f = !a->data || !strcmp(a->data, "-") ? stdout : fopen(a->data, "wb")))
+			rc = io_fail(a, "cannot create %s", a->data);
 		else if (fwrite(p, 1, bytes, f) != bytes || fflush(f))
 			rc = io_fail(a, "cannot write %s", a->data ? a->data : "stdout");
 		free(own);
 	}
-	if (f != stdout)
-		fclose(f);
+	if (f && f != stdout && fclose(f) && !rc)
+		rc = io_fail(a, "cannot write %s", a->data);
 	rc = io_close(a, &io, rc);
 	if (!rc && f != stdout)
 		fprintf(stderr, "read: %u blocks from %llu of namespace %u into %s\n", a->nlb,
@@ -110,11 +112,45 @@ int cmd_read(struct args *a)
 	return rc;
 }
 
+/* Reads up to max bytes of f into p; *more: f has bytes beyond them (one
+ * looked at and pushed back). */
+static size_t read_upto(FILE *f, uint8_t *p, size_t max, bool *more)
+{
+	size_t have = 0;
+	for (size_t n; have < max && (n = fread(p + have, 1, max - have, f)) > 0;)
+		have += n;
+	int c = have == max ? fgetc(f) : EOF;
+	*more = c != EOF && ungetc(c, f) != EOF;
+	return have;
+}
+
+/* All of f, when it is at most max bytes: a buffer grown as it comes, so
+ * a pipe costs what it carries. NULL: out of memory. */
+static uint8_t *slurp(FILE *f, size_t max, size_t *have, bool *more)
+{
+	size_t cap = max < (1u << 20) ? max : 1u << 20;
+	uint8_t *in = malloc(cap ? cap : 1);
+	*have = 0;
+	while (in) {
+		*have += read_upto(f, in + *have, cap - *have, more);
+		if (!*more || cap == max)
+			break;
+		cap = cap > max / 2 ? max : cap * 2;
+		uint8_t *bigger = realloc(in, cap);
+		if (!bigger)
+			free(in);
+		in = bigger;
+	}
+	return in;
+}
+
 int cmd_write(struct args *a)
 {
 	struct io io;
-	size_t bytes, have = 0;
-	void *own;
+	size_t bytes = 0, have = 0;
+	void *stage = NULL;
+	uint8_t *in = NULL;
+	bool more = false;
 	if (!a->data) {
 		fprintf(stderr, "nvmeof write: --data FILE is required (- for stdin)\n");
 		return 2;
@@ -122,57 +158,52 @@ int cmd_write(struct args *a)
 	FILE *f = !strcmp(a->data, "-") ? stdin : fopen(a->data, "rb");
 	if (!f)
 		return io_fail(a, "cannot open %s", a->data);
-	/* the whole input, to know its size */
-	size_t cap = 1 << 20;
-	uint8_t *in = malloc(cap);
-	for (size_t n; in && (n = fread(in + have, 1, cap - have, f)) > 0;) {
-		have += n;
-		if (have == cap) {
-			uint8_t *bigger = realloc(in, cap *= 2);
-			if (!bigger) {
-				free(in);
-				in = NULL;
-			}
-			in = bigger;
-		}
-	}
-	if (f != stdin)
-		fclose(f);
-	if (!in)
-		return io_fail(a, "out of memory reading %s", a->data);
+	/* Only what the command transfers is read, once the LBA size is
+	 * known: --block-count blocks (of an endless /dev/zero too), straight
+	 * into the buffer the write goes from; else the whole input, up to
+	 * what the namespace holds from --start-block on. */
 	int rc = io_open(a, &io, 0);
 	uint32_t nlb = a->nlb;
 	if (!rc && !nlb) {
-		if (!have || have % io.ns->lba_size) {
+		uint64_t room = a->slba < io.ns->nsze ? io.ns->nsze - a->slba : 1; /* 1: span() says why */
+		nlb = (uint32_t)(room < UINT32_MAX ? room : UINT32_MAX);
+	}
+	if (!rc && !(rc = span(a, &io, nlb, &bytes)) && !a->nlb) {
+		if (!(in = slurp(f, bytes, &have, &more)))
+			rc = io_fail(a, "%s", "out of memory");
+		else if (more || ferror(f) || !have || have % io.ns->lba_size) {
 			char m[200];
-			snprintf(m, sizeof(m), "%s has %zu bytes, not a whole number of %u-byte blocks "
-				 "(give --block-count to pad with zeroes)", a->data, have, io.ns->lba_size);
+			if (ferror(f))
+				snprintf(m, sizeof(m), "cannot read %s", a->data);
+			else if (more)
+				snprintf(m, sizeof(m), "%s has more bytes than the %u blocks from %llu to the end "
+					 "of namespace %u hold", a->data, nlb, (unsigned long long)a->slba, a->nsid);
+			else
+				snprintf(m, sizeof(m), "%s has %zu bytes, not a whole number of %u-byte blocks "
+					 "(give --block-count to pad with zeroes)", a->data, have, io.ns->lba_size);
 			rc = io_fail(a, "%s", m);
 		}
 		nlb = (uint32_t)(have / io.ns->lba_size);
+		bytes = have;
 	}
-	if (!rc && !(rc = span(a, &io, nlb, &bytes))) {
-		if (have > bytes) {
-			char m[200];
-			snprintf(m, sizeof(m), "%s has %zu bytes, more than %u blocks hold", a->data, have, nlb);
-			rc = io_fail(a, "%s", m);
-		} else if (a->gpu >= 0 ? nvmeof_mr_alloc_cuda(io.c, a->gpu, bytes, &io.mr)
-				       : nvmeof_mr_alloc(io.c, bytes, &io.mr)) {
-			rc = io_fail(a, "%s", NULL);
-		}
-	}
+	if (!rc && (a->gpu >= 0 ? nvmeof_mr_alloc_cuda(io.c, a->gpu, bytes, &io.mr)
+				: nvmeof_mr_alloc(io.c, bytes, &io.mr)))
+		rc = io_fail(a, "%s", NULL);
 	if (!rc) {
-		uint8_t *p = host_view(a, &io, bytes, &own);
+		uint8_t *p = host_view(a, &io, bytes, &stage);
 		if (!p)
 			rc = io_fail(a, "%s", "out of memory");
-		else {
-			memcpy(p, in, have); /* the rest is zero */
-			if (own && nvmeof_cuda_copy(io.mr, 0, p, bytes, true))
-				rc = io_fail(a, "copy to the GPU: %s", NULL);
-		}
-		free(own);
+		else if (in)
+			memcpy(p, in, bytes);
+		else if (read_upto(f, p, bytes, &more), ferror(f)) /* short: zeroes pad it */
+			rc = io_fail(a, "cannot read %s", a->data);
+		if (!rc && stage && nvmeof_cuda_copy(io.mr, 0, p, bytes, true))
+			rc = io_fail(a, "copy to the GPU: %s", NULL);
 	}
+	free(stage);
 	free(in);
+	if (f != stdin)
+		fclose(f);
 	if (!rc && nvmeof_write_ext_sync(io.q, io.ns, a->slba, nlb, io.mr, 0, a->fua ? NVMEOF_IO_FUA : 0, 0))
 		rc = io_fail(a, "%s", NULL);
 	rc = io_close(a, &io, rc);

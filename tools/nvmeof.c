@@ -1,7 +1,7 @@
 /*
  * nvmeof: discovery, identify, logs and block I/O over NVMe/RDMA from user
  * space, with nvme-cli's subcommand names and output, no kernel initiator.
- *   nvmeof discover -a ADDR
+ *   nvmeof discover -t rdma -a ADDR -s PORT
  *   nvmeof id-ctrl -a ADDR -n NQN [-o json]
  *   nvmeof write -a ADDR -n NQN --namespace-id=1 --start-block=0 --data=FILE
  * `nvmeof SUBCOMMAND --help` lists a subcommand's options.
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cmds.h"
 #include "nvmeof.h"
@@ -33,27 +34,41 @@ static const struct cmd {
 	{"write", "write a file's bytes to blocks", cmd_write, ARG_NSID | ARG_IO},
 	{"write-zeroes", "Write Zeroes over blocks", cmd_write_zeroes, ARG_NSID | ARG_IO},
 	{"flush", "Flush a namespace's volatile write cache", cmd_flush, ARG_NSID},
+	{"list-rdma", "this host's RDMA devices: ports, addresses, PCIe and NUMA place, GPUs near them",
+	 cmd_list_rdma, ARG_OUT | ARG_LOCAL},
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
 enum { OPT_LSP = 0x100, OPT_DHCHAP_FILE, OPT_DHCHAP_CTRL_FILE, OPT_DHCHAP_HASHES, OPT_DHCHAP_DHGROUPS,
-       OPT_ALLOW_UNAUTH };
+       OPT_ALLOW_UNAUTH, OPT_TIMEOUT, OPT_SYSFS };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: nvmeof SUBCOMMAND [OPTIONS]   (nvmeof SUBCOMMAND --help)\n\n");
+	fprintf(f, "usage: nvmeof SUBCOMMAND [OPTIONS]   (nvmeof SUBCOMMAND --help)\n"
+		   "       nvmeof --version\n\n");
 	for (size_t i = 0; i < NCMDS; i++)
 		fprintf(f, "  %-13s %s\n", cmds[i].name, cmds[i].help);
 }
 
+/* The subcommand being parsed: every usage error starts "nvmeof SUBCOMMAND:". */
+static const char *sub = "";
+
 static void cmd_usage(FILE *f, const struct cmd *c)
 {
+	if (c->what & ARG_LOCAL) {
+		fprintf(f, "usage: nvmeof %s [-o json] [--sysfs=DIR]\n%s\n\n"
+			   "  -o, --output-format=FMT  normal or json\n"
+			   "      --sysfs=DIR          read this tree instead of /sys\n"
+			   "  -h, --help               this text\n", c->name, c->help);
+		return;
+	}
 	bool disc = c->fn == cmd_discover;
 	struct nvmeof_ctrl_opts d; /* the defaults shown are the library's */
 	nvmeof_ctrl_opts_init(&d);
 	fprintf(f, "usage: nvmeof %s -a ADDR %s[OPTIONS]\n%s\n\n", c->name, disc ? "" : "-n NQN ", c->help);
-	fprintf(f, "  -a, --traddr=ADDR        target address\n"
-		   "  -s, --trsvcid=PORT       port (%s)\n"
+	fprintf(f, "  -t, --transport=rdma     the transport: rdma, the only one (as nvme-cli's -t)\n"
+		   "  -a, --traddr=ADDR        target address\n"
+		   "  -s, --trsvcid=PORT       port, 1 to 65535 (%s)\n"
 		   "  -w, --src=ADDR           local address (chooses the RDMA device); also --host-traddr\n"
 		   "  -q, --hostnqn=NQN        host NQN (default /etc/nvme/hostnqn, else a generated one)\n"
 		   "  -I, --hostid=UUID        host ID\n"
@@ -72,13 +87,14 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 		fprintf(f, "  -n, --nqn=NQN            discovery NQN (%s)\n", NVMEOF_DISCOVERY_NQN);
 	else
 		fprintf(f, "  -n, --nqn=NQN            subsystem NQN (required)\n");
-	fprintf(f, "  -t, --timeout=MS         command timeout in ms (%u); connect steps: %u\n", d.cmd_timeout_ms,
+	fprintf(f, "      --timeout=MS         command timeout in ms (%u); connect steps: %u;\n"
+		   "                           -t MS, a number, means the same\n", d.cmd_timeout_ms,
 		d.connect_timeout_ms);
 	if (c->what & ARG_OUT)
 		fprintf(f, "  -o, --output-format=FMT  normal or json\n");
 	if (c->what & ARG_NSID)
-		fprintf(f, "  -N, --namespace-id=NSID  namespace (1%s); -n N with a number means the same\n",
-			c->fn == cmd_smart_log || c->fn == cmd_get_log ? "; 0: the controller" : "");
+		fprintf(f, "  -N, --namespace-id=NSID  namespace (%s); -n N with a number means the same\n",
+			c->fn == cmd_smart_log || c->fn == cmd_get_log ? "0, the default: the controller" : "1");
 	if (c->what & ARG_ENTRIES)
 		fprintf(f, "  -e, --log-entries=N      entries (ELPE + 1)\n");
 	if (c->what & ARG_LOG)
@@ -112,11 +128,25 @@ static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *v)
 	errno = 0;
 	unsigned long long x = strtoull(s, &end, 0);
 	if (!*s || *end || errno || s[0] == '-' || x > max) {
-		fprintf(stderr, "nvmeof: --%s: '%s' is not a number from 0 to %llu\n", opt, tool_shown(s),
+		fprintf(stderr, "nvmeof %s: --%s: '%s' is not a number from 0 to %llu\n", sub, opt, tool_shown(s),
 			(unsigned long long)max);
 		return -1;
 	}
 	*v = x;
+	return 0;
+}
+
+/* A port as nvme-cli's -s takes it: a decimal number, 1 to 65535 (the
+ * resolver would take 0, or answer "Servname not supported" for a name). */
+static int parse_port(const char *s)
+{
+	uint64_t v = 0;
+	for (const char *p = s; *p && v <= 65535; p++)
+		v = *p >= '0' && *p <= '9' ? v * 10 + (uint64_t)(*p - '0') : 65536;
+	if (!*s || !v || v > 65535) {
+		fprintf(stderr, "nvmeof %s: --trsvcid: '%s' is not a port number from 1 to 65535\n", sub, s);
+		return -1;
+	}
 	return 0;
 }
 
@@ -136,6 +166,11 @@ int main(int argc, char **argv)
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
+	/* nvme-cli's `nvme --version` and `nvme version` */
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") || !strcmp(argv[1], "version")) {
+		printf("nvmeof version %s\n", nvmeof_version());
+		return 0;
+	}
 	const struct cmd *c = NULL;
 	for (size_t i = 0; i < NCMDS; i++)
 		if (!strcmp(argv[1], cmds[i].name))
@@ -145,11 +180,13 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	sub = c->name;
 	static const struct option lo[] = {
 		{"traddr", required_argument, 0, 'a'}, {"trsvcid", required_argument, 0, 's'},
 		{"src", required_argument, 0, 'w'}, {"host-traddr", required_argument, 0, 'w'},
 		{"hostnqn", required_argument, 0, 'q'}, {"hostid", required_argument, 0, 'I'},
-		{"nqn", required_argument, 0, 'n'}, {"timeout", required_argument, 0, 't'},
+		{"nqn", required_argument, 0, 'n'}, {"timeout", required_argument, 0, OPT_TIMEOUT},
+		{"transport", required_argument, 0, 't'},
 		{"output-format", required_argument, 0, 'o'}, {"namespace-id", required_argument, 0, 'N'},
 		{"log-entries", required_argument, 0, 'e'}, {"log-id", required_argument, 0, 'i'},
 		{"log-len", required_argument, 0, 'l'}, {"lpo", required_argument, 0, 'L'},
@@ -165,6 +202,7 @@ int main(int argc, char **argv)
 		{"dhchap-hashes", required_argument, 0, OPT_DHCHAP_HASHES},
 		{"dhchap-dhgroups", required_argument, 0, OPT_DHCHAP_DHGROUPS},
 		{"allow-unauthenticated-ctrl", no_argument, 0, OPT_ALLOW_UNAUTH},
+		{"sysfs", required_argument, 0, OPT_SYSFS},
 		{0, 0, 0, 0},
 	};
 	struct args a = {.nsid = 1, .gpu = -1};
@@ -192,6 +230,11 @@ int main(int argc, char **argv)
 		case 'i': case 'l': case 'L': case OPT_LSP: case 'r': case 'b': need = ARG_LOG; break;
 		case 'B': case 'c': case 'd': case 'f': case 'D': case 'g': need = ARG_IO; break;
 		}
+		/* a subcommand without a target takes none of a target's options */
+		if (c->what & ARG_LOCAL && ch != 'o' && ch != 'h' && ch != OPT_SYSFS && ch != ':' && ch != '?')
+			need = ARG_IO;
+		else if (ch == OPT_SYSFS && !(c->what & ARG_LOCAL))
+			need = ARG_LOCAL;
 		if (need && !(c->what & need)) {
 			fprintf(stderr, "nvmeof %s: option %s is not one of this subcommand's (see --help)\n",
 				c->name, opt);
@@ -199,7 +242,11 @@ int main(int argc, char **argv)
 		}
 		switch (ch) {
 		case 'a': a.traddr = optarg; break;
-		case 's': a.trsvcid = optarg; break;
+		case 's':
+			if (parse_port(optarg))
+				return 2;
+			a.trsvcid = optarg;
+			break;
 		case 'w': a.src = optarg; break;
 		case 'q': a.hostnqn = optarg; break;
 		case 'S': tool_secret_arg(&a, SECRET_HOST, optarg); break;
@@ -226,9 +273,21 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 't':
+			/* -t is nvme-cli's transport with -a (discover, connect)
+			 * and its timeout in ms elsewhere: a number can only be
+			 * the latter */
+			if (!is_number(optarg)) {
+				if (!strcasecmp(optarg, "rdma"))
+					break;
+				fprintf(stderr, "nvmeof %s: --transport: '%s' is not one this tool speaks: only rdma "
+					"(a number for -t is the timeout in ms)\n", sub, tool_shown(optarg));
+				return 2;
+			}
+			/* fall through */
+		case OPT_TIMEOUT:
 			if (parse_u64("timeout", optarg, 3600000, &v) || !v) {
 				if (!v)
-					fprintf(stderr, "nvmeof: --timeout must be at least 1 ms\n");
+					fprintf(stderr, "nvmeof %s: --timeout must be at least 1 ms\n", sub);
 				return 2;
 			}
 			a.timeout_ms = (uint32_t)v;
@@ -237,7 +296,7 @@ int main(int argc, char **argv)
 			if (!strcmp(optarg, "json"))
 				a.json = true;
 			else if (strcmp(optarg, "normal")) {
-				fprintf(stderr, "nvmeof: --output-format: '%s' is not normal or json\n", tool_shown(optarg));
+				fprintf(stderr, "nvmeof %s: --output-format: '%s' is not normal or json\n", sub, tool_shown(optarg));
 				return 2;
 			}
 			break;
@@ -250,7 +309,7 @@ int main(int argc, char **argv)
 		case 'e':
 			if (parse_u64("log-entries", optarg, 4096, &v) || !v) {
 				if (!v)
-					fprintf(stderr, "nvmeof: --log-entries must be at least 1\n");
+					fprintf(stderr, "nvmeof %s: --log-entries must be at least 1\n", sub);
 				return 2;
 			}
 			a.entries = (uint32_t)v;
@@ -286,7 +345,7 @@ int main(int argc, char **argv)
 		case 'c':
 			if (parse_u64("block-count", optarg, 0xffffffffu, &v) || !v) {
 				if (!v)
-					fprintf(stderr, "nvmeof: --block-count must be at least 1\n");
+					fprintf(stderr, "nvmeof %s: --block-count must be at least 1\n", sub);
 				return 2;
 			}
 			a.nlb = (uint32_t)v;
@@ -299,6 +358,7 @@ int main(int argc, char **argv)
 				return 2;
 			a.gpu = (int)v;
 			break;
+		case OPT_SYSFS: a.sysfs = optarg; break;
 		case 'h':
 			cmd_usage(stdout, c);
 			return 0;
@@ -316,6 +376,10 @@ int main(int argc, char **argv)
 	}
 	if (tool_secret_check())
 		return 2;
+	if (c->what & ARG_LOCAL) {
+		a.name = c->name;
+		return c->fn(&a) ? 1 : 0;
+	}
 	if (!a.traddr) {
 		fprintf(stderr, "nvmeof %s: the target address is missing (-a ADDR)\n", c->name);
 		return 2;

@@ -74,6 +74,16 @@ void out_obj_end(struct out *o) { close_(o, '}'); }
 void out_arr_begin(struct out *o, const char *name) { open_(o, name, '['); }
 void out_arr_end(struct out *o) { close_(o, ']'); }
 
+void out_i64(struct out *o, const char *name, int64_t v)
+{
+	if (o->json) {
+		key(o, name);
+		fprintf(o->f, "%lld", (long long)v);
+	} else {
+		fprintf(o->f, "%-*s: %lld\n", o->width, name, (long long)v);
+	}
+}
+
 void out_u64(struct out *o, const char *name, uint64_t v)
 {
 	if (o->json) {

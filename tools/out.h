@@ -22,6 +22,7 @@ void out_obj_end(struct out *o);
 void out_arr_begin(struct out *o, const char *name);
 void out_arr_end(struct out *o);
 void out_u64(struct out *o, const char *name, uint64_t v);
+void out_i64(struct out *o, const char *name, int64_t v);
 /* normal output in hex ("0x1f"), JSON as a number, as nvme-cli does */
 void out_hex(struct out *o, const char *name, uint64_t v);
 void out_str(struct out *o, const char *name, const char *v);

@@ -51,6 +51,9 @@ enum nvmeof_error {
 const char *nvmeof_errmsg(void);
 /* The name of an NVMEOF_E* code. */
 const char *nvmeof_strerror(int err);
+/* This library's version, "MAJOR.MINOR.PATCH" (pkg-config's --modversion;
+ * the soname carries MAJOR). Since 0.5. */
+const char *nvmeof_version(void);
 
 /* ---- NVMe status ------------------------------------------------------------
  * The 15-bit Status Field of a completion (the CQE's DW3 bits 31:17).

@@ -34,9 +34,23 @@ from .memory import GpuMemory, HostMemory, MemoryRegion, RegisteredMemory
 from .namespace import Namespace, NamespaceInfo
 from .paths import Paths
 
-# The C library's version (the Makefile's VERSION; a unit test holds them
-# equal); the package's metadata reads it from here (pyproject.toml).
-__version__ = "0.1.0"
+# This package's own version, released with the C library's (the Makefile's
+# VERSION; tests/unit/version.sh holds them equal); the package's metadata
+# reads it from here (pyproject.toml). The library actually loaded says its
+# own: library_version().
+__version__ = "0.5.0"
+
+
+def library_version() -> str:
+    """The version of the libnvmeof.so loaded (nvmeof_version()), which may
+    differ from this package's __version__ when another library is found."""
+    lib = _lib.load()
+    f = getattr(lib, "nvmeof_version", None)
+    if f is None:  # a library from before nvmeof_version() existed
+        return "older than 0.5"
+    f.restype = _ctypes.c_char_p
+    f.argtypes = []
+    return f().decode()
 
 
 def library_path() -> str:

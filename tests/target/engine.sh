@@ -4,7 +4,7 @@ source "$(dirname "$0")/lib.sh"
 B=${NVMEOF_BUILD:-build/out}
 ENG=${NVMEOF_ENGINE:-$PWD/$B/libnvmeof_fio.so}
 TOOL=$B/tests/target_core
-FIO=/usr/bin/fio
+FIO=${NVMEOF_FIO:-/usr/bin/fio} # another fio release: tests/target/fio-versions.sh
 tidname() { # nqn nsid -> transport-ID filename, ':' escaped for fio
   echo "trtype=RDMA adrfam=IPv4 traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=${1//:/\\:} ns=$2"
 }

@@ -3,7 +3,9 @@
 # default PREFIX and with another one: the files and symlinks expected and
 # nothing else, the soname, a program built only from what pkg-config says
 # (shared, and static against libnvmeof.a with Requires.private and
-# Libs.private) that runs; then `make uninstall` leaves no file behind.
+# Libs.private) that runs, the tool; then `make uninstall` leaves no file
+# behind. Without fio's source (FIO_SRC elsewhere) all but the fio engine
+# installs, and one line says so.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 pass=0 fail=0
@@ -15,26 +17,38 @@ top=$(mktemp -d)
 trap 'rm -rf "$top"' EXIT
 version=$(sed -n 's/^VERSION = //p' Makefile)
 
-expected_files() { # PREFIX, relative to DESTDIR
+expected_files() { # PREFIX [noengine], relative to DESTDIR
   local p=${1#/}
-  printf '%s\n' "$p/include/nvmeof.h" "$p/lib/libnvmeof.so.$version" "$p/lib/libnvmeof.so.0" \
-    "$p/lib/libnvmeof.so" "$p/lib/libnvmeof.a" "$p/lib/pkgconfig/nvmeof.pc" "$p/lib/fio/libnvmeof_fio.so" \
+  printf '%s\n' "$p/bin/nvmeof" "$p/include/nvmeof.h" "$p/lib/libnvmeof.so.$version" "$p/lib/libnvmeof.so.0" \
+    "$p/lib/libnvmeof.so" "$p/lib/libnvmeof.a" "$p/lib/pkgconfig/nvmeof.pc" \
     "$p/share/nvmeof/jobs/run" "$p/share/nvmeof/jobs/common.fio.inc" "$p/share/nvmeof/jobs/kdev.sh"
+  [ "${2:-}" = noengine ] || echo "$p/lib/fio/libnvmeof_fio.so"
   for j in jobs/*.fio; do echo "$p/share/nvmeof/jobs/${j#jobs/}"; done
 }
 
-for prefix in "" /opt/nvmeof-test; do
+for prefix in "" /opt/nvmeof-test /opt/nvmeof-nofio; do
   p=${prefix:-/usr/local}
   d=$top/root${prefix//\//_}
   mkdir -p "$d"
   name="PREFIX=${prefix:-(default)}"
-  if ! make -s --no-print-directory install DESTDIR="$d" ${prefix:+PREFIX=$prefix} > "$top/log" 2>&1; then
+  nofio=
+  [ "$prefix" != /opt/nvmeof-nofio ] || { nofio=noengine; name="$name, no fio source"; }
+  if ! make -s --no-print-directory install DESTDIR="$d" ${prefix:+PREFIX=$prefix} \
+       ${nofio:+FIO_SRC=$top/no-fio-source} > "$top/log" 2>&1; then
     bad "$name: make install" "$(tail -5 "$top/log")"
     continue
   fi
+  if [ -n "$nofio" ]; then
+    n=$(grep -c "fio engine is left out: fio's source is not in $top/no-fio-source" "$top/log")
+    check "$name: one line says the engine is left out" test "$n" = 1
+  else
+    check "$name: nothing said about the engine" bash -c "! grep -q 'left out' '$top/log'"
+  fi
   (cd "$d" && find . \( -type f -o -type l \) | sed 's|^\./||' | sort) > "$top/got"
-  expected_files "$p" | sort > "$top/want"
+  expected_files "$p" $nofio | sort > "$top/want"
   check "$name: installs exactly the expected files" diff "$top/want" "$top/got"
+  check "$name: the installed tool runs and says $version" \
+    test "$(LD_LIBRARY_PATH=$d$p/lib "$d$p/bin/nvmeof" --version)" = "nvmeof version $version"
   lib=$d$p/lib
   check "$name: libnvmeof.so.0 and libnvmeof.so link to libnvmeof.so.$version" \
     test "$(readlink "$lib/libnvmeof.so.0")" = "libnvmeof.so.$version" -a \
@@ -91,5 +105,19 @@ for prefix in "" /opt/nvmeof-test; do
     bad "$name: make uninstall" "$(tail -5 "$top/log")"
   fi
 done
+# make build-deps: what building needs from apt, and only that (no QEMU,
+# kernel or valgrind), asked of stand-ins for dpkg-query (nothing installed)
+# and apt-get (records what it is asked)
+mkdir -p "$top/stub"
+printf '#!/bin/sh\nexit 1\n' > "$top/stub/dpkg-query"
+printf '#!/bin/sh\necho "$*" >> %s/apt.log\n' "$top" > "$top/stub/apt-get"
+chmod +x "$top/stub/dpkg-query" "$top/stub/apt-get"
+if PATH=$top/stub:$PATH make -s --no-print-directory build-deps > "$top/log" 2>&1; then
+  asked=$(grep '^install ' "$top/apt.log" | tr ' ' '\n' | grep -v '^-' | grep -vx install | sort | tr '\n' ' ')
+  check "build-deps asks apt for the build's packages only: $asked" \
+    test "$asked" = "fio gcc libc6-dev libibverbs-dev libnuma-dev librdmacm-dev libssl-dev make pkg-config "
+else
+  bad "make build-deps" "$(tail -5 "$top/log")"
+fi
 echo "install: $pass passed, $fail failed, 0 skipped"
 [ "$fail" = 0 ]

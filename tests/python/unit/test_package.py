@@ -2,10 +2,12 @@
 defaults are the library's, and its public API carries type hints and the
 docstrings help() shows."""
 import ctypes
+import importlib.util
 import inspect
 import os
 import re
 import tomllib
+import zipfile
 
 import nvmeof
 from nvmeof import _structs as S
@@ -24,7 +26,32 @@ def test_the_package_metadata_takes_the_same_version():
         project = tomllib.load(f)
     assert project["project"]["name"] == "nvmeof"
     assert "version" in project["project"]["dynamic"]
-    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "nvmeof.__version__"}
+    # the build backend (python/_build) writes the metadata pip records
+    assert project["build-system"] == {"requires": [], "build-backend": "nvmeof_build",
+                                       "backend-path": ["_build"]}
+    spec = importlib.util.spec_from_file_location(
+        "nvmeof_build", os.path.join(TOP, "python", "_build", "nvmeof_build.py"))
+    backend = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(backend)
+    assert backend._project()["version"] == nvmeof.__version__
+
+
+def test_a_built_wheel_holds_the_package_and_its_metadata(tmp_path):
+    spec = importlib.util.spec_from_file_location(
+        "nvmeof_build", os.path.join(TOP, "python", "_build", "nvmeof_build.py"))
+    backend = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(backend)
+    name = backend.build_wheel(str(tmp_path))
+    assert name == "nvmeof-%s-py3-none-any.whl" % nvmeof.__version__
+    with zipfile.ZipFile(str(tmp_path / name)) as z:
+        names = set(z.namelist())
+        meta = z.read("nvmeof-%s.dist-info/METADATA" % nvmeof.__version__).decode()
+        record = z.read("nvmeof-%s.dist-info/RECORD" % nvmeof.__version__).decode()
+    src = {"nvmeof/" + f for f in os.listdir(os.path.join(TOP, "python", "nvmeof"))
+           if f.endswith(".py") or f == "py.typed"}
+    assert src <= names
+    assert "Version: %s\n" % nvmeof.__version__ in meta
+    assert {line.split(",")[0] for line in record.split()} == names
 
 
 def test_no_default_is_repeated_from_the_library():

@@ -1,0 +1,38 @@
+#!/bin/bash
+# tests/unit/fio-version.sh [BUILD_DIR]: the engine refuses, in one line, a
+# fio of another version than the source it was built against, and loads
+# under its own (tests/unit/fio_version.c stands in for fio; the real fio
+# of another release: tests/target/fio-versions.sh).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+B=${1:-build/out}
+pass=0 fail=0
+ok() { echo "ok     $1"; pass=$((pass + 1)); }
+bad() { echo "FAILED $1"; shift; printf '    %s\n' "$@"; fail=$((fail + 1)); }
+built=$(strings "$B/engine/fiover.o" | grep -m1 '^fio-[0-9]')
+[ -n "$built" ] || { echo "fio-version: no fio version in $B/engine/fiover.o"; exit 1; }
+# ASan's runtime must come first when a sanitized engine is loaded into fio
+rt=${NVMEOF_ASAN_RT:-}
+if [ -z "$rt" ] && ldd "$B/libnvmeof_fio.so" 2>/dev/null | grep -q libasan; then rt=$(${CC:-cc} -print-file-name=libasan.so); fi
+pre=${rt:+LD_PRELOAD=$rt}
+
+out=$("$B/tests/fio_version" "$B/libnvmeof_fio.so" "$built" 2>&1)
+read -r got want <<< "$(tail -1 <<< "$out")"
+if [ "$got" = "$want" ] && [ "$(wc -l <<< "$out")" = 1 ]; then ok "under $built (its own): loads, silent"
+else bad "under $built (its own): loads, silent" "$out"; fi
+
+out=$("$B/tests/fio_version" "$B/libnvmeof_fio.so" fio-3.99 2>&1)
+read -r got want <<< "$(tail -1 <<< "$out")"
+if [ "$got" != "$want" ] && [ "$(grep -c . <<< "$out")" = 2 ] &&
+   grep -qx "nvmeof engine: built for $built but loaded by fio-3.99, .*rebuild it against this fio's source.*" <<< "$out"; then
+  ok "under fio-3.99: one line, and an ioops version fio refuses ($got)"
+else bad "under fio-3.99: one line, and an ioops version fio refuses" "$out"; fi
+
+# and the real fio, when it is the one the engine was built for, loads it
+if command -v fio >/dev/null && [ "$(fio --version)" = "$built" ]; then
+  out=$(env $pre ASAN_OPTIONS=detect_leaks=0 fio --enghelp="$PWD/$B/libnvmeof_fio.so" 2>&1)
+  if grep -q '^traddr' <<< "$out" && ! grep -q "nvmeof engine: built for" <<< "$out"; then ok "$built itself loads it"
+  else bad "$built itself loads it" "$(head -3 <<< "$out")"; fi
+fi
+echo "fio-version: $pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,66 @@
+#!/bin/bash
+# tests/unit/tool.sh [BUILD_DIR]: the nvmeof tool's command line as a user
+# of nvme-cli types it, without a target: what is refused is refused before
+# anything connects, with a message that starts "nvmeof SUBCOMMAND:"; a
+# failed connect reads no more input than the command transfers and leaves
+# an existing output file as it was. (tests/target/tool.sh: the same tool
+# against the test bed's target.) Nothing listens on 127.0.0.1:4 here, and
+# without an RDMA device the connect fails at once: either way it fails.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+B=${1:-build/out}
+T=$B/nvmeof
+pass=0 fail=0
+ok() { echo "ok     $1"; pass=$((pass + 1)); }
+bad() { echo "FAILED $1"; shift; printf '    %s\n' "$@"; fail=$((fail + 1)); }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+A=(-a 127.0.0.1 -s 4)
+
+# expect RC PATTERN CMD...: exit status RC and stderr+stdout matching PATTERN
+expect() {
+  local rc=$1 pat=$2; shift 2
+  local out; out=$("$@" 2>&1); local got=$?
+  if [ "$got" = "$rc" ] && grep -q -- "$pat" <<< "$out"; then ok "${*:2}"
+  else bad "${*:2}" "exit $got (want $rc), output: $(head -c 400 <<< "$out")" "want: $pat"; fi
+}
+
+# nvme-cli's fabrics letters: -t transport, -a, -s, -q, -n
+expect 1 "^nvmeof discover: .*connect" "$T" discover -t rdma -a 127.0.0.1 -s 4 -q nqn.2014-08.org.nvmexpress:uuid:0 -o json
+expect 1 "^nvmeof id-ctrl: .*connect" "$T" id-ctrl -t rdma -a 127.0.0.1 -s 4 -n nqn.2026-12.io.nvmeof:x
+expect 1 "^nvmeof id-ctrl: .*connect" "$T" id-ctrl "${A[@]}" -n nqn.2026-12.io.nvmeof:x -t 300
+expect 2 "^nvmeof discover: --transport: 'tcp' is not one this tool speaks: only rdma" "$T" discover -t tcp -a 127.0.0.1
+# ports as numbers from 1 to 65535, not whatever the resolver makes of them
+for p in 0 65536 99999 abc 44x ''; do
+  expect 2 "^nvmeof discover: --trsvcid: '$p' is not a port number from 1 to 65535" "$T" discover -a 127.0.0.1 -s "$p"
+done
+# usage errors name the subcommand
+expect 2 "^nvmeof read: --start-block: 'x' is not a number" "$T" read "${A[@]}" -n nqn.x --start-block=x -c 1
+expect 2 "^nvmeof id-ctrl: --output-format: 'xml' is not normal or json" "$T" id-ctrl "${A[@]}" -n nqn.x -o xml
+expect 2 "^nvmeof id-ctrl: --timeout must be at least 1 ms" "$T" id-ctrl "${A[@]}" -n nqn.x --timeout=0
+expect 2 "^nvmeof read: --block-count must be at least 1" "$T" read "${A[@]}" -n nqn.x -c 0
+expect 2 "^nvmeof error-log: --log-entries must be at least 1" "$T" error-log "${A[@]}" -n nqn.x -e 0
+# the help says what the code does: smart-log and get-log default to the controller
+for c in smart-log get-log; do
+  expect 0 "namespace (0, the default: the controller)" "$T" $c --help
+done
+expect 0 "namespace (1)" "$T" id-ns --help
+expect 0 "^nvmeof version $(sed -n 's/^VERSION = //p' Makefile)$" "$T" --version
+expect 0 "^nvmeof version " "$T" version
+
+# read: a failed connect leaves the output file as it was
+printf 'keep me' > "$tmp/keep.bin"
+expect 1 "^nvmeof read: .*connect" "$T" read "${A[@]}" -n nqn.x -c 8 -d "$tmp/keep.bin"
+if [ "$(cat "$tmp/keep.bin")" = "keep me" ]; then ok "read: keep.bin untouched after a failed connect"
+else bad "read: keep.bin untouched after a failed connect" "now: $(head -c 40 "$tmp/keep.bin" | od -c | head -2)"; fi
+expect 1 "^nvmeof read: .*connect" "$T" read "${A[@]}" -n nqn.x -c 8 -d "$tmp/new.bin"
+if [ ! -e "$tmp/new.bin" ]; then ok "read: no output file created by a failed connect"
+else bad "read: no output file created by a failed connect"; fi
+# write: an endless input is not read whole before connecting (a 300 MB
+# address-space limit would run out long before /dev/zero does)
+out=$(ulimit -v 300000; "$T" write "${A[@]}" -n nqn.x -d /dev/zero -c 8 2>&1); rc=$?
+if [ $rc = 1 ] && grep -q "^nvmeof write: .*connect" <<< "$out" && ! grep -qi "memory" <<< "$out"; then
+  ok "write -d /dev/zero -c 8 reads nothing before connecting"
+else bad "write -d /dev/zero -c 8 reads nothing before connecting" "exit $rc: $out"; fi
+echo "tool: $pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -9,7 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-build/out}
 ENG=$PWD/$B/libnvmeof_fio.so
-command -v fio >/dev/null || { echo "engine_opts: no fio: skipped"; exit 0; }
+command -v fio >/dev/null || { echo "engine_opts: skipped: fio is not installed"; exit 77; }
 if readelf -d "$ENG" | grep -q 'NEEDED.*libasan'; then
   export LD_PRELOAD=$(${CC:-cc} -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0
 fi

@@ -70,7 +70,11 @@ never_shown "a missing secret file" id-ctrl "${C[@]}" --dhchap-secret-file="$tmp
 # the engine: the same warnings (fio's own output holds the options of a
 # job, which is why an inline secret draws one)
 chmod 644 "$tmp/k"
-timeout 60 fio --name=s --ioengine=external:"$PWD/$B/libnvmeof_fio.so" --filename="traddr=127.0.0.1 subnqn=nqn.x ns=1" \
+# fio is not instrumented: a sanitized engine needs the ASan runtime first
+PRE=()
+readelf -d "$PWD/$B/libnvmeof_fio.so" | grep -q 'NEEDED.*libasan' &&
+  PRE=(env LD_PRELOAD="$(${CC:-cc} -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0)
+timeout 60 "${PRE[@]}" fio --name=s --ioengine=external:"$PWD/$B/libnvmeof_fio.so" --filename="traddr=127.0.0.1 subnqn=nqn.x ns=1" \
   --dhchap_secret_file="$tmp/k" --dhchap_ctrl_secret="$KEY" --rw=read --size=1m > "$tmp/fio.out" 2> "$tmp/fio.err"
 if grep -q "dhchap_secret_file '$tmp/k' is readable by group or others" "$tmp/fio.err"; then
   ok "the engine warns about a 0644 secret file"

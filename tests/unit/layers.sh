@@ -7,14 +7,18 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-build/out}
+# its scratch files are its own: two runs at once (two builds, two checkouts)
+# must not read each other's
+TMP=$(mktemp -d $TMP/XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
 fail=0
 edges=$(for f in core/*.c core/*.h core/include/*.h; do
   for h in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f"); do
     echo "$(basename "$f") $(basename "$h")"
   done
 done)
-if ! echo "$edges" | tsort >/dev/null 2>/tmp/layers.tsort; then
-  echo "layers: include cycle:"; cat /tmp/layers.tsort; fail=1
+if ! echo "$edges" | tsort >/dev/null 2>$TMP/tsort; then
+  echo "layers: include cycle:"; cat $TMP/tsort; fail=1
 fi
 if grep -l 'fakewire\|fw_' core/*.c core/*.h; then
   echo "layers: core files above name the test wire"; fail=1
@@ -34,11 +38,11 @@ done
 # object that defines them, the graph has no cycle.
 QFILES="slots submit complete qstate poll wait sync queue group qrdma"
 if [ -f "$B/core/qstate.o" ]; then
-  for g in $QFILES; do nm --defined-only "$B/core/$g.o" | awk -v g=$g '$2=="T"{print $3, g}'; done > /tmp/layers.defs
-  for f in $QFILES; do nm -u "$B/core/$f.o" | awk -v f=$f '{print $2, f}'; done > /tmp/layers.uses
-  calls=$(awk 'NR==FNR{d[$1]=$2;next} ($1 in d) && d[$1]!=$2 {print d[$1], $2}' /tmp/layers.defs /tmp/layers.uses | sort -u)
-  if ! echo "$calls" | tsort >/dev/null 2>/tmp/layers.calls; then
-    echo "layers: call cycle among the queue files (callee caller):"; cat /tmp/layers.calls; fail=1
+  for g in $QFILES; do nm --defined-only "$B/core/$g.o" | awk -v g=$g '$2=="T"{print $3, g}'; done > $TMP/defs
+  for f in $QFILES; do nm -u "$B/core/$f.o" | awk -v f=$f '{print $2, f}'; done > $TMP/uses
+  calls=$(awk 'NR==FNR{d[$1]=$2;next} ($1 in d) && d[$1]!=$2 {print d[$1], $2}' $TMP/defs $TMP/uses | sort -u)
+  if ! echo "$calls" | tsort >/dev/null 2>$TMP/calls; then
+    echo "layers: call cycle among the queue files (callee caller):"; cat $TMP/calls; fail=1
   fi
 else
   echo "layers: $B/core/qstate.o missing: build first"; fail=1
@@ -54,10 +58,10 @@ if grep -n '#include "\(internal\|opts\|queue\|qpriv\|cpriv\|ctrl\|protocol\|uti
 fi
 ENGINE_FILES="log ctrl_share options probe files paths qpairs iomem job reap fio_nvmeof"
 if [ -f "$B/engine/fio_nvmeof.o" ]; then
-  nm --defined-only "$B"/core/*.o | awk 'NF==3 && $2 ~ /^[TDBR]$/ {print $3}' | sort -u > /tmp/layers.core
-  sed -n 's/^[[:space:]]*\(nvmeof_[a-z0-9_]*\);.*/\1/p' core/libnvmeof.map | sort -u > /tmp/layers.api
+  nm --defined-only "$B"/core/*.o | awk 'NF==3 && $2 ~ /^[TDBR]$/ {print $3}' | sort -u > $TMP/core
+  sed -n 's/^[[:space:]]*\(nvmeof_[a-z0-9_]*\);.*/\1/p' core/libnvmeof.map | sort -u > $TMP/api
   for f in $ENGINE_FILES tid optval topo qmap irq; do
-    bad=$(nm -u "$B/engine/$f.o" | awk '{print $2}' | sort -u | comm -12 - /tmp/layers.core | comm -23 - /tmp/layers.api)
+    bad=$(nm -u "$B/engine/$f.o" | awk '{print $2}' | sort -u | comm -12 - $TMP/core | comm -23 - $TMP/api)
     [ -z "$bad" ] || { echo "layers: engine/$f.c calls the core's insides: $(echo $bad)"; fail=1; }
   done
   # Each engine file calls only those listed before it in engine/engine.h
@@ -68,19 +72,19 @@ if [ -f "$B/engine/fio_nvmeof.o" ]; then
   for f in tid optval topo qmap irq $ENGINE_FILES; do
     nm --defined-only "$B/engine/$f.o" | awk -v f=$f -v r=$rank '$2 ~ /^[TDBR]$/ {print $3, f, r}'
     case $f in tid|optval|topo|qmap) ;; *) rank=$((rank + 1));; esac
-  done > /tmp/layers.edefs
-  for f in tid optval topo qmap irq $ENGINE_FILES; do nm -u "$B/engine/$f.o" | awk -v f=$f '{print $2, f}'; done > /tmp/layers.euses
+  done > $TMP/edefs
+  for f in tid optval topo qmap irq $ENGINE_FILES; do nm -u "$B/engine/$f.o" | awk -v f=$f '{print $2, f}'; done > $TMP/euses
   ecalls=$(awk 'NR==FNR{d[$1]=$2; r[$2]=$3; next} ($1 in d) && d[$1]!=$2 {print d[$1], $2, $1}' \
-    /tmp/layers.edefs /tmp/layers.euses | sort -u)
+    $TMP/edefs $TMP/euses | sort -u)
   while read -r callee caller sym; do
     [ -n "$callee" ] || continue
-    rc=$(awk -v f=$callee '$2==f {print $3; exit}' /tmp/layers.edefs)
-    rr=$(awk -v f=$caller '$2==f {print $3; exit}' /tmp/layers.edefs)
+    rc=$(awk -v f=$callee '$2==f {print $3; exit}' $TMP/edefs)
+    rr=$(awk -v f=$caller '$2==f {print $3; exit}' $TMP/edefs)
     [ "${rc:-0}" -lt "${rr:-0}" ] || [ "$callee" = tid ] || [ "$callee" = optval ] || [ "$callee" = topo ] || [ "$callee" = qmap ] ||
       { echo "layers: engine/$caller.c calls $sym of engine/$callee.c, listed after it in engine.h"; fail=1; }
   done <<< "$ecalls"
-  if ! echo "$ecalls" | awk 'NF {print $1, $2}' | tsort >/dev/null 2>/tmp/layers.ecalls; then
-    echo "layers: call cycle among the engine files:"; cat /tmp/layers.ecalls; fail=1
+  if ! echo "$ecalls" | awk 'NF {print $1, $2}' | tsort >/dev/null 2>$TMP/ecalls; then
+    echo "layers: call cycle among the engine files:"; cat $TMP/ecalls; fail=1
   fi
 else
   echo "layers: $B/engine/fio_nvmeof.o missing: build first"; fail=1

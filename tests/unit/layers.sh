@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 B=${1:-build/out}
 # its scratch files are its own: two runs at once (two builds, two checkouts)
 # must not read each other's
-TMP=$(mktemp -d $TMP/XXXXXX)
+TMP=$(mktemp -d /tmp/layers.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 fail=0
 edges=$(for f in core/*.c core/*.h core/include/*.h; do

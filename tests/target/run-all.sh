@@ -39,6 +39,13 @@ plain() {
   run sweep.sh 900 bash tests/target/sweep.sh
   # several paths: with the tool and the kernel's multipath
   run mpath.sh 1200 bash tests/target/mpath.sh
+  # the engine under a second fio release (make fio-release), where one was built
+  if [ -x build/fio-trixie/fio ] && [ -f build/fio-trixie-out/libnvmeof_fio.so ]; then
+    run fio-versions.sh 900 bash tests/target/fio-versions.sh trixie
+  else
+    run fio-versions.sh 60 bash -c 'echo "fio-versions: skipped: no second fio release was built (make fio-release:"\
+      "Debian 13'"'"'s fio source could not be fetched; build/fio-release.log says why)"; exit 77'
+  fi
   run python.sh 600 bash tests/target/python.sh
   run python-pkg.sh 600 bash tests/target/python-pkg.sh   # pip install ./python, its examples
   # "possibly lost" blocks are librdmacm's per-process device cache, by design.

@@ -214,6 +214,10 @@ struct nvmeof_ctrl_info {
 	uint32_t auth_io_queues; /* I/O queue connects (creations and reconnects) that authenticated */
 	/* version 0.4 */
 	int comp_vectors;        /* the HCA's completion vectors (interrupts on real hardware) */
+	/* version 0.5 */
+	bool acre;               /* Advanced Command Retry Enable accepted (Host Behavior
+				  * Support): the controller may ask for a Command Retry
+				  * Delay (crdt) in a status; asked only when crdt is not 0 */
 };
 
 /* Stable for the controller's life. A Namespace Attribute Changed event

@@ -104,6 +104,7 @@ class CtrlInfo(ctypes.Structure):
         ("auth_bidirectional", ctypes.c_bool),
         ("auth_io_queues", c_uint32),
         ("comp_vectors", ctypes.c_int),  # 0.4
+        ("acre", ctypes.c_bool),  # 0.5
     ]
 
 

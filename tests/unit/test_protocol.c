@@ -619,6 +619,21 @@ TEST(event_log_lengths)
 	CHECK_EQ(nvme_ana_log_len(id), NVME_ANA_LOG_MAX);
 }
 
+/* CRDT1..3 at bytes 129:128, 131:130, 133:132 (NVMe Base 2.1, Identify
+ * Controller; the kernel's struct nvme_id_ctrl and SPDK's agree), after
+ * FGUID and before reserved bytes 134 on. */
+TEST(identify_command_retry_delay_times)
+{
+	static uint8_t d[4096];
+	memset(d, 0, sizeof(d));
+	memset(d + 112, 0xee, 16);                           /* FGUID */
+	put_le16(d + 128, 3); put_le16(d + 130, 5); put_le16(d + 132, 0x0102);
+	struct nvmeof_ctrl_info i;
+	memset(&i, 0, sizeof(i));
+	nvme_id_ctrl_parse(d, &i);
+	CHECK_EQ(i.crdt[0], 3); CHECK_EQ(i.crdt[1], 5); CHECK_EQ(i.crdt[2], 0x0102);
+}
+
 TEST(identify_fields_for_events_and_write_zeroes)
 {
 	static uint8_t d[4096];
@@ -747,7 +762,7 @@ int main(void)
 		T(get_log_page_sqe_numd_split_offset_rae), T(write_zeroes_and_aer_sqes),
 		T(async_event_config_and_decode), T(discovery_log_header_and_entries),
 		T(error_and_smart_logs), T(changed_ns_list_and_descriptors), T(ana_log_groups), T(event_log_lengths),
-		T(identify_fields_for_events_and_write_zeroes), T(identify_ana_fields), T(ana_group_state_lookup),
+		T(identify_fields_for_events_and_write_zeroes), T(identify_command_retry_delay_times), T(identify_ana_fields), T(ana_group_state_lookup),
 		T(path_statuses_fail_over),
 	};
 	return run_tests("unit-protocol", t, sizeof(t) / sizeof(t[0]));

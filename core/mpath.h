@@ -21,22 +21,30 @@ struct mp_path {
 	struct nvmeof_mpath *mp;
 	struct nvmeof_ctrl *c;
 	const struct nvmeof_ns *ns;
-	uint32_t anagrpid;
+	uint32_t anagrpid;         /* where the ANA log last named the namespace (atomic) */
 	bool ana_reporting;
-	uint32_t anatt_ms;
+	uint32_t anatt_ms;         /* atomic: re-read after a re-association */
 	int numa_node;             /* the HCA's; -1 unknown */
 	char traddr[64], trsvcid[8], hca[64];
-	uint16_t cntlid;
+	uint16_t cntlid;           /* atomic: a re-association brings a new one */
 	/* Read by I/O threads, written by them (a status names a new state)
 	 * and by the refresh thread (the log): relaxed atomics. */
 	uint8_t ana;
 	uint64_t change_since_ms;  /* when it entered CHANGE; 0: not in it */
 	int refresh;               /* re-read the log soon */
 	uint64_t ana_changes, ana_reads;
-	/* the refresh thread's */
+	/* The log buffer and its parse, under read_lock: the path's refresh
+	 * thread and nvmeof_mpath_refresh (any thread, an event callback
+	 * too) both read the log. Each path has its own thread, so that a
+	 * controller whose admin queue is busy (a re-association holds it for
+	 * its connect timeout) delays no other path's ANA updates. */
+	pthread_mutex_t read_lock;
 	uint8_t *log;
 	uint32_t log_len;
-	uint64_t last_read_ms;
+	uint32_t assoc_gen;        /* the association the fields above were read from */
+	uint64_t last_read_ms;     /* atomic: the thread reads it unlocked */
+	pthread_t thread;
+	bool running;
 };
 
 struct nvmeof_mpath {
@@ -46,8 +54,7 @@ struct nvmeof_mpath {
 	uint32_t n;
 	struct mp_path p[MP_MAX_PATHS];
 	uint32_t nqueues, nmrs;
-	pthread_t thread;
-	bool running, stop;
+	bool stop;                 /* the paths' refresh threads end */
 };
 
 struct nvmeof_mpath_mr {

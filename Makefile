@@ -232,7 +232,7 @@ TESTS_612_ENGINE = t_verify_randrw_4k_ns2 t_verify_md5_and_large_blocks_above_md
 test-target: setup
 	$(MAKE) all
 	$(MAKE) all SAN=1
-	$(MAKE) build/tsan/tests/target_core build/tsan/tests/target_disc TSAN=1
+	$(MAKE) build/tsan/tests/target_core build/tsan/tests/target_disc build/tsan/tests/target_mpath TSAN=1
 	tests/testbed/run bash tests/target/run-all.sh
 	# where a job's memory goes and how it is registered, in a guest with two
 	# NUMA nodes (plain and sanitized engine)

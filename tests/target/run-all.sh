@@ -36,6 +36,10 @@ echo "=== ThreadSanitizer: reconnect attempts' workers against the poll, reassoc
 run build/tsan/tests/target_core reconnect_keeps_write_order_and_the_controller poll_group_reconnects_every_queue
 echo "=== ThreadSanitizer: the event thread refreshes namespaces under I/O"
 run build/tsan/tests/target_disc namespace_disabled_and_enabled_through_events namespace_events_with_keep_alive
+echo "=== ThreadSanitizer: the paths' ANA refresh threads against the user's refresh"
+run build/tsan/tests/target_mpath refresh_from_a_thread_while_events_arrive a_busy_controller_delays_no_other_paths_ana_update
+echo "=== SPDK's nvmf_tgt beside nvmet (skipped without ../shared/spdk-target)"
+run env NVMEOF_BUILD=build/out bash tests/target/spdk.sh
 unset NVMEOF_ASAN_RT
 export NVMEOF_BUILD=build/out
 run bash tests/target/python.sh

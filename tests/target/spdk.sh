@@ -35,7 +35,7 @@ start_target() {
     kill -0 $TGT_PID 2>/dev/null || { tail -5 "$SCRATCH/tgt.log"; return 1; }
     sleep 0.2
   done
-  "$R" nvmf_set_crdt -t1 $NVMEOF_SPDK_CRDT1 &&
+  "$R" nvmf_set_crdt -t1 $NVMEOF_SPDK_CRDT1 > /dev/null &&
   "$R" framework_start_init && "$R" framework_wait_init > /dev/null &&
   "$R" nvmf_create_transport -t RDMA -u 8192 -c 4096 &&
   "$R" bdev_malloc_create -b M0 64 512 > /dev/null &&

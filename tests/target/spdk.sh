@@ -21,7 +21,7 @@ export NVMEOF_SPDK_CRDT1=3     # 300 ms
 
 # start_target: nvmf_tgt held before its subsystems start, as nvmf_set_crdt
 # requires; then a 64 MiB malloc namespace behind an ANA-reporting
-# subsystem on one RDMA listener.
+# subsystem on two RDMA listeners, one per HCA (two paths).
 TGT_PID=
 start_target() {
   [ "$(cat /proc/sys/vm/nr_hugepages)" -ge 512 ] || echo 1024 > /proc/sys/vm/nr_hugepages
@@ -41,7 +41,11 @@ start_target() {
   "$R" bdev_malloc_create -b M0 64 512 > /dev/null &&
   "$R" nvmf_create_subsystem $NVMEOF_SPDK_NQN -a -s SPDK0001 -r &&
   "$R" nvmf_subsystem_add_ns $NVMEOF_SPDK_NQN M0 > /dev/null &&
-  "$R" nvmf_subsystem_add_listener $NVMEOF_SPDK_NQN -t rdma -a "$NVMEOF_TB_ADDR" -s $NVMEOF_SPDK_PORT
+  "$R" nvmf_subsystem_add_listener $NVMEOF_SPDK_NQN -t rdma -a "$NVMEOF_TB_ADDR" -s $NVMEOF_SPDK_PORT &&
+  "$R" nvmf_subsystem_add_listener $NVMEOF_SPDK_NQN -t rdma -a "$NVMEOF_TB_ADDR2" -s $NVMEOF_SPDK_PORT
+}
+listener_ana() { # ADDR STATE
+  "$R" nvmf_subsystem_listener_set_ana_state $NVMEOF_SPDK_NQN -t rdma -a "$1" -s $NVMEOF_SPDK_PORT -n "$2"
 }
 stop_target() {
   [ -n "$TGT_PID" ] || return 0
@@ -53,6 +57,24 @@ trap stop_target EXIT
 t_retry_delay_enabled_where_the_controller_reports_one() {
   "$B/tests/target_core" retry_delay_enabled_where_the_controller_reports_one ||
     fail "Advanced Command Retry not enabled against a controller reporting CRDT1 $NVMEOF_SPDK_CRDT1"
+}
+
+# A path's listener Inaccessible, 5 s later Optimized again, under a
+# verifying two-path job: the job passes and the path is back (optimized)
+# by its end, through SPDK's notices or the host's periodic re-read of an
+# inaccessible path's log.
+t_path_back_after_inaccessible_then_optimized() {
+  local eng=${NVMEOF_ENGINE:-$PWD/$B/libnvmeof_fio.so} nqn=${NVMEOF_SPDK_NQN//:/\\:}
+  local f="trtype=RDMA traddr=$NVMEOF_TB_ADDR srcaddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_SPDK_PORT traddr=$NVMEOF_TB_ADDR2 srcaddr=$NVMEOF_TB_ADDR2 subnqn=$nqn ns=1"
+  timeout 120 fio --ioengine=external:"$eng" --output-format=normal --name=mp --filename="$f" \
+    --iopolicy=round-robin --rw=randrw --bs=4k --size=8m --iodepth=16 --verify=crc32c --verify_backlog=32 \
+    --time_based --runtime=20 > "$SCRATCH/log" 2>&1 &
+  local pid=$!
+  wait_connected "$SCRATCH/log" $pid
+  listener_ana "$NVMEOF_TB_ADDR" inaccessible; sleep 5; listener_ana "$NVMEOF_TB_ADDR" optimized
+  wait $pid || { tail -30 "$SCRATCH/log"; fail "fio failed across the ANA changes"; }
+  grep '^nvmeof: path' "$SCRATCH/log"
+  grep -q '^nvmeof: path 1 .*: ANA optimized,' "$SCRATCH/log" || fail "path 1 is not back to optimized at the end"
 }
 
 start_target || { tail -20 "$SCRATCH/tgt.log"; echo "spdk: the SPDK target did not start"; exit 1; }

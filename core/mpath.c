@@ -94,9 +94,9 @@ int nvmeof_mpath_refresh(struct nvmeof_mpath *mp)
 	return first;
 }
 
-/* One path's thread: re-reads what was asked for, and the path while it
- * is in transition every MP_CHANGE_REREAD_MS (a target may end one
- * without an event). A failed read leaves the state as it was: the path's
+/* One path's thread: re-reads what was asked for, the path while it is
+ * in transition every MP_CHANGE_REREAD_MS (a target may end one without
+ * an event), and while it is inaccessible every MP_INACCESSIBLE_REREAD_MS. A failed read leaves the state as it was: the path's
  * queue says whether it is reachable at all. */
 static void *refresh_main(void *arg)
 {
@@ -115,10 +115,11 @@ static void *refresh_main(void *arg)
 		if (mp->stop)
 			break;
 		pthread_mutex_unlock(&mp->lock);
-		uint64_t now = nvmeof_now_ms();
+		uint64_t now = nvmeof_now_ms(), since = now - __atomic_load_n(&p->last_read_ms, __ATOMIC_RELAXED);
+		uint8_t st = mp_ana(p);
 		bool due = __atomic_exchange_n(&p->refresh, 0, __ATOMIC_RELAXED) ||
-			   (mp_ana(p) == NVMEOF_ANA_CHANGE &&
-			    now - __atomic_load_n(&p->last_read_ms, __ATOMIC_RELAXED) >= MP_CHANGE_REREAD_MS);
+			   (st == NVMEOF_ANA_CHANGE && since >= MP_CHANGE_REREAD_MS) ||
+			   (st == NVMEOF_ANA_INACCESSIBLE && since >= MP_INACCESSIBLE_REREAD_MS);
 		if (due)
 			read_ana(p);
 		pthread_mutex_lock(&mp->lock);

@@ -74,6 +74,11 @@ static inline uint8_t mp_ana(const struct mp_path *p) { return __atomic_load_n(&
 static inline void mp_want_refresh(struct mp_path *p) { __atomic_store_n(&p->refresh, 1, __ATOMIC_RELAXED); }
 #define MP_TICK_MS 100
 #define MP_CHANGE_REREAD_MS 500
+/* An Inaccessible path's log is re-read this often even without an event:
+ * a target's notice can be missed (masked until a log read, or sent while
+ * no event request was out), and the path would never return. One log
+ * page per path every 2 s costs nothing next to the I/O it can carry. */
+#define MP_INACCESSIBLE_REREAD_MS 2000
 
 /* mpath_select.c: what a command's choice sees of each path */
 struct mp_view {

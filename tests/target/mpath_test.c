@@ -17,6 +17,8 @@
 #include "../unit/check.h"
 #include "ctrl.h"
 #include "nvmeof.h"
+#include "protocol.h"
+#include "queue.h"
 #include "tbenv.h"
 
 #define QD 16
@@ -720,6 +722,44 @@ out:
 	close_paths(&p);
 }
 
+/* A change notice the host never gets (here path 1's controller is told
+ * not to send ANA notices; a target may mask or lose one): path 1 goes
+ * Inaccessible (its I/O says so), then back to Optimized with no notice
+ * and no I/O to report it. The host re-reads an inaccessible path's log
+ * now and then, so the path comes back; before, it stayed out for good. */
+TEST(inaccessible_path_returns_without_a_notice)
+{
+	struct paths p;
+	uint32_t errs = 0, bads = 0;
+	uint8_t sqe[NVME_SQE_SIZE];
+	struct nvmeof_ctrl_info ci;
+	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 0));
+	if (!p.mq)
+		goto out;
+	MUST(nvmeof_ctrl_get_info(p.c[0], &ci));
+	nvme_sqe_set_features(sqe, 0, NVME_FEAT_ASYNC_EVENT, nvme_aec_cdw11(ci.oaes) & ~(1u << 11));
+	pthread_mutex_lock(ctrl_admin_lock(p.c[0]));
+	int rc = q_exec(ctrl_admin(p.c[0]), sqe, 0, 10000, NULL);
+	pthread_mutex_unlock(ctrl_admin_lock(p.c[0]));
+	MUST(rc);
+	tb("tb ana 1 inaccessible%s%s", "", "");
+	ROUNDS_UNTIL(&p, ana_of(&p, 0) == NVMEOF_ANA_INACCESSIBLE, 200, errs, bads);
+	CHECK_EQ(ana_of(&p, 0), NVMEOF_ANA_INACCESSIBLE);
+	tb("tb ana 1 optimized%s%s", "", "");
+	/* bounded by rounds: many times the 2 s between re-reads at the
+	 * test bed's pace */
+	ROUNDS_UNTIL(&p, ana_of(&p, 0) == NVMEOF_ANA_OPTIMIZED, 1000, errs, bads);
+	CHECK_EQ(ana_of(&p, 0), NVMEOF_ANA_OPTIMIZED);
+	uint64_t c0 = path_cmds(&p, 0);
+	ROUNDS_UNTIL(&p, 0, 2, errs, bads);
+	CHECK(path_cmds(&p, 0) > c0);            /* it carries again */
+	CHECK_EQ(errs, 0);
+	CHECK_EQ(bads, 0);
+out:
+	restore_target();
+	close_paths(&p);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case all[] = {
@@ -730,7 +770,7 @@ int main(int argc, char **argv)
 		T(two_multipaths_at_once_one_gets_the_events), T(multipath_wait_sleeps_on_every_path),
 		T(batched_submissions_ring_once_per_path), T(namespace_moved_to_another_ana_group_is_followed),
 		T(refresh_from_a_thread_while_events_arrive), T(a_busy_controller_delays_no_other_paths_ana_update),
-		T(path_info_follows_a_reassociation),
+		T(path_info_follows_a_reassociation), T(inaccessible_path_returns_without_a_notice),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return run_named_tests("target-mpath", all, sizeof(all) / sizeof(all[0]), argc, argv);

@@ -293,7 +293,7 @@ TB_LIMIT_612 ?= 1200
 test-target: setup
 	$(MAKE) all
 	$(MAKE) all SAN=1
-	$(MAKE) build/tsan/tests/target_core build/tsan/tests/target_disc TSAN=1
+	$(MAKE) build/tsan/tests/target_core build/tsan/tests/target_disc build/tsan/tests/target_mpath TSAN=1
 	# a second fio release for the engine (run-all.sh plain skips it, saying
 	# why, where its source cannot be fetched)
 	$(MAKE) fio-release > build/fio-release.log 2>&1 || \

@@ -154,6 +154,34 @@ int ctrl_enable(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info)
 	return rc;
 }
 
+/* A controller that reports a Command Retry Delay Time sets CRD in a
+ * retryable status only after the host enabled Advanced Command Retry
+ * (Set Features Host Behavior Support); without it retries would run back
+ * to back. Asked on every association (a new one starts with it off), only
+ * when some CRDT is not 0, as the kernel host does. A controller that
+ * refuses the feature leaves retries undelayed; only a failed transport
+ * fails the bring-up. */
+static int ctrl_configure_acre(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info)
+{
+	uint8_t sqe[NVME_SQE_SIZE];
+	struct nvmeof_cpl cpl;
+	info->acre = false;
+	if (!info->crdt[0] && !info->crdt[1] && !info->crdt[2])
+		return 0;
+	uint8_t *hbs = q_scratch(c->admin);
+	memset(hbs, 0, NVME_HOST_BEHAVIOR_SIZE);
+	hbs[0] = NVME_HOST_BEHAVIOR_ACRE;
+	nvme_sqe_set_features(sqe, 0, NVME_FEAT_HOST_BEHAVIOR, 0);
+	int rc = q_exec(c->admin, sqe, NVME_HOST_BEHAVIOR_SIZE, ctrl_cmd_timeout(c), &cpl);
+	if (rc && rc != NVMEOF_ENVME)
+		return nvmeof_err_prefix(rc, "Set Features Host Behavior Support (ACRE)");
+	info->acre = !rc;
+	trace_ctrl(&c->o, 0, "Set Features Host Behavior Support ACRE (CRDT %u/%u/%u ms): %s",
+		   info->crdt[0] * 100u, info->crdt[1] * 100u, info->crdt[2] * 100u,
+		   rc ? nvmeof_errmsg() : "enabled");
+	return 0;
+}
+
 /* Identify Controller and what follows from it: the data path needs keyed
  * SGLs; MDTS gives the per-command limit; SGL offsets, ICDOFF 0 and IOCCSZ
  * give the in-capsule limit. On first bring-up and after a reconnect. */
@@ -171,7 +199,7 @@ int ctrl_identify_ctrl(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info)
 	if (c->o.in_capsule && (info->sgls & NVME_SGLS_OFFSET) && !info->icdoff &&
 	    info->ioccsz * 16u > NVME_SQE_SIZE)
 		info->in_capsule_max = info->ioccsz * 16u - NVME_SQE_SIZE;
-	return 0;
+	return ctrl_configure_acre(c, info);
 }
 
 /* Set Features Number of Queues, on bring-up and on every reassociation (a

@@ -56,6 +56,26 @@ int nvme_ana_group_state(const uint8_t *d, size_t len, uint32_t grpid, uint8_t *
 	return 1;
 }
 
+int nvme_ana_ns_state(const uint8_t *d, size_t len, uint32_t nsid, uint32_t *grpid, uint8_t *state)
+{
+	const char *why;
+	if (nvme_ana_log_check(d, len, &why))
+		return -1;
+	uint16_t n = get_le16(d + 8);
+	size_t off = NVME_ANA_LOG_HDR;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t nn = get_le32(d + off + 4);
+		for (uint32_t k = 0; k < nn; k++)
+			if (get_le32(d + off + NVME_ANA_DESC_SIZE + 4 * (size_t)k) == nsid) {
+				*grpid = get_le32(d + off);
+				*state = d[off + 16] & 0x0f;
+				return 0;
+			}
+		off += NVME_ANA_DESC_SIZE + (size_t)nn * 4;
+	}
+	return nvme_ana_group_state(d, len, *grpid, state, NULL);
+}
+
 enum path_verdict nvme_path_verdict(int err, uint16_t status, uint8_t *ana_state)
 {
 	*ana_state = 0;

@@ -52,6 +52,7 @@ uint32_t nvmeof_ns_count(const struct nvmeof_ctrl *c) { return nst_count((struct
 struct nvmeof_queue *ctrl_admin(struct nvmeof_ctrl *c) { return c->admin; }
 const struct sockaddr_storage *ctrl_dst(const struct nvmeof_ctrl *c) { return &c->dst; }
 pthread_mutex_t *ctrl_admin_lock(struct nvmeof_ctrl *c) { return &c->admin_lock; }
+uint32_t ctrl_assoc_gen(const struct nvmeof_ctrl *c) { return __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED); }
 uint32_t ctrl_cmd_timeout(const struct nvmeof_ctrl *c) { return c->o.cmd_timeout_ms; }
 struct ns_table *ctrl_nst(struct nvmeof_ctrl *c) { return &c->nst; }
 struct aer **ctrl_aer(struct nvmeof_ctrl *c) { return &c->aer; }

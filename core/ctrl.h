@@ -17,6 +17,9 @@ struct mem_ctx *ctrl_mem(struct nvmeof_ctrl *c);
 struct nvmeof_queue *ctrl_admin(struct nvmeof_ctrl *c);
 pthread_mutex_t *ctrl_admin_lock(struct nvmeof_ctrl *c);
 uint32_t ctrl_cmd_timeout(const struct nvmeof_ctrl *c);
+/* Counts re-associations: what was read from Identify Controller before a
+ * change may no longer hold (CNTLID, ANATT, the ANA log's size). */
+uint32_t ctrl_assoc_gen(const struct nvmeof_ctrl *c);
 struct ns_table *ctrl_nst(struct nvmeof_ctrl *c);
 struct aer **ctrl_aer(struct nvmeof_ctrl *c);
 /* The address the controller was connected to (a path's name). */

@@ -41,27 +41,44 @@ void mp_set_ana(struct mp_path *p, uint8_t st, uint64_t now_ms)
 	__atomic_store_n(&p->change_since_ms, st == NVMEOF_ANA_CHANGE ? now_ms : 0, __ATOMIC_RELAXED);
 }
 
-/* A controller without ANA reporting has one state for all: optimized. */
-static int read_ana(struct mp_path *p)
+static int path_identify(struct mp_path *p);
+
+/* A controller without ANA reporting has one state for all: optimized.
+ * Called with p->read_lock held. */
+static int read_ana_locked(struct mp_path *p)
 {
 	const char *why;
 	uint8_t st;
-	p->last_read_ms = nvmeof_now_ms();
+	uint64_t now = nvmeof_now_ms();
+	__atomic_store_n(&p->last_read_ms, now, __ATOMIC_RELAXED);
 	if (!p->ana_reporting) {
-		mp_set_ana(p, NVMEOF_ANA_OPTIMIZED, p->last_read_ms);
+		mp_set_ana(p, NVMEOF_ANA_OPTIMIZED, now);
 		return 0;
 	}
-	int rc = nvmeof_get_log_ana(p->c, false, p->log, p->log_len);
-	if (rc)
+	int rc = 0;
+	if (p->assoc_gen != ctrl_assoc_gen(p->c) && (rc = path_identify(p)))
+		return rc;
+	if ((rc = nvmeof_get_log_ana(p->c, false, p->log, p->log_len)))
 		return nvmeof_err_prefix(rc, "path %s:%s: ANA log", p->traddr, p->trsvcid);
 	__atomic_fetch_add(&p->ana_reads, 1, __ATOMIC_RELAXED);
 	if (nvme_ana_log_check(p->log, p->log_len, &why))
 		return nvmeof_err(NVMEOF_ENVME, "path %s:%s: ANA log: %s", p->traddr, p->trsvcid, why);
-	rc = nvme_ana_group_state(p->log, p->log_len, p->anagrpid, &st, NULL);
-	/* A group the log leaves out has no state this controller reports:
-	 * the namespace is not reachable through it. */
+	/* by the namespace's ID: it may have moved to another group */
+	uint32_t grp = __atomic_load_n(&p->anagrpid, __ATOMIC_RELAXED);
+	rc = nvme_ana_ns_state(p->log, p->log_len, p->ns->nsid, &grp, &st);
+	__atomic_store_n(&p->anagrpid, grp, __ATOMIC_RELAXED);
+	/* A namespace the log names nowhere has no state this controller
+	 * reports: it is not reachable through it. */
 	mp_set_ana(p, rc ? NVMEOF_ANA_INACCESSIBLE : st, nvmeof_now_ms());
 	return 0;
+}
+
+static int read_ana(struct mp_path *p)
+{
+	pthread_mutex_lock(&p->read_lock);
+	int rc = read_ana_locked(p);
+	pthread_mutex_unlock(&p->read_lock);
+	return rc;
 }
 
 int nvmeof_mpath_refresh(struct nvmeof_mpath *mp)
@@ -78,13 +95,14 @@ int nvmeof_mpath_refresh(struct nvmeof_mpath *mp)
 	return first;
 }
 
-/* Re-reads what was asked for, and paths in transition every
- * MP_CHANGE_REREAD_MS (a target may end one without an event). A failed
- * read leaves the state as it was: the path's queue says whether it is
- * reachable at all. */
+/* One path's thread: re-reads what was asked for, the path while it is
+ * in transition every MP_CHANGE_REREAD_MS (a target may end one without
+ * an event), and while it is inaccessible every MP_INACCESSIBLE_REREAD_MS. A failed read leaves the state as it was: the path's
+ * queue says whether it is reachable at all. */
 static void *refresh_main(void *arg)
 {
-	struct nvmeof_mpath *mp = arg;
+	struct mp_path *p = arg;
+	struct nvmeof_mpath *mp = p->mp;
 	pthread_mutex_lock(&mp->lock);
 	while (!mp->stop) {
 		struct timespec ts;
@@ -98,14 +116,13 @@ static void *refresh_main(void *arg)
 		if (mp->stop)
 			break;
 		pthread_mutex_unlock(&mp->lock);
-		uint64_t now = nvmeof_now_ms();
-		for (uint32_t i = 0; i < mp->n; i++) {
-			struct mp_path *p = &mp->p[i];
-			bool due = __atomic_exchange_n(&p->refresh, 0, __ATOMIC_RELAXED) ||
-				   (mp_ana(p) == NVMEOF_ANA_CHANGE && now - p->last_read_ms >= MP_CHANGE_REREAD_MS);
-			if (due && read_ana(p))
-				p->last_read_ms = now;
-		}
+		uint64_t now = nvmeof_now_ms(), since = now - __atomic_load_n(&p->last_read_ms, __ATOMIC_RELAXED);
+		uint8_t st = mp_ana(p);
+		bool due = __atomic_exchange_n(&p->refresh, 0, __ATOMIC_RELAXED) ||
+			   (st == NVMEOF_ANA_CHANGE && since >= MP_CHANGE_REREAD_MS) ||
+			   (st == NVMEOF_ANA_INACCESSIBLE && since >= MP_INACCESSIBLE_REREAD_MS);
+		if (due)
+			read_ana(p);
 		pthread_mutex_lock(&mp->lock);
 	}
 	pthread_mutex_unlock(&mp->lock);
@@ -118,7 +135,7 @@ static void on_event(void *arg, const struct nvmeof_event *ev)
 	if (ev->type == NVMEOF_AER_NOTICE && ev->info == NVMEOF_AER_NOTICE_ANA) {
 		mp_want_refresh(p);
 		pthread_mutex_lock(&p->mp->lock);
-		pthread_cond_signal(&p->mp->cond);
+		pthread_cond_broadcast(&p->mp->cond); /* one cond for every path's thread */
 		pthread_mutex_unlock(&p->mp->lock);
 	}
 	if (p->mp->o.event_cb)
@@ -165,34 +182,79 @@ static int check_path(struct nvmeof_mpath *mp, uint32_t i, const struct nvmeof_n
 	return 0;
 }
 
-static int setup_path(struct nvmeof_mpath *mp, uint32_t i)
+/* What the path takes from Identify Controller, on creation and after each
+ * re-association (a new controller may differ: CNTLID always, ANATT and
+ * the ANA log's size in principle). A value is stored only when it
+ * changed: the I/O threads read ANATT. Called with read_lock held (or
+ * before the path's thread runs). */
+static int path_identify(struct mp_path *p)
 {
-	struct mp_path *p = &mp->p[i];
+	uint32_t gen = ctrl_assoc_gen(p->c);
+	struct nvmeof_ctrl_info ci;
 	uint8_t *id = malloc(NVME_IDENTIFY_SIZE);
 	if (!id)
 		return nvmeof_err(NVMEOF_ENOMEM, "multipath: Identify buffer");
 	int rc = nvmeof_identify(p->c, NVME_CNS_CTRL, 0, id);
+	if (!rc)
+		rc = nvmeof_ctrl_get_info(p->c, &ci);
 	if (rc) {
 		free(id);
 		return nvmeof_err_prefix(rc, "multipath: path %s:%s", p->traddr, p->trsvcid);
 	}
 	struct nvmeof_ana_caps a;
 	nvme_id_ctrl_ana_parse(id, &a);
-	p->ana_reporting = a.reporting && p->ns->anagrpid;
-	p->anatt_ms = (a.anatt ? a.anatt : MP_ANATT_DEFAULT_S) * 1000u;
-	p->anagrpid = p->ns->anagrpid;
-	p->log_len = nvme_ana_log_len(id);
+	uint32_t len = nvme_ana_log_len(id);
 	free(id);
+	uint32_t anatt_ms = (a.anatt ? a.anatt : MP_ANATT_DEFAULT_S) * 1000u;
+	if (anatt_ms != __atomic_load_n(&p->anatt_ms, __ATOMIC_RELAXED))
+		__atomic_store_n(&p->anatt_ms, anatt_ms, __ATOMIC_RELAXED);
+	if (ci.cntlid != __atomic_load_n(&p->cntlid, __ATOMIC_RELAXED))
+		__atomic_store_n(&p->cntlid, ci.cntlid, __ATOMIC_RELAXED);
+	if (p->ana_reporting && len > p->log_len) {
+		uint8_t *log = realloc(p->log, len);
+		if (!log)
+			return nvmeof_err(NVMEOF_ENOMEM, "multipath: ANA log buffer");
+		p->log = log;
+	}
+	if (p->ana_reporting)
+		p->log_len = len;
+	p->assoc_gen = gen;
+	return 0;
+}
+
+static int setup_path(struct nvmeof_mpath *mp, uint32_t i)
+{
+	struct mp_path *p = &mp->p[i];
+	struct nvmeof_ana_caps a;
+	int rc = nvmeof_ctrl_ana_caps(p->c, &a);
+	if (rc)
+		return nvmeof_err_prefix(rc, "multipath: path %s:%s", p->traddr, p->trsvcid);
+	p->ana_reporting = a.reporting && p->ns->anagrpid;
+	p->anagrpid = p->ns->anagrpid;
+	if ((rc = path_identify(p)))
+		return rc;
 	p->numa_node = mp_hca_node(mp->o.sysfs_root ? mp->o.sysfs_root : "/sys", p->hca);
-	if (p->ana_reporting && !(p->log = malloc(p->log_len)))
-		return nvmeof_err(NVMEOF_ENOMEM, "multipath: ANA log buffer");
 	return read_ana(p);
+}
+
+/* Ends the paths' refresh threads (the caller set nothing yet). */
+static void stop_threads(struct nvmeof_mpath *mp)
+{
+	pthread_mutex_lock(&mp->lock);
+	mp->stop = true;
+	pthread_cond_broadcast(&mp->cond);
+	pthread_mutex_unlock(&mp->lock);
+	for (uint32_t i = 0; i < mp->n; i++)
+		if (mp->p[i].running)
+			pthread_join(mp->p[i].thread, NULL);
 }
 
 static void free_paths(struct nvmeof_mpath *mp)
 {
-	for (uint32_t i = 0; i < mp->n; i++)
+	for (uint32_t i = 0; i < mp->n; i++) {
 		free(mp->p[i].log);
+		pthread_mutex_destroy(&mp->p[i].read_lock);
+	}
 }
 
 int nvmeof_mpath_create(struct nvmeof_ctrl *const *ctrls, uint32_t n, const struct nvmeof_mpath_opts *opts,
@@ -218,6 +280,8 @@ int nvmeof_mpath_create(struct nvmeof_ctrl *const *ctrls, uint32_t n, const stru
 	int rc = 0;
 	struct nvmeof_ns_ids ids0;
 	uint32_t events = 0;
+	for (uint32_t i = 0; i < n; i++)
+		pthread_mutex_init(&mp->p[i].read_lock, NULL);
 	for (uint32_t i = 0; i < n && !rc; i++) {
 		mp->p[i].mp = mp;
 		mp->p[i].c = ctrls[i];
@@ -243,16 +307,17 @@ int nvmeof_mpath_create(struct nvmeof_ctrl *const *ctrls, uint32_t n, const stru
 		else
 			events++;
 	}
-	if (!rc) {
-		int e = pthread_create(&mp->thread, NULL, refresh_main, mp);
+	for (uint32_t i = 0; i < n && !rc; i++) {
+		int e = pthread_create(&mp->p[i].thread, NULL, refresh_main, &mp->p[i]);
 		if (e)
 			rc = nvmeof_err(NVMEOF_ENOMEM, "multipath: pthread_create: %s", strerror(e));
 		else
-			mp->running = true;
+			mp->p[i].running = true;
 	}
 	if (rc) {
 		char msg[512];
 		snprintf(msg, sizeof(msg), "%s", nvmeof_errmsg());
+		stop_threads(mp);
 		for (uint32_t i = 0; i < events; i++)
 			aer_detach(ctrls[i], &mp->p[i], DETACH_TIMEOUT_MS);
 		free_paths(mp);
@@ -271,14 +336,10 @@ int nvmeof_mpath_destroy(struct nvmeof_mpath *mp)
 		return 0;
 	pthread_mutex_lock(&mp->lock);
 	uint32_t nq = mp->nqueues, nm = mp->nmrs;
-	if (!nq && !nm)
-		mp->stop = true;
-	pthread_cond_signal(&mp->cond);
 	pthread_mutex_unlock(&mp->lock);
 	if (nq || nm)
 		return nvmeof_err(NVMEOF_EBUSY, "destroy multipath: %u queues and %u registrations remain", nq, nm);
-	if (mp->running)
-		pthread_join(mp->thread, NULL);
+	stop_threads(mp);
 	int rc = 0;
 	for (uint32_t i = 0; i < mp->n; i++) {
 		int r = aer_detach(mp->p[i].c, &mp->p[i], DETACH_TIMEOUT_MS);
@@ -306,8 +367,8 @@ int nvmeof_mpath_path_info(struct nvmeof_mpath *mp, uint32_t idx, struct nvmeof_
 	snprintf(x.traddr, sizeof(x.traddr), "%s", p->traddr);
 	snprintf(x.trsvcid, sizeof(x.trsvcid), "%s", p->trsvcid);
 	snprintf(x.hca, sizeof(x.hca), "%s", p->hca);
-	x.cntlid = p->cntlid;
-	x.anagrpid = p->anagrpid;
+	x.cntlid = __atomic_load_n(&p->cntlid, __ATOMIC_RELAXED);
+	x.anagrpid = __atomic_load_n(&p->anagrpid, __ATOMIC_RELAXED);
 	x.ana_state = mp_ana(p);
 	x.numa_node = p->numa_node;
 	x.ana_changes = __atomic_load_n(&p->ana_changes, __ATOMIC_RELAXED);

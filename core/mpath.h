@@ -22,22 +22,30 @@ struct mp_path {
 	struct nvmeof_mpath *mp;
 	struct nvmeof_ctrl *c;
 	const struct nvmeof_ns *ns;
-	uint32_t anagrpid;
+	uint32_t anagrpid;         /* where the ANA log last named the namespace (atomic) */
 	bool ana_reporting;
-	uint32_t anatt_ms;
+	uint32_t anatt_ms;         /* atomic: re-read after a re-association */
 	int numa_node;             /* the HCA's; -1 unknown */
 	char traddr[64], trsvcid[8], hca[64];
-	uint16_t cntlid;
+	uint16_t cntlid;           /* atomic: a re-association brings a new one */
 	/* Read by I/O threads, written by them (a status names a new state)
 	 * and by the refresh thread (the log): relaxed atomics. */
 	uint8_t ana;
 	uint64_t change_since_ms;  /* when it entered CHANGE; 0: not in it */
 	int refresh;               /* re-read the log soon */
 	uint64_t ana_changes, ana_reads;
-	/* the refresh thread's */
+	/* The log buffer and its parse, under read_lock: the path's refresh
+	 * thread and nvmeof_mpath_refresh (any thread, an event callback
+	 * too) both read the log. Each path has its own thread, so that a
+	 * controller whose admin queue is busy (a re-association holds it for
+	 * its connect timeout) delays no other path's ANA updates. */
+	pthread_mutex_t read_lock;
 	uint8_t *log;
 	uint32_t log_len;
-	uint64_t last_read_ms;
+	uint32_t assoc_gen;        /* the association the fields above were read from */
+	uint64_t last_read_ms;     /* atomic: the thread reads it unlocked */
+	pthread_t thread;
+	bool running;
 };
 
 struct nvmeof_mpath {
@@ -47,8 +55,7 @@ struct nvmeof_mpath {
 	uint32_t n;
 	struct mp_path p[MP_MAX_PATHS];
 	uint32_t nqueues, nmrs;
-	pthread_t thread;
-	bool running, stop;
+	bool stop;                 /* the paths' refresh threads end */
 };
 
 struct nvmeof_mpath_mr {
@@ -68,6 +75,11 @@ static inline uint8_t mp_ana(const struct mp_path *p) { return __atomic_load_n(&
 static inline void mp_want_refresh(struct mp_path *p) { __atomic_store_n(&p->refresh, 1, __ATOMIC_RELAXED); }
 #define MP_TICK_MS 100
 #define MP_CHANGE_REREAD_MS 500
+/* An Inaccessible path's log is re-read this often even without an event:
+ * a target's notice can be missed (masked until a log read, or sent while
+ * no event request was out), and the path would never return. One log
+ * page per path every 2 s costs nothing next to the I/O it can carry. */
+#define MP_INACCESSIBLE_REREAD_MS 2000
 
 /* mpath_select.c: what a command's choice sees of each path */
 struct mp_view {

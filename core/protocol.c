@@ -124,7 +124,7 @@ void nvme_id_ctrl_parse(const uint8_t *d, struct nvmeof_ctrl_info *info)
 	info->mdts = d[77];
 	info->cntlid = get_le16(d + 78);
 	for (int i = 0; i < 3; i++)
-		info->crdt[i] = get_le16(d + 134 + 2 * i);
+		info->crdt[i] = get_le16(d + 128 + 2 * i); /* CRDT1..3, after FGUID */
 	info->kas = get_le16(d + 320);
 	info->cqt = get_le16(d + 386);
 	info->maxcmd = get_le16(d + 514);

@@ -243,6 +243,9 @@ const char *nvme_rdma_cm_status_name(uint16_t sts);
 /* ---- log pages, discovery, events, Write Zeroes ---- */
 #define NVME_CNS_NS_DESC_LIST 0x03
 #define NVME_FEAT_ASYNC_EVENT 0x0b
+#define NVME_FEAT_HOST_BEHAVIOR 0x16
+#define NVME_HOST_BEHAVIOR_SIZE 512   /* Host Behavior Support data structure */
+#define NVME_HOST_BEHAVIOR_ACRE 0x01  /* byte 0: Advanced Command Retry Enable */
 #define NVME_ONCS_WRITE_ZEROES (1u << 3)
 #define NVME_RW_FUA (1u << 30)        /* CDW12 of Read, Write, Write Zeroes */
 #define NVME_WZ_DEAC (1u << 25)       /* CDW12 of Write Zeroes */

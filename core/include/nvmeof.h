@@ -236,6 +236,9 @@ struct nvmeof_ctrl_info {
 	int comp_vectors;        /* the HCA's completion vectors (interrupts on real hardware) */
 	/* version 0.5 */
 	uint16_t cqt;            /* Command Quiesce Time, ms (NVMe Base 2.1, 9.6); 0: not reported */
+	bool acre;               /* Advanced Command Retry Enable accepted (Host Behavior
+				  * Support): the controller may ask for a Command Retry
+				  * Delay (crdt) in a status; asked only when crdt is not 0 */
 };
 
 /* Stable for the controller's life. A Namespace Attribute Changed event

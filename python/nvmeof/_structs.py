@@ -110,6 +110,7 @@ class CtrlInfo(ctypes.Structure):
         ("auth_io_queues", c_uint32),
         ("comp_vectors", ctypes.c_int),  # 0.4
         ("cqt", c_uint16),  # 0.5
+        ("acre", ctypes.c_bool),  # 0.5
     ]
 
 

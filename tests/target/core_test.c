@@ -1152,6 +1152,37 @@ out:
 }
 
 /* ---- helpers for the shell cross-check ---- */
+/* Advanced Command Retry Enable: asked for only where the controller
+ * reports a Command Retry Delay Time. nvmet reports none; SPDK's target
+ * reports the CRDT its nvmf_set_crdt was given (tests/target/spdk.sh sets
+ * NVMEOF_SPDK_* to point this test at it, with CRDT1 in NVMEOF_SPDK_CRDT1),
+ * and takes the Set Features Host Behavior Support. The kernel host does
+ * the same (nvme_configure_acre). */
+TEST(retry_delay_enabled_where_the_controller_reports_one)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_ctrl_info ci;
+	const char *spdk = getenv("NVMEOF_SPDK_PORT");
+	opts_a(&o);
+	if (spdk) {
+		o.trsvcid = spdk;
+		o.subnqn = env("NVMEOF_SPDK_NQN");
+	}
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	MUST(nvmeof_ctrl_get_info(c, &ci));
+	if (spdk) {
+		CHECK_EQ(ci.crdt[0], strtoul(env("NVMEOF_SPDK_CRDT1"), NULL, 0));
+		CHECK(ci.acre);
+	} else {
+		CHECK(!ci.crdt[0] && !ci.crdt[1] && !ci.crdt[2]);
+		CHECK(!ci.acre);
+	}
+out:
+	if (c)
+		CHECK_EQ(nvmeof_ctrl_close(c), 0);
+}
+
 static int load_dump(int argc, char **argv)
 {
 	struct nvmeof_ctrl_opts o;
@@ -1222,6 +1253,7 @@ int main(int argc, char **argv)
 		T(sixty_four_queue_pairs_connect_under_load_and_all_carry_io),
 		T(keep_alive_goes_out_during_a_long_admin_command),
 		T(idle_wait_sleeps_long_and_a_disconnect_wakes_it),
+		T(retry_delay_enabled_where_the_controller_reports_one),
 	};
 	size_t n = sizeof(all) / sizeof(all[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);

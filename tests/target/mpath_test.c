@@ -15,7 +15,10 @@
 #include <unistd.h>
 
 #include "../unit/check.h"
+#include "ctrl.h"
 #include "nvmeof.h"
+#include "protocol.h"
+#include "queue.h"
 #include "tbenv.h"
 
 #define QD 16
@@ -607,6 +610,215 @@ TEST(two_multipaths_at_once_one_gets_the_events)
 	CHECK_EQ(one, 8);
 }
 
+/* The namespace moves to another ANA group while attached, a group
+ * inaccessible through path 1 and optimized through path 2 (a storage
+ * array moving a volume between controllers does this). The host follows
+ * the namespace by its ID in the log, as the kernel does, not by the group
+ * it was first seen in: I/O goes through path 2 only, without an error. */
+TEST(namespace_moved_to_another_ana_group_is_followed)
+{
+	struct paths p;
+	uint32_t errs = 0, bads = 0;
+	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 0));
+	if (!p.mq)
+		goto out;
+	tb("tb ana-group 3 1 inaccessible%s%s", "", "");
+	tb("tb ana-group 3 2 optimized%s%s", "", "");
+	tb("tb ns-group 3%s%s", "", "");
+	ROUNDS_UNTIL(&p, ana_of(&p, 0) == NVMEOF_ANA_INACCESSIBLE, 200, errs, bads);
+	uint64_t c0 = path_cmds(&p, 0), c1 = path_cmds(&p, 1);
+	ROUNDS_UNTIL(&p, 0, 4, errs, bads);
+	for (uint32_t i = 0; i < 2; i++) {
+		struct nvmeof_path_info pi = {.size = sizeof(pi)};
+		MUST(nvmeof_mpath_path_info(p.mp, i, &pi));
+		CHECK_EQ(pi.anagrpid, 3);
+		CHECK_EQ(pi.ana_state, i ? NVMEOF_ANA_OPTIMIZED : NVMEOF_ANA_INACCESSIBLE);
+	}
+	CHECK_EQ(path_cmds(&p, 0), c0);          /* nothing more on the inaccessible path */
+	CHECK(path_cmds(&p, 1) > c1);
+	CHECK_EQ(errs, 0);
+	CHECK_EQ(bads, 0);
+out:
+	tb("tb ns-group %s%s", env("NVMEOF_TB_ANAGRP"), "");
+	tb("tb ana-group 3 1 remove%s%s", "", "");
+	tb("tb ana-group 3 2 remove%s%s", "", "");
+	restore_target();
+	close_paths(&p);
+}
+
+struct refresher { struct nvmeof_mpath *mp; int stop; /* atomic */ uint32_t calls, errors; char msg[256]; };
+static void *refresh_loop(void *arg)
+{
+	struct refresher *r = arg;
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED) && r->calls < 100000) {
+		if (nvmeof_mpath_refresh(r->mp) && !r->errors++)
+			snprintf(r->msg, sizeof(r->msg), "%s", nvmeof_errmsg());
+		r->calls++;
+	}
+	return NULL;
+}
+
+/* nvmeof_mpath_refresh from the user's thread while the paths' refresh
+ * threads read the logs that ANA change events ask for: each path's log
+ * buffer is read and parsed by one thread at a time (build/tsan shows a
+ * race otherwise), and the states still follow the target. */
+TEST(refresh_from_a_thread_while_events_arrive)
+{
+	struct paths p;
+	uint32_t errs = 0, bads = 0;
+	struct refresher r = {0};
+	pthread_t t;
+	bool started = false;
+	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 0));
+	if (!p.mq)
+		goto out;
+	r.mp = p.mp;
+	started = !pthread_create(&t, NULL, refresh_loop, &r);
+	CHECK(started);
+	for (int i = 0; i < 4; i++) {
+		tb("tb ana 2 non-optimized%s%s", "", "");
+		ROUNDS_UNTIL(&p, ana_of(&p, 1) == NVMEOF_ANA_NONOPTIMIZED, 200, errs, bads);
+		CHECK_EQ(ana_of(&p, 1), NVMEOF_ANA_NONOPTIMIZED);
+		tb("tb ana 2 optimized%s%s", "", "");
+		ROUNDS_UNTIL(&p, ana_of(&p, 1) == NVMEOF_ANA_OPTIMIZED, 200, errs, bads);
+		CHECK_EQ(ana_of(&p, 1), NVMEOF_ANA_OPTIMIZED);
+	}
+	CHECK_EQ(errs, 0);
+	CHECK_EQ(bads, 0);
+out:
+	if (started) {
+		__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
+		pthread_join(t, NULL);
+		printf("    %u refreshes from the user's thread\n", r.calls);
+		if (r.errors)
+			fprintf(stderr, "    refresh: %s\n", r.msg);
+		CHECK_EQ(r.errors, 0);
+	}
+	restore_target();
+	close_paths(&p);
+}
+
+/* Path 1's controller keeps its admin queue busy (a re-association holds
+ * it for its connect timeout; here the test holds its lock) while path 1
+ * owes a log read (its I/O met Inaccessible) and path 2's group changes:
+ * path 2's update must not wait for path 1's controller. */
+TEST(a_busy_controller_delays_no_other_paths_ana_update)
+{
+	struct paths p;
+	uint32_t errs = 0, bads = 0;
+	bool held = false;
+	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 0));
+	if (!p.mq)
+		goto out;
+	pthread_mutex_lock(ctrl_admin_lock(p.c[0]));
+	held = true;
+	tb("tb ana 1 inaccessible%s%s", "", "");
+	/* path 1's commands meet the status: its state, and a log read owed */
+	ROUNDS_UNTIL(&p, ana_of(&p, 0) == NVMEOF_ANA_INACCESSIBLE, 100, errs, bads);
+	CHECK_EQ(ana_of(&p, 0), NVMEOF_ANA_INACCESSIBLE);
+	tb("tb ana 2 non-optimized%s%s", "", "");
+	ROUNDS_UNTIL(&p, ana_of(&p, 1) == NVMEOF_ANA_NONOPTIMIZED, 60, errs, bads);
+	CHECK_EQ(ana_of(&p, 1), NVMEOF_ANA_NONOPTIMIZED);
+	pthread_mutex_unlock(ctrl_admin_lock(p.c[0]));
+	held = false;
+	CHECK_EQ(errs, 0);
+	CHECK_EQ(bads, 0);
+out:
+	if (held)
+		pthread_mutex_unlock(ctrl_admin_lock(p.c[0]));
+	restore_target();
+	close_paths(&p);
+}
+
+/* A path's port goes and comes back: the new association has a new
+ * CNTLID (a third controller takes the old one meanwhile: nvmet hands out
+ * the lowest free one), and the path's information says the new one. */
+TEST(path_info_follows_a_reassociation)
+{
+	struct paths p;
+	uint32_t errs = 0, bads = 0;
+	struct nvmeof_ctrl *third = NULL;
+	struct nvmeof_ctrl_info ci;
+	struct nvmeof_path_info pi = {.size = sizeof(pi)};
+	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 500));
+	if (!p.mq)
+		goto out;
+	MUST(nvmeof_mpath_path_info(p.mp, 0, &pi));
+	uint16_t before = pi.cntlid;
+	tb("tb mpath-down 1%s%s", "", "");
+	struct nvmeof_path_stats st = {.size = sizeof(st)};
+	ROUNDS_UNTIL(&p, (nvmeof_mpath_queue_path_stats(p.mq, 0, &st), !st.live), 400, errs, bads);
+	CHECK(!st.live);
+	/* a third controller takes the old CNTLID once the target has freed
+	 * it (nvmet frees it when the old controller's queues are gone) */
+	for (int k = 0; k < 100; k++) {
+		MUST(connect_path(1, env("NVMEOF_TB_NQN_M"), 0, &third));
+		MUST(nvmeof_ctrl_get_info(third, &ci));
+		if (ci.cntlid == before)
+			break;
+		nvmeof_ctrl_close(third);
+		third = NULL;
+		ROUNDS_UNTIL(&p, 0, 1, errs, bads);
+	}
+	CHECK(third != NULL);
+	tb("tb mpath-up 1%s%s", "", "");
+	ROUNDS_UNTIL(&p, (nvmeof_mpath_queue_path_stats(p.mq, 0, &st), st.live), 400, errs, bads);
+	CHECK(st.live);
+	MUST(nvmeof_ctrl_get_info(p.c[0], &ci));
+	/* the path's facts are re-read with its next log read: an event, a
+	 * status, or the user's refresh */
+	MUST(nvmeof_mpath_refresh(p.mp));
+	MUST(nvmeof_mpath_path_info(p.mp, 0, &pi));
+	printf("    CNTLID %u before, %u after (controller %u)\n", before, pi.cntlid, ci.cntlid);
+	CHECK(ci.cntlid != before);
+	CHECK_EQ(pi.cntlid, ci.cntlid);
+	CHECK_EQ(errs, 0);
+	CHECK_EQ(bads, 0);
+out:
+	if (third)
+		nvmeof_ctrl_close(third);
+	restore_target();
+	close_paths(&p);
+}
+
+/* A change notice the host never gets (here path 1's controller is told
+ * not to send ANA notices; a target may mask or lose one): path 1 goes
+ * Inaccessible (its I/O says so), then back to Optimized with no notice
+ * and no I/O to report it. The host re-reads an inaccessible path's log
+ * now and then, so the path comes back; before, it stayed out for good. */
+TEST(inaccessible_path_returns_without_a_notice)
+{
+	struct paths p;
+	uint32_t errs = 0, bads = 0;
+	uint8_t sqe[NVME_SQE_SIZE];
+	struct nvmeof_ctrl_info ci;
+	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 0));
+	if (!p.mq)
+		goto out;
+	MUST(nvmeof_ctrl_get_info(p.c[0], &ci));
+	nvme_sqe_set_features(sqe, 0, NVME_FEAT_ASYNC_EVENT, nvme_aec_cdw11(ci.oaes) & ~(1u << 11));
+	pthread_mutex_lock(ctrl_admin_lock(p.c[0]));
+	int rc = q_exec(ctrl_admin(p.c[0]), sqe, 0, 10000, NULL);
+	pthread_mutex_unlock(ctrl_admin_lock(p.c[0]));
+	MUST(rc);
+	tb("tb ana 1 inaccessible%s%s", "", "");
+	ROUNDS_UNTIL(&p, ana_of(&p, 0) == NVMEOF_ANA_INACCESSIBLE, 200, errs, bads);
+	CHECK_EQ(ana_of(&p, 0), NVMEOF_ANA_INACCESSIBLE);
+	tb("tb ana 1 optimized%s%s", "", "");
+	/* bounded by rounds: many times the 2 s between re-reads at the
+	 * test bed's pace */
+	ROUNDS_UNTIL(&p, ana_of(&p, 0) == NVMEOF_ANA_OPTIMIZED, 1000, errs, bads);
+	CHECK_EQ(ana_of(&p, 0), NVMEOF_ANA_OPTIMIZED);
+	uint64_t c0 = path_cmds(&p, 0);
+	ROUNDS_UNTIL(&p, 0, 2, errs, bads);
+	CHECK(path_cmds(&p, 0) > c0);            /* it carries again */
+	CHECK_EQ(errs, 0);
+	CHECK_EQ(bads, 0);
+out:
+	restore_target();
+	close_paths(&p);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case all[] = {
@@ -617,6 +829,9 @@ int main(int argc, char **argv)
 		T(two_multipaths_at_once_one_gets_the_events), T(multipath_wait_sleeps_on_every_path),
 		T(batched_submissions_ring_once_per_path), T(refresh_reads_every_paths_ana_log),
 		T(no_usable_path_for_a_moment_loses_nothing),
+		T(namespace_moved_to_another_ana_group_is_followed),
+		T(refresh_from_a_thread_while_events_arrive), T(a_busy_controller_delays_no_other_paths_ana_update),
+		T(path_info_follows_a_reassociation), T(inaccessible_path_returns_without_a_notice),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return run_named_tests("target-mpath", all, sizeof(all) / sizeof(all[0]), argc, argv);

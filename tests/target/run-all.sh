@@ -46,6 +46,8 @@ plain() {
     run fio-versions.sh 60 bash -c 'echo "fio-versions: skipped: no second fio release was built (make fio-release:"\
       "Debian 13'"'"'s fio source could not be fetched; build/fio-release.log says why)"; exit 77'
   fi
+  # SPDK's nvmf_tgt beside nvmet, where its prebuilt copy is beside the checkout
+  run spdk.sh 600 bash tests/target/spdk.sh
   run python.sh 600 bash tests/target/python.sh
   run python-pkg.sh 600 bash tests/target/python-pkg.sh   # pip install ./python, its examples
   # "possibly lost" blocks are librdmacm's per-process device cache, by design.
@@ -77,6 +79,9 @@ sanitized() {
     poll_group_of_four_queues reconnect_keeps_write_order_and_the_controller poll_group_reconnects_every_queue
   run tsan/target_disc 600 build/tsan/tests/target_disc namespace_disabled_and_enabled_through_events \
     namespace_events_with_keep_alive
+  # the multipath's ANA refresh threads against events and a busy controller
+  run tsan/target_mpath 600 build/tsan/tests/target_mpath refresh_from_a_thread_while_events_arrive \
+    a_busy_controller_delays_no_other_paths_ana_update
 }
 
 case $PART in

@@ -619,6 +619,21 @@ TEST(event_log_lengths)
 	CHECK_EQ(nvme_ana_log_len(id), NVME_ANA_LOG_MAX);
 }
 
+/* CRDT1..3 at bytes 129:128, 131:130, 133:132 (NVMe Base 2.1, Identify
+ * Controller; the kernel's struct nvme_id_ctrl and SPDK's agree), after
+ * FGUID and before reserved bytes 134 on. */
+TEST(identify_command_retry_delay_times)
+{
+	static uint8_t d[4096];
+	memset(d, 0, sizeof(d));
+	memset(d + 112, 0xee, 16);                           /* FGUID */
+	put_le16(d + 128, 3); put_le16(d + 130, 5); put_le16(d + 132, 0x0102);
+	struct nvmeof_ctrl_info i;
+	memset(&i, 0, sizeof(i));
+	nvme_id_ctrl_parse(d, &i);
+	CHECK_EQ(i.crdt[0], 3); CHECK_EQ(i.crdt[1], 5); CHECK_EQ(i.crdt[2], 0x0102);
+}
+
 TEST(identify_fields_for_events_and_write_zeroes)
 {
 	static uint8_t d[4096];
@@ -673,6 +688,40 @@ static size_t ana_log(uint8_t *d, uint8_t st1, uint8_t st2)
 	put_le32(d + 48, 1); put_le32(d + 52, 2);
 	put_le32(d + 56, 2); put_le32(d + 60, 0); put_le64(d + 64, 4); d[72] = st2;
 	return 88;
+}
+
+/* A namespace moved from group 1 to group 2 while attached (nvmet's
+ * ana_grpid, a storage array rebalancing): the log's NSID lists say so,
+ * and the namespace takes its new group's state, not its old one's. */
+TEST(ana_namespace_followed_to_its_new_group)
+{
+	uint8_t d[128];
+	size_t len = ana_log(d, NVMEOF_ANA_INACCESSIBLE, NVMEOF_ANA_OPTIMIZED);
+	uint32_t grp = 1;
+	uint8_t st = 0;
+	CHECK_EQ(nvme_ana_ns_state(d, len, 2, &grp, &st), 0);
+	CHECK_EQ(st, NVMEOF_ANA_INACCESSIBLE); CHECK_EQ(grp, 1);
+	/* NSID 2 moves: group 1 lists only NSID 1, group 2 lists NSID 2 */
+	put_le32(d + 20, 1);
+	memmove(d + 52, d + 56, 32);
+	put_le32(d + 52 + 4, 1); put_le32(d + 52 + 32, 2);
+	len = 88;
+	CHECK_EQ(nvme_ana_ns_state(d, len, 2, &grp, &st), 0);
+	CHECK_EQ(st, NVMEOF_ANA_OPTIMIZED); CHECK_EQ(grp, 2);
+	CHECK_EQ(nvme_ana_ns_state(d, len, 1, &grp, &st), 0);   /* NSID 1 stayed */
+	CHECK_EQ(st, NVMEOF_ANA_INACCESSIBLE); CHECK_EQ(grp, 1);
+	/* no NSID lists (RGO): the group it was last seen in */
+	uint8_t r[128];
+	len = ana_log(r, NVMEOF_ANA_OPTIMIZED, NVMEOF_ANA_CHANGE);
+	put_le32(r + 20, 0);
+	memmove(r + 48, r + 56, 32);
+	len = 80;
+	grp = 2;
+	CHECK_EQ(nvme_ana_ns_state(r, len, 2, &grp, &st), 0);
+	CHECK_EQ(st, NVMEOF_ANA_CHANGE); CHECK_EQ(grp, 2);
+	grp = 3;                                                        /* named nowhere */
+	CHECK_EQ(nvme_ana_ns_state(r, len, 2, &grp, &st), 1);
+	CHECK_EQ(nvme_ana_ns_state(r, 40, 2, &grp, &st), (unsigned long long)-1);
 }
 
 TEST(ana_group_state_lookup)
@@ -747,7 +796,7 @@ int main(void)
 		T(get_log_page_sqe_numd_split_offset_rae), T(write_zeroes_and_aer_sqes),
 		T(async_event_config_and_decode), T(discovery_log_header_and_entries),
 		T(error_and_smart_logs), T(changed_ns_list_and_descriptors), T(ana_log_groups), T(event_log_lengths),
-		T(identify_fields_for_events_and_write_zeroes), T(identify_ana_fields), T(ana_group_state_lookup),
+		T(identify_fields_for_events_and_write_zeroes), T(identify_command_retry_delay_times), T(identify_ana_fields), T(ana_group_state_lookup), T(ana_namespace_followed_to_its_new_group),
 		T(path_statuses_fail_over),
 	};
 	return run_tests("unit-protocol", t, sizeof(t) / sizeof(t[0]));

@@ -1,0 +1,81 @@
+#!/bin/bash
+# Interoperability with SPDK's nvmf_tgt, a second NVMe-oF target beside the
+# kernel's nvmet, for what nvmet cannot show. Inside the test bed guest; the
+# prebuilt target lives in ../shared/spdk-target beside the checkout (or
+# NVMEOF_SPDK_TARGET). Where it is absent (a fresh clone) the suite skips,
+# saying why.
+source "$(dirname "$0")/lib.sh"
+B=${NVMEOF_BUILD:-build/out}
+SPDK=${NVMEOF_SPDK_TARGET:-}
+for d in ../shared/spdk-target ../../shared/spdk-target; do
+  [ -z "$SPDK" ] && [ -x "$d/bin/nvmf_tgt" ] && SPDK=$(cd "$d" && pwd)
+done
+if [ -z "$SPDK" ] || [ ! -x "$SPDK/bin/nvmf_tgt" ]; then
+  echo "spdk: skipped: no SPDK target (../shared/spdk-target or NVMEOF_SPDK_TARGET)"
+  exit 77
+fi
+R=$SPDK/rpc
+export NVMEOF_SPDK_PORT=4440   # neither nvmet's ports nor 4421 (tool.sh expects nobody there)
+export NVMEOF_SPDK_NQN=nqn.2026-12.io.nvmeof:spdk
+export NVMEOF_SPDK_CRDT1=3     # 300 ms
+
+# start_target: nvmf_tgt held before its subsystems start, as nvmf_set_crdt
+# requires; then a 64 MiB malloc namespace behind an ANA-reporting
+# subsystem on two RDMA listeners, one per HCA (two paths).
+TGT_PID=
+start_target() {
+  [ "$(cat /proc/sys/vm/nr_hugepages)" -ge 512 ] || echo 1024 > /proc/sys/vm/nr_hugepages
+  mountpoint -q /dev/hugepages || { mkdir -p /dev/hugepages; mount -t hugetlbfs nodev /dev/hugepages; }
+  rm -f /var/tmp/spdk.sock
+  "$SPDK/bin/nvmf_tgt" -m 0x3 --wait-for-rpc > "$SCRATCH/tgt.log" 2>&1 &
+  TGT_PID=$!
+  local i
+  for ((i = 0; i < 100; i++)); do
+    [ -S /var/tmp/spdk.sock ] && "$R" spdk_get_version > /dev/null 2>&1 && break
+    kill -0 $TGT_PID 2>/dev/null || { tail -5 "$SCRATCH/tgt.log"; return 1; }
+    sleep 0.2
+  done
+  "$R" nvmf_set_crdt -t1 $NVMEOF_SPDK_CRDT1 > /dev/null &&
+  "$R" framework_start_init && "$R" framework_wait_init > /dev/null &&
+  "$R" nvmf_create_transport -t RDMA -u 8192 -c 4096 &&
+  "$R" bdev_malloc_create -b M0 64 512 > /dev/null &&
+  "$R" nvmf_create_subsystem $NVMEOF_SPDK_NQN -a -s SPDK0001 -r &&
+  "$R" nvmf_subsystem_add_ns $NVMEOF_SPDK_NQN M0 > /dev/null &&
+  "$R" nvmf_subsystem_add_listener $NVMEOF_SPDK_NQN -t rdma -a "$NVMEOF_TB_ADDR" -s $NVMEOF_SPDK_PORT &&
+  "$R" nvmf_subsystem_add_listener $NVMEOF_SPDK_NQN -t rdma -a "$NVMEOF_TB_ADDR2" -s $NVMEOF_SPDK_PORT
+}
+listener_ana() { # ADDR STATE
+  "$R" nvmf_subsystem_listener_set_ana_state $NVMEOF_SPDK_NQN -t rdma -a "$1" -s $NVMEOF_SPDK_PORT -n "$2"
+}
+stop_target() {
+  [ -n "$TGT_PID" ] || return 0
+  kill $TGT_PID 2>/dev/null
+  wait $TGT_PID 2>/dev/null
+}
+trap stop_target EXIT
+
+t_retry_delay_enabled_where_the_controller_reports_one() {
+  "$B/tests/target_core" retry_delay_enabled_where_the_controller_reports_one ||
+    fail "Advanced Command Retry not enabled against a controller reporting CRDT1 $NVMEOF_SPDK_CRDT1"
+}
+
+# A path's listener Inaccessible, 5 s later Optimized again, under a
+# verifying two-path job: the job passes and the path is back (optimized)
+# by its end, through SPDK's notices or the host's periodic re-read of an
+# inaccessible path's log.
+t_path_back_after_inaccessible_then_optimized() {
+  local eng=${NVMEOF_ENGINE:-$PWD/$B/libnvmeof_fio.so} nqn=${NVMEOF_SPDK_NQN//:/\\:}
+  local f="trtype=RDMA traddr=$NVMEOF_TB_ADDR srcaddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_SPDK_PORT traddr=$NVMEOF_TB_ADDR2 srcaddr=$NVMEOF_TB_ADDR2 subnqn=$nqn ns=1"
+  timeout 120 fio --ioengine=external:"$eng" --output-format=normal --name=mp --filename="$f" \
+    --iopolicy=round-robin --rw=randrw --bs=4k --size=8m --iodepth=16 --verify=crc32c --verify_backlog=32 \
+    --time_based --runtime=20 > "$SCRATCH/log" 2>&1 &
+  local pid=$!
+  wait_connected "$SCRATCH/log" $pid
+  listener_ana "$NVMEOF_TB_ADDR" inaccessible; sleep 5; listener_ana "$NVMEOF_TB_ADDR" optimized
+  wait $pid || { tail -30 "$SCRATCH/log"; fail "fio failed across the ANA changes"; }
+  grep '^nvmeof: path' "$SCRATCH/log"
+  grep -q '^nvmeof: path 1 .*: ANA optimized,' "$SCRATCH/log" || fail "path 1 is not back to optimized at the end"
+}
+
+start_target || { tail -20 "$SCRATCH/tgt.log"; echo "spdk: the SPDK target did not start"; exit 1; }
+run_tests "$@"

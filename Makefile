@@ -162,7 +162,7 @@ $(O)/tests/gpu_check: $(O)/tests/gpu-check/gpu_check.o $(O)/libnvmeof.a
 $(O)/bench/percmd: $(O)/bench/percmd.o $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The command-line tool (tools/): nvme-cli's subcommands over our library.
-$(TOOL): $(O)/tools/nvmeof.o $(O)/tools/cmds.o $(O)/tools/io.o $(O)/tools/out.o $(O)/libnvmeof.a
+$(TOOL): $(O)/tools/nvmeof.o $(O)/tools/cmds.o $(O)/tools/io.o $(O)/tools/out.o $(O)/tools/passthru.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The CUDA test double: host memory behind the cu* API (tests only).
 $(O)/tests/libcuda-double.so: tests/cuda-double/fakecuda.c

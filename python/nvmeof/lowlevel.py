@@ -297,3 +297,22 @@ class RawQueue:
 
 
 RDMAQueue = RawQueue  # the seed's name
+
+
+def flush_gpudirect_writes(region: Any) -> None:
+    """After reads into GPU memory completed through submit/poll, before GPU
+    work consumes the data: flushes the NIC's GPUDirect writes (nothing
+    for host memory)."""
+    if getattr(region, "is_gpu", False):
+        rc = _lib.load().nvmeof_cuda_flush(region._mr)
+        if rc:
+            raise from_code(rc, _lib.errmsg())
+
+
+def synchronize(region: Any) -> None:
+    """Before submitting a write from GPU memory: waits for the CUDA
+    context's work (the kernels that produced the data)."""
+    if getattr(region, "is_gpu", False):
+        rc = _lib.load().nvmeof_cuda_sync(region._mr)
+        if rc:
+            raise from_code(rc, _lib.errmsg())

@@ -28,6 +28,8 @@ per_build() {
   run "$b/faults.sh" 900 bash tests/target/faults.sh
   run "$b/target_disc" 600 "$NVMEOF_BUILD/tests/target_disc"
   run "$b/tool.sh" 600 bash tests/target/tool.sh
+  run "$b/target_passthru" 300 "$NVMEOF_BUILD/tests/target_passthru"
+  run "$b/passthru-tool.sh" 300 bash tests/target/passthru-tool.sh
   run "$b/selftest-double" 300 bash tests/gpu-check/selftest-double "$NVMEOF_BUILD"
 }
 

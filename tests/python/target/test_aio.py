@@ -21,6 +21,7 @@ def user_cpu():
 
 def test_four_queues_sixty_four_in_flight_sleep_in_the_loop(ctrl):
     queues = [ctrl.queue(depth=PER_QUEUE) for _ in range(QUEUES)]
+    assert all(q.depth >= PER_QUEUE for q in queues)
     n = QUEUES * PER_QUEUE
     out = ctrl.allocate(n * LBA)
     back = ctrl.allocate(n * LBA)
@@ -33,22 +34,24 @@ def test_four_queues_sixty_four_in_flight_sleep_in_the_loop(ctrl):
             writes = [aqs[i % QUEUES].write(NSID, 1000 + i, 1, out, lba_size=LBA, buffer_offset=i * LBA)
                       for i in range(n)]
             assert all(c.succeeded for c in await asyncio.gather(*writes))
-            reads = [aqs[i % QUEUES].read(NSID, 1000 + i, 1, back, lba_size=LBA, buffer_offset=i * LBA)
+            reads = [asyncio.ensure_future(aqs[i % QUEUES].read(NSID, 1000 + i, 1, back, lba_size=LBA,
+                                                                buffer_offset=i * LBA))
                      for i in range(n)]
+            await asyncio.sleep(0)  # every read task submits before any completion is taken
             peak = sum(a.outstanding for a in aqs)
             done = await asyncio.gather(*reads)
             return peak, done
 
         async def main():
             busy_wall = busy_cpu = 0.0
-            for r in range(4):
+            for r in range(3):
                 w0, c0 = time.monotonic(), user_cpu()
                 peak, done = await round_trip()
                 busy_wall += time.monotonic() - w0
                 busy_cpu += user_cpu() - c0
                 assert all(c.succeeded for c in done)
                 # a pause between rounds: the low rate the loop should sleep through
-                await asyncio.sleep(0.2)
+                await asyncio.sleep(0.5)
             return peak, busy_wall, busy_cpu
 
         t0, c0 = time.monotonic(), user_cpu()

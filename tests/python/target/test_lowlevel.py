@@ -51,15 +51,15 @@ def test_raw_identify_matches_controller_info(ctrl):
         c = ctrl.admin.execute(protocol.identify(buf, controller=True), data_owner=buf)
         assert c.sq_id == 0
         raw = buf.read()
-        assert raw[4:24].decode().strip() == ctrl.info().serial
-        assert raw[24:64].decode().strip() == ctrl.info().model
+        assert raw[4:24].decode().strip() == ctrl.info.serial
+        assert raw[24:64].decode().strip() == ctrl.info.model
         ctrl.admin.execute(protocol.identify(buf, nsid=NSID), data_owner=buf)
         nsze = struct.unpack_from("<Q", buf.read(8))[0]
         assert nsze == ctrl.namespace(NSID).info.size
     # Get Features, Number of Queues: the value in the completion's result
     c = ctrl.admin.execute(protocol.get_features(0x07))
     nsq, ncq = (c.result & 0xFFFF) + 1, (c.result >> 16) + 1
-    assert min(nsq, ncq, 64) == ctrl.info().max_io_queues
+    assert min(nsq, ncq, 64) == ctrl.info.max_io_queues
 
 
 def test_vendor_opcode_raises_nvme_status_error_with_the_completion(ctrl):

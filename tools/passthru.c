@@ -216,7 +216,8 @@ static int run(struct pt *p)
 		fprintf(stderr, "NVMe status: %s(%#x)\n", nvmeof_cmd_status_name(cpl.status, admin, p->opcode, 0),
 			cpl.status);
 	} else {
-		printf("NVMe command result:%08x\n", cpl.cdw0);
+		/* with -b, stdout carries the data alone */
+		fprintf(p->a.raw ? stderr : stdout, "NVMe command result:%08x\n", cpl.cdw0);
 		if (mr && !p->write) {
 			if (p->a.raw)
 				fwrite(nvmeof_mr_addr(mr), 1, p->data_len, stdout);

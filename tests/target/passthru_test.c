@@ -5,6 +5,8 @@
  *
  *   target_passthru            run every test
  *   target_passthru TEST...    run the named tests
+ * NVMEOF_PT_NQN, NVMEOF_PT_PORT, NVMEOF_PT_NSID point the tests at another
+ * subsystem (passthru-spdk.sh: SPDK's target, which implements Compare).
  */
 #include <poll.h>
 #include <stdio.h>
@@ -17,15 +19,16 @@
 #include "protocol.h"
 #include "tbenv.h"
 
-#define NSID 2 /* the file-backed namespace: it keeps what is written */
+/* the file-backed namespace of subsystem A: it keeps what is written */
+#define NSID ((uint32_t)atoi(getenv("NVMEOF_PT_NSID") ? getenv("NVMEOF_PT_NSID") : "2"))
 #define LBA 4096u
 
 static void opts_a(struct nvmeof_ctrl_opts *o)
 {
 	nvmeof_ctrl_opts_init(o);
 	o->traddr = env("NVMEOF_TB_ADDR");
-	o->trsvcid = env("NVMEOF_TB_PORT");
-	o->subnqn = env("NVMEOF_TB_NQN_A");
+	o->trsvcid = getenv("NVMEOF_PT_PORT") ? getenv("NVMEOF_PT_PORT") : env("NVMEOF_TB_PORT");
+	o->subnqn = getenv("NVMEOF_PT_NQN") ? getenv("NVMEOF_PT_NQN") : env("NVMEOF_TB_NQN_A");
 	o->cmd_timeout_ms = 10000;
 }
 
@@ -214,9 +217,10 @@ TEST(compare_succeeds_on_equal_data_and_fails_on_other_data)
 	if (setup(&f, 8, false))
 		goto out;
 	uint8_t *buf = nvmeof_mr_addr(f.mr);
+	uint32_t lba = f.ns->lba_size, nlb = 8192 / lba;
 	fill(buf, 8192, 3);
-	MUST(nvmeof_write_sync(f.q, f.ns, 300, 2, f.mr, 0, 0));
-	rw_sqe(sqe, 0x05, NSID, 300, 2);
+	MUST(nvmeof_write_sync(f.q, f.ns, 300, nlb, f.mr, 0, 0));
+	rw_sqe(sqe, 0x05, NSID, 300, nlb);
 	int rc = nvmeof_io_raw_sync(f.q, sqe, f.mr, 0, 8192, 0, &cpl, 0);
 	if (!(nvmeof_ctrl_info(f.c)->oncs & 1)) {
 		printf("  the controller does not implement Compare (ONCS 0x%x)\n", nvmeof_ctrl_info(f.c)->oncs);
@@ -225,6 +229,7 @@ TEST(compare_succeeds_on_equal_data_and_fails_on_other_data)
 		CHECK(strstr(nvmeof_errmsg(), "Invalid Command Opcode") != NULL);
 		goto out;
 	}
+	printf("  Compare is implemented (ONCS 0x%x)\n", nvmeof_ctrl_info(f.c)->oncs);
 	CHECK_EQ(rc, 0);
 	buf[4097] ^= 0xff;
 	rc = nvmeof_io_raw_sync(f.q, sqe, f.mr, 0, 8192, 0, &cpl, 0);

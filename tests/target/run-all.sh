@@ -43,6 +43,7 @@ plain() {
   run mpath.sh 1200 bash tests/target/mpath.sh
   run python.sh 600 bash tests/target/python.sh
   run python-pkg.sh 600 bash tests/target/python-pkg.sh   # pip install ./python, its examples
+  run passthru-spdk.sh 300 bash tests/target/passthru-spdk.sh   # Compare, on SPDK's target (skips without it)
   # "possibly lost" blocks are librdmacm's per-process device cache, by design.
   run valgrind-target_core 900 valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
     --error-exitcode=9 build/out/tests/target_core identify_matches_testbed roundtrip_keyed_only \

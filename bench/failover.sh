@@ -35,7 +35,7 @@ trap 'tb mpath-up 1; timeout 30 nvme disconnect -n "$NVMEOF_TB_NQN_M" >&2' EXIT
 run_one() { # cfg rep
   local cfg=$1 rep=$2 A
   case $cfg in
-    ours) A=(--ioengine=external:"$ENG" --filename="$TWO" --iopolicy=numa --reconnect_delay=500 --ctrl_loss_tmo=60000) ;;
+    ours) A=(--ioengine=external:"$ENG" --filename="$TWO" --iopolicy=numa --reconnect_delay=500ms --ctrl_loss_tmo=60s) ;;
     kernel) kconnect; A=(--ioengine=libaio --direct=1 --filename="$KDEV") ;;
   esac
   timeout $((RUNTIME + 60)) fio --name=fo --thread=1 --rw=randread --bs=4k --iodepth=32 --size=56m \

@@ -52,7 +52,8 @@ def main() -> int:
         else:
             import torch  # the seed's GPU path: a tensor registered as it is
             buf = ctrl.register_gpu(torch.empty(slots * a.bs, dtype=torch.uint8, device="cuda:%d" % a.gpu))
-        queues = [ctrl.queue(depth=a.qd).raw for _ in range(a.queues)]
+        owned = [ctrl.queue(depth=a.qd) for _ in range(a.queues)]
+        queues = [q.raw for q in owned]
         nxt = [0]
 
         def command(slot):
@@ -92,7 +93,7 @@ def main() -> int:
                     if time.monotonic() < end:
                         q.submit(command(qi * a.qd + n % a.qd), data_owner=buf)
         secs = time.monotonic() - t0
-        for q in queues:
+        for q in owned:  # the controller closes only once its queues and regions are gone
             q.close()
         buf.close()
 

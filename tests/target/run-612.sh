@@ -14,6 +14,7 @@ NVMEOF_BUILD=build/san NVMEOF_ASAN_RT=$(cc -print-file-name=libasan.so) \
 # SPDK's target too, where its prebuilt copy is beside the checkout (exit 77: skipped, saying why)
 echo "=== auth_spdk.sh"
 NVMEOF_BUILD=build/out tests/suite 6.12/auth_spdk.sh 600 bash tests/target/auth_spdk.sh || rc=1
+echo 0 > /proc/sys/vm/nr_hugepages # what SPDK's target reserved
 echo "=== target_core on 6.12: $1"
 # shellcheck disable=SC2086 # the lists are space-separated test names
 tests/suite 6.12/target_core 600 build/out/tests/target_core $1 || rc=1

@@ -48,11 +48,13 @@ plain() {
     run fio-versions.sh 60 bash -c 'echo "fio-versions: skipped: no second fio release was built (make fio-release:"\
       "Debian 13'"'"'s fio source could not be fetched; build/fio-release.log says why)"; exit 77'
   fi
-  # SPDK's nvmf_tgt beside nvmet, where its prebuilt copy is beside the checkout
+  # SPDK's nvmf_tgt beside nvmet, where its prebuilt copy is beside the checkout;
+  # then the huge pages it reserved (half the guest's memory) go back
   run spdk.sh 600 bash tests/target/spdk.sh
+  run passthru-spdk.sh 300 bash tests/target/passthru-spdk.sh   # Compare, on SPDK's target (skips without it)
+  echo 0 > /proc/sys/vm/nr_hugepages
   run python.sh 600 bash tests/target/python.sh
   run python-pkg.sh 600 bash tests/target/python-pkg.sh   # pip install ./python, its examples
-  run passthru-spdk.sh 300 bash tests/target/passthru-spdk.sh   # Compare, on SPDK's target (skips without it)
   # "possibly lost" blocks are librdmacm's per-process device cache, by design.
   run valgrind-target_core 900 valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
     --error-exitcode=9 build/out/tests/target_core identify_matches_testbed roundtrip_keyed_only \

@@ -164,16 +164,18 @@ void qpairs_close(struct jqueue *jq)
 		uint64_t conn_ms = 0;
 		uint32_t conn_retries = nvmeof_queue_connect_retries(q, &conn_ms);
 		/* what a run cost on the wire: commands per doorbell shows the
-		 * batching, sleeps the waits that went to the completion channel;
-		 * and what connecting it took (retries under load) */
+		 * batching, sleeps the waits that went to the completion channel,
+		 * in-capsule the writes whose data rode in the command (no RDMA
+		 * Read by the target: in_capsule=); and what connecting it took
+		 * (retries under load) */
 		if (jq->nq == 1)
 			snprintf(slept, sizeof(slept), ", %llu sleep(s)", (unsigned long long)st.sleeps);
 		else
 			sleeps = st.sleeps; /* the group's: said once below */
-		eng_info("nvmeof: queue %u: %llu command(s), %llu doorbell(s)%s; connected in "
+		eng_info("nvmeof: queue %u: %llu command(s), %llu doorbell(s)%s, %llu in-capsule; connected in "
 			 "%llu ms, %u connect retr%s; completion vector %d (%s)\n",
 			 nvmeof_queue_qid(q), (unsigned long long)st.cmds,
-			 (unsigned long long)st.doorbells, slept,
+			 (unsigned long long)st.doorbells, slept, (unsigned long long)st.in_capsule,
 			 (unsigned long long)conn_ms, conn_retries, conn_retries == 1 ? "y" : "ies",
 			 nvmeof_poll_group_comp_vector(jq->group), jq->vector_how);
 		/* beside fio's clat: what of it the fabric and the target took */

@@ -17,6 +17,8 @@
  *                             that takes it (12080), 2 = a 12.8 driver that
  *                             refuses it; FAKECUDA_PCIE=N at cuInit too
  *   FAKECUDA_VERSION=N        at cuInit: cuDriverGetVersion says N instead
+ *   FAKECUDA_PCI_BUS_ID=ADDR  cuDeviceGetPCIBusId says ADDR (read at each
+ *                             call) instead of 0000:00:00.0
  *   FAKECUDA_LOG_FILE=PATH    the log is written there when the process
  *                             exits (for a program such as fio that cannot
  *                             call fakecuda_log)
@@ -123,8 +125,10 @@ EXPORT CUresult cuDeviceGet(int *dev, int ordinal)
 }
 EXPORT CUresult cuDeviceGetPCIBusId(char *buf, int len, int dev)
 {
-	(void)dev;
-	snprintf(buf, (size_t)len, "0000:00:00.0");
+	const char *a = getenv("FAKECUDA_PCI_BUS_ID");
+	note("cuDeviceGetPCIBusId");
+	if (dev != 0) return ERR_INVALID_DEVICE;
+	snprintf(buf, (size_t)len, "%s", a ? a : "0000:00:00.0");
 	return OK;
 }
 EXPORT CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) { (void)dev; note("cuDevicePrimaryCtxRetain"); *ctx = &the_ctx; return OK; }

@@ -260,6 +260,28 @@ out:
 	rig_down(&r); /* nothing leaked: close succeeds with no registrations left */
 }
 
+/* A GPU's PCI address is what the driver says for that GPU (the engine
+ * matches it against the HCA's for placement): two addresses the double
+ * is told to say come back as they are, and a GPU the driver does not
+ * have is an error naming the GPU and the driver's status. Needs no
+ * target. */
+TEST(cuda_pci_bus_id_is_the_drivers_for_that_gpu)
+{
+	char b[32];
+	setenv("FAKECUDA_PCI_BUS_ID", "0000:3b:00.0", 1);
+	MUST(nvmeof_cuda_pci_bus_id(0, b, sizeof(b)));
+	CHECK_STR(b, "0000:3b:00.0");
+	setenv("FAKECUDA_PCI_BUS_ID", "0000:af:00.0", 1);
+	MUST(nvmeof_cuda_pci_bus_id(0, b, sizeof(b)));
+	CHECK_STR(b, "0000:af:00.0");
+	CHECK_EQ(nvmeof_cuda_pci_bus_id(1, b, sizeof(b)), NVMEOF_ECUDA);
+	printf("    GPU 1: %s\n", nvmeof_errmsg());
+	CHECK(strstr(nvmeof_errmsg(), "GPU 1 PCI address") != NULL);
+	CHECK(strstr(nvmeof_errmsg(), "INVALID_DEVICE") != NULL);
+out:
+	unsetenv("FAKECUDA_PCI_BUS_ID");
+}
+
 static int no_cuda(void)
 {
 	struct rig r;
@@ -287,6 +309,7 @@ int main(int argc, char **argv)
 		T(async_write_without_sync_sends_stale_data),
 		T(register_existing_device_allocation),
 		T(both_registrations_failing_names_both_causes),
+		T(cuda_pci_bus_id_is_the_drivers_for_that_gpu),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1 && !strcmp(argv[1], "no-cuda"))

@@ -238,9 +238,35 @@ static double thread_cpu_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* A multipath wait sleeps on every path's channel at once: an idle wait
- * of 2 s costs its thread next to no CPU (it used to yield in a loop, a
- * CPU's worth), and I/O through waits that sleep completes, data intact. */
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* A multipath wait sleeps on every path's channel at once. Idle, it
+ * sleeps: a 2 s wait costs its thread next to no CPU (a wait that yields
+ * in a loop, as it used to, costs a CPU's worth, 2 s; a sleeping one a
+ * few wake-ups, tens of ms even on the emulator: the 0.5 s bound is a
+ * 4x margin from the first and 10x and more from the second). And a
+ * completion on the second path wakes it while the first is idle: each
+ * single read below is waited for by a wait that sleeps at once, with
+ * the read in flight on one path only (round robin alternates); 256 KiB,
+ * so that its completion comes after the wait has armed and slept (a
+ * small one's lands during the doorbell on Soft-RoCE's loopback). A wait
+ * that slept on the first path's channel alone would see the second
+ * path's completion only when its sleep slice (100 ms) ends; woken by
+ * it, it returns after one round trip (a few ms on the test bed). The
+ * median over a dozen reads is held to half a slice: a loaded emulator
+ * would have to slow such a read tenfold and more to reach it.
+ * I/O through such waits completes, data intact. */
 TEST(multipath_wait_sleeps_on_every_path)
 {
 	struct paths p;
@@ -250,6 +276,46 @@ TEST(multipath_wait_sleeps_on_every_path)
 	double cpu = thread_cpu_s() - c0;
 	printf("    an idle 2 s multipath wait used %.3f s of CPU\n", cpu);
 	CHECK(cpu < 0.5);
+
+	int drc = nvmeof_mpath_queue_destroy(p.mq);
+	p.mq = NULL;
+	MUST(drc);
+	struct nvmeof_queue_opts qo;
+	nvmeof_queue_opts_init(&qo);
+	qo.depth = QD;
+	qo.wait_mode = NVMEOF_WAIT_SLEEP; /* no spin to catch a completion before the sleep */
+	qo.wait_mode_set = true;
+	MUST(nvmeof_mpath_queue_create(p.mp, &qo, &p.mq));
+	enum { N = 24 };
+	uint64_t lat[2][N];
+	uint32_t nl[2] = {0, 0};
+	for (uint32_t k = 0; k < N; k++) {
+		uint64_t c[2] = {path_cmds(&p, 0), path_cmds(&p, 1)};
+		struct io_state s = {0};
+		MUST(nvmeof_mpath_read(p.mq, (uint64_t)k * NBLK, NBLK, p.r, 0, io_done, &s));
+		uint64_t t0 = mono_us();
+		int rc = nvmeof_mpath_queue_wait(p.mq, 1, 10000);
+		uint64_t dt = mono_us() - t0;
+		CHECK_EQ(rc, 1);
+		CHECK_EQ(s.done, 1);
+		CHECK_EQ(s.errors, 0);
+		uint64_t d0 = path_cmds(&p, 0) - c[0], d1 = path_cmds(&p, 1) - c[1];
+		CHECK_EQ(d0 + d1, 1); /* on one path, the other idle */
+		if (rc != 1 || d0 + d1 != 1)
+			goto out;
+		uint32_t on = d1 ? 1 : 0;
+		lat[on][nl[on]++] = dt;
+	}
+	CHECK(nl[0] >= N / 4 && nl[1] >= N / 4);
+	if (!nl[0] || !nl[1])
+		goto out;
+	qsort(lat[0], nl[0], sizeof(uint64_t), cmp_u64);
+	qsort(lat[1], nl[1], sizeof(uint64_t), cmp_u64);
+	uint64_t m0 = lat[0][nl[0] / 2], m1 = lat[1][nl[1] / 2];
+	printf("    a 256 KiB read alone in flight, waited for by a sleeping wait: median %.2f ms on path 1 (%u), "
+	       "%.2f ms on path 2 (%u)\n", m0 / 1e3, nl[0], m1 / 1e3, nl[1]);
+	CHECK(m1 < 50000); /* woken by path 2's completion, not by the end of a 100 ms slice */
+	CHECK(m0 < 50000);
 	uint32_t errs = 0, bads = 0;
 	ROUNDS_UNTIL(&p, 0, 2, errs, bads);
 	CHECK_EQ(errs, 0);

@@ -737,24 +737,32 @@ TEST(trace_hook_hears_each_reconnect_state_and_no_io)
  * made to do: the fake wire holds its response) must not keep the slot
  * forever: with reconnect configured, the timeout fails that request and
  * starts recovery, as the kernel host's error recovery does; the new
- * connection gives every slot back and re-issues the other request. */
+ * connection gives every slot back and re-issues the other request.
+ * B must be younger than A by more than the time a timeout takes to be
+ * seen (a housekeeping pass every 100 ms, and however late a slow
+ * sanitized run polls): B goes out when A is 600 ms old, of a 1 s
+ * timeout, so A times out 600 ms before B would, six passes' worth
+ * (it was 200 ms of a 300 ms timeout, counted in sleeps). */
 TEST(timeout_with_reconnect_recovers_the_slot)
 {
-	struct fixture *f = setup(4, 1 << 20, 0, 8192, 300, false);
+	struct fixture *f = setup(4, 1 << 20, 0, 8192, 1000, false);
 	struct nvmeof_queue_stats st;
 	uint8_t cqe[16];
 	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
 	f->rec.hold = 1;
+	uint64_t t_a = nvmeof_now_ms();
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0); /* A: never answered */
-	for (int i = 0; i < 20; i++) {
-		sleep_ms(10);
+	while (nvmeof_now_ms() - t_a < 600 && !f->calls) {
 		nvmeof_queue_poll(f->q, 0);
+		sleep_ms(5);
 	}
+	CHECK_EQ(f->calls, 0); /* A still in flight */
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 8, 8, &f->mr, 4096, cb, f), 0); /* B: younger, in flight */
 	f->resubmit = 1; /* A's callback submits C */
 	f->resubmit_rc = -1;
-	for (int i = 0; i < 100 && !f->calls; i++) {
-		sleep_ms(10);
+	/* until A's timeout is seen (20 s: only a timeout never seen ends it) */
+	for (uint64_t t0 = nvmeof_now_ms(); !f->calls && nvmeof_now_ms() - t0 < 20000;) {
+		sleep_ms(5);
 		nvmeof_queue_poll(f->q, 0);
 	}
 	CHECK_EQ(f->calls, 1);

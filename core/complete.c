@@ -26,7 +26,7 @@ static bool retry_slot(struct nvmeof_queue *q, uint16_t si)
 	if (q->failover && NVMEOF_STATUS_SCT(st) == 0x3)
 		return false;
 	if (!st || NVMEOF_STATUS_DNR(st) || s->retries >= MAX_RETRIES || !q->qid || q->state != Q_LIVE ||
-	    s->state != SLOT_BUSY || q->reqs[s->req].kind == REQ_RAW || q->reqs[s->req].err)
+	    s->state != SLOT_BUSY || q->reqs[s->req].kind == REQ_RAW || q->reqs[s->req].kind == REQ_USER || q->reqs[s->req].err)
 		return false;
 	unsigned crd = NVMEOF_STATUS_CRD(st);
 	uint64_t delay = crd ? (uint64_t)q->crdt[crd - 1] * 100u : 0;
@@ -120,6 +120,7 @@ static bool take_resp(struct nvmeof_queue *q, const uint8_t *capsule, uint16_t *
 	s->status = c.status;
 	s->dw0 = c.dw0;
 	s->dw1 = c.dw1;
+	s->sqhd = c.sqhd;
 	*si_out = si;
 	return s->flags & SLOT_SENT;
 }

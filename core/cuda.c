@@ -236,6 +236,7 @@ static int cuda_mr_new(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, CUde
 	m->lkey = m->mr->lkey;
 	m->rkey = m->mr->rkey;
 	mem_ctx_ref(mc, 1);
+	mem_link(mc, m);
 	*out = m;
 	return 0;
 }

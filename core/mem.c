@@ -14,6 +14,7 @@ void mem_ctx_init(struct mem_ctx *mc, struct ibv_pd *pd, bool relaxed)
 	mc->access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
 		     (relaxed ? IBV_ACCESS_RELAXED_ORDERING : 0);
 	mc->nmrs = 0;
+	mc->regs = NULL;
 	pthread_mutex_init(&mc->lock, NULL);
 }
 
@@ -32,6 +33,35 @@ void mem_ctx_ref(struct mem_ctx *mc, int delta)
 	pthread_mutex_lock(&mc->lock);
 	mc->nmrs = (uint32_t)((int)mc->nmrs + delta);
 	pthread_mutex_unlock(&mc->lock);
+}
+
+void mem_link(struct mem_ctx *mc, struct nvmeof_mr *m)
+{
+	pthread_mutex_lock(&mc->lock);
+	m->next_reg = mc->regs;
+	mc->regs = m;
+	pthread_mutex_unlock(&mc->lock);
+}
+
+void mem_unlink(struct mem_ctx *mc, struct nvmeof_mr *m)
+{
+	pthread_mutex_lock(&mc->lock);
+	for (struct nvmeof_mr **p = &mc->regs; *p; p = &(*p)->next_reg)
+		if (*p == m) {
+			*p = m->next_reg;
+			break;
+		}
+	pthread_mutex_unlock(&mc->lock);
+}
+
+struct nvmeof_mr *mem_find_locked(struct mem_ctx *mc, uint64_t addr, uint32_t len, uint32_t key)
+{
+	for (struct nvmeof_mr *m = mc->regs; m; m = m->next_reg) {
+		uint64_t base = (uint64_t)(uintptr_t)m->addr;
+		if (m->rkey == key && addr >= base && addr - base <= m->len && len <= m->len - (addr - base))
+			return m;
+	}
+	return NULL;
 }
 
 static int mr_new(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, void *addr, size_t len, bool owned,
@@ -56,6 +86,7 @@ static int mr_new(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, void *add
 	m->rkey = m->mr->rkey;
 	m->owned = owned;
 	mem_ctx_ref(mc, 1);
+	mem_link(mc, m);
 	*out = m;
 	return 0;
 }
@@ -94,6 +125,7 @@ int nvmeof_mr_release(struct nvmeof_mr *m)
 	int rc = ibv_dereg_mr(m->mr);
 	if (rc)
 		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_dereg_mr: %s", strerror(rc));
+	mem_unlink(m->mc, m);
 	mem_ctx_ref(m->mc, -1);
 	if (m->cuda)
 		rc = mem_cuda_release(m);

@@ -15,6 +15,7 @@ struct mem_ctx {
 	int access; /* every data region's access flags (mem_ctx_init) */
 	pthread_mutex_t lock;
 	uint32_t nmrs;
+	struct nvmeof_mr *regs; /* the live regions, for checking a caller's keyed SGL (passthru.c) */
 };
 /* relaxed: the controller's PCIe ordering (nvmeof_ctrl_opts.strict_ordering) */
 void mem_ctx_init(struct mem_ctx *mc, struct ibv_pd *pd, bool relaxed);
@@ -45,7 +46,15 @@ struct nvmeof_mr {
 	int cuda_dev;
 	unsigned long long cuda_base; /* what cuMemAlloc returned, for cuMemFree */
 	const char *cuda_reg;       /* nvmeof_mr_cuda_registration's answer */
+	struct nvmeof_mr *next_reg; /* mem_ctx.regs */
 };
+
+/* The region list (under mc->lock): linked once registered, unlinked on
+ * release; mem_find_locked returns the region whose key is key and whose
+ * bytes hold [addr, addr + len), or NULL. */
+void mem_link(struct mem_ctx *mc, struct nvmeof_mr *m);
+void mem_unlink(struct mem_ctx *mc, struct nvmeof_mr *m);
+struct nvmeof_mr *mem_find_locked(struct mem_ctx *mc, uint64_t addr, uint32_t len, uint32_t key);
 
 static inline const struct nvmeof_ctrl *mem_ctrl(const struct nvmeof_mr *mr) { return mr->owner; }
 

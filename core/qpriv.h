@@ -77,7 +77,8 @@ static inline const char *q_state_str(uint8_t st)
 }
 /* REQ_AER: an admin command that stays outstanding (no timeout, not the
  * reserved request); REQ_WZ: Write Zeroes, split at 65536 blocks. */
-enum req_kind { REQ_IO, REQ_FLUSH, REQ_DSM, REQ_RAW, REQ_AER, REQ_WZ };
+enum req_kind { REQ_IO, REQ_FLUSH, REQ_DSM, REQ_RAW, REQ_AER, REQ_WZ, REQ_USER };
+/* REQ_USER: a caller's raw command (passthru.c), its SQE copied into the request. */
 
 struct slot {
 	struct ibv_send_wr wr;
@@ -87,6 +88,7 @@ struct slot {
 	uint32_t dw0, dw1;
 	uint16_t gen, req, status;
 	uint8_t state, flags, retries;
+	uint16_t sqhd;            /* the response's SQ Head Pointer */
 };
 
 struct req {
@@ -112,6 +114,11 @@ struct req {
 	bool queued;              /* in the pending FIFO */
 	bool live;                /* submitted, not yet completed */
 	bool replay;              /* waited through an outage: re-issued one at a time */
+	/* REQ_USER: the caller's SQE, whether its DPTR is the caller's, and
+	 * the answering CQE's SQHD and CID */
+	bool user_sgl;
+	uint16_t sqhd, cid;
+	uint8_t usqe[NVME_SQE_SIZE];
 };
 
 /* A wait over one queue or a poll group: spin, then sleep (see q_wait). */
@@ -166,6 +173,7 @@ struct sub {
 	const uint8_t *raw;
 	uint32_t data_len;
 	uint32_t cdw12;
+	bool user_sgl;            /* REQ_USER: the DPTR is the caller's (checked) */
 };
 
 struct nvmeof_queue {

@@ -15,7 +15,7 @@ void q_complete_req(struct nvmeof_queue *q, uint16_t ri)
 	struct req *r = &q->reqs[ri];
 	struct nvmeof_cpl cpl = {.err = r->err, .status = r->status, .cdw0 = r->dw0, .cdw1 = r->dw1,
 				 .opc = r->opc, .admin = q->qid == 0};
-	if ((r->kind == REQ_RAW || r->kind == REQ_AER) && r->raw) {
+	if ((r->kind == REQ_RAW || r->kind == REQ_AER || r->kind == REQ_USER) && r->raw) {
 		cpl.opc = r->raw[0];
 		cpl.fctype = r->raw[0] == NVME_FABRICS_OPCODE ? r->raw[4] : 0;
 	}
@@ -25,9 +25,14 @@ void q_complete_req(struct nvmeof_queue *q, uint16_t ri)
 		if (q->replay_cur == ri)
 			q->replay_cur = NO_REQ;
 	}
+	if (r->kind == REQ_USER) {
+		cpl.sqhd = r->sqhd;
+		cpl.sqid = q->qid;
+		cpl.cid = r->cid;
+	}
 	if (r->kind == REQ_IO && r->opc == NVME_CMD_READ && !r->err)
 		DEVICE_WROTE((uint8_t *)r->mr->addr + r->off0, r->next_off - r->off0);
-	else if (r->kind == REQ_RAW && r->data_len && !r->err)
+	else if ((r->kind == REQ_RAW || r->kind == REQ_USER) && r->data_len && !r->err)
 		DEVICE_WROTE(r->mr ? (uint8_t *)r->mr->addr + r->off0 : q_scratch_buf(q), r->data_len);
 	q_req_hand_back(q, ri, &cpl);
 }
@@ -54,6 +59,10 @@ void q_finish_slot(struct nvmeof_queue *q, uint16_t si, int err)
 	struct slot *s = &q->slots[si];
 	uint16_t ri = s->req, st = s->status;
 	uint32_t dw0 = s->dw0, dw1 = s->dw1;
+	if (q->reqs[ri].kind == REQ_USER) {
+		q->reqs[ri].sqhd = s->sqhd;
+		q->reqs[ri].cid = (uint16_t)(s->gen << SLOT_BITS | si);
+	}
 	q_release_slot(q, si);
 	if (!err && st)
 		err = NVMEOF_ENVME;

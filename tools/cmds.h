@@ -39,5 +39,7 @@ int cmd_write(struct args *a);
 int cmd_write_zeroes(struct args *a);
 int cmd_flush(struct args *a);
 int cmd_list_rdma(struct args *a);
+/* io-passthru, admin-passthru (passthru.c): its own options; argv[1] names which */
+int tool_passthru(int argc, char **argv);
 
 #endif

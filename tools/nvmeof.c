@@ -171,6 +171,8 @@ int main(int argc, char **argv)
 		printf("nvmeof version %s\n", nvmeof_version());
 		return 0;
 	}
+	if (!strcmp(argv[1], "io-passthru") || !strcmp(argv[1], "admin-passthru"))
+		return tool_passthru(argc, argv);
 	const struct cmd *c = NULL;
 	for (size_t i = 0; i < NCMDS; i++)
 		if (!strcmp(argv[1], cmds[i].name))

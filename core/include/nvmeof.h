@@ -417,6 +417,11 @@ struct nvmeof_cpl {
 	uint32_t cdw0, cdw1; /* command specific (DW1: upper half of an 8-byte property) */
 	uint8_t opc, fctype; /* the command that completed, to name its status */
 	bool admin;          /* it ran on the admin queue */
+	/* version 0.5, raw commands only (nvmeof_io_raw, nvmeof_admin_raw):
+	 * the rest of the completion queue entry that answered (zero when
+	 * none did: err NVMEOF_ETIMEDOUT, NVMEOF_ECLOSED). The library owns
+	 * this struct, so appending keeps the ABI. */
+	uint16_t sqhd, sqid, cid;
 };
 typedef void (*nvmeof_cb)(void *arg, const struct nvmeof_cpl *cpl);
 /* One line for a completion: "success", "LBA Out of Range (SCT 0x0, SC 0x80, DNR)". */
@@ -844,6 +849,82 @@ int nvmeof_mpath_queue_failover_latency(const struct nvmeof_mpath_queue *mq, con
  * Its commands fail over from the next poll; with reconnect_delay_ms the
  * queue reconnects as after any loss. */
 int nvmeof_mpath_queue_path_disconnect(struct nvmeof_mpath_queue *mq, uint32_t path);
+/* ---- Raw commands (version 0.5) -------------------------------------------------
+ * A caller's own 64-byte submission queue entry, for commands the library
+ * does not wrap (Compare, Verify, reservations, vendor-specific ones), as
+ * SPDK's raw commands and nvme-cli's passthru. The library copies the
+ * entry at submission and owns, in it:
+ *  - the Command Identifier (CDW0 bits 31:16): its own, with a generation,
+ *    so a stale answer is never taken for a new command;
+ *  - the data pointer (PSDT, CDW0 bits 15:14, and DPTR, bytes 24..39) when
+ *    it is given a region: a keyed SGL for (mr, off, len), or, with neither
+ *    a region nor NVMEOF_RAW_CALLER_SGL, a null one (no data).
+ * Everything else is the caller's, as written (opcode, FUSE, NSID, CDW2-3,
+ * MPTR, CDW10-15). With NVMEOF_RAW_CALLER_SGL the caller wrote DPTR itself
+ * as a Keyed SGL Data Block descriptor; it is checked against the regions
+ * registered with this controller (address, length and key inside one of
+ * them) and refused with NVMEOF_EINVAL, before anything is sent, when it
+ * names anything else (a length of zero: no data).
+ * Refused before sending too: a Fabrics command (opcode 7Fh: connection,
+ * properties and authentication are the library's), and data beyond the
+ * controller's transfer limit (MDTS, nvmeof_ctrl_info.max_xfer) or the
+ * keyed SGL's 16 MiB: a raw command is one command, splitting it is the
+ * caller's. A raw command is never retried by the library (a status
+ * without DNR is the caller's to judge), and the data direction is the
+ * opcode's (bits 1:0): the target reads or writes the region as the
+ * command says. GPU regions: the caller keeps the ordering rules of "GPU
+ * memory" above on the asynchronous calls; the synchronous ones follow
+ * them for the region given (opcode bit 0: data to the controller, bit 1:
+ * from it).
+ * cpl->cdw0, cdw1, sqhd, sqid, cid and status are the completion queue
+ * entry as received (nvmeof_cpl_cqe re-encodes its 16 bytes).
+ */
+#define NVMEOF_RAW_CALLER_SGL (1u << 0)
+/* A region's keys, for a caller that writes its own keyed SGL (rkey) or
+ * posts its own verbs (lkey). */
+uint32_t nvmeof_mr_rkey(const struct nvmeof_mr *mr);
+uint32_t nvmeof_mr_lkey(const struct nvmeof_mr *mr);
+/* On an I/O queue: as nvmeof_read (NVMEOF_EQFULL when no slot is free;
+ * cb from the queue's poll or wait). */
+int nvmeof_io_raw(struct nvmeof_queue *q, const void *sqe, struct nvmeof_mr *mr, size_t off, uint32_t len,
+		  uint32_t flags, nvmeof_cb cb, void *arg);
+/* Submit and wait; timeout_ms 0: the command timeout. cpl (may be NULL)
+ * receives the completion, also when the target answered an error status
+ * (the return is then NVMEOF_ENVME and the message names the status for
+ * the command's opcode). A command that times out while on the wire takes
+ * the queue's connection down (it might still move data), as any command
+ * timeout does: the queue reconnects when reconnect is configured, else
+ * it fails. */
+int nvmeof_io_raw_sync(struct nvmeof_queue *q, const void *sqe, struct nvmeof_mr *mr, size_t off,
+		       uint32_t len, uint32_t flags, struct nvmeof_cpl *cpl, uint32_t timeout_ms);
+/* On the admin queue, under its lock (callable from any thread, never from
+ * a callback). An asynchronous admin command's cb runs on whichever thread
+ * polls the admin queue next, with its lock held: nvmeof_admin_poll, a
+ * synchronous admin call, or the controller's event or keep-alive thread;
+ * the callback must not call the admin functions. The admin queue is not
+ * reconnected: a synchronous admin command that times out leaves the
+ * controller without one (as the library's own commands do). */
+int nvmeof_admin_raw(struct nvmeof_ctrl *ctrl, const void *sqe, struct nvmeof_mr *mr, size_t off,
+		     uint32_t len, uint32_t flags, nvmeof_cb cb, void *arg);
+int nvmeof_admin_raw_sync(struct nvmeof_ctrl *ctrl, const void *sqe, struct nvmeof_mr *mr, size_t off,
+			  uint32_t len, uint32_t flags, struct nvmeof_cpl *cpl, uint32_t timeout_ms);
+/* Processes up to max admin completions; the requests completed. */
+int nvmeof_admin_poll(struct nvmeof_ctrl *ctrl, uint32_t max);
+/* An event loop's wait on a queue (asyncio's add_reader, epoll): the
+ * descriptor of its completion channel (its poll group's: one for every
+ * member), readable once a completion arrived after nvmeof_queue_arm. The
+ * loop's order: poll the queue, arm, poll once more (a completion may have
+ * landed before the arm), then wait for the descriptor, then poll again.
+ * The descriptor says nothing of a lost connection or a command timeout,
+ * which a poll notices: a loop that waits longer than about a tenth of
+ * the command timeout should poll between waits anyway. NVMEOF_ENOTSUP on
+ * a wire without a completion channel. */
+int nvmeof_queue_fd(const struct nvmeof_queue *q);
+int nvmeof_queue_arm(struct nvmeof_queue *q);
+/* The 16 bytes of the completion queue entry a raw command's cpl describes
+ * (little-endian: DW0, DW1, SQHD, SQID, CID, then the status field above
+ * the phase bit, which is 0 here). */
+void nvmeof_cpl_cqe(const struct nvmeof_cpl *cpl, uint8_t cqe[16]);
 
 #ifdef __cplusplus
 }

@@ -33,6 +33,11 @@ from .errors import (BusyError, ClosedError, ConnectionRejectedError, CudaError,
 from .memory import GpuMemory, HostMemory, MemoryRegion, RegisteredMemory
 from .namespace import Namespace, NamespaceInfo
 from .paths import Paths
+from . import protocol
+from .lowlevel import Completion, RawQueue, RDMAQueue, Request
+from .protocol import NVME_RDMA_PORT
+
+HostBuffer = HostMemory  # the seed's name: addr, length, rkey, lkey, read, write, close
 
 # This package's own version, released with the C library's (the Makefile's
 # VERSION; tests/unit/version.sh holds them equal); the package's metadata

@@ -155,6 +155,10 @@ class Cpl(ctypes.Structure):
         ("opc", c_uint8),
         ("fctype", c_uint8),
         ("admin", c_bool),
+        # 0.5, raw commands: the rest of the completion queue entry
+        ("sqhd", ctypes.c_uint16),
+        ("sqid", ctypes.c_uint16),
+        ("cid", ctypes.c_uint16),
     ]
 
 

@@ -302,6 +302,26 @@ class Controller:
             self._queues[id(q)] = q
             return q
 
+    @property
+    def io(self) -> "RawQueue":
+        """The low-level API on the controller's I/O queue: a RawQueue
+        (submit, poll, execute of raw 64-byte commands; nvmeof.protocol)."""
+        with self._lock:
+            if getattr(self, "_raw_io", None) is None or self._raw_io.closed:
+                from .lowlevel import RawQueue
+                self._raw_io = RawQueue(self, self._default_queue())
+            return self._raw_io
+
+    @property
+    def admin(self) -> "RawQueue":
+        """The low-level API on the admin queue: a RawQueue."""
+        with self._lock:
+            self._check_open()
+            if getattr(self, "_raw_admin", None) is None:
+                from .lowlevel import RawQueue
+                self._raw_admin = RawQueue(self, None, admin=True)
+            return self._raw_admin
+
     def _default_queue(self):
         with self._lock:
             self._check_open()
@@ -410,6 +430,15 @@ class Queue:
         s = S.QueueStats()
         _lib.load().nvmeof_queue_stats(self._open_handle(), byref(s))
         return QueueStats(*(getattr(s, f[0]) for f in S.QueueStats._fields_))
+
+    @property
+    def raw(self) -> "RawQueue":
+        """The low-level API on this queue: a RawQueue."""
+        self._open_handle()
+        if getattr(self, "_raw", None) is None:
+            from .lowlevel import RawQueue
+            self._raw = RawQueue(self.controller, self)
+        return self._raw
 
     def namespace(self, nsid: int) -> Namespace:
         """The active namespace nsid, its I/O on this queue."""

@@ -42,7 +42,7 @@ class TimeoutError(Error, builtins.TimeoutError):  # noqa: A001 (nvmeof.TimeoutE
     """NVMEOF_ETIMEDOUT: a wait or a command ran past its timeout."""
 
 
-class NVMeStatusError(Error):
+class NVMeStatusError(Error, OSError):
     """NVMEOF_ENVME: the target completed the command with an error status.
     status: the 15-bit Status Field; sct, sc: its Status Code Type and Status
     Code; dnr: Do Not Retry. status is None when the library reported the
@@ -56,6 +56,7 @@ class NVMeStatusError(Error):
         self.sct = None if status is None else (status >> 8) & 0x7
         self.sc = None if status is None else status & 0xFF
         self.dnr = None if status is None else bool((status >> 14) & 0x1)
+        self.completion = None  # the low-level API's Completion, when it raised this
 
 
 class TransportError(Error):

@@ -44,6 +44,24 @@ class MemoryRegion:
         """True once deregistered."""
         return self._mr is None
 
+    # The low-level API's names (nvmeof.protocol puts them in keyed SGLs).
+    @property
+    def addr(self) -> int:
+        """The registered address, as address."""
+        return self._address
+
+    @property
+    def rkey(self) -> int:
+        """The key the target's NIC uses to reach the region."""
+        from .lowlevel import region_key
+        return region_key(self, remote=True)
+
+    @property
+    def lkey(self) -> int:
+        """The key for local verbs on the region."""
+        from .lowlevel import region_key
+        return region_key(self, remote=False)
+
     def close(self) -> None:
         """Deregisters. Raises nvmeof.Error (the region stays registered) if
         the library refuses."""

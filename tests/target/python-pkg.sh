@@ -66,8 +66,19 @@ if [ -n "${NVMEOF_TB_ADDR:-}" ]; then
   else
     bad "examples/write_read_back.py against the target" "$out"
   fi
+  # the low-level API over four queues: reads only (namespace 1 is shared)
+  out=$(clean "$py" "$TOP/python/examples/lowlevel_bench.py" "$NVMEOF_TB_ADDR" "$NVMEOF_TB_NQN_A" \
+    --queues 4 --qd 8 --bs 65536 --seconds 1 2>&1)
+  if clean "$py" -c 'import json, sys; r = json.loads(sys.argv[1])
+assert r["qd1"]["ios"] > 0 and r["depth"]["ios"] > 0 and r["depth"]["mib_per_s"] > 0, r
+assert (r["queues"], r["qd"], r["memory"]) == (4, 8, "host"), r' "$out" 2>&1; then
+    ok "examples/lowlevel_bench.py against the target: $(tr -d '\n ' <<< "$out" | cut -c1-160)"
+  else
+    bad "examples/lowlevel_bench.py against the target" "$out"
+  fi
 else
   skip "examples/read_blocks.py against the target" "no target (NVMEOF_TB_ADDR unset)"
+  skip "examples/lowlevel_bench.py against the target" "no target (NVMEOF_TB_ADDR unset)"
   skip "examples/write_read_back.py against the target" "no target (NVMEOF_TB_ADDR unset)"
 fi
 tally python-pkg

@@ -28,6 +28,8 @@ per_build() {
   run "$b/faults.sh" 900 bash tests/target/faults.sh
   run "$b/target_disc" 600 "$NVMEOF_BUILD/tests/target_disc"
   run "$b/tool.sh" 600 bash tests/target/tool.sh
+  run "$b/target_passthru" 300 "$NVMEOF_BUILD/tests/target_passthru"
+  run "$b/passthru-tool.sh" 300 bash tests/target/passthru-tool.sh
   run "$b/selftest-double" 300 bash tests/gpu-check/selftest-double "$NVMEOF_BUILD"
 }
 
@@ -50,6 +52,7 @@ plain() {
   run spdk.sh 600 bash tests/target/spdk.sh
   run python.sh 600 bash tests/target/python.sh
   run python-pkg.sh 600 bash tests/target/python-pkg.sh   # pip install ./python, its examples
+  run passthru-spdk.sh 300 bash tests/target/passthru-spdk.sh   # Compare, on SPDK's target (skips without it)
   # "possibly lost" blocks are librdmacm's per-process device cache, by design.
   run valgrind-target_core 900 valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
     --error-exitcode=9 build/out/tests/target_core identify_matches_testbed roundtrip_keyed_only \

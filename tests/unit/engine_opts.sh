@@ -17,9 +17,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export SYSFS_PATH=$tmp/nosysfs
 mkdir -p "$SYSFS_PATH"
-pass=0 fail=0
-ok() { echo "ok     $1"; pass=$((pass + 1)); }
-bad() { echo "FAILED $1"; shift; printf '    %s\n' "$@"; fail=$((fail + 1)); }
+source tests/tally.sh
 FN='traddr=192.0.2.1 subnqn=nqn.2026-12.io.nvmeof\:x'
 # run NAME ARGS...: fio with our engine; $out its stdout and stderr, $rc its status
 run() {
@@ -129,5 +127,4 @@ else
   bad "a connect slower than 2 s says once what it waits for, without verbose=1" "rc $rc, $n notes: $(head -3 "$tmp/err")"
 fi
 
-echo "engine_opts ($B): $pass passed, $fail failed"
-[ "$fail" = 0 ]
+tally "engine_opts ($B)"

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 B=${1:-build/out}
 # The version nodes of core/libnvmeof.map: 0.1, then one per release that
 # added functions (NVMEOF_0.3: nvmeof_queue_connect_retries).
-NODES=$(sed -n 's/^\(NVMEOF_[0-9.]*\) {.*/\1/p' core/libnvmeof.map | tr '\n' ' ')
+NODES=$(sed -n 's/^\(NVMEOF_[0-9A-Z_.]*\) {.*/\1/p' core/libnvmeof.map | tr '\n' ' ')
 NODES_RE=$(echo $NODES | sed 's/\./\\./g; s/ /|/g')
 source tests/tally.sh
 NOFIO="fio is not installed (make setup installs it)"

@@ -6,9 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-build/out}
-pass=0 fail=0
-ok() { echo "ok     $1"; pass=$((pass + 1)); }
-bad() { echo "FAILED $1"; shift; printf '    %s\n' "$@"; fail=$((fail + 1)); }
+source tests/tally.sh
 built=$(strings "$B/engine/fiover.o" | grep -m1 '^fio-[0-9]')
 [ -n "$built" ] || { echo "fio-version: no fio version in $B/engine/fiover.o"; exit 1; }
 # ASan's runtime must come first when a sanitized engine is loaded into fio
@@ -34,5 +32,4 @@ if command -v fio >/dev/null && [ "$(fio --version)" = "$built" ]; then
   if grep -q '^traddr' <<< "$out" && ! grep -q "nvmeof engine: built for" <<< "$out"; then ok "$built itself loads it"
   else bad "$built itself loads it" "$(head -3 <<< "$out")"; fi
 fi
-echo "fio-version: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+tally "fio-version"

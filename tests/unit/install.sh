@@ -8,9 +8,7 @@
 # installs, and one line says so.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-pass=0 fail=0
-ok() { echo "ok     $1"; pass=$((pass + 1)); }
-bad() { echo "FAILED $1"; shift; printf '    %s\n' "$@"; fail=$((fail + 1)); }
+source tests/tally.sh
 check() { local what=$1; shift; if out=$("$@" 2>&1); then ok "$what"; else bad "$what" "$out"; fi; }
 command -v pkg-config >/dev/null || { echo "install: pkg-config missing (tests/testbed/setup installs it)"; exit 1; }
 top=$(mktemp -d)
@@ -119,5 +117,4 @@ if PATH=$top/stub:$PATH make -s --no-print-directory build-deps > "$top/log" 2>&
 else
   bad "make build-deps" "$(tail -5 "$top/log")"
 fi
-echo "install: $pass passed, $fail failed, 0 skipped"
-[ "$fail" = 0 ]
+tally "install"

@@ -8,9 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-build/out}
-pass=0 fail=0
-ok() { echo "ok     $1"; pass=$((pass + 1)); }
-bad() { echo "FAILED $1"; shift; printf '    %s\n' "$@"; fail=$((fail + 1)); }
+source tests/tally.sh
 R=$(mktemp -d)
 trap 'rm -rf "$R"' EXIT
 
@@ -67,5 +65,4 @@ out=$("$B/nvmeof" list-rdma --sysfs="$R/none" 2>&1); rc=$?
 out=$("$B/nvmeof" list-rdma -a 192.0.2.1 2>&1); rc=$?
 [ $rc = 2 ] && grep -q "^nvmeof list-rdma: option .* is not one of this subcommand's" <<< "$out" && ok "a target's option refused" ||
   bad "a target's option refused" "exit $rc: $out"
-echo "list-rdma: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+tally "list-rdma"

@@ -8,9 +8,7 @@
 # the environment, and both say this tree's version.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-pass=0 fail=0
-ok() { echo "ok     $1"; pass=$((pass + 1)); }
-bad() { echo "FAILED $1"; shift; printf '    %s\n' "$@"; fail=$((fail + 1)); }
+source tests/tally.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 version=$(sed -n 's/^VERSION = //p' Makefile)
@@ -32,5 +30,4 @@ want="$version $version $version $tmp/nvmeof-venv/lib/libnvmeof.so.0"
 if [ "$got" = "$want" ]; then ok "the package and the library it loads from the environment: $version"
 else bad "the package and the library it loads from the environment" "got:  $got" "want: $want"; fi
 make -s --no-print-directory build/out/nvmeof.pc > /dev/null 2>&1
-echo "python-venv: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+tally "python-venv"

@@ -9,9 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-build/out}
 T=$B/nvmeof
-pass=0 fail=0
-ok() { echo "ok     $1"; pass=$((pass + 1)); }
-bad() { echo "FAILED $1"; shift; printf '    %s\n' "$@"; fail=$((fail + 1)); }
+source tests/tally.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # nvme-cli's test key (32 bytes 00..1f, SHA-256), and its base64 body: no
@@ -89,5 +87,4 @@ timeout 60 fio --name=s --ioengine=external:"$PWD/$B/libnvmeof_fio.so" --filenam
 if ! grep -q "warning" "$tmp/fio.err"; then ok "a 0600 file and no inline secret: no warning"
 else bad "a 0600 file and no inline secret: no warning" "$(head -5 "$tmp/fio.err")"; fi
 
-echo "secrets: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+tally "secrets"

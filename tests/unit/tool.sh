@@ -10,9 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-build/out}
 T=$B/nvmeof
-pass=0 fail=0
-ok() { echo "ok     $1"; pass=$((pass + 1)); }
-bad() { echo "FAILED $1"; shift; printf '    %s\n' "$@"; fail=$((fail + 1)); }
+source tests/tally.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 A=(-a 127.0.0.1 -s 4)
@@ -62,5 +60,4 @@ out=$(ulimit -v 300000; "$T" write "${A[@]}" -n nqn.x -d /dev/zero -c 8 2>&1); r
 if [ $rc = 1 ] && grep -q "^nvmeof write: .*connect" <<< "$out" && ! grep -qi "memory" <<< "$out"; then
   ok "write -d /dev/zero -c 8 reads nothing before connecting"
 else bad "write -d /dev/zero -c 8 reads nothing before connecting" "exit $rc: $out"; fi
-echo "tool: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+tally "tool"

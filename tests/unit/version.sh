@@ -8,9 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-build/out}
 PYTHON=${PYTHON:-/usr/bin/python3}
-pass=0 fail=0
-ok() { echo "ok     $1"; pass=$((pass + 1)); }
-bad() { echo "FAILED $1"; shift; printf '    %s\n' "$@"; fail=$((fail + 1)); }
+source tests/tally.sh
 same() { if [ "$2" = "$version" ]; then ok "$1: $2"; else bad "$1 says '$2', the Makefile $version"; fi; }
 version=$(sed -n 's/^VERSION = //p' Makefile)
 [[ $version =~ ^0\.[0-9]+\.[0-9]+$ ]] || { echo "version: the Makefile's VERSION '$version' is not 0.MINOR.PATCH (soname major 0)"; exit 1; }
@@ -37,5 +35,4 @@ print(nvmeof_build._project()["version"])')"
 if grep -n "libnvmeof\.so\.[0-9]*\.[0-9]*\.[0-9]" README.md | grep -v "libnvmeof\.so\.$version" > "$tmp/stale"; then
   bad "README names another library version" "$(cat "$tmp/stale")"
 else ok "README's library file name carries $version"; fi
-echo "version: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+tally "version"

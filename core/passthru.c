@@ -1,0 +1,199 @@
+/*
+ * Raw commands: a caller's 64-byte SQE on an I/O queue or the admin queue.
+ * Everything a caller could get wrong is refused here, before the queue
+ * sees the command: what goes on the wire names only memory registered
+ * with this controller, and only the library speaks Fabrics.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ctrl.h"
+#include "mem.h"
+#include "protocol.h"
+#include "qpriv.h"
+
+#define SGL_TYPE(sqe) ((sqe)[39] >> 4)
+#define SGL_KEYED_DATA_BLOCK 0x4 /* descriptor type 4h; subtypes 0h address, Fh invalidate key */
+
+/* "I/O opcode 0x05 on queue 3": what every message of a raw command starts with. */
+static void raw_what(char *buf, size_t len, const struct nvmeof_queue *q, const uint8_t *sqe)
+{
+	snprintf(buf, len, "raw %s opcode 0x%02x on queue %u", q->qid ? "I/O" : "admin", sqe[0], q->qid);
+}
+
+/* Fills sb from the caller's arguments, or says why not. */
+static int raw_check(struct nvmeof_queue *q, const uint8_t *sqe, struct nvmeof_mr *mr, size_t off,
+		     uint32_t len, uint32_t flags, uint64_t max_xfer, struct sub *sb, const char *what)
+{
+	uint64_t limit = q->max_cmd_bytes;
+	if (max_xfer && max_xfer < limit)
+		limit = max_xfer;
+	if (flags & ~NVMEOF_RAW_CALLER_SGL)
+		return nvmeof_err(NVMEOF_EINVAL, "%s: unknown flags 0x%x", what, flags & ~NVMEOF_RAW_CALLER_SGL);
+	if (sqe[0] == NVME_FABRICS_OPCODE)
+		return nvmeof_err(NVMEOF_EINVAL, "%s: Fabrics commands (opcode 0x7f) are the library's own", what);
+	*sb = (struct sub){.kind = REQ_USER, .raw = sqe};
+	if (flags & NVMEOF_RAW_CALLER_SGL) {
+		if (mr)
+			return nvmeof_err(NVMEOF_EINVAL, "%s: a region and the caller's own SGL: give one", what);
+		uint64_t addr = get_le64(sqe + 24);
+		uint32_t slen = get_le32(sqe + 32) & 0xffffff;
+		uint32_t key = get_le32(sqe + 35);
+		if ((sqe[1] >> 6) != 1 || SGL_TYPE(sqe) != SGL_KEYED_DATA_BLOCK)
+			return nvmeof_err(NVMEOF_EINVAL,
+					  "%s: the caller's data pointer is not a Keyed SGL Data Block (PSDT %u, "
+					  "descriptor type 0x%x)", what, sqe[1] >> 6, SGL_TYPE(sqe));
+		sb->user_sgl = true;
+		if (!slen)
+			return 0;
+		if (slen > limit)
+			return nvmeof_err(NVMEOF_EINVAL, "%s: %u bytes exceed the %llu-byte transfer limit (MDTS): "
+					  "split the command", what, slen, (unsigned long long)limit);
+		struct mem_ctx *mc = ctrl_mem(q->ctrl);
+		pthread_mutex_lock(&mc->lock);
+		struct nvmeof_mr *m = mem_find_locked(mc, addr, slen, key);
+		pthread_mutex_unlock(&mc->lock);
+		if (!m)
+			return nvmeof_err(NVMEOF_EINVAL,
+					  "%s: keyed SGL (address 0x%llx, %u bytes, key 0x%x) lies in no region "
+					  "registered with this controller", what, (unsigned long long)addr, slen, key);
+		sb->mr = m;
+		sb->off = (size_t)(addr - (uint64_t)(uintptr_t)m->addr);
+		sb->data_len = slen;
+		return 0;
+	}
+	if (!mr) {
+		if (len)
+			return nvmeof_err(NVMEOF_EINVAL, "%s: %u bytes of data but no region", what, len);
+		return 0;
+	}
+	if (!len)
+		return nvmeof_err(NVMEOF_EINVAL, "%s: a region but zero bytes of data", what);
+	if (mem_ctrl(mr) != q->ctrl)
+		return nvmeof_err(NVMEOF_EINVAL, "%s: memory region belongs to another controller", what);
+	if (off > mr->len || len > mr->len - off)
+		return nvmeof_err(NVMEOF_EINVAL, "%s: %u bytes at offset %zu overrun the %zu-byte region", what, len,
+				  off, mr->len);
+	if (len > limit)
+		return nvmeof_err(NVMEOF_EINVAL, "%s: %u bytes exceed the %llu-byte transfer limit (MDTS): split the "
+				  "command", what, len, (unsigned long long)limit);
+	sb->mr = mr;
+	sb->off = off;
+	sb->data_len = len;
+	return 0;
+}
+
+static uint64_t ctrl_max_xfer(struct nvmeof_ctrl *c)
+{
+	struct nvmeof_ctrl_info ci;
+	return nvmeof_ctrl_get_info(c, &ci) ? 0 : ci.max_xfer;
+}
+
+int nvmeof_io_raw(struct nvmeof_queue *q, const void *sqe, struct nvmeof_mr *mr, size_t off, uint32_t len,
+		  uint32_t flags, nvmeof_cb cb, void *arg)
+{
+	char what[64];
+	struct sub sb;
+	if (!q || !sqe)
+		return nvmeof_err(NVMEOF_EINVAL, "raw command: %s", !q ? "no queue" : "no command");
+	raw_what(what, sizeof(what), q, sqe);
+	int rc = raw_check(q, sqe, mr, off, len, flags, 0, &sb, what);
+	if (!rc && (rc = q_submit(q, &sb, cb, arg, NULL)))
+		return nvmeof_err_prefix(rc, "%s", what);
+	return rc;
+}
+
+/* Submit and wait, with the GPUDirect ordering of the synchronous path. */
+static int raw_sync(struct nvmeof_queue *q, const struct sub *sb, struct nvmeof_cpl *cpl, uint32_t timeout_ms,
+		    const char *what)
+{
+	uint8_t opc = sb->raw[0];
+	int rc;
+	if (sb->mr && (opc & 1) && (rc = mem_before_write(sb->mr)))
+		return nvmeof_err_prefix(rc, "%s", what);
+	rc = q_sync_run(q, sb, timeout_ms, cpl, what);
+	if (!rc && sb->mr && (opc & 2) && (rc = mem_after_read(sb->mr)))
+		return nvmeof_err_prefix(rc, "%s", what);
+	return rc;
+}
+
+int nvmeof_io_raw_sync(struct nvmeof_queue *q, const void *sqe, struct nvmeof_mr *mr, size_t off, uint32_t len,
+		       uint32_t flags, struct nvmeof_cpl *cpl, uint32_t timeout_ms)
+{
+	char what[64];
+	struct sub sb;
+	if (cpl)
+		memset(cpl, 0, sizeof(*cpl));
+	if (!q || !sqe)
+		return nvmeof_err(NVMEOF_EINVAL, "raw command: %s", !q ? "no queue" : "no command");
+	raw_what(what, sizeof(what), q, sqe);
+	int rc = raw_check(q, sqe, mr, off, len, flags, 0, &sb, what);
+	return rc ? rc : raw_sync(q, &sb, cpl, timeout_ms, what);
+}
+
+int nvmeof_admin_raw(struct nvmeof_ctrl *c, const void *sqe, struct nvmeof_mr *mr, size_t off, uint32_t len,
+		     uint32_t flags, nvmeof_cb cb, void *arg)
+{
+	char what[64];
+	struct sub sb;
+	if (!c || !sqe)
+		return nvmeof_err(NVMEOF_EINVAL, "raw admin command: %s", !c ? "no controller" : "no command");
+	uint64_t max_xfer = ctrl_max_xfer(c);
+	pthread_mutex_t *lock = ctrl_admin_lock(c);
+	pthread_mutex_lock(lock);
+	struct nvmeof_queue *aq = ctrl_admin(c);
+	raw_what(what, sizeof(what), aq, sqe);
+	int rc = raw_check(aq, sqe, mr, off, len, flags, max_xfer, &sb, what);
+	if (!rc && (rc = q_submit(aq, &sb, cb, arg, NULL)))
+		rc = nvmeof_err_prefix(rc, "%s", what);
+	pthread_mutex_unlock(lock);
+	return rc;
+}
+
+int nvmeof_admin_raw_sync(struct nvmeof_ctrl *c, const void *sqe, struct nvmeof_mr *mr, size_t off, uint32_t len,
+			  uint32_t flags, struct nvmeof_cpl *cpl, uint32_t timeout_ms)
+{
+	char what[64];
+	struct sub sb;
+	if (cpl)
+		memset(cpl, 0, sizeof(*cpl));
+	if (!c || !sqe)
+		return nvmeof_err(NVMEOF_EINVAL, "raw admin command: %s", !c ? "no controller" : "no command");
+	uint64_t max_xfer = ctrl_max_xfer(c);
+	pthread_mutex_t *lock = ctrl_admin_lock(c);
+	pthread_mutex_lock(lock);
+	struct nvmeof_queue *aq = ctrl_admin(c);
+	raw_what(what, sizeof(what), aq, sqe);
+	int rc = raw_check(aq, sqe, mr, off, len, flags, max_xfer, &sb, what);
+	if (!rc)
+		rc = raw_sync(aq, &sb, cpl, timeout_ms ? timeout_ms : ctrl_cmd_timeout(c), what);
+	pthread_mutex_unlock(lock);
+	return rc;
+}
+
+int nvmeof_admin_poll(struct nvmeof_ctrl *c, uint32_t max)
+{
+	if (!c)
+		return nvmeof_err(NVMEOF_EINVAL, "admin poll: no controller");
+	pthread_mutex_t *lock = ctrl_admin_lock(c);
+	pthread_mutex_lock(lock);
+	int rc = nvmeof_queue_poll(ctrl_admin(c), max);
+	pthread_mutex_unlock(lock);
+	return rc;
+}
+
+void nvmeof_cpl_cqe(const struct nvmeof_cpl *cpl, uint8_t cqe[16])
+{
+	memset(cqe, 0, 16);
+	if (!cpl)
+		return;
+	put_le32(cqe, cpl->cdw0);
+	put_le32(cqe + 4, cpl->cdw1);
+	put_le16(cqe + 8, cpl->sqhd);
+	put_le16(cqe + 10, cpl->sqid);
+	put_le16(cqe + 12, cpl->cid);
+	put_le16(cqe + 14, (uint16_t)(cpl->status << 1));
+}
+
+uint32_t nvmeof_mr_rkey(const struct nvmeof_mr *mr) { return mr ? mr->rkey : 0; }
+uint32_t nvmeof_mr_lkey(const struct nvmeof_mr *mr) { return mr ? mr->lkey : 0; }

@@ -1,0 +1,152 @@
+"""asyncio over the low-level API: awaitable raw commands, reads and writes
+that sleep in the event loop (loop.add_reader on the queue's completion
+channel) instead of spinning, so one thread overlaps many transfers on
+several queues.
+
+    q = nvmeof.aio.AsyncQueue(controller.queue())
+    await q.write(1, slba=0, blocks=8, buffer=buf)
+    completion = await q.execute(protocol.flush(1))
+
+One AsyncQueue per Queue, used from one event loop. While commands are
+outstanding the queue is also polled every `housekeeping` seconds: the
+descriptor wakes the loop for completions only, and a command timeout or a
+lost connection is noticed by a poll.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Optional
+
+from . import _lib
+from . import protocol
+from .errors import QueueFullError, from_code
+from .lowlevel import Completion, RawQueue, _raw_lib
+
+_declared = False
+
+
+def _lib_fd():
+    global _declared
+    lib = _raw_lib()
+    if not _declared:
+        import ctypes
+        lib.nvmeof_queue_fd.argtypes = [ctypes.c_void_p]
+        lib.nvmeof_queue_fd.restype = ctypes.c_int
+        lib.nvmeof_queue_arm.argtypes = [ctypes.c_void_p]
+        lib.nvmeof_queue_arm.restype = ctypes.c_int
+        _declared = True
+    return lib
+
+
+class AsyncQueue:
+    """Awaitable commands on one Queue (Controller.queue())."""
+
+    def __init__(self, queue: Any, housekeeping: float = 0.5) -> None:
+        self.queue = queue
+        self.raw = queue.raw if hasattr(queue, "raw") else RawQueue(queue.controller, queue)
+        lib = _lib_fd()
+        fd = lib.nvmeof_queue_fd(queue._h)
+        if fd < 0:
+            raise from_code(fd, _lib.errmsg())
+        self._fd = fd
+        self._housekeeping = housekeeping
+        self._futures = {}          # Request -> Future
+        self._loop = None
+        self._reading = False
+        self._timer = None
+        self._slot_freed = None     # an asyncio.Event while someone waits for a free slot
+        self.wakeups = 0            # times the descriptor woke the loop
+
+    def _service(self, from_fd=False):
+        if from_fd:
+            self.wakeups += 1
+        lib = _lib_fd()
+        self._resolve(self.raw.poll())
+        rc = lib.nvmeof_queue_arm(self.queue._h)
+        if rc:
+            self._fail_all(from_code(rc, _lib.errmsg()))
+            return
+        self._resolve(self.raw.poll())  # what landed before the arm
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._futures:
+            self._timer = self._loop.call_later(self._housekeeping, self._service)
+        elif self._reading:
+            self._loop.remove_reader(self._fd)
+            self._reading = False
+
+    def _resolve(self, done):
+        for req in done:
+            fut = self._futures.pop(req, None)
+            if fut is None or fut.done():
+                continue
+            if req.error is not None:
+                fut.set_exception(req.error)
+            else:
+                fut.set_result(req.response)
+        if done and self._slot_freed is not None:
+            self._slot_freed.set()
+
+    def _fail_all(self, exc):
+        for fut in self._futures.values():
+            if not fut.done():
+                fut.set_exception(exc)
+        self._futures.clear()
+
+    async def submit(self, command: Any, data_owner: Any = None) -> "asyncio.Future[Completion]":
+        """Sends command (waiting in the loop for a free slot when the queue
+        is full); a future of its Completion."""
+        loop = asyncio.get_running_loop()
+        if self._loop is None:
+            self._loop = loop
+        while True:
+            try:
+                req = self.raw.submit(command, data_owner)
+                break
+            except QueueFullError:
+                self._slot_freed = self._slot_freed or asyncio.Event()
+                self._slot_freed.clear()
+                self._ensure_reading()
+                await self._slot_freed.wait()
+        fut = loop.create_future()
+        self._futures[req] = fut
+        self._ensure_reading()
+        return fut
+
+    def _ensure_reading(self):
+        if not self._reading:
+            self._loop.add_reader(self._fd, self._service, True)
+            self._reading = True
+            self._loop.call_soon(self._service)  # arm after the submission
+
+    async def execute(self, command: Any, data_owner: Any = None) -> Completion:
+        """Sends command and awaits its completion; raises NVMeStatusError
+        on an error status."""
+        fut = await self.submit(command, data_owner)
+        return (await fut).raise_for_status()
+
+    async def read(self, nsid: int, slba: int, blocks: int, buffer: Any, *, lba_size: int,
+                   buffer_offset: int = 0) -> Completion:
+        """blocks logical blocks from slba into buffer (one command: at most
+        MDTS; the caller splits larger transfers)."""
+        return await self.execute(protocol.rw_command(protocol.NVME_CMD_READ, nsid, slba, blocks, buffer,
+                                                      lba_size=lba_size, buffer_offset=buffer_offset), buffer)
+
+    async def write(self, nsid: int, slba: int, blocks: int, buffer: Any, *, lba_size: int,
+                    buffer_offset: int = 0) -> Completion:
+        return await self.execute(protocol.rw_command(protocol.NVME_CMD_WRITE, nsid, slba, blocks, buffer,
+                                                      lba_size=lba_size, buffer_offset=buffer_offset), buffer)
+
+    @property
+    def outstanding(self) -> int:
+        return len(self._futures)
+
+    def close(self) -> None:
+        """Stops watching the descriptor (the Queue stays open)."""
+        if self._reading and self._loop is not None:
+            self._loop.remove_reader(self._fd)
+            self._reading = False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

@@ -1,0 +1,99 @@
+"""The low-level API (Controller.io / Controller.admin, nvmeof.protocol,
+Completion) against the real target: a program written with the seed's
+names only, raw commands against the wrapped calls, and what is refused."""
+import struct
+
+import pytest
+
+import nvmeof
+from nvmeof import protocol
+
+from conftest import ADDR, NQN_A, pattern
+
+NSID = 2  # file-backed, 4 KiB blocks: it keeps what is written
+
+
+def test_seed_low_level_program_writes_and_reads_back():
+    # Only the seed's low-level names from here on.
+    with nvmeof.Controller.connect(ADDR, NQN_A) as controller:
+        lba = 4096
+        with controller.allocate(8 * lba) as out, controller.allocate(8 * lba) as back:
+            data = bytes(pattern(8 * lba, 37))
+            out.write(data)
+            write = protocol.rw_command(protocol.NVME_CMD_WRITE, NSID, 64, 8, out, lba_size=lba)
+            request = controller.io.submit(write, data_owner=out)
+            assert controller.io.outstanding == 1
+            done = []
+            while not request.done:
+                done += controller.io.poll()
+            assert done == [request]
+            assert request.send_complete and request.data_owner is out
+            request.response.raise_for_status()
+            assert request.response.succeeded
+            assert request.response.command_id == request.command_id
+            assert controller.io.outstanding == 0
+            read = protocol.rw_command(protocol.NVME_CMD_READ, NSID, 60, 8, back, lba_size=lba,
+                                       buffer_offset=0)
+            completion = controller.io.execute(read, data_owner=back, timeout=10.0)
+            assert isinstance(completion, nvmeof.Completion) and completion.succeeded
+            assert back.read(4 * lba, 4 * lba) == data[:4 * lba]
+            # the same bytes through the wrapped call
+            controller.namespace(NSID).read(back, slba=64, blocks=8)
+            assert back.read() == data
+            # the Completion as 16 bytes
+            again = nvmeof.Completion.from_bytes(completion.to_bytes())
+            assert (again.sq_id, again.command_id, again.status_field) == \
+                (completion.sq_id, completion.command_id, completion.status_field)
+
+
+def test_raw_identify_matches_controller_info(ctrl):
+    with ctrl.allocate(protocol.IDENTIFY_SIZE) as buf:
+        c = ctrl.admin.execute(protocol.identify(buf, controller=True), data_owner=buf)
+        assert c.sq_id == 0
+        raw = buf.read()
+        assert raw[4:24].decode().strip() == ctrl.info.serial
+        assert raw[24:64].decode().strip() == ctrl.info.model
+        ctrl.admin.execute(protocol.identify(buf, nsid=NSID), data_owner=buf)
+        nsze = struct.unpack_from("<Q", buf.read(8))[0]
+        assert nsze == ctrl.namespace(NSID).info.size
+    # Get Features, Number of Queues: the value in the completion's result
+    c = ctrl.admin.execute(protocol.get_features(0x07))
+    nsq, ncq = (c.result & 0xFFFF) + 1, (c.result >> 16) + 1
+    assert min(nsq, ncq, 64) == ctrl.info.max_io_queues
+
+
+def test_vendor_opcode_raises_nvme_status_error_with_the_completion(ctrl):
+    with pytest.raises(nvmeof.NVMeStatusError) as e:
+        ctrl.io.execute(protocol.command(0xC0, NSID))
+    assert isinstance(e.value, OSError)
+    assert e.value.completion.status_code == 0x01 and e.value.completion.status_type == 0
+    assert "Invalid Command Opcode" in str(e.value)
+    # the queue carries on
+    with ctrl.allocate(4096) as buf:
+        ctrl.io.execute(protocol.rw_command(protocol.NVME_CMD_READ, NSID, 0, 1, buf, lba_size=4096))
+
+
+def test_sgl_outside_registered_memory_is_refused_before_sending(ctrl):
+    class Fake:  # looks like a region, registered nowhere
+        addr, length, rkey = 0x10000, 4096, 0x1234
+    before = ctrl._default_queue().stats().cmds
+    with pytest.raises(nvmeof.InvalidArgumentError, match="no region registered"):
+        ctrl.io.submit(protocol.rw_command(protocol.NVME_CMD_READ, NSID, 0, 1, Fake(), lba_size=4096))
+    with pytest.raises(nvmeof.InvalidArgumentError, match="Fabrics"):
+        ctrl.io.submit(protocol.command(protocol.NVME_FABRICS_COMMAND))
+    assert ctrl._default_queue().stats().cmds == before
+    assert ctrl.io.outstanding == 0
+
+
+def test_full_queue_raises_queue_full_error(ctrl):
+    with ctrl.queue(depth=2) as q, ctrl.allocate(3 * 4096) as buf:
+        raw = q.raw
+        reqs = [raw.submit(protocol.rw_command(protocol.NVME_CMD_READ, NSID, i, 1, buf, lba_size=4096,
+                                               buffer_offset=i * 4096), data_owner=buf)
+                for i in range(q.depth)]
+        with pytest.raises(nvmeof.QueueFullError):
+            raw.submit(protocol.rw_command(protocol.NVME_CMD_READ, NSID, 9, 1, buf, lba_size=4096))
+        while not all(r.done for r in reqs):
+            raw.poll()
+        assert all(r.response.succeeded for r in reqs)
+        assert raw.outstanding == 0

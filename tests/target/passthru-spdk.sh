@@ -1,0 +1,37 @@
+#!/bin/bash
+# IN-GUEST: raw commands against SPDK's nvmf_tgt (../shared/spdk-target,
+# or NVMEOF_SPDK), which implements Compare where the kernel's nvmet does
+# not: equal data succeeds, other data fails (SPDK v25.09 answers Internal
+# Error rather than Compare Failure, on malloc and AIO bdevs alike). Skips,
+# saying why, without that directory.
+source "$(dirname "$0")/lib.sh"
+B=${NVMEOF_BUILD:-build/out}
+SPDK=${NVMEOF_SPDK:-../shared/spdk-target}
+NQN=nqn.2026-12.io.nvmeof:spdk-passthru
+PORT=4431
+# an optional suite: without SPDK's target it is skipped as a whole (77)
+[ -x "$SPDK/start" ] || { echo "passthru-spdk: skipped: no SPDK target at $SPDK"; exit 77; }
+
+t_compare_on_spdk() {
+  local pid R=$SPDK/rpc rc=0
+  local img=$SCRATCH/ns.img
+  truncate -s 16M "$img"
+  pid=$("$SPDK/start") || fail "nvmf_tgt did not start"
+  {
+    $R nvmf_create_transport -t RDMA -u 8192 -c 4096 &&
+    $R bdev_aio_create "$img" M0 4096 &&
+    $R nvmf_create_subsystem "$NQN" -a -s SPDKPT01 &&
+    $R nvmf_subsystem_add_ns "$NQN" M0 &&
+    $R nvmf_subsystem_add_listener "$NQN" -t rdma -a "$NVMEOF_TB_ADDR" -s $PORT
+  } > /dev/null || { kill "$pid"; fail "SPDK configuration failed: $(tail -3 /tmp/spdk-nvmf_tgt.log)"; }
+  NVMEOF_PT_NQN=$NQN NVMEOF_PT_PORT=$PORT NVMEOF_PT_NSID=1 "$B/tests/target_passthru" \
+    compare_succeeds_on_equal_data_and_fails_on_other_data raw_read_write_flush_match_the_wrapped_calls \
+    vendor_opcode_is_answered_invalid_opcode_by_name > "$SCRATCH/out" 2>&1 || rc=$?
+  kill "$pid"
+  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  cat "$SCRATCH/out"
+  [ $rc = 0 ] || fail "target_passthru against SPDK"
+  grep -q "Compare is implemented" "$SCRATCH/out" || fail "SPDK's controller does not report Compare"
+}
+
+run_tests "$@"

@@ -137,8 +137,8 @@ bool auth_equal(const uint8_t *a, const uint8_t *b, size_t n); /* constant time 
 void auth_cleanse(void *p, size_t n);
 
 /* ---- one transaction, the host's side (auth_tx.c) ---- */
-enum auth_step { AUTH_NEGOTIATE, AUTH_RECV_CHALLENGE, AUTH_REPLY, AUTH_RECV_SUCCESS1, AUTH_SUCCESS2,
-		 AUTH_FAILURE2, AUTH_DONE };
+enum auth_step { AUTH_NEGOTIATE, AUTH_RECV_CHALLENGE, AUTH_DH_STEP, AUTH_REPLY, AUTH_RECV_SUCCESS1,
+		 AUTH_SUCCESS2, AUTH_FAILURE2, AUTH_DONE };
 struct auth_tx {
 	const struct auth_key *host_key, *ctrl_key; /* ctrl_key NULL: unidirectional */
 	const char *hostnqn, *subnqn;
@@ -149,14 +149,18 @@ struct auth_tx {
 	uint8_t c1[AUTH_HASH_MAX], c2[AUTH_HASH_MAX], resp[AUTH_HASH_MAX];
 	uint8_t skey[AUTH_DH_MAX];
 	uint8_t pub[AUTH_DH_MAX];
+	uint8_t peer[AUTH_DH_MAX]; /* the Challenge's DH value, until the DH step */
+	uint16_t peer_len;
 	size_t skey_len;
 	uint32_t hashes, dhgroups; /* offered in Negotiate (masks, bit = identifier) */
 	bool host_initiated; /* the controller did not ask (ATR clear): we started it */
+	bool defer_dh;       /* the Challenge's answer stops before the DH step (AUTH_TX_DH) */
 	uint8_t fail_exp; /* the Failure2 we send: its explanation */
 	int err;          /* the error a Failure2 ends with */
 	char why[200];    /* its message: the one the transaction fails with */
 };
 #define AUTH_TX_MORE 1
+#define AUTH_TX_DH 2 /* defer_dh: call auth_tx_dh_step, which may take tens of ms */
 void auth_tx_init(struct auth_tx *t, const struct auth_key *host_key, const struct auth_key *ctrl_key,
 		  const char *hostnqn, const char *subnqn, uint16_t qid, uint16_t tid);
 /* Whether a Connect's answer (cdw0) leads to a transaction on queue qid:
@@ -177,6 +181,11 @@ int auth_tx_next(struct auth_tx *t, uint8_t *sqe, uint8_t *buf, size_t cap, uint
  * call auth_tx_next again; 0: authenticated; else an error with its message
  * (the reason by name, never key material). */
 int auth_tx_answer(struct auth_tx *t, int rc, const struct nvmeof_cpl *cpl, const uint8_t *buf, size_t len);
+/* With defer_dh, after auth_tx_answer returned AUTH_TX_DH: our DH key,
+ * the shared secret and our response (0.2-25 ms by group, BENCHMARKS.md),
+ * so a caller that must not block (a queue's poll) runs it on another
+ * thread. AUTH_TX_MORE, as auth_tx_answer. */
+int auth_tx_dh_step(struct auth_tx *t);
 void auth_tx_clear(struct auth_tx *t);
 
 #endif

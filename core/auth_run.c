@@ -7,7 +7,8 @@
  * after an I/O queue's reconnect, whose Connect the poll sends too (no
  * wait may nest there, and in a shared poll group no other thread may poll
  * the queue): each step is staged and its answer comes back through the
- * reconnect's finish (reassoc.c).
+ * reconnect's finish (reassoc.c); the DH step runs on the reconnect's
+ * worker thread, not in the poll.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +161,8 @@ int ctrl_auth_sync(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, 
 static int stage_next(struct nvmeof_queue *q, struct ctrl_reauth *r)
 {
 	uint8_t sqe[NVME_SQE_SIZE];
+	if (r->t.step == AUTH_DH_STEP) /* the poll hands it to the reconnect's worker (ctrl_auth_async_work) */
+		return Q_RECONNECT_WORK;
 	int rc = auth_tx_next(&r->t, sqe, q_scratch(q), Q_SCRATCH_SIZE, &r->len);
 	if (rc)
 		return rc;
@@ -191,6 +194,7 @@ int ctrl_auth_async_start(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_
 		return nvmeof_err(NVMEOF_ENOMEM, "authentication queue %u: out of memory", qid);
 	struct ctrl_reauth *r = c->reauth[qid];
 	begin(c, &r->t, qid, hi);
+	r->t.defer_dh = true; /* off the poll (ctrl_auth_async_work) */
 	r->active = true;
 	trace_ctrl(&c->o, qid, "authentication required after the reconnect");
 	rc = stage_next(q, r);
@@ -204,6 +208,22 @@ int ctrl_auth_async_step(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t
 	if (!r || !r->active)
 		return nvmeof_err(NVMEOF_EINVAL, "authentication queue %u: an answer with no transaction", qid);
 	int rc = auth_tx_answer(&r->t, cpl->err, cpl, q_scratch(q), r->len);
+	if (rc == AUTH_TX_MORE || rc == AUTH_TX_DH)
+		rc = stage_next(q, r);
+	return rc == Q_RECONNECT_MORE || rc == Q_RECONNECT_WORK ? rc : async_end(c, q, r, rc);
+}
+
+/* The DH step (up to tens of ms at ffdhe8192), on the reconnect's worker:
+ * the poll that took the Challenge goes on serving its group meanwhile.
+ * Nothing else touches the transaction until the poll joins the worker. */
+int ctrl_auth_async_work(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid)
+{
+	struct ctrl_reauth *r = c->reauth && qid <= c->info.max_io_queues ? c->reauth[qid] : NULL;
+	if (!r || !r->active)
+		return nvmeof_err(NVMEOF_EINVAL, "authentication queue %u: the DH step with no transaction", qid);
+	trace_ctrl(&c->o, qid, "authentication: the DH step (%s) on the reconnect's worker",
+		   auth_dhgroup_name(r->t.dhgid));
+	int rc = auth_tx_dh_step(&r->t);
 	if (rc == AUTH_TX_MORE)
 		rc = stage_next(q, r);
 	return rc == Q_RECONNECT_MORE ? rc : async_end(c, q, r, rc);

@@ -21,6 +21,7 @@ static const char *step_name(enum auth_step s)
 	switch (s) {
 	case AUTH_NEGOTIATE: return "AUTH_Send Negotiate";
 	case AUTH_RECV_CHALLENGE: return "AUTH_Receive Challenge";
+	case AUTH_DH_STEP: return "the DH step";
 	case AUTH_REPLY: return "AUTH_Send Reply";
 	case AUTH_RECV_SUCCESS1: return "AUTH_Receive Success1";
 	case AUTH_SUCCESS2: return "AUTH_Send Success2";
@@ -143,10 +144,6 @@ int auth_tx_next(struct auth_tx *t, uint8_t *sqe, uint8_t *buf, size_t cap, uint
  * value; our response, C2 and S2 when bidirectional, our DH value. */
 static int on_challenge(struct auth_tx *t, const struct auth_msg *m)
 {
-	uint8_t key[AUTH_KEY_MAX], chal[AUTH_HASH_MAX];
-	size_t klen = 0;
-	void *dh = NULL;
-	int rc;
 	size_t hl = auth_hash_len(m->hashid);
 	if (!hl || !(t->hashes & (1u << m->hashid)))
 		return fail2(t, AUTH_FAIL_HASH_UNUSABLE, NVMEOF_ENOTSUP,
@@ -171,11 +168,29 @@ static int on_challenge(struct auth_tx *t, const struct auth_msg *m)
 	t->hl = (uint8_t)hl;
 	t->s1 = m->seqnum;
 	memcpy(t->c1, m->cval, hl);
+	if (m->dhvlen) /* the null group has none (and no pointer) */
+		memcpy(t->peer, m->dhv, m->dhvlen);
+	t->peer_len = m->dhvlen;
+	t->step = AUTH_DH_STEP;
+	return t->defer_dh ? AUTH_TX_DH : auth_tx_dh_step(t);
+}
+
+/* Our DH key, the shared secret, our response, and our challenge to the
+ * controller when bidirectional. */
+int auth_tx_dh_step(struct auth_tx *t)
+{
+	uint8_t key[AUTH_KEY_MAX], chal[AUTH_HASH_MAX];
+	size_t klen = 0, hl = t->hl;
+	void *dh = NULL;
+	int rc;
+	if (t->step != AUTH_DH_STEP)
+		return nvmeof_err(NVMEOF_EINVAL, "authentication queue %u: the DH step out of turn (%s)", t->qid,
+				  step_name(t->step));
 	memcpy(chal, t->c1, hl);
 	if (t->dhgid) {
 		t->skey_len = auth_dh_len(t->dhgid);
 		if ((rc = auth_dh_generate(t->dhgid, &dh, t->pub)) ||
-		    (rc = auth_dh_derive(dh, t->dhgid, m->dhv, m->dhvlen, t->skey)) ||
+		    (rc = auth_dh_derive(dh, t->dhgid, t->peer, t->peer_len, t->skey)) ||
 		    (rc = auth_augment(t->hashid, t->skey, t->skey_len, t->c1, chal))) {
 			auth_dh_free(dh);
 			return fail2(t, AUTH_FAIL_FAILED, rc, "%s", nvmeof_errmsg());

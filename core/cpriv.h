@@ -98,6 +98,9 @@ int ctrl_auth_async_start(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_
 /* The answer to a staged authentication command: the same three outcomes. */
 int ctrl_auth_async_step(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid,
 			 const struct nvmeof_cpl *cpl);
+/* Q_RECONNECT_WORK from ctrl_auth_async_step: the DH step, on the
+ * reconnect's worker; what ctrl_auth_async_step would return. */
+int ctrl_auth_async_work(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid);
 /* keepalive.c */
 void *ctrl_ka_main(void *arg);
 void ctrl_ka_stop(struct nvmeof_ctrl *c);

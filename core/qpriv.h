@@ -242,6 +242,7 @@ struct nvmeof_queue {
 	struct {
 		pthread_t thread;
 		bool running;          /* poll thread: started, not yet joined */
+		bool working;          /* CONNECTING: the worker runs the owner's work, not prepare */
 		int done;              /* atomic: the worker has returned */
 		int cancel;            /* atomic: the owner no longer wants the attempt */
 		int rc;

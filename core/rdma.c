@@ -1,6 +1,7 @@
 /* RDMA CM connection management and completion-channel waits. */
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -112,11 +113,17 @@ int tr_resolve(struct tr_conn *c, const struct sockaddr *dst, const struct socka
 		return nvmeof_err(NVMEOF_ETRANSPORT, "fcntl on the CM channel: %s", strerror(errno));
 	if (rdma_create_id(c->ch, &c->id, c, RDMA_PS_TCP))
 		return nvmeof_err(NVMEOF_ETRANSPORT, "rdma_create_id: %s", strerror(errno));
-	if (rdma_resolve_addr(c->id, (struct sockaddr *)src, (struct sockaddr *)dst, timeout_ms))
-		return nvmeof_err(errno == EADDRNOTAVAIL || errno == ENODEV ? NVMEOF_EUNREACHABLE
-									    : NVMEOF_ETRANSPORT,
-				  "rdma_resolve_addr: %s%s", strerror(errno),
+	if (rdma_resolve_addr(c->id, (struct sockaddr *)src, (struct sockaddr *)dst, timeout_ms)) {
+		int e = errno;
+		char host[NI_MAXHOST] = "?";
+		if (src)
+			getnameinfo(src, src->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+								     : sizeof(struct sockaddr_in),
+				    host, sizeof(host), NULL, 0, NI_NUMERICHOST);
+		return nvmeof_err(e == EADDRNOTAVAIL || e == ENODEV ? NVMEOF_EUNREACHABLE : NVMEOF_ETRANSPORT,
+				  "rdma_resolve_addr%s%s: %s%s", src ? " from " : "", src ? host : "", strerror(e),
 				  src ? " (is the source address on an RDMA device?)" : "");
+	}
 	if ((rc = cm_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, timeout_ms + 500, "resolve address", CR_TRANSIENT_REACHED, &ev)))
 		return rc;
 	rdma_ack_cm_event(ev);

@@ -98,6 +98,7 @@ def line_out(t):
 def convert(md):
     out, para, code = [], [], None
     sec = None
+    entry = False  # inside an option's entry: its paragraphs keep its indent
 
     def flush():
         if para:
@@ -110,34 +111,37 @@ def convert(md):
             sec = raw[3:].strip() if raw[3:].strip() in SECTIONS else None
             if sec:
                 out.append(".SH " + sec.upper())
+            entry = False
             continue
         if sec is None:
             continue
         if code is not None:
             if raw.startswith("```"):
-                out.extend([".fi", ".RE"])
+                out.extend([".fi"] if entry else [".fi", ".RE"])
                 code = None
             else:
                 out.append(line_out(raw.replace("\\", "\\e").replace("-", "\\-")))
             continue
         if raw.startswith("```"):
             flush()
-            out.extend([".RS 4", ".nf"])
+            out.extend([".IP", ".nf"] if entry else [".RS 4", ".nf"])
             code = []
             continue
         m = re.match(r"^#### `([a-z_]+)=([a-z]+)`", raw)
         if m:
             flush()
             out.extend([".TP", "\\fB%s\\fR=\\fI%s\\fR" % (m.group(1), m.group(2))])
+            entry = True
             continue
         if raw.startswith("### "):
             flush()
             out.append(".SS " + inline(raw[4:].strip()))
+            entry = False
             continue
         if not raw.strip():
             flush()
             if out and out[-1] not in (".PP", ".TP") and not out[-1].startswith((".SH", ".SS", ".IP")):
-                out.append(".PP")
+                out.append(".IP" if entry else ".PP")
             continue
         if raw.startswith("- "):
             flush()
@@ -155,10 +159,10 @@ def convert(md):
     # no paragraph break right before a section or an entry
     clean = []
     for l in out:
-        if clean and clean[-1] == ".PP" and (l.startswith((".SH", ".SS", ".TP", ".PP", ".IP"))):
+        if clean and clean[-1] in (".PP", ".IP") and (l.startswith((".SH", ".SS", ".TP", ".PP", ".IP"))):
             clean.pop()
         clean.append(l)
-    while clean and clean[-1] == ".PP":
+    while clean and clean[-1] in (".PP", ".IP"):
         clean.pop()
     return "\n".join(clean) + "\n"
 

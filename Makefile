@@ -95,7 +95,7 @@ SONAME = libnvmeof.so.$(SO_MAJOR)
 TOOL = $(O)/nvmeof
 
 .PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench fuzz \
-	fuzz-build clean install uninstall
+	fuzz-build clean install uninstall man-pages
 all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH) $(O)/tests/fio_version
 lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a $(O)/libnvmeof-dist.a
 engine: $(ENGINE)
@@ -226,6 +226,7 @@ unit: all
 	exit $$rc
 ifeq ($(SANFLAGS),)
 	tests/suite $(notdir $(O))/version.sh 300 tests/unit/version.sh $(O)
+	tests/suite $(notdir $(O))/docs.sh 300 tests/unit/docs.sh $(O)
 	# an address-space limit, which ASan's shadow memory cannot live under
 	tests/suite $(notdir $(O))/tool.sh 300 tests/unit/tool.sh $(O)
 	tests/suite install.sh 600 tests/unit/install.sh
@@ -377,6 +378,11 @@ bench: setup
 	tests/testbed/run bash bench/bench.sh
 	@echo "bench: plots in build/bench/plots/; to update BENCHMARKS.md's: cp build/bench/plots/*.svg bench/plots/"
 
+# The fio engine's man page from its one source, docs/engine.md (the page is
+# committed: installing builds nothing; tests/unit/docs.sh checks it is current).
+man-pages:
+	python3 man/engine-man.py docs/engine.md > man/nvmeof-fio.7
+
 clean:
 	rm -rf build/out build/san build/tsan build/fuzz
 
@@ -391,6 +397,8 @@ INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 FIOENGINEDIR ?= $(LIBDIR)/fio
 JOBSDIR ?= $(PREFIX)/share/nvmeof/jobs
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 JOB_FILES = $(wildcard jobs/*.fio) jobs/common.fio.inc jobs/kdev.sh
 # Paths under PREFIX are written relative to ${prefix}, so that
 # pkg-config --define-variable=prefix=... can relocate them.
@@ -406,8 +414,12 @@ $(O)/nvmeof.pc: nvmeof.pc.in Makefile
 HAVE_FIO_SRC = $(wildcard $(FIO_SRC)/config-host.h)
 install: lib tool $(O)/nvmeof.pc $(if $(HAVE_FIO_SRC),engine)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
-		$(DESTDIR)$(JOBSDIR)
+		$(DESTDIR)$(JOBSDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(BASHCOMPDIR)
 	install -m 755 $(TOOL) $(DESTDIR)$(BINDIR)/
+	# man pages as committed (roff: nothing to build) and the completion
+	install -m 644 man/nvmeof.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 man/nvmeof-fio.7 $(DESTDIR)$(MANDIR)/man7/
+	install -m 644 contrib/bash-completion/nvmeof $(DESTDIR)$(BASHCOMPDIR)/nvmeof
 	install -m 644 core/include/nvmeof.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(O)/libnvmeof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libnvmeof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -431,6 +443,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/nvmeof $(DESTDIR)$(INCLUDEDIR)/nvmeof.h $(DESTDIR)$(LIBDIR)/libnvmeof.so.$(VERSION) \
 		$(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libnvmeof.so $(DESTDIR)$(LIBDIR)/libnvmeof.a \
 		$(DESTDIR)$(PKGCONFIGDIR)/nvmeof.pc $(DESTDIR)$(FIOENGINEDIR)/libnvmeof_fio.so \
-		$(addprefix $(DESTDIR)$(JOBSDIR)/,$(notdir $(JOB_FILES)) run)
+		$(addprefix $(DESTDIR)$(JOBSDIR)/,$(notdir $(JOB_FILES)) run) \
+		$(DESTDIR)$(MANDIR)/man1/nvmeof.1 $(DESTDIR)$(MANDIR)/man7/nvmeof-fio.7 $(DESTDIR)$(BASHCOMPDIR)/nvmeof
 	# our own directories, when nothing else is in them
 	rmdir $(DESTDIR)$(JOBSDIR) $(DESTDIR)$(PREFIX)/share/nvmeof $(DESTDIR)$(FIOENGINEDIR) 2>/dev/null || true

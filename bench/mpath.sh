@@ -1,5 +1,5 @@
 #!/bin/bash
-# IN-GUEST: one and two paths to subsystem M (issue 23), same boot,
+# IN-GUEST: one and two paths to subsystem M, same boot,
 # alternating, REPS repetitions, medians: ours with one path and with two
 # under each iopolicy, the kernel host's native multipath device (both ports
 # connected) under its numa and round-robin policies. 4 KiB random reads at

@@ -1,5 +1,5 @@
 /* The inside of a controller, shared by the files that each do one part of
- * it (README.md's "Layout" says which). */
+ * it (docs/architecture.md says which). */
 #ifndef NVMEOF_CPRIV_H
 #define NVMEOF_CPRIV_H
 

@@ -1,5 +1,5 @@
 /*
- * Several paths to one namespace (README.md "Paths"): the multipath object
+ * Several paths to one namespace (docs/library.md "Several paths"): the multipath object
  * (mpath.c: the paths, their ANA state and its refresh, registrations), the
  * queue that picks a path per command and fails commands over
  * (mpath_io.c), and the choice itself (mpath_select.c, no I/O).
@@ -15,7 +15,7 @@
 
 #define MP_MAX_PATHS 16
 #define MP_ANATT_DEFAULT_S 10     /* a controller that reports ANATT 0 */
-#define MP_QUIESCE_DEFAULT_MS 1000 /* a controller that reports no CQT: README.md "Failover" */
+#define MP_QUIESCE_DEFAULT_MS 1000 /* a controller that reports no CQT: docs/library.md "Write ordering across a path loss" */
 
 struct nvmeof_mpath;
 struct mp_path {

@@ -389,7 +389,7 @@ int nvmeof_mpath_flush(struct nvmeof_mpath_queue *mq, nvmeof_cb cb, void *arg)
 
 /* One doorbell per path for what was submitted since the last commit (a
  * doorbell per command costs, on Soft-RoCE, a system call and a kworker
- * wake-up each: BENCHMARKS.md, issue 23). A refused post fails its
+ * wake-up each: BENCHMARKS.md, "One and two paths"). A refused post fails its
  * commands through the path's poll, and they fail over from there. */
 int nvmeof_mpath_queue_commit(struct nvmeof_mpath_queue *mq)
 {

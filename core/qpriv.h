@@ -1,5 +1,5 @@
 /*
- * The inside of a queue, shared by its files: README.md's "Layout" says
+ * The inside of a queue, shared by its files: docs/architecture.md's layout says
  * which file does what, in the order in which each calls only those above
  * it (tests/unit/layers.sh checks the order). Not installed; nothing here
  * is exported.

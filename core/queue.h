@@ -152,7 +152,7 @@ void q_set_failover(struct nvmeof_queue *q);
  * connection, may still be executing on the controller; the reconnect that
  * replays it waits until ms have passed since the loss (0: no wait). */
 void q_set_quiesce(struct nvmeof_queue *q, uint32_t ms);
-#define Q_QUIESCE_DEFAULT_MS 1000 /* as MP_QUIESCE_DEFAULT_MS: README.md "Write ordering across a path loss" */
+#define Q_QUIESCE_DEFAULT_MS 1000 /* as MP_QUIESCE_DEFAULT_MS: docs/library.md "Write ordering across a path loss" */
 /* Commands go out now (LIVE). */
 bool q_is_live(const struct nvmeof_queue *q);
 /* Closed for good: no reconnect will bring it back. */

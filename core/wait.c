@@ -107,7 +107,7 @@ static int gw_arm(void *c)
 /* With the CM channels watched too, a sleep can last until a command could
  * time out instead of HOUSEKEEP_MS: at a few completions a second per
  * queue (a QP-scaling sweep's many 1 MiB jobs) the 100 ms wake-ups were
- * most of a job's sleeps (BENCHMARKS.md, issue 26). A command's timeout
+ * most of a job's sleeps (BENCHMARKS.md, "Queue-pair scaling"). A command's timeout
  * then fires between cmd_timeout_ms and two slices later. */
 static bool gw_watches_cm(const struct nvmeof_poll_group *g)
 {

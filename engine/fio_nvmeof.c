@@ -131,7 +131,7 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 			return FIO_Q_COMPLETED;
 		}
 		/* multipath queues in turn (by the submitting CPU measured no
-		 * better: BENCHMARKS.md, issue 23); after a full one, fio's
+		 * better: BENCHMARKS.md, "One and two paths"); after a full one, fio's
 		 * retry goes to the next */
 		unsigned int n = jq->next;
 		struct nvmeof_mpath_queue *mq = jq->mq[n];

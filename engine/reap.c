@@ -14,7 +14,7 @@
 /* Longest single wait: a wait notices fio ending the job (terminate)
  * within it, and the runtime's end exactly (slice_ms). At a
  * few completions a second per job (many 1 MiB jobs) 100 ms slices were
- * most of each job's wake-ups (BENCHMARKS.md, issue 26). */
+ * most of each job's wake-ups (BENCHMARKS.md, "Queue-pair scaling"). */
 #define SLICE_MS 1000
 /* With several controllers in flight, the wait on each in turn. */
 #define MULTI_SLICE_MS 1

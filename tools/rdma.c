@@ -1,5 +1,5 @@
-/* list-rdma: this host's RDMA devices, for placing a job (README "The
- * nvmeof tool"): each device's ports (state, link layer, network device
+/* list-rdma: this host's RDMA devices, for placing a job (docs/tool.md and
+ * man nvmeof): each device's ports (state, link layer, network device
  * and its IP addresses: what -w/srcaddr= names), its PCI address and NUMA
  * node, and where each GPU sits relative to it on PCIe (same switch, same
  * root port, same root complex), all from sysfs (--sysfs=ROOT: another

@@ -1,5 +1,5 @@
 #!/bin/bash
-# IN-GUEST (issue 26, goal 4): LOOPS (100) runs of one fio job with 64 queue
+# IN-GUEST: LOOPS (100) runs of one fio job with 64 queue
 # pairs (its own controller; nvmet grants up to 128 I/O queues), each
 # connecting all 64 while another fio process keeps both vCPUs busy with
 # 128 KiB reads, then 1 s of 4 KiB random reads spread over them. A run

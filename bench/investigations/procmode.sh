@@ -1,5 +1,5 @@
 #!/bin/bash
-# IN-GUEST (issue 26, parts 2 and 3): 128 KiB reads QD16 with the defaults in
+# IN-GUEST: 128 KiB reads QD16 with the defaults in
 # fio's process mode against thread mode, ours and the kernel's alternating,
 # REPS (3) times; then one profile of each of ours (by task and symbol), and
 # for 16 single-queue-pair 1 MiB QD4 jobs, who switches how often

@@ -1,5 +1,5 @@
 #!/bin/bash
-# IN-GUEST (issue 26, part 2): where the time goes in the QP-scaling sweep.
+# IN-GUEST: where the time goes in the QP-scaling sweep.
 # For 1 and 16 single-queue-pair jobs (jobs/qp-scaling.fio: 1 MiB reads,
 # QD4 per job, thread mode), ours and the kernel's alternating in one boot:
 #   perf stat -a: context switches, CPU migrations, CPU time (cpu-clock),

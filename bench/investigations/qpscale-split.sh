@@ -1,5 +1,5 @@
 #!/bin/bash
-# IN-GUEST (issue 26, part 2): does the QP-scaling gap follow where the
+# IN-GUEST: does the QP-scaling gap follow where the
 # target's work runs? The sweep's 1 MiB QD4 single-queue-pair jobs with fio's
 # default CPU policy (every job may run on both vCPUs) and with
 # cpus_allowed_policy=split (job k pinned to vCPU k mod 2, as the kernel

@@ -677,7 +677,7 @@ int nvmeof_write_zeroes_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns,
 
 /* ---- Asymmetric Namespace Access, several paths (version 0.4) -------------------
  * One namespace reached through several controllers of one subsystem, each
- * a path. See README.md "Paths".
+ * a path. See docs/library.md "Several paths".
  */
 enum {
 	NVMEOF_ANA_OPTIMIZED = 0x01,

@@ -1202,7 +1202,7 @@ out:
 	return NULL;
 }
 
-/* Issue 26: a controller's 64 I/O queues (or its grant, if smaller), in one
+/* A controller's 64 I/O queues (or its grant, if smaller), in one
  * poll group as one fio job with qpairs=64 has them, connect every time
  * while another controller runs I/O, three times over, and every one of
  * them carries commands. Connect retries, where the load made any, are

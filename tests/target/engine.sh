@@ -435,7 +435,7 @@ t_qpair_select_rr_spreads_evenly() {
     fail "not spread evenly (a third to two thirds each): $a and $b"
 }
 
-# Issue 26: one job with 64 queue pairs (its own controller, 64 granted by
+# One job with 64 queue pairs (its own controller, 64 granted by
 # nvmet) connects them all while another job keeps both vCPUs busy with
 # I/O, and every queue pair carries commands (the Fabrics Connect is one:
 # more than one each). The end-of-job lines say what each connect took.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Several paths to one namespace (issue 23) in the guest: the library's
+# Several paths to one namespace in the guest: the library's
 # paths, ANA and failover (target_mpath), the tool's ana-log against
 # nvme-cli's, and the kernel host's native multipath reading back what we
 # wrote through the same two ports.
@@ -40,9 +40,9 @@ t_fio_two_paths_randrw_verify() {
 }
 
 # A two-path job at depth coalesces doorbells per path as a one-path job
-# does (engine.sh: t_doorbells_coalesce_at_depth). It used to ring once per
-# command, a system call each on Soft-RoCE: two paths ran at 0.67 of one
-# (BENCHMARKS.md, issue 23).
+# does (engine.sh: t_doorbells_coalesce_at_depth): ringing once per
+# command, a system call each on Soft-RoCE, held two paths to 0.67 of one
+# (BENCHMARKS.md, "One and two paths").
 path_cd() { # log path -> "commands doorbells" of that path (end-of-job line)
   sed -n "s/^nvmeof: path $2 .* \([0-9]*\) command(s), \([0-9]*\) doorbell(s).*/\1 \2/p" "$1" | head -1
 }

@@ -1,5 +1,5 @@
 /*
- * Several paths to one namespace against the real target (issue 23):
+ * Several paths to one namespace against the real target:
  * subsystem M through port 3 (NVMEOF_TB_ADDR, rxe0) and port 4
  * (NVMEOF_TB_ADDR2, rxe1), its namespace in ANA group NVMEOF_TB_ANAGRP,
  * whose state per port `tb ana` sets; `tb mpath-down/up` removes and
@@ -327,7 +327,7 @@ out:
 
 /* With batch, submissions wait for the commit: one doorbell per path for
  * QD commands, not one each (the engine's multipath jobs rang per command,
- * a system call each on Soft-RoCE: BENCHMARKS.md, issue 23). What a poll
+ * a system call each on Soft-RoCE: BENCHMARKS.md, "One and two paths"). What a poll
  * finds submitted and not committed goes out too: verified rounds through
  * waits alone complete, data intact. */
 TEST(batched_submissions_ring_once_per_path)

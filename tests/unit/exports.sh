@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/unit/exports.sh [BUILD_DIR]: the shared libraries export exactly
-# their interface (issue 11). libnvmeof.so: every function nvmeof.h
+# their interface. libnvmeof.so: every function nvmeof.h
 # declares, each in the library's version node, and nothing else; the
 # installed static library defines the same and no other global.
 # libnvmeof_fio.so: only `ioengine`, the one symbol fio 3.x looks up in an

@@ -19,7 +19,8 @@ expected_files() { # PREFIX [noengine], relative to DESTDIR
   local p=${1#/}
   printf '%s\n' "$p/bin/nvmeof" "$p/include/nvmeof.h" "$p/lib/libnvmeof.so.$version" "$p/lib/libnvmeof.so.0" \
     "$p/lib/libnvmeof.so" "$p/lib/libnvmeof.a" "$p/lib/pkgconfig/nvmeof.pc" \
-    "$p/share/nvmeof/jobs/run" "$p/share/nvmeof/jobs/common.fio.inc" "$p/share/nvmeof/jobs/kdev.sh"
+    "$p/share/nvmeof/jobs/run" "$p/share/nvmeof/jobs/common.fio.inc" "$p/share/nvmeof/jobs/kdev.sh" \
+    "$p/share/man/man1/nvmeof.1" "$p/share/man/man7/nvmeof-fio.7" "$p/share/bash-completion/completions/nvmeof"
   [ "${2:-}" = noengine ] || echo "$p/lib/fio/libnvmeof_fio.so"
   for j in jobs/*.fio; do echo "$p/share/nvmeof/jobs/${j#jobs/}"; done
 }

@@ -32,7 +32,7 @@ sys.path.insert(0, "python/_build")
 import nvmeof_build
 print(nvmeof_build._project()["version"])')"
 # no document names a version that is not this one as the current one
-if grep -n "libnvmeof\.so\.[0-9]*\.[0-9]*\.[0-9]" README.md | grep -v "libnvmeof\.so\.$version" > "$tmp/stale"; then
-  bad "README names another library version" "$(cat "$tmp/stale")"
-else ok "README's library file name carries $version"; fi
+if grep -n "libnvmeof\.so\.[0-9]*\.[0-9]*\.[0-9]" README.md docs/*.md man/* | grep -v "libnvmeof\.so\.$version" > "$tmp/stale"; then
+  bad "a document names another library version" "$(cat "$tmp/stale")"
+else ok "the documents' library file name carries $version"; fi
 tally "version"

@@ -9,7 +9,7 @@ export NVMEOF_TB_SERIAL=NVMEOFTB0001
 export NVMEOF_TB_MODEL=nvmeof-testbed
 export NVMEOF_TB_NS1_LBA=512 NVMEOF_TB_NS1_BYTES=1073741824
 export NVMEOF_TB_NS2_LBA=4096 NVMEOF_TB_NS2_BYTES=268435456
-# Several paths (issue 23): a second Soft-RoCE device (rxe1 on dummy1) with
+# Several paths: a second Soft-RoCE device (rxe1 on dummy1) with
 # its own address, and subsystem M reached through two RDMA ports of its
 # own, port 3 on NVMEOF_TB_ADDR:NVMEOF_TB_MPORT and port 4 on
 # NVMEOF_TB_ADDR2:NVMEOF_TB_MPORT, its namespace 1 in ANA group 2 (optimized

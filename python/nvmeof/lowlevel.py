@@ -278,7 +278,9 @@ class RawQueue:
         h = self._handle()
         flags, raw = self._data(command, data_owner)
         cpl = S.Cpl()
-        ms = max(1, int(timeout * 1000))
+        # the library takes 32-bit ms, and ctypes would silently keep the low
+        # 32 bits of more (a long timeout becoming a few ms)
+        ms = 0xFFFFFFFF if timeout * 1000 >= 0xFFFFFFFF else max(1, int(timeout * 1000))
         fn = lib.nvmeof_admin_raw_sync if self._admin else lib.nvmeof_io_raw_sync
         rc = fn(h, raw, None, 0, 0, flags, byref(cpl), ms)
         if rc and rc != S.ENVME:

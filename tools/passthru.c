@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cmds.h"
 #include "nvmeof.h"
@@ -106,7 +107,15 @@ static int parse(int argc, char **argv, struct pt *p)
 			goto cdw;
 		case 'q': p->a.hostnqn = optarg; break;
 		case 'w': p->a.src = optarg; break;
-		case 't': if (num(optarg, UINT32_MAX, &v)) bad = "timeout"; else p->a.timeout_ms = (uint32_t)v; break;
+		case 't':
+			/* nvme-cli's transport beside -a, else its timeout in ms */
+			if (!strcasecmp(optarg, "rdma"))
+				break;
+			if (num(optarg, UINT32_MAX, &v) || !v)
+				bad = "timeout";
+			else
+				p->a.timeout_ms = (uint32_t)v;
+			break;
 		case 'O': if (num(optarg, 0xff, &v)) bad = "opcode"; else { p->opcode = (uint8_t)v; p->opcode_set = true; } break;
 		case 'f': if (num(optarg, 0xff, &v)) bad = "flags"; else p->flags = (uint8_t)v; break;
 		case 'N': if (num(optarg, UINT32_MAX, &v)) bad = "namespace-id"; else p->a.nsid = (uint32_t)v; break;

@@ -24,7 +24,6 @@
 #include "util.h"
 
 #define POLL_MS 20
-#define AER_MAX 4           /* of the admin queue's 31 slots */
 #define RING 64
 #define RETRY_MS 1000
 

@@ -6,6 +6,9 @@
 
 #include "nvmeof.h"
 
+/* Event requests kept outstanding, of the admin queue's 31 slots. */
+#define AER_MAX 4
+
 struct aer;
 /* Events to cb: enabled now, or, when a detached owner left them enabled,
  * handed to cb; NVMEOF_EBUSY while another callback has them. */

@@ -7,13 +7,22 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "aer.h"
 #include "ctrl.h"
 #include "mem.h"
 #include "protocol.h"
 #include "qpriv.h"
 
 #define SGL_TYPE(sqe) ((sqe)[39] >> 4)
-#define SGL_KEYED_DATA_BLOCK 0x4 /* descriptor type 4h; subtypes 0h address, Fh invalidate key */
+/* SGL Identifier: Keyed SGL Data Block (type 4h), subtype 0h (address).
+ * Subtype Fh asks the target to invalidate the key once done, which would
+ * take the region away from every later command. */
+#define SGL_KEYED_ADDRESS 0x40
+#define FUSE(sqe) ((sqe)[1] & 0x3)
+#define NVME_FEAT_KATO 0x0f
+/* Admin slots raw commands leave free: the event requests, a Keep Alive
+ * sent from a wait, and one command of the library's own. */
+#define ADMIN_KEEP_FREE (AER_MAX + 2)
 
 /* "I/O opcode 0x05 on queue 3": what every message of a raw command starts with. */
 static void raw_what(char *buf, size_t len, const struct nvmeof_queue *q, const uint8_t *sqe)
@@ -32,17 +41,36 @@ static int raw_check(struct nvmeof_queue *q, const uint8_t *sqe, struct nvmeof_m
 		return nvmeof_err(NVMEOF_EINVAL, "%s: unknown flags 0x%x", what, flags & ~NVMEOF_RAW_CALLER_SGL);
 	if (sqe[0] == NVME_FABRICS_OPCODE)
 		return nvmeof_err(NVMEOF_EINVAL, "%s: Fabrics commands (opcode 0x7f) are the library's own", what);
-	*sb = (struct sub){.kind = REQ_USER, .raw = sqe};
+	/* The halves of a fused pair must be adjacent in the submission
+	 * queue; one at a time, a full queue or a reconnect's one-by-one
+	 * replay could part them (the kernel's passthrough refuses them too). */
+	if (FUSE(sqe))
+		return nvmeof_err(NVMEOF_EINVAL, "%s: fused commands (FUSE %u) are not supported raw", what, FUSE(sqe));
+	/* What the library's own threads keep up: an event request waits
+	 * for an event (the command timeout would end the admin queue, and
+	 * it takes events from nvmeof_ctrl_events), and the Keep Alive
+	 * schedule follows the KATO negotiated at connect. */
+	if (!q->qid && sqe[0] == NVME_ADMIN_ASYNC_EVENT)
+		return nvmeof_err(NVMEOF_EINVAL, "%s: Asynchronous Event Requests are the library's own "
+				  "(nvmeof_ctrl_events)", what);
+	if (!q->qid && sqe[0] == NVME_ADMIN_SET_FEATURES && sqe[40] == NVME_FEAT_KATO)
+		return nvmeof_err(NVMEOF_EINVAL, "%s: Set Features Keep Alive Timer: the library keeps the "
+				  "association alive on the KATO it negotiated (nvmeof_ctrl_opts.kato_ms)", what);
+	if (!q->qid && q->nfree_slots <= ADMIN_KEEP_FREE)
+		return nvmeof_err(NVMEOF_EQFULL, "%s: the admin queue's last %u free slots are kept for Keep Alive, "
+				  "events and the library's own commands", what, ADMIN_KEEP_FREE);
+	*sb = (struct sub){.kind = REQ_USER, .opc = sqe[0], .raw = sqe};
 	if (flags & NVMEOF_RAW_CALLER_SGL) {
 		if (mr)
 			return nvmeof_err(NVMEOF_EINVAL, "%s: a region and the caller's own SGL: give one", what);
 		uint64_t addr = get_le64(sqe + 24);
 		uint32_t slen = get_le32(sqe + 32) & 0xffffff;
 		uint32_t key = get_le32(sqe + 35);
-		if ((sqe[1] >> 6) != 1 || SGL_TYPE(sqe) != SGL_KEYED_DATA_BLOCK)
+		if ((sqe[1] >> 6) != 1 || sqe[39] != SGL_KEYED_ADDRESS)
 			return nvmeof_err(NVMEOF_EINVAL,
-					  "%s: the caller's data pointer is not a Keyed SGL Data Block (PSDT %u, "
-					  "descriptor type 0x%x)", what, sqe[1] >> 6, SGL_TYPE(sqe));
+					  "%s: the caller's data pointer is not a Keyed SGL Data Block with an address "
+					  "(PSDT %u, descriptor type 0x%x, subtype 0x%x)", what, sqe[1] >> 6, SGL_TYPE(sqe),
+					  sqe[39] & 0xf);
 		sb->user_sgl = true;
 		if (!slen)
 			return 0;

@@ -78,7 +78,15 @@ static inline const char *q_state_str(uint8_t st)
 /* REQ_AER: an admin command that stays outstanding (no timeout, not the
  * reserved request); REQ_WZ: Write Zeroes, split at 65536 blocks. */
 enum req_kind { REQ_IO, REQ_FLUSH, REQ_DSM, REQ_RAW, REQ_AER, REQ_WZ, REQ_USER };
-/* REQ_USER: a caller's raw command (passthru.c), its SQE copied into the request. */
+/* REQ_USER: a caller's raw command (passthru.c). Its SQE, copied at
+ * submission, and what its answer says beyond struct req's fields live in
+ * a table beside the requests (q->user, by request), so the request every
+ * read and write fills stays two cache lines. */
+struct q_user {
+	uint8_t sqe[NVME_SQE_SIZE];
+	uint16_t sqhd, cid;       /* the answering CQE's SQ Head Pointer and CID */
+	bool caller_sgl;          /* the DPTR is the caller's (checked in passthru.c) */
+};
 
 struct slot {
 	struct ibv_send_wr wr;
@@ -114,11 +122,6 @@ struct req {
 	bool queued;              /* in the pending FIFO */
 	bool live;                /* submitted, not yet completed */
 	bool replay;              /* waited through an outage: re-issued one at a time */
-	/* REQ_USER: the caller's SQE, whether its DPTR is the caller's, and
-	 * the answering CQE's SQHD and CID */
-	bool user_sgl;
-	uint16_t sqhd, cid;
-	uint8_t usqe[NVME_SQE_SIZE];
 };
 
 /* A wait over one queue or a poll group: spin, then sleep (see q_wait). */
@@ -206,6 +209,7 @@ struct nvmeof_queue {
 	uint16_t *slot_free;
 	uint32_t nfree_slots;
 	struct req *reqs;
+	struct q_user *user;      /* REQ_USER's, by request (the reserved one has none) */
 	uint16_t *req_free;
 	uint32_t nfree_reqs;
 	uint16_t *pend;           /* FIFO of requests with blocks not yet issued */

@@ -71,12 +71,19 @@ void q_cut(struct nvmeof_queue *q)
  * now, after the FIFO is rebuilt (their callbacks may submit again). */
 static void park_all(struct nvmeof_queue *q)
 {
-	uint32_t n = 0, nfailed = 0;
+	uint32_t n = 0, nfailed = 0, nraw = 0;
 	for (uint32_t si = 0; si < q->depth; si++) {
 		struct slot *s = &q->slots[si];
-		if (s->state == SLOT_BUSY && (s->flags & SLOT_EXPIRED) && q->reqs[s->req].live && !q->reqs[s->req].err) {
-			q->reqs[s->req].err = NVMEOF_ETIMEDOUT;
-			q->reqs[s->req].status = 0;
+		struct req *r = &q->reqs[s->req];
+		if (s->state == SLOT_BUSY && (s->flags & SLOT_EXPIRED) && r->live && !r->err) {
+			r->err = NVMEOF_ETIMEDOUT;
+			r->status = 0;
+		}
+		/* A caller's raw command that reached the wire is not sent again:
+		 * whether running it twice is harmless is the caller's to judge. */
+		if (s->state == SLOT_BUSY && !(s->flags & SLOT_REFUSED) && r->kind == REQ_USER && r->live && !r->err) {
+			r->err = NVMEOF_ECLOSED;
+			nraw++;
 		}
 		if (s->state != SLOT_FREE)
 			q_release_slot(q, (uint16_t)si);
@@ -128,6 +135,9 @@ static void park_all(struct nvmeof_queue *q)
 			rsv->err = NVMEOF_ECLOSED;
 		q_complete_req(q, (uint16_t)q->depth);
 	}
+	if (nraw)
+		nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection with %u raw command(s) on the wire: not sent "
+			   "again", q->qid, nraw);
 	for (uint32_t k = 0; k < nfailed; k++)
 		q_complete_req(q, q->park_tmp[q->depth - 1 - k]);
 }

@@ -111,6 +111,7 @@ void q_free(struct nvmeof_queue *q)
 	free(q->slots);
 	free(q->slot_free);
 	free(q->reqs);
+	free(q->user);
 	free(q->req_free);
 	free(q->pend);
 	free(q->park_tmp);
@@ -153,6 +154,7 @@ int q_alloc(struct nvmeof_queue *q)
 	q->slots = calloc(q->depth, sizeof(*q->slots));
 	q->slot_free = calloc(q->depth, sizeof(*q->slot_free));
 	q->reqs = calloc(q->depth + 1u, sizeof(*q->reqs)); /* + the reserved one */
+	q->user = calloc(q->depth, sizeof(*q->user));
 	q->req_free = calloc(q->depth, sizeof(*q->req_free));
 	q->pend = calloc(q->depth, sizeof(*q->pend));
 	q->park_tmp = calloc(q->depth, sizeof(*q->park_tmp));
@@ -165,7 +167,7 @@ int q_alloc(struct nvmeof_queue *q)
 	q->sqes = aligned_alloc(64, (size_t)q->depth * NVME_SQE_SIZE);
 	q->rsps = aligned_alloc(64, ((size_t)q->hrqsize * NVME_CQE_SIZE + 63) & ~(size_t)63);
 	q->aux = aligned_alloc(4096, (aux_len + 4095) & ~(size_t)4095);
-	if (!q->slots || !q->slot_free || !q->reqs || !q->req_free || !q->pend || !q->park_tmp || !q->rwr ||
+	if (!q->slots || !q->slot_free || !q->reqs || !q->user || !q->req_free || !q->pend || !q->park_tmp || !q->rwr ||
 	    !q->rsge || !q->sqes || !q->rsps || !q->aux)
 		return nvmeof_err(NVMEOF_ENOMEM, "queue %u: out of memory for %u slots", q->qid, q->depth);
 	memset(q->aux, 0, aux_len);

@@ -26,9 +26,9 @@ void q_complete_req(struct nvmeof_queue *q, uint16_t ri)
 			q->replay_cur = NO_REQ;
 	}
 	if (r->kind == REQ_USER) {
-		cpl.sqhd = r->sqhd;
+		cpl.sqhd = q->user[ri].sqhd;
 		cpl.sqid = q->qid;
-		cpl.cid = r->cid;
+		cpl.cid = q->user[ri].cid;
 	}
 	if (r->kind == REQ_IO && r->opc == NVME_CMD_READ && !r->err)
 		DEVICE_WROTE((uint8_t *)r->mr->addr + r->off0, r->next_off - r->off0);
@@ -60,8 +60,8 @@ void q_finish_slot(struct nvmeof_queue *q, uint16_t si, int err)
 	uint16_t ri = s->req, st = s->status;
 	uint32_t dw0 = s->dw0, dw1 = s->dw1;
 	if (q->reqs[ri].kind == REQ_USER) {
-		q->reqs[ri].sqhd = s->sqhd;
-		q->reqs[ri].cid = (uint16_t)(s->gen << SLOT_BITS | si);
+		q->user[ri].sqhd = s->sqhd;
+		q->user[ri].cid = (uint16_t)(s->gen << SLOT_BITS | si);
 	}
 	q_release_slot(q, si);
 	if (!err && st)

@@ -150,9 +150,9 @@ static void issue(struct nvmeof_queue *q, uint16_t ri)
 	case REQ_USER:
 		/* The caller's command; the CID is ours, and the DPTR too
 		 * unless the caller wrote one (checked in passthru.c). */
-		memcpy(sqe, r->usqe, NVME_SQE_SIZE);
+		memcpy(sqe, q->user[ri].sqe, NVME_SQE_SIZE);
 		nvme_sqe_set_cid(sqe, cid);
-		if (!r->user_sgl) {
+		if (!q->user[ri].caller_sgl) {
 			sqe[1] = (uint8_t)((sqe[1] & 0x3f) | NVME_SQE_FLAGS_PSDT_SGL);
 			if (r->mr)
 				nvme_sqe_sgl_keyed(sqe, (uintptr_t)r->mr->addr + r->off0, r->data_len, r->mr->rkey);
@@ -252,10 +252,11 @@ int q_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *a
 	r->ns = sb->ns;
 	r->mr = sb->mr;
 	r->raw = sb->raw;
-	r->user_sgl = sb->user_sgl;
 	if (sb->kind == REQ_USER) {
-		memcpy(r->usqe, sb->raw, NVME_SQE_SIZE);
-		r->raw = r->usqe;
+		struct q_user *u = &q->user[ri];
+		memcpy(u->sqe, sb->raw, NVME_SQE_SIZE);
+		u->caller_sgl = sb->user_sgl;
+		r->raw = u->sqe;
 	}
 	r->data_len = sb->data_len;
 	r->cdw12 = sb->cdw12;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cmds.h"
 #include "nvmeof.h"
@@ -38,13 +39,14 @@ static void usage(FILE *f, const char *name)
 		"  -w, --host-traddr=ADDR   local address (chooses the HCA)\n"
 		"  -t, --timeout=MS         command timeout in ms\n"
 		"  -O, --opcode=OPC         the command's opcode (required; 0x7f, Fabrics, is refused)\n"
-		"  -f, --flags=N            CDW0 bits 15:8 (FUSE; PSDT is the library's)\n"
-		"  -N, --namespace-id=NSID  NSID (default 0)\n"
-		"      --cdw2..--cdw15=N    command dwords 2, 3 and 10 to 15\n"
+		"  -f, --flags=N            CDW0 bits 15:8 (PSDT is the library's; fused commands are refused)\n"
+		"  -n, -N, --namespace-id=NSID  NSID (default 0); a number for -n is the namespace\n"
+		"  -2, -3, --cdw2, --cdw3=N command dwords 2 and 3\n"
+		"  -4..-9, --cdw10..--cdw15=N  command dwords 10 to 15\n"
 		"  -l, --data-len=BYTES     data to transfer (default 0)\n"
-		"  -r, --read               the data comes from the controller (default when -l is given)\n"
-		"  -W, --write              the data goes to the controller (from --input-file)\n"
-		"  -i, --input-file=FILE    the data to write\n"
+		"  -r, --read               the data comes from the controller (opcode bit 1 says so too)\n"
+		"  -W, --write              the data goes to the controller (opcode bit 0 says so too)\n"
+		"  -i, --input-file=FILE    the data to write (default: standard input)\n"
 		"  -b, --raw-binary         read data to stdout as bytes, not a hex dump\n"
 		"  -o, --output-format=FMT  normal or json (the completion's fields)\n",
 		name, strcmp(name, "admin-passthru") ? "I/O" : "admin", name);
@@ -84,15 +86,36 @@ static int parse(int argc, char **argv, struct pt *p)
 	int ch;
 	uint64_t v;
 	optind = 2;
-	while ((ch = getopt_long(argc, argv, "a:s:n:q:w:t:O:f:N:l:rWi:bo:M:h", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "a:s:n:q:w:t:O:f:N:l:rWi:bo:M:h2:3:4:5:6:7:8:9:", lo, NULL)) != -1) {
 		const char *bad = NULL;
 		switch (ch) {
 		case 'a': p->a.traddr = optarg; break;
 		case 's': p->a.trsvcid = optarg; break;
-		case 'n': p->a.nqn = optarg; break;
+		case 'n':
+			/* the NQN as in `nvme connect`, and the namespace as in
+			 * `nvme io-passthru -n 1`: a number can only be the latter */
+			if (!num(optarg, UINT32_MAX, &v) && optarg[0] >= '0' && optarg[0] <= '9')
+				p->a.nsid = (uint32_t)v;
+			else
+				p->a.nqn = optarg;
+			break;
+		case '2': case '3':
+			ch = OPT_CDW + ch - '0';
+			goto cdw;
+		case '4': case '5': case '6': case '7': case '8': case '9':
+			ch = OPT_CDW + 10 + ch - '4';
+			goto cdw;
 		case 'q': p->a.hostnqn = optarg; break;
 		case 'w': p->a.src = optarg; break;
-		case 't': if (num(optarg, UINT32_MAX, &v)) bad = "timeout"; else p->a.timeout_ms = (uint32_t)v; break;
+		case 't':
+			/* nvme-cli's transport beside -a, else its timeout in ms */
+			if (!strcasecmp(optarg, "rdma"))
+				break;
+			if (num(optarg, UINT32_MAX, &v) || !v)
+				bad = "timeout";
+			else
+				p->a.timeout_ms = (uint32_t)v;
+			break;
 		case 'O': if (num(optarg, 0xff, &v)) bad = "opcode"; else { p->opcode = (uint8_t)v; p->opcode_set = true; } break;
 		case 'f': if (num(optarg, 0xff, &v)) bad = "flags"; else p->flags = (uint8_t)v; break;
 		case 'N': if (num(optarg, UINT32_MAX, &v)) bad = "namespace-id"; else p->a.nsid = (uint32_t)v; break;
@@ -110,6 +133,7 @@ static int parse(int argc, char **argv, struct pt *p)
 			break;
 		case 'h': usage(stdout, p->a.name); return 1;
 		default:
+		cdw:
 			if (ch >= OPT_CDW && ch <= OPT_CDW + 15) {
 				if (num(optarg, UINT32_MAX, &v))
 					bad = "cdw";
@@ -131,12 +155,12 @@ static int parse(int argc, char **argv, struct pt *p)
 		fprintf(stderr, "nvmeof %s: %s %s\n", p->a.name, optind < argc ? "expected" : "missing", missing);
 		return 2;
 	}
-	if (p->read && p->write) {
-		fprintf(stderr, "nvmeof %s: --read and --write exclude each other\n", p->a.name);
-		return 2;
-	}
-	if (p->write && !p->input) {
-		fprintf(stderr, "nvmeof %s: --write needs --input-file\n", p->a.name);
+	/* as nvme-cli: the opcode's data direction (bits 1:0) sets --write
+	 * and --read too, and data needs one */
+	p->write |= p->opcode & 1;
+	p->read |= (p->opcode & 2) != 0;
+	if (p->data_len && !p->read && !p->write) {
+		fprintf(stderr, "nvmeof %s: data direction not given (--read or --write)\n", p->a.name);
 		return 2;
 	}
 	return 0;
@@ -168,17 +192,18 @@ static int run(struct pt *p)
 		goto fail;
 	if (p->data_len && (rc = nvmeof_mr_alloc(c, p->data_len, &mr)))
 		goto fail;
-	if (p->write) {
-		FILE *f = fopen(p->input, "rb");
+	if (p->write && mr) {
+		FILE *f = p->input ? fopen(p->input, "rb") : stdin;
 		if (!f) {
 			fprintf(stderr, "nvmeof %s: %s: %s\n", p->a.name, p->input, strerror(errno));
 			goto out;
 		}
-		size_t got = mr ? fread(nvmeof_mr_addr(mr), 1, p->data_len, f) : 0;
-		fclose(f);
+		size_t got = fread(nvmeof_mr_addr(mr), 1, p->data_len, f);
+		if (f != stdin)
+			fclose(f);
 		if (got != p->data_len) {
-			fprintf(stderr, "nvmeof %s: %s holds fewer than the %u bytes of --data-len\n", p->a.name, p->input,
-				p->data_len);
+			fprintf(stderr, "nvmeof %s: %s holds fewer than the %u bytes of --data-len\n", p->a.name,
+				p->input ? p->input : "standard input", p->data_len);
 			goto out;
 		}
 	}
@@ -218,7 +243,7 @@ static int run(struct pt *p)
 	} else {
 		/* with -b, stdout carries the data alone */
 		fprintf(p->a.raw ? stderr : stdout, "NVMe command result:%08x\n", cpl.cdw0);
-		if (mr && !p->write) {
+		if (mr && p->read) {
 			if (p->a.raw)
 				fwrite(nvmeof_mr_addr(mr), 1, p->data_len, stdout);
 			else

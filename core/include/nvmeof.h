@@ -859,18 +859,28 @@ int nvmeof_mpath_queue_path_disconnect(struct nvmeof_mpath_queue *mq, uint32_t p
  *  - the data pointer (PSDT, CDW0 bits 15:14, and DPTR, bytes 24..39) when
  *    it is given a region: a keyed SGL for (mr, off, len), or, with neither
  *    a region nor NVMEOF_RAW_CALLER_SGL, a null one (no data).
- * Everything else is the caller's, as written (opcode, FUSE, NSID, CDW2-3,
- * MPTR, CDW10-15). With NVMEOF_RAW_CALLER_SGL the caller wrote DPTR itself
- * as a Keyed SGL Data Block descriptor; it is checked against the regions
- * registered with this controller (address, length and key inside one of
- * them) and refused with NVMEOF_EINVAL, before anything is sent, when it
- * names anything else (a length of zero: no data).
- * Refused before sending too: a Fabrics command (opcode 7Fh: connection,
- * properties and authentication are the library's), and data beyond the
- * controller's transfer limit (MDTS, nvmeof_ctrl_info.max_xfer) or the
- * keyed SGL's 16 MiB: a raw command is one command, splitting it is the
- * caller's. A raw command is never retried by the library (a status
- * without DNR is the caller's to judge), and the data direction is the
+ * Everything else is the caller's, as written (opcode, NSID, CDW2-3, MPTR,
+ * CDW10-15). With NVMEOF_RAW_CALLER_SGL the caller wrote DPTR itself as a
+ * Keyed SGL Data Block descriptor with an address (SGL identifier 40h);
+ * it is checked against the regions registered with this controller
+ * (address, length and key inside one of them) and refused with
+ * NVMEOF_EINVAL, before anything is sent, when it names anything else (a
+ * length of zero: no data) or asks the target to invalidate the key
+ * (subtype Fh).
+ * Refused before sending too (NVMEOF_EINVAL): a Fabrics command (opcode
+ * 7Fh: connection, properties and authentication are the library's), half
+ * of a fused pair (FUSE not 00b: the library cannot keep the halves
+ * adjacent), on the admin queue an Asynchronous Event Request (events are
+ * nvmeof_ctrl_events') and a Set Features of the Keep Alive Timer (the
+ * keep-alive schedule follows the KATO negotiated at connect), and data
+ * beyond the controller's transfer limit (MDTS, nvmeof_ctrl_info.max_xfer)
+ * or the keyed SGL's 16 MiB: a raw command is one command, splitting it is
+ * the caller's. Raw admin commands leave the admin queue's last 6 free
+ * slots to Keep Alive, events and the library's own commands
+ * (NVMEOF_EQFULL). A raw command is never retried by the library (a status
+ * without DNR is the caller's to judge); one on the wire when the queue
+ * loses its connection fails with NVMEOF_ECLOSED, not sent again on the
+ * new one (one not yet sent goes there), and the data direction is the
  * opcode's (bits 1:0): the target reads or writes the region as the
  * command says. GPU regions: the caller keeps the ordering rules of "GPU
  * memory" above on the asynchronous calls; the synchronous ones follow

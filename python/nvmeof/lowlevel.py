@@ -226,11 +226,14 @@ class RawQueue:
         return 0 if self._admin else self._queue.qid
 
     def _data(self, command, data_owner):
-        """The library's data arguments for command: its own keyed SGL
-        (checked by the library), else none."""
+        """The library's data arguments for command: a data pointer the
+        command carries is the caller's, for the library to check (a keyed
+        SGL in a registered region goes; anything else, PRPs included, is
+        refused before sending); none (DPTR all zero) means no data."""
         if len(command) != protocol.SQE_SIZE:
             raise ValueError("nvmeof: a command is 64 bytes, not %d" % len(command))
-        return (RAW_CALLER_SGL if protocol.has_keyed_sgl(command) else 0), bytes(command)
+        raw = bytes(command)
+        return (RAW_CALLER_SGL if any(raw[24:40]) else 0), raw
 
     def submit(self, command: Any, data_owner: Any = None) -> Request:
         """Sends command (64 bytes) now; QueueFullError when no slot is free."""
@@ -275,7 +278,9 @@ class RawQueue:
         h = self._handle()
         flags, raw = self._data(command, data_owner)
         cpl = S.Cpl()
-        ms = max(1, int(timeout * 1000))
+        # the library takes 32-bit ms, and ctypes would silently keep the low
+        # 32 bits of more (a long timeout becoming a few ms)
+        ms = 0xFFFFFFFF if timeout * 1000 >= 0xFFFFFFFF else max(1, int(timeout * 1000))
         fn = lib.nvmeof_admin_raw_sync if self._admin else lib.nvmeof_io_raw_sync
         rc = fn(h, raw, None, 0, 0, flags, byref(cpl), ms)
         if rc and rc != S.ENVME:

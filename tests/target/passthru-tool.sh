@@ -45,6 +45,22 @@ t_io_passthru_write_then_wrapped_read() {
   cmp "$SCRATCH/in" "$SCRATCH/back" || fail "read back other bytes than io-passthru wrote"
 }
 
+# nvme-cli's letters (-n NSID, -4 for --cdw10, -6 for --cdw12) and its data
+# direction: a Write opcode's data comes from standard input without
+# --write or --input-file; data without a direction is refused.
+t_io_passthru_takes_nvme_cli_letters_and_direction() {
+  local rc=0
+  head -c 8192 /dev/urandom > "$SCRATCH/in"
+  "$T" io-passthru "${NA[@]}" -O 0x01 -n 2 -4 70 -6 1 -l 8192 < "$SCRATCH/in" > /dev/null \
+    || fail "io-passthru write from standard input failed"
+  "$T" read "${NA[@]}" --namespace-id=2 --start-block=70 --block-count=2 --data="$SCRATCH/back" || fail "read failed"
+  cmp "$SCRATCH/in" "$SCRATCH/back" || fail "read back other bytes than io-passthru wrote from standard input"
+  "$T" io-passthru "${NA[@]}" -O 0x02 -n 2 -4 70 -6 1 -l 8192 -b > "$SCRATCH/ours" || fail "io-passthru read failed"
+  cmp "$SCRATCH/in" "$SCRATCH/ours" || fail "io-passthru read other bytes than were written"
+  "$T" io-passthru "${NA[@]}" -O 0xc0 -n 2 -l 512 2> "$SCRATCH/err" > /dev/null || rc=$?
+  [ $rc = 2 ] && grep -q "data direction not given" "$SCRATCH/err" || fail "data without a direction: rc $rc, $(cat "$SCRATCH/err")"
+}
+
 t_admin_passthru_get_features_agrees_with_nvme_cli() {
   local ours cli dev
   "$T" admin-passthru "${NA[@]}" --opcode=0x0a --cdw10=7 -o json > "$SCRATCH/ours.json" || fail "admin-passthru failed"

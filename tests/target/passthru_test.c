@@ -396,6 +396,94 @@ TEST(queue_fd_wakes_an_event_loop)
 		CHECK_EQ(r.cpl.err, 0);
 	}
 	printf("  %d of 20 reads woke the descriptor (the rest were in before the arm's poll)\n", woken);
+	/* Armed before the command goes out, its completion must wake the
+	 * descriptor: the loop above may have seen every one in before it
+	 * waited (in the test bed it usually does). */
+	for (int i = 0; i < 3; i++) {
+		struct cb_rec r = {0};
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		MUST(nvmeof_queue_arm(f.q));
+		rw_sqe(sqe, NVME_CMD_READ, NSID, (uint64_t)i, 1);
+		MUST(nvmeof_io_raw(f.q, sqe, f.mr, 0, LBA, 0, rec_cb, &r));
+		CHECK_EQ(poll(&p, 1, 5000), 1);
+		for (int k = 0; k < 1000 && !r.calls; k++)
+			CHECK(nvmeof_queue_poll(f.q, 0) >= 0);
+		CHECK_EQ(r.calls, 1);
+		CHECK_EQ(r.cpl.err, 0);
+	}
+out:
+	teardown(&f);
+}
+
+/* What would upset the queue or the library's own work is refused before
+ * anything is sent: half of a fused pair, a keyed SGL that asks the target
+ * to invalidate the region's key, an Asynchronous Event Request (the
+ * event thread's; the command timeout would end the admin queue), a Set
+ * Features of the Keep Alive Timer (the keep-alive schedule's). The
+ * region, the I/O queue and the admin queue all work afterwards. */
+TEST(commands_that_would_upset_the_library_are_refused)
+{
+	struct fixture f;
+	uint8_t sqe[NVME_SQE_SIZE];
+	struct nvmeof_cpl cpl;
+	struct nvmeof_queue_stats s0, s1;
+	if (setup(&f, 8, false))
+		goto out;
+	uint64_t base = (uint64_t)(uintptr_t)nvmeof_mr_addr(f.mr);
+	nvmeof_queue_stats(f.q, &s0);
+	rw_sqe(sqe, NVME_CMD_READ, NSID, 0, 1);
+	sqe[1] = 0x01; /* FUSE 01b: the first of a pair */
+	CHECK_EQ(nvmeof_io_raw_sync(f.q, sqe, f.mr, 0, LBA, 0, &cpl, 0), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "fused") != NULL);
+	sqe[1] = 0x40;
+	put_le64(sqe + 24, base);
+	put_le64(sqe + 32, LBA | (uint64_t)nvmeof_mr_rkey(f.mr) << 24 | 0x4full << 56); /* subtype Fh */
+	CHECK_EQ(nvmeof_io_raw_sync(f.q, sqe, NULL, 0, 0, NVMEOF_RAW_CALLER_SGL, &cpl, 0), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "subtype 0xf") != NULL);
+	nvmeof_queue_stats(f.q, &s1);
+	CHECK_EQ(s1.cmds, s0.cmds);
+	MUST(nvmeof_read_sync(f.q, f.ns, 0, 1, f.mr, 0, 0));
+	memset(sqe, 0, sizeof(sqe));
+	sqe[0] = 0x0c; /* Asynchronous Event Request */
+	CHECK_EQ(nvmeof_admin_raw_sync(f.c, sqe, NULL, 0, 0, 0, &cpl, 2000), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "Asynchronous Event") != NULL);
+	CHECK_EQ(nvmeof_admin_raw(f.c, sqe, NULL, 0, 0, 0, rec_cb, NULL), NVMEOF_EINVAL);
+	sqe[0] = 0x09; /* Set Features, Keep Alive Timer 1 s */
+	sqe[40] = 0x0f;
+	put_le32(sqe + 44, 1000);
+	CHECK_EQ(nvmeof_admin_raw_sync(f.c, sqe, NULL, 0, 0, 0, &cpl, 2000), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "Keep Alive Timer") != NULL);
+	MUST(nvmeof_identify(f.c, 1, 0, nvmeof_mr_addr(f.mr)));
+	CHECK_EQ(nvmeof_ctrl_health(f.c, NULL, 0), 0);
+out:
+	teardown(&f);
+}
+
+/* Raw admin commands submitted without polling fill the admin queue only
+ * up to the slots the library keeps for Keep Alive, events and its own
+ * commands: a synchronous library call still goes through, and every raw
+ * command completes. */
+TEST(raw_admin_commands_leave_slots_for_the_library)
+{
+	struct fixture f;
+	uint8_t sqe[NVME_SQE_SIZE] = {0x0a};
+	struct cb_rec r = {0};
+	int accepted = 0, rc = 0;
+	if (setup(&f, 8, false))
+		goto out;
+	sqe[40] = 0x07; /* Get Features, Number of Queues */
+	for (int i = 0; i < 64 && !(rc = nvmeof_admin_raw(f.c, sqe, NULL, 0, 0, 0, rec_cb, &r)); i++)
+		accepted++;
+	CHECK_EQ(rc, NVMEOF_EQFULL);
+	CHECK(strstr(nvmeof_errmsg(), "kept for Keep Alive") != NULL);
+	printf("  %d raw admin commands accepted before the queue said full\n", accepted);
+	MUST(nvmeof_identify(f.c, 1, 0, nvmeof_mr_addr(f.mr)));
+	/* 10 s: a generous bound on answers the target already sent */
+	for (time_t t0 = time(NULL); r.calls < accepted && time(NULL) - t0 < 10;)
+		CHECK(nvmeof_admin_poll(f.c, 0) >= 0);
+	CHECK_EQ(r.calls, accepted);
+	CHECK_EQ(r.cpl.err, 0);
+	CHECK_EQ(nvmeof_ctrl_health(f.c, NULL, 0), 0);
 out:
 	teardown(&f);
 }
@@ -410,6 +498,8 @@ int main(int argc, char **argv)
 		T(caller_sgl_checked_against_the_registered_regions),
 		T(queue_full_returns_eqfull),
 		T(queue_fd_wakes_an_event_loop),
+		T(commands_that_would_upset_the_library_are_refused),
+		T(raw_admin_commands_leave_slots_for_the_library),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return run_named_tests("target-passthru", all, sizeof(all) / sizeof(all[0]), argv ? argc : 0, argv);

@@ -73,6 +73,7 @@ TEST(raw_command_goes_out_as_written_but_for_cid_and_dptr)
 	for (int i = 0; i < 64; i++)
 		sqe[i] = (uint8_t)(0x80 + i);
 	sqe[0] = 0x05;
+	sqe[1] = 0xbc; /* PSDT 10b, CDW0 bits 13:10 set, FUSE 00b */
 	struct got g = {0};
 	MUST(nvmeof_io_raw(q, sqe, &mr, 4096, 512, 0, got_cb, &g));
 	for (int i = 0; i < 100 && !g.calls; i++)
@@ -80,7 +81,7 @@ TEST(raw_command_goes_out_as_written_but_for_cid_and_dptr)
 	CHECK_EQ(g.calls, 1);
 	CHECK_EQ(rec.n, 1);
 	CHECK_EQ(rec.sqe[0], 0x05);
-	CHECK_EQ(rec.sqe[1], (0x81 & 0x3f) | 0x40); /* FUSE kept, PSDT: SGL */
+	CHECK_EQ(rec.sqe[1], 0x7c); /* bits 13:8 kept, PSDT: SGL */
 	CHECK(nvme_sqe_cid(rec.sqe) != get_le16(sqe + 2));
 	CHECK(memcmp(rec.sqe + 4, sqe + 4, 20) == 0);  /* NSID, CDW2-3, MPTR */
 	CHECK(memcmp(rec.sqe + 40, sqe + 40, 24) == 0); /* CDW10-15 */
@@ -108,6 +109,15 @@ TEST(raw_command_goes_out_as_written_but_for_cid_and_dptr)
 	CHECK_EQ(nvmeof_io_raw(q, sqe, &big, 0, 2u << 20, 0, got_cb, &g), NVMEOF_EINVAL);
 	CHECK(strstr(nvmeof_errmsg(), "split") != NULL);
 	CHECK_EQ(rec.n, n);
+	/* half of a fused pair: the queue cannot keep the halves together */
+	for (uint8_t fuse = 1; fuse <= 3; fuse++) {
+		sqe[1] = fuse;
+		CHECK_EQ(nvmeof_io_raw(q, sqe, &mr, 0, 512, 0, got_cb, &g), NVMEOF_EINVAL);
+		CHECK(strstr(nvmeof_errmsg(), "fused") != NULL);
+		CHECK_EQ(nvmeof_io_raw_sync(q, sqe, NULL, 0, 0, 0, NULL, 0), NVMEOF_EINVAL);
+	}
+	CHECK_EQ(rec.n, n);
+	CHECK_EQ(nvmeof_queue_inflight(q), 0);
 out:
 	q_close(q);
 	fw_free(fw);
@@ -150,11 +160,52 @@ out:
 	fw_free(fw);
 }
 
+/* A raw command the connection loss caught on the wire fails instead of
+ * going again on the new connection: the library cannot know whether the
+ * target ran it, nor whether running it twice is harmless. One submitted
+ * during the outage, never sent, goes on the new connection. */
+TEST(raw_command_on_the_wire_at_a_loss_is_not_sent_again)
+{
+	struct rec rec = {.hold = 1};
+	struct fake_wire *fw = fw_new(4, responder, &rec);
+	struct q_params p = {.qid = 1, .depth = 4, .cmd_timeout_ms = 30000, .max_xfer = 1 << 20,
+			     .wait_mode = NVMEOF_WAIT_POLL};
+	struct nvmeof_queue *q = NULL;
+	MUST(q_open_fake(&p, fw, &q));
+	q_set_reconnect(q, &fake_reconnect, 1, 10000, 0);
+	uint8_t sqe[64] = {0x01}; /* a Write: whether it ran is unknown after the loss */
+	put_le32(sqe + 4, 1);
+	struct got g = {0}, g2 = {0};
+	MUST(nvmeof_io_raw(q, sqe, NULL, 0, 0, 0, got_cb, &g));
+	CHECK_EQ(rec.n, 1);
+	rec.hold = 0;
+	fw_break(fw);
+	for (int i = 0; i < 100 && !g.calls; i++)
+		nvmeof_queue_poll(q, 0);
+	CHECK_EQ(g.calls, 1);
+	CHECK_EQ(g.cpl.err, NVMEOF_ECLOSED);
+	CHECK(strstr(nvmeof_errmsg(), "not sent again") != NULL);
+	MUST(nvmeof_io_raw(q, sqe, NULL, 0, 0, 0, got_cb, &g2)); /* waits for the new connection */
+	for (int i = 0; i < 2000 && !g2.calls; i++) {
+		sleep_ms(1);
+		nvmeof_queue_poll(q, 0);
+	}
+	CHECK_EQ(g2.calls, 1);
+	CHECK_EQ(g2.cpl.err, 0);
+	CHECK_EQ(rec.n, 2); /* the second command only: the first was not re-sent */
+	CHECK_EQ(g.calls, 1);
+	CHECK_EQ(nvmeof_queue_inflight(q), 0);
+out:
+	q_close(q);
+	fw_free(fw);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case all[] = {
 		T(raw_command_goes_out_as_written_but_for_cid_and_dptr),
 		T(timed_out_raw_sync_call_leaves_the_queue_usable),
+		T(raw_command_on_the_wire_at_a_loss_is_not_sent_again),
 	};
 	return run_named_tests("unit-passthru", all, sizeof(all) / sizeof(all[0]), argc, argv);
 }

@@ -38,6 +38,12 @@ expect 2 "^nvmeof id-ctrl: --output-format: 'xml' is not normal or json" "$T" id
 expect 2 "^nvmeof id-ctrl: --timeout must be at least 1 ms" "$T" id-ctrl "${A[@]}" -n nqn.x --timeout=0
 expect 2 "^nvmeof read: --block-count must be at least 1" "$T" read "${A[@]}" -n nqn.x -c 0
 expect 2 "^nvmeof error-log: --log-entries must be at least 1" "$T" error-log "${A[@]}" -n nqn.x -e 0
+# io-passthru with nvme-cli's letters: -t rdma beside -a, a number for -n is
+# the namespace (the NQN stays), -4 and -6 are --cdw10 and --cdw12; data
+# needs a direction (the opcode's, or --read/--write)
+expect 1 "^nvmeof io-passthru: .*connect" "$T" io-passthru -t rdma "${A[@]}" -n nqn.x -n 2 -O 2 -4 7 -6 0 -l 512
+expect 2 "^nvmeof io-passthru: data direction not given" "$T" io-passthru "${A[@]}" -n nqn.x -O 0xc0 -l 512
+expect 2 "^nvmeof admin-passthru: bad --timeout value '0'" "$T" admin-passthru "${A[@]}" -n nqn.x -O 6 -t 0
 # the help says what the code does: smart-log and get-log default to the controller
 for c in smart-log get-log; do
   expect 0 "namespace (0, the default: the controller)" "$T" $c --help

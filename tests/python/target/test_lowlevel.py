@@ -85,6 +85,25 @@ def test_sgl_outside_registered_memory_is_refused_before_sending(ctrl):
     assert ctrl.io.outstanding == 0
 
 
+def test_data_pointer_that_is_no_keyed_sgl_is_refused_not_dropped(ctrl):
+    # A data pointer the library cannot use (PRPs, or a keyed SGL asking the
+    # target to invalidate the region's key) is refused before sending, not
+    # replaced by "no data".
+    with ctrl.allocate(4096) as buf:
+        prp = protocol.command(protocol.NVME_CMD_READ, NSID)
+        struct.pack_into("<QQ", prp, 24, buf.addr, 0)  # PSDT 00b: PRP1
+        invalidate = protocol.rw_command(protocol.NVME_CMD_READ, NSID, 0, 1, buf, lba_size=4096)
+        invalidate[39] = 0x4F
+        before = ctrl._default_queue().stats().cmds
+        for cmd in (prp, invalidate):
+            with pytest.raises(nvmeof.InvalidArgumentError, match="not a Keyed SGL Data Block"):
+                ctrl.io.execute(cmd, data_owner=buf)
+            with pytest.raises(nvmeof.InvalidArgumentError):
+                ctrl.io.submit(cmd, data_owner=buf)
+        assert ctrl._default_queue().stats().cmds == before
+        assert ctrl.io.outstanding == 0
+
+
 def test_full_queue_raises_queue_full_error(ctrl):
     with ctrl.queue(depth=2) as q, ctrl.allocate(3 * 4096) as buf:
         raw = q.raw

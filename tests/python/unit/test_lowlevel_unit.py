@@ -49,3 +49,26 @@ def test_completion_fields_and_status():
     assert isinstance(e.value, OSError) and e.value.completion is c
     assert e.value.sct == 2 and e.value.sc == 0x85
     assert nvmeof.Completion.from_bytes(bytes(16)).raise_for_status().succeeded
+
+
+def test_execute_timeout_reaches_the_library_whole(monkeypatch):
+    # ctypes keeps only the low 32 bits of an int for a uint32 argument:
+    # 4294967.297 s must not become 1 ms. The library is replaced by a
+    # recorder (the argument conversion is what is tested).
+    from nvmeof import lowlevel
+
+    seen = []
+
+    class Lib:
+        def nvmeof_io_raw_sync(self, h, raw, mr, off, length, flags, cpl, ms):
+            seen.append(ms)
+            return 0
+
+    class Handle:
+        closed, _h = False, 1
+
+    monkeypatch.setattr(lowlevel, "_declared", Lib())
+    q = lowlevel.RawQueue(Handle(), Handle())
+    for timeout, want in ((4294967.297, 0xFFFFFFFF), (float("inf"), 0xFFFFFFFF), (2.5, 2500), (0, 1)):
+        q.execute(protocol.flush(1), timeout=timeout)
+        assert seen[-1] == want, (timeout, seen[-1])

@@ -155,11 +155,19 @@ static void drain_cq(struct nvmeof_queue *q)
  * late RDMA can reach a buffer its owner already reuses; then what was live
  * waits for a new connection, or fails (with the thread's message as it
  * stands: what the callbacks' owners read). */
+/* The attempt ends here, whatever finish kept goes (never while work runs). */
+static void abandon(struct nvmeof_queue *q)
+{
+	if (q->reconnect && q->reconnect->abandon && !q->bg.working)
+		q->reconnect->abandon(q->ctrl, q);
+}
+
 static void close_wire(struct nvmeof_queue *q)
 {
 	q->tr->close(q);
 	q->wr_head = q->wr_tail = NULL;
 	q->rwr_head = q->rwr_tail = NULL;
+	abandon(q);
 }
 
 static void close_and_settle(struct nvmeof_queue *q)
@@ -286,6 +294,7 @@ static int give_up(struct nvmeof_queue *q)
 {
 	char why[256];
 	snprintf(why, sizeof(why), "%s", nvmeof_errmsg());
+	abandon(q);
 	q_set_state(q, Q_FAILED);
 	/* before the callbacks: what a synchronous caller among them reports */
 	nvmeof_err(NVMEOF_ECLOSED, "queue %u: gave up reconnecting after %u ms (last: %s)", q->qid,
@@ -524,9 +533,11 @@ int q_close(struct nvmeof_queue *q)
 	if (q->bg.running)
 		__atomic_store_n(&q->bg.cancel, 1, __ATOMIC_RELAXED); /* prepare stops at its next step */
 	join_worker(q);
+	q->bg.working = false;
 	q_set_state(q, Q_CLOSING);
 	if (q->tr)
 		q->tr->close(q); /* the connection is gone: nothing can touch our memory after this */
+	abandon(q);
 	q_group_leave(q);        /* nothing of ours is posted on the group's CQ now */
 	if (q->slots)
 		q_fail_all(q, NVMEOF_ECLOSED);

@@ -265,4 +265,36 @@ t_reconnect_with_a_changed_key_fails_clearly() {
   echo "    $(grep -m1 'wrong host secret' "$SCRATCH/log" | cut -c1-400)"
 }
 
+# A controller that fails the host's check after a reconnect (its key
+# changed on the target during the outage: an impostor looks the same) is
+# not asked again until ctrl_loss_tmo: the first attempt, which re-creates
+# the association and authenticates the admin queue, ends every queue's
+# reconnect, saying that it is final.
+t_reconnect_with_a_changed_controller_key_is_final() {
+  target sha256 null "$HK" "$CK"
+  printf '%s\n' "$HK" > "$SCRATCH/hk"
+  printf '%s\n' "$CK" > "$SCRATCH/ck"
+  reconnect_job "$SCRATCH/log" 60s &
+  local pid=$! rc=0
+  wait_connected "$SCRATCH/log" $pid
+  kill -0 $pid 2>/dev/null || { tail "$SCRATCH/log"; fail "fio ended before the outage"; }
+  tb port-down rdma
+  echo "$OTHER" > "$H/dhchap_ctrl_key"
+  sleep 1; tb port-up rdma
+  wait $pid || rc=$?
+  [ $rc != 0 ] || fail "fio succeeded with the controller key changed on the target"
+  [ $rc != 124 ] || fail "fio hung"
+  clean "$SCRATCH/log"
+  local why; why=$(grep -E 'reconnect|association|authentication|match|gave up' "$SCRATCH/log" | grep -v 'queue state' | head -20 | cut -c1-400)
+  grep -q 'does not match the controller secret' "$SCRATCH/log" || { echo "$why"; fail "no clear reason"; }
+  grep -q 'reconnect refused, not tried again: .*which is final' "$SCRATCH/log" ||
+    { echo "$why"; fail "the failed authentication was not final"; }
+  ! grep -q 'gave up reconnecting' "$SCRATCH/log" || fail "retried until ctrl_loss_tmo"
+  # one attempt at the association, not one per reconnect_delay until ctrl_loss_tmo
+  local n; n=$(grep -c 're-creating the association' "$SCRATCH/log")
+  [ "$n" = 1 ] || fail "$n attempts to re-create the association"
+  ! grep -qF "${CK:10:20}" "$SCRATCH/log" || fail "a secret in the log"
+  echo "    $(grep -m1 'not tried again' "$SCRATCH/log" | cut -c1-400)"
+}
+
 run_tests "$@"

@@ -55,7 +55,7 @@ int ctrl_fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t
 		return rc;
 	/* the controller takes no other command on this queue before it has
 	 * authenticated us, when its answer says it requires it */
-	return ctrl_auth_sync(c, q, qid, cpl.cdw0);
+	return ctrl_auth_sync(c, q, qid, cpl.cdw0, status);
 }
 
 int ctrl_connect_build(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint16_t sqsize,

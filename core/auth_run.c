@@ -70,13 +70,14 @@ int ctrl_auth_setup(struct nvmeof_ctrl *c, const struct nvmeof_ctrl_opts *opts)
 void ctrl_auth_free(struct nvmeof_ctrl *c)
 {
 	if (c->reauth) {
-		for (uint32_t i = 0; i <= c->info.max_io_queues; i++)
+		for (uint32_t i = 0; i < c->nreauth; i++)
 			auth_secret_free(c->reauth[i], sizeof(struct ctrl_reauth));
 		free(c->reauth);
 	}
 	auth_secret_free(c->host_key, sizeof(struct auth_key));
 	auth_secret_free(c->ctrl_key, sizeof(struct auth_key));
 	c->reauth = NULL;
+	c->nreauth = 0;
 	c->host_key = c->ctrl_key = NULL;
 }
 
@@ -125,10 +126,11 @@ static void done(struct nvmeof_ctrl *c, const struct auth_tx *t)
 		   auth_dhgroup_name(t->dhgid), t->ctrl_key ? ", bidirectional" : "");
 }
 
-int ctrl_auth_sync(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint32_t cdw0)
+int ctrl_auth_sync(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint32_t cdw0, uint16_t *status)
 {
 	bool needed, hi;
 	int rc = required(c, qid, cdw0, &needed, &hi);
+	uint16_t st = 0;
 	if (qid == 0)
 		c->admin_auth_hash = c->admin_auth_dh = 0, c->admin_auth_bidir = false;
 	if (rc || !needed)
@@ -148,8 +150,13 @@ int ctrl_auth_sync(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, 
 		if ((rc = auth_tx_next(t, sqe, q_scratch(q), Q_SCRATCH_SIZE, &len)))
 			break;
 		int xrc = q_exec(q, sqe, len, ctrl_cmd_timeout(c), &cpl);
+		st = xrc == NVMEOF_ENVME ? cpl.status : 0;
 		rc = auth_tx_answer(t, xrc, &cpl, q_scratch(q), len);
 	} while (rc == AUTH_TX_MORE);
+	/* the status the transaction ended with, for the caller to classify
+	 * (a Failure2's own status does not replace what failed first) */
+	if (status && rc == NVMEOF_ENVME)
+		*status = st;
 	if (!rc)
 		done(c, t);
 	rc = end_error(t, rc);
@@ -188,7 +195,7 @@ int ctrl_auth_async_start(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_
 	if (rc || !needed)
 		return rc;
 	/* once per queue and kept: a reconnect is rare, its steps are not */
-	if (!c->reauth || qid > c->info.max_io_queues)
+	if (!c->reauth || qid >= c->nreauth)
 		return nvmeof_err(NVMEOF_EINVAL, "authentication queue %u: no room for the transaction", qid);
 	if (!c->reauth[qid] && !(c->reauth[qid] = auth_secret_alloc(sizeof(struct ctrl_reauth))))
 		return nvmeof_err(NVMEOF_ENOMEM, "authentication queue %u: out of memory", qid);
@@ -204,7 +211,7 @@ int ctrl_auth_async_start(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_
 int ctrl_auth_async_step(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid,
 			 const struct nvmeof_cpl *cpl)
 {
-	struct ctrl_reauth *r = c->reauth && qid <= c->info.max_io_queues ? c->reauth[qid] : NULL;
+	struct ctrl_reauth *r = qid < c->nreauth ? c->reauth[qid] : NULL;
 	if (!r || !r->active)
 		return nvmeof_err(NVMEOF_EINVAL, "authentication queue %u: an answer with no transaction", qid);
 	int rc = auth_tx_answer(&r->t, cpl->err, cpl, q_scratch(q), r->len);
@@ -218,7 +225,7 @@ int ctrl_auth_async_step(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t
  * Nothing else touches the transaction until the poll joins the worker. */
 int ctrl_auth_async_work(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid)
 {
-	struct ctrl_reauth *r = c->reauth && qid <= c->info.max_io_queues ? c->reauth[qid] : NULL;
+	struct ctrl_reauth *r = qid < c->nreauth ? c->reauth[qid] : NULL;
 	if (!r || !r->active)
 		return nvmeof_err(NVMEOF_EINVAL, "authentication queue %u: the DH step with no transaction", qid);
 	trace_ctrl(&c->o, qid, "authentication: the DH step (%s) on the reconnect's worker",
@@ -227,4 +234,18 @@ int ctrl_auth_async_work(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t
 	if (rc == AUTH_TX_MORE)
 		rc = stage_next(q, r);
 	return rc == Q_RECONNECT_MORE ? rc : async_end(c, q, r, rc);
+}
+
+/* The attempt ended without the transaction's last word (the connection
+ * lost, the queue given up or closed; never while the worker runs): its
+ * keys, shared secret and challenges do not wait in memory for the next. */
+void ctrl_auth_async_abandon(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid)
+{
+	struct ctrl_reauth *r = qid < c->nreauth ? c->reauth[qid] : NULL;
+	if (!r || !r->active)
+		return;
+	trace_ctrl(&c->o, qid, "authentication abandoned with its attempt: its state cleared");
+	auth_cleanse(q_scratch(q), Q_SCRATCH_SIZE);
+	auth_tx_clear(&r->t);
+	r->active = false;
 }

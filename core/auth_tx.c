@@ -7,6 +7,16 @@
  * transaction with an AUTH_Send Failure2 (so the controller stops waiting),
  * then the error; a Failure1 from the controller ends it at once. No I/O
  * here: the caller sends what auth_tx_next builds.
+ *
+ * What ends a transaction is final (NVMEOF_EINVAL, as the kernel host's
+ * -EKEYREJECTED) when it is the controller's word or its behaviour: its
+ * Failure1, a response that does not match the controller secret, and
+ * every protocol violation (a malformed message, another AUTH-Id or
+ * transaction ID than the step's, a wrong hash or DH value length, a
+ * Success1 without the response we asked for): a wrong key, an impostor
+ * or a broken controller stays one when asked again. A lost connection
+ * stays a transport failure, and an NVMe status on AUTH_Send/AUTH_Receive
+ * stays NVMEOF_ENVME, for the caller to classify by its DNR bit.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -150,7 +160,7 @@ static int on_challenge(struct auth_tx *t, const struct auth_msg *m)
 			     "the controller chose hash function %u (%s), which we did not offer", m->hashid,
 			     auth_hash_name(m->hashid));
 	if (m->hl != hl)
-		return fail2(t, AUTH_FAIL_INCORRECT_PAYLOAD, NVMEOF_ETRANSPORT,
+		return fail2(t, AUTH_FAIL_INCORRECT_PAYLOAD, NVMEOF_EINVAL,
 			     "Challenge: hash length %u for %s", m->hl, auth_hash_name(m->hashid));
 	if (m->dhgid > AUTH_DH_FFDHE8192 || !(t->dhgroups & (1u << m->dhgid)))
 		return fail2(t, AUTH_FAIL_DHGROUP_UNUSABLE, NVMEOF_ENOTSUP,
@@ -160,7 +170,7 @@ static int on_challenge(struct auth_tx *t, const struct auth_msg *m)
 	 * about 1 of 256 challenges; the kernel host reads them): shorter is
 	 * left-padded in auth_dh_derive, longer or none is refused */
 	if (m->dhgid ? !m->dhvlen || m->dhvlen > auth_dh_len(m->dhgid) : m->dhvlen != 0)
-		return fail2(t, AUTH_FAIL_INCORRECT_PAYLOAD, NVMEOF_ETRANSPORT,
+		return fail2(t, AUTH_FAIL_INCORRECT_PAYLOAD, NVMEOF_EINVAL,
 			     "Challenge: a DH value of %u bytes for group %s (%zu expected)", m->dhvlen,
 			     auth_dhgroup_name(m->dhgid), auth_dh_len(m->dhgid));
 	t->hashid = m->hashid;
@@ -229,7 +239,7 @@ static int on_success1(struct auth_tx *t, const struct auth_msg *m)
 		return 0;
 	}
 	if (!m->valid || m->hl != t->hl)
-		return fail2(t, AUTH_FAIL_INCORRECT_PAYLOAD, NVMEOF_ETRANSPORT,
+		return fail2(t, AUTH_FAIL_INCORRECT_PAYLOAD, NVMEOF_EINVAL,
 			     "Success1 carries no controller response (RVALID %u, HL %u)", m->valid, m->hl);
 	memcpy(chal, t->c2, t->hl);
 	if ((!t->dhgid || !(rc = auth_augment(t->hashid, t->skey, t->skey_len, t->c2, chal))) &&
@@ -296,7 +306,7 @@ int auth_tx_answer(struct auth_tx *t, int rc, const struct nvmeof_cpl *cpl, cons
 	}
 	uint8_t want = s == AUTH_RECV_CHALLENGE ? AUTH_MSG_CHALLENGE : AUTH_MSG_SUCCESS1;
 	if (auth_msg_parse(buf, len, &m, &why))
-		return fail2(t, AUTH_FAIL_INCORRECT_PAYLOAD, NVMEOF_ETRANSPORT, "%s: %s", step_name(s), why);
+		return fail2(t, AUTH_FAIL_INCORRECT_PAYLOAD, NVMEOF_EINVAL, "%s: %s", step_name(s), why);
 	if (m.id == AUTH_MSG_FAILURE1) {
 		t->step = AUTH_DONE;
 		return nvmeof_err(NVMEOF_EINVAL,
@@ -306,10 +316,10 @@ int auth_tx_answer(struct auth_tx *t, int rc, const struct nvmeof_cpl *cpl, cons
 					  ? ": a wrong host secret (dhchap_secret) for this host NQN" : "");
 	}
 	if (m.id != want)
-		return fail2(t, AUTH_FAIL_INCORRECT_MESSAGE, NVMEOF_ETRANSPORT, "%s: got AUTH-Id 0x%02x",
+		return fail2(t, AUTH_FAIL_INCORRECT_MESSAGE, NVMEOF_EINVAL, "%s: got AUTH-Id 0x%02x",
 			     step_name(s), m.id);
 	if (m.tid != t->tid)
-		return fail2(t, AUTH_FAIL_INCORRECT_PAYLOAD, NVMEOF_ETRANSPORT,
+		return fail2(t, AUTH_FAIL_INCORRECT_PAYLOAD, NVMEOF_EINVAL,
 			     "%s: transaction ID %u, not ours (%u)", step_name(s), m.tid, t->tid);
 	return s == AUTH_RECV_CHALLENGE ? on_challenge(t, &m) : on_success1(t, &m);
 }

@@ -54,13 +54,26 @@ enum cr_class cr_fabrics(int rc, uint16_t status, bool earlier_timeout)
 	if (rc != NVMEOF_ENVME)
 		return CR_FINAL;
 	unsigned sct = NVMEOF_STATUS_SCT(status), sc = NVMEOF_STATUS_SC(status);
-	if (sct == 1 && sc == 0x81 && !NVMEOF_STATUS_DNR(status)) /* Connect Controller Busy */
+	/* nvmet sets DNR on it, but this one is about the old try's queue,
+	 * not this try's */
+	if (sct == 0 && sc == 0x0c && earlier_timeout) /* Command Sequence Error */
+		return CR_TRANSIENT;
+	/* otherwise Do Not Retry means it, on the Connect as on an
+	 * AUTH_Send/AUTH_Receive after it */
+	if (NVMEOF_STATUS_DNR(status))
+		return CR_FINAL;
+	if (sct == 1 && sc == 0x81) /* Connect Controller Busy */
 		return CR_TRANSIENT;
 	if (sct == 0 && sc == 0x21) /* Command Interrupted */
 		return CR_TRANSIENT;
-	if (sct == 0 && sc == 0x0c && earlier_timeout) /* Command Sequence Error: the old try's queue */
-		return CR_TRANSIENT;
 	return CR_FINAL;
+}
+
+bool cr_reconnect_final(int rc, uint16_t status)
+{
+	if (rc == NVMEOF_ENVME)
+		return NVMEOF_STATUS_DNR(status);
+	return rc == NVMEOF_EINVAL || rc == NVMEOF_ENOTSUP;
 }
 
 uint32_t cr_backoff_ms(uint32_t retry, uint32_t salt)

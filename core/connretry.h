@@ -54,8 +54,19 @@ void cr_init(struct conn_retry *r, uint32_t max, bool reached, uint32_t salt);
 /* A CM event other than the one awaited (rdma_cm_event_type, its status;
  * has_sts: a reject carried NVMe/RDMA status sts). */
 enum cr_class cr_cm_event(int event, int status, bool has_sts, uint16_t sts);
-/* A Fabrics Connect that failed with rc (NVMEOF_E*; status when ENVME). */
+/* A Fabrics Connect, or the authentication after it, that failed with rc
+ * (NVMEOF_E*; status when ENVME: of the Connect or of the AUTH_Send or
+ * AUTH_Receive that failed). A status with Do Not Retry is final. */
 enum cr_class cr_fabrics(int rc, uint16_t status, bool earlier_timeout);
+/* A reconnect's (or reassociation's) Fabrics Connect or authentication that
+ * failed with rc (status when ENVME): true when no later attempt can do
+ * better, so none is made (as the kernel host's nvmf_should_reconnect): a
+ * status with Do Not Retry, an authentication the controller refused or
+ * failed (NVMEOF_EINVAL: its Failure1, a wrong response, a protocol
+ * violation; auth_tx.c), or one that cannot be done (NVMEOF_ENOTSUP: a
+ * hash or group we did not offer, TLS asked). Anything else (a lost
+ * connection, a timeout, a status without DNR) is tried again. */
+bool cr_reconnect_final(int rc, uint16_t status);
 /* The wait before try retry + 2 (retry: retries taken so far). */
 uint32_t cr_backoff_ms(uint32_t retry, uint32_t salt);
 /* After a try failed with rc, of class cls: true when another try may go

@@ -62,6 +62,7 @@ struct nvmeof_ctrl {
 	uint8_t admin_auth_hash, admin_auth_dh; /* under admin_lock: the admin queue's last */
 	bool admin_auth_bidir;
 	struct ctrl_reauth **reauth;   /* per I/O queue ID: a reconnect's transaction, on its poll */
+	uint32_t nreauth;              /* its entries (I/O queue IDs + 1), set once at connect */
 };
 
 /* hostid.c */
@@ -70,6 +71,9 @@ int ctrl_host_identity(struct nvmeof_ctrl *c);
 int ctrl_prop_set(struct nvmeof_ctrl *c, uint32_t off, uint32_t val, const char *name);
 int ctrl_wait_csts(struct nvmeof_ctrl *c, uint32_t mask, uint32_t want, uint32_t timeout_ms,
 		   const char *what);
+/* The Fabrics Connect and, when asked for, the authentication after it.
+ * *status (when not NULL): the NVMe status of what failed with
+ * NVMEOF_ENVME, the Connect or an AUTH_Send/AUTH_Receive; else 0. */
 int ctrl_fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint16_t sqsize,
 			 uint16_t cntlid, uint32_t kato, uint16_t *cntlid_out, uint16_t *status);
 /* The Fabrics Connect command in sqe and its data in q's scratch buffer. */
@@ -89,8 +93,10 @@ int ctrl_identify_all(struct nvmeof_ctrl *c);
 int ctrl_auth_setup(struct nvmeof_ctrl *c, const struct nvmeof_ctrl_opts *opts);
 void ctrl_auth_free(struct nvmeof_ctrl *c);
 /* The transaction on q, synchronously, when the Connect's DW0 (cdw0) asks
- * for it; an error naming why when it fails or cannot be done. */
-int ctrl_auth_sync(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint32_t cdw0);
+ * for it; an error naming why when it fails or cannot be done, with, when
+ * that is NVMEOF_ENVME, the failed AUTH_Send/AUTH_Receive's status in
+ * *status (NULL: not wanted). */
+int ctrl_auth_sync(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint32_t cdw0, uint16_t *status);
 /* From a reconnect's finish, on the queue's poll: 0 when the Connect
  * (cdw0) needs no authentication; Q_RECONNECT_MORE with the first command
  * staged (q_stage_connect); an error. */
@@ -101,6 +107,9 @@ int ctrl_auth_async_step(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t
 /* Q_RECONNECT_WORK from ctrl_auth_async_step: the DH step, on the
  * reconnect's worker; what ctrl_auth_async_step would return. */
 int ctrl_auth_async_work(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid);
+/* The reconnect attempt ended without the transaction's end (the queue
+ * lost, given up or closed): its state is cleansed now. */
+void ctrl_auth_async_abandon(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid);
 /* keepalive.c */
 void *ctrl_ka_main(void *arg);
 void ctrl_ka_stop(struct nvmeof_ctrl *c);

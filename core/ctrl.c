@@ -243,8 +243,8 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		c->depth_limit = c->info.maxcmd;
 	c->qid_used = calloc(c->info.max_io_queues + 1u, 1);
 	/* room for each I/O queue's authentication after a reconnect (auth_run.c) */
-	if (c->host_key)
-		c->reauth = calloc(c->info.max_io_queues + 1u, sizeof(*c->reauth));
+	if (c->host_key && (c->reauth = calloc(c->info.max_io_queues + 1u, sizeof(*c->reauth))))
+		c->nreauth = c->info.max_io_queues + 1u; /* fixed from here on: read without the lock */
 	if (!c->qid_used || (c->host_key && !c->reauth)) {
 		rc = nvmeof_err(NVMEOF_ENOMEM, "connect: out of memory");
 		goto fail;

@@ -368,6 +368,9 @@ struct hwts_hist;
 /* ts: each completion's NIC clock, or NULL */
 bool q_process_wcs(struct nvmeof_queue *q, const struct ibv_wc *wc, const uint64_t *ts, int n);
 void q_send_due_retries(struct nvmeof_queue *q, uint64_t now);
+/* qpark.c: after the connection is closed, what was live is parked for the
+ * next one (in submission order) or fails. */
+void q_park_all(struct nvmeof_queue *q);
 /* qstate.c */
 void q_set_state(struct nvmeof_queue *q, enum q_state to);
 /* A failure seen: the connection is taken down at once (nothing more is

@@ -38,108 +38,10 @@ void q_lose(struct nvmeof_queue *q)
 	q->wr_head = q->wr_tail = NULL;
 }
 
-/* Whether a command changes what is stored (NVM command set opcodes):
- * Flush, Read, Compare and Verify do not; a raw command is judged by its
- * opcode, an unknown one as if it did. */
-static bool modifies_media(const struct req *r)
-{
-	uint8_t opc = r->kind == REQ_RAW && r->raw ? r->raw[0] : r->opc;
-	switch (r->kind) {
-	case REQ_WZ:
-	case REQ_DSM:
-		return true;
-	case REQ_FLUSH:
-	case REQ_AER:
-		return false;
-	default:
-		return opc != NVME_CMD_FLUSH && opc != NVME_CMD_READ && opc != 0x05 && opc != 0x0c;
-	}
-}
-
 void q_cut(struct nvmeof_queue *q)
 {
 	q->cut = true;
 	q_lose(q);
-}
-
-/* After the connection is closed: every command slot comes back, and each
- * request still live starts over, whole, on the next connection (reads and
- * writes are idempotent; a write may land twice, never half). The waiting
- * FIFO is rebuilt in submission order, so what was on the wire before the
- * loss goes before what was submitted during the outage. A command past its
- * timeout fails its request with ETIMEDOUT, and failed requests complete
- * now, after the FIFO is rebuilt (their callbacks may submit again). */
-static void park_all(struct nvmeof_queue *q)
-{
-	uint32_t n = 0, nfailed = 0, nraw = 0;
-	for (uint32_t si = 0; si < q->depth; si++) {
-		struct slot *s = &q->slots[si];
-		struct req *r = &q->reqs[s->req];
-		if (s->state == SLOT_BUSY && (s->flags & SLOT_EXPIRED) && r->live && !r->err) {
-			r->err = NVMEOF_ETIMEDOUT;
-			r->status = 0;
-		}
-		/* A caller's raw command that reached the wire is not sent again:
-		 * whether running it twice is harmless is the caller's to judge. */
-		if (s->state == SLOT_BUSY && !(s->flags & SLOT_REFUSED) && r->kind == REQ_USER && r->live && !r->err) {
-			r->err = NVMEOF_ECLOSED;
-			nraw++;
-		}
-		if (s->state != SLOT_FREE)
-			q_release_slot(q, (uint16_t)si);
-	}
-	q->replay_left = 0;
-	q->replay_cur = NO_REQ;
-	q->pend_head = q->pend_n = 0;
-	for (uint32_t ri = 0; ri < q->depth; ri++) {
-		struct req *r = &q->reqs[ri];
-		if (!r->live)
-			continue;
-		r->queued = r->replay = false;
-		r->outstanding = 0;
-		if (r->kind == REQ_AER && !r->err)
-			r->err = NVMEOF_ECLOSED; /* its owner re-arms events on the new association */
-		if (q->failover && !r->err)
-			r->err = NVMEOF_ECLOSED; /* another path carries it now; this one reconnects empty */
-		if (r->err) {
-			r->left = 0;
-			q->park_tmp[q->depth - 1 - nfailed++] = (uint16_t)ri;
-			continue;
-		}
-		r->next_lba = r->slba0;
-		r->next_off = r->off0;
-		r->left = r->nlb0;
-		/* insertion sort by seq: a reconnect is rare, depth is small */
-		uint32_t k = n++;
-		while (k && q->reqs[q->park_tmp[k - 1]].seq > r->seq) {
-			q->park_tmp[k] = q->park_tmp[k - 1];
-			k--;
-		}
-		q->park_tmp[k] = (uint16_t)ri;
-	}
-	for (uint32_t k = 0; k < n; k++)
-		q_pend_push(q, q->park_tmp[k]);
-	/* A write it lost may still land on the controller: the replay, in
-	 * order, starts no sooner than the quiesce time after the loss. */
-	bool modifies = false;
-	for (uint32_t k = 0; k < n && !modifies; k++)
-		modifies = modifies_media(&q->reqs[q->park_tmp[k]]);
-	if (modifies && q->next_try_ms < q->lost_at_ms + q->quiesce_ms)
-		q->next_try_ms = q->lost_at_ms + q->quiesce_ms;
-	/* internal commands end here */
-	struct req *rsv = &q->reqs[q->depth];
-	if (rsv->live) {
-		rsv->outstanding = 0;
-		rsv->left = 0;
-		if (!rsv->err)
-			rsv->err = NVMEOF_ECLOSED;
-		q_complete_req(q, (uint16_t)q->depth);
-	}
-	if (nraw)
-		nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection with %u raw command(s) on the wire: not sent "
-			   "again", q->qid, nraw);
-	for (uint32_t k = 0; k < nfailed; k++)
-		q_complete_req(q, q->park_tmp[q->depth - 1 - k]);
 }
 
 /* Before what was in flight is parked or failed: every completion already
@@ -161,23 +63,31 @@ static void drain_cq(struct nvmeof_queue *q)
 	}
 }
 
-/* The connection is closed before any request in flight completes, so no
- * late RDMA can reach a buffer its owner already reuses; then what was live
- * waits for a new connection, or fails (with the thread's message as it
- * stands: what the callbacks' owners read). */
+/* The attempt ends here, whatever finish kept goes (never while work runs). */
+static void abandon(struct nvmeof_queue *q)
+{
+	if (q->reconnect && q->reconnect->abandon && !q->bg.working)
+		q->reconnect->abandon(q->ctrl, q);
+}
+
 static void close_wire(struct nvmeof_queue *q)
 {
 	q->tr->close(q);
 	q->wr_head = q->wr_tail = NULL;
 	q->rwr_head = q->rwr_tail = NULL;
+	abandon(q);
 }
 
+/* The connection is closed before any request in flight completes, so no
+ * late RDMA can reach a buffer its owner already reuses; then what was live
+ * waits for a new connection, or fails (with the thread's message as it
+ * stands: what the callbacks' owners read). */
 static void close_and_settle(struct nvmeof_queue *q)
 {
 	close_wire(q);
 	if (may_reconnect(q)) {
 		q_set_state(q, Q_WAIT);
-		park_all(q);
+		q_park_all(q);
 	} else {
 		q_set_state(q, Q_FAILED);
 		q_fail_all(q, NVMEOF_ECLOSED);
@@ -296,6 +206,7 @@ static int give_up(struct nvmeof_queue *q)
 {
 	char why[256];
 	snprintf(why, sizeof(why), "%s", nvmeof_errmsg());
+	abandon(q);
 	q_set_state(q, Q_FAILED);
 	/* before the callbacks: what a synchronous caller among them reports */
 	nvmeof_err(NVMEOF_ECLOSED, "queue %u: gave up reconnecting after %u ms (last: %s)", q->qid,
@@ -478,7 +389,7 @@ int q_reopen(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms)
 	uint32_t usable = q->depth;
 	q->tr->close(q); /* the old connection is gone: nothing can touch our memory */
 	q_set_state(q, Q_CONNECTING);
-	park_all(q);
+	q_park_all(q);
 	int rc = q->tr->reopen(q, cntlid, timeout_ms, &usable);
 	if (rc) {
 		close_and_settle(q); /* without reconnect, what park queued fails */
@@ -534,9 +445,11 @@ int q_close(struct nvmeof_queue *q)
 	if (q->bg.running)
 		__atomic_store_n(&q->bg.cancel, 1, __ATOMIC_RELAXED); /* prepare stops at its next step */
 	join_worker(q);
+	q->bg.working = false;
 	q_set_state(q, Q_CLOSING);
 	if (q->tr)
 		q->tr->close(q); /* the connection is gone: nothing can touch our memory after this */
+	abandon(q);
 	q_group_leave(q);        /* nothing of ours is posted on the group's CQ now */
 	if (q->slots)
 		q_fail_all(q, NVMEOF_ECLOSED);

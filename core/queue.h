@@ -66,6 +66,11 @@ struct q_reconnect_ops {
 	 * (an authentication's DH step), on a worker thread as prepare; it
 	 * returns what finish would, and the poll goes on from there. */
 	int (*work)(struct nvmeof_ctrl *, struct nvmeof_queue *);
+	/* The attempt ended without finish's (or work's) last word: the
+	 * connection lost or the queue given up or closed meanwhile. What the
+	 * owner kept for finish (an authentication's keys) goes now; never
+	 * while work runs. NULL: nothing kept. */
+	void (*abandon)(struct nvmeof_ctrl *, struct nvmeof_queue *);
 };
 #define Q_RECONNECT_MORE 1
 #define Q_RECONNECT_WORK 2

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "adminio.h"
+#include "connretry.h"
 #include "cpriv.h"
 #include "trace.h"
 #include "util.h"
@@ -21,15 +22,21 @@ static int reassociate(struct nvmeof_ctrl *c)
 	ni = c->info;
 	pthread_mutex_unlock(&c->lock);
 	trace_ctrl(&c->o, 0, "re-creating the association with %s", c->subnqn);
-	if ((rc = q_reopen(c->admin, NVMF_CNTLID_DYNAMIC, c->o.connect_timeout_ms)) ||
-	    (rc = ctrl_fabrics_connect(c, c->admin, 0, NVMEOF_ADMIN_DEPTH, NVMF_CNTLID_DYNAMIC, c->o.kato_ms,
-				  &cntlid, &status)) ||
-	    (rc = ctrl_enable(c, &ni)) || (rc = ctrl_identify_ctrl(c, &ni))) {
-		rc = nvmeof_err_prefix(rc, "re-create the association");
-		/* Do Not Retry on the admin Connect (host not allowed, subsystem
-		 * gone from the port): every queue's attempt would meet the same
-		 * answer until ctrl_loss_tmo; the kernel host stops here too. */
-		if (status && NVMEOF_STATUS_DNR(status)) {
+	bool final = false;
+	if (!(rc = q_reopen(c->admin, NVMF_CNTLID_DYNAMIC, c->o.connect_timeout_ms))) {
+		rc = ctrl_fabrics_connect(c, c->admin, 0, NVMEOF_ADMIN_DEPTH, NVMF_CNTLID_DYNAMIC, c->o.kato_ms,
+					  &cntlid, &status);
+		/* Do Not Retry on the admin Connect or its authentication (host
+		 * not allowed, subsystem gone from the port), or an
+		 * authentication refused or failed (a wrong secret, an impostor):
+		 * every queue's attempt would meet the same answer until
+		 * ctrl_loss_tmo; the kernel host stops here too. */
+		final = rc && cr_reconnect_final(rc, status);
+	}
+	if (rc || (rc = ctrl_enable(c, &ni)) || (rc = ctrl_identify_ctrl(c, &ni))) {
+		rc = nvmeof_err_prefix(rc, final && rc != NVMEOF_ENVME ? "re-create the association: the "
+				       "authentication failed, which is final" : "re-create the association");
+		if (final) {
 			c->assoc_refused = true;
 			snprintf(c->assoc_refused_msg, sizeof(c->assoc_refused_msg), "%s", nvmeof_errmsg());
 		}
@@ -134,6 +141,19 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	return 0;
 }
 
+/* An I/O queue's authentication after its reconnect failed with rc (status
+ * when NVMEOF_ENVME): a refusal, a failed check of the controller, or Do
+ * Not Retry ends the reconnect (cr_reconnect_final), and the message says
+ * so; anything else is tried again after the delay. */
+static int auth_failed(struct nvmeof_queue *q, int rc, uint16_t status)
+{
+	uint16_t qid = nvmeof_queue_qid(q);
+	if (!cr_reconnect_final(rc, status))
+		return nvmeof_err_prefix(rc, "reconnect queue %u", qid);
+	q_reconnect_final(q);
+	return nvmeof_err_prefix(rc, "reconnect queue %u: the authentication failed, which is final", qid);
+}
+
 /* The second half, in the queue's poll: what the Connect answered, then,
  * when the controller asks for it, each step of the authentication (sent
  * from the poll too, Q_RECONNECT_MORE) until it ends. */
@@ -144,7 +164,7 @@ static int reconnect_finish(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const
 	if (cpl && (cpl->fctype == NVMF_FCTYPE_AUTH_SEND || cpl->fctype == NVMF_FCTYPE_AUTH_RECV)) {
 		int arc = ctrl_auth_async_step(c, q, qid, cpl);
 		if (arc < 0)
-			arc = nvmeof_err_prefix(arc, "reconnect queue %u", qid);
+			arc = auth_failed(q, arc, arc == NVMEOF_ENVME ? cpl->status : 0);
 		if (arc != Q_RECONNECT_MORE && arc != Q_RECONNECT_WORK)
 			trace_ctrl(&c->o, qid, "reconnect %s%s", arc ? "failed: " : "done", arc ? nvmeof_errmsg() : "");
 		return arc;
@@ -163,9 +183,12 @@ static int reconnect_finish(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const
 	if (rc == NVMEOF_ENVME && NVMEOF_STATUS_DNR(cpl->status) && current &&
 	    !__atomic_load_n(&c->assoc_stale, __ATOMIC_RELAXED))
 		q_reconnect_final(q);
-	if (!rc && (rc = ctrl_auth_async_start(c, q, qid, cpl->cdw0)) == Q_RECONNECT_MORE)
-		return rc;
-	if (rc)
+	if (!rc) {
+		if ((rc = ctrl_auth_async_start(c, q, qid, cpl->cdw0)) == Q_RECONNECT_MORE)
+			return rc;
+		if (rc) /* none sent yet: no status */
+			rc = auth_failed(q, rc, 0);
+	} else
 		rc = nvmeof_err_prefix(rc, "reconnect queue %u", qid);
 	trace_ctrl(&c->o, qid, "reconnect %s%s", rc ? "failed: " : "done", rc ? nvmeof_errmsg() : "");
 	return rc;
@@ -188,12 +211,20 @@ static int reconnect_work(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	uint16_t qid = nvmeof_queue_qid(q);
 	int rc = ctrl_auth_async_work(c, q, qid);
 	if (rc < 0) {
-		rc = nvmeof_err_prefix(rc, "reconnect queue %u", qid);
+		rc = auth_failed(q, rc, 0); /* the DH step sends nothing: no status */
 		trace_ctrl(&c->o, qid, "reconnect failed: %s", nvmeof_errmsg());
 	} else if (!rc)
 		trace_ctrl(&c->o, qid, "reconnect done");
 	return rc;
 }
 
-const struct q_reconnect_ops ctrl_reconnect_ops = {
-	.prepare = reconnect_prepare_traced, .finish = reconnect_finish, .work = reconnect_work};
+/* In the poll, the attempt over before its authentication ended. */
+static void reconnect_abandon(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	ctrl_auth_async_abandon(c, q, nvmeof_queue_qid(q));
+}
+
+const struct q_reconnect_ops ctrl_reconnect_ops = {.prepare = reconnect_prepare_traced,
+						   .finish = reconnect_finish,
+						   .work = reconnect_work,
+						   .abandon = reconnect_abandon};

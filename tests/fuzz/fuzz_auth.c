@@ -6,7 +6,10 @@
  * chooses, per command, what the transport answered: the command's
  * completion, a lost connection, a transport error, a timeout, or an NVMe
  * status. A transport failure stays that failure (a connect retries it),
- * whatever the step; the controller's Failure1 is final (NVMEOF_EINVAL). */
+ * whatever the step; an NVMe status stays one, for its DNR bit to decide;
+ * every other end that is not success (the controller's Failure1, a
+ * wrong response, any protocol violation) is final, for a connect and a
+ * reconnect alike. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct nvmeof_cpl cpl;
 		memset(&cpl, 0, sizeof(cpl));
 		cpl.err = xrc;
-		cpl.status = (uint16_t)(data[0] << 1);
+		cpl.status = (uint16_t)(data[0] << 1 | (faults & 0x80) << 7); /* DNR with the last byte's top bit */
 		enum auth_step before = t.step;
 		struct auth_msg m;
 		const char *why;
@@ -86,6 +89,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (failure1 && rc != NVMEOF_EINVAL)
 			abort(); /* the controller's refusal is final */
+		/* whatever the controller sent, when the transport did not fail
+		 * this step, the transaction's failure is final: a retry would
+		 * meet the same controller */
+		if (!xrc && rc < 0 && (!cr_reconnect_final(rc, 0) || cr_fabrics(rc, 0, false) != CR_FINAL))
+			abort();
+		/* an NVMe status is final exactly when it says Do Not Retry */
+		if (xrc == NVMEOF_ENVME && rc == NVMEOF_ENVME &&
+		    cr_reconnect_final(rc, cpl.status) != (bool)NVMEOF_STATUS_DNR(cpl.status))
+			abort();
 		if (xrc && rc == AUTH_TX_MORE)
 			abort(); /* a failed command ends the transaction */
 		if (rc != AUTH_TX_MORE)

@@ -265,4 +265,38 @@ t_reconnect_with_a_changed_key_fails_clearly() {
   echo "    $(grep -m1 'wrong host secret' "$SCRATCH/log" | cut -c1-400)"
 }
 
+# A controller that fails the host's check after a reconnect (its key
+# changed on the target during the outage: an impostor looks the same) is
+# not asked again until ctrl_loss_tmo: the attempt that re-creates the
+# association and authenticates the admin queue ends every queue's
+# reconnect, saying that it is final.
+t_reconnect_with_a_changed_controller_key_is_final() {
+  target sha256 null "$HK" "$CK"
+  printf '%s\n' "$HK" > "$SCRATCH/hk"
+  printf '%s\n' "$CK" > "$SCRATCH/ck"
+  reconnect_job "$SCRATCH/log" 30s &
+  local pid=$! rc=0
+  wait_connected "$SCRATCH/log" $pid
+  kill -0 $pid 2>/dev/null || { tail "$SCRATCH/log"; fail "fio ended before the outage"; }
+  tb port-down rdma
+  echo "$OTHER" > "$H/dhchap_ctrl_key"
+  sleep 1; tb port-up rdma
+  wait $pid || rc=$?
+  [ $rc != 0 ] || fail "fio succeeded with the controller key changed on the target"
+  [ $rc != 124 ] || fail "fio hung"
+  clean "$SCRATCH/log"
+  local why; why=$(grep -E 'reconnect|association|authentication|match|gave up' "$SCRATCH/log" | grep -v 'queue state' | head -20 | cut -c1-400)
+  grep -q 'does not match the controller secret' "$SCRATCH/log" || { echo "$why"; fail "no clear reason"; }
+  grep -q 'the authentication failed, which is final' "$SCRATCH/log" ||
+    { echo "$why"; fail "the failed authentication was not said to be final"; }
+  ! grep -q 'gave up reconnecting' "$SCRATCH/log" || { echo "$why"; fail "retried until ctrl_loss_tmo"; }
+  # attempts before it (the port still down) are fine; none after it, where
+  # every reconnect_delay until ctrl_loss_tmo would try the same key again
+  local first; first=$(grep -n -m1 'which is final' "$SCRATCH/log" | cut -d: -f1)
+  ! tail -n +"$first" "$SCRATCH/log" | grep -qE 'reconnect attempt|re-creating the association' ||
+    { echo "$why"; fail "tried again after the final failure"; }
+  ! grep -qF "${CK:10:20}" "$SCRATCH/log" || fail "a secret in the log"
+  echo "    $(grep -m1 'which is final' "$SCRATCH/log" | cut -c1-400)"
+}
+
 run_tests "$@"

@@ -36,7 +36,7 @@ done
 # completion processing, then the state, then the poll, the waits and the
 # synchronous calls): from each object's undefined symbols to the queue
 # object that defines them, the graph has no cycle.
-QFILES="slots submit complete qstage qstate poll wait sync queue group qrdma"
+QFILES="slots submit complete qstage qpark qstate poll wait sync queue group qrdma"
 if [ -f "$B/core/qstate.o" ]; then
   for g in $QFILES; do nm --defined-only "$B/core/$g.o" | awk -v g=$g '$2=="T"{print $3, g}'; done > $TMP/defs
   for f in $QFILES; do nm -u "$B/core/$f.o" | awk -v f=$f '{print $2, f}'; done > $TMP/uses

@@ -20,6 +20,8 @@
 #include "auth.h"
 #include "check.h"
 #include "connretry.h"
+#include "cpriv.h"
+#include "fakewire.h"
 #include "internal.h"
 #include "protocol.h"
 
@@ -521,6 +523,7 @@ struct fake_ctrl {
 	size_t pending_len;
 	uint8_t got_failure2, got_success2;
 	bool corrupt_ctrl_response;
+	bool omit_ctrl_response; /* a Success1 with RVALID 0 although asked for */
 };
 
 static void ctrl_send(struct fake_ctrl *f, const uint8_t *b, size_t n)
@@ -578,8 +581,8 @@ static void ctrl_send(struct fake_ctrl *f, const uint8_t *b, size_t n)
 			auth_response(f->hashid, key, klen, chal, m.seqnum, f->tid, true, HOSTNQN, SUBNQN, resp);
 			if (f->corrupt_ctrl_response)
 				resp[0] ^= 1;
-			out.valid = 1;
-			out.rval = resp;
+			out.valid = !f->omit_ctrl_response;
+			out.rval = f->omit_ctrl_response ? NULL : resp;
 		}
 		break;
 	case AUTH_MSG_SUCCESS2:
@@ -808,6 +811,157 @@ TEST(a_failure1_is_final)
 	CHECK_EQ(cr_fabrics(rc, 0, false), CR_FINAL);
 }
 
+/* The host's answer to a crafted message in place of the Challenge: a
+ * Failure2 with explanation exp goes out, then the error. */
+static int violation(const uint8_t *msg, size_t n, uint8_t exp)
+{
+	struct auth_key hk;
+	struct auth_tx t;
+	static uint8_t buf[4096];
+	uint8_t sqe[64];
+	uint32_t len;
+	auth_key_parse(HK, "h", &hk);
+	auth_tx_init(&t, &hk, NULL, HOSTNQN, SUBNQN, 1, 7);
+	CHECK_EQ(auth_tx_next(&t, sqe, buf, sizeof(buf), &len), 0); /* Negotiate */
+	CHECK_EQ(auth_tx_answer(&t, 0, NULL, buf, len), AUTH_TX_MORE);
+	CHECK_EQ(auth_tx_next(&t, sqe, buf, sizeof(buf), &len), 0); /* AUTH_Receive */
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, msg, n);
+	CHECK_EQ(auth_tx_answer(&t, 0, NULL, buf, n), AUTH_TX_MORE);
+	CHECK_EQ(t.step, AUTH_FAILURE2);
+	CHECK_EQ(t.fail_exp, exp);
+	CHECK_EQ(auth_tx_next(&t, sqe, buf, sizeof(buf), &len), 0); /* Failure2 */
+	int rc = auth_tx_answer(&t, 0, NULL, NULL, 0);
+	auth_tx_clear(&t);
+	return rc;
+}
+
+/* A controller that breaks the protocol is not trusted on a second try
+ * either: each violation ends the transaction with the final code (as a
+ * Failure1 does), which neither a connect nor a reconnect tries again. */
+TEST(protocol_violations_are_final)
+{
+	static uint8_t b[2048], c[64], dh[300];
+	struct auth_msg ch = {.id = AUTH_MSG_CHALLENGE, .tid = 7, .hl = 32, .hashid = AUTH_HASH_SHA256,
+			      .seqnum = 1, .cval = c};
+	const char *want[6] = {"hash length 48", "DH value of 4 bytes", "AUTH-Id 0x03", "transaction ID 8",
+			       "Success1 carries no controller response", "AUTH_Receive Challenge: "};
+	for (int k = 0; k < 6; k++) {
+		struct auth_msg m = ch;
+		size_t n;
+		uint8_t exp = AUTH_FAIL_INCORRECT_PAYLOAD;
+		int rc;
+		if (k == 4) { /* bidirectional, and the Success1 lacks the controller's response */
+			struct fake_ctrl f;
+			memset(&f, 0, sizeof(f));
+			rc = transaction(AUTH_HASH_SHA256, AUTH_DH_NULL, true, HK, CK, false, &f);
+			CHECK_EQ(rc, 0); /* the fixture itself works */
+			struct auth_key hk, ck;
+			struct auth_tx t;
+			auth_key_parse(HK, "h", &hk);
+			auth_key_parse(CK, "c", &ck);
+			memset(&f, 0, sizeof(f));
+			f.host_key = &hk;
+			f.ctrl_key = &ck;
+			f.hashid = AUTH_HASH_SHA256;
+			f.omit_ctrl_response = true;
+			auth_tx_init(&t, &hk, &ck, HOSTNQN, SUBNQN, 3, 0x57);
+			rc = drive(&t, &f);
+			CHECK_EQ(f.got_failure2, AUTH_FAIL_INCORRECT_PAYLOAD);
+			auth_tx_clear(&t);
+		} else {
+			if (k == 0)
+				m.hl = 48; /* SHA-256's is 32 */
+			if (k == 1) { /* the null group carries no DH value */
+				m.dhvlen = 4;
+				m.dhv = dh;
+			}
+			if (k == 2) {
+				m = (struct auth_msg){.id = AUTH_MSG_SUCCESS1, .tid = 7, .hl = 32};
+				exp = AUTH_FAIL_INCORRECT_MESSAGE;
+			}
+			if (k == 3)
+				m.tid = 8;
+			n = auth_msg_encode(&m, b, sizeof(b));
+			CHECK(n > 0);
+			if (k == 5)
+				n = 20; /* C cut short: malformed */
+			rc = violation(b, n, exp);
+		}
+		if (!strstr(nvmeof_errmsg(), want[k]))
+			fprintf(stderr, "    case %d: %s\n", k, nvmeof_errmsg());
+		CHECK(strstr(nvmeof_errmsg(), want[k]) != NULL);
+		CHECK_EQ(rc, NVMEOF_EINVAL);
+		CHECK_EQ(cr_fabrics(rc, 0, false), CR_FINAL);
+		CHECK(cr_reconnect_final(rc, 0));
+	}
+	/* the controller's refusal and a wrong controller response: the same */
+	struct fake_ctrl f;
+	CHECK(cr_reconnect_final(transaction(1, 0, false, "DHHC-1:00:" B64_32 ":", CK, false, &f), 0));
+	CHECK(cr_reconnect_final(transaction(1, 0, true, HK, CK, true, &f), 0));
+	/* a lost connection is not */
+	CHECK(!cr_reconnect_final(NVMEOF_ECLOSED, 0));
+	CHECK(!cr_reconnect_final(NVMEOF_ETRANSPORT, 0));
+	CHECK(!cr_reconnect_final(NVMEOF_ETIMEDOUT, 0));
+}
+
+/* A target that answers an AUTH_Send with an NVMe status (it refuses the
+ * command; the real target cannot be made to): what the connect's retry
+ * policy reads is that status, classed by its SCT, SC and DNR as the
+ * Connect's own would be, and the message names it. */
+static uint16_t auth_send_status;
+static enum fw_action status_responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
+				       uint8_t *cqe)
+{
+	(void)ctx, (void)sge, (void)nsge;
+	if (sqe[0] == 0x7f && sqe[4] == NVMF_FCTYPE_CONNECT)
+		put_le32(cqe, NVMF_CONNECT_AUTHREQ_ATR); /* controller 0, authentication required */
+	else if (sqe[0] == 0x7f && sqe[4] == NVMF_FCTYPE_AUTH_SEND)
+		put_le16(cqe + 14, (uint16_t)(auth_send_status << 1));
+	return FW_RESPOND;
+}
+
+TEST(an_nvme_status_on_auth_send_is_classed_by_its_dnr)
+{
+	static const struct {
+		uint16_t status;
+		enum cr_class cls;
+		const char *name;
+	} v[] = {
+		{0x0021, CR_TRANSIENT, "Command Interrupted"},      /* SCT 0, SC 21h, DNR 0 */
+		{0x4021, CR_FINAL, "Command Interrupted"},          /* ... DNR 1 */
+		{0x4002, CR_FINAL, "Invalid Field in Command"},     /* what nvmet answers a bad SECP */
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct nvmeof_ctrl *c = calloc(1, sizeof(*c));
+		struct auth_key *hk = calloc(1, sizeof(*hk));
+		struct fake_wire *fw = fw_new(8, status_responder, NULL);
+		struct nvmeof_queue *q = NULL;
+		struct q_params p = {.qid = 1, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+		CHECK_EQ(auth_key_parse(HK, "h", hk), 0);
+		c->host_key = hk;
+		c->auth_hashes = AUTH_HASHES_ALL;
+		c->auth_dhgroups = AUTH_DHGROUPS_ALL;
+		c->o.cmd_timeout_ms = 30000;
+		snprintf(c->subnqn, sizeof(c->subnqn), "%s", SUBNQN);
+		snprintf(c->hostnqn, sizeof(c->hostnqn), "%s", HOSTNQN);
+		CHECK_EQ(q_open_fake(&p, fw, &q), 0);
+		auth_send_status = v[i].status;
+		uint16_t status = 0xffff;
+		int rc = ctrl_fabrics_connect(c, q, 1, 8, 0, 0, NULL, &status);
+		CHECK_EQ(rc, NVMEOF_ENVME);
+		CHECK_EQ(status, v[i].status);
+		CHECK_EQ(cr_fabrics(rc, status, false), v[i].cls);
+		CHECK_EQ(cr_reconnect_final(rc, status), v[i].cls == CR_FINAL);
+		CHECK(strstr(nvmeof_errmsg(), "AUTH_Send Negotiate") != NULL);
+		CHECK(strstr(nvmeof_errmsg(), v[i].name) != NULL);
+		q_close(q);
+		fw_free(fw);
+		free(hk);
+		free(c);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
@@ -831,6 +985,8 @@ int main(int argc, char **argv)
 		T(the_host_offers_what_it_is_allowed_to),
 		T(a_controller_secret_authenticates_the_controller_even_unasked),
 		T(a_failure1_is_final),
+		T(protocol_violations_are_final),
+		T(an_nvme_status_on_auth_send_is_classed_by_its_dnr),
 	};
 	return run_named_tests("unit-auth", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

@@ -57,6 +57,7 @@ TEST(fabrics_connect_failures_are_classed_transient_or_final)
 	CHECK_EQ(cr_fabrics(NVMEOF_ENVME, ST(1, 0x81, 0), false), CR_TRANSIENT);  /* Controller Busy */
 	CHECK_EQ(cr_fabrics(NVMEOF_ENVME, ST(1, 0x81, 1), false), CR_FINAL);      /* ... with DNR */
 	CHECK_EQ(cr_fabrics(NVMEOF_ENVME, ST(0, 0x21, 0), false), CR_TRANSIENT);  /* Command Interrupted */
+	CHECK_EQ(cr_fabrics(NVMEOF_ENVME, ST(0, 0x21, 1), false), CR_FINAL);      /* ... with DNR */
 	/* a Command Sequence Error is the old try's queue only after a timeout */
 	CHECK_EQ(cr_fabrics(NVMEOF_ENVME, ST(0, 0x0c, 1), true), CR_TRANSIENT);
 	CHECK_EQ(cr_fabrics(NVMEOF_ENVME, ST(0, 0x0c, 1), false), CR_FINAL);
@@ -66,6 +67,23 @@ TEST(fabrics_connect_failures_are_classed_transient_or_final)
 	CHECK_EQ(cr_fabrics(NVMEOF_ENVME, ST(1, 0x80, 0), false), CR_FINAL);
 	CHECK_EQ(cr_fabrics(NVMEOF_EINVAL, 0, false), CR_FINAL);
 	CHECK_EQ(cr_fabrics(NVMEOF_ENOMEM, 0, false), CR_FINAL);
+}
+
+/* A reconnect stops at Do Not Retry and at an authentication refused or
+ * failed; it goes on after a loss, a timeout, or a status without DNR. */
+TEST(what_ends_a_reconnect)
+{
+	CHECK(cr_reconnect_final(NVMEOF_ENVME, ST(1, 0x84, 1)));
+	CHECK(cr_reconnect_final(NVMEOF_ENVME, ST(0, 0x02, 1)));  /* Invalid Field on an AUTH_Send */
+	CHECK(!cr_reconnect_final(NVMEOF_ENVME, ST(0, 0x21, 0)));
+	CHECK(!cr_reconnect_final(NVMEOF_ENVME, ST(0, 0x06, 0))); /* Internal Error, DNR clear */
+	CHECK(cr_reconnect_final(NVMEOF_EINVAL, 0));   /* Failure1, a wrong response, a protocol violation */
+	CHECK(cr_reconnect_final(NVMEOF_ENOTSUP, 0));  /* a hash or group we did not offer */
+	CHECK(!cr_reconnect_final(NVMEOF_ECLOSED, 0));
+	CHECK(!cr_reconnect_final(NVMEOF_ETRANSPORT, 0));
+	CHECK(!cr_reconnect_final(NVMEOF_ETIMEDOUT, 0));
+	CHECK(!cr_reconnect_final(NVMEOF_ENOMEM, 0));
+	CHECK(!cr_reconnect_final(NVMEOF_EUNREACHABLE, 0));
 }
 
 TEST(backoff_doubles_to_a_cap_with_per_queue_jitter)
@@ -201,6 +219,7 @@ int main(int argc, char **argv)
 	static const struct test_case t[] = {
 		T(cm_failures_are_classed_transient_or_final),
 		T(fabrics_connect_failures_are_classed_transient_or_final),
+		T(what_ends_a_reconnect),
 		T(backoff_doubles_to_a_cap_with_per_queue_jitter),
 		T(budget_counts_retries_then_says_tries_and_time),
 		T(a_refusal_is_not_retried_and_keeps_its_message),

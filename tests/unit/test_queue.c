@@ -759,6 +759,85 @@ TEST(reconnect_work_runs_off_the_poll)
 	teardown(f);
 }
 
+/* What the owner keeps between an attempt's steps (an authentication's
+ * keys): finish begins it, the work stages the next command, and that
+ * command's answer ends it. An attempt that ends otherwise (the connection
+ * lost while the work ran) hands it to abandon, never while work runs. */
+static struct {
+	int kept, abandoned, abandoned_during_work, running;
+} keep;
+static int finish_keeps(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const struct nvmeof_cpl *cpl)
+{
+	(void)c, (void)q;
+	if (cpl && keep.kept) { /* the work's command answered: the transaction's end */
+		keep.kept = 0;
+		return cpl->err ? nvmeof_err(cpl->err, "step failed") : 0;
+	}
+	keep.kept = 1;
+	return Q_RECONNECT_WORK;
+}
+static int slow_work_stages(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	uint8_t sqe[64];
+	__atomic_store_n(&keep.running, 1, __ATOMIC_RELEASE);
+	slow_work(c, q);
+	__atomic_store_n(&keep.running, 0, __ATOMIC_RELEASE);
+	nvme_sqe_keep_alive(sqe, 0);
+	q_stage_connect(q, sqe, 0);
+	return Q_RECONNECT_MORE;
+}
+static void abandon_kept(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	(void)c, (void)q;
+	if (__atomic_load_n(&keep.running, __ATOMIC_ACQUIRE))
+		keep.abandoned_during_work++;
+	if (keep.kept)
+		keep.abandoned++;
+	keep.kept = 0;
+}
+static const struct q_reconnect_ops fake_reconnect_keeps = {
+	.prepare = reopen_only, .finish = finish_keeps, .work = slow_work_stages, .abandon = abandon_kept};
+
+TEST(an_attempt_lost_during_its_work_hands_what_it_kept_to_abandon)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 30000, false);
+	memset(&slow, 0, sizeof(slow));
+	memset(&keep, 0, sizeof(keep));
+	q_set_reconnect(f->q, &fake_reconnect_keeps, 1, 30000, 0);
+	fw_break(f->fw);
+	for (int i = 0; i < 20000 && !__atomic_load_n(&slow.calls, __ATOMIC_RELAXED); i++) {
+		nvmeof_queue_poll(f->q, 0);
+		sleep_ms(1);
+	}
+	CHECK_EQ(__atomic_load_n(&slow.calls, __ATOMIC_RELAXED), 1);
+	CHECK_EQ(keep.kept, 1);
+	fw_break(f->fw); /* the new connection lost while the work runs */
+	for (int i = 0; i < 5; i++)
+		nvmeof_queue_poll(f->q, 0);
+	__atomic_store_n(&slow.released, 1, __ATOMIC_RELEASE);
+	/* the next attempt begins afresh and completes */
+	CHECK_EQ(nvmeof_read_sync(f->q, &f->ns, 0, 1, &f->mr, 0, 0), 0);
+	CHECK_EQ(keep.abandoned, 1);
+	CHECK_EQ(keep.abandoned_during_work, 0);
+	CHECK_EQ(keep.kept, 0);
+	CHECK_EQ(__atomic_load_n(&slow.calls, __ATOMIC_RELAXED), 2);
+	/* a close during an attempt's work hands it over too, after the work */
+	__atomic_store_n(&slow.released, 0, __ATOMIC_RELEASE);
+	slow.finished = 0;
+	fw_break(f->fw);
+	for (int i = 0; i < 20000 && __atomic_load_n(&slow.calls, __ATOMIC_RELAXED) < 3; i++) {
+		nvmeof_queue_poll(f->q, 0);
+		sleep_ms(1);
+	}
+	CHECK_EQ(keep.kept, 1);
+	__atomic_store_n(&slow.released, 1, __ATOMIC_RELEASE);
+	CHECK_EQ(q_close(f->q), 0);
+	f->q = NULL;
+	CHECK_EQ(keep.abandoned, 2);
+	CHECK_EQ(keep.abandoned_during_work, 0);
+	teardown(f);
+}
+
 TEST(trace_hook_hears_each_reconnect_state_and_no_io)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 30000, false);
@@ -1777,6 +1856,7 @@ int main(int argc, char **argv)
 		T(after_reconnect_what_waited_goes_one_at_a_time_in_order), T(lost_write_is_replayed_after_the_quiesce_time),
 		T(trace_hook_hears_each_reconnect_state_and_no_io),
 		T(reconnect_work_runs_off_the_poll),
+		T(an_attempt_lost_during_its_work_hands_what_it_kept_to_abandon),
 		T(timeout_with_reconnect_recovers_the_slot), T(abandoned_sync_call_recovers_with_reconnect),
 		T(a_second_outage_is_recovered_too),
 		T(after_reconnect_new_limits_apply_to_reissued_commands),

@@ -260,6 +260,9 @@ struct nvmeof_queue {
 	} bg;
 
 	void (*wait_hook)(void *);  /* see q_set_wait_hook */
+	void (*fail_hook)(void *);  /* see q_set_fail_hook */
+	void *fail_hook_arg;
+	const uint32_t *assoc_now;  /* see q_follow_assoc */
 	void *wait_hook_arg;
 	uint32_t wait_hook_ms;
 	uint64_t next_housekeep_ms;

@@ -20,6 +20,9 @@ int admin_exec(struct nvmeof_ctrl *c, const uint8_t *sqe, void *buf, uint32_t le
 {
 	struct nvmeof_mr *mr = NULL;
 	int rc;
+	/* while the association is re-created, as long as the command itself may take */
+	if ((rc = ctrl_wait_live(c, ctrl_cmd_timeout(c), what)))
+		return rc;
 	if (len > Q_SCRATCH_SIZE && (rc = nvmeof_mr_alloc(c, len, &mr)))
 		return nvmeof_err_prefix(rc, "%s", what);
 	/* the library's own, for this command only: not one of the user's

@@ -170,7 +170,7 @@ static void *aer_main(void *arg)
 	struct nvmeof_queue *aq = ctrl_admin(a->c);
 	for (;;) {
 		pthread_mutex_lock(alock);
-		if (q_connected(aq)) {
+		if (ctrl_may(a->c, CTRL_DO_EVENTS) && q_connected(aq)) {
 			uint64_t now = nvmeof_now_ms();
 			if (a->need_config && now >= a->next_try_ms && configure(a))
 				a->next_try_ms = now + RETRY_MS;
@@ -206,6 +206,11 @@ int nvmeof_ctrl_events(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg)
 		return nvmeof_err(NVMEOF_EINVAL, "enable events: no controller");
 	if (*ctrl_aer(c))
 		return nvmeof_err(NVMEOF_EBUSY, "enable events: already enabled on this controller");
+	/* configured on the association that answers: while it is re-created,
+	 * once it is back */
+	int rc = ctrl_wait_live(c, ctrl_cmd_timeout(c), "enable events");
+	if (rc)
+		return rc;
 	struct aer *a = calloc(1, sizeof(*a));
 	if (!a)
 		return nvmeof_err(NVMEOF_ENOMEM, "enable events: out of memory");
@@ -235,7 +240,7 @@ int nvmeof_ctrl_events(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg)
 		free(a);
 		return nvmeof_err(NVMEOF_EBUSY, "enable events: enabled on this controller by another thread meanwhile");
 	}
-	int rc = configure(a);
+	rc = configure(a);
 	if (!rc) {
 		*ctrl_aer(c) = a;
 		submit_aers(a);

@@ -1,5 +1,18 @@
 /* The inside of a controller, shared by the files that each do one part of
- * it (docs/architecture.md says which). */
+ * it. Each calls only those listed before it (tests/unit/layers.sh):
+ *   cfields.c   its fields as the others read them
+ *   ctrl_mem.c  the public registration calls
+ *   auth_run.c  in-band authentication of a queue after its Connect
+ *   cstate.c    the state machine: LIVE, RESETTING, CONNECTING, DEAD...
+ *   admin.c     bring-up commands on the admin queue
+ *   adminio.c   admin commands for users and the namespace rescan
+ *   aer.c       asynchronous events and their thread
+ *   keepalive.c the keep-alive thread
+ *   hostid.c    the host NQN and ID
+ *   creset.c    re-creating the association, and the reset worker
+ *   reassoc.c   an I/O queue's reconnect
+ *   ctrl.c      connect, I/O queue creation, close
+ */
 #ifndef NVMEOF_CPRIV_H
 #define NVMEOF_CPRIV_H
 
@@ -18,8 +31,18 @@
 #define MAX_NS 1024
 #define SHUTDOWN_TIMEOUT_MS 5000
 
+/* A controller's life (cstate.c); only ctrl_change_state moves it. */
+enum ctrl_state {
+	CTRL_NEW,        /* the first bring-up */
+	CTRL_LIVE,       /* associated: keep-alive, events, admin commands go */
+	CTRL_RESETTING,  /* the association is lost; the reset worker re-creates it after the delay */
+	CTRL_CONNECTING, /* an attempt to re-create it runs (under admin_lock) */
+	CTRL_DELETING,   /* being closed: nothing new starts */
+	CTRL_DEAD,       /* lost for good: refused, ctrl_loss_tmo passed, or no reconnect configured */
+};
+
 struct nvmeof_ctrl {
-	pthread_mutex_t lock;       /* queue ids, counters, keep-alive state */
+	pthread_mutex_t lock;       /* queue ids, counters, keep-alive state, the state */
 	pthread_mutex_t admin_lock; /* the admin queue, after bring-up */
 	struct nvmeof_ctrl_opts o;
 	char subnqn[NVME_NQN_MAX + 1], hostnqn[NVME_NQN_MAX + 1];
@@ -63,8 +86,40 @@ struct nvmeof_ctrl {
 	bool admin_auth_bidir;
 	struct ctrl_reauth **reauth;   /* per I/O queue ID: a reconnect's transaction, on its poll */
 	uint32_t nreauth;              /* its entries (I/O queue IDs + 1), set once at connect */
+	/* the state machine (cstate.c), under lock */
+	enum ctrl_state state;
+	pthread_cond_t state_cond;     /* broadcast on every change */
+	uint64_t lost_ms;              /* when the association was lost (0: live) */
+	uint64_t next_reset_ms;        /* RESETTING: the reset worker's next attempt */
+	char state_msg[512];           /* why it left LIVE */
+	pthread_t reset_thread;        /* creset.c, with reconnect_delay_ms */
+	bool reset_running;
 };
 
+/* cstate.c: the controller's one state machine */
+/* Moves the state to `to` where the transition is allowed (false, and
+ * nothing changes, where not); lock not held. */
+bool ctrl_change_state(struct nvmeof_ctrl *c, enum ctrl_state to);
+enum ctrl_state ctrl_state(struct nvmeof_ctrl *c);
+const char *ctrl_state_str(enum ctrl_state s);
+/* The admin queue's fail hook (q_set_fail_hook): with admin_lock held, in
+ * the poll that saw the loss. LIVE goes to RESETTING, or to DEAD without
+ * reconnect_delay_ms. */
+void ctrl_admin_lost(void *arg);
+/* lock held: 0 when LIVE, else an error with the state's message in msg. */
+int ctrl_state_health(struct nvmeof_ctrl *c, char *msg, size_t len);
+/* The loss clock ran past ctrl_loss_tmo_ms (lock held). */
+bool ctrl_past_loss_tmo(struct nvmeof_ctrl *c, uint64_t now);
+/* creset.c: re-creating the association */
+/* admin_lock held: re-creates the association (unless another attempt
+ * failed within the reconnect delay), moving the state through
+ * CONNECTING to LIVE, or back to RESETTING, or to DEAD; fresh: a new one
+ * was made (the namespaces are to be read again). */
+int ctrl_reassociate(struct nvmeof_ctrl *c, bool *fresh);
+/* The reset worker: started once LIVE, with reconnect_delay_ms; stopped
+ * (DELETING, joined) before the admin queue closes. */
+int ctrl_reset_start(struct nvmeof_ctrl *c);
+void ctrl_reset_stop(struct nvmeof_ctrl *c);
 /* hostid.c */
 int ctrl_host_identity(struct nvmeof_ctrl *c);
 /* admin.c */

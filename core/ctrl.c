@@ -16,67 +16,6 @@
 #include "trace.h"
 #include "util.h"
 
-struct mem_ctx *ctrl_mem(struct nvmeof_ctrl *c) { return &c->mem; }
-
-const struct nvmeof_ctrl_info *nvmeof_ctrl_info(const struct nvmeof_ctrl *c) { return &c->info; }
-
-/* The layout before version 0.3 ended with oaes: what older programs'
- * structs hold (their size, padding included). */
-#define CTRL_INFO_SIZE_01 \
-	((offsetof(struct nvmeof_ctrl_info, oaes) + sizeof(uint32_t) + _Alignof(struct nvmeof_ctrl_info) - 1) / \
-	 _Alignof(struct nvmeof_ctrl_info) * _Alignof(struct nvmeof_ctrl_info))
-
-int nvmeof_ctrl_get_info_sz(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *out, size_t size)
-{
-	if (!c || !out)
-		return nvmeof_err(NVMEOF_EINVAL, "controller info: %s", !c ? "no controller" : "no output");
-	if (size < CTRL_INFO_SIZE_01)
-		return nvmeof_err(NVMEOF_EINVAL, "controller info: a struct of %zu bytes, at least %zu expected", size,
-				  (size_t)CTRL_INFO_SIZE_01);
-	pthread_mutex_lock(&c->lock);
-	struct nvmeof_ctrl_info ci = c->info;
-	pthread_mutex_unlock(&c->lock);
-	memcpy(out, &ci, size < sizeof(ci) ? size : sizeof(ci));
-	if (size > sizeof(ci)) /* a newer header's fields this library does not know */
-		memset((char *)out + sizeof(ci), 0, size - sizeof(ci));
-	return 0;
-}
-
-int (nvmeof_ctrl_get_info)(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *out)
-{
-	return nvmeof_ctrl_get_info_sz(c, out, CTRL_INFO_SIZE_01);
-}
-
-/* The table has its own lock; the const API predates events changing it. */
-uint32_t nvmeof_ns_count(const struct nvmeof_ctrl *c) { return nst_count((struct ns_table *)&c->nst); }
-struct nvmeof_queue *ctrl_admin(struct nvmeof_ctrl *c) { return c->admin; }
-const struct sockaddr_storage *ctrl_dst(const struct nvmeof_ctrl *c) { return &c->dst; }
-pthread_mutex_t *ctrl_admin_lock(struct nvmeof_ctrl *c) { return &c->admin_lock; }
-uint32_t ctrl_assoc_gen(const struct nvmeof_ctrl *c) { return __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED); }
-uint32_t ctrl_cmd_timeout(const struct nvmeof_ctrl *c) { return c->o.cmd_timeout_ms; }
-struct ns_table *ctrl_nst(struct nvmeof_ctrl *c) { return &c->nst; }
-struct aer **ctrl_aer(struct nvmeof_ctrl *c) { return &c->aer; }
-
-const struct nvmeof_ns *nvmeof_ns_at(const struct nvmeof_ctrl *c, uint32_t i)
-{
-	return nst_at((struct ns_table *)&c->nst, i);
-}
-
-const struct nvmeof_ns *nvmeof_ns_get(const struct nvmeof_ctrl *c, uint32_t nsid)
-{
-	if (!c) {
-		nvmeof_err(NVMEOF_EINVAL, "namespace lookup: no controller");
-		return NULL;
-	}
-	const struct nvmeof_ns *ns = nst_get((struct ns_table *)&c->nst, nsid);
-	if (ns)
-		return ns;
-	nvmeof_err(NVMEOF_EINVAL, "namespace %u is not an active namespace of %s (%u active)", nsid,
-		   c->subnqn, nvmeof_ns_count(c));
-	return NULL;
-}
-
-
 /* A TCP/RDMA port as the NVMe/RDMA transport ID's TRSVCID: decimal, 1 to
  * 65535. getaddrinfo would take a service name, or port 0, or wrap 99999. */
 static bool port_ok(const char *s)
@@ -103,9 +42,11 @@ static int resolve(const char *host, const char *port, struct sockaddr_storage *
 
 static void ctrl_free(struct nvmeof_ctrl *c)
 {
+	ctrl_reset_stop(c); /* DELETING: no attempt starts, the one running ends */
 	aer_stop(c);
 	ctrl_ka_stop(c);
 	pthread_cond_destroy(&c->ka_cond);
+	pthread_cond_destroy(&c->state_cond);
 	pthread_mutex_destroy(&c->admin_lock);
 	q_close(c->admin);
 	if (c->pd)
@@ -176,7 +117,9 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->ka_cond, &ca);
+	pthread_cond_init(&c->state_cond, &ca);
 	pthread_condattr_destroy(&ca);
+	c->state = CTRL_NEW;
 	atomic_init(&c->ka_due, 0);
 	c->o = *opts;
 	if (c->o.kato_ms && !c->o.ka_interval_ms)
@@ -221,6 +164,8 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	 * out from that thread's wait (keepalive.c) */
 	if (c->o.kato_ms)
 		q_set_wait_hook(c->admin, ctrl_ka_on_wait, c, ctrl_ka_hook_ms(c));
+	/* its loss, whoever's poll sees it, goes to the state machine */
+	q_set_fail_hook(c->admin, ctrl_admin_lost, c);
 	c->pd = q_pd(c->admin);
 	c->mem.pd = c->pd;
 	q_take_pd(c->admin);
@@ -256,6 +201,10 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		}
 		c->ka_running = true;
 	}
+	ctrl_change_state(c, CTRL_LIVE);
+	/* with reconnect_delay_ms, a lost admin queue is re-created on its own */
+	if (c->o.reconnect_delay_ms && (rc = ctrl_reset_start(c)))
+		goto fail;
 	trace_ctrl(&c->o, 0, "controller %u of %s ready: %u I/O queue(s) granted", c->info.cntlid, c->subnqn,
 		   c->info.max_io_queues);
 	*out = c;
@@ -279,6 +228,7 @@ int nvmeof_ctrl_close(struct nvmeof_ctrl *c)
 				  c->nqueues, nmrs);
 	}
 	pthread_mutex_unlock(&c->lock);
+	ctrl_reset_stop(c);
 	ctrl_ka_stop(c);
 	pthread_mutex_lock(&c->admin_lock);
 	/* Normal shutdown so the target flushes its volatile state; a target
@@ -396,9 +346,11 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 	pthread_mutex_unlock(&c->lock);
 	uint32_t gen = 0;
 	if (!(rc = queue_connect(c, &p, &q, &gen))) {
-		if (c->o.reconnect_delay_ms)
+		if (c->o.reconnect_delay_ms) {
 			q_set_reconnect(q, &ctrl_reconnect_ops, c->o.reconnect_delay_ms,
 					c->o.ctrl_loss_tmo_ms, gen);
+			q_follow_assoc(q, &c->assoc_gen);
+		}
 		/* CQT, or where none is reported the multipath default, plus
 		 * three keep-alive timeouts (NVMe Base 2.1, 9.6) */
 		q_set_quiesce(q, 3 * c->o.kato_ms + (c->info.cqt ? c->info.cqt : Q_QUIESCE_DEFAULT_MS));

@@ -5,6 +5,7 @@
 #include "nvmeof.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <sys/socket.h>
 
 struct mem_ctx;
@@ -24,5 +25,13 @@ struct ns_table *ctrl_nst(struct nvmeof_ctrl *c);
 struct aer **ctrl_aer(struct nvmeof_ctrl *c);
 /* The address the controller was connected to (a path's name). */
 const struct sockaddr_storage *ctrl_dst(const struct nvmeof_ctrl *c);
+/* The controller's state machine (cstate.c) for the threads that use its
+ * admin queue: what each may do in the state it is in now (keep-alive and
+ * events only while associated). */
+enum ctrl_act { CTRL_DO_KEEP_ALIVE, CTRL_DO_EVENTS, CTRL_DO_ADMIN };
+bool ctrl_may(struct nvmeof_ctrl *c, enum ctrl_act act);
+/* For an admin command (what): 0 once associated, waiting up to timeout_ms
+ * while the association is re-created; an error naming the state otherwise. */
+int ctrl_wait_live(struct nvmeof_ctrl *c, uint32_t timeout_ms, const char *what);
 
 #endif

@@ -116,7 +116,14 @@ void *ctrl_ka_main(void *arg)
 		struct timespec ts = nvmeof_deadline_ts(c->o.ka_interval_ms);
 		while (!c->ka_stop && pthread_cond_timedwait(&c->ka_cond, &c->lock, &ts) == 0)
 			;
-		if (!c->ka_stop)
+		if (c->ka_stop)
+			break;
+		/* to a lost association it would only fail: the state machine
+		 * re-creates it, and the health call says so meanwhile */
+		pthread_mutex_unlock(&c->lock);
+		bool may = ctrl_may(c, CTRL_DO_KEEP_ALIVE);
+		pthread_mutex_lock(&c->lock);
+		if (may)
 			ka_send(c);
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -138,9 +145,11 @@ void ctrl_ka_stop(struct nvmeof_ctrl *c)
 int nvmeof_ctrl_health(struct nvmeof_ctrl *c, char *msg, size_t len)
 {
 	pthread_mutex_lock(&c->lock);
-	int rc = c->ka_err;
-	if (msg && len)
-		snprintf(msg, len, "%s", rc ? c->ka_msg : "healthy");
+	int rc = ctrl_state_health(c, msg, len); /* a lost association first: it says more */
+	if (!rc && (rc = c->ka_err) && msg && len)
+		snprintf(msg, len, "%s", c->ka_msg);
+	else if (!rc && msg && len)
+		snprintf(msg, len, "healthy");
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }

@@ -13,9 +13,13 @@
  * path's completion queue and sleep on all their channels, and their CM
  * channels, at once. A wait that only yielded between polls would never
  * sleep, and a two-path job would keep busy a CPU that the target shares
- * on the test bed (BENCHMARKS.md, one and two paths). While a request is parked (a transition, a
- * path coming back) or a path reconnects, it naps 2 ms between polls, as
- * a queue's wait does while it reconnects. */
+ * on the test bed (BENCHMARKS.md, one and two paths). While a request is
+ * parked (a transition, a path coming back, a held write) or a path
+ * reconnects, it sleeps on the paths still connected until the next step
+ * no channel announces: the reconnect's next attempt, a held write's
+ * release, or MW_PARKED_CHECK_MS for a request waiting for a path's ANA
+ * state (the refresh thread's, which wakes nothing). */
+#define MW_PARKED_CHECK_MS 10
 struct mw {
 	struct nvmeof_mpath_queue *const *mqs;
 	uint32_t n, nq;
@@ -52,6 +56,20 @@ static bool mw_waiting(void *c)
 			return true;
 	return q_queues_reconnecting(m->q, m->nq);
 }
+static int mw_next_step_ms(void *c)
+{
+	struct mw *m = c;
+	int cap = HOUSEKEEP_MS;
+	uint64_t now = nvmeof_now_ms();
+	for (uint32_t i = 0; i < m->n; i++)
+		for (uint32_t k = 0; k < m->mqs[i]->nparked; k++) {
+			const struct mreq *r = &m->mqs[i]->reqs[m->mqs[i]->parked[k]];
+			int ms = r->hold_until > now ? (int)(r->hold_until - now) : MW_PARKED_CHECK_MS;
+			if (ms < cap)
+				cap = ms;
+		}
+	return q_queues_next_step_ms(m->q, m->nq, cap);
+}
 static uint32_t mw_inflight(void *c)
 {
 	struct mw *m = c;
@@ -82,6 +100,7 @@ int nvmeof_mpath_queues_wait(struct nvmeof_mpath_queue *const *mqs, uint32_t n, 
 	w->sleep = mw_sleep;
 	w->slice_ms = NULL;
 	w->reconnecting = mw_waiting;
+	w->next_step_ms = mw_next_step_ms;
 	w->inflight = mw_inflight;
 	w->mode = m.q[0]->wait_mode;
 	w->spin_us = m.q[0]->spin_us;

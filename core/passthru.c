@@ -166,6 +166,9 @@ int nvmeof_admin_raw(struct nvmeof_ctrl *c, const void *sqe, struct nvmeof_mr *m
 	struct sub sb;
 	if (!c || !sqe)
 		return nvmeof_err(NVMEOF_EINVAL, "raw admin command: %s", !c ? "no controller" : "no command");
+	int wrc = ctrl_wait_live(c, ctrl_cmd_timeout(c), "raw admin command");
+	if (wrc)
+		return wrc;
 	uint64_t max_xfer = ctrl_max_xfer(c);
 	pthread_mutex_t *lock = ctrl_admin_lock(c);
 	pthread_mutex_lock(lock);
@@ -187,6 +190,9 @@ int nvmeof_admin_raw_sync(struct nvmeof_ctrl *c, const void *sqe, struct nvmeof_
 		memset(cpl, 0, sizeof(*cpl));
 	if (!c || !sqe)
 		return nvmeof_err(NVMEOF_EINVAL, "raw admin command: %s", !c ? "no controller" : "no command");
+	int wrc = ctrl_wait_live(c, ctrl_cmd_timeout(c), "raw admin command");
+	if (wrc)
+		return wrc;
 	uint64_t max_xfer = ctrl_max_xfer(c);
 	pthread_mutex_t *lock = ctrl_admin_lock(c);
 	pthread_mutex_lock(lock);

@@ -132,6 +132,11 @@ struct q_waiter {
 	int (*sleep)(void *ctx, int timeout_ms);
 	int (*slice_ms)(void *ctx);   /* the longest sleep; NULL: HOUSEKEEP_MS */
 	bool (*reconnecting)(void *ctx);
+	/* While reconnecting: ms until the next step no channel announces (a
+	 * reconnect attempt due, a held write's release); the wait sleeps on
+	 * the channels that are still connected that long. NULL, or <= 0: a
+	 * short nap between polls instead. */
+	int (*next_step_ms)(void *ctx);
 	uint32_t (*inflight)(void *ctx);
 	enum nvmeof_wait_mode mode;
 	uint32_t spin_us;
@@ -145,6 +150,11 @@ int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms);
 bool q_queues_can_sleep(struct nvmeof_queue *const *qs, uint32_t n);
 int q_queues_arm(struct nvmeof_queue *const *qs, uint32_t n);
 bool q_queues_reconnecting(struct nvmeof_queue *const *qs, uint32_t n);
+/* ms (at least 1) until the earliest reconnect step of qs that no channel
+ * wakes a sleep for (an attempt due; a worker's result, looked at every
+ * Q_WORKER_CHECK_MS), capped at cap_ms. */
+#define Q_WORKER_CHECK_MS 10
+int q_queues_next_step_ms(struct nvmeof_queue *const *qs, uint32_t n, int cap_ms);
 int q_queues_sleep(struct nvmeof_queue *const *qs, uint32_t n, int ms);
 uint64_t q_spin_budget(const struct q_waiter *w, uint32_t inflight); /* us */
 #define Q_GAP_SAMPLE_MAX_US 4000 /* twice wait.c's longest QD1 spin gap */
@@ -264,6 +274,9 @@ struct nvmeof_queue {
 	} bg;
 
 	void (*wait_hook)(void *);  /* see q_set_wait_hook */
+	void (*fail_hook)(void *);  /* see q_set_fail_hook */
+	void *fail_hook_arg;
+	const uint32_t *assoc_now;  /* see q_follow_assoc */
 	void *wait_hook_arg;
 	uint32_t wait_hook_ms;
 	uint64_t next_housekeep_ms;

@@ -90,6 +90,8 @@ static void close_and_settle(struct nvmeof_queue *q)
 		q_park_all(q);
 	} else {
 		q_set_state(q, Q_FAILED);
+		if (q->fail_hook) /* before the callbacks: they may ask what the owner made of it */
+			q->fail_hook(q->fail_hook_arg);
 		q_fail_all(q, NVMEOF_ECLOSED);
 	}
 }
@@ -122,6 +124,11 @@ static void housekeep(struct nvmeof_queue *q, uint64_t now)
 {
 	q->next_housekeep_ms = now + HOUSEKEEP_MS;
 	if (q->tr->disconnected && q->tr->disconnected(q->trc)) {
+		q_lose(q);
+		return;
+	}
+	if (q->assoc_now && q->state == Q_LIVE && __atomic_load_n(q->assoc_now, __ATOMIC_RELAXED) != q->assoc_gen) {
+		trace_q(q, "queue %u: its association was replaced", q->qid);
 		q_lose(q);
 		return;
 	}

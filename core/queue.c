@@ -48,6 +48,14 @@ void q_set_wait_hook(struct nvmeof_queue *q, void (*fn)(void *), void *arg, uint
 	q->wait_hook_ms = every_ms ? every_ms : 1;
 }
 
+void q_set_fail_hook(struct nvmeof_queue *q, void (*fn)(void *), void *arg)
+{
+	q->fail_hook = fn;
+	q->fail_hook_arg = arg;
+}
+
+void q_follow_assoc(struct nvmeof_queue *q, const uint32_t *gen) { q->assoc_now = gen; }
+
 void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats *out)
 {
 	*out = q->st;

@@ -166,5 +166,13 @@ bool q_is_dead(const struct nvmeof_queue *q);
  * the thread that waits: the admin queue's holder sends a Keep Alive the
  * keep-alive thread found due (keepalive.c). */
 void q_set_wait_hook(struct nvmeof_queue *q, void (*fn)(void *), void *arg, uint32_t every_ms);
+/* Called, in the poll that found it, when q fails for good with no
+ * reconnect of its own (the admin queue: the controller's state machine
+ * takes it from there, cstate.c). */
+void q_set_fail_hook(struct nvmeof_queue *q, void (*fn)(void *), void *arg);
+/* The association the controller has now (an atomic counter, *gen): a live
+ * queue whose Connect joined an older one is lost at its next housekeeping
+ * and reconnects to the new one (after the admin queue alone re-created it). */
+void q_follow_assoc(struct nvmeof_queue *q, const uint32_t *gen);
 
 #endif

@@ -1,4 +1,4 @@
-/* A new association after the old one was lost, and the I/O queues' reconnect. */
+/* The I/O queues' reconnect: the association first where it is gone (creset.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,68 +7,6 @@
 #include "cpriv.h"
 #include "trace.h"
 #include "util.h"
-
-/* A new association after the old one was lost: admin queue, Fabrics
- * Connect for a new CNTLID, CC.EN; the same controller must answer.
- * Called with admin_lock held. */
-static int reassociate(struct nvmeof_ctrl *c)
-{
-	struct nvmeof_ctrl_info ni;
-	uint16_t cntlid;
-	uint32_t granted = 0;
-	uint16_t status = 0;
-	int rc;
-	pthread_mutex_lock(&c->lock);
-	ni = c->info;
-	pthread_mutex_unlock(&c->lock);
-	trace_ctrl(&c->o, 0, "re-creating the association with %s", c->subnqn);
-	bool final = false;
-	if (!(rc = q_reopen(c->admin, NVMF_CNTLID_DYNAMIC, c->o.connect_timeout_ms))) {
-		rc = ctrl_fabrics_connect(c, c->admin, 0, NVMEOF_ADMIN_DEPTH, NVMF_CNTLID_DYNAMIC, c->o.kato_ms,
-					  &cntlid, &status);
-		/* Do Not Retry on the admin Connect or its authentication (host
-		 * not allowed, subsystem gone from the port), or an
-		 * authentication refused or failed (a wrong secret, an impostor):
-		 * every queue's attempt would meet the same answer until
-		 * ctrl_loss_tmo; the kernel host stops here too. */
-		final = rc && cr_reconnect_final(rc, status);
-	}
-	if (rc || (rc = ctrl_enable(c, &ni)) || (rc = ctrl_identify_ctrl(c, &ni))) {
-		rc = nvmeof_err_prefix(rc, final && rc != NVMEOF_ENVME ? "re-create the association: the "
-				       "authentication failed, which is final" : "re-create the association");
-		if (final) {
-			c->assoc_refused = true;
-			snprintf(c->assoc_refused_msg, sizeof(c->assoc_refused_msg), "%s", nvmeof_errmsg());
-		}
-		return rc;
-	}
-	/* the same controller must answer: same subsystem, same serial */
-	if (strcmp(ni.subnqn, c->info.subnqn) || strcmp(ni.serial, c->info.serial))
-		return nvmeof_err(NVMEOF_ETRANSPORT,
-				  "re-create the association: %s serial %s answered, not %s serial %s",
-				  ni.subnqn, ni.serial, c->info.subnqn, c->info.serial);
-	if ((rc = ctrl_set_num_queues(c, &granted)))
-		return nvmeof_err_prefix(rc, "re-create the association");
-	if (granted < c->info.max_io_queues)
-		return nvmeof_err(NVMEOF_ETRANSPORT,
-				  "re-create the association: the controller now grants %u I/O queues, not %u",
-				  granted, c->info.max_io_queues);
-	ni.cntlid = cntlid;
-	ni.max_io_queues = c->info.max_io_queues;
-	ni.auth_hash = c->admin_auth_hash;
-	ni.auth_dhgroup = c->admin_auth_dh;
-	ni.auth_bidirectional = c->admin_auth_bidir;
-	pthread_mutex_lock(&c->lock);
-	ni.auth_io_queues = c->info.auth_io_queues; /* I/O queues count under the lock */
-	c->info = ni;
-	c->ka_err = 0; /* keep-alives go to the new association */
-	pthread_mutex_unlock(&c->lock);
-	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED); /* read without the lock by a queue's finish */
-	/* only now, the same controller having answered: events and user
-	 * commands that waited go out on it */
-	q_set_live(c->admin);
-	return 0;
-}
 
 /* An I/O queue's reconnect attempt, first half, on the queue's worker
  * thread: every queue reconnects itself; the association is re-created
@@ -97,25 +35,16 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 		pthread_mutex_unlock(&c->admin_lock);
 		return rc;
 	}
+	if (ctrl_state(c) == CTRL_DEAD) {
+		q_reconnect_final(q); /* the controller gave up: so does each of its queues */
+		rc = ctrl_reassociate(c, &fresh);
+		pthread_mutex_unlock(&c->admin_lock);
+		return rc;
+	}
 	if (q_assoc_gen(q) == c->assoc_gen || !q_connected(c->admin) ||
 	    __atomic_load_n(&c->assoc_stale, __ATOMIC_RELAXED)) {
-		/* Every queue's worker comes here after the same loss: one
-		 * attempt at the association per reconnect delay, not one per
-		 * queue (each refused attempt costs the target a connection). */
-		uint64_t now = nvmeof_now_ms();
-		if (c->reassoc_failed_ms && now - c->reassoc_failed_ms < c->o.reconnect_delay_ms)
-			rc = nvmeof_err(NVMEOF_EUNREACHABLE,
-					"re-create the association: another queue's attempt failed %llu ms ago",
-					(unsigned long long)(now - c->reassoc_failed_ms));
-		else if (!(rc = reassociate(c))) {
-			__atomic_store_n(&c->assoc_stale, false, __ATOMIC_RELAXED);
-			c->reassoc_failed_ms = 0;
-			fresh = true;
-		} else {
-			c->reassoc_failed_ms = nvmeof_now_ms(); /* when it failed: it may have taken seconds */
-			if (c->assoc_refused)
-				q_reconnect_final(q);
-		}
+		if ((rc = ctrl_reassociate(c, &fresh)) && c->assoc_refused)
+			q_reconnect_final(q);
 	}
 	uint16_t cntlid = c->info.cntlid;
 	uint32_t gen = c->assoc_gen;

@@ -67,11 +67,15 @@ int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 			}
 			continue;
 		}
+		int step_ms = 0;
 		if (w->reconnecting(w->ctx)) {
-			/* no CQ to sleep on until the next attempt */
-			struct timespec ts = {0, 2000000};
-			nanosleep(&ts, NULL);
-			continue;
+			/* the connected queues' channels wake us for their
+			 * completions, the next step's time for the rest */
+			if ((step_ms = w->next_step_ms ? w->next_step_ms(w->ctx) : 0) <= 0) {
+				struct timespec ts = {0, 2000000}; /* no CQ to sleep on until the next attempt */
+				nanosleep(&ts, NULL);
+				continue;
+			}
 		}
 		if ((rc = w->arm(w->ctx)))
 			return total ? (int)total : rc;
@@ -82,9 +86,11 @@ int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 		total += (uint32_t)rc;
 		if (total >= min)
 			return (int)total;
-		if (w->reconnecting(w->ctx))
+		if (!step_ms && w->reconnecting(w->ctx))
 			continue; /* that poll lost a connection: no CQ to sleep on */
 		uint64_t left_ms = (deadline - now + 999) / 1000, slice = w->slice_ms ? (uint64_t)w->slice_ms(w->ctx) : HOUSEKEEP_MS;
+		if (step_ms && (uint64_t)step_ms < slice)
+			slice = (uint64_t)step_ms;
 		if ((rc = w->sleep(w->ctx, (int)(left_ms < slice ? left_ms : slice))) < 0)
 			return total ? (int)total : rc;
 		w->st_sleeps++;
@@ -241,6 +247,18 @@ bool q_queues_reconnecting(struct nvmeof_queue *const *qs, uint32_t n)
 		if (q_reconnecting(qs[i]))
 			return true;
 	return false;
+}
+
+int q_queues_next_step_ms(struct nvmeof_queue *const *qs, uint32_t n, int cap_ms)
+{
+	uint64_t now = nvmeof_now_ms(), next = now + (uint64_t)(cap_ms > 0 ? cap_ms : 1);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct nvmeof_queue *q = qs[i];
+		uint64_t t = q->state == Q_WAIT ? q->next_try_ms : q->state == Q_REOPENING ? now + Q_WORKER_CHECK_MS : next;
+		if (t < next)
+			next = t;
+	}
+	return next > now ? (int)(next - now) : 1;
 }
 
 /* Each queue is its group's one member: two channels a queue. */

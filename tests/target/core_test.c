@@ -24,6 +24,7 @@
 #include "nvmeof.h"
 #include "tbenv.h"
 #include "protocol.h"
+#include "qpriv.h"
 #include "queue.h"
 
 static void opts_a(struct nvmeof_ctrl_opts *o)
@@ -1344,6 +1345,120 @@ out:
 		CHECK_EQ(nvmeof_ctrl_close(c), 0);
 }
 
+/* One admin command that times out on the real target (an Asynchronous
+ * Event Request run synchronously: nvmet answers it only when an event
+ * comes) takes the admin queue down, as any command timeout does. The
+ * controller re-creates the association on its own (a new CNTLID): its
+ * health, keep-alives, ANA log reads and events come back, and the I/O
+ * queue, whose association was replaced, reconnects and carries on. Events
+ * are enabled after the timeout (nvmet takes four AERs at most: with the
+ * event thread's out, the test's own would be refused, not held); a second
+ * loss, the admin connection cut with the event thread's AERs out, shows
+ * events come back too. */
+static void count_event(void *arg, const struct nvmeof_event *ev)
+{
+	(void)ev;
+	atomic_fetch_add((atomic_int *)arg, 1);
+}
+/* Until cond holds, polling q (its reconnect runs from its poll); false
+ * after limit_s, which only bounds a broken run (seconds suffice). */
+#define WAIT_UNTIL(cond, q, limit_s)                                                   \
+	({                                                                              \
+		double t0_ = now_s();                                                   \
+		while (!(cond) && now_s() - t0_ < (limit_s)) {                          \
+			nvmeof_queue_poll((q), 0);                                      \
+			struct timespec ts_ = {0, 10000000};                            \
+			nanosleep(&ts_, NULL);                                          \
+		}                                                                       \
+		(bool)(cond);                                                           \
+	})
+TEST(admin_timeout_recreates_the_association)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_queue *q = NULL;
+	struct nvmeof_mr *mr = NULL, *back = NULL;
+	struct nvmeof_ctrl_info ci;
+	uint8_t sqe[NVME_SQE_SIZE];
+	struct nvmeof_cpl cpl;
+	static uint8_t log[4096];
+	char msg[512], cmd[256];
+	atomic_int events = 0;
+	bool disabled = false;
+	opts_a(&o);
+	o.kato_ms = 2000;
+	o.reconnect_delay_ms = 200;
+	o.cmd_timeout_ms = 5000;
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	MUST(nvmeof_queue_create(c, NULL, &q));
+	MUST(nvmeof_mr_alloc(c, 4096, &mr));
+	MUST(nvmeof_mr_alloc(c, 4096, &back));
+	const struct nvmeof_ns *ns = nvmeof_ns_get(c, 1);
+	CHECK(ns != NULL);
+	uint32_t nlb = 4096 / ns->lba_size;
+	MUST(nvmeof_write_sync(q, ns, 4242, nlb, mr, 0, 0));
+	MUST(nvmeof_ctrl_get_info(c, &ci));
+	uint16_t cntlid0 = ci.cntlid;
+
+	nvme_sqe_async_event(sqe, 0);
+	pthread_mutex_lock(ctrl_admin_lock(c));
+	int rc = q_exec(ctrl_admin(c), sqe, 0, 1000, &cpl);
+	pthread_mutex_unlock(ctrl_admin_lock(c));
+	CHECK_EQ(rc, NVMEOF_ETIMEDOUT);
+	double t0 = now_s();
+	bool healthy = WAIT_UNTIL(nvmeof_ctrl_health(c, msg, sizeof(msg)) == 0, q, 60);
+	printf("    after the admin timeout: %s in %.1f s (%s)\n", healthy ? "healthy again" : "still lost",
+	       now_s() - t0, msg);
+	CHECK(healthy);
+	MUST(nvmeof_ctrl_get_info(c, &ci));
+	CHECK(ci.cntlid != cntlid0); /* a new association */
+	uint16_t cntlid1 = ci.cntlid;
+	MUST(nvmeof_get_log_ana(c, true, log, sizeof(log)));
+	uint64_t ka = nvmeof_ctrl_keep_alives(c);
+	CHECK(WAIT_UNTIL(nvmeof_ctrl_keep_alives(c) >= ka + 2, q, 30));
+	MUST(nvmeof_ctrl_events(c, count_event, &events));
+	/* the I/O queue: on the new association, writes and reads go */
+	fill(nvmeof_mr_addr(mr), 4096, 33);
+	MUST(nvmeof_write_sync(q, ns, 4242, nlb, mr, 0, 0));
+	MUST(nvmeof_read_sync(q, ns, 4242, nlb, back, 0, 0));
+	CHECK(!memcmp(nvmeof_mr_addr(mr), nvmeof_mr_addr(back), 4096));
+
+	/* the second loss, with the event thread's AERs out */
+	pthread_mutex_lock(ctrl_admin_lock(c));
+	q_cut(ctrl_admin(c));
+	nvmeof_queue_poll(ctrl_admin(c), 0);
+	pthread_mutex_unlock(ctrl_admin_lock(c));
+	CHECK(WAIT_UNTIL(nvmeof_ctrl_health(c, msg, sizeof(msg)) == 0, q, 60));
+	MUST(nvmeof_ctrl_get_info(c, &ci));
+	CHECK(ci.cntlid != cntlid1);
+	int e0 = atomic_load(&events);
+	snprintf(cmd, sizeof(cmd), "tb ns-disable %s 2", env("NVMEOF_TB_NQN_A"));
+	sh(cmd);
+	disabled = true;
+	CHECK(WAIT_UNTIL(atomic_load(&events) > e0, q, 30));
+	MUST(nvmeof_get_log_ana(c, true, log, sizeof(log)));
+	/* the I/O queue follows each new association (its next housekeeping) */
+	struct nvmeof_queue_stats st;
+	CHECK(WAIT_UNTIL((nvmeof_queue_stats(q, &st), st.reconnects >= 2), q, 30));
+	MUST(nvmeof_read_sync(q, ns, 4242, nlb, back, 0, 0));
+	CHECK(!memcmp(nvmeof_mr_addr(mr), nvmeof_mr_addr(back), 4096));
+	printf("    CNTLID %u -> %u -> %u; %d event(s); the I/O queue reconnected %llu time(s)\n", cntlid0, cntlid1, ci.cntlid,
+	       atomic_load(&events) - e0, (unsigned long long)st.reconnects);
+out:
+	if (disabled) {
+		snprintf(cmd, sizeof(cmd), "tb ns-enable %s 2", env("NVMEOF_TB_NQN_A"));
+		sh(cmd);
+	}
+	if (mr)
+		nvmeof_mr_release(mr);
+	if (back)
+		nvmeof_mr_release(back);
+	if (q)
+		nvmeof_queue_destroy(q);
+	if (c)
+		nvmeof_ctrl_close(c);
+}
+
 static int load_dump(int argc, char **argv)
 {
 	struct nvmeof_ctrl_opts o;
@@ -1415,6 +1530,7 @@ int main(int argc, char **argv)
 		T(keep_alive_goes_out_during_a_long_admin_command),
 		T(idle_wait_sleeps_long_and_a_disconnect_wakes_it),
 		T(retry_delay_enabled_where_the_controller_reports_one),
+		T(admin_timeout_recreates_the_association),
 	};
 	size_t n = sizeof(all) / sizeof(all[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);

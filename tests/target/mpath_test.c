@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -267,6 +268,33 @@ static int cmp_u64(const void *a, const void *b)
  * median over a dozen reads is held to half a slice: a loaded emulator
  * would have to slow such a read tenfold and more to reach it.
  * I/O through such waits completes, data intact. */
+/* While one path reconnects, the wait sleeps on the other path's channel
+ * until the reconnect's next step (its attempt, seconds away), instead of
+ * napping between polls: the waiting thread's voluntary context switches
+ * count its wake-ups. A completion on the live path still ends it. */
+TEST(multipath_wait_sleeps_on_the_live_path_while_another_reconnects)
+{
+	struct paths p;
+	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 5000)); /* path 2's attempt 5 s after its loss */
+	MUST(nvmeof_mpath_queue_path_disconnect(p.mq, 1));
+	nvmeof_mpath_queue_poll(p.mq, 0); /* takes the loss: path 2 waits for its attempt */
+	struct rusage r0, r1;
+	getrusage(RUSAGE_THREAD, &r0);
+	CHECK_EQ(nvmeof_mpath_queue_wait(p.mq, 1, 1000), 0);
+	getrusage(RUSAGE_THREAD, &r1);
+	long wakes = r1.ru_nvcsw - r0.ru_nvcsw;
+	printf("    an idle 1 s wait while path 2 reconnects woke %ld time(s)\n", wakes);
+	/* 2 ms naps: about 500; sleeps of up to 100 ms: about 10. 100 leaves
+	 * room for a slow emulator's extra wake-ups either way */
+	CHECK(wakes < 100);
+	struct io_state st = {0};
+	MUST(nvmeof_mpath_read(p.mq, 0, NBLK, p.r, 0, io_done, &st));
+	CHECK_EQ(nvmeof_mpath_queue_wait(p.mq, 1, 10000), 1);
+	CHECK_EQ(st.errors, 0);
+out:
+	close_paths(&p);
+}
+
 TEST(multipath_wait_sleeps_on_every_path)
 {
 	struct paths p;
@@ -901,6 +929,7 @@ int main(int argc, char **argv)
 		T(port_removed_and_restored_under_io), T(both_ports_removed_fails_naming_the_paths),
 		T(transition_past_anatt_fails_clearly), T(paths_to_two_subsystems_refused),
 		T(two_multipaths_at_once_one_gets_the_events), T(multipath_wait_sleeps_on_every_path),
+		T(multipath_wait_sleeps_on_the_live_path_while_another_reconnects),
 		T(batched_submissions_ring_once_per_path), T(refresh_reads_every_paths_ana_log),
 		T(no_usable_path_for_a_moment_loses_nothing),
 		T(namespace_moved_to_another_ana_group_is_followed),

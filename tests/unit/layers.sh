@@ -47,6 +47,27 @@ if [ -f "$B/core/qstate.o" ]; then
 else
   echo "layers: $B/core/qstate.o missing: build first"; fail=1
 fi
+# The controller's files likewise, in the order core/cpriv.h lists them:
+# each calls only those before it (from each object's undefined symbols to
+# the controller file that defines them).
+CFILES="cfields ctrl_mem auth_run cstate admin adminio aer keepalive hostid creset reassoc ctrl"
+corder=$(sed -n 's/^ \*   \([a-z_]*\)\.c .*/\1/p' core/cpriv.h | tr '\n' ' ')
+[ "$corder" = "$CFILES " ] || { echo "layers: core/cpriv.h lists '$corder', not '$CFILES '"; fail=1; }
+if [ -f "$B/core/cstate.o" ]; then
+  rank=0
+  for f in $CFILES; do
+    nm --defined-only "$B/core/$f.o" | awk -v f=$f -v r=$rank '$2 ~ /^[TDBR]$/ {print $3, f, r}'
+    rank=$((rank + 1))
+  done > $TMP/cdefs
+  for f in $CFILES; do nm -u "$B/core/$f.o" | awk -v f=$f '{print $2, f}'; done > $TMP/cuses
+  while read -r callee crank caller rrank sym; do
+    [ "$crank" -lt "$rrank" ] ||
+      { echo "layers: core/$caller.c calls $sym of core/$callee.c, listed after it in core/cpriv.h"; fail=1; }
+  done < <(awk 'NR==FNR{d[$1]=$2; r[$1]=$3; rk[$2]=$3; next} ($1 in d) && d[$1]!=$2 {print d[$1], r[$1], $2, rk[$2], $1}' \
+    $TMP/cdefs $TMP/cuses | sort -u)
+else
+  echo "layers: $B/core/cstate.o missing: build first"; fail=1
+fi
 # mem.c and cuda.c register memory in a context of their own
 if grep -l '"ctrl.h"\|"queue.h"\|"qpriv.h"' core/mem.c core/cuda.c; then
   echo "layers: registration reaches into the controller or queue"; fail=1

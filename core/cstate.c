@@ -1,0 +1,140 @@
+/*
+ * A controller's life as one state machine, as the kernel host's
+ * nvme_change_ctrl_state: NEW, LIVE, RESETTING, CONNECTING, DELETING,
+ * DEAD (cpriv.h). Only ctrl_change_state moves it, and every move is
+ * checked against the table below, so a late or out-of-turn change (a
+ * loss reported while the association is being re-created, a reset of a
+ * controller being closed) changes nothing. Who moves it:
+ *  - the admin queue's loss (ctrl_admin_lost, the queue's fail hook, in
+ *    the poll that saw it: a command timeout or the connection's end):
+ *    LIVE to RESETTING, or to DEAD where no reconnect is configured;
+ *  - an attempt to re-create the association (creset.c, from the reset
+ *    worker or an I/O queue's reconnect): to CONNECTING, then LIVE, or
+ *    back to RESETTING, or DEAD when refused with Do Not Retry or past
+ *    ctrl_loss_tmo;
+ *  - the close: DELETING.
+ * What the threads may do in each state (ctrl_may): keep-alive and events
+ * only while LIVE; an admin command waits, up to its timeout, while the
+ * association is re-created, and fails at once when DEAD or DELETING.
+ */
+#include <stdio.h>
+
+#include "cpriv.h"
+#include "trace.h"
+#include "util.h"
+
+const char *ctrl_state_str(enum ctrl_state s)
+{
+	static const char *const names[] = {"new", "live", "resetting", "connecting", "deleting", "dead"};
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+static bool allowed(enum ctrl_state from, enum ctrl_state to)
+{
+	switch (to) {
+	case CTRL_LIVE:
+		return from == CTRL_NEW || from == CTRL_CONNECTING;
+	case CTRL_RESETTING:
+		return from == CTRL_LIVE || from == CTRL_CONNECTING;
+	case CTRL_CONNECTING:
+		return from == CTRL_LIVE || from == CTRL_RESETTING;
+	case CTRL_DEAD:
+		return from == CTRL_LIVE || from == CTRL_RESETTING || from == CTRL_CONNECTING;
+	case CTRL_DELETING:
+		return from != CTRL_DELETING;
+	default:
+		return false;
+	}
+}
+
+/* lock held */
+static bool change_locked(struct nvmeof_ctrl *c, enum ctrl_state to)
+{
+	enum ctrl_state from = c->state;
+	if (!allowed(from, to))
+		return false;
+	uint64_t now = nvmeof_now_ms();
+	if (from == CTRL_LIVE && to != CTRL_DELETING)
+		c->lost_ms = now; /* ctrl_loss_tmo counts from here */
+	if (to == CTRL_LIVE)
+		c->lost_ms = 0;
+	if (to == CTRL_RESETTING)
+		c->next_reset_ms = now + c->o.reconnect_delay_ms;
+	c->state = to;
+	pthread_cond_broadcast(&c->state_cond);
+	trace_ctrl(&c->o, 0, "controller state: %s -> %s", ctrl_state_str(from), ctrl_state_str(to));
+	return true;
+}
+
+bool ctrl_change_state(struct nvmeof_ctrl *c, enum ctrl_state to)
+{
+	pthread_mutex_lock(&c->lock);
+	bool ok = change_locked(c, to);
+	pthread_mutex_unlock(&c->lock);
+	return ok;
+}
+
+enum ctrl_state ctrl_state(struct nvmeof_ctrl *c)
+{
+	pthread_mutex_lock(&c->lock);
+	enum ctrl_state s = c->state;
+	pthread_mutex_unlock(&c->lock);
+	return s;
+}
+
+bool ctrl_may(struct nvmeof_ctrl *c, enum ctrl_act act)
+{
+	enum ctrl_state s = ctrl_state(c);
+	switch (act) {
+	case CTRL_DO_KEEP_ALIVE: /* to a lost association it only fails, and says nothing new */
+	case CTRL_DO_EVENTS:     /* AERs are re-armed by the association that answers them */
+		return s == CTRL_LIVE;
+	case CTRL_DO_ADMIN:
+		return s == CTRL_LIVE || s == CTRL_RESETTING || s == CTRL_CONNECTING;
+	}
+	return false;
+}
+
+void ctrl_admin_lost(void *arg)
+{
+	struct nvmeof_ctrl *c = arg;
+	char why[384];
+	snprintf(why, sizeof(why), "%s", nvmeof_errmsg());
+	pthread_mutex_lock(&c->lock);
+	if (c->state == CTRL_LIVE) {
+		bool again = c->o.reconnect_delay_ms != 0;
+		snprintf(c->state_msg, sizeof(c->state_msg), "the admin queue was lost (%s)%s", why,
+			 again ? "" : "; no reconnect is configured (reconnect_delay_ms)");
+		change_locked(c, again ? CTRL_RESETTING : CTRL_DEAD);
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+int ctrl_state_health(struct nvmeof_ctrl *c, char *msg, size_t len)
+{
+	if (c->state == CTRL_LIVE || c->state == CTRL_NEW)
+		return 0;
+	if (msg && len)
+		snprintf(msg, len, "controller %s: %s", ctrl_state_str(c->state),
+			 c->state_msg[0] ? c->state_msg : "being closed");
+	return NVMEOF_ECLOSED;
+}
+
+bool ctrl_past_loss_tmo(struct nvmeof_ctrl *c, uint64_t now)
+{
+	uint32_t tmo = c->o.ctrl_loss_tmo_ms ? c->o.ctrl_loss_tmo_ms : Q_CTRL_LOSS_TMO_DEFAULT_MS;
+	return c->lost_ms && now - c->lost_ms >= tmo;
+}
+
+int ctrl_wait_live(struct nvmeof_ctrl *c, uint32_t timeout_ms, const char *what)
+{
+	char msg[600];
+	pthread_mutex_lock(&c->lock);
+	struct timespec ts = nvmeof_deadline_ts(timeout_ms);
+	while ((c->state == CTRL_RESETTING || c->state == CTRL_CONNECTING) &&
+	       pthread_cond_timedwait(&c->state_cond, &c->lock, &ts) == 0)
+		;
+	int rc = ctrl_state_health(c, msg, sizeof(msg));
+	pthread_mutex_unlock(&c->lock);
+	return rc ? nvmeof_err(rc, "%s: %s", what, msg) : 0;
+}

@@ -47,7 +47,10 @@ static void usage(FILE *f)
 	fprintf(f, "usage: nvmeof SUBCOMMAND [OPTIONS]   (nvmeof SUBCOMMAND --help)\n"
 		   "       nvmeof --version\n\n");
 	for (size_t i = 0; i < NCMDS; i++)
-		fprintf(f, "  %-13s %s\n", cmds[i].name, cmds[i].help);
+		fprintf(f, "  %-15s %s\n", cmds[i].name, cmds[i].help);
+	/* parsed apart, with nvme-cli's own options (passthru.c) */
+	fprintf(f, "  %-15s %s\n  %-15s %s\n", "io-passthru", "one raw I/O command, nvme-cli's options",
+		"admin-passthru", "one raw admin command, nvme-cli's options");
 }
 
 /* The subcommand being parsed: every usage error starts "nvmeof SUBCOMMAND:". */

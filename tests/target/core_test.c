@@ -1312,6 +1312,97 @@ out:
 	}
 }
 
+/* connect_retries is the number of tries after the first, for the admin
+ * queue and each I/O queue alike. The target cannot be made to fail a CM
+ * connect on purpose: the CM fault double linked into this program
+ * (tests/cmfault) turns the next CM connects' answers into a CONNECT_ERROR,
+ * a failure retried for any queue, or into silence, retried only once the
+ * admin queue has reached the target. Two failed tries fail a connect
+ * allowed one retry, saying so, and let one allowed two through. */
+void cmfault_arm(unsigned skip, unsigned n, bool silent);
+unsigned cmfault_left(void);
+static atomic_int admin_tries_failed;
+static void tries_trace(void *arg, uint16_t qid, uint64_t time_ns, const char *msg)
+{
+	(void)arg, (void)time_ns;
+	if (!qid && !strncmp(msg, "connect try ", 12))
+		atomic_fetch_add(&admin_tries_failed, 1);
+}
+static void expect_tries_failed(int rc, int want_rc, const char *step)
+{
+	printf("    -> %s: %s\n", nvmeof_strerror(rc), nvmeof_errmsg());
+	CHECK_EQ(rc, want_rc);
+	CHECK(strstr(nvmeof_errmsg(), step) != NULL);
+	CHECK(strstr(nvmeof_errmsg(), "(2 tries, ") != NULL);
+	CHECK(strstr(nvmeof_errmsg(), "no retries left") != NULL);
+}
+TEST(connect_retries_is_the_number_of_tries_after_the_first)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_queue *q = NULL;
+	struct nvmeof_mr *mr = NULL;
+	opts_a(&o);
+	o.connect_timeout_ms = 1000; /* each silent try waits this long */
+	o.trace = tries_trace;
+	/* the admin queue, two connect errors: one retry is not enough */
+	o.connect_retries = 1;
+	cmfault_arm(0, 2, false);
+	expect_tries_failed(nvmeof_ctrl_connect(&o, &c), NVMEOF_ETRANSPORT, "connect admin queue");
+	CHECK(c == NULL);
+	CHECK_EQ(cmfault_left(), 0);
+	/* two retries are */
+	o.connect_retries = 2;
+	atomic_store(&admin_tries_failed, 0);
+	cmfault_arm(0, 2, false);
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	CHECK_EQ(cmfault_left(), 0);
+	CHECK_EQ(atomic_load(&admin_tries_failed), 2);
+	/* an I/O queue, two silent CM connects: the controller's budget of 2
+	 * lets it through, and the queue says what it took */
+	cmfault_arm(0, 2, true);
+	MUST(nvmeof_queue_create(c, NULL, &q));
+	CHECK_EQ(cmfault_left(), 0);
+	uint64_t ms = 0;
+	CHECK_EQ(nvmeof_queue_connect_retries(q, &ms), 2);
+	printf("    I/O queue %u: 2 retries, connected in %llu ms\n", nvmeof_queue_qid(q), (unsigned long long)ms);
+	CHECK(ms >= 2000); /* a lower bound: two tries waited out their 1 s */
+	MUST(nvmeof_mr_alloc(c, 4096, &mr));
+	MUST(nvmeof_read_sync(q, nvmeof_ns_get(c, 1), 0, 8, mr, 0, 0));
+	nvmeof_mr_release(mr);
+	mr = NULL;
+	CHECK_EQ(nvmeof_queue_destroy(q), 0);
+	q = NULL;
+	CHECK_EQ(nvmeof_ctrl_close(c), 0);
+	c = NULL;
+	/* with one retry the same silence fails the queue, naming it */
+	o.connect_retries = 1;
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	cmfault_arm(0, 2, true);
+	expect_tries_failed(nvmeof_queue_create(c, NULL, &q), NVMEOF_ETIMEDOUT, "CM connect: no answer within 1000 ms");
+	CHECK(strstr(nvmeof_errmsg(), "I/O queue ") != NULL);
+	CHECK(q == NULL);
+	CHECK_EQ(nvmeof_ctrl_close(c), 0);
+	c = NULL;
+	/* silence at the first contact is not retried, whatever the budget:
+	 * the address is wrong or down */
+	o.connect_retries = 4;
+	cmfault_arm(0, 1, true);
+	int rc = nvmeof_ctrl_connect(&o, &c);
+	printf("    -> %s: %s\n", nvmeof_strerror(rc), nvmeof_errmsg());
+	CHECK_EQ(rc, NVMEOF_ETIMEDOUT);
+	CHECK(strstr(nvmeof_errmsg(), " tries, ") == NULL);
+	CHECK_EQ(cmfault_left(), 0);
+out:
+	cmfault_arm(0, 0, false);
+	if (mr)
+		nvmeof_mr_release(mr);
+	if (q)
+		nvmeof_queue_destroy(q);
+	if (c)
+		nvmeof_ctrl_close(c);
+}
+
 /* ---- helpers for the shell cross-check ---- */
 /* Advanced Command Retry Enable: asked for only where the controller
  * reports a Command Retry Delay Time. nvmet reports none; SPDK's target
@@ -1415,6 +1506,7 @@ int main(int argc, char **argv)
 		T(keep_alive_goes_out_during_a_long_admin_command),
 		T(idle_wait_sleeps_long_and_a_disconnect_wakes_it),
 		T(retry_delay_enabled_where_the_controller_reports_one),
+		T(connect_retries_is_the_number_of_tries_after_the_first),
 	};
 	size_t n = sizeof(all) / sizeof(all[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);

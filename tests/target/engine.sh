@@ -639,6 +639,42 @@ t_connect_timeout_bounds_each_step() {
   [ "$short" -lt 10000 ] || fail "connect_timeout=1s took $short ms"
 }
 
+# connect_retries= is the number of tries after the first of a queue pair's
+# connect. The target cannot be made to fail a connect on purpose: the CM
+# fault double (build/*/tests/libcmfault.so, preloaded into fio) turns the
+# process's next CM connects' answers into a CONNECT_ERROR (retried for
+# any queue) or into silence (retried for an I/O queue: the admin queue
+# reached the target). Two failed tries fail a job allowed one retry,
+# saying so, and let one allowed two through. Thread mode: one process
+# connects (in process mode each job's process and fio's probe would).
+CMFAULT=$PWD/$B/tests/libcmfault.so
+cmfault_job() { # "SKIP,N,error|silent" fio-args...: fio's exit status; its output in $SCRATCH/log
+  local spec=$1 rc=0; shift
+  NVMEOF_CMFAULT=$spec LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$CMFAULT" ours --name=cr --filename="$FA1" \
+    --thread=1 --qpairs=1 --rw=read --bs=4k --size=1m --connect_timeout=1s "$@" > "$SCRATCH/log" 2>&1 || rc=$?
+  return $rc
+}
+t_connect_retries_is_the_number_of_tries_after_the_first() {
+  [ -e "$CMFAULT" ] || fail "no $CMFAULT (make all builds it)"
+  # the controller's admin queue, two connect errors
+  ! cmfault_job 0,2,error --connect_retries=1 || { tail -5 "$SCRATCH/log"; fail "connect_retries=1 let two failed tries through"; }
+  grep -m1 'nvmeof: .*connect admin queue' "$SCRATCH/log" | cut -c1-300 | sed 's/^/    /' || true # shown only
+  grep -q 'connect admin queue to .*(2 tries, .*no retries left)' "$SCRATCH/log" ||
+    { grep nvmeof "$SCRATCH/log"; fail "the failure does not say its 2 tries"; }
+  cmfault_job 0,2,error --connect_retries=2 || { tail -20 "$SCRATCH/log"; fail "connect_retries=2 did not let two failed tries through"; }
+  expect_fio_ok "$SCRATCH/log"
+  # queue pair 1's CM connect (the second of the process), silent twice
+  ! cmfault_job 1,2,silent --connect_retries=1 || { tail -5 "$SCRATCH/log"; fail "connect_retries=1 let two silent tries through"; }
+  grep -m1 'nvmeof: .*I/O queue' "$SCRATCH/log" | cut -c1-300 | sed 's/^/    /' || true # shown only
+  grep -q 'I/O queue [0-9]*: CM connect: no answer within 1000 ms (2 tries, .*no retries left)' "$SCRATCH/log" ||
+    { grep nvmeof "$SCRATCH/log"; fail "the queue pair's failure does not say its 2 tries"; }
+  cmfault_job 1,2,silent --connect_retries=2 || { tail -20 "$SCRATCH/log"; fail "connect_retries=2 did not let two silent tries through"; }
+  expect_fio_ok "$SCRATCH/log"
+  grep -m1 'nvmeof: queue [0-9]*: .*connect retr' "$SCRATCH/log" | sed 's/^/    /' || true # shown only
+  grep -q 'nvmeof: queue [0-9]*: .*; connected in [0-9]* ms, 2 connect retries' "$SCRATCH/log" ||
+    { grep nvmeof "$SCRATCH/log"; fail "the end-of-job line does not say 2 connect retries"; }
+}
+
 t_gpu_without_cuda_fails_clearly() {
   export NVMEOF_CUDA_LIB=/nonexistent/libcuda.so.1
   expect_fio_fails "could not be loaded" --name=g --filename="$FA1" \

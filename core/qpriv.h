@@ -263,6 +263,7 @@ struct nvmeof_queue {
 	void *wait_hook_arg;
 	uint32_t wait_hook_ms;
 	uint64_t next_housekeep_ms;
+	uint64_t cm_wakes;        /* sleeps its CM channel's news ended (wait.c; tests read it) */
 	uint32_t completed;       /* requests completed by the current poll */
 	uint32_t in_cb;           /* callbacks of this queue running now (nested) */
 	struct nvmeof_queue_stats st;

@@ -236,6 +236,7 @@ ifeq ($(SANFLAGS),)
 	# an address-space limit, which ASan's shadow memory cannot live under
 	tests/suite $(notdir $(O))/tool.sh 300 tests/unit/tool.sh $(O)
 	tests/suite install.sh 600 tests/unit/install.sh
+	tests/suite harness.sh 120 tests/unit/harness.sh
 	tests/suite python-venv.sh 600 tests/unit/python-venv.sh
 	NVMEOF_LIB=$(CURDIR)/$(O)/libnvmeof.so PYTHONDONTWRITEBYTECODE=1 \
 		tests/suite python-unit 300 $(PYTHON) -m pytest -p no:cacheprovider -q tests/python/unit

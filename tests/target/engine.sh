@@ -345,6 +345,10 @@ expect_fio_fails() { # needle fio-args...
   local t0=$(date +%s)
   ours "$@" > "$SCRATCH/log" 2>&1 && { tail "$SCRATCH/log"; fail "fio succeeded"; }
   local dt=$(( $(date +%s) - t0 ))
+  # each of these failures is an answer (a refusal, a parse error, a
+  # missing library) that comes within a few seconds, its connect bounded
+  # by connect_timeout (3 s): ten times that fails only a job that hangs or
+  # retries what it must not
   [ $dt -lt 30 ] || fail "fio took ${dt}s to fail"
   grep -q -- "$needle" "$SCRATCH/log" || { cat "$SCRATCH/log"; fail "no '$needle' in fio's output"; }
   echo "    $(grep -m1 -- "$needle" "$SCRATCH/log")"

@@ -416,6 +416,7 @@ struct nvmeof_poll_group {
 	bool hw_ts;                       /* its completions carry the NIC's clock */
 	uint8_t next_epoch;               /* shared, so a place reused never repeats an epoch soon */
 	struct q_waiter waiter;
+	uint64_t cq_wakes;                /* sleeps its completion channel's event ended (wait.c; tests read it) */
 	struct pollfd pfd[GROUP_MAX + 1]; /* a sleep's: the completion channel, each member's CM channel */
 	struct nvmeof_queue *pfq[GROUP_MAX + 1];
 };

@@ -167,8 +167,10 @@ static int sleep_on_groups(struct nvmeof_poll_group *const *gs, uint32_t ng, str
 			continue;
 		}
 		struct nvmeof_poll_group *g = gs[gi++];
-		if (pfd[k].revents)
+		if (pfd[k].revents) {
 			g->tr->take_event(g->cqc);
+			g->cq_wakes++;
+		}
 	}
 	return r > 0;
 }

@@ -338,6 +338,98 @@ out:
 	close_paths(&p);
 }
 
+/* The caller's own memory, registered on every path at once
+ * (nvmeof_mpath_mr_register), carries data both ways on both paths (round
+ * robin: a registration missing on one HCA fails that path's commands with
+ * a remote access error), and one wait over two multipath queues of a
+ * thread (nvmeof_mpath_queues_wait) gathers both queues' completions: the
+ * count it returns is theirs together, each queue's callbacks run. */
+static uint64_t both_cmds(struct nvmeof_mpath_queue *const *mqs, uint32_t path) /* two queues' commands on a path */
+{
+	uint64_t n = 0;
+	for (int i = 0; i < 2; i++) {
+		struct nvmeof_path_stats st = {.size = sizeof(st)};
+		nvmeof_mpath_queue_path_stats(mqs[i], path, &st);
+		n += st.cmds;
+	}
+	return n;
+}
+TEST(caller_memory_on_every_path_and_one_wait_over_two_queues)
+{
+	struct paths p;
+	struct nvmeof_mpath_queue *mq2 = NULL;
+	struct nvmeof_mpath_mr *mmr = NULL;
+	const size_t half = 8 * BLKS_PER_IO * 4096;
+	uint8_t *buf = aligned_alloc(4096, 2 * half);
+	CHECK(buf != NULL);
+	if (!buf)
+		return;
+	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 0));
+	void *none = NULL;
+	CHECK_EQ(nvmeof_mpath_mr_register(p.mp, NULL, half, &mmr), NVMEOF_EINVAL);
+	CHECK_EQ(nvmeof_mpath_queues_wait(NULL, 1, 1, 10), NVMEOF_EINVAL);
+	CHECK_EQ(nvmeof_mpath_queues_wait((struct nvmeof_mpath_queue *const *)&none, 1, 1, 10), NVMEOF_EINVAL);
+	MUST(nvmeof_mpath_mr_register(p.mp, buf, 2 * half, &mmr));
+	CHECK(nvmeof_mpath_mr_addr(mmr) == buf);
+	struct nvmeof_queue_opts qo;
+	nvmeof_queue_opts_init(&qo);
+	qo.depth = QD;
+	MUST(nvmeof_mpath_queue_create(p.mp, &qo, &mq2));
+	struct nvmeof_mpath_queue *both[2] = {p.mq, mq2};
+	uint64_t c0[2] = {both_cmds(both, 0), both_cmds(both, 1)};
+	fill(buf, half, 4242);
+	memset(buf + half, 0, half);
+	/* 8 writes, half on each queue, waited for together */
+	struct io_state s[2] = {{0}};
+	for (uint32_t k = 0; k < 8; k++)
+		MUST(nvmeof_mpath_write(both[k % 2], 14000 + k * BLKS_PER_IO, BLKS_PER_IO, mmr,
+					(size_t)k * BLKS_PER_IO * 4096, 0, io_done, &s[k % 2]));
+	uint32_t got = 0;
+	for (int i = 0; i < 20 && got < 8; i++) { /* 20 s: the 8 take milliseconds */
+		int r = nvmeof_mpath_queues_wait(both, 2, 8 - got, 1000);
+		CHECK(r >= 0);
+		if (r < 0)
+			break;
+		got += (uint32_t)r;
+	}
+	CHECK_EQ(got, 8);
+	CHECK_EQ(s[0].done, 4);
+	CHECK_EQ(s[1].done, 4);
+	CHECK_EQ(s[0].errors + s[1].errors, 0);
+	/* read back into the buffer's second half, each block through the
+	 * other queue than wrote it */
+	struct io_state t[2] = {{0}};
+	for (uint32_t k = 0; k < 8; k++)
+		MUST(nvmeof_mpath_read(both[(k + 1) % 2], 14000 + k * BLKS_PER_IO, BLKS_PER_IO, mmr,
+				       half + (size_t)k * BLKS_PER_IO * 4096, io_done, &t[(k + 1) % 2]));
+	got = 0;
+	for (int i = 0; i < 20 && got < 8; i++) { /* 20 s: the 8 take milliseconds */
+		int r = nvmeof_mpath_queues_wait(both, 2, 8 - got, 1000);
+		CHECK(r >= 0);
+		if (r < 0)
+			break;
+		got += (uint32_t)r;
+	}
+	CHECK_EQ(got, 8);
+	CHECK_EQ(t[0].done + t[1].done, 8);
+	CHECK_EQ(t[0].errors + t[1].errors, 0);
+	if (t[0].errors + t[1].errors)
+		printf("    %s%s\n", t[0].msg, t[1].msg);
+	CHECK_MEM(buf + half, buf, half);
+	uint64_t d0 = both_cmds(both, 0) - c0[0], d1 = both_cmds(both, 1) - c0[1];
+	printf("    16 commands from the caller's memory: %llu on path 1, %llu on path 2\n",
+	       (unsigned long long)d0, (unsigned long long)d1);
+	CHECK(d0 >= 4 && d1 >= 4); /* round robin, each queue: both registrations used */
+	CHECK_EQ(d0 + d1, 16);
+out:
+	if (mq2)
+		OK(nvmeof_mpath_queue_destroy(mq2));
+	if (mmr)
+		OK(nvmeof_mpath_mr_release(mmr));
+	close_paths(&p);
+	free(buf);
+}
+
 /* With batch, submissions wait for the commit: one doorbell per path for
  * QD commands, not one each (the engine's multipath jobs rang per command,
  * a system call each on Soft-RoCE: BENCHMARKS.md, issue 23). What a poll
@@ -914,6 +1006,7 @@ int main(int argc, char **argv)
 		T(port_removed_and_restored_under_io), T(both_ports_removed_fails_naming_the_paths),
 		T(transition_past_anatt_fails_clearly), T(paths_to_two_subsystems_refused),
 		T(two_multipaths_at_once_one_gets_the_events), T(multipath_wait_sleeps_on_every_path),
+		T(caller_memory_on_every_path_and_one_wait_over_two_queues),
 		T(batched_submissions_ring_once_per_path), T(refresh_reads_every_paths_ana_log),
 		T(no_usable_path_for_a_moment_loses_nothing),
 		T(namespace_moved_to_another_ana_group_is_followed),

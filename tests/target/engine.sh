@@ -691,6 +691,36 @@ t_expected_hca_mismatch_fails() {
 }
 
 
+# hostid= is the Host Identifier the job's Connect carries, and with it who
+# the host is: two jobs in threads with the same hostid share one
+# controller, with different ones each gets its own (the target's count of
+# controllers it created, and the jobs' CNTLIDs), and each Connect carried
+# its job's (verbose=1's trace of it). That the target holds what a Connect
+# carries is target_core's hostid_is_the_targets_host_identifier.
+hostid_jobs() { # HOSTID-OF-JOB-B -> controllers nvmet created for the two jobs
+  local before after
+  before=$(nvmet_ctrls)
+  ours --thread=1 --filename="$FA1" --rw=read --bs=4k --size=1m --qpairs=1 --verbose=1 \
+    --name=a --hostid=6e766d65-6f66-4000-8000-00000000a001 --name=b --hostid="$1" \
+    > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log" >&2; fail "fio with hostid=$1 failed"; }
+  expect_fio_ok "$SCRATCH/log" >&2
+  after=$(nvmet_ctrls)
+  [ "$(job_ctrls "$SCRATCH/log" | wc -l)" = 2 ] || { grep nvmeof "$SCRATCH/log" >&2; fail "not two queue lines"; }
+  [ "$(job_ctrls "$SCRATCH/log" | cut -d' ' -f1 | sort -u | wc -l)" = $((after - before)) ] ||
+    { job_ctrls "$SCRATCH/log" >&2; fail "the jobs' CNTLIDs do not match the target's $((after - before)) controllers"; }
+  grep -q "Fabrics Connect as .* (host ID $1): controller" "$SCRATCH/log" ||
+    { grep 'Fabrics Connect as' "$SCRATCH/log" >&2; fail "no Connect carried host ID $1"; }
+  echo $((after - before))
+}
+t_hostid_is_who_the_host_is() {
+  local same other
+  same=$(hostid_jobs 6e766d65-6f66-4000-8000-00000000a001) || exit 1
+  other=$(hostid_jobs 6e766d65-6f66-4000-8000-00000000b002) || exit 1
+  echo "    two jobs: the same hostid, $same controller(s); different ones, $other"
+  [ "$same" = 1 ] || fail "two jobs with the same hostid made $same controllers"
+  [ "$other" = 2 ] || fail "two jobs with different hostids made $other controllers"
+}
+
 # src_addr= is the source address, and so the HCA: subsystem M's second
 # port from the second HCA's address goes out on rxe1; the first HCA's port
 # from that address is not reachable (Soft-RoCE does not cross its devices),

@@ -63,7 +63,7 @@ UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue 
 	$(O)/tests/unit_regaccess $(O)/tests/unit_irq $(O)/tests/unit_hwts $(O)/tests/unit_mpath $(O)/tests/unit_mpathio \
 	$(O)/tests/unit_passthru
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_passthru $(O)/tests/target_mpath $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
-	$(O)/tests/gpu_check $(O)/tests/libregspy.so
+	$(O)/tests/gpu_check $(O)/tests/libregspy.so $(O)/tests/libcmfault.so
 BENCH = $(O)/bench/percmd $(O)/bench/authdh
 
 # Debian's python3 with python3-pytest and python3-numpy (tests/testbed/setup).
@@ -156,6 +156,8 @@ $(O)/tests/unit/test_passthru.o: CPPFLAGS_ALL += -Itests/wire
 $(O)/tests/unit_opts $(O)/tests/unit_adminio $(O)/tests/unit_regaccess $(O)/tests/target_core $(O)/tests/target_disc \
 	$(O)/tests/target_gpu $(O)/tests/target_passthru: $(O)/libnvmeof.a
 $(O)/tests/unit_tid: $(O)/engine/tid.o
+# the CM fault double (tests/cmfault) takes target_core's CM events
+$(O)/tests/target_core: $(O)/tests/cmfault/cmfault.o
 $(O)/tests/unit_mpath $(O)/tests/target_mpath: $(O)/libnvmeof.a
 $(O)/tests/unit_qmap: $(O)/engine/qmap.o
 $(O)/tests/unit_topo: $(O)/engine/topo.o
@@ -183,6 +185,11 @@ $(O)/tests/libcuda-double.so: tests/cuda-double/fakecuda.c
 $(O)/tests/libregspy.so: tests/regspy/regspy.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fPIC -shared -Wall -Wextra -Werror -o $@ $< -ldl
+
+# LD_PRELOAD for tests: CM connects that fail or go unanswered (tests only).
+$(O)/tests/libcmfault.so: tests/cmfault/cmfault.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fPIC -shared -Wall -Wextra -Werror -o $@ $< -ldl -lrdmacm -lpthread
 
 # The engine's files that include fio's headers (engine/engine.h maps them).
 # fio's headers are not ours: include them as system headers, gnu11 as fio is.
@@ -231,6 +238,7 @@ ifeq ($(SANFLAGS),)
 	# an address-space limit, which ASan's shadow memory cannot live under
 	tests/suite $(notdir $(O))/tool.sh 300 tests/unit/tool.sh $(O)
 	tests/suite install.sh 600 tests/unit/install.sh
+	tests/suite harness.sh 120 tests/unit/harness.sh
 	tests/suite python-venv.sh 600 tests/unit/python-venv.sh
 	NVMEOF_LIB=$(CURDIR)/$(O)/libnvmeof.so PYTHONDONTWRITEBYTECODE=1 \
 		tests/suite python-unit 300 $(PYTHON) -m pytest -p no:cacheprovider -q tests/python/unit

@@ -90,7 +90,11 @@ int ctrl_connect_result(struct nvmeof_ctrl *c, uint16_t qid, int rc, const struc
 		return nvmeof_err_prefix(rc, "Fabrics Connect queue %u", qid);
 	if (cntlid_out)
 		*cntlid_out = (uint16_t)(cpl->cdw0 & 0xffff);
-	trace_ctrl(&c->o, qid, "Fabrics Connect as %s: controller %u", c->hostnqn, (unsigned)(cpl->cdw0 & 0xffff));
+	const uint8_t *h = c->hostid;
+	trace_ctrl(&c->o, qid,
+		   "Fabrics Connect as %s (host ID %02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x): "
+		   "controller %u", c->hostnqn, h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7], h[8], h[9], h[10], h[11],
+		   h[12], h[13], h[14], h[15], (unsigned)(cpl->cdw0 & 0xffff));
 	return 0;
 }
 

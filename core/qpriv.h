@@ -280,6 +280,7 @@ struct nvmeof_queue {
 	void *wait_hook_arg;
 	uint32_t wait_hook_ms;
 	uint64_t next_housekeep_ms;
+	uint64_t cm_wakes;        /* sleeps its CM channel's news ended (wait.c; tests read it) */
 	uint32_t completed;       /* requests completed by the current poll */
 	uint32_t in_cb;           /* callbacks of this queue running now (nested) */
 	struct nvmeof_queue_stats st;
@@ -435,6 +436,7 @@ struct nvmeof_poll_group {
 	bool hw_ts;                       /* its completions carry the NIC's clock */
 	uint8_t next_epoch;               /* shared, so a place reused never repeats an epoch soon */
 	struct q_waiter waiter;
+	uint64_t cq_wakes;                /* sleeps its completion channel's event ended (wait.c; tests read it) */
 	struct pollfd pfd[GROUP_MAX + 1]; /* a sleep's: the completion channel, each member's CM channel */
 	struct nvmeof_queue *pfq[GROUP_MAX + 1];
 };

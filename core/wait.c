@@ -166,13 +166,17 @@ static int sleep_on_groups(struct nvmeof_poll_group *const *gs, uint32_t ng, str
 						    strerror(errno));
 	for (uint32_t k = 0, gi = 0; r > 0 && k < n; k++) {
 		if (pfq[k]) {
-			if (pfd[k].revents)
+			if (pfd[k].revents) {
 				pfq[k]->next_housekeep_ms = 0;
+				pfq[k]->cm_wakes++;
+			}
 			continue;
 		}
 		struct nvmeof_poll_group *g = gs[gi++];
-		if (pfd[k].revents)
+		if (pfd[k].revents) {
 			g->tr->take_event(g->cqc);
+			g->cq_wakes++;
+		}
 	}
 	return r > 0;
 }

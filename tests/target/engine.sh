@@ -345,6 +345,10 @@ expect_fio_fails() { # needle fio-args...
   local t0=$(date +%s)
   ours "$@" > "$SCRATCH/log" 2>&1 && { tail "$SCRATCH/log"; fail "fio succeeded"; }
   local dt=$(( $(date +%s) - t0 ))
+  # each of these failures is an answer (a refusal, a parse error, a
+  # missing library) that comes within a few seconds, its connect bounded
+  # by connect_timeout (3 s): ten times that fails only a job that hangs or
+  # retries what it must not
   [ $dt -lt 30 ] || fail "fio took ${dt}s to fail"
   grep -q -- "$needle" "$SCRATCH/log" || { cat "$SCRATCH/log"; fail "no '$needle' in fio's output"; }
   echo "    $(grep -m1 -- "$needle" "$SCRATCH/log")"
@@ -639,6 +643,42 @@ t_connect_timeout_bounds_each_step() {
   [ "$short" -lt 10000 ] || fail "connect_timeout=1s took $short ms"
 }
 
+# connect_retries= is the number of tries after the first of a queue pair's
+# connect. The target cannot be made to fail a connect on purpose: the CM
+# fault double (build/*/tests/libcmfault.so, preloaded into fio) turns the
+# process's next CM connects' answers into a CONNECT_ERROR (retried for
+# any queue) or into silence (retried for an I/O queue: the admin queue
+# reached the target). Two failed tries fail a job allowed one retry,
+# saying so, and let one allowed two through. Thread mode: one process
+# connects (in process mode each job's process and fio's probe would).
+CMFAULT=$PWD/$B/tests/libcmfault.so
+cmfault_job() { # "SKIP,N,error|silent" fio-args...: fio's exit status; its output in $SCRATCH/log
+  local spec=$1 rc=0; shift
+  NVMEOF_CMFAULT=$spec LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$CMFAULT" ours --name=cr --filename="$FA1" \
+    --thread=1 --qpairs=1 --rw=read --bs=4k --size=1m --connect_timeout=1s "$@" > "$SCRATCH/log" 2>&1 || rc=$?
+  return $rc
+}
+t_connect_retries_is_the_number_of_tries_after_the_first() {
+  [ -e "$CMFAULT" ] || fail "no $CMFAULT (make all builds it)"
+  # the controller's admin queue, two connect errors
+  ! cmfault_job 0,2,error --connect_retries=1 || { tail -5 "$SCRATCH/log"; fail "connect_retries=1 let two failed tries through"; }
+  grep -m1 'nvmeof: .*connect admin queue' "$SCRATCH/log" | cut -c1-300 | sed 's/^/    /' || true # shown only
+  grep -q 'connect admin queue to .*(2 tries, .*no retries left)' "$SCRATCH/log" ||
+    { grep nvmeof "$SCRATCH/log"; fail "the failure does not say its 2 tries"; }
+  cmfault_job 0,2,error --connect_retries=2 || { tail -20 "$SCRATCH/log"; fail "connect_retries=2 did not let two failed tries through"; }
+  expect_fio_ok "$SCRATCH/log"
+  # queue pair 1's CM connect (the second of the process), silent twice
+  ! cmfault_job 1,2,silent --connect_retries=1 || { tail -5 "$SCRATCH/log"; fail "connect_retries=1 let two silent tries through"; }
+  grep -m1 'nvmeof: .*I/O queue' "$SCRATCH/log" | cut -c1-300 | sed 's/^/    /' || true # shown only
+  grep -q 'I/O queue [0-9]*: CM connect: no answer within 1000 ms (2 tries, .*no retries left)' "$SCRATCH/log" ||
+    { grep nvmeof "$SCRATCH/log"; fail "the queue pair's failure does not say its 2 tries"; }
+  cmfault_job 1,2,silent --connect_retries=2 || { tail -20 "$SCRATCH/log"; fail "connect_retries=2 did not let two silent tries through"; }
+  expect_fio_ok "$SCRATCH/log"
+  grep -m1 'nvmeof: queue [0-9]*: .*connect retr' "$SCRATCH/log" | sed 's/^/    /' || true # shown only
+  grep -q 'nvmeof: queue [0-9]*: .*; connected in [0-9]* ms, 2 connect retries' "$SCRATCH/log" ||
+    { grep nvmeof "$SCRATCH/log"; fail "the end-of-job line does not say 2 connect retries"; }
+}
+
 t_gpu_without_cuda_fails_clearly() {
   export NVMEOF_CUDA_LIB=/nonexistent/libcuda.so.1
   expect_fio_fails "could not be loaded" --name=g --filename="$FA1" \
@@ -650,6 +690,36 @@ t_expected_hca_mismatch_fails() {
     --rw=read --bs=4k --size=1m
 }
 
+
+# hostid= is the Host Identifier the job's Connect carries, and with it who
+# the host is: two jobs in threads with the same hostid share one
+# controller, with different ones each gets its own (the target's count of
+# controllers it created, and the jobs' CNTLIDs), and each Connect carried
+# its job's (verbose=1's trace of it). That the target holds what a Connect
+# carries is target_core's hostid_is_the_targets_host_identifier.
+hostid_jobs() { # HOSTID-OF-JOB-B -> controllers nvmet created for the two jobs
+  local before after
+  before=$(nvmet_ctrls)
+  ours --thread=1 --filename="$FA1" --rw=read --bs=4k --size=1m --qpairs=1 --verbose=1 \
+    --name=a --hostid=6e766d65-6f66-4000-8000-00000000a001 --name=b --hostid="$1" \
+    > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log" >&2; fail "fio with hostid=$1 failed"; }
+  expect_fio_ok "$SCRATCH/log" >&2
+  after=$(nvmet_ctrls)
+  [ "$(job_ctrls "$SCRATCH/log" | wc -l)" = 2 ] || { grep nvmeof "$SCRATCH/log" >&2; fail "not two queue lines"; }
+  [ "$(job_ctrls "$SCRATCH/log" | cut -d' ' -f1 | sort -u | wc -l)" = $((after - before)) ] ||
+    { job_ctrls "$SCRATCH/log" >&2; fail "the jobs' CNTLIDs do not match the target's $((after - before)) controllers"; }
+  grep -q "Fabrics Connect as .* (host ID $1): controller" "$SCRATCH/log" ||
+    { grep 'Fabrics Connect as' "$SCRATCH/log" >&2; fail "no Connect carried host ID $1"; }
+  echo $((after - before))
+}
+t_hostid_is_who_the_host_is() {
+  local same other
+  same=$(hostid_jobs 6e766d65-6f66-4000-8000-00000000a001) || exit 1
+  other=$(hostid_jobs 6e766d65-6f66-4000-8000-00000000b002) || exit 1
+  echo "    two jobs: the same hostid, $same controller(s); different ones, $other"
+  [ "$same" = 1 ] || fail "two jobs with the same hostid made $same controllers"
+  [ "$other" = 2 ] || fail "two jobs with different hostids made $other controllers"
+}
 
 # src_addr= is the source address, and so the HCA: subsystem M's second
 # port from the second HCA's address goes out on rxe1; a source address

@@ -3,8 +3,17 @@
 # test as a failure); `fail MSG` ends it failed, `skip REASON` skipped.
 # Prints "N passed, N failed, N skipped". Inside the test bed (NVMEOF_TB_RUN
 # set) everything a test needs is present, so a skip there is a failure.
+#
+# Each test has a time limit of its own, TEST_LIMIT seconds (from
+# NVMEOF_TEST_LIMIT; a suite may set TEST_LIMIT after sourcing this file):
+# a test that hangs (blocked in the kernel, on a target that went away) is
+# ended with everything it started and fails as TIMEOUT, naming itself, and
+# the suite goes on, instead of the whole suite being killed at its limit
+# (tests/suite) with the hanging test unnamed. 300 s is about eight times
+# the longest test (under 40 s in the plain build).
 set -uo pipefail
 SCRATCH=$(mktemp -d /tmp/nvmeof-test.XXXXXX)
+TEST_LIMIT=${NVMEOF_TEST_LIMIT:-300}
 fail() { echo "    FAIL: $*" >&2; exit 1; }
 SKIP_RC=77
 skip() { echo "    SKIP: $*" >&2; exit $SKIP_RC; }
@@ -50,16 +59,92 @@ tb_restore() {
     tb ana 2 optimized; tb ns-enable "$NVMEOF_TB_NQN_A" 1; tb ns-enable "$NVMEOF_TB_NQN_A" 2
     tb host-allow "$NVMEOF_TB_NQN_A"; } > /dev/null 2>&1 || true
 }
+# children_of PID...: the processes whose parent is one of PID (read from
+# /proc: the test bed has no ps)
+children_of() {
+  local f line rest ppid
+  for f in /proc/[0-9]*/stat; do
+    read -r line 2> /dev/null < "$f" || continue
+    rest=${line##*) } # "STATE PPID ...": the name before it may hold anything
+    ppid=${rest#* }
+    ppid=${ppid%% *}
+    [[ " $* " == *" $ppid "* ]] && echo "${line%% *}"
+  done
+  return 0
+}
+alive() { # PID: running or stopped, not a zombie
+  local s
+  read -r s 2> /dev/null < "/proc/$1/stat" || return 1
+  s=${s##*) }
+  [ "${s%% *}" != Z ]
+}
+# end_tree PID: PID and every process below it, each stopped as it is found
+# (so none starts another meanwhile), then sent TERM; KILL for what is
+# still there 5 s later. A process blocked in the kernel goes when it
+# returns from there.
+end_tree() {
+  local all=" $1 " new p i left=""
+  kill -STOP "$1" 2> /dev/null || return 0
+  while :; do
+    new=""
+    for p in $(children_of $all); do
+      [[ "$all" == *" $p "* ]] && continue
+      kill -STOP "$p" 2> /dev/null && new+="$p "
+    done
+    [ -n "$new" ] || break
+    all+=$new
+  done
+  for p in $all; do kill -TERM "$p" 2> /dev/null; kill -CONT "$p" 2> /dev/null; done
+  for ((i = 0; i < 50; i++)); do
+    left=""
+    for p in $all; do alive "$p" && left+="$p "; done
+    [ -n "$left" ] || return 0
+    sleep 0.1
+  done
+  for p in $left; do kill -KILL "$p" 2> /dev/null; done
+  return 0
+}
+_TPID=""
 run_tests() {
-  local pass=0 nfail=0 nskip=0 t names rc r
+  local pass=0 nfail=0 nskip=0 t names rc r wpid
+  local timed_out=$SCRATCH.timed-out
   names=$(declare -F | awk '$3 ~ /^t_/{print $3}')
   [ $# -gt 0 ] && names="$*"
+  # killed at the suite's limit: the running test's processes go too (a
+  # `timeout CMD` inside a test is a process group of its own, which a
+  # kill of the suite's group does not reach)
+  trap '[ -z "$_TPID" ] || end_tree "$_TPID"; exit 143' TERM INT
   for t in $names; do
     local s=$(date +%s.%N)
-    # Not `if ( set -e; "$t" )`: bash ignores set -e anywhere inside an if
+    rm -f "$timed_out"
+    # In the background, waited for: bash would run no trap (the suite's
+    # TERM) until a foreground test ended. The test's own shell, sent TERM
+    # with the suite's process group, ends only when its command does, so
+    # end_tree still finds what that command started. Not
+    # `if ( set -e; "$t" )`: bash ignores set -e anywhere inside an if
     # condition, subshell included, so no unchecked command would count.
-    ( set -e; "$t" ); rc=$?
-    if [ $rc = 0 ]; then pass=$((pass + 1)); r=ok
+    ( trap 'exit 143' TERM; set -e; "$t" ) &
+    _TPID=$!
+    # the test's limit: the watchdog ends the test's whole tree
+    ( trap 'kill $sp 2> /dev/null; exit 0' TERM
+      sleep "$TEST_LIMIT" & sp=$!
+      wait $sp
+      : > "$timed_out"
+      end_tree "$_TPID" ) &
+    wpid=$!
+    wait "$_TPID" 2> /dev/null && rc=0 || rc=$?
+    if [ -e "$timed_out" ]; then
+      wait "$wpid" 2> /dev/null || true
+    else
+      kill "$wpid" 2> /dev/null || true
+      wait "$wpid" 2> /dev/null || true
+    fi
+    _TPID=""
+    if [ -e "$timed_out" ]; then
+      echo "    TIMEOUT: $t ran past its limit of ${TEST_LIMIT}s: ended, with everything it started" >&2
+      nfail=$((nfail + 1)); r=TIMEOUT
+      tb_restore
+    elif [ $rc = 0 ]; then pass=$((pass + 1)); r=ok
     elif [ $rc = $SKIP_RC ] && [ -z "${NVMEOF_TB_RUN:-}" ]; then nskip=$((nskip + 1)); r=skip
     else
       [ $rc = $SKIP_RC ] && echo "    (a skip inside the test bed, where everything is present, fails)" >&2
@@ -68,7 +153,8 @@ run_tests() {
     fi
     printf '%-6s %s (%.1fs)\n' "$r" "$t" "$(echo "$(date +%s.%N) - $s" | bc)"
   done
+  trap - TERM INT
   echo "$(basename "$0" .sh): $pass passed, $nfail failed, $nskip skipped"
-  rm -rf "$SCRATCH"
+  rm -rf "$SCRATCH" "$timed_out"
   [ $nfail = 0 ]
 }

@@ -104,7 +104,8 @@ t_fio_two_paths_randrw_losses_and_ana_flips() {
     --rw=randrw --bs=4k --size=8m --iodepth=16 --verify=crc32c --verify_backlog=32 \
     --time_based --runtime=28 > "$SCRATCH/log" 2>&1 &
   local pid=$! k
-  sleep 3
+  wait_connected "$SCRATCH/log" $pid
+  kill -0 $pid 2>/dev/null || { cat "$SCRATCH/log"; fail "fio ended before the first loss"; }
   for k in 1 2; do
     tb mpath-down 1; sleep 2; tb mpath-up 1; sleep 3
     tb ana 2 inaccessible; sleep 1; tb ana 1 inaccessible; sleep 0.2; tb ana 2 optimized; sleep 1

@@ -73,7 +73,8 @@ sanitized() {
   # the library's failover, and the engine's jobs sharing one multipath
   run san/target_mpath 900 build/san/tests/target_mpath two_paths_two_hcas_one_namespace \
     queue_depth_uses_both_with_verify ana_states_route_io port_removed_and_restored_under_io \
-    two_multipaths_at_once_one_gets_the_events batched_submissions_ring_once_per_path
+    two_multipaths_at_once_one_gets_the_events batched_submissions_ring_once_per_path \
+    caller_memory_on_every_path_and_one_wait_over_two_queues
   run san/mpath.sh 900 bash tests/target/mpath.sh t_fio_jobs_sharing_paths_must_agree_on_iopolicy \
     t_qp_sweep_over_both_hcas
   unset NVMEOF_ASAN_RT

@@ -502,6 +502,25 @@ TEST(discovery_log_header_and_entries)
 	CHECK_STR(nvmeof_rdma_qptype_str(1), "connected");
 	CHECK_STR(nvmeof_rdma_cms_str(1), "rdma-cm");
 	CHECK_STR(nvmeof_trtype_str(0x42), "unrecognized");
+	/* EFLAGS bit 0 DUPRETINFO, bit 1 EPCSD; RDMA PRTYPE 1 to 5; TCP
+	 * SECTYPE 0 to 2: the values of the NVMe-oF specification's
+	 * Discovery Log Page Entry, in nvme-cli's words */
+	CHECK_STR(nvmeof_eflags_str(0), "none");
+	CHECK_STR(nvmeof_eflags_str(1), "duplicate discovery information");
+	CHECK_STR(nvmeof_eflags_str(2), "explicit discovery connections");
+	CHECK_STR(nvmeof_eflags_str(3), "explicit discovery connections, duplicate discovery information");
+	CHECK_STR(nvmeof_eflags_str(4), "unrecognized");
+	CHECK_STR(nvmeof_rdma_prtype_str(0), "unrecognized");
+	CHECK_STR(nvmeof_rdma_prtype_str(1), "not specified");
+	CHECK_STR(nvmeof_rdma_prtype_str(2), "infiniband");
+	CHECK_STR(nvmeof_rdma_prtype_str(3), "roce");
+	CHECK_STR(nvmeof_rdma_prtype_str(4), "roce-v2");
+	CHECK_STR(nvmeof_rdma_prtype_str(5), "iwarp");
+	CHECK_STR(nvmeof_rdma_prtype_str(6), "unrecognized");
+	CHECK_STR(nvmeof_tcp_sectype_str(0), "none");
+	CHECK_STR(nvmeof_tcp_sectype_str(1), "tls");
+	CHECK_STR(nvmeof_tcp_sectype_str(2), "tls13");
+	CHECK_STR(nvmeof_tcp_sectype_str(3), "unrecognized");
 }
 
 TEST(error_and_smart_logs)

@@ -1,0 +1,69 @@
+#!/bin/bash
+# tests/unit/harness.sh: the real-target suites' harness (tests/target/lib.sh)
+# checked on itself, without a target: a test that hangs is ended at its own
+# limit with everything it started and named, and the suite goes on; set -e
+# binds inside a test; a skip is counted as one; the suite's closing line;
+# and a suite killed at its own limit (tests/suite) takes the running test's
+# processes with it, those in a process group of their own included.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+source tests/tally.sh
+tmp=$(mktemp -d /tmp/nvmeof-harness.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+gone() { # PID: no such process, or a zombie
+  local s
+  read -r s 2> /dev/null < "/proc/$1/stat" || return 0
+  s=${s##*) }
+  [ "${s%% *}" = Z ]
+}
+
+# A hanging test, with a child and a grandchild that would outlive it, then
+# tests after it; the hang's limit 2 s.
+cat > "$tmp/suite.sh" <<EOF
+source "$PWD/tests/target/lib.sh"
+TEST_LIMIT=2
+t_a_hangs() {
+  sleep 300 & echo \$! > "$tmp/child"
+  bash -c 'sleep 300 & echo \$! > "$tmp/grandchild"; wait' &
+  wait
+}
+t_b_runs_after_the_hang() { true; }
+t_c_unchecked_failure() { false; echo "an unchecked failure did not end the test"; }
+t_d_skips() { skip "nothing to test here"; }
+run_tests
+EOF
+rc=0
+# 60 s: far beyond the hang's 2 s limit and its 5 s grace, and far short of
+# the 300 s the hang would take if nothing ended it
+out=$(env -u NVMEOF_TB_RUN timeout 60 bash "$tmp/suite.sh" 2>&1) || rc=$?
+echo "$out" | sed 's/^/    | /'
+[ "$rc" != 0 ] && [ "$rc" != 124 ] && ok "a suite with a hanging test ends, failed (exit $rc)" ||
+  bad "a suite with a hanging test ends, failed" "exit $rc"
+grep -q '^TIMEOUT t_a_hangs (' <<< "$out" && grep -q 'TIMEOUT: t_a_hangs ran past its limit of 2s' <<< "$out" &&
+  ok "the hanging test is named, as a timeout" || bad "the hanging test is named, as a timeout"
+grep -q '^ok     t_b_runs_after_the_hang' <<< "$out" && ok "the suite goes on after the hang" ||
+  bad "the suite goes on after the hang"
+grep -q '^FAILED t_c_unchecked_failure' <<< "$out" && ! grep -q 'did not end the test' <<< "$out" &&
+  ok "set -e binds inside a test" || bad "set -e binds inside a test"
+grep -q '^skip   t_d_skips' <<< "$out" && ok "a skip is a skip" || bad "a skip is a skip"
+grep -q '^suite: 1 passed, 2 failed, 1 skipped$' <<< "$out" && ok "the closing line counts a timeout as a failure" ||
+  bad "the closing line counts a timeout as a failure"
+c=$(cat "$tmp/child" 2> /dev/null) g=$(cat "$tmp/grandchild" 2> /dev/null)
+[ -n "$c" ] && [ -n "$g" ] && gone "$c" && gone "$g" && ok "the hanging test's child and grandchild are gone" ||
+  bad "the hanging test's child and grandchild are gone" "child '$c', grandchild '$g'"
+
+# The suite itself killed at its limit (as tests/suite's timeout does) while
+# a test waits on a `timeout CMD`, a process group of its own.
+cat > "$tmp/suite2.sh" <<EOF
+source "$PWD/tests/target/lib.sh"
+t_waits() { timeout 300 bash -c 'echo \$\$ > "$tmp/inner"; sleep 300'; }
+run_tests
+EOF
+rc=0
+env -u NVMEOF_TB_RUN timeout 3 bash "$tmp/suite2.sh" > /dev/null 2>&1 || rc=$?
+for i in $(seq 100); do [ -s "$tmp/inner" ] && gone "$(cat "$tmp/inner")" && break; sleep 0.1; done
+inner=$(cat "$tmp/inner" 2> /dev/null)
+[ "$rc" = 124 ] && [ -n "$inner" ] && gone "$inner" && ok "a suite killed at its limit takes its test's processes along" ||
+  { [ -n "$inner" ] && kill "$inner" 2> /dev/null; bad "a suite killed at its limit takes its test's processes along" "exit $rc, inner '$inner'"; }
+
+tally harness

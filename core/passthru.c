@@ -117,18 +117,38 @@ static uint64_t ctrl_max_xfer(struct nvmeof_ctrl *c)
 	return nvmeof_ctrl_get_info(c, &ci) ? 0 : ci.max_xfer;
 }
 
-int nvmeof_io_raw(struct nvmeof_queue *q, const void *sqe, struct nvmeof_mr *mr, size_t off, uint32_t len,
-		  uint32_t flags, nvmeof_cb cb, void *arg)
+/* Submits sb; *cid (when asked): the CID it went out with. Read before
+ * anything can poll the queue, so the request is still the caller's. */
+static int raw_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *arg, uint16_t *cid,
+		      const char *what)
+{
+	uint16_t ri;
+	int rc = q_submit(q, sb, cb, arg, &ri);
+	if (rc)
+		return nvmeof_err_prefix(rc, "%s", what);
+	if (cid)
+		*cid = q->user[ri].wire_cid;
+	return 0;
+}
+
+int nvmeof_io_raw_cid(struct nvmeof_queue *q, const void *sqe, struct nvmeof_mr *mr, size_t off, uint32_t len,
+		      uint32_t flags, nvmeof_cb cb, void *arg, uint16_t *cid)
 {
 	char what[64];
 	struct sub sb;
+	if (cid)
+		*cid = NVMEOF_CID_NONE;
 	if (!q || !sqe)
 		return nvmeof_err(NVMEOF_EINVAL, "raw command: %s", !q ? "no queue" : "no command");
 	raw_what(what, sizeof(what), q, sqe);
 	int rc = raw_check(q, sqe, mr, off, len, flags, 0, &sb, what);
-	if (!rc && (rc = q_submit(q, &sb, cb, arg, NULL)))
-		return nvmeof_err_prefix(rc, "%s", what);
-	return rc;
+	return rc ? rc : raw_submit(q, &sb, cb, arg, cid, what);
+}
+
+int nvmeof_io_raw(struct nvmeof_queue *q, const void *sqe, struct nvmeof_mr *mr, size_t off, uint32_t len,
+		  uint32_t flags, nvmeof_cb cb, void *arg)
+{
+	return nvmeof_io_raw_cid(q, sqe, mr, off, len, flags, cb, arg, NULL);
 }
 
 /* Submit and wait, with the GPUDirect ordering of the synchronous path. */
@@ -159,11 +179,13 @@ int nvmeof_io_raw_sync(struct nvmeof_queue *q, const void *sqe, struct nvmeof_mr
 	return rc ? rc : raw_sync(q, &sb, cpl, timeout_ms, what);
 }
 
-int nvmeof_admin_raw(struct nvmeof_ctrl *c, const void *sqe, struct nvmeof_mr *mr, size_t off, uint32_t len,
-		     uint32_t flags, nvmeof_cb cb, void *arg)
+int nvmeof_admin_raw_cid(struct nvmeof_ctrl *c, const void *sqe, struct nvmeof_mr *mr, size_t off, uint32_t len,
+			 uint32_t flags, nvmeof_cb cb, void *arg, uint16_t *cid)
 {
 	char what[64];
 	struct sub sb;
+	if (cid)
+		*cid = NVMEOF_CID_NONE;
 	if (!c || !sqe)
 		return nvmeof_err(NVMEOF_EINVAL, "raw admin command: %s", !c ? "no controller" : "no command");
 	int wrc = ctrl_wait_live(c, ctrl_cmd_timeout(c), "raw admin command");
@@ -175,10 +197,16 @@ int nvmeof_admin_raw(struct nvmeof_ctrl *c, const void *sqe, struct nvmeof_mr *m
 	struct nvmeof_queue *aq = ctrl_admin(c);
 	raw_what(what, sizeof(what), aq, sqe);
 	int rc = raw_check(aq, sqe, mr, off, len, flags, max_xfer, &sb, what);
-	if (!rc && (rc = q_submit(aq, &sb, cb, arg, NULL)))
-		rc = nvmeof_err_prefix(rc, "%s", what);
+	if (!rc)
+		rc = raw_submit(aq, &sb, cb, arg, cid, what);
 	pthread_mutex_unlock(lock);
 	return rc;
+}
+
+int nvmeof_admin_raw(struct nvmeof_ctrl *c, const void *sqe, struct nvmeof_mr *mr, size_t off, uint32_t len,
+		     uint32_t flags, nvmeof_cb cb, void *arg)
+{
+	return nvmeof_admin_raw_cid(c, sqe, mr, off, len, flags, cb, arg, NULL);
 }
 
 int nvmeof_admin_raw_sync(struct nvmeof_ctrl *c, const void *sqe, struct nvmeof_mr *mr, size_t off, uint32_t len,

@@ -85,6 +85,7 @@ enum req_kind { REQ_IO, REQ_FLUSH, REQ_DSM, REQ_RAW, REQ_AER, REQ_WZ, REQ_USER }
 struct q_user {
 	uint8_t sqe[NVME_SQE_SIZE];
 	uint16_t sqhd, cid;       /* the answering CQE's SQ Head Pointer and CID */
+	uint16_t wire_cid;        /* the CID it went out with; FFFFh until sent */
 	bool caller_sgl;          /* the DPTR is the caller's (checked in passthru.c) */
 };
 

@@ -152,6 +152,7 @@ static void issue(struct nvmeof_queue *q, uint16_t ri)
 		 * unless the caller wrote one (checked in passthru.c). */
 		memcpy(sqe, q->user[ri].sqe, NVME_SQE_SIZE);
 		nvme_sqe_set_cid(sqe, cid);
+		q->user[ri].wire_cid = cid;
 		if (!q->user[ri].caller_sgl) {
 			sqe[1] = (uint8_t)((sqe[1] & 0x3f) | NVME_SQE_FLAGS_PSDT_SGL);
 			if (r->mr)
@@ -256,6 +257,7 @@ int q_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *a
 		struct q_user *u = &q->user[ri];
 		memcpy(u->sqe, sb->raw, NVME_SQE_SIZE);
 		u->caller_sgl = sb->user_sgl;
+		u->wire_cid = NVMEOF_CID_NONE;
 		r->raw = u->sqe;
 	}
 	r->data_len = sb->data_len;

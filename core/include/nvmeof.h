@@ -918,6 +918,17 @@ int nvmeof_admin_raw(struct nvmeof_ctrl *ctrl, const void *sqe, struct nvmeof_mr
 		     uint32_t len, uint32_t flags, nvmeof_cb cb, void *arg);
 int nvmeof_admin_raw_sync(struct nvmeof_ctrl *ctrl, const void *sqe, struct nvmeof_mr *mr, size_t off,
 			  uint32_t len, uint32_t flags, struct nvmeof_cpl *cpl, uint32_t timeout_ms);
+/* Version 0.6: nvmeof_io_raw and nvmeof_admin_raw that also say, in *cid,
+ * the Command Identifier the command went out with: the one its
+ * completion carries (cpl->cid), for a caller that tracks its commands by
+ * CID. NVMEOF_CID_NONE (FFFFh, a CID the library never hands out) when
+ * the command was accepted but waits for its queue to reconnect (it gets
+ * its CID when sent; cpl->cid says which) and when the call fails. */
+#define NVMEOF_CID_NONE 0xffffu
+int nvmeof_io_raw_cid(struct nvmeof_queue *q, const void *sqe, struct nvmeof_mr *mr, size_t off, uint32_t len,
+		      uint32_t flags, nvmeof_cb cb, void *arg, uint16_t *cid);
+int nvmeof_admin_raw_cid(struct nvmeof_ctrl *ctrl, const void *sqe, struct nvmeof_mr *mr, size_t off,
+			 uint32_t len, uint32_t flags, nvmeof_cb cb, void *arg, uint16_t *cid);
 /* Processes up to max admin completions; the requests completed. */
 int nvmeof_admin_poll(struct nvmeof_ctrl *ctrl, uint32_t max);
 /* An event loop's wait on a queue (asyncio's add_reader, epoll): the

@@ -200,12 +200,80 @@ out:
 	fw_free(fw);
 }
 
+/* nvmeof_io_raw_cid says at submission the CID the command goes out with,
+ * the one its completion then carries: a caller can track its commands by
+ * CID before they complete. One waiting for its queue to reconnect has
+ * none yet. */
+TEST(raw_command_cid_is_known_at_submission)
+{
+	struct rec rec = {0};
+	struct fake_wire *fw = fw_new(4, responder, &rec);
+	struct q_params p = {.qid = 2, .depth = 4, .cmd_timeout_ms = 30000, .max_xfer = 1 << 20,
+			     .wait_mode = NVMEOF_WAIT_POLL};
+	struct nvmeof_queue *q = NULL;
+	MUST(q_open_fake(&p, fw, &q));
+	/* a long delay: the queue stays reconnecting once broken */
+	q_set_reconnect(q, &fake_reconnect, 60000, 120000, 0);
+	uint8_t sqe[64] = {0x00}; /* Flush */
+	put_le32(sqe + 4, 1);
+	struct got g[3] = {{0}};
+	uint16_t cid[3];
+	uint16_t seen[3];
+	for (int i = 0; i < 3; i++) {
+		MUST(nvmeof_io_raw_cid(q, sqe, NULL, 0, 0, 0, got_cb, &g[i], &cid[i]));
+		CHECK_EQ(rec.n, i + 1);
+		seen[i] = nvme_sqe_cid(rec.sqe);
+		CHECK_EQ(cid[i], seen[i]);
+		CHECK(cid[i] != NVMEOF_CID_NONE);
+		CHECK(i == 0 || cid[i] != cid[i - 1]);
+	}
+	CHECK(cid[0] != cid[2]);
+	for (int i = 0; i < 100 && g[2].calls == 0; i++)
+		nvmeof_queue_poll(q, 0);
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ(g[i].calls, 1);
+		CHECK_EQ(g[i].cpl.err, 0);
+		CHECK_EQ(g[i].cpl.cid, cid[i]);
+	}
+	/* a slot used again goes out with a new generation: another CID */
+	uint16_t again;
+	struct got g2 = {0};
+	MUST(nvmeof_io_raw_cid(q, sqe, NULL, 0, 0, 0, got_cb, &g2, &again));
+	CHECK_EQ(again, nvme_sqe_cid(rec.sqe));
+	CHECK(again != cid[0] && again != cid[1] && again != cid[2]);
+	for (int i = 0; i < 100 && !g2.calls; i++)
+		nvmeof_queue_poll(q, 0);
+	CHECK_EQ(g2.cpl.cid, again);
+	/* refused: no CID, whatever the variable held */
+	sqe[1] = 1; /* half of a fused pair */
+	again = 0x1234;
+	CHECK_EQ(nvmeof_io_raw_cid(q, sqe, NULL, 0, 0, 0, got_cb, &g2, &again), NVMEOF_EINVAL);
+	CHECK_EQ(again, NVMEOF_CID_NONE);
+	sqe[1] = 0;
+	/* accepted while the queue reconnects: it waits, with no CID yet */
+	int n = rec.n;
+	fw_break(fw);
+	for (int i = 0; i < 100 && !fw_closed(fw); i++)
+		nvmeof_queue_poll(q, 0);
+	CHECK(fw_closed(fw));
+	struct got gw = {0};
+	again = 0x1234;
+	MUST(nvmeof_io_raw_cid(q, sqe, NULL, 0, 0, 0, got_cb, &gw, &again));
+	CHECK_EQ(again, NVMEOF_CID_NONE);
+	CHECK_EQ(rec.n, n);
+	CHECK_EQ(gw.calls, 0);
+out:
+	q_close(q);
+	fw_free(fw);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case all[] = {
 		T(raw_command_goes_out_as_written_but_for_cid_and_dptr),
 		T(timed_out_raw_sync_call_leaves_the_queue_usable),
 		T(raw_command_on_the_wire_at_a_loss_is_not_sent_again),
+		T(raw_command_cid_is_known_at_submission),
 	};
 	return run_named_tests("unit-passthru", all, sizeof(all) / sizeof(all[0]), argc, argv);
 }

@@ -1,6 +1,6 @@
 """The low-level API: raw 64-byte commands on a queue, submitted and polled
 (Controller.io, Controller.admin, Queue.raw), over libnvmeof's
-nvmeof_io_raw / nvmeof_admin_raw.
+nvmeof_io_raw_cid / nvmeof_admin_raw_cid.
 
     with nvmeof.Controller.connect(host, nqn) as controller:
         with controller.allocate(4096) as buf:
@@ -10,7 +10,8 @@ nvmeof_io_raw / nvmeof_admin_raw.
                 controller.io.poll()
             request.response.raise_for_status()
 
-The library owns the Command Identifier (it replaces the command's) and
+The library owns the Command Identifier (it replaces the command's; a
+Request's command_id is the one that went on the wire, known at submit) and
 checks a command's keyed SGL against the controller's registered regions
 before sending. A request is done once its command was sent and answered:
 the library hands the completion over only then, so send_complete and
@@ -44,9 +45,11 @@ def _raw_lib():
     lib = _lib.load()
     with _decl_lock:
         p = c_void_p
-        for name, args in (("nvmeof_io_raw", (p, ctypes.c_char_p, p, c_size_t, c_uint32, c_uint32, S.CALLBACK, c_void_p)),
-                           ("nvmeof_admin_raw", (p, ctypes.c_char_p, p, c_size_t, c_uint32, c_uint32, S.CALLBACK,
-                                                 c_void_p)),
+        cid = POINTER(ctypes.c_uint16)
+        for name, args in (("nvmeof_io_raw_cid", (p, ctypes.c_char_p, p, c_size_t, c_uint32, c_uint32, S.CALLBACK,
+                                                  c_void_p, cid)),
+                           ("nvmeof_admin_raw_cid", (p, ctypes.c_char_p, p, c_size_t, c_uint32, c_uint32, S.CALLBACK,
+                                                     c_void_p, cid)),
                            ("nvmeof_io_raw_sync", (p, ctypes.c_char_p, p, c_size_t, c_uint32, c_uint32,
                                                    POINTER(S.Cpl), c_uint32)),
                            ("nvmeof_admin_raw_sync", (p, ctypes.c_char_p, p, c_size_t, c_uint32, c_uint32,
@@ -145,9 +148,14 @@ def _completion(cpl, opcode) -> Completion:
                       bool(cpl.admin))
 
 
+# The library's "no CID yet": the command waits for its queue to reconnect.
+CID_NONE = 0xFFFF
+
+
 class Request:
-    """A submitted command: command_id (the library's CID, once answered),
-    data_owner (kept alive until done), send_complete, response (a
+    """A submitted command: command_id (the CID it went out with, as its
+    Completion carries it; None only while it waits for a reconnecting
+    queue, then set from its completion), data_owner (kept alive until done), send_complete, response (a
     Completion), done; error: the library's exception when the command got
     no answer (timed out, connection closed)."""
 
@@ -183,12 +191,12 @@ def _on_complete(arg, cpl_p):
     c = cpl_p[0]
     if c.err in (0, S.ENVME):
         req.response = _completion(c, req.command[0])
-        req.command_id = c.cid
+        if req.command_id is None:
+            req.command_id = c.cid
         req.send_complete = True
     else:
         req.error = from_code(c.err, "raw command 0x%02x: %s" % (req.command[0], _lib.errmsg()))
-    rq._outstanding -= 1
-    rq._completed.append(req)
+    rq._completion_done(req)
 
 
 _CALLBACK = S.CALLBACK(_on_complete)  # module lifetime: late completions may still call it
@@ -197,15 +205,25 @@ _CALLBACK = S.CALLBACK(_on_complete)  # module lifetime: late completions may st
 class RawQueue:
     """A queue for raw commands: the controller's I/O queue
     (Controller.io), its admin queue (Controller.admin), or any Queue
-    (Queue.raw). One thread at a time."""
+    (Queue.raw). One thread at a time; on the admin queue the callbacks
+    may run on the controller's keep-alive or event thread (whichever
+    polls the admin queue), so the count and the completed list are kept
+    under a lock, never held across a library call (a callback runs inside
+    one, under the library's admin lock)."""
 
     def __init__(self, controller, queue=None, admin: bool = False) -> None:
         self._controller = controller
         self._queue = queue
         self._admin = admin
+        self._lock = threading.Lock()
         self._outstanding = 0
         self._completed: List[Request] = []
         self._closed = False
+
+    def _completion_done(self, req: Request) -> None:
+        with self._lock:
+            self._outstanding -= 1
+            self._completed.append(req)
 
     def _handle(self):
         if self._closed or self._controller.closed or (self._queue is not None and self._queue.closed):
@@ -242,20 +260,28 @@ class RawQueue:
         flags, raw = self._data(command, data_owner)
         req = Request(raw, data_owner)
         req._token = next(_tokens)
+        cid = ctypes.c_uint16(CID_NONE)
         _pending[req._token] = (self, req)
+        # counted before the call: an admin callback on another thread may
+        # complete the request before the call returns
+        with self._lock:
+            self._outstanding += 1
         if self._admin:
-            rc = lib.nvmeof_admin_raw(h, raw, None, 0, 0, flags, _CALLBACK, req._token)
+            rc = lib.nvmeof_admin_raw_cid(h, raw, None, 0, 0, flags, _CALLBACK, req._token, byref(cid))
         else:
-            rc = lib.nvmeof_io_raw(h, raw, None, 0, 0, flags, _CALLBACK, req._token)
+            rc = lib.nvmeof_io_raw_cid(h, raw, None, 0, 0, flags, _CALLBACK, req._token, byref(cid))
             if rc == 0:
                 lib.nvmeof_queue_commit(h)  # a refused post completes the request from the next poll
         if rc:
             _pending.pop(req._token, None)
+            with self._lock:
+                self._outstanding -= 1
             msg = _lib.errmsg()
             if rc == S.EQFULL:
                 raise QueueFullError(rc, msg)
             raise from_code(rc, msg)
-        self._outstanding += 1
+        if cid.value != CID_NONE and req.command_id is None:
+            req.command_id = cid.value
         return req
 
     def poll(self, max_entries: Optional[int] = None) -> List[Request]:
@@ -268,7 +294,8 @@ class RawQueue:
             rc = lib.nvmeof_queue_poll(h, max_entries or 0)
         if rc < 0:
             raise from_code(rc, _lib.errmsg())
-        done, self._completed = self._completed, []
+        with self._lock:
+            done, self._completed = self._completed, []
         return done
 
     def execute(self, command: Any, data_owner: Any = None, timeout: float = 30.0) -> Completion:

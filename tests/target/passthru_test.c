@@ -200,6 +200,30 @@ TEST(raw_identify_and_get_features_match_the_wrapped_calls)
 	CHECK_EQ(r.calls, 1);
 	CHECK_EQ(r.cpl.err, 0);
 	CHECK_EQ(r.cpl.cdw0, cpl.cdw0);
+	/* the CID said at submission is the one the target's answer carries,
+	 * on the admin queue and on an I/O queue */
+	uint16_t cid = NVMEOF_CID_NONE;
+	struct cb_rec ra = {0}, ri = {0};
+	MUST(nvmeof_admin_raw_cid(f.c, sqe, NULL, 0, 0, 0, rec_cb, &ra, &cid));
+	CHECK(cid != NVMEOF_CID_NONE);
+	for (int i = 0; i < 5000 && !ra.calls; i++) {
+		CHECK(nvmeof_admin_poll(f.c, 0) >= 0);
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	CHECK_EQ(ra.calls, 1);
+	CHECK_EQ(ra.cpl.err, 0);
+	CHECK_EQ(ra.cpl.cid, cid);
+	memset(sqe, 0, sizeof(sqe));
+	sqe[0] = NVME_CMD_FLUSH;
+	put_le32(sqe + 4, NSID);
+	cid = NVMEOF_CID_NONE;
+	MUST(nvmeof_io_raw_cid(f.q, sqe, NULL, 0, 0, 0, rec_cb, &ri, &cid));
+	CHECK(cid != NVMEOF_CID_NONE);
+	MUST(nvmeof_queue_wait(f.q, 1, 10000));
+	CHECK_EQ(ri.calls, 1);
+	CHECK_EQ(ri.cpl.err, 0);
+	CHECK_EQ(ri.cpl.cid, cid);
 out:
 	free(want);
 	teardown(&f);

@@ -22,6 +22,7 @@ def test_seed_low_level_program_writes_and_reads_back():
             out.write(data)
             write = protocol.rw_command(protocol.NVME_CMD_WRITE, NSID, 64, 8, out, lba_size=lba)
             request = controller.io.submit(write, data_owner=out)
+            assert isinstance(request.command_id, int)  # the seed assigns it at submit
             assert controller.io.outstanding == 1
             done = []
             while not request.done:
@@ -44,6 +45,31 @@ def test_seed_low_level_program_writes_and_reads_back():
             again = nvmeof.Completion.from_bytes(completion.to_bytes())
             assert (again.sq_id, again.command_id, again.status_field) == \
                 (completion.sq_id, completion.command_id, completion.status_field)
+
+
+def test_command_ids_are_known_at_submit_and_come_back_in_the_completions(ctrl):
+    # A program that tracks its requests by CID, as the seed's can: the CID
+    # is there at submit, one per command in flight, and the target's
+    # completion carries that same CID.
+    with ctrl.allocate(4 * 4096) as buf, ctrl.allocate(2 * protocol.IDENTIFY_SIZE) as idbuf:
+        for rq, cmds, owner in (
+                (ctrl.io, [protocol.rw_command(protocol.NVME_CMD_READ, NSID, i, 1, buf, lba_size=4096,
+                                               buffer_offset=i * 4096) for i in range(4)], buf),
+                (ctrl.admin, [protocol.identify(idbuf, controller=True),
+                              protocol.set_keyed_sgl(protocol.identify(idbuf, nsid=NSID), idbuf,
+                                                     protocol.IDENTIFY_SIZE, protocol.IDENTIFY_SIZE)], idbuf)):
+            by_cid = {}
+            for cmd in cmds:
+                req = rq.submit(cmd, data_owner=owner)
+                assert isinstance(req.command_id, int) and req.command_id not in by_cid
+                by_cid[req.command_id] = req
+            answered = []
+            while len(answered) < len(cmds):
+                answered += rq.poll()
+            for req in answered:
+                assert by_cid.pop(req.response.command_id) is req
+                req.response.raise_for_status()
+            assert not by_cid and rq.outstanding == 0
 
 
 def test_raw_identify_matches_controller_info(ctrl):

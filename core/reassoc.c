@@ -124,12 +124,18 @@ static int reconnect_finish(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const
 }
 
 /* On the worker: the attempt's steps are traced from its thread. */
+/* A dead controller (refused, or past ctrl_loss_tmo) ends its queues'
+ * attempts without a word to the target: the trace says so rather than
+ * "attempt". */
 static int reconnect_prepare_traced(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 {
-	trace_ctrl(&c->o, nvmeof_queue_qid(q), "reconnect attempt");
+	bool dead = ctrl_state(c) == CTRL_DEAD;
+	if (!dead)
+		trace_ctrl(&c->o, nvmeof_queue_qid(q), "reconnect attempt");
 	int rc = reconnect_prepare(c, q);
 	if (rc)
-		trace_ctrl(&c->o, nvmeof_queue_qid(q), "reconnect failed: %s", nvmeof_errmsg());
+		trace_ctrl(&c->o, nvmeof_queue_qid(q), "reconnect %s: %s",
+			   dead ? "not attempted, the controller is dead" : "failed", nvmeof_errmsg());
 	return rc;
 }
 

@@ -12,12 +12,15 @@
 
 enum { ST_CH, ST_HDR, ST_DATA, ST_DDGST, ST_TERM, ST_BROKEN };
 
+/* Once the connection is initialized every PDU a controller sends has a
+ * header of 24 bytes and its digest at least: asking for all of it at once
+ * saves the socket a read per PDU, and reads nothing of the next one. */
 static void next_pdu(struct tcp_rx *r)
 {
 	r->st = ST_CH;
 	r->dst = r->hdr;
 	r->got = 0;
-	r->need = NVME_TCP_CH_SIZE;
+	r->need = r->ic_done ? NVME_TCP_DATA_HLEN + (r->neg.hdgst ? NVME_TCP_DIGEST : 0) : NVME_TCP_CH_SIZE;
 }
 
 void tcp_rx_init(struct tcp_rx *r, tcp_rx_dest dest, void *ctx)
@@ -32,6 +35,8 @@ void tcp_rx_negotiated(struct tcp_rx *r, const struct tcp_neg *n)
 {
 	r->neg = *n;
 	r->ic_done = true;
+	if (r->st == ST_CH && !r->got)
+		next_pdu(r);
 }
 
 static int fail(struct tcp_rx *r, const char *msg, const char **why)
@@ -140,11 +145,16 @@ static int pdu_header(struct tcp_rx *r, const char **why)
 		p->fes = get_le16(h + 8);
 		p->fei = get_le32(h + 10);
 		p->datal = p->plen - p->hlen;
-		if (!p->datal)
+		/* what was read past its 24-byte header is its data's start */
+		uint32_t early = r->got - p->hlen;
+		if (early > p->datal)
+			early = p->datal;
+		memcpy(r->term, h + p->hlen, early);
+		if (early == p->datal)
 			return done(r);
 		r->st = ST_TERM;
 		r->dst = r->term;
-		r->got = 0;
+		r->got = early;
 		r->need = p->datal;
 		return TCP_RX_MORE;
 	default: break;
@@ -182,7 +192,11 @@ int tcp_rx_advance(struct tcp_rx *r, size_t n, const char **why)
 	if (r->got < r->need)
 		return TCP_RX_MORE;
 	switch (r->st) {
-	case ST_CH: return common_header(r, why);
+	case ST_CH: {
+		int rc = common_header(r, why);
+		/* the whole header may be in already */
+		return rc == TCP_RX_MORE && r->got >= r->need ? pdu_header(r, why) : rc;
+	}
 	case ST_HDR: return pdu_header(r, why);
 	case ST_DATA:
 		if (!r->neg.ddgst)

@@ -26,6 +26,24 @@
 #include "protocol.h"
 #include "queue.h"
 
+/* The transport the tests run over: NVMEOF_TB_TRTYPE=tcp runs them over
+ * the target's NVMe/TCP port (the same port number), with both digests
+ * where NVMEOF_TB_DIGESTS=1; unset, over RDMA. */
+static bool over_tcp(void)
+{
+	const char *t = getenv("NVMEOF_TB_TRTYPE");
+	return t && !strcmp(t, "tcp");
+}
+
+static void opts_transport(struct nvmeof_ctrl_opts *o)
+{
+	if (!over_tcp())
+		return;
+	const char *d = getenv("NVMEOF_TB_DIGESTS");
+	o->trtype = "tcp";
+	o->hdr_digest = o->data_digest = d && !strcmp(d, "1");
+}
+
 static void opts_a(struct nvmeof_ctrl_opts *o)
 {
 	nvmeof_ctrl_opts_init(o);
@@ -33,6 +51,7 @@ static void opts_a(struct nvmeof_ctrl_opts *o)
 	o->trsvcid = env("NVMEOF_TB_PORT");
 	o->subnqn = env("NVMEOF_TB_NQN_A");
 	o->cmd_timeout_ms = 10000;
+	opts_transport(o);
 }
 
 static double now_s(void)
@@ -63,13 +82,16 @@ TEST(identify_matches_testbed)
 	CHECK_STR(i->serial, env("NVMEOF_TB_SERIAL"));
 	CHECK_STR(i->model, env("NVMEOF_TB_MODEL"));
 	CHECK_STR(i->subnqn, env("NVMEOF_TB_NQN_A"));
-	CHECK_EQ(i->mdts, 8);                 /* nvmet: 1 MiB with 4 KiB pages */
+	/* nvmet: 1 MiB with 4 KiB pages over RDMA; over TCP no limit (0),
+	 * which the library holds to 1 MiB */
+	CHECK_EQ(i->mdts, over_tcp() ? 0 : 8);
 	CHECK_EQ(i->max_xfer, 1u << 20);
-	CHECK(i->sgls & (1u << 2));           /* keyed SGL */
+	if (!over_tcp())
+		CHECK(i->sgls & (1u << 2));   /* keyed SGL */
 	CHECK(i->in_capsule_max >= 4096);     /* nvmet's default inline data size */
 	CHECK(i->max_io_queues >= 4);
 	CHECK(i->cntlid != 0xffff);
-	CHECK_STR(i->hca, "rxe0");
+	CHECK_STR(i->hca, over_tcp() ? "tcp" : "rxe0");
 	CHECK_EQ(nvmeof_ns_count(c), 2);
 	const struct nvmeof_ns *n1 = nvmeof_ns_get(c, 1), *n2 = nvmeof_ns_get(c, 2);
 	CHECK(n1 && n2);
@@ -628,7 +650,7 @@ static void *order_down_main(void *arg)
 {
 	(void)arg;
 	char cmd[512];
-	sh("tb port-down rdma");
+	sh(over_tcp() ? "tb port-down tcp" : "tb port-down rdma");
 	snprintf(cmd, sizeof(cmd), "tb ns-disable %s 2", env("NVMEOF_TB_NQN_A"));
 	sh(cmd);
 	return NULL;
@@ -695,7 +717,7 @@ TEST(reconnect_keeps_write_order_and_the_controller)
 	for (int k = half; k < ORDER_WRITES; k++)
 		ORDER_SUBMIT(k);
 #undef ORDER_SUBMIT
-	sh("tb port-up rdma");
+	sh(over_tcp() ? "tb port-up tcp" : "tb port-up rdma");
 	int errs = 0, busy = 1;
 	double t0 = now_s();
 	while (busy && now_s() - t0 < 60) {
@@ -760,7 +782,7 @@ static void *port_down_main(void *arg)
 	struct down_ctx *d = arg;
 	struct timespec ts = {0, 200000000};
 	nanosleep(&ts, NULL);
-	sh("tb port-down rdma");
+	sh(over_tcp() ? "tb port-down tcp" : "tb port-down rdma");
 	d->t_down = now_s();
 	return NULL;
 }
@@ -799,7 +821,7 @@ TEST(idle_wait_sleeps_long_and_a_disconnect_wakes_it)
 	CHECK(t_ret - t0 < 10);
 	/* noticed through the CM channel, not at the 1 s slice's end */
 	CHECK(t_ret - d.t_down < 0.5);
-	sh("tb port-up rdma");
+	sh(over_tcp() ? "tb port-up tcp" : "tb port-up rdma");
 out:
 	if (q)
 		nvmeof_queue_destroy(q);
@@ -1014,13 +1036,13 @@ TEST(poll_group_reconnects_every_queue)
 	MUST(nvmeof_queue_create(c, &qo, &q[1]));
 	MUST(nvmeof_mr_alloc(c, 8 * 4096, &mr));
 	const struct nvmeof_ns *ns = nvmeof_ns_get(c, 1);
-	sh("tb port-down rdma");
+	sh(over_tcp() ? "tb port-down tcp" : "tb port-down rdma");
 	CHECK(wait_lost(NULL, g, 2)); /* both queues noticed */
 	for (int k = 0; k < 4; k++) {
 		MUST(nvmeof_read(q[0], ns, (uint64_t)k * 8, 8, mr, (size_t)k * 4096, grp_cb, &gc));
 		MUST(nvmeof_read(q[1], ns, (uint64_t)k * 8, 8, mr, (size_t)(k + 4) * 4096, grp_cb, &gc));
 	}
-	sh("tb port-up rdma");
+	sh(over_tcp() ? "tb port-up tcp" : "tb port-up rdma");
 	double t0 = now_s();
 	while (gc.done < 8 && now_s() - t0 < 30)
 		nvmeof_poll_group_wait(g, 1, 200);
@@ -1062,11 +1084,11 @@ TEST(reconnect_refused_with_dnr_fails_at_once)
 	MUST(nvmeof_mr_alloc(c, 4096, &mr));
 	const struct nvmeof_ns *ns = nvmeof_ns_get(c, 1);
 	MUST(nvmeof_read_sync(q, ns, 0, 8, mr, 0, 0));
-	sh("tb port-down rdma");
+	sh(over_tcp() ? "tb port-down tcp" : "tb port-down rdma");
 	snprintf(cmd, sizeof(cmd), "tb host-deny %s", env("NVMEOF_TB_NQN_A"));
 	sh(cmd);
 	denied = true;
-	sh("tb port-up rdma");
+	sh(over_tcp() ? "tb port-up tcp" : "tb port-up rdma");
 	double t0 = now_s();
 	int rc = nvmeof_read_sync(q, ns, 0, 8, mr, 0, 0);
 	double took = now_s() - t0;

@@ -5,8 +5,10 @@ B=${NVMEOF_BUILD:-build/out}
 ENG=${NVMEOF_ENGINE:-$PWD/$B/libnvmeof_fio.so}
 TOOL=$B/tests/target_core
 FIO=${NVMEOF_FIO:-/usr/bin/fio} # another fio release: tests/target/fio-versions.sh
+# NVMEOF_TB_TRTYPE=tcp: the jobs over the target's NVMe/TCP port (same number)
+TRTYPE=$([ "${NVMEOF_TB_TRTYPE:-}" = tcp ] && echo TCP || echo RDMA)
 tidname() { # nqn nsid -> transport-ID filename, ':' escaped for fio
-  echo "trtype=RDMA adrfam=IPv4 traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=${1//:/\\:} ns=$2"
+  echo "trtype=$TRTYPE adrfam=IPv4 traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=${1//:/\\:} ns=$2"
 }
 FA1=$(tidname "$NVMEOF_TB_NQN_A" 1)
 FA2=$(tidname "$NVMEOF_TB_NQN_A" 2)

@@ -305,13 +305,13 @@ TEST(rx_refuses_what_no_controller_may_send)
 	CHECK(why && strstr(why, "DATAL"));
 	/* a CapsuleCmd from the controller */
 	rx_ready(&r, false, false);
-	uint8_t cmd[8] = {0x04, 0, 72, 0, 72, 0, 0, 0};
-	CHECK(feed(&r, cmd, 8, 8, &pdus, &why) < 0);
+	uint8_t cmd[24] = {0x04, 0, 72, 0, 72, 0, 0, 0};
+	CHECK(feed(&r, cmd, 24, 24, &pdus, &why) < 0);
 	CHECK(why && strstr(why, "never sends"));
 	/* a header digest flag the connection did not negotiate */
 	rx_ready(&r, false, false);
-	uint8_t rsp[8] = {0x05, 0x01, 24, 0, 28, 0, 0, 0};
-	CHECK(feed(&r, rsp, 8, 8, &pdus, &why) < 0);
+	uint8_t rsp[24] = {0x05, 0x01, 24, 0, 28, 0, 0, 0};
+	CHECK(feed(&r, rsp, 24, 24, &pdus, &why) < 0);
 	CHECK(why && strstr(why, "HDGSTF"));
 	/* a CapsuleResp before the ICResp */
 	tcp_rx_init(&r, dest, NULL);
@@ -339,8 +339,10 @@ TEST(rx_r2t_term_req_and_icresp)
 	put_le32(r2t + 16, 0);
 	CHECK(feed(&r, r2t, 24, 24, &pdus, &why) < 0);
 	CHECK(why && strstr(why, "R2TL"));
-	/* a C2HTermReq carrying 8 bytes of the header in error */
-	rx_ready(&r, false, false);
+	/* a C2HTermReq carrying 8 bytes of the header in error, on a
+	 * connection with header digests: the receiver's first read of 28
+	 * bytes takes 4 of its data */
+	rx_ready(&r, true, false);
 	uint8_t term[32] = {0x03, 0, 24, 0, 32, 0, 0, 0, 0x02, 0x00, 0x05, 0, 0, 0, [24] = 0xde, 0xad};
 	CHECK_EQ(feed(&r, term, 32, 5, &pdus, &why), TCP_RX_PDU);
 	CHECK(r.pdu.type == NVME_TCP_C2H_TERM && r.pdu.fes == 2 && r.pdu.fei == 5 && r.pdu.datal == 8);

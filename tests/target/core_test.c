@@ -111,6 +111,46 @@ out:
 		CHECK_EQ(nvmeof_ctrl_close(c), 0);
 }
 
+/* What needs the HCA is refused over NVMe/TCP, naming why, and digests
+ * over RDMA; a TCP controller still works after each refusal. */
+TEST(tcp_refuses_what_is_rdmas)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_mr *mr = NULL;
+	struct nvmeof_poll_group *g = NULL;
+	static uint8_t gpu_like[4096];
+	opts_a(&o);
+	o.trtype = "tcp";
+	o.hw_timestamps = true;
+	CHECK_EQ(nvmeof_ctrl_connect(&o, &c), NVMEOF_ENOTSUP);
+	CHECK(strstr(nvmeof_errmsg(), "hw_timestamps needs RDMA") != NULL);
+	opts_a(&o);
+	o.trtype = "rdma";
+	o.data_digest = true;
+	CHECK_EQ(nvmeof_ctrl_connect(&o, &c), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "digests are NVMe/TCP's") != NULL);
+	o.trtype = "fc";
+	CHECK_EQ(nvmeof_ctrl_connect(&o, &c), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "expected rdma or tcp") != NULL);
+	opts_a(&o);
+	o.trtype = "tcp";
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	CHECK_EQ(nvmeof_mr_register_cuda(c, gpu_like, sizeof(gpu_like), &mr), NVMEOF_ENOTSUP);
+	CHECK(strstr(nvmeof_errmsg(), "GPU buffers need RDMA") != NULL);
+	CHECK_EQ(nvmeof_poll_group_create_on(c, 1, 0, &g), NVMEOF_ENOTSUP);
+	CHECK(strstr(nvmeof_errmsg(), "completion vector is RDMA's") != NULL);
+	MUST(nvmeof_poll_group_create(c, 1, &g));
+	CHECK_STR(nvmeof_ctrl_info(c)->hca, "tcp");
+out:
+	if (g)
+		nvmeof_poll_group_destroy(g);
+	if (mr)
+		nvmeof_mr_release(mr);
+	if (c)
+		CHECK_EQ(nvmeof_ctrl_close(c), 0);
+}
+
 /* Write a pattern at an offset inside a larger region, read it back into a
  * different offset of another region, compare; for each size. */
 static void roundtrip(uint32_t nsid, const size_t *sizes, size_t nsizes, bool in_capsule)
@@ -1437,6 +1477,7 @@ int main(int argc, char **argv)
 		T(keep_alive_goes_out_during_a_long_admin_command),
 		T(idle_wait_sleeps_long_and_a_disconnect_wakes_it),
 		T(retry_delay_enabled_where_the_controller_reports_one),
+		T(tcp_refuses_what_is_rdmas),
 	};
 	size_t n = sizeof(all) / sizeof(all[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -25,7 +25,7 @@ TCP_CORE="identify_matches_testbed roundtrip_sizes_ns1_512 roundtrip_sizes_ns2_4
   poll_group_reconnects_every_queue idle_wait_sleeps_long_and_a_disconnect_wakes_it tcp_refuses_what_is_rdmas"
 TCP_CORE_DIGESTS="roundtrip_sizes_ns2_4k roundtrip_keyed_only four_queues_four_threads"
 TCP_ENGINE="t_verify_write_then_read t_verify_randrw_4k_ns2 t_verify_md5_and_large_blocks_above_mdts
-  t_fsync_is_flush t_trim_deallocates t_qpairs4_verify_in_threads"
+  t_fsync_is_flush t_trim_deallocates t_qpairs4_verify_in_threads t_tcp_refuses_rdma_options"
 
 # The suites every build runs; $1 names the build in the suites' names.
 per_build() {
@@ -71,6 +71,9 @@ plain() {
   run passthru-spdk.sh 300 bash tests/target/passthru-spdk.sh   # Compare, on SPDK's target (skips without it)
   echo 0 > /proc/sys/vm/nr_hugepages
   run python.sh 600 bash tests/target/python.sh
+  # the I/O tests over NVMe/TCP (the GPU ones are RDMA's: refused over TCP)
+  run python.sh-tcp 300 env NVMEOF_TB_TRTYPE=tcp bash tests/target/python.sh \
+    -k "not gpu and (64mib or read_many or queues_in_threads or keep_alive or connect_errors)"
   run python-pkg.sh 600 bash tests/target/python-pkg.sh   # pip install ./python, its examples
   # "possibly lost" blocks are librdmacm's per-process device cache, by design.
   run valgrind-target_core 900 valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \

@@ -61,9 +61,10 @@ int tcp_sock_connect(const struct sockaddr *dst, const struct sockaddr *src, uin
 	if (e) {
 		close(fd);
 		*cls = e == ECONNREFUSED ? CR_FINAL : CR_TRANSIENT_REACHED;
-		return nvmeof_err(e == ECONNREFUSED ? NVMEOF_EREJECTED : NVMEOF_EUNREACHABLE,
-				  "queue %u: TCP connect: %s%s", qid, strerror(e),
-				  e == ECONNREFUSED ? " (nobody listens on that port)" : "");
+		if (e == ECONNREFUSED)
+			return nvmeof_err(NVMEOF_EREJECTED, "queue %u: TCP connect rejected: nothing listens on that "
+					  "port (%s)", qid, strerror(e));
+		return nvmeof_err(NVMEOF_EUNREACHABLE, "queue %u: TCP connect: %s", qid, strerror(e));
 	}
 	*fd_out = fd;
 	return 0;

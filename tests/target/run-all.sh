@@ -22,7 +22,8 @@ run() { local n=$1 l=$2; shift 2; echo "=== $n: $*"; tests/suite "$n" "$l" "$@" 
 TCP_CORE="identify_matches_testbed roundtrip_sizes_ns1_512 roundtrip_sizes_ns2_4k roundtrip_keyed_only
   four_queues_four_threads queue_full_and_batched_commit out_of_range_lba_names_the_status
   keep_alive_keeps_the_association reconnect_keeps_write_order_and_the_controller poll_group_of_four_queues
-  poll_group_reconnects_every_queue idle_wait_sleeps_long_and_a_disconnect_wakes_it tcp_refuses_what_is_rdmas"
+  poll_group_reconnects_every_queue idle_wait_sleeps_long_and_a_disconnect_wakes_it tcp_refuses_what_is_rdmas
+  nobody_listening_on_port wrong_subsystem_nqn"
 TCP_CORE_DIGESTS="roundtrip_sizes_ns2_4k roundtrip_keyed_only four_queues_four_threads"
 TCP_ENGINE="t_verify_write_then_read t_verify_randrw_4k_ns2 t_verify_md5_and_large_blocks_above_mdts
   t_fsync_is_flush t_trim_deallocates t_qpairs4_verify_in_threads t_tcp_refuses_rdma_options"

@@ -53,7 +53,8 @@ CORE_SRC = core/protocol.c core/status.c core/names.c core/util.c core/opts.c co
 	core/cuda.c core/slots.c core/submit.c core/complete.c core/qstage.c core/qpark.c core/qstate.c core/poll.c core/wait.c core/sync.c \
 	core/queue.c core/qrdma.c core/group.c core/cfields.c core/cstate.c core/creset.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c \
 	core/reassoc.c core/trace.c core/ctrl_mem.c core/nstable.c core/adminio.c core/discovery.c core/aer.c \
-	core/connretry.c core/hwts.c core/ana.c core/mpath.c core/mpath_io.c core/mpath_wait.c core/mpath_select.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c core/passthru.c core/evloop.c
+	core/connretry.c core/hwts.c core/ana.c core/mpath.c core/mpath_io.c core/mpath_wait.c core/mpath_select.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c core/passthru.c core/evloop.c \
+	core/tcp_crc32c.c core/tcp_pdu.c core/tcp_rx.c core/tcp_sock.c core/tcp_conn.c core/qtcp.c
 # The loopback test wire: tests, fuzzers and the micro-benchmark only.
 TESTWIRE_OBJ = $(O)/tests/wire/fakewire.o
 CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
@@ -61,7 +62,7 @@ CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
 UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo \
 	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio $(O)/tests/unit_connretry $(O)/tests/unit_auth \
 	$(O)/tests/unit_regaccess $(O)/tests/unit_irq $(O)/tests/unit_hwts $(O)/tests/unit_mpath $(O)/tests/unit_mpathio \
-	$(O)/tests/unit_passthru
+	$(O)/tests/unit_passthru $(O)/tests/unit_tcppdu $(O)/tests/unit_tcpconn
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_passthru $(O)/tests/target_mpath $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
 	$(O)/tests/gpu_check $(O)/tests/libregspy.so $(O)/tests/libcmfault.so
 BENCH = $(O)/bench/percmd $(O)/bench/authdh
@@ -150,6 +151,8 @@ $(O)/tests/unit_%: $(O)/tests/unit/test_%.o
 $(O)/tests/target_%: $(O)/tests/target/%_test.o
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/unit_protocol: $(O)/core/protocol.o $(O)/core/status.o $(O)/core/names.o $(O)/core/ana.o
+$(O)/tests/unit_tcppdu: $(O)/core/tcp_crc32c.o $(O)/core/tcp_pdu.o $(O)/core/tcp_rx.o
+$(O)/tests/unit_tcpconn: $(O)/core/tcp_crc32c.o $(O)/core/tcp_pdu.o $(O)/core/tcp_rx.o $(O)/core/tcp_conn.o
 $(O)/tests/unit_queue $(O)/tests/unit_connretry $(O)/tests/unit_hwts $(O)/tests/unit_mpathio $(O)/tests/unit_passthru \
 	$(O)/tests/unit_auth: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 $(O)/tests/unit/test_passthru.o: CPPFLAGS_ALL += -Itests/wire
@@ -347,7 +350,10 @@ FUZZ_CORE = $(CORE_SRC) tests/wire/fakewire.c
 # header those may include.
 FUZZ_HDRS = $(wildcard core/*.h core/include/*.h tests/wire/*.h)
 fuzz-build: build/fuzz/fuzz_identify build/fuzz/fuzz_cm build/fuzz/fuzz_tid build/fuzz/fuzz_queue build/fuzz/fuzz_auth \
-	build/fuzz/fuzz_secret
+	build/fuzz/fuzz_secret build/fuzz/fuzz_tcppdu
+build/fuzz/fuzz_tcppdu: tests/fuzz/fuzz_tcppdu.c core/tcp_rx.c core/tcp_pdu.c core/tcp_crc32c.c $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_tcppdu.c core/tcp_rx.c core/tcp_pdu.c core/tcp_crc32c.c
 build/fuzz/fuzz_identify: tests/fuzz/fuzz_identify.c core/protocol.c core/status.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_identify.c core/protocol.c core/status.c

@@ -195,10 +195,16 @@ int ctrl_identify_ctrl(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info)
 	if (rc)
 		return rc;
 	nvme_id_ctrl_parse(q_scratch(c->admin), info);
-	if (!(info->sgls & NVME_SGLS_KEYED))
+	/* keyed SGLs are RDMA's: NVMe/TCP moves data in PDUs */
+	if (!c->tcp && !(info->sgls & NVME_SGLS_KEYED))
 		return nvmeof_err(NVMEOF_ENOTSUP, "controller lacks keyed SGL data block support (SGLS 0x%x)",
 				  info->sgls);
 	info->max_xfer = nvme_max_xfer(info->mdts, info->cap);
+	/* nvmet over TCP reports no limit (MDTS 0) but allocates each
+	 * command's whole buffer at once, and refuses 4 MiB (Data SGL Length
+	 * Invalid): 1 MiB, what its RDMA port allows */
+	if (c->tcp && !info->mdts)
+		info->max_xfer = 1u << 20;
 	info->in_capsule_max = 0;
 	if (c->o.in_capsule && (info->sgls & NVME_SGLS_OFFSET) && !info->icdoff &&
 	    info->ioccsz * 16u > NVME_SQE_SIZE)

@@ -49,6 +49,7 @@ struct nvmeof_ctrl {
 	uint8_t hostid[16];
 	struct sockaddr_storage dst, src;
 	bool has_src;
+	bool tcp;                    /* NVMe/TCP (opts.trtype): no PD, no device */
 	struct nvmeof_queue *admin;
 	struct ibv_pd *pd;           /* outlives reconnects: registrations stay valid */
 	uint32_t assoc_gen;          /* bumped each time the association is re-created */

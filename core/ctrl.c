@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
+#include <strings.h>
 
 #include "aer.h"
 #include "connretry.h"
@@ -104,6 +105,13 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		return nvmeof_err(NVMEOF_EINVAL, "connect: timeouts must be non-zero");
 	if ((unsigned)opts->wait_mode > NVMEOF_WAIT_SLEEP)
 		return nvmeof_err(NVMEOF_EINVAL, "connect: unknown wait mode %d", (int)opts->wait_mode);
+	bool tcp = opts->trtype && !strcasecmp(opts->trtype, "tcp");
+	if (opts->trtype && opts->trtype[0] && !tcp && strcasecmp(opts->trtype, "rdma"))
+		return nvmeof_err(NVMEOF_EINVAL, "connect: transport (trtype) '%.16s': expected rdma or tcp", opts->trtype);
+	if (tcp && opts->hw_timestamps)
+		return nvmeof_err(NVMEOF_ENOTSUP, "connect: hw_timestamps needs RDMA: NVMe/TCP has no NIC completion clock");
+	if (!tcp && (opts->hdr_digest || opts->data_digest))
+		return nvmeof_err(NVMEOF_EINVAL, "connect: header and data digests are NVMe/TCP's (trtype tcp)");
 	if (!(c = calloc(1, sizeof(*c))))
 		return nvmeof_err(NVMEOF_ENOMEM, "connect: out of memory");
 	if ((rc = nst_init(&c->nst))) {
@@ -122,6 +130,7 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	c->state = CTRL_NEW;
 	atomic_init(&c->ka_due, 0);
 	c->o = *opts;
+	c->tcp = tcp;
 	if (c->o.kato_ms && !c->o.ka_interval_ms)
 		c->o.ka_interval_ms = c->o.kato_ms / 2 ? c->o.kato_ms / 2 : 1;
 	snprintf(c->subnqn, sizeof(c->subnqn), "%s", opts->subnqn);
@@ -136,7 +145,7 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		c->has_src = true;
 	}
 	/* Pointers into opts are not kept past this call. */
-	c->o.traddr = c->o.trsvcid = c->o.src_addr = c->o.hostnqn = c->o.hostid = NULL;
+	c->o.traddr = c->o.trsvcid = c->o.src_addr = c->o.hostnqn = c->o.hostid = c->o.trtype = NULL;
 
 	struct q_params p = {
 		.dst = (struct sockaddr *)&c->dst,
@@ -149,13 +158,15 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		.wait_mode = opts->wait_mode == NVMEOF_WAIT_POLL ? NVMEOF_WAIT_HYBRID : opts->wait_mode,
 		.spin_us = opts->spin_us,
 		.copts = &c->o,
+		.hdgst = opts->hdr_digest,
+		.ddgst = opts->data_digest,
 	};
 	/* the first contact: silence, or an address that does not resolve,
 	 * means wrong or down, not busy (connretry.h) */
 	struct conn_retry retry;
 	cr_init(&retry, c->o.connect_retries, false, 0);
 	p.retry = &retry;
-	if ((rc = q_open(&p, &c->admin))) {
+	if ((rc = (c->tcp ? q_open_tcp : q_open)(&p, &c->admin))) {
 		nvmeof_err_prefix(rc, "connect admin queue to %s", opts->traddr);
 		goto fail;
 	}
@@ -177,8 +188,13 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	c->info.auth_hash = c->admin_auth_hash;
 	c->info.auth_dhgroup = c->admin_auth_dh;
 	c->info.auth_bidirectional = c->admin_auth_bidir;
-	snprintf(c->info.hca, sizeof(c->info.hca), "%s", ibv_get_device_name(q_verbs(c->admin)->device));
-	c->info.comp_vectors = q_verbs(c->admin)->num_comp_vectors > 0 ? q_verbs(c->admin)->num_comp_vectors : 1;
+	if (c->tcp) {
+		snprintf(c->info.hca, sizeof(c->info.hca), "tcp");
+		c->info.comp_vectors = 1;
+	} else {
+		snprintf(c->info.hca, sizeof(c->info.hca), "%s", ibv_get_device_name(q_verbs(c->admin)->device));
+		c->info.comp_vectors = q_verbs(c->admin)->num_comp_vectors > 0 ? q_verbs(c->admin)->num_comp_vectors : 1;
+	}
 	if (opts->hw_timestamps && (rc = ctrl_hw_clock(c)))
 		goto fail;
 	c->depth_limit = NVMEOF_MAX_DEPTH;
@@ -259,7 +275,7 @@ static int queue_connect(struct nvmeof_ctrl *c, struct q_params *p, struct nvmeo
 	cr_init(&retry, c->o.connect_retries, true, qid);
 	p->retry = &retry;
 	for (;;) {
-		if ((rc = q_open(p, &q)))
+		if ((rc = (c->tcp ? q_open_tcp : q_open)(p, &q)))
 			return nvmeof_err_prefix(rc, "I/O queue %u", qid);
 		q_set_owner(q, c, c->info.oncs);
 		pthread_mutex_lock(&c->admin_lock);
@@ -341,6 +357,9 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 		.copts = &c->o,
 		.hw_khz = c->hw_khz,
 		.hw_mask = c->hw_mask,
+		.hdgst = c->o.hdr_digest,
+		.ddgst = c->o.data_digest,
+		.tcp_icd = c->info.ioccsz > 4 ? c->info.ioccsz * 16u - NVME_SQE_SIZE : 0,
 	};
 	c->qid_used[qid] = 1; /* reserved while we connect without the lock */
 	pthread_mutex_unlock(&c->lock);
@@ -379,6 +398,14 @@ int nvmeof_poll_group_create_on(struct nvmeof_ctrl *c, uint32_t max_queues, int 
 		return nvmeof_err(NVMEOF_EINVAL, "create poll group: %s",
 				  !c ? "no controller" : !out ? "no output pointer" : "max_queues outside 1..64");
 	*out = NULL;
+	if (c->tcp) {
+		if (comp_vector >= 0)
+			return nvmeof_err(NVMEOF_ENOTSUP, "create poll group: a completion vector is RDMA's: over TCP "
+					  "the sockets' interrupts follow the NIC's IRQ affinity");
+		return q_group_create(q_tcp_transport(), NULL, c, max_queues,
+				      (int)(max_queues * q_group_cqes(c->depth_limit)), -1, false, c->o.wait_mode,
+				      c->o.spin_us, out);
+	}
 	if (comp_vector < -1 || comp_vector >= c->info.comp_vectors)
 		return nvmeof_err(NVMEOF_EINVAL, "create poll group: completion vector %d: %s has %d (0 to %d)",
 				  comp_vector, c->info.hca, c->info.comp_vectors, c->info.comp_vectors - 1);

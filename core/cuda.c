@@ -290,6 +290,11 @@ int mem_register_cuda(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, void 
 		return nvmeof_err(NVMEOF_EINVAL, "register GPU memory: %s",
 				  !dptr ? "NULL pointer" : !len ? "zero length" : "no output");
 	*out = NULL;
+	/* GPUDirect is the NIC's DMA into the GPU; a socket's bytes pass
+	 * through host memory, so a GPU buffer would need a staged copy */
+	if (!mc->pd)
+		return nvmeof_err(NVMEOF_ENOTSUP, "register GPU memory: GPU buffers need RDMA (GPUDirect); over "
+				  "NVMe/TCP the data passes through host memory: use host buffers");
 	if ((rc = cu_ready("register GPU memory")))
 		return rc;
 	/* The owning context, not whichever is current: flushes and

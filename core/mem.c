@@ -70,8 +70,10 @@ static int mr_new(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, void *add
 	struct nvmeof_mr *m = calloc(1, sizeof(*m));
 	if (!m)
 		return nvmeof_err(NVMEOF_ENOMEM, "register memory: out of memory");
-	m->mr = ibv_reg_mr(mc->pd, addr, len, mc->access);
-	if (!m->mr) {
+	/* over NVMe/TCP (no PD) a region is only bookkeeping: the socket
+	 * layer moves data to and from its address */
+	m->mr = mc->pd ? ibv_reg_mr(mc->pd, addr, len, mc->access) : NULL;
+	if (mc->pd && !m->mr) {
 		int e = errno;
 		free(m);
 		return nvmeof_err(e == ENOMEM ? NVMEOF_ENOMEM : NVMEOF_ETRANSPORT,
@@ -82,8 +84,8 @@ static int mr_new(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, void *add
 	m->owner = owner;
 	m->addr = addr;
 	m->len = len;
-	m->lkey = m->mr->lkey;
-	m->rkey = m->mr->rkey;
+	m->lkey = m->mr ? m->mr->lkey : 0;
+	m->rkey = m->mr ? m->mr->rkey : 0;
 	m->owned = owned;
 	mem_ctx_ref(mc, 1);
 	mem_link(mc, m);
@@ -122,7 +124,7 @@ int nvmeof_mr_release(struct nvmeof_mr *m)
 {
 	if (!m)
 		return nvmeof_err(NVMEOF_EINVAL, "release memory: NULL region");
-	int rc = ibv_dereg_mr(m->mr);
+	int rc = m->mr ? ibv_dereg_mr(m->mr) : 0;
 	if (rc)
 		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_dereg_mr: %s", strerror(rc));
 	mem_unlink(m->mc, m);

@@ -105,6 +105,8 @@ int q_post_all_recvs(struct nvmeof_queue *q)
 
 void q_free(struct nvmeof_queue *q)
 {
+	if (q->tr && q->tr->release && q->trc)
+		q->tr->release(q->trc);
 	if (q->sqe_mr)
 		ibv_dereg_mr(q->sqe_mr);
 	if (q->rsp_mr)

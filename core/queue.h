@@ -33,11 +33,15 @@ struct q_params {
 	struct conn_retry *retry;   /* the connect's retry budget (connretry.h); NULL: one try */
 	uint64_t hw_khz;            /* NIC completion timestamps at this clock (kHz); 0: none */
 	uint64_t hw_mask;           /* and their valid bits (hwts_hist.mask) */
+	bool hdgst, ddgst;          /* NVMe/TCP: header and data digests */
+	uint32_t tcp_icd;           /* NVMe/TCP: the controller's in-capsule data size (IOCCSZ) */
 };
 
 /* Resolves, creates the QP, posts receives and CM-connects. The Fabrics
  * Connect command is the controller's business (q_exec). */
 int q_open(const struct q_params *p, struct nvmeof_queue **out);
+/* The same over NVMe/TCP (qtcp.c): TCP connect, ICReq/ICResp, receives. */
+int q_open_tcp(const struct q_params *p, struct nvmeof_queue **out);
 struct ibv_pd *q_pd(struct nvmeof_queue *q);
 struct ibv_context *q_verbs(struct nvmeof_queue *q);
 /* The queue's registered scratch buffer (Q_SCRATCH_SIZE) for admin and fabrics data. */
@@ -130,6 +134,7 @@ int q_close(struct nvmeof_queue *q);
 struct q_transport;
 /* The RDMA transport (qrdma.c), for a poll group's CQ. */
 const struct q_transport *q_rdma_transport(void);
+const struct q_transport *q_tcp_transport(void);
 /* hw_ts: its CQ reports the NIC's clock for each completion */
 int q_group_create(const struct q_transport *tr, void *dev, const void *owner, uint32_t max_members, int cqe, int vector,
 		   bool hw_ts, enum nvmeof_wait_mode mode, uint32_t spin_us, struct nvmeof_poll_group **out);

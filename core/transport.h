@@ -2,7 +2,8 @@
  * What a queue needs from its wire, as a table of operations (the way the
  * kernel's nvme-rdma sits behind nvme_ctrl_ops and SPDK's transports behind
  * spdk_nvme_transport_ops). The queue logic never names a transport: the
- * RDMA transport (qrdma.c over rdma.c) is the one the library ships; the
+ * RDMA transport (qrdma.c over rdma.c) and the NVMe/TCP one (qtcp.c over
+ * tcp_conn.c) are the ones the library ships; the
  * loopback test wire (tests/wire) is linked only into tests and the
  * per-command micro-benchmark.
  *
@@ -51,6 +52,9 @@ struct q_transport {
 	 * business. close releases the connection, and may be called again. */
 	int (*reopen)(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms, uint32_t *usable);
 	void (*close)(struct nvmeof_queue *q);
+	/* what the transport keeps beside the queue (c), when the queue is
+	 * freed; NULL: nothing (RDMA's connection is inside the queue) */
+	void (*release)(void *c);
 	/* the completion queue of a poll group (every queue is in one; a
 	 * queue alone is a group of one) of cqe entries on device dev: sets
 	 * g->cqc, what poll, arm and sleep then take, and g->cqe_cap */

@@ -24,7 +24,8 @@ static bool str_same(const char *a, const char *b)
 bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b)
 {
 	const struct nvmeof_ctrl_opts *x = &a->o, *y = &b->o;
-	return str_same(x->traddr, y->traddr) && str_same(x->trsvcid, y->trsvcid) &&
+	return a->t.trtype == b->t.trtype && x->hdr_digest == y->hdr_digest && x->data_digest == y->data_digest &&
+	       str_same(x->traddr, y->traddr) && str_same(x->trsvcid, y->trsvcid) &&
 	       str_same(x->src_addr, y->src_addr) && str_same(x->subnqn, y->subnqn) &&
 	       str_same(x->hostnqn, y->hostnqn) && str_same(x->hostid, y->hostid) &&
 	       x->queue_depth == y->queue_depth && x->num_io_queues == y->num_io_queues &&
@@ -55,6 +56,9 @@ static void cfg_copy(struct conn_cfg *to, const struct conn_cfg *k)
 	REPOINT(dhchap_ctrl_secret, dhchap_ctrl_secret);
 	REPOINT(dhchap_hashes, dhchap_hashes);
 	REPOINT(dhchap_dhgroups, dhchap_dhgroups);
+	/* the filename's transport; over TCP the library refuses what is
+	 * RDMA's (GPU buffers, comp_vector, hw_timestamps) */
+	to->o.trtype = k->t.trtype == 3 ? "tcp" : NULL;
 #undef REPOINT
 }
 
@@ -62,6 +66,11 @@ struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bo
 			      int *why)
 {
 	struct shared_ctrl *s;
+	if (k->t.trtype == 3 && want_hca && want_hca[0]) {
+		snprintf(err, len, "hca=%s names an RDMA device: refused over NVMe/TCP (trtype=TCP)", want_hca);
+		*why = NVMEOF_EINVAL;
+		return NULL;
+	}
 	*why = NVMEOF_ENOMEM;
 	pthread_mutex_lock(&reg_lock);
 	for (s = reg_head; s; s = s->next)

@@ -82,11 +82,17 @@ int tid_parse(const char *s, struct tid *t, char *err, size_t el)
 		}
 		seen |= bit;
 		if (!strcasecmp(key, "trtype")) {
-			if (vlen != 4 || strncasecmp(v, "rdma", 4)) {
-				snprintf(err, el, "trtype=%.*s: this engine speaks NVMe/RDMA only (trtype=RDMA)",
+			int tr = vlen == 4 && !strncasecmp(v, "rdma", 4) ? 1 : vlen == 3 && !strncasecmp(v, "tcp", 3) ? 3 : 0;
+			if (!tr) {
+				snprintf(err, el, "trtype=%.*s: this engine speaks NVMe/RDMA and NVMe/TCP (trtype=RDMA or TCP)",
 					 (int)vlen, v);
 				return -1;
 			}
+			if (t->trtype && t->trtype != tr) {
+				snprintf(err, el, "trtype given twice, differently: one transport per filename");
+				return -1;
+			}
+			t->trtype = tr;
 		} else if (!strcasecmp(key, "adrfam")) {
 			int fam = vlen != 4 ? 0 : !strncasecmp(v, "ipv4", 4) ? 4 : !strncasecmp(v, "ipv6", 4) ? 6 : 0;
 			if (!fam) {

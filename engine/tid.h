@@ -1,5 +1,6 @@
 /* Transport-ID filenames, as SPDK's fio plugin users write them:
  *   trtype=RDMA adrfam=IPv4 traddr=192.0.2.1 trsvcid=4420 subnqn=NQN ns=1
+ * (trtype=TCP: NVMe/TCP, for every path of the filename)
  * (fio splits filenames on ':', so NQNs are written with '\:').
  * Several paths to one namespace: traddr again starts the next path, and
  * the srcaddr and trsvcid after it are that path's:
@@ -27,6 +28,7 @@ struct tid {
 	char srcaddr[256];
 	uint32_t nsid;           /* 0 when not given */
 	int adrfam;              /* 0 unspecified, 4, 6 */
+	int trtype;              /* 0 unspecified (RDMA), 1 RDMA, 3 TCP (the NVMe-oF TRTYPE values) */
 	/* the paths after the first (traddr, trsvcid, srcaddr above) */
 	struct tid_path alt[TID_MAX_PATHS - 1];
 	unsigned nalt;

@@ -20,6 +20,7 @@ void tool_ctrl_opts(const struct args *a, struct nvmeof_ctrl_opts *o)
 {
 	nvmeof_ctrl_opts_init(o);
 	o->traddr = a->traddr;
+	o->trtype = a->trtype;
 	if (a->trsvcid)
 		o->trsvcid = a->trsvcid;
 	o->src_addr = a->src;

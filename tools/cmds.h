@@ -11,6 +11,7 @@ enum { ARG_OUT = 1, ARG_NSID = 2, ARG_ENTRIES = 4, ARG_LOG = 8, ARG_IO = 16, ARG
 struct args {
 	const char *name;
 	const char *traddr, *trsvcid, *src, *hostnqn, *hostid, *nqn, *data;
+	const char *trtype; /* NULL: rdma */
 	const char *dhchap_secret, *dhchap_ctrl_secret, *dhchap_hashes, *dhchap_dhgroups;
 	bool allow_unauth_ctrl;
 	const char *sysfs; /* list-rdma: the sysfs root (/sys) */

@@ -69,7 +69,7 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 	struct nvmeof_ctrl_opts d; /* the defaults shown are the library's */
 	nvmeof_ctrl_opts_init(&d);
 	fprintf(f, "usage: nvmeof %s -a ADDR %s[OPTIONS]\n%s\n\n", c->name, disc ? "" : "-n NQN ", c->help);
-	fprintf(f, "  -t, --transport=rdma     the transport: rdma, the only one (as nvme-cli's -t)\n"
+	fprintf(f, "  -t, --transport=rdma     the transport: rdma or tcp (as nvme-cli's -t)\n"
 		   "  -a, --traddr=ADDR        target address\n"
 		   "  -s, --trsvcid=PORT       port, 1 to 65535 (%s)\n"
 		   "  -w, --src=ADDR           local address (chooses the RDMA device); also --host-traddr\n"
@@ -282,9 +282,11 @@ int main(int argc, char **argv)
 			 * and its timeout in ms elsewhere: a number can only be
 			 * the latter */
 			if (!is_number(optarg)) {
-				if (!strcasecmp(optarg, "rdma"))
+				if (!strcasecmp(optarg, "rdma") || !strcasecmp(optarg, "tcp")) {
+					a.trtype = optarg;
 					break;
-				fprintf(stderr, "nvmeof %s: --transport: '%s' is not one this tool speaks: only rdma "
+				}
+				fprintf(stderr, "nvmeof %s: --transport: '%s' is not one this tool speaks: rdma or tcp "
 					"(a number for -t is the timeout in ms)\n", sub, tool_shown(optarg));
 				return 2;
 			}

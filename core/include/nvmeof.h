@@ -188,6 +188,16 @@ struct nvmeof_ctrl_opts {
 	 * DH exchange). NULL (default): all of them; the controller chooses. */
 	const char *dhchap_hashes;
 	const char *dhchap_dhgroups;
+	/* version 0.6: the transport. NULL or "rdma" (default): NVMe/RDMA;
+	 * "tcp": NVMe/TCP (trsvcid the TCP port, src_addr the local address
+	 * to bind). Over TCP there are no NIC completion timestamps
+	 * (hw_timestamps is refused), no completion vectors and no GPU
+	 * buffers (nvmeof_mr_register_cuda is refused). */
+	const char *trtype;
+	/* NVMe/TCP's header and data digests (CRC32C): asked for in the
+	 * ICReq; a controller that does not grant them fails the connect.
+	 * Refused over RDMA. false (default): none. */
+	bool hdr_digest, data_digest;
 };
 /* Defaults, and size = sizeof(*opts): always initialize through this macro. */
 #define nvmeof_ctrl_opts_init(opts) nvmeof_ctrl_opts_init_sz((opts), sizeof(*(opts)))

@@ -66,6 +66,10 @@ class CtrlOpts(ctypes.Structure):
         ("allow_unauthenticated_ctrl", c_bool),
         ("dhchap_hashes", ctypes.c_char_p),
         ("dhchap_dhgroups", ctypes.c_char_p),
+        # version 0.6: the transport ("rdma" or "tcp") and NVMe/TCP's digests
+        ("trtype", ctypes.c_char_p),
+        ("hdr_digest", c_bool),
+        ("data_digest", c_bool),
     ]
 
 

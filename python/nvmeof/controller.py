@@ -78,7 +78,8 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
                     dhchap_ctrl_secret: Optional[str] = None,
                     allow_unauthenticated_ctrl: Optional[bool] = None,
                     dhchap_hashes: Optional[str] = None,
-                    dhchap_dhgroups: Optional[str] = None) -> S.CtrlOpts:
+                    dhchap_dhgroups: Optional[str] = None, transport: Optional[str] = None,
+                    hdr_digest: Optional[bool] = None, data_digest: Optional[bool] = None) -> S.CtrlOpts:
     """Checks the arguments of Controller() and fills struct nvmeof_ctrl_opts:
     opts, or the library's defaults (nvmeof_ctrl_opts_init), with only the
     arguments that are not None put over them. Raises TypeError/ValueError
@@ -119,6 +120,15 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
         o.dhchap_hashes = _text(dhchap_hashes, "dhchap_hashes")
     if dhchap_dhgroups is not None:
         o.dhchap_dhgroups = _text(dhchap_dhgroups, "dhchap_dhgroups")
+    if transport is not None:
+        if transport not in ("rdma", "tcp"):
+            raise ValueError("nvmeof: transport must be 'rdma' or 'tcp', not %r" % (transport,))
+        o.trtype = transport.encode()
+    for name, v in (("hdr_digest", hdr_digest), ("data_digest", data_digest)):
+        if v is not None:
+            if not isinstance(v, bool):
+                raise TypeError("nvmeof: %s must be True or False" % name)
+            setattr(o, name, v)
     return o
 
 
@@ -170,13 +180,15 @@ class Controller:
                  keep_alive_ms: Optional[int] = None, timeout: Optional[float] = None,
                  dhchap_secret: Optional[str] = None, dhchap_ctrl_secret: Optional[str] = None,
                  allow_unauthenticated_ctrl: Optional[bool] = None, dhchap_hashes: Optional[str] = None,
-                 dhchap_dhgroups: Optional[str] = None) -> None:
+                 dhchap_dhgroups: Optional[str] = None, transport: Optional[str] = None,
+                 hdr_digest: Optional[bool] = None, data_digest: Optional[bool] = None) -> None:
         lib = _lib.load()
         o = connect_options(host, subsystem_nqn, port, source, host_nqn, host_id, queue_depth,
                             keep_alive_ms, timeout, dhchap_secret=dhchap_secret,
                             dhchap_ctrl_secret=dhchap_ctrl_secret,
                             allow_unauthenticated_ctrl=allow_unauthenticated_ctrl,
-                            dhchap_hashes=dhchap_hashes, dhchap_dhgroups=dhchap_dhgroups)
+                            dhchap_hashes=dhchap_hashes, dhchap_dhgroups=dhchap_dhgroups,
+                            transport=transport, hdr_digest=hdr_digest, data_digest=data_digest)
         h = c_void_p()
         _check(lib.nvmeof_ctrl_connect(byref(o), byref(h)))
         self._h = h.value

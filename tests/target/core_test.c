@@ -27,6 +27,24 @@
 #include "qpriv.h"
 #include "queue.h"
 
+/* The transport the tests run over: NVMEOF_TB_TRTYPE=tcp runs them over
+ * the target's NVMe/TCP port (the same port number), with both digests
+ * where NVMEOF_TB_DIGESTS=1; unset, over RDMA. */
+static bool over_tcp(void)
+{
+	const char *t = getenv("NVMEOF_TB_TRTYPE");
+	return t && !strcmp(t, "tcp");
+}
+
+static void opts_transport(struct nvmeof_ctrl_opts *o)
+{
+	if (!over_tcp())
+		return;
+	const char *d = getenv("NVMEOF_TB_DIGESTS");
+	o->trtype = "tcp";
+	o->hdr_digest = o->data_digest = d && !strcmp(d, "1");
+}
+
 static void opts_a(struct nvmeof_ctrl_opts *o)
 {
 	nvmeof_ctrl_opts_init(o);
@@ -34,6 +52,7 @@ static void opts_a(struct nvmeof_ctrl_opts *o)
 	o->trsvcid = env("NVMEOF_TB_PORT");
 	o->subnqn = env("NVMEOF_TB_NQN_A");
 	o->cmd_timeout_ms = 10000;
+	opts_transport(o);
 }
 
 static double now_s(void)
@@ -64,13 +83,16 @@ TEST(identify_matches_testbed)
 	CHECK_STR(i->serial, env("NVMEOF_TB_SERIAL"));
 	CHECK_STR(i->model, env("NVMEOF_TB_MODEL"));
 	CHECK_STR(i->subnqn, env("NVMEOF_TB_NQN_A"));
-	CHECK_EQ(i->mdts, 8);                 /* nvmet: 1 MiB with 4 KiB pages */
+	/* nvmet: 1 MiB with 4 KiB pages over RDMA; over TCP no limit (0),
+	 * which the library holds to 1 MiB */
+	CHECK_EQ(i->mdts, over_tcp() ? 0 : 8);
 	CHECK_EQ(i->max_xfer, 1u << 20);
-	CHECK(i->sgls & (1u << 2));           /* keyed SGL */
+	if (!over_tcp())
+		CHECK(i->sgls & (1u << 2));   /* keyed SGL */
 	CHECK(i->in_capsule_max >= 4096);     /* nvmet's default inline data size */
 	CHECK(i->max_io_queues >= 4);
 	CHECK(i->cntlid != 0xffff);
-	CHECK_STR(i->hca, "rxe0");
+	CHECK_STR(i->hca, over_tcp() ? "tcp" : "rxe0");
 	CHECK_EQ(nvmeof_ns_count(c), 2);
 	const struct nvmeof_ns *n1 = nvmeof_ns_get(c, 1), *n2 = nvmeof_ns_get(c, 2);
 	CHECK(n1 && n2);
@@ -86,6 +108,46 @@ TEST(identify_matches_testbed)
 	       i->model, i->serial, i->firmware, i->cntlid, i->mdts, i->ioccsz, i->in_capsule_max,
 	       i->max_io_queues, i->hca);
 out:
+	if (c)
+		CHECK_EQ(nvmeof_ctrl_close(c), 0);
+}
+
+/* What needs the HCA is refused over NVMe/TCP, naming why, and digests
+ * over RDMA; a TCP controller still works after each refusal. */
+TEST(tcp_refuses_what_is_rdmas)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_mr *mr = NULL;
+	struct nvmeof_poll_group *g = NULL;
+	static uint8_t gpu_like[4096];
+	opts_a(&o);
+	o.trtype = "tcp";
+	o.hw_timestamps = true;
+	CHECK_EQ(nvmeof_ctrl_connect(&o, &c), NVMEOF_ENOTSUP);
+	CHECK(strstr(nvmeof_errmsg(), "hw_timestamps needs RDMA") != NULL);
+	opts_a(&o);
+	o.trtype = "rdma";
+	o.data_digest = true;
+	CHECK_EQ(nvmeof_ctrl_connect(&o, &c), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "digests are NVMe/TCP's") != NULL);
+	o.trtype = "fc";
+	CHECK_EQ(nvmeof_ctrl_connect(&o, &c), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "expected rdma or tcp") != NULL);
+	opts_a(&o);
+	o.trtype = "tcp";
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	CHECK_EQ(nvmeof_mr_register_cuda(c, gpu_like, sizeof(gpu_like), &mr), NVMEOF_ENOTSUP);
+	CHECK(strstr(nvmeof_errmsg(), "GPU buffers need RDMA") != NULL);
+	CHECK_EQ(nvmeof_poll_group_create_on(c, 1, 0, &g), NVMEOF_ENOTSUP);
+	CHECK(strstr(nvmeof_errmsg(), "completion vector is RDMA's") != NULL);
+	MUST(nvmeof_poll_group_create(c, 1, &g));
+	CHECK_STR(nvmeof_ctrl_info(c)->hca, "tcp");
+out:
+	if (g)
+		nvmeof_poll_group_destroy(g);
+	if (mr)
+		nvmeof_mr_release(mr);
 	if (c)
 		CHECK_EQ(nvmeof_ctrl_close(c), 0);
 }
@@ -633,7 +695,7 @@ static void *order_down_main(void *arg)
 {
 	(void)arg;
 	char cmd[512];
-	sh("tb port-down rdma");
+	sh(over_tcp() ? "tb port-down tcp" : "tb port-down rdma");
 	snprintf(cmd, sizeof(cmd), "tb ns-disable %s 2", env("NVMEOF_TB_NQN_A"));
 	sh(cmd);
 	return NULL;
@@ -700,7 +762,7 @@ TEST(reconnect_keeps_write_order_and_the_controller)
 	for (int k = half; k < ORDER_WRITES; k++)
 		ORDER_SUBMIT(k);
 #undef ORDER_SUBMIT
-	sh("tb port-up rdma");
+	sh(over_tcp() ? "tb port-up tcp" : "tb port-up rdma");
 	int errs = 0, busy = 1;
 	double t0 = now_s();
 	while (busy && now_s() - t0 < 60) {
@@ -770,7 +832,7 @@ static void *port_down_main(void *arg)
 	struct down_ctx *d = arg;
 	struct timespec ts = {0, 200000000};
 	nanosleep(&ts, NULL);
-	sh("tb port-down rdma");
+	sh(over_tcp() ? "tb port-down tcp" : "tb port-down rdma");
 	d->t_down = now_s();
 	return NULL;
 }
@@ -811,8 +873,11 @@ TEST(idle_wait_sleeps_long_and_a_disconnect_wakes_it)
 	 * missed the disconnect altogether */
 	CHECK(t_ret - t0 < 10);
 	/* noticed through the CM channel, not at the 1 s slice's end */
-	CHECK(q->cm_wakes - woken0 >= 1);
-	sh("tb port-up rdma");
+	/* the CM channel woke it (over TCP the socket's hang-up does, which the
+	 * wait sees on the same epoll set as its data: no counter of its own) */
+	if (!over_tcp())
+		CHECK(q->cm_wakes - woken0 >= 1);
+	sh(over_tcp() ? "tb port-up tcp" : "tb port-up rdma");
 out:
 	if (q)
 		nvmeof_queue_destroy(q);
@@ -1027,13 +1092,13 @@ TEST(poll_group_reconnects_every_queue)
 	MUST(nvmeof_queue_create(c, &qo, &q[1]));
 	MUST(nvmeof_mr_alloc(c, 8 * 4096, &mr));
 	const struct nvmeof_ns *ns = nvmeof_ns_get(c, 1);
-	sh("tb port-down rdma");
+	sh(over_tcp() ? "tb port-down tcp" : "tb port-down rdma");
 	CHECK(wait_lost(NULL, g, 2)); /* both queues noticed */
 	for (int k = 0; k < 4; k++) {
 		MUST(nvmeof_read(q[0], ns, (uint64_t)k * 8, 8, mr, (size_t)k * 4096, grp_cb, &gc));
 		MUST(nvmeof_read(q[1], ns, (uint64_t)k * 8, 8, mr, (size_t)(k + 4) * 4096, grp_cb, &gc));
 	}
-	sh("tb port-up rdma");
+	sh(over_tcp() ? "tb port-up tcp" : "tb port-up rdma");
 	double t0 = now_s();
 	while (gc.done < 8 && now_s() - t0 < 30)
 		nvmeof_poll_group_wait(g, 1, 200);
@@ -1075,11 +1140,11 @@ TEST(reconnect_refused_with_dnr_fails_at_once)
 	MUST(nvmeof_mr_alloc(c, 4096, &mr));
 	const struct nvmeof_ns *ns = nvmeof_ns_get(c, 1);
 	MUST(nvmeof_read_sync(q, ns, 0, 8, mr, 0, 0));
-	sh("tb port-down rdma");
+	sh(over_tcp() ? "tb port-down tcp" : "tb port-down rdma");
 	snprintf(cmd, sizeof(cmd), "tb host-deny %s", env("NVMEOF_TB_NQN_A"));
 	sh(cmd);
 	denied = true;
-	sh("tb port-up rdma");
+	sh(over_tcp() ? "tb port-up tcp" : "tb port-up rdma");
 	double t0 = now_s();
 	int rc = nvmeof_read_sync(q, ns, 0, 8, mr, 0, 0);
 	double took = now_s() - t0;
@@ -1635,6 +1700,7 @@ int main(int argc, char **argv)
 		T(retry_delay_enabled_where_the_controller_reports_one),
 		T(admin_timeout_recreates_the_association),
 		T(connect_retries_is_the_number_of_tries_after_the_first),
+		T(tcp_refuses_what_is_rdmas),
 	};
 	size_t n = sizeof(all) / sizeof(all[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -5,8 +5,10 @@ B=${NVMEOF_BUILD:-build/out}
 ENG=${NVMEOF_ENGINE:-$PWD/$B/libnvmeof_fio.so}
 TOOL=$B/tests/target_core
 FIO=${NVMEOF_FIO:-/usr/bin/fio} # another fio release: tests/target/fio-versions.sh
+# NVMEOF_TB_TRTYPE=tcp: the jobs over the target's NVMe/TCP port (same number)
+TRTYPE=$([ "${NVMEOF_TB_TRTYPE:-}" = tcp ] && echo TCP || echo RDMA)
 tidname() { # nqn nsid -> transport-ID filename, ':' escaped for fio
-  echo "trtype=RDMA adrfam=IPv4 traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=${1//:/\\:} ns=$2"
+  echo "trtype=$TRTYPE adrfam=IPv4 traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=${1//:/\\:} ns=$2"
 }
 FA1=$(tidname "$NVMEOF_TB_NQN_A" 1)
 FA2=$(tidname "$NVMEOF_TB_NQN_A" 2)
@@ -53,6 +55,17 @@ target_flushes() {
   echo 0 > $T/tracing_on; echo 0 > $T/events/nvmet/nvmet_req_init/enable
   grep -c 'nvme_cmd_flush' $T/trace || true
   return $rc
+}
+# What needs an HCA is refused over NVMe/TCP, saying why; the same job without it runs.
+t_tcp_refuses_rdma_options() {
+  local f="trtype=TCP adrfam=IPv4 traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=${NVMEOF_TB_NQN_A//:/\\:} ns=1"
+  ! ours --name=h --filename="$f" --rw=read --bs=4k --size=1m --hca=rxe0 > "$SCRATCH/log" 2>&1 || fail "hca= over TCP ran"
+  grep -q "hca=rxe0 names an RDMA device: refused over NVMe/TCP" "$SCRATCH/log" || { tail -5 "$SCRATCH/log"; fail "hca=: no reason given"; }
+  ! ours --name=t --filename="$f" --rw=read --bs=4k --size=1m --hw_timestamps=1 > "$SCRATCH/log" 2>&1 || fail "hw_timestamps over TCP ran"
+  grep -q "hw_timestamps needs RDMA" "$SCRATCH/log" || { tail -5 "$SCRATCH/log"; fail "hw_timestamps: no reason given"; }
+  # and the same filename without them runs
+  ours --name=ok --filename="$f" --rw=read --bs=4k --size=1m > "$SCRATCH/log" 2>&1 || { tail -10 "$SCRATCH/log"; fail "plain TCP job failed"; }
+  expect_fio_ok "$SCRATCH/log"
 }
 # fio's syncs reach the target as NVMe Flush commands (the target's own
 # trace counts them): 1024 writes with fsync=8 are at least 128; the same

@@ -17,10 +17,28 @@ rc=0
 # run NAME LIMIT CMD...
 run() { local n=$1 l=$2; shift 2; echo "=== $n: $*"; tests/suite "$n" "$l" "$@" || rc=1; }
 
+# NVMe/TCP: the suites' tests that exercise the wire, over the target's TCP
+# port (the same number), digests off, then on for the data-moving ones.
+TCP_CORE="identify_matches_testbed roundtrip_sizes_ns1_512 roundtrip_sizes_ns2_4k roundtrip_keyed_only
+  four_queues_four_threads queue_full_and_batched_commit out_of_range_lba_names_the_status
+  keep_alive_keeps_the_association reconnect_keeps_write_order_and_the_controller poll_group_of_four_queues
+  poll_group_reconnects_every_queue idle_wait_sleeps_long_and_a_disconnect_wakes_it tcp_refuses_what_is_rdmas
+  nobody_listening_on_port wrong_subsystem_nqn"
+TCP_CORE_DIGESTS="roundtrip_sizes_ns2_4k roundtrip_keyed_only four_queues_four_threads"
+TCP_ENGINE="t_verify_write_then_read t_verify_randrw_4k_ns2 t_verify_md5_and_large_blocks_above_mdts
+  t_fsync_is_flush t_trim_deallocates t_qpairs4_verify_in_threads t_tcp_refuses_rdma_options"
+
 # The suites every build runs; $1 names the build in the suites' names.
 per_build() {
   local b=$1
   run "$b/target_core" 900 "$NVMEOF_BUILD/tests/target_core"
+  run "$b/target_core-tcp" 600 env NVMEOF_TB_TRTYPE=tcp "$NVMEOF_BUILD/tests/target_core" $TCP_CORE
+  run "$b/target_core-tcp-digests" 300 env NVMEOF_TB_TRTYPE=tcp NVMEOF_TB_DIGESTS=1 \
+    "$NVMEOF_BUILD/tests/target_core" $TCP_CORE_DIGESTS
+  run "$b/engine.sh-tcp" 600 env NVMEOF_TB_TRTYPE=tcp bash tests/target/engine.sh $TCP_ENGINE
+  # written by ours, read by the kernel's nvme-tcp, and back
+  run "$b/tool.sh-tcp" 300 env NVMEOF_TB_TRTYPE=tcp bash tests/target/tool.sh t_write_read_back_ours_and_kernel \
+    t_write_zeroes_reads_back_zeroes
   run "$b/target_gpu" 300 env NVMEOF_CUDA_LIB=$PWD/$NVMEOF_BUILD/tests/libcuda-double.so "$NVMEOF_BUILD/tests/target_gpu"
   run "$b/target_gpu-no-cuda" 300 "$NVMEOF_BUILD/tests/target_gpu" no-cuda
   run "$b/crosscheck.sh" 600 bash tests/target/crosscheck.sh
@@ -54,6 +72,9 @@ plain() {
   run passthru-spdk.sh 300 bash tests/target/passthru-spdk.sh   # Compare, on SPDK's target (skips without it)
   echo 0 > /proc/sys/vm/nr_hugepages
   run python.sh 600 bash tests/target/python.sh
+  # the I/O tests over NVMe/TCP (the GPU ones are RDMA's: refused over TCP)
+  run python.sh-tcp 300 env NVMEOF_TB_TRTYPE=tcp bash tests/target/python.sh \
+    -k "not gpu and (64mib or read_many or queues_in_threads or keep_alive or connect_errors)"
   run python-pkg.sh 600 bash tests/target/python-pkg.sh   # pip install ./python, its examples
   # "possibly lost" blocks are librdmacm's per-process device cache, by design.
   run valgrind-target_core 900 valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \

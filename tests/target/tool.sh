@@ -5,7 +5,10 @@ source "$(dirname "$0")/lib.sh"
 B=${NVMEOF_BUILD:-build/out}
 T=$B/nvmeof
 A=(-a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_PORT")
-NA=(-a "$NVMEOF_TB_ADDR" -n "$NVMEOF_TB_NQN_A")
+# NVMEOF_TB_TRTYPE=tcp: ours and the kernel's initiator over the target's NVMe/TCP port
+TR=(); KTR=rdma
+if [ "${NVMEOF_TB_TRTYPE:-}" = tcp ]; then TR=(-t tcp); KTR=tcp; fi
+NA=("${TR[@]}" -a "$NVMEOF_TB_ADDR" -n "$NVMEOF_TB_NQN_A")
 
 # field-by-field equality of two JSON documents' records, python3 on stdin args
 jcmp() { python3 - "$@" <<'PY'
@@ -53,7 +56,7 @@ t_discover_agrees_with_nvme_cli() {
 t_id_ctrl_agrees_with_kernel() {
   local dev
   "$T" id-ctrl "${NA[@]}" -o json > "$SCRATCH/ours.json" || fail "id-ctrl failed"
-  dev=$(tb kconnect rdma) || fail "kernel connect failed"
+  dev=$(tb kconnect $KTR) || fail "kernel connect failed"
   local rc=0
   nvme id-ctrl "$dev" -o json > "$SCRATCH/cli.json" || rc=$?
   tb kdisconnect
@@ -81,7 +84,7 @@ t_namespaces_agree_with_kernel() {
   "$T" list-ns "${NA[@]}" -o json > "$SCRATCH/ours.json" || fail "list-ns failed"
   "$T" id-ns "${NA[@]}" -n 2 -o json > "$SCRATCH/ns2.json" || fail "id-ns failed"
   "$T" id-ns "${NA[@]}" --namespace-id=1 > "$SCRATCH/ns1.txt" || fail "id-ns (normal) failed"
-  dev=$(tb kconnect rdma) || fail "kernel connect failed"
+  dev=$(tb kconnect $KTR) || fail "kernel connect failed"
   dev2=$(tb kdev "$NVMEOF_TB_NQN_A" 2)
   nvme list-ns "$dev" -o json > "$SCRATCH/cli.json"
   nvme id-ns "$dev2" -o json > "$SCRATCH/cli2.json"
@@ -108,7 +111,7 @@ t_write_read_back_ours_and_kernel() {
   head -c 65536 /dev/urandom > "$SCRATCH/in2"
   "$T" write "${NA[@]}" -n 2 --start-block=7 --data=- --force-unit-access < "$SCRATCH/in2" || fail "FUA write to ns2 failed"
   "$T" flush "${NA[@]}" -n 2 || fail "flush failed"
-  dev=$(tb kconnect rdma) || fail "kernel connect failed"
+  dev=$(tb kconnect $KTR) || fail "kernel connect failed"
   dd if="$dev" bs=512 skip=30000 count=2048 iflag=direct status=none > "$SCRATCH/k1"
   dd if="$(tb kdev "$NVMEOF_TB_NQN_A" 2)" bs=4096 skip=7 count=16 iflag=direct status=none > "$SCRATCH/k2"
   tb kdisconnect
@@ -160,7 +163,7 @@ t_write_zeroes_reads_back_zeroes() {
   "$T" read "${NA[@]}" -n 1 --start-block=50000 --block-count=512 --data="$SCRATCH/out" || fail "read failed"
   { head -c 4096 "$SCRATCH/in"; head -c $((496 * 512)) /dev/zero; tail -c 4096 "$SCRATCH/in"; } > "$SCRATCH/want"
   cmp "$SCRATCH/want" "$SCRATCH/out" || fail "not zeroes where Write Zeroes went, or lost data around them"
-  dev=$(tb kconnect rdma) || fail "kernel connect failed"
+  dev=$(tb kconnect $KTR) || fail "kernel connect failed"
   dd if="$dev" bs=512 skip=50000 count=512 iflag=direct status=none > "$SCRATCH/k"
   tb kdisconnect
   cmp "$SCRATCH/want" "$SCRATCH/k" || fail "the kernel does not read the zeroes"

@@ -33,8 +33,12 @@ TEST(keys_any_case_any_order_extra_spaces)
 TEST(malformed_filenames_say_what_is_wrong)
 {
 	struct tid t;
-	CHECK_EQ(tid_parse("trtype=TCP traddr=1.2.3.4", &t, err, sizeof(err)), (unsigned long long)-1);
-	CHECK(strstr(err, "RDMA only") != NULL);
+	CHECK_EQ(tid_parse("trtype=FC traddr=1.2.3.4", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "RDMA and NVMe/TCP") != NULL);
+	CHECK_EQ(tid_parse("trtype=TCP traddr=1.2.3.4", &t, err, sizeof(err)), 0);
+	CHECK_EQ(t.trtype, 3);
+	CHECK_EQ(tid_parse("trtype=TCP traddr=a trtype=RDMA traddr=b", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "one transport per filename") != NULL);
 	CHECK_EQ(tid_parse("traddr=1.2.3.4 color=blue", &t, err, sizeof(err)), (unsigned long long)-1);
 	CHECK(strstr(err, "unknown key 'color'") != NULL);
 	CHECK_EQ(tid_parse("/dev/nvme0n1", &t, err, sizeof(err)), (unsigned long long)-1);

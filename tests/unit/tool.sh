@@ -27,7 +27,9 @@ expect() {
 expect 1 "^nvmeof discover: .*connect" "$T" discover -t rdma -a 127.0.0.1 -s 4 -q nqn.2014-08.org.nvmexpress:uuid:0 -o json
 expect 1 "^nvmeof id-ctrl: .*connect" "$T" id-ctrl -t rdma -a 127.0.0.1 -s 4 -n nqn.2026-12.io.nvmeof:x
 expect 1 "^nvmeof id-ctrl: .*connect" "$T" id-ctrl "${A[@]}" -n nqn.2026-12.io.nvmeof:x -t 300
-expect 2 "^nvmeof discover: --transport: 'tcp' is not one this tool speaks: only rdma" "$T" discover -t tcp -a 127.0.0.1
+expect 2 "^nvmeof discover: --transport: 'fc' is not one this tool speaks: rdma or tcp" "$T" discover -t fc -a 127.0.0.1
+# over TCP nobody listens on 127.0.0.1 port 4: a connect error, not a usage one
+expect 1 "^nvmeof id-ctrl: .*TCP connect" "$T" id-ctrl -t tcp -a 127.0.0.1 -s 4 -n nqn.2026-12.io.nvmeof:x
 # ports as numbers from 1 to 65535, not whatever the resolver makes of them
 for p in 0 65536 99999 abc 44x ''; do
   expect 2 "^nvmeof discover: --trsvcid: '$p' is not a port number from 1 to 65535" "$T" discover -a 127.0.0.1 -s "$p"

@@ -25,8 +25,13 @@ NQN_A = os.environ.get("NVMEOF_TB_NQN_A")
 NQN_B = os.environ.get("NVMEOF_TB_NQN_B")
 
 
+# NVMEOF_TB_TRTYPE=tcp: over the target's NVMe/TCP port (the same number)
+TRTYPE = "tcp" if os.environ.get("NVMEOF_TB_TRTYPE") == "tcp" else "rdma"
+
+
 def connect(**kw):
     kw.setdefault("timeout", 10.0)
+    kw.setdefault("transport", TRTYPE)
     return nvmeof.Controller.connect(ADDR, NQN_A, **kw)
 
 
@@ -56,7 +61,7 @@ class KernelInitiator:
     """The kernel's nvme-rdma connected to subsystem A, for cross-checks."""
 
     def __enter__(self):
-        self.dev1 = tb("kconnect", "rdma")
+        self.dev1 = tb("kconnect", TRTYPE)
         return self
 
     def dev(self, nsid):

@@ -167,3 +167,14 @@ def test_structs_start_from_the_library_defaults():
     o = S.CtrlOpts()
     nvmeof._lib.load().nvmeof_ctrl_opts_init_sz(ctypes.byref(o), ctypes.sizeof(o))
     assert (o.trsvcid, o.queue_depth, o.cmd_timeout_ms, o.connect_timeout_ms) == (b"4420", 128, 30000, 3000)
+
+
+def test_transport_options():
+    from nvmeof.controller import connect_options
+    o = connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="tcp", hdr_digest=True)
+    assert o.trtype == b"tcp" and o.hdr_digest and not o.data_digest
+    assert connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x").trtype is None
+    with pytest.raises(ValueError, match="'rdma' or 'tcp'"):
+        connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="fc")
+    with pytest.raises(TypeError, match="data_digest"):
+        connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x", data_digest=1)

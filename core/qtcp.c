@@ -1,0 +1,203 @@
+/* A queue over NVMe/TCP: the transport operations over tcp_conn.c, a poll
+ * group's completion queue (the members' completions, and an epoll set of
+ * their sockets as the completion channel's counterpart), connect and
+ * reconnect (TCP connect, then ICReq/ICResp). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "connretry.h"
+#include "qpriv.h"
+#include "tcp_conn.h"
+#include "tcp_sock.h"
+#include "trace.h"
+
+static int qt_post_send(void *c, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	return tcp_conn_post_send(c, wr, bad);
+}
+
+static int qt_post_recv(void *c, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	return tcp_conn_post_recv(c, wr, bad);
+}
+
+/* The group's members move their bytes, then their completions are taken.
+ * g: the group whose CQ this is (tcp_cq is the first member of struct
+ * group_cq, see qt_cq_open). */
+struct group_cq {
+	struct tcp_cq cq;
+	struct nvmeof_poll_group *g;
+};
+
+static int qt_poll(void *c, int n, struct ibv_wc *wc, uint64_t *ts)
+{
+	struct group_cq *gc = c;
+	struct tcp_cq *cq = &gc->cq;
+	for (uint32_t i = 0; i < gc->g->nmembers; i++) {
+		struct nvmeof_queue *q = gc->g->list[i];
+		if (q_has_wire(q))
+			tcp_conn_progress(q->trc);
+	}
+	int k = 0;
+	for (; k < n && cq->n; k++) {
+		wc[k] = cq->wc[cq->head];
+		if (ts)
+			ts[k] = 0;
+		cq->head = (cq->head + 1) % cq->cap;
+		cq->n--;
+	}
+	return k;
+}
+
+/* The sockets' epoll set is level-triggered: a socket with bytes unread
+ * wakes the sleeper at once, nothing to arm. */
+static int qt_arm(void *c)
+{
+	(void)c;
+	return 0;
+}
+
+static int qt_sleep(void *c, int timeout_ms)
+{
+	struct group_cq *gc = c;
+	struct epoll_event ev[8];
+	if (gc->cq.n)
+		return 1;
+	int n = epoll_wait(gc->cq.epfd, ev, 8, timeout_ms);
+	if (n < 0)
+		return errno == EINTR ? 1 : -errno;
+	return n > 0;
+}
+
+static int qt_wait_fd(void *c) { return ((struct group_cq *)c)->cq.epfd; }
+static int qt_take_event(void *c)
+{
+	(void)c;
+	return 1;
+}
+static int qt_event_fd(void *c)
+{
+	(void)c;
+	return -1; /* a lost connection wakes the epoll set itself (EPOLLHUP) */
+}
+
+static bool qt_disconnected(void *c) { return ((struct tcp_conn *)c)->broken; }
+static void qt_disconnect(void *c) { tcp_conn_fail(c, "disconnected by the host"); }
+
+static void qt_close(struct nvmeof_queue *q)
+{
+	if (q->trc)
+		tcp_conn_detach(q->trc);
+}
+
+static void qt_release(void *c) { tcp_conn_free(c); }
+
+static int qt_cq_open(struct nvmeof_poll_group *g, void *dev, int cqe, int vector)
+{
+	(void)dev;
+	(void)vector;
+	struct group_cq *gc = calloc(1, sizeof(*gc));
+	if (!gc)
+		return nvmeof_err(NVMEOF_ENOMEM, "TCP completion queue: out of memory");
+	g->cqc = gc;
+	gc->g = g;
+	gc->cq.epfd = -1;
+	gc->cq.cap = (uint32_t)(cqe > 0 ? cqe : 64) + 64;
+	if (!(gc->cq.wc = calloc(gc->cq.cap, sizeof(*gc->cq.wc))))
+		return nvmeof_err(NVMEOF_ENOMEM, "TCP completion queue: out of memory");
+	if ((gc->cq.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
+		return nvmeof_err(NVMEOF_ETRANSPORT, "TCP completion queue: epoll_create1: %s", strerror(errno));
+	g->vector = -1;
+	g->cqe_cap = (uint64_t)cqe;
+	return 0;
+}
+
+static void qt_cq_close(struct nvmeof_poll_group *g)
+{
+	struct group_cq *gc = g->cqc;
+	if (!gc)
+		return;
+	if (gc->cq.epfd >= 0)
+		close(gc->cq.epfd);
+	free(gc->cq.wc);
+	free(gc);
+	g->cqc = NULL;
+}
+
+/* A new connection for the queue: TCP connect, the connection's
+ * initialization, every receive posted. */
+static int qt_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms, uint32_t *usable)
+{
+	struct tcp_conn *t = q->trc;
+	struct tcp_neg neg;
+	int fd = -1, rc;
+	uint8_t cls = CR_FINAL;
+	(void)cntlid; /* NVMe/TCP names the controller only in the Fabrics Connect */
+	tcp_conn_detach(t);
+	if ((rc = tcp_sock_connect(q->dst, q->src, timeout_ms, q->qid, &fd, &cls))) {
+		q->conn_class = cls;
+		return rc;
+	}
+	trace_q(q, "TCP connected");
+	tcp_conn_rx_init(t);
+	if ((rc = tcp_sock_init_conn(fd, t->hdgst, t->ddgst, timeout_ms, q->qid, &t->rx, &neg))) {
+		close(fd);
+		q->conn_class = rc == NVMEOF_ETIMEDOUT ? CR_TRANSIENT_REACHED : CR_FINAL;
+		return rc;
+	}
+	trace_q(q, "ICResp: CPDA %u, MAXH2CDATA %u, header digest %s, data digest %s", neg.cpda, neg.maxh2cdata,
+		neg.hdgst ? "on" : "off", neg.ddgst ? "on" : "off");
+	tcp_conn_attach(t, fd, &neg, &((struct group_cq *)q->group->cqc)->cq);
+	*usable = q->depth;
+	return q_post_all_recvs(q);
+}
+
+static const struct q_transport tcp_transport = {
+	.name = "tcp",
+	.post_send = qt_post_send,
+	.post_recv = qt_post_recv,
+	.poll = qt_poll,
+	.arm = qt_arm,
+	.sleep = qt_sleep,
+	.disconnected = qt_disconnected,
+	.wait_fd = qt_wait_fd,
+	.take_event = qt_take_event,
+	.event_fd = qt_event_fd,
+	.disconnect = qt_disconnect,
+	.reopen = qt_connect,
+	.close = qt_close,
+	.release = qt_release,
+	.cq_open = qt_cq_open,
+	.cq_close = qt_cq_close,
+};
+
+const struct q_transport *q_tcp_transport(void) { return &tcp_transport; }
+
+int q_open_tcp(const struct q_params *p, struct nvmeof_queue **out)
+{
+	struct nvmeof_queue *q = calloc(1, sizeof(*q));
+	int rc;
+	*out = NULL;
+	if (!q)
+		return nvmeof_err(NVMEOF_ENOMEM, "queue %u: out of memory", p->qid);
+	q_init(q, p);
+	q->tr = &tcp_transport;
+	/* the admin queue's in-capsule size before Identify says IOCCSZ:
+	 * 8 KiB, as the kernel's host (NVME_TCP_ADMIN_CCSZ) */
+	if (!(q->trc = tcp_conn_new(p->qid, q->depth, p->hdgst, p->ddgst, p->qid ? p->tcp_icd : 8192))) {
+		q_close(q);
+		return nvmeof_err(NVMEOF_ENOMEM, "queue %u: out of memory", p->qid);
+	}
+	uint32_t usable = q->depth;
+	if ((rc = q_alloc(q)) || (rc = p->group ? q_group_join(p->group, q) : q_group_of_one(q, NULL)) ||
+	    (rc = q_connect_tries(q, p->cntlid, p->connect_timeout_ms, &usable, p->retry))) {
+		q_close(q);
+		return rc;
+	}
+	q_slots_reset(q, usable);
+	*out = q;
+	return 0;
+}

@@ -1,0 +1,461 @@
+/* An NVMe/TCP queue's data path; see tcp_conn.h. Checked against the
+ * kernel's drivers/nvme/host/tcp.c (what a host sends) and
+ * drivers/nvme/target/tcp.c (what nvmet answers). Nothing here allocates
+ * after tcp_conn_new: each slot has its PDU headers, the send queue and the
+ * receive ring are sized by the depth. */
+#include "tcp_conn.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "protocol.h"
+#include "tcp_crc32c.h"
+
+#define SLOT_OF(cid) ((cid) & 0x3ffu) /* the queue's slot index (qpriv.h SLOT_BITS) */
+#define TX_GATHER 16                  /* PDUs per sendmsg */
+#define RX_BUDGET 64                  /* socket reads per progress call, so one busy queue cannot starve a group */
+
+enum { DIR_NONE = 0, DIR_H2C = 1, DIR_C2H = 2 };
+
+struct tcp_cmd {
+	uint16_t cid;
+	bool busy, h2c_active;
+	uint8_t dir;
+	uint8_t *data;            /* the command's buffer (its SGL's address) */
+	uint32_t len;
+	uint8_t *icd;             /* in-capsule data */
+	uint32_t icd_len, hlen;
+	uint32_t h2c_off, h2c_end, h2c_len, h2c_hlen; /* the R2T being answered, its PDU now out */
+	uint16_t ttag;
+	uint8_t cmd_dd[4], h2c_dd[4];
+	uint8_t hdr[NVME_TCP_HDR_MAX];
+	uint8_t h2c_hdr[NVME_TCP_HDR_MAX];
+};
+
+struct tcp_conn *tcp_conn_new(uint16_t qid, uint32_t depth, bool hdgst, bool ddgst, uint32_t icd_max)
+{
+	struct tcp_conn *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->fd = -1;
+	t->qid = qid;
+	t->depth = depth;
+	t->hdgst = hdgst;
+	t->ddgst = ddgst;
+	t->icd_max = icd_max;
+	t->txcap = 2 * depth + 2;
+	t->rqcap = depth + 16;
+	t->cmds = calloc(depth, sizeof(*t->cmds));
+	t->txq = calloc(t->txcap, sizeof(*t->txq));
+	t->rq = calloc(t->rqcap, sizeof(*t->rq));
+	if (!t->cmds || !t->txq || !t->rq) {
+		tcp_conn_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void tcp_conn_free(struct tcp_conn *t)
+{
+	if (!t)
+		return;
+	tcp_conn_detach(t);
+	free(t->cmds);
+	free(t->txq);
+	free(t->rq);
+	free(t);
+}
+
+static struct ibv_wc *push(struct tcp_conn *t, uint64_t wr_id, enum ibv_wc_opcode op, enum ibv_wc_status st)
+{
+	struct tcp_cq *cq = t->cq;
+	if (!cq || cq->n == cq->cap)
+		return NULL; /* sized for every member's sends and receives: never */
+	uint32_t at = (cq->head + cq->n++) % cq->cap;
+	cq->wc[at] = (struct ibv_wc){.wr_id = wr_id, .opcode = op, .status = st};
+	return &cq->wc[at];
+}
+
+static void flush_recvs(struct tcp_conn *t)
+{
+	while (t->rqn) {
+		push(t, t->rq[t->rqhead].wr_id, IBV_WC_RECV, IBV_WC_WR_FLUSH_ERR);
+		t->rqhead = (t->rqhead + 1) % t->rqcap;
+		t->rqn--;
+	}
+}
+
+void tcp_conn_fail(struct tcp_conn *t, const char *why)
+{
+	if (!t->broken) {
+		snprintf(t->why, sizeof(t->why), "%s", why);
+		t->broken = true;
+		if (t->fd >= 0)
+			shutdown(t->fd, SHUT_RDWR);
+	}
+	t->txn = 0;
+	flush_recvs(t);
+}
+
+void tcp_conn_attach(struct tcp_conn *t, int fd, const struct tcp_neg *neg, struct tcp_cq *cq)
+{
+	t->fd = fd;
+	t->neg = *neg;
+	t->cq = cq;
+	t->broken = t->want_out = t->has_held = false;
+	t->txhead = t->txn = t->tx_sent = 0;
+	t->rqhead = t->rqn = 0;
+	t->why[0] = 0;
+	for (uint32_t i = 0; i < t->depth; i++)
+		t->cmds[i].busy = t->cmds[i].h2c_active = false;
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = t};
+	epoll_ctl(cq->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+void tcp_conn_detach(struct tcp_conn *t)
+{
+	if (t->fd < 0)
+		return;
+	if (t->cq)
+		epoll_ctl(t->cq->epfd, EPOLL_CTL_DEL, t->fd, NULL);
+	close(t->fd);
+	t->fd = -1;
+	t->txn = 0;
+}
+
+/* The next receive takes a response: its capsule lands in the buffer and
+ * a receive completion says so. False: none is posted (it waits, held). */
+static bool deliver(struct tcp_conn *t, const uint8_t *cqe)
+{
+	if (!t->rqn) {
+		memcpy(t->held, cqe, 16);
+		t->has_held = true;
+		return false;
+	}
+	memcpy(t->rq[t->rqhead].buf, cqe, 16);
+	struct ibv_wc *w = push(t, t->rq[t->rqhead].wr_id, IBV_WC_RECV, IBV_WC_SUCCESS);
+	if (w)
+		w->byte_len = 16;
+	t->rqhead = (t->rqhead + 1) % t->rqcap;
+	t->rqn--;
+	return true;
+}
+
+int tcp_conn_post_recv(struct tcp_conn *t, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	for (; wr; wr = wr->next) {
+		if (t->rqn == t->rqcap || wr->num_sge < 1 || wr->sg_list[0].length < 16) {
+			*bad = wr;
+			return EINVAL;
+		}
+		uint32_t i = (t->rqhead + t->rqn++) % t->rqcap;
+		t->rq[i].wr_id = wr->wr_id;
+		t->rq[i].buf = (uint8_t *)(uintptr_t)wr->sg_list[0].addr;
+	}
+	if (t->broken)
+		flush_recvs(t);
+	else if (t->has_held && deliver(t, t->held))
+		t->has_held = false;
+	return 0;
+}
+
+static uint8_t data_dir(const uint8_t *sqe)
+{
+	/* the opcode's (a Fabrics command's FCTYPE's) low bits: 01b to the
+	 * controller, 10b from it (NVMe Base, Figure "Opcodes") */
+	uint8_t op = sqe[0] == NVME_FABRICS_OPCODE ? sqe[4] : sqe[0];
+	return op & 3;
+}
+
+static void enqueue(struct tcp_conn *t, uint16_t slot, uint8_t h2c)
+{
+	uint32_t at = (t->txhead + t->txn++) % t->txcap;
+	t->txq[at].slot = slot;
+	t->txq[at].h2c = h2c;
+}
+
+/* The capsule as a CapsuleCmd PDU: the keyed SGL of RDMA becomes NVMe/TCP's
+ * (the data moves in H2CData/C2HData PDUs), in-capsule data follows the SQE. */
+static int build_cmd(struct tcp_conn *t, const struct ibv_send_wr *wr)
+{
+	const uint8_t *in = (const uint8_t *)(uintptr_t)wr->sg_list[0].addr;
+	uint8_t sqe[64];
+	memcpy(sqe, in, 64);
+	uint16_t cid = nvme_sqe_cid(sqe);
+	if (SLOT_OF(cid) >= t->depth)
+		return EINVAL;
+	struct tcp_cmd *c = &t->cmds[SLOT_OF(cid)];
+	uint8_t type = sqe[39];
+	c->cid = cid;
+	c->dir = data_dir(sqe);
+	c->icd = NULL;
+	c->icd_len = 0;
+	c->data = NULL;
+	c->len = 0;
+	c->h2c_active = false;
+	if (type == NVME_SGL_TYPE_DATA_OFFSET) {
+		if (wr->num_sge < 2)
+			return EINVAL;
+		c->icd = (uint8_t *)(uintptr_t)wr->sg_list[1].addr;
+		c->icd_len = wr->sg_list[1].length;
+	} else if (type == NVME_SGL_TYPE_KEYED_DATA) {
+		c->data = (uint8_t *)(uintptr_t)get_le64(sqe + 24);
+		c->len = get_le32(sqe + 32) & 0xffffff;
+		/* nvmet waits for a write's data in the capsule when it fits
+		 * its in-capsule size, and sends no R2T for it: such data goes
+		 * in the capsule, as the kernel's host sends it */
+		bool icd = c->dir == DIR_H2C && c->len && c->len <= t->icd_max;
+		if (icd) {
+			c->icd = c->data;
+			c->icd_len = c->len;
+		}
+		tcp_sqe_sgl(sqe, c->len, icd);
+	} else {
+		return EINVAL; /* a user's SGL of another kind: no meaning over TCP */
+	}
+	c->hlen = tcp_cmd_hdr(c->hdr, sqe, c->icd_len, &t->neg);
+	if (c->icd_len && t->neg.ddgst)
+		put_le32(c->cmd_dd, crc32c(c->icd, c->icd_len));
+	c->busy = true;
+	enqueue(t, (uint16_t)SLOT_OF(cid), 0);
+	return 0;
+}
+
+static void h2c_next(struct tcp_conn *t, struct tcp_cmd *c)
+{
+	uint32_t n = c->h2c_end - c->h2c_off;
+	if (n > t->neg.maxh2cdata)
+		n = t->neg.maxh2cdata;
+	c->h2c_len = n;
+	c->h2c_hlen = tcp_h2c_hdr(c->h2c_hdr, c->cid, c->ttag, c->h2c_off, n, c->h2c_off + n == c->h2c_end, &t->neg);
+	if (t->neg.ddgst)
+		put_le32(c->h2c_dd, crc32c(c->data + c->h2c_off, n));
+}
+
+static void set_out(struct tcp_conn *t, bool on)
+{
+	if (t->want_out == on || !t->cq)
+		return;
+	struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = t};
+	epoll_ctl(t->cq->epfd, EPOLL_CTL_MOD, t->fd, &ev);
+	t->want_out = on;
+}
+
+/* An entry's iovecs (header, data, digest) and its length. */
+static uint32_t entry_iov(struct tcp_conn *t, uint32_t k, struct iovec *v, int *nv)
+{
+	struct tcp_cmd *c = &t->cmds[t->txq[(t->txhead + k) % t->txcap].slot];
+	bool h2c = t->txq[(t->txhead + k) % t->txcap].h2c;
+	uint32_t hl = h2c ? c->h2c_hlen : c->hlen, dl = h2c ? c->h2c_len : c->icd_len;
+	uint32_t dd = dl && t->neg.ddgst ? 4 : 0;
+	*nv = 0;
+	v[(*nv)++] = (struct iovec){h2c ? c->h2c_hdr : c->hdr, hl};
+	if (dl)
+		v[(*nv)++] = (struct iovec){h2c ? c->data + c->h2c_off : c->icd, dl};
+	if (dd)
+		v[(*nv)++] = (struct iovec){h2c ? c->h2c_dd : c->cmd_dd, 4};
+	return hl + dl + dd;
+}
+
+/* The head entry went out whole: an R2T's next H2CData PDU takes its place,
+ * or it leaves the queue. */
+static void entry_done(struct tcp_conn *t)
+{
+	struct tcp_cmd *c = &t->cmds[t->txq[t->txhead].slot];
+	if (t->txq[t->txhead].h2c) {
+		c->h2c_off += c->h2c_len;
+		if (c->h2c_off < c->h2c_end) {
+			h2c_next(t, c);
+			return;
+		}
+		c->h2c_active = false;
+	}
+	t->txhead = (t->txhead + 1) % t->txcap;
+	t->txn--;
+}
+
+static void tx_flush(struct tcp_conn *t)
+{
+	while (t->txn && !t->broken) {
+		struct iovec v[TX_GATHER * 3];
+		int nv = 0;
+		uint32_t lens[TX_GATHER], k = 0;
+		for (; k < t->txn && k < TX_GATHER; k++) {
+			int n;
+			lens[k] = entry_iov(t, k, v + nv, &n);
+			nv += n;
+			struct tcp_cmd *c = &t->cmds[t->txq[(t->txhead + k) % t->txcap].slot];
+			/* an R2T's PDUs after this one are built once it is out */
+			if (t->txq[(t->txhead + k) % t->txcap].h2c && c->h2c_off + c->h2c_len < c->h2c_end) {
+				k++;
+				break;
+			}
+		}
+		/* skip what of the head entry already went */
+		size_t skip = t->tx_sent;
+		int first = 0;
+		while (skip && skip >= v[first].iov_len)
+			skip -= v[first++].iov_len;
+		v[first].iov_base = (uint8_t *)v[first].iov_base + skip;
+		v[first].iov_len -= skip;
+		struct msghdr m = {.msg_iov = v + first, .msg_iovlen = (size_t)(nv - first)};
+		ssize_t n = sendmsg(t->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				set_out(t, true);
+				return;
+			}
+			char b[96];
+			snprintf(b, sizeof(b), "sending on queue %u: %s", t->qid, strerror(errno));
+			tcp_conn_fail(t, b);
+			return;
+		}
+		size_t left = (size_t)n + t->tx_sent;
+		for (uint32_t i = 0; i < k && left >= lens[i]; i++) {
+			left -= lens[i];
+			entry_done(t);
+		}
+		t->tx_sent = (uint32_t)left;
+	}
+	set_out(t, false);
+}
+
+int tcp_conn_post_send(struct tcp_conn *t, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	for (; wr; wr = wr->next) {
+		int rc = t->broken || t->fd < 0 ? ENOTCONN : t->txn == t->txcap ? ENOMEM : build_cmd(t, wr);
+		if (rc) {
+			*bad = wr;
+			return rc;
+		}
+		/* the SQE is copied into its PDU: the queue may reuse it */
+		if (wr->send_flags & IBV_SEND_SIGNALED)
+			push(t, wr->wr_id, IBV_WC_SEND, IBV_WC_SUCCESS);
+	}
+	tx_flush(t);
+	return 0;
+}
+
+/* Where a C2HData payload goes: the read command's own buffer, within it. */
+static uint8_t *c2h_dest(void *ctx, const struct tcp_pdu *p, const char **why)
+{
+	struct tcp_conn *t = ctx;
+	struct tcp_cmd *c = SLOT_OF(p->cccid) < t->depth ? &t->cmds[SLOT_OF(p->cccid)] : NULL;
+	if (!c || !c->busy || c->cid != p->cccid) {
+		*why = "C2HData: CCCID names no command in flight";
+		return NULL;
+	}
+	if (c->dir != DIR_C2H || !c->data) {
+		*why = "C2HData: for a command that reads nothing";
+		return NULL;
+	}
+	if ((uint64_t)p->datao + p->datal > c->len) {
+		*why = "C2HData: DATAO and DATAL reach beyond the command's buffer";
+		return NULL;
+	}
+	return c->data + p->datao;
+}
+
+void tcp_conn_rx_init(struct tcp_conn *t) { tcp_rx_init(&t->rx, c2h_dest, t); }
+
+static void fail_fmt(struct tcp_conn *t, const char *what, const char *why)
+{
+	char b[160];
+	snprintf(b, sizeof(b), "queue %u: %s%s", t->qid, what, why);
+	tcp_conn_fail(t, b);
+}
+
+static void on_r2t(struct tcp_conn *t, const struct tcp_pdu *p)
+{
+	struct tcp_cmd *c = SLOT_OF(p->cccid) < t->depth ? &t->cmds[SLOT_OF(p->cccid)] : NULL;
+	if (!c || !c->busy || c->cid != p->cccid || c->dir != DIR_H2C || !c->data)
+		return fail_fmt(t, "R2T: ", "CCCID names no write in flight");
+	if ((uint64_t)p->datao + p->datal > c->len)
+		return fail_fmt(t, "R2T: ", "R2TO and R2TL reach beyond the command's data");
+	if (c->h2c_active)
+		return fail_fmt(t, "R2T: ", "a second R2T for a command while MAXR2T is one");
+	c->h2c_active = true;
+	c->ttag = p->ttag;
+	c->h2c_off = p->datao;
+	c->h2c_end = p->datao + p->datal;
+	h2c_next(t, c);
+	enqueue(t, (uint16_t)SLOT_OF(p->cccid), 1);
+}
+
+static void on_pdu(struct tcp_conn *t)
+{
+	const struct tcp_pdu *p = &t->rx.pdu;
+	struct tcp_cmd *c = SLOT_OF(p->cccid) < t->depth ? &t->cmds[SLOT_OF(p->cccid)] : NULL;
+	switch (p->type) {
+	case NVME_TCP_RSP:
+		if (c && c->cid == p->cccid)
+			c->busy = false;
+		deliver(t, p->cqe);
+		return;
+	case NVME_TCP_C2H_DATA:
+		if (!(p->flags & NVME_TCP_F_DATA_SUCCESS))
+			return;
+		/* the controller's word that the read succeeded: no CapsuleResp comes */
+		uint8_t cqe[16] = {0};
+		put_le16(cqe + 10, t->qid);
+		put_le16(cqe + 12, p->cccid);
+		c->busy = false;
+		deliver(t, cqe);
+		return;
+	case NVME_TCP_R2T: on_r2t(t, p); return;
+	case NVME_TCP_C2H_TERM: {
+		char b[96];
+		snprintf(b, sizeof(b), "C2HTermReq, %s (FEI %u)", tcp_fes_name(p->fes), p->fei);
+		fail_fmt(t, "the controller ended the connection: ", b);
+		return;
+	}
+	default: fail_fmt(t, "unexpected ", tcp_pdu_type_name(p->type));
+	}
+}
+
+static void rx_pump(struct tcp_conn *t)
+{
+	for (int i = 0; i < RX_BUDGET && !t->broken && !t->has_held; i++) {
+		/* room for what one PDU may complete */
+		if (t->cq->cap - t->cq->n < 2)
+			return;
+		size_t want;
+		uint8_t *to = tcp_rx_want(&t->rx, &want);
+		ssize_t n = recv(t->fd, to, want, MSG_DONTWAIT);
+		if (n == 0)
+			return fail_fmt(t, "the controller closed the connection", "");
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				fail_fmt(t, "receiving: ", strerror(errno));
+			return;
+		}
+		const char *why = NULL;
+		int rc = tcp_rx_advance(&t->rx, (size_t)n, &why);
+		if (rc < 0)
+			return fail_fmt(t, "", why);
+		if (rc == TCP_RX_PDU) {
+			on_pdu(t);
+			if (t->txn)
+				tx_flush(t);
+		}
+	}
+}
+
+void tcp_conn_progress(struct tcp_conn *t)
+{
+	if (t->fd < 0 || t->broken)
+		return;
+	if (t->txn)
+		tx_flush(t);
+	rx_pump(t);
+}

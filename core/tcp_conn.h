@@ -1,0 +1,67 @@
+/* One NVMe/TCP queue's connection behind the transport table: the queue
+ * posts verbs-shaped sends (a capsule, and its in-capsule data) and
+ * receives (a response buffer each), and polls verbs-shaped completions;
+ * this file turns them into PDUs on the socket and back. Commands' data
+ * moves between the socket and the buffers their SGL names: a C2HData
+ * payload is read straight into the command's buffer, an H2CData payload
+ * is sent from it. */
+#ifndef NVMEOF_TCP_CONN_H
+#define NVMEOF_TCP_CONN_H
+
+#include <infiniband/verbs.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tcp_pdu.h"
+
+/* A poll group's completion queue over TCP: completions the members'
+ * connections produced, and an epoll set of their sockets to sleep on. */
+struct tcp_cq {
+	struct ibv_wc *wc;
+	uint32_t cap, head, n;
+	int epfd;
+};
+
+struct tcp_cmd;
+
+struct tcp_conn {
+	int fd;                    /* -1: none */
+	uint16_t qid;
+	uint32_t depth;
+	bool hdgst, ddgst;         /* asked for at connect */
+	uint32_t icd_max;          /* writes up to this go in the capsule */
+	bool broken;
+	bool want_out;             /* EPOLLOUT asked for: a send backlog */
+	struct tcp_cq *cq;
+	struct tcp_neg neg;
+	struct tcp_rx rx;
+	struct tcp_cmd *cmds;      /* by slot (the CID's low bits) */
+	struct { uint16_t slot; uint8_t h2c; } *txq; /* PDUs to send, in order */
+	uint32_t txcap, txhead, txn, tx_sent;
+	struct { uint64_t wr_id; uint8_t *buf; } *rq; /* posted receives */
+	uint32_t rqcap, rqhead, rqn;
+	uint8_t held[16];          /* a response no receive was posted for yet */
+	bool has_held;
+	char why[160];             /* what broke the connection */
+};
+
+/* icd_max: the controller's in-capsule data size (IOCCSZ's, whether or
+ * not the queue puts its own writes there) */
+struct tcp_conn *tcp_conn_new(uint16_t qid, uint32_t depth, bool hdgst, bool ddgst, uint32_t icd_max);
+void tcp_conn_free(struct tcp_conn *t);
+/* Before a new connection's initialization: the receiver starts over. */
+void tcp_conn_rx_init(struct tcp_conn *t);
+/* A connected, initialized socket becomes the connection's (nothing of an
+ * earlier one left); completions go to cq. */
+void tcp_conn_attach(struct tcp_conn *t, int fd, const struct tcp_neg *neg, struct tcp_cq *cq);
+/* Closes the socket; the connection can be attached again. */
+void tcp_conn_detach(struct tcp_conn *t);
+int tcp_conn_post_send(struct tcp_conn *t, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int tcp_conn_post_recv(struct tcp_conn *t, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+/* Moves what the socket allows both ways; completions go to t->cq. */
+void tcp_conn_progress(struct tcp_conn *t);
+/* Our side gives up: nothing more goes out, every posted receive comes
+ * back flushed. */
+void tcp_conn_fail(struct tcp_conn *t, const char *why);
+
+#endif

@@ -1,0 +1,96 @@
+/* CRC32C, see tcp_crc32c.h. The table is the reflected polynomial
+ * 0x82f63b78 (RFC 3720, B.4), built once at load. */
+#include "tcp_crc32c.h"
+
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
+
+static uint32_t table[8][256];
+
+static void crc32c_table_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1)));
+		table[0][i] = c;
+	}
+	/* slicing by 8: table[k][i] is i's CRC followed by k zero bytes */
+	for (uint32_t i = 0; i < 256; i++)
+		for (int k = 1; k < 8; k++)
+			table[k][i] = (table[k - 1][i] >> 8) ^ table[0][table[k - 1][i] & 0xff];
+}
+
+uint32_t crc32c_sw(uint32_t crc, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n && ((uintptr_t)b & 7)) {
+		crc = (crc >> 8) ^ table[0][(crc ^ *b++) & 0xff];
+		n--;
+	}
+	while (n >= 8) {
+		uint32_t lo, hi;
+		memcpy(&lo, b, 4);
+		memcpy(&hi, b + 4, 4);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		lo = __builtin_bswap32(lo);
+		hi = __builtin_bswap32(hi);
+#endif
+		lo ^= crc;
+		crc = table[7][lo & 0xff] ^ table[6][(lo >> 8) & 0xff] ^ table[5][(lo >> 16) & 0xff] ^
+		      table[4][lo >> 24] ^ table[3][hi & 0xff] ^ table[2][(hi >> 8) & 0xff] ^
+		      table[1][(hi >> 16) & 0xff] ^ table[0][hi >> 24];
+		b += 8;
+		n -= 8;
+	}
+	while (n--)
+		crc = (crc >> 8) ^ table[0][(crc ^ *b++) & 0xff];
+	return crc;
+}
+
+#if defined(__x86_64__)
+/* Only this function may use SSE4.2: the rest of the library runs on any
+ * x86-64, and this one only where crc32c_have_hw said yes. */
+__attribute__((target("sse4.2"))) uint32_t crc32c_hw(uint32_t crc, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t c = crc;
+	while (n && ((uintptr_t)b & 7)) {
+		c = _mm_crc32_u8((uint32_t)c, *b++);
+		n--;
+	}
+	while (n >= 8) {
+		uint64_t v;
+		memcpy(&v, b, 8);
+		c = _mm_crc32_u64(c, v);
+		b += 8;
+		n -= 8;
+	}
+	while (n--)
+		c = _mm_crc32_u8((uint32_t)c, *b++);
+	return (uint32_t)c;
+}
+
+int crc32c_have_hw(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("sse4.2");
+}
+#else
+uint32_t crc32c_hw(uint32_t crc, const void *p, size_t n) { return crc32c_sw(crc, p, n); }
+int crc32c_have_hw(void) { return 0; }
+#endif
+
+static uint32_t (*impl)(uint32_t, const void *, size_t);
+
+/* At load, before any thread of the program's can call in. */
+__attribute__((constructor)) static void crc32c_init(void)
+{
+	crc32c_table_init();
+	impl = crc32c_have_hw() ? crc32c_hw : crc32c_sw;
+}
+
+uint32_t crc32c_update(uint32_t crc, const void *p, size_t n) { return impl(crc, p, n); }

@@ -1,0 +1,216 @@
+/* The receiver of a host's NVMe/TCP stream: what the controller may send,
+ * checked field by field before a byte of payload lands anywhere; see
+ * tcp_pdu.h. A hostile or broken controller gets an error naming the PDU
+ * and the field, and the connection goes: nothing it sends can make us
+ * write outside a command's buffer or wait for bytes it never announced. */
+#include "tcp_pdu.h"
+
+#include <string.h>
+
+#include "protocol.h"
+#include "tcp_crc32c.h"
+
+enum { ST_CH, ST_HDR, ST_DATA, ST_DDGST, ST_TERM, ST_BROKEN };
+
+/* Once the connection is initialized every PDU a controller sends has a
+ * header of 24 bytes and its digest at least: asking for all of it at once
+ * saves the socket a read per PDU, and reads nothing of the next one. */
+static void next_pdu(struct tcp_rx *r)
+{
+	r->st = ST_CH;
+	r->dst = r->hdr;
+	r->got = 0;
+	r->need = r->ic_done ? NVME_TCP_DATA_HLEN + (r->neg.hdgst ? NVME_TCP_DIGEST : 0) : NVME_TCP_CH_SIZE;
+}
+
+void tcp_rx_init(struct tcp_rx *r, tcp_rx_dest dest, void *ctx)
+{
+	memset(r, 0, sizeof(*r));
+	r->dest = dest;
+	r->ctx = ctx;
+	next_pdu(r);
+}
+
+void tcp_rx_negotiated(struct tcp_rx *r, const struct tcp_neg *n)
+{
+	r->neg = *n;
+	r->ic_done = true;
+	if (r->st == ST_CH && !r->got)
+		next_pdu(r);
+}
+
+static int fail(struct tcp_rx *r, const char *msg, const char **why)
+{
+	/* the stream is lost: every later call says so again */
+	r->st = ST_BROKEN;
+	r->dst = r->hdr;
+	r->got = 0;
+	r->need = NVME_TCP_CH_SIZE;
+	r->pdu.type = 0xff;
+	*why = msg;
+	return -1;
+}
+
+static int done(struct tcp_rx *r)
+{
+	next_pdu(r);
+	return TCP_RX_PDU;
+}
+
+/* The common header: which PDU, how long its header is, and that the
+ * lengths agree with each other before anything is read on their word. */
+static int common_header(struct tcp_rx *r, const char **why)
+{
+	struct tcp_pdu *p = &r->pdu;
+	const uint8_t *h = r->hdr;
+	memset(p, 0, sizeof(*p));
+	p->type = h[0];
+	p->flags = h[1];
+	p->hlen = h[2];
+	p->pdo = h[3];
+	p->plen = get_le32(h + 4);
+	uint32_t want_hlen, hd = 0;
+	bool dgst_pdu = true;
+	switch (p->type) {
+	case NVME_TCP_ICRESP:
+		if (r->ic_done)
+			return fail(r, "ICResp: unexpected after the connection's initialization", why);
+		want_hlen = NVME_TCP_IC_SIZE;
+		dgst_pdu = false;
+		break;
+	case NVME_TCP_C2H_TERM:
+		want_hlen = NVME_TCP_DATA_HLEN;
+		dgst_pdu = false;
+		break;
+	case NVME_TCP_RSP: want_hlen = NVME_TCP_RSP_HLEN; break;
+	case NVME_TCP_C2H_DATA:
+	case NVME_TCP_R2T: want_hlen = NVME_TCP_DATA_HLEN; break;
+	default:
+		return fail(r, "common header: a PDU type a controller never sends", why);
+	}
+	if (!r->ic_done && p->type != NVME_TCP_ICRESP && p->type != NVME_TCP_C2H_TERM)
+		return fail(r, "common header: a PDU before the ICResp", why);
+	if (p->hlen != want_hlen)
+		return fail(r, "common header: HLEN is not that PDU type's header length", why);
+	if (dgst_pdu) {
+		if (!!(p->flags & NVME_TCP_F_HDGST) != r->neg.hdgst)
+			return fail(r, "common header: HDGSTF disagrees with the negotiated header digest", why);
+		hd = r->neg.hdgst ? NVME_TCP_DIGEST : 0;
+	}
+	if (p->type == NVME_TCP_C2H_DATA) {
+		if (!!(p->flags & NVME_TCP_F_DDGST) != r->neg.ddgst)
+			return fail(r, "C2HData: DDGSTF disagrees with the negotiated data digest", why);
+		/* HPDA 0: the data may start anywhere after the header's digest */
+		if (p->pdo < p->hlen + hd)
+			return fail(r, "C2HData: PDO inside the header", why);
+		if (p->plen <= p->pdo)
+			return fail(r, "C2HData: PLEN leaves no data after PDO", why);
+		r->need = p->pdo;
+	} else if (p->type == NVME_TCP_C2H_TERM) {
+		if (p->plen < p->hlen || p->plen > (uint32_t)p->hlen + NVME_TCP_TERM_DATA_MAX)
+			return fail(r, "C2HTermReq: PLEN out of range", why);
+		r->need = p->hlen;
+	} else {
+		if (p->plen != p->hlen + hd)
+			return fail(r, "common header: PLEN is not the header's length for a PDU without data", why);
+		r->need = p->hlen + hd;
+	}
+	r->st = ST_HDR;
+	return TCP_RX_MORE;
+}
+
+/* The PDU-specific header, complete with its digest. */
+static int pdu_header(struct tcp_rx *r, const char **why)
+{
+	struct tcp_pdu *p = &r->pdu;
+	const uint8_t *h = r->hdr;
+	if (p->type != NVME_TCP_ICRESP && p->type != NVME_TCP_C2H_TERM && r->neg.hdgst &&
+	    get_le32(h + p->hlen) != crc32c(h, p->hlen))
+		return fail(r, "header digest error (HDGST does not match the header)", why);
+	switch (p->type) {
+	case NVME_TCP_ICRESP: return done(r);
+	case NVME_TCP_RSP:
+		p->cqe = h + NVME_TCP_CH_SIZE;
+		p->cccid = get_le16(h + NVME_TCP_CH_SIZE + 12);
+		return done(r);
+	case NVME_TCP_R2T:
+		p->cccid = get_le16(h + 8);
+		p->ttag = get_le16(h + 10);
+		p->datao = get_le32(h + 12);
+		p->datal = get_le32(h + 16);
+		if (!p->datal)
+			return fail(r, "R2T: R2TL is 0", why);
+		return done(r);
+	case NVME_TCP_C2H_TERM:
+		p->fes = get_le16(h + 8);
+		p->fei = get_le32(h + 10);
+		p->datal = p->plen - p->hlen;
+		/* what was read past its 24-byte header is its data's start */
+		uint32_t early = r->got - p->hlen;
+		if (early > p->datal)
+			early = p->datal;
+		memcpy(r->term, h + p->hlen, early);
+		if (early == p->datal)
+			return done(r);
+		r->st = ST_TERM;
+		r->dst = r->term;
+		r->got = early;
+		r->need = p->datal;
+		return TCP_RX_MORE;
+	default: break;
+	}
+	/* C2HData */
+	p->cccid = get_le16(h + 8);
+	p->datao = get_le32(h + 12);
+	p->datal = get_le32(h + 16);
+	uint64_t dd = r->neg.ddgst ? NVME_TCP_DIGEST : 0;
+	if (!p->datal || (uint64_t)p->pdo + p->datal + dd != p->plen)
+		return fail(r, "C2HData: DATAL disagrees with PLEN and PDO", why);
+	if ((p->flags & NVME_TCP_F_DATA_SUCCESS) && !(p->flags & NVME_TCP_F_DATA_LAST))
+		return fail(r, "C2HData: SUCCESS without LAST_PDU", why);
+	const char *w = "C2HData: no destination";
+	uint8_t *dst = r->dest ? r->dest(r->ctx, p, &w) : NULL;
+	if (!dst)
+		return fail(r, w, why);
+	r->st = ST_DATA;
+	r->dst = dst;
+	r->got = 0;
+	r->need = p->datal;
+	r->crc = TCP_CRC32C_INIT;
+	return TCP_RX_MORE;
+}
+
+int tcp_rx_advance(struct tcp_rx *r, size_t n, const char **why)
+{
+	if (r->st == ST_BROKEN)
+		return fail(r, "the stream was lost at an earlier PDU", why);
+	if (n > r->need - r->got)
+		return fail(r, "more bytes than the receiver asked for (a caller's bug)", why);
+	if (r->st == ST_DATA && r->neg.ddgst)
+		r->crc = crc32c_update(r->crc, r->dst + r->got, n);
+	r->got += (uint32_t)n;
+	if (r->got < r->need)
+		return TCP_RX_MORE;
+	switch (r->st) {
+	case ST_CH: {
+		int rc = common_header(r, why);
+		/* the whole header may be in already */
+		return rc == TCP_RX_MORE && r->got >= r->need ? pdu_header(r, why) : rc;
+	}
+	case ST_HDR: return pdu_header(r, why);
+	case ST_DATA:
+		if (!r->neg.ddgst)
+			return done(r);
+		r->st = ST_DDGST;
+		r->dst = r->dgst;
+		r->got = 0;
+		r->need = NVME_TCP_DIGEST;
+		return TCP_RX_MORE;
+	case ST_DDGST:
+		if (get_le32(r->dgst) != crc32c_final(r->crc))
+			return fail(r, "C2HData: data digest error (DDGST does not match the data)", why);
+		return done(r);
+	default: /* ST_TERM */
+		return done(r);
+	}
+}

@@ -1,0 +1,120 @@
+/* The socket of an NVMe/TCP queue; see tcp_sock.h. */
+#include "tcp_sock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "connretry.h"
+#include "internal.h"
+#include "util.h"
+
+static int wait_fd(int fd, short ev, uint64_t deadline_ms)
+{
+	for (;;) {
+		uint64_t now = nvmeof_now_ms();
+		if (now >= deadline_ms)
+			return 0;
+		struct pollfd p = {.fd = fd, .events = ev};
+		int n = poll(&p, 1, (int)(deadline_ms - now));
+		if (n > 0)
+			return 1;
+		if (n < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+int tcp_sock_connect(const struct sockaddr *dst, const struct sockaddr *src, uint32_t timeout_ms, uint16_t qid,
+		     int *fd_out, uint8_t *cls)
+{
+	socklen_t len = dst->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	int fd = socket(dst->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1, e = 0;
+	*cls = CR_FINAL;
+	if (fd < 0)
+		return nvmeof_err(NVMEOF_ETRANSPORT, "queue %u: socket: %s", qid, strerror(errno));
+	/* a capsule goes out at once, not after the previous one's ACK */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (src && bind(fd, src, len)) {
+		e = errno;
+		close(fd);
+		return nvmeof_err(NVMEOF_EUNREACHABLE, "queue %u: bind to the source address: %s", qid, strerror(e));
+	}
+	uint64_t deadline = nvmeof_now_ms() + timeout_ms;
+	if (connect(fd, dst, len) && errno != EINPROGRESS) {
+		e = errno;
+	} else {
+		int w = wait_fd(fd, POLLOUT, deadline);
+		socklen_t el = sizeof(e);
+		if (w == 0) {
+			close(fd);
+			*cls = CR_TRANSIENT_REACHED;
+			return nvmeof_err(NVMEOF_EUNREACHABLE, "queue %u: TCP connect: no answer within %u ms", qid,
+					  timeout_ms);
+		}
+		if (w < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el))
+			e = errno;
+	}
+	if (e) {
+		close(fd);
+		*cls = e == ECONNREFUSED ? CR_FINAL : CR_TRANSIENT_REACHED;
+		if (e == ECONNREFUSED)
+			return nvmeof_err(NVMEOF_EREJECTED, "queue %u: TCP connect rejected: nothing listens on that "
+					  "port (%s)", qid, strerror(e));
+		return nvmeof_err(NVMEOF_EUNREACHABLE, "queue %u: TCP connect: %s", qid, strerror(e));
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+int tcp_sock_init_conn(int fd, bool hdgst, bool ddgst, uint32_t timeout_ms, uint16_t qid, struct tcp_rx *rx,
+		       struct tcp_neg *neg)
+{
+	uint8_t req[NVME_TCP_IC_SIZE];
+	uint64_t deadline = nvmeof_now_ms() + timeout_ms;
+	tcp_icreq(req, hdgst, ddgst, 0);
+	for (size_t off = 0; off < sizeof(req);) {
+		ssize_t n = send(fd, req + off, sizeof(req) - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0) {
+			off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return nvmeof_err(NVMEOF_ETRANSPORT, "queue %u: sending the ICReq: %s", qid, strerror(errno));
+		if (wait_fd(fd, POLLOUT, deadline) <= 0)
+			return nvmeof_err(NVMEOF_ETIMEDOUT, "queue %u: sending the ICReq: not done within %u ms", qid,
+					  timeout_ms);
+	}
+	for (;;) {
+		size_t want;
+		uint8_t *to = tcp_rx_want(rx, &want);
+		ssize_t n = recv(fd, to, want, MSG_DONTWAIT);
+		if (n == 0)
+			return nvmeof_err(NVMEOF_EREJECTED, "queue %u: the controller closed the connection instead of "
+					  "answering the ICReq", qid);
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				return nvmeof_err(NVMEOF_ETRANSPORT, "queue %u: waiting for the ICResp: %s", qid,
+						  strerror(errno));
+			if (wait_fd(fd, POLLIN, deadline) <= 0)
+				return nvmeof_err(NVMEOF_ETIMEDOUT, "queue %u: no ICResp within %u ms", qid, timeout_ms);
+			continue;
+		}
+		const char *why = NULL;
+		int rc = tcp_rx_advance(rx, (size_t)n, &why);
+		if (rc < 0)
+			return nvmeof_err(NVMEOF_ETRANSPORT, "queue %u: connection initialization: %s", qid, why);
+		if (rc == TCP_RX_MORE)
+			continue;
+		if (rx->pdu.type == NVME_TCP_C2H_TERM)
+			return nvmeof_err(NVMEOF_EREJECTED, "queue %u: the controller ended the connection (C2HTermReq: %s)",
+					  qid, tcp_fes_name(rx->pdu.fes));
+		if (tcp_icresp_parse(rx->hdr, NVME_TCP_IC_SIZE, hdgst, ddgst, neg, &why))
+			return nvmeof_err(NVMEOF_ENOTSUP, "queue %u: %s", qid, why);
+		tcp_rx_negotiated(rx, neg);
+		return 0;
+	}
+}

@@ -1,0 +1,25 @@
+/* The socket under an NVMe/TCP queue: connect with a deadline, the options
+ * a latency user expects, and the connection's initialization (ICReq and
+ * ICResp). Byte transfer is plain non-blocking send and recv on the
+ * descriptor; a TLS layer would sit here, between these steps and the
+ * queue (README.md, "NVMe/TCP"). */
+#ifndef NVMEOF_TCP_SOCK_H
+#define NVMEOF_TCP_SOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "tcp_pdu.h"
+
+/* A connected non-blocking TCP socket with TCP_NODELAY, within timeout_ms:
+ * *fd, or an error with *cls the retry class (connretry.h): refused is
+ * final, silence and unreachable are transient once the target was reached. */
+int tcp_sock_connect(const struct sockaddr *dst, const struct sockaddr *src, uint32_t timeout_ms, uint16_t qid,
+		     int *fd, uint8_t *cls);
+/* ICReq out, ICResp in and checked, within timeout_ms: *neg is what applies
+ * from now on (rx is left ready for the next PDU). */
+int tcp_sock_init_conn(int fd, bool hdgst, bool ddgst, uint32_t timeout_ms, uint16_t qid, struct tcp_rx *rx,
+		       struct tcp_neg *neg);
+
+#endif

@@ -1,0 +1,166 @@
+/*
+ * An NVMe/TCP queue's data path (core/tcp_conn.c) against a controller
+ * played by the test over a socket pair: what the real target never does
+ * here (nvmet's MAXH2CDATA is larger than any command we send, and it never
+ * sets C2HData's SUCCESS flag without SQ flow control disabled) and what a
+ * broken one might (an R2T beyond the command's data).
+ */
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "protocol.h"
+#include "tcp_conn.h"
+
+struct rig {
+	int host, ctrl;
+	struct tcp_conn *t;
+	struct tcp_cq cq;
+	struct ibv_wc wc[64];
+	uint8_t rsp[16];
+	uint8_t sqe[64];
+};
+
+static void rig_up(struct rig *r, uint32_t maxh2cdata)
+{
+	int sv[2];
+	memset(r, 0, sizeof(*r));
+	CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	r->host = sv[0];
+	r->ctrl = sv[1];
+	r->cq = (struct tcp_cq){.wc = r->wc, .cap = 64, .epfd = epoll_create1(0)};
+	r->t = tcp_conn_new(1, 4, false, false, 0);
+	struct tcp_neg n = {.maxh2cdata = maxh2cdata};
+	tcp_conn_rx_init(r->t);
+	tcp_rx_negotiated(&r->t->rx, &n);
+	tcp_conn_attach(r->t, r->host, &n, &r->cq);
+	struct ibv_sge sge = {.addr = (uintptr_t)r->rsp, .length = 16};
+	struct ibv_recv_wr rw = {.wr_id = 77, .sg_list = &sge, .num_sge = 1}, *bad;
+	CHECK_EQ(tcp_conn_post_recv(r->t, &rw, &bad), 0);
+}
+
+static void rig_down(struct rig *r)
+{
+	tcp_conn_free(r->t); /* closes the host's end */
+	close(r->ctrl);
+	close(r->cq.epfd);
+}
+
+static void send_cmd(struct rig *r, uint8_t opc, uint16_t cid, void *buf, uint32_t len)
+{
+	nvme_sqe_rw(r->sqe, opc, cid, 1, 0, 1);
+	nvme_sqe_sgl_keyed(r->sqe, (uintptr_t)buf, len, 0);
+	struct ibv_sge sge = {.addr = (uintptr_t)r->sqe, .length = 64};
+	struct ibv_send_wr w = {.wr_id = 5, .sg_list = &sge, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED}, *bad;
+	CHECK_EQ(tcp_conn_post_send(r->t, &w, &bad), 0);
+	uint8_t pdu[72];
+	CHECK_EQ(recv(r->ctrl, pdu, 72, MSG_WAITALL), 72);
+	CHECK_EQ(pdu[0], NVME_TCP_CMD);
+	CHECK_EQ(pdu[8 + 39], NVME_SGL_TYPE_TCP_TRANSPORT); /* the keyed SGL became NVMe/TCP's */
+	CHECK_EQ(get_le32(pdu + 8 + 32), len);
+}
+
+static void ctrl_send(struct rig *r, const void *p, size_t n) { CHECK_EQ(send(r->ctrl, p, n, 0), (ssize_t)n); }
+
+static void r2t(struct rig *r, uint16_t cid, uint16_t ttag, uint32_t off, uint32_t len)
+{
+	uint8_t p[24] = {NVME_TCP_R2T, 0, 24, 0, 24};
+	put_le16(p + 8, cid);
+	put_le16(p + 10, ttag);
+	put_le32(p + 12, off);
+	put_le32(p + 16, len);
+	ctrl_send(r, p, 24);
+}
+
+static void rsp(struct rig *r, uint16_t cid)
+{
+	uint8_t p[24] = {NVME_TCP_RSP, 0, 24, 0, 24};
+	put_le16(p + 8 + 12, cid);
+	ctrl_send(r, p, 24);
+}
+
+TEST(r2t_answered_in_h2c_pdus_within_maxh2cdata)
+{
+	static uint8_t data[16384];
+	struct rig r;
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7);
+	rig_up(&r, 4096);
+	send_cmd(&r, NVME_CMD_WRITE, 0x0401, data, sizeof(data));
+	r2t(&r, 0x0401, 9, 0, sizeof(data));
+	tcp_conn_progress(r.t);
+	for (uint32_t k = 0; k < 4; k++) {
+		uint8_t h[24], d[4096];
+		CHECK_EQ(recv(r.ctrl, h, 24, MSG_WAITALL), 24);
+		CHECK_EQ(h[0], NVME_TCP_H2C_DATA);
+		CHECK_EQ(h[1], k == 3 ? NVME_TCP_F_DATA_LAST : 0);
+		CHECK_EQ(get_le16(h + 8), 0x0401);
+		CHECK_EQ(get_le16(h + 10), 9);
+		CHECK_EQ(get_le32(h + 12), k * 4096);
+		CHECK_EQ(get_le32(h + 16), 4096);
+		CHECK_EQ(get_le32(h + 4), 24 + 4096);
+		CHECK_EQ(recv(r.ctrl, d, 4096, MSG_WAITALL), 4096);
+		CHECK_MEM(d, data + k * 4096, 4096);
+	}
+	rsp(&r, 0x0401);
+	tcp_conn_progress(r.t);
+	CHECK_EQ(r.cq.n, 2); /* the send, then the response */
+	CHECK(r.wc[0].opcode == IBV_WC_SEND && r.wc[0].wr_id == 5);
+	CHECK(r.wc[1].opcode == IBV_WC_RECV && r.wc[1].wr_id == 77 && r.wc[1].status == IBV_WC_SUCCESS);
+	CHECK_EQ(get_le16(r.rsp + 12), 0x0401);
+	CHECK(!r.t->broken);
+	rig_down(&r);
+}
+
+TEST(r2t_beyond_the_commands_data_ends_the_connection)
+{
+	static uint8_t data[8192];
+	struct rig r;
+	rig_up(&r, 4096);
+	send_cmd(&r, NVME_CMD_WRITE, 2, data, sizeof(data));
+	r2t(&r, 2, 1, 4096, 8192);
+	tcp_conn_progress(r.t);
+	CHECK(r.t->broken);
+	CHECK(strstr(r.t->why, "R2TO and R2TL reach beyond") != NULL);
+	/* the receive comes back flushed: the queue sees the loss */
+	CHECK_EQ(r.cq.n, 2);
+	CHECK(r.wc[1].opcode == IBV_WC_RECV && r.wc[1].status == IBV_WC_WR_FLUSH_ERR);
+	rig_down(&r);
+}
+
+TEST(c2h_success_flag_completes_the_read_without_a_response)
+{
+	static uint8_t buf[8192];
+	struct rig r;
+	rig_up(&r, 4096);
+	memset(buf, 0, sizeof(buf));
+	send_cmd(&r, NVME_CMD_READ, 3, buf, sizeof(buf));
+	uint8_t h[24] = {NVME_TCP_C2H_DATA, NVME_TCP_F_DATA_LAST | NVME_TCP_F_DATA_SUCCESS, 24, 24};
+	static uint8_t d[8192];
+	memset(d, 0x5a, sizeof(d));
+	put_le32(h + 4, 24 + 8192);
+	put_le16(h + 8, 3);
+	put_le32(h + 16, 8192);
+	ctrl_send(&r, h, 24);
+	ctrl_send(&r, d, sizeof(d));
+	/* a few passes: the payload may come in pieces */
+	for (int i = 0; i < 16 && r.cq.n < 2; i++)
+		tcp_conn_progress(r.t);
+	CHECK_EQ(r.cq.n, 2);
+	CHECK(r.wc[1].opcode == IBV_WC_RECV && r.wc[1].status == IBV_WC_SUCCESS);
+	CHECK_EQ(get_le16(r.rsp + 12), 3);  /* CID */
+	CHECK_EQ(get_le16(r.rsp + 14), 0);  /* status: success */
+	CHECK_MEM(buf, d, sizeof(d));
+	rig_down(&r);
+}
+
+int main(void)
+{
+	static const struct test_case t[] = {
+		T(r2t_answered_in_h2c_pdus_within_maxh2cdata),
+		T(r2t_beyond_the_commands_data_ends_the_connection),
+		T(c2h_success_flag_completes_the_read_without_a_response),
+	};
+	return run_tests("tcpconn", t, sizeof(t) / sizeof(t[0]));
+}

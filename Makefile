@@ -90,7 +90,7 @@ ENGINE = $(O)/libnvmeof_fio.so
 # own version matches it (tests/unit/version.sh holds them equal). The
 # soname (major) changes only with an incompatible ABI change
 # (core/libnvmeof.map, nvmeof.h "Options").
-VERSION = 0.5.0
+VERSION = 0.6.0
 SO_MAJOR = 0
 SONAME = libnvmeof.so.$(SO_MAJOR)
 TOOL = $(O)/nvmeof

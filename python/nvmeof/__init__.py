@@ -43,7 +43,7 @@ HostBuffer = HostMemory  # the seed's name: addr, length, rkey, lkey, read, writ
 # VERSION; tests/unit/version.sh holds them equal); the package's metadata
 # reads it from here (pyproject.toml). The library actually loaded says its
 # own: library_version().
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 
 
 def library_version() -> str:

@@ -495,7 +495,8 @@ t_refused_host_fails_clearly() {
 t_malformed_filename_fails_clearly() {
   expect_fio_fails "unknown key 'color'" --name=e --filename="traddr=$NVMEOF_TB_ADDR color=blue" \
     --rw=read --bs=4k --size=1m
-  expect_fio_fails "RDMA only" --name=e --filename="trtype=TCP traddr=$NVMEOF_TB_ADDR" --rw=read --bs=4k --size=1m
+  expect_fio_fails "speaks NVMe/RDMA and NVMe/TCP" --name=e --filename="trtype=FC traddr=$NVMEOF_TB_ADDR" \
+    --rw=read --bs=4k --size=1m
 }
 
 t_unknown_option_fails() {

@@ -556,6 +556,14 @@ static void ctrl_send(struct fake_ctrl *f, const uint8_t *b, size_t n)
 		break;
 	case AUTH_MSG_REPLY:
 		CHECK_EQ(m.hl, hl);
+		/* S2 is never 0 (NVMe Base 2.2 8.3.4.5.4 reserves it for a
+		 * secure channel's PSK request), one-way too; one-way, CVALID
+		 * 0 and C2 all zeros */
+		CHECK(m.seqnum != 0);
+		if (!m.valid) {
+			static const uint8_t zero[AUTH_HASH_MAX];
+			CHECK_MEM(m.cval, zero, hl);
+		}
 		memcpy(chal, f->c1, hl);
 		if (f->dhgid) {
 			CHECK_EQ(m.dhvlen, auth_dh_len(f->dhgid));
@@ -573,7 +581,6 @@ static void ctrl_send(struct fake_ctrl *f, const uint8_t *b, size_t n)
 		out.id = AUTH_MSG_SUCCESS1;
 		out.hl = (uint8_t)hl;
 		if (m.valid) {
-			CHECK(m.seqnum != 0);
 			memcpy(chal, m.cval, hl);
 			if (f->dhgid)
 				auth_augment(f->hashid, f->skey, auth_dh_len(f->dhgid), m.cval, chal);

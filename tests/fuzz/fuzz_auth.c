@@ -9,7 +9,8 @@
  * whatever the step; an NVMe status stays one, for its DNR bit to decide;
  * every other end that is not success (the controller's Failure1, a
  * wrong response, any protocol violation) is final, for a connect and a
- * reconnect alike. With a controller secret (the first byte odd) nothing
+ * reconnect alike (OpenSSL out of memory, NVMEOF_ENOMEM, would not be, but
+ * does not happen here). With a controller secret (the first byte odd) nothing
  * may end in success: the controller's response cannot be forged. */
 #include <stdlib.h>
 #include <string.h>

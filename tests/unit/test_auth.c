@@ -917,12 +917,13 @@ TEST(protocol_violations_are_final)
  * policy reads is that status, classed by its SCT, SC and DNR as the
  * Connect's own would be, and the message names it. */
 static uint16_t auth_send_status;
+static uint32_t connect_cdw0 = NVMF_CONNECT_AUTHREQ_ATR; /* controller 0, authentication required */
 static enum fw_action status_responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
 				       uint8_t *cqe)
 {
 	(void)ctx, (void)sge, (void)nsge;
 	if (sqe[0] == 0x7f && sqe[4] == NVMF_FCTYPE_CONNECT)
-		put_le32(cqe, NVMF_CONNECT_AUTHREQ_ATR); /* controller 0, authentication required */
+		put_le32(cqe, connect_cdw0);
 	else if (sqe[0] == 0x7f && sqe[4] == NVMF_FCTYPE_AUTH_SEND)
 		put_le16(cqe + 14, (uint16_t)(auth_send_status << 1));
 	return FW_RESPOND;
@@ -969,6 +970,64 @@ TEST(an_nvme_status_on_auth_send_is_classed_by_its_dnr)
 	}
 }
 
+/* A controller that does not ask for authentication, challenged because a
+ * controller secret is set, and answering the Negotiate with a status that
+ * means it does no in-band authentication (Invalid Opcode, Invalid Field,
+ * Command Sequence Error), without DNR: asking again changes nothing, and
+ * the controller must not be taken unauthenticated, so the connect and a
+ * reconnect stop at once instead of trying until ctrl_loss_tmo. Command
+ * Interrupted stays worth another try. */
+TEST(a_host_started_negotiate_refused_as_unsupported_is_final)
+{
+	static const struct {
+		uint16_t status;
+		bool final;
+		const char *name;
+	} v[] = {
+		{0x0001, true, "Invalid Command Opcode"},
+		{0x0002, true, "Invalid Field in Command"},
+		{0x000c, true, "Command Sequence Error"},
+		{0x0021, false, "Command Interrupted"},
+	};
+	connect_cdw0 = 0; /* the controller does not ask */
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct nvmeof_ctrl *c = calloc(1, sizeof(*c));
+		struct auth_key *hk = calloc(1, sizeof(*hk)), *ck = calloc(1, sizeof(*ck));
+		struct fake_wire *fw = fw_new(8, status_responder, NULL);
+		struct nvmeof_queue *q = NULL;
+		struct q_params p = {.qid = 1, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+		CHECK_EQ(auth_key_parse(HK, "h", hk), 0);
+		CHECK_EQ(auth_key_parse(CK, "c", ck), 0);
+		c->host_key = hk;
+		c->ctrl_key = ck;
+		c->auth_hashes = AUTH_HASHES_ALL;
+		c->auth_dhgroups = AUTH_DHGROUPS_ALL;
+		c->o.cmd_timeout_ms = 30000;
+		snprintf(c->subnqn, sizeof(c->subnqn), "%s", SUBNQN);
+		snprintf(c->hostnqn, sizeof(c->hostnqn), "%s", HOSTNQN);
+		CHECK_EQ(q_open_fake(&p, fw, &q), 0);
+		auth_send_status = v[i].status;
+		uint16_t status = 0xffff;
+		int rc = ctrl_fabrics_connect(c, q, 1, 8, 0, 0, NULL, &status);
+		if (!strstr(nvmeof_errmsg(), v[i].name) || cr_reconnect_final(rc, status) != v[i].final)
+			fprintf(stderr, "    case %zu: rc %d status %#x: %s\n", i, rc, status, nvmeof_errmsg());
+		CHECK(rc < 0);
+		CHECK_EQ(cr_fabrics(rc, status, false) == CR_FINAL, v[i].final);
+		CHECK_EQ(cr_reconnect_final(rc, status), v[i].final);
+		CHECK(strstr(nvmeof_errmsg(), "AUTH_Send Negotiate") != NULL);
+		CHECK(strstr(nvmeof_errmsg(), v[i].name) != NULL);
+		CHECK(strstr(nvmeof_errmsg(), "did not ask for authentication") != NULL);
+		if (v[i].final)
+			CHECK(strstr(nvmeof_errmsg(), "does not support in-band authentication") != NULL);
+		q_close(q);
+		fw_free(fw);
+		free(hk);
+		free(ck);
+		free(c);
+	}
+	connect_cdw0 = NVMF_CONNECT_AUTHREQ_ATR;
+}
+
 /* An I/O queue's reconnect (reassoc.c's finish, on the queue's poll) whose
  * Connect answer does not ask for authentication (cdw0 0) while a
  * controller secret is set: the host starts the transaction itself, so
@@ -982,6 +1041,7 @@ struct reauth_wire {
 	int n;                /* commands since the wire broke */
 	uint8_t opc[8], fctype[8], msg_id[8];
 	bool broken;
+	uint16_t send_status; /* the AUTH_Send's answer; 0: success */
 	int calls, err;
 	char msg[1024];
 };
@@ -1004,6 +1064,7 @@ static enum fw_action reauth_responder(void *ctx, const uint8_t *sqe, const stru
 		struct auth_msg m;
 		const char *why;
 		rw.msg_id[i] = auth_msg_parse(buf, get_le32(sqe + 44), &m, &why) ? 0xff : m.id;
+		put_le16(cqe + 14, (uint16_t)(rw.send_status << 1));
 	} else if (rw.fctype[i] == NVMF_FCTYPE_AUTH_RECV) {
 		struct auth_msg f = {.type = AUTH_TYPE_COMMON, .id = AUTH_MSG_FAILURE1, .tid = 0,
 				     .rescode = AUTH_FAIL_REASON_FAILED, .rescode_exp = AUTH_FAIL_HASH_UNUSABLE};
@@ -1030,7 +1091,7 @@ static int reauth_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	return rc;
 }
 
-TEST(a_reconnect_not_asked_to_authenticate_authenticates_the_controller)
+static void reconnect_not_asked(uint16_t send_status)
 {
 	/* the real finish, work and abandon; a prepare without an association to re-create */
 	const struct q_reconnect_ops ops = {.prepare = reauth_prepare,
@@ -1044,6 +1105,7 @@ TEST(a_reconnect_not_asked_to_authenticate_authenticates_the_controller)
 	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
 	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
 	memset(&rw, 0, sizeof(rw));
+	rw.send_status = send_status;
 	pthread_mutex_init(&c->lock, NULL);
 	c->host_key = auth_secret_alloc(sizeof(struct auth_key));
 	c->ctrl_key = auth_secret_alloc(sizeof(struct auth_key));
@@ -1073,11 +1135,14 @@ TEST(a_reconnect_not_asked_to_authenticate_authenticates_the_controller)
 	}
 	if (rw.calls != 1 || !strstr(rw.msg, "did not ask"))
 		fprintf(stderr, "    %d commands, %d callbacks: %s\n", rw.n, rw.calls, rw.msg);
-	CHECK_EQ(rw.n, 3); /* the Connect, AUTH_Send Negotiate, AUTH_Receive; nothing after a Failure1 */
+	/* the Connect, AUTH_Send Negotiate, AUTH_Receive; nothing after a
+	 * Failure1, or after a Negotiate refused */
+	CHECK_EQ(rw.n, send_status ? 2 : 3);
 	CHECK_EQ(rw.fctype[0], NVMF_FCTYPE_CONNECT);
 	CHECK_EQ(rw.fctype[1], NVMF_FCTYPE_AUTH_SEND);
 	CHECK_EQ(rw.msg_id[1], AUTH_MSG_NEGOTIATE);
-	CHECK_EQ(rw.fctype[2], NVMF_FCTYPE_AUTH_RECV);
+	if (!send_status)
+		CHECK_EQ(rw.fctype[2], NVMF_FCTYPE_AUTH_RECV);
 	/* the read waited for the reconnect and fails with it, final: no
 	 * second attempt although ctrl_loss_tmo is far off */
 	CHECK_EQ(rw.calls, 1);
@@ -1085,13 +1150,22 @@ TEST(a_reconnect_not_asked_to_authenticate_authenticates_the_controller)
 	CHECK(strstr(rw.msg, "not tried again") != NULL);
 	CHECK(strstr(rw.msg, "the authentication failed, which is final") != NULL);
 	CHECK(strstr(rw.msg, "the controller did not ask for authentication and failed") != NULL);
-	CHECK(strstr(rw.msg, "Hash function not usable") != NULL);
+	if (!send_status)
+		CHECK(strstr(rw.msg, "Hash function not usable") != NULL);
+	else
+		CHECK(strstr(rw.msg, "does not support in-band authentication") != NULL);
 	CHECK_EQ(fw_connects(fw), connects + 1); /* one attempt */
 	q_close(rw.q);
 	fw_free(fw);
 	ctrl_auth_free(c);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
+}
+
+TEST(a_reconnect_not_asked_to_authenticate_authenticates_the_controller)
+{
+	reconnect_not_asked(0);      /* the controller's Failure1 */
+	reconnect_not_asked(0x0001); /* Invalid Command Opcode without DNR: it does no authentication */
 }
 
 int main(int argc, char **argv)
@@ -1120,6 +1194,7 @@ int main(int argc, char **argv)
 		T(protocol_violations_are_final),
 		T(an_nvme_status_on_auth_send_is_classed_by_its_dnr),
 		T(a_reconnect_not_asked_to_authenticate_authenticates_the_controller),
+		T(a_host_started_negotiate_refused_as_unsupported_is_final),
 	};
 	return run_named_tests("unit-auth", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

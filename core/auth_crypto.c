@@ -19,14 +19,27 @@
 #include "internal.h"
 #include "protocol.h"
 
-static int ossl_err(const char *what)
+/* What OpenSSL failed at, with its reason. NVMEOF_ENOTSUP (final: a
+ * reconnect stops) only where an algorithm cannot be loaded (fetch: the
+ * caller says) and OpenSSL said why without running out of memory, which
+ * loading needs too; anything else is an allocation or an internal failure
+ * of the moment (NVMEOF_ENOMEM: a reconnect tries again), never a verdict
+ * on the controller. */
+static int ossl_fail(bool fetch, const char *what)
 {
 	char buf[160];
-	unsigned long e = ERR_get_error();
-	ERR_error_string_n(e, buf, sizeof(buf));
-	ERR_clear_error();
-	return nvmeof_err(NVMEOF_ENOTSUP, "authentication: %s: %s", what, e ? buf : "failed (OpenSSL)");
+	unsigned long first = 0, e;
+	bool nomem = false;
+	while ((e = ERR_get_error())) {
+		first = first ? first : e;
+		nomem |= ERR_GET_REASON(e) == ERR_R_MALLOC_FAILURE;
+	}
+	ERR_error_string_n(first, buf, sizeof(buf));
+	return nvmeof_err(fetch && first && !nomem ? NVMEOF_ENOTSUP : NVMEOF_ENOMEM, "authentication: %s: %s",
+			  what, first ? buf : "failed (OpenSSL, most likely out of memory)");
 }
+static int ossl_err(const char *what) { return ossl_fail(false, what); }
+static int ossl_unsupported(const char *what) { return ossl_fail(true, what); }
 
 static const char *digest_name(uint8_t hashid)
 {
@@ -52,8 +65,9 @@ static int hmac_begin(struct hmac *h, uint8_t hashid, const uint8_t *key, size_t
 		return nvmeof_err(NVMEOF_EINVAL, "authentication: unknown hash function %u", hashid);
 	OSSL_PARAM p[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)dn, 0),
 			  OSSL_PARAM_construct_end()};
-	if (!(h->mac = EVP_MAC_fetch(NULL, "HMAC", NULL)) || !(h->ctx = EVP_MAC_CTX_new(h->mac)) ||
-	    !EVP_MAC_init(h->ctx, key, klen, p)) {
+	if (!(h->mac = EVP_MAC_fetch(NULL, "HMAC", NULL)))
+		return ossl_unsupported("HMAC");
+	if (!(h->ctx = EVP_MAC_CTX_new(h->mac)) || !EVP_MAC_init(h->ctx, key, klen, p)) {
 		EVP_MAC_CTX_free(h->ctx);
 		EVP_MAC_free(h->mac);
 		return ossl_err("HMAC");
@@ -123,8 +137,12 @@ int auth_augment(uint8_t hashid, const uint8_t *skey, size_t skey_len, const uin
 	struct hmac h;
 	int rc, ok = 1;
 	const char *dn = digest_name(hashid);
-	EVP_MD *md = dn ? EVP_MD_fetch(NULL, dn, NULL) : NULL;
-	if (!md || !EVP_Digest(skey, skey_len, hk, &hn, md, NULL)) {
+	if (!dn)
+		return nvmeof_err(NVMEOF_EINVAL, "authentication: unknown hash function %u", hashid);
+	EVP_MD *md = EVP_MD_fetch(NULL, dn, NULL);
+	if (!md)
+		return ossl_unsupported("digest of the DH shared secret");
+	if (!EVP_Digest(skey, skey_len, hk, &hn, md, NULL)) {
 		EVP_MD_free(md);
 		return ossl_err("digest of the DH shared secret");
 	}
@@ -148,9 +166,13 @@ int auth_dh_generate(uint8_t dhgid, void **key, uint8_t *pub)
 	OSSL_PARAM p[] = {OSSL_PARAM_construct_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME,
 							   (char *)auth_dhgroup_name(dhgid), 0),
 			  OSSL_PARAM_construct_end()};
+	/* DH or the group not to be had is unsupported; what fails after is not */
 	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, "DH", NULL);
-	int ok = ctx && EVP_PKEY_keygen_init(ctx) > 0 && EVP_PKEY_CTX_set_params(ctx, p) > 0 &&
-		 EVP_PKEY_generate(ctx, &pk) > 0 && EVP_PKEY_get_bn_param(pk, OSSL_PKEY_PARAM_PUB_KEY, &bn) &&
+	if (!ctx || EVP_PKEY_keygen_init(ctx) <= 0 || EVP_PKEY_CTX_set_params(ctx, p) <= 0) {
+		EVP_PKEY_CTX_free(ctx);
+		return ossl_unsupported("DH key generation");
+	}
+	int ok = EVP_PKEY_generate(ctx, &pk) > 0 && EVP_PKEY_get_bn_param(pk, OSSL_PKEY_PARAM_PUB_KEY, &bn) &&
 		 BN_bn2binpad(bn, pub, (int)len) == (int)len; /* padded to the group's size */
 	EVP_PKEY_CTX_free(ctx);
 	BN_free(bn);

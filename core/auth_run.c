@@ -97,18 +97,36 @@ static void begin(struct nvmeof_ctrl *c, struct auth_tx *t, uint16_t qid, bool h
 	t->host_initiated = host_initiated;
 }
 
+/* A status on the host-started Negotiate that says the controller does no
+ * in-band authentication (the command unknown, its SECP/SPSP refused, or
+ * not expected on this queue): asked again, it says the same, DNR or not. */
+static bool no_auth_here(const struct auth_tx *t, int rc, uint16_t status)
+{
+	if (rc != NVMEOF_ENVME || t->step != AUTH_NEGOTIATE || NVMEOF_STATUS_SCT(status) != 0)
+		return false;
+	unsigned sc = NVMEOF_STATUS_SC(status);
+	return sc == 0x01 || sc == 0x02 || sc == 0x0c; /* Invalid Opcode, Invalid Field, Command Sequence Error */
+}
+
 /* A transaction the host started failed: the controller was not
- * authenticated, and the message says why the connect stops there. */
-static int end_error(const struct auth_tx *t, int rc)
+ * authenticated, and the message says why the connect stops there.
+ * status: the NVMe status when rc is NVMEOF_ENVME. A controller that does
+ * not authenticate at all is final (NVMEOF_ENOTSUP): with a controller
+ * secret it must not be taken, and retrying until ctrl_loss_tmo would not
+ * change it; Command Interrupted and the like stay the status's to class. */
+static int end_error(const struct auth_tx *t, int rc, uint16_t status)
 {
 	if (rc >= 0 || !t->host_initiated)
 		return rc;
 	char why[320];
 	snprintf(why, sizeof(why), "%s", nvmeof_errmsg());
+	bool none = no_auth_here(t, rc, status);
 	/* what to do first: the reason after it may be long */
-	return nvmeof_err(rc, "Fabrics Connect queue %u: the controller did not ask for authentication and failed "
-			  "the transaction this host started to check the controller secret (dhchap_ctrl_secret): "
-			  "not authenticated (allow_unauthenticated_ctrl accepts such a controller): %s", t->qid, why);
+	return nvmeof_err(none ? NVMEOF_ENOTSUP : rc,
+			  "Fabrics Connect queue %u: the controller did not ask for authentication and failed "
+			  "the transaction this host started to check the controller secret (dhchap_ctrl_secret)%s: "
+			  "not authenticated (allow_unauthenticated_ctrl accepts such a controller): %s", t->qid,
+			  none ? "; it does not support in-band authentication" : "", why);
 }
 
 static void done(struct nvmeof_ctrl *c, const struct auth_tx *t)
@@ -159,7 +177,7 @@ int ctrl_auth_sync(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, 
 		*status = st;
 	if (!rc)
 		done(c, t);
-	rc = end_error(t, rc);
+	rc = end_error(t, rc, st);
 	auth_cleanse(q_scratch(q), Q_SCRATCH_SIZE);
 	auth_secret_free(t, sizeof(*t));
 	return rc;
@@ -177,11 +195,12 @@ static int stage_next(struct nvmeof_queue *q, struct ctrl_reauth *r)
 	return Q_RECONNECT_MORE;
 }
 
-static int async_end(struct nvmeof_ctrl *c, struct nvmeof_queue *q, struct ctrl_reauth *r, int rc)
+static int async_end(struct nvmeof_ctrl *c, struct nvmeof_queue *q, struct ctrl_reauth *r, int rc,
+		     uint16_t status)
 {
 	if (!rc)
 		done(c, &r->t);
-	rc = end_error(&r->t, rc);
+	rc = end_error(&r->t, rc, status);
 	auth_cleanse(q_scratch(q), Q_SCRATCH_SIZE);
 	auth_tx_clear(&r->t);
 	r->active = false;
@@ -205,7 +224,7 @@ int ctrl_auth_async_start(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_
 	r->active = true;
 	trace_ctrl(&c->o, qid, "authentication required after the reconnect");
 	rc = stage_next(q, r);
-	return rc == Q_RECONNECT_MORE ? rc : async_end(c, q, r, rc);
+	return rc == Q_RECONNECT_MORE ? rc : async_end(c, q, r, rc, 0);
 }
 
 int ctrl_auth_async_step(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid,
@@ -217,7 +236,7 @@ int ctrl_auth_async_step(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t
 	int rc = auth_tx_answer(&r->t, cpl->err, cpl, q_scratch(q), r->len);
 	if (rc == AUTH_TX_MORE || rc == AUTH_TX_DH)
 		rc = stage_next(q, r);
-	return rc == Q_RECONNECT_MORE || rc == Q_RECONNECT_WORK ? rc : async_end(c, q, r, rc);
+	return rc == Q_RECONNECT_MORE || rc == Q_RECONNECT_WORK ? rc : async_end(c, q, r, rc, cpl->status);
 }
 
 /* The DH step (up to tens of ms at ffdhe8192), on the reconnect's worker:
@@ -233,7 +252,7 @@ int ctrl_auth_async_work(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t
 	int rc = auth_tx_dh_step(&r->t);
 	if (rc == AUTH_TX_MORE)
 		rc = stage_next(q, r);
-	return rc == Q_RECONNECT_MORE ? rc : async_end(c, q, r, rc);
+	return rc == Q_RECONNECT_MORE ? rc : async_end(c, q, r, rc, 0);
 }
 
 /* The attempt ended without the transaction's last word (the connection

@@ -210,13 +210,16 @@ int auth_tx_dh_step(struct auth_tx *t)
 	if ((rc = auth_key_transform(t->host_key, t->hostnqn, key, &klen)) ||
 	    (rc = auth_response(t->hashid, key, klen, chal, t->s1, t->tid, false, t->hostnqn, t->subnqn, t->resp)))
 		goto out;
-	if (t->ctrl_key) {
-		/* our challenge to the controller; S2 never 0, which means "none" */
-		do {
-			if ((rc = auth_random(t->c2, hl)) || (rc = auth_random((uint8_t *)&t->s2, sizeof(t->s2))))
-				goto out;
-		} while (!t->s2);
-	}
+	/* S2 in every Reply, one-way too, and never 0: NVMe Base 2.2
+	 * 8.3.4.5.4 reserves 0 for a secure channel's PSK request (the kernel
+	 * host does the same since "always set valid seq_num in dhchap
+	 * reply"). One-way, C2 stays zero and CVALID 0. */
+	do {
+		if ((rc = auth_random((uint8_t *)&t->s2, sizeof(t->s2))))
+			goto out;
+	} while (!t->s2);
+	if (t->ctrl_key && (rc = auth_random(t->c2, hl))) /* our challenge to the controller */
+		goto out;
 	t->step = AUTH_REPLY;
 	rc = AUTH_TX_MORE;
 out:

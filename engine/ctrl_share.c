@@ -217,8 +217,13 @@ int cfg_secret(const char *val, const char *file, const char *name, char *out, s
 	if (!fstat(fileno(fp), &st) && (st.st_mode & (S_IRWXG | S_IRWXO)))
 		log_err("nvmeof: warning: %s_file '%s' is readable by group or others (mode %03o): chmod 600 it\n",
 			name, file, (unsigned)(st.st_mode & 0777));
+	/* stdio reads through a buffer of ours, wiped after fclose: its own
+	 * (malloc'd) would go back to the heap with the secret in it */
+	char iobuf[256];
+	setvbuf(fp, iobuf, _IOFBF, sizeof(iobuf));
 	char *got = fgets(out, (int)len, fp);
 	fclose(fp);
+	explicit_bzero(iobuf, sizeof(iobuf));
 	size_t n = got ? strcspn(out, "\r\n") : 0;
 	if (!got || !n || (n == strlen(out) && n == len - 1)) {
 		memset(out, 0, len);

@@ -38,8 +38,13 @@ int tool_secret_file(struct args *a, int which, const char *path)
 			"chmod 600 it\n", names[which], path, (unsigned)(st.st_mode & 0777));
 	char *out = file_secret[which];
 	size_t len = sizeof(file_secret[which]);
+	/* stdio reads through a buffer of ours, wiped after fclose: its own
+	 * (malloc'd) would go back to the heap with the secret in it */
+	char iobuf[256];
+	setvbuf(fp, iobuf, _IOFBF, sizeof(iobuf));
 	char *got = fgets(out, (int)len, fp);
 	fclose(fp);
+	OPENSSL_cleanse(iobuf, sizeof(iobuf));
 	size_t n = got ? strcspn(out, "\r\n") : 0;
 	if (!got || !n || (n == strlen(out) && n == len - 1)) {
 		OPENSSL_cleanse(out, len);

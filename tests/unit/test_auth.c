@@ -556,6 +556,14 @@ static void ctrl_send(struct fake_ctrl *f, const uint8_t *b, size_t n)
 		break;
 	case AUTH_MSG_REPLY:
 		CHECK_EQ(m.hl, hl);
+		/* S2 is never 0 (NVMe Base 2.2 8.3.4.5.4 reserves it for a
+		 * secure channel's PSK request), one-way too; one-way, CVALID
+		 * 0 and C2 all zeros */
+		CHECK(m.seqnum != 0);
+		if (!m.valid) {
+			static const uint8_t zero[AUTH_HASH_MAX];
+			CHECK_MEM(m.cval, zero, hl);
+		}
 		memcpy(chal, f->c1, hl);
 		if (f->dhgid) {
 			CHECK_EQ(m.dhvlen, auth_dh_len(f->dhgid));
@@ -573,7 +581,6 @@ static void ctrl_send(struct fake_ctrl *f, const uint8_t *b, size_t n)
 		out.id = AUTH_MSG_SUCCESS1;
 		out.hl = (uint8_t)hl;
 		if (m.valid) {
-			CHECK(m.seqnum != 0);
 			memcpy(chal, m.cval, hl);
 			if (f->dhgid)
 				auth_augment(f->hashid, f->skey, auth_dh_len(f->dhgid), m.cval, chal);
@@ -910,12 +917,13 @@ TEST(protocol_violations_are_final)
  * policy reads is that status, classed by its SCT, SC and DNR as the
  * Connect's own would be, and the message names it. */
 static uint16_t auth_send_status;
+static uint32_t connect_cdw0 = NVMF_CONNECT_AUTHREQ_ATR; /* controller 0, authentication required */
 static enum fw_action status_responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
 				       uint8_t *cqe)
 {
 	(void)ctx, (void)sge, (void)nsge;
 	if (sqe[0] == 0x7f && sqe[4] == NVMF_FCTYPE_CONNECT)
-		put_le32(cqe, NVMF_CONNECT_AUTHREQ_ATR); /* controller 0, authentication required */
+		put_le32(cqe, connect_cdw0);
 	else if (sqe[0] == 0x7f && sqe[4] == NVMF_FCTYPE_AUTH_SEND)
 		put_le16(cqe + 14, (uint16_t)(auth_send_status << 1));
 	return FW_RESPOND;
@@ -962,6 +970,204 @@ TEST(an_nvme_status_on_auth_send_is_classed_by_its_dnr)
 	}
 }
 
+/* A controller that does not ask for authentication, challenged because a
+ * controller secret is set, and answering the Negotiate with a status that
+ * means it does no in-band authentication (Invalid Opcode, Invalid Field,
+ * Command Sequence Error), without DNR: asking again changes nothing, and
+ * the controller must not be taken unauthenticated, so the connect and a
+ * reconnect stop at once instead of trying until ctrl_loss_tmo. Command
+ * Interrupted stays worth another try. */
+TEST(a_host_started_negotiate_refused_as_unsupported_is_final)
+{
+	static const struct {
+		uint16_t status;
+		bool final;
+		const char *name;
+	} v[] = {
+		{0x0001, true, "Invalid Command Opcode"},
+		{0x0002, true, "Invalid Field in Command"},
+		{0x000c, true, "Command Sequence Error"},
+		{0x0021, false, "Command Interrupted"},
+	};
+	connect_cdw0 = 0; /* the controller does not ask */
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct nvmeof_ctrl *c = calloc(1, sizeof(*c));
+		struct auth_key *hk = calloc(1, sizeof(*hk)), *ck = calloc(1, sizeof(*ck));
+		struct fake_wire *fw = fw_new(8, status_responder, NULL);
+		struct nvmeof_queue *q = NULL;
+		struct q_params p = {.qid = 1, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+		CHECK_EQ(auth_key_parse(HK, "h", hk), 0);
+		CHECK_EQ(auth_key_parse(CK, "c", ck), 0);
+		c->host_key = hk;
+		c->ctrl_key = ck;
+		c->auth_hashes = AUTH_HASHES_ALL;
+		c->auth_dhgroups = AUTH_DHGROUPS_ALL;
+		c->o.cmd_timeout_ms = 30000;
+		snprintf(c->subnqn, sizeof(c->subnqn), "%s", SUBNQN);
+		snprintf(c->hostnqn, sizeof(c->hostnqn), "%s", HOSTNQN);
+		CHECK_EQ(q_open_fake(&p, fw, &q), 0);
+		auth_send_status = v[i].status;
+		uint16_t status = 0xffff;
+		int rc = ctrl_fabrics_connect(c, q, 1, 8, 0, 0, NULL, &status);
+		if (!strstr(nvmeof_errmsg(), v[i].name) || cr_reconnect_final(rc, status) != v[i].final)
+			fprintf(stderr, "    case %zu: rc %d status %#x: %s\n", i, rc, status, nvmeof_errmsg());
+		CHECK(rc < 0);
+		CHECK_EQ(cr_fabrics(rc, status, false) == CR_FINAL, v[i].final);
+		CHECK_EQ(cr_reconnect_final(rc, status), v[i].final);
+		CHECK(strstr(nvmeof_errmsg(), "AUTH_Send Negotiate") != NULL);
+		CHECK(strstr(nvmeof_errmsg(), v[i].name) != NULL);
+		CHECK(strstr(nvmeof_errmsg(), "did not ask for authentication") != NULL);
+		if (v[i].final)
+			CHECK(strstr(nvmeof_errmsg(), "does not support in-band authentication") != NULL);
+		q_close(q);
+		fw_free(fw);
+		free(hk);
+		free(ck);
+		free(c);
+	}
+	connect_cdw0 = NVMF_CONNECT_AUTHREQ_ATR;
+}
+
+/* An I/O queue's reconnect (reassoc.c's finish, on the queue's poll) whose
+ * Connect answer does not ask for authentication (cdw0 0) while a
+ * controller secret is set: the host starts the transaction itself, so
+ * the first command after the Connect is an AUTH_Send Negotiate, and the
+ * controller's Failure1 ends the reconnect for good, saying the controller
+ * did not ask and failed the transaction. On the test wire: the test bed's
+ * target cannot be made to stop asking, or to answer a Failure1, at one
+ * queue's reconnect on cue. */
+struct reauth_wire {
+	struct nvmeof_queue *q;
+	int n;                /* commands since the wire broke */
+	uint8_t opc[8], fctype[8], msg_id[8];
+	bool broken;
+	uint16_t send_status; /* the AUTH_Send's answer; 0: success */
+	int calls, err;
+	char msg[1024];
+};
+static struct reauth_wire rw;
+static enum fw_action reauth_responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
+				       uint8_t *cqe)
+{
+	(void)ctx, (void)sge, (void)nsge;
+	if (!rw.broken)
+		return FW_DROP; /* the read that waits through the reconnect */
+	int i = rw.n++;
+	if (i >= 8)
+		return FW_RESPOND;
+	rw.opc[i] = sqe[0];
+	rw.fctype[i] = sqe[0] == NVME_FABRICS_OPCODE ? sqe[4] : 0;
+	uint8_t *buf = q_scratch(rw.q);
+	if (rw.fctype[i] == NVMF_FCTYPE_CONNECT) {
+		put_le32(cqe, 0); /* controller 0, no AUTHREQ: the controller does not ask */
+	} else if (rw.fctype[i] == NVMF_FCTYPE_AUTH_SEND) {
+		struct auth_msg m;
+		const char *why;
+		rw.msg_id[i] = auth_msg_parse(buf, get_le32(sqe + 44), &m, &why) ? 0xff : m.id;
+		put_le16(cqe + 14, (uint16_t)(rw.send_status << 1));
+	} else if (rw.fctype[i] == NVMF_FCTYPE_AUTH_RECV) {
+		struct auth_msg f = {.type = AUTH_TYPE_COMMON, .id = AUTH_MSG_FAILURE1, .tid = 0,
+				     .rescode = AUTH_FAIL_REASON_FAILED, .rescode_exp = AUTH_FAIL_HASH_UNUSABLE};
+		memset(buf, 0, get_le32(sqe + 44));
+		CHECK(auth_msg_encode(&f, buf, get_le32(sqe + 44)) > 0);
+	}
+	return FW_RESPOND;
+}
+static void reauth_cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	(void)arg;
+	rw.calls++;
+	rw.err = cpl->err;
+	snprintf(rw.msg, sizeof(rw.msg), "%s", nvmeof_errmsg());
+}
+static int reauth_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	uint8_t sqe[NVME_SQE_SIZE];
+	int rc = q_reopen_wire(q, 0, 0);
+	if (!rc)
+		rc = ctrl_connect_build(c, q, 1, (uint16_t)q_sqsize(q), 0, 0, sqe);
+	if (!rc)
+		q_stage_connect(q, sqe, NVMF_CONNECT_DATA_SIZE);
+	return rc;
+}
+
+static void reconnect_not_asked(uint16_t send_status)
+{
+	/* the real finish, work and abandon; a prepare without an association to re-create */
+	const struct q_reconnect_ops ops = {.prepare = reauth_prepare,
+					    .finish = ctrl_reconnect_ops.finish,
+					    .work = ctrl_reconnect_ops.work,
+					    .abandon = ctrl_reconnect_ops.abandon};
+	struct nvmeof_ctrl *c = calloc(1, sizeof(*c));
+	struct fake_wire *fw = fw_new(8, reauth_responder, NULL);
+	struct q_params p = {.qid = 1, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+	static uint8_t data[4096];
+	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
+	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
+	memset(&rw, 0, sizeof(rw));
+	rw.send_status = send_status;
+	pthread_mutex_init(&c->lock, NULL);
+	c->host_key = auth_secret_alloc(sizeof(struct auth_key));
+	c->ctrl_key = auth_secret_alloc(sizeof(struct auth_key));
+	CHECK_EQ(auth_key_parse(HK, "h", c->host_key), 0);
+	CHECK_EQ(auth_key_parse(CK, "c", c->ctrl_key), 0);
+	c->auth_hashes = AUTH_HASHES_ALL;
+	c->auth_dhgroups = AUTH_DHGROUPS_ALL;
+	c->o.cmd_timeout_ms = 30000;
+	c->nreauth = 2;
+	c->reauth = calloc(c->nreauth, sizeof(*c->reauth));
+	snprintf(c->subnqn, sizeof(c->subnqn), "%s", SUBNQN);
+	snprintf(c->hostnqn, sizeof(c->hostnqn), "%s", HOSTNQN);
+	CHECK_EQ(q_open_fake(&p, fw, &rw.q), 0);
+	q_set_reconnect(rw.q, &ops, 1, 60000, 0);
+	CHECK_EQ(nvmeof_read(rw.q, &ns, 0, 1, &mr, 0, reauth_cb, NULL), 0);
+	q_set_owner(rw.q, c, 0); /* after the read: the test's region belongs to no controller */
+	uint32_t connects = fw_connects(fw);
+	rw.broken = true;
+	fw_break(fw);
+	/* bounded by the command count, not by time: each poll either makes a
+	 * step or waits for the worker, and 5000 polls of 1 ms are far more
+	 * than the 3 commands and one worker take */
+	for (int i = 0; i < 5000 && !rw.calls; i++) {
+		nvmeof_queue_poll(rw.q, 0);
+		if (!rw.calls)
+			nvmeof_queue_wait(rw.q, 1, 1);
+	}
+	if (rw.calls != 1 || !strstr(rw.msg, "did not ask"))
+		fprintf(stderr, "    %d commands, %d callbacks: %s\n", rw.n, rw.calls, rw.msg);
+	/* the Connect, AUTH_Send Negotiate, AUTH_Receive; nothing after a
+	 * Failure1, or after a Negotiate refused */
+	CHECK_EQ(rw.n, send_status ? 2 : 3);
+	CHECK_EQ(rw.fctype[0], NVMF_FCTYPE_CONNECT);
+	CHECK_EQ(rw.fctype[1], NVMF_FCTYPE_AUTH_SEND);
+	CHECK_EQ(rw.msg_id[1], AUTH_MSG_NEGOTIATE);
+	if (!send_status)
+		CHECK_EQ(rw.fctype[2], NVMF_FCTYPE_AUTH_RECV);
+	/* the read waited for the reconnect and fails with it, final: no
+	 * second attempt although ctrl_loss_tmo is far off */
+	CHECK_EQ(rw.calls, 1);
+	CHECK_EQ(rw.err, NVMEOF_ECLOSED);
+	CHECK(strstr(rw.msg, "not tried again") != NULL);
+	CHECK(strstr(rw.msg, "the authentication failed, which is final") != NULL);
+	CHECK(strstr(rw.msg, "the controller did not ask for authentication and failed") != NULL);
+	if (!send_status)
+		CHECK(strstr(rw.msg, "Hash function not usable") != NULL);
+	else
+		CHECK(strstr(rw.msg, "does not support in-band authentication") != NULL);
+	CHECK_EQ(fw_connects(fw), connects + 1); /* one attempt */
+	q_close(rw.q);
+	fw_free(fw);
+	ctrl_auth_free(c);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+TEST(a_reconnect_not_asked_to_authenticate_authenticates_the_controller)
+{
+	reconnect_not_asked(0);      /* the controller's Failure1 */
+	reconnect_not_asked(0x0001); /* Invalid Command Opcode without DNR: it does no authentication */
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
@@ -987,6 +1193,8 @@ int main(int argc, char **argv)
 		T(a_failure1_is_final),
 		T(protocol_violations_are_final),
 		T(an_nvme_status_on_auth_send_is_classed_by_its_dnr),
+		T(a_reconnect_not_asked_to_authenticate_authenticates_the_controller),
+		T(a_host_started_negotiate_refused_as_unsupported_is_final),
 	};
 	return run_named_tests("unit-auth", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

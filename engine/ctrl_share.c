@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
 #include "engine.h"
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -36,7 +39,7 @@ bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b)
 	       x->connect_retries == y->connect_retries && x->strict_ordering == y->strict_ordering &&
 	       x->hw_timestamps == y->hw_timestamps &&
 	       x->trace == y->trace /* the argument is each controller's own */ &&
-	       str_same(x->dhchap_secret, y->dhchap_secret) && str_same(x->dhchap_ctrl_secret, y->dhchap_ctrl_secret) &&
+	       !memcmp(a->secrets_sha256, b->secrets_sha256, sizeof(a->secrets_sha256)) &&
 	       str_same(x->dhchap_hashes, y->dhchap_hashes) && str_same(x->dhchap_dhgroups, y->dhchap_dhgroups) &&
 	       x->allow_unauthenticated_ctrl == y->allow_unauthenticated_ctrl;
 }
@@ -52,14 +55,16 @@ static void cfg_copy(struct conn_cfg *to, const struct conn_cfg *k)
 	REPOINT(hostnqn, t.hostnqn);
 	REPOINT(src_addr, t.srcaddr);
 	REPOINT(hostid, hostid);
-	REPOINT(dhchap_secret, dhchap_secret);
-	REPOINT(dhchap_ctrl_secret, dhchap_ctrl_secret);
 	REPOINT(dhchap_hashes, dhchap_hashes);
 	REPOINT(dhchap_dhgroups, dhchap_dhgroups);
 	/* the filename's transport; over TCP the library refuses what is
 	 * RDMA's (GPU buffers, comp_vector, hw_timestamps) */
 	to->o.trtype = k->t.trtype == 3 ? "tcp" : NULL;
 #undef REPOINT
+	/* the connect reads k's secrets; the copy keeps their digest only */
+	OPENSSL_cleanse(to->dhchap_secret, sizeof(to->dhchap_secret));
+	OPENSSL_cleanse(to->dhchap_ctrl_secret, sizeof(to->dhchap_ctrl_secret));
+	to->o.dhchap_secret = to->o.dhchap_ctrl_secret = NULL;
 }
 
 struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bool reached, char *err, size_t len,
@@ -79,6 +84,14 @@ struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bo
 			pthread_mutex_unlock(&reg_lock);
 			return s;
 		}
+	if (k->secrets_gone) {
+		/* its secrets were wiped once its connects were done: connecting
+		 * again without them would be a connect the user did not ask for */
+		snprintf(err, len, "connect to %s subsystem %s: its secrets are no longer held", k->o.traddr,
+			 k->o.subnqn);
+		*why = NVMEOF_EINVAL;
+		goto out;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(err, len, "out of memory");
@@ -95,6 +108,8 @@ struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bo
 	pthread_mutex_init(&s->trace.lock, NULL);
 	snprintf(s->trace.who, sizeof(s->trace.who), "%s %s", k->o.traddr, k->o.subnqn);
 	struct nvmeof_ctrl_opts o = s->cfg.o;
+	o.dhchap_secret = k->o.dhchap_secret;
+	o.dhchap_ctrl_secret = k->o.dhchap_ctrl_secret;
 	o.trace = eng_trace_line;
 	o.trace_arg = &s->trace;
 	if (s->trace.verbose) {
@@ -144,8 +159,6 @@ struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bo
 	reg_head = s;
 	goto out;
 fail:
-	explicit_bzero(&s->cfg, sizeof(s->cfg)); /* its secrets */
-	explicit_bzero(&o, sizeof(o));
 	pthread_mutex_destroy(&s->trace.lock);
 	free(s);
 	s = NULL;
@@ -176,7 +189,6 @@ void share_put(struct shared_ctrl *s)
 			}
 		if (nvmeof_ctrl_close(s->c))
 			log_err("nvmeof: %s\n", nvmeof_errmsg());
-		explicit_bzero(&s->cfg, sizeof(s->cfg)); /* its secrets */
 		pthread_mutex_destroy(&s->trace.lock);
 		free(s);
 	}
@@ -233,4 +245,38 @@ int cfg_secret(const char *val, const char *file, const char *name, char *out, s
 	}
 	out[n] = 0;
 	return 0;
+}
+
+int cfg_secrets(struct conn_cfg *k, const char *val, const char *file, const char *ctrl_val, const char *ctrl_file)
+{
+	if (cfg_secret(val, file, "dhchap_secret", k->dhchap_secret, sizeof(k->dhchap_secret)) ||
+	    cfg_secret(ctrl_val, ctrl_file, "dhchap_ctrl_secret", k->dhchap_ctrl_secret,
+		       sizeof(k->dhchap_ctrl_secret))) {
+		cfg_secrets_wipe(k);
+		return 1;
+	}
+	k->o.dhchap_secret = k->dhchap_secret[0] ? k->dhchap_secret : NULL;
+	k->o.dhchap_ctrl_secret = k->dhchap_ctrl_secret[0] ? k->dhchap_ctrl_secret : NULL;
+	/* both strings with their terminators: ("ab", "") differs from ("a", "b") */
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	unsigned int n = 0;
+	int ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) &&
+		 EVP_DigestUpdate(md, k->dhchap_secret, strlen(k->dhchap_secret) + 1) &&
+		 EVP_DigestUpdate(md, k->dhchap_ctrl_secret, strlen(k->dhchap_ctrl_secret) + 1) &&
+		 EVP_DigestFinal_ex(md, k->secrets_sha256, &n) && n == sizeof(k->secrets_sha256);
+	EVP_MD_CTX_free(md); /* cleanses its state */
+	if (!ok) {
+		cfg_secrets_wipe(k);
+		log_err("nvmeof: the digest of the DH-HMAC-CHAP secrets (SHA-256, OpenSSL) failed\n");
+		return 1;
+	}
+	return 0;
+}
+
+void cfg_secrets_wipe(struct conn_cfg *k)
+{
+	k->secrets_gone |= k->dhchap_secret[0] || k->dhchap_ctrl_secret[0];
+	OPENSSL_cleanse(k->dhchap_secret, sizeof(k->dhchap_secret));
+	OPENSSL_cleanse(k->dhchap_ctrl_secret, sizeof(k->dhchap_ctrl_secret));
+	k->o.dhchap_secret = k->o.dhchap_ctrl_secret = NULL;
 }

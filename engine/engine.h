@@ -87,8 +87,14 @@ struct conn_cfg {
 	struct tid t;
 	char hostid[64];
 	/* DH-HMAC-CHAP secrets (DHHC-1:XX:<base64>:, at most 103 bytes), from
-	 * the option or its _file form; cleansed when done with */
+	 * the option or its _file form, held only until the connects that need
+	 * them are done (cfg_secrets_wipe); secrets_gone: they were held and
+	 * are wiped. What the secrets were stays as their SHA-256, all that
+	 * sharing a controller needs (cfg_same): the library keeps the key
+	 * material a controller's life needs in memory of its own. */
 	char dhchap_secret[128], dhchap_ctrl_secret[128];
+	unsigned char secrets_sha256[32];
+	bool secrets_gone;
 	char dhchap_hashes[64], dhchap_dhgroups[96]; /* copies: a shared controller outlives the job */
 	struct nvmeof_ctrl_opts o;
 };
@@ -105,10 +111,17 @@ struct shared_ctrl {
  * never logged. Warns when it is inline (fio's JSON lists job options) or
  * its file is readable by group or others. 0, or 1 after logging why. */
 int cfg_secret(const char *val, const char *file, const char *name, char *out, size_t len);
+/* Both secrets of k from their options or files (cfg_secret), their
+ * pointers in k->o, and their digest. 0, or 1 after logging why. */
+int cfg_secrets(struct conn_cfg *k, const char *val, const char *file, const char *ctrl_val, const char *ctrl_file);
+/* Wipes k's secrets (their digest stays): k's controllers are connected,
+ * or will not be. share_get then only joins a controller already open. */
+void cfg_secrets_wipe(struct conn_cfg *k);
 /* Two configurations open the same controller: every field equal. */
 bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b);
 /* The process's controller for k (connecting it on first use), or NULL
- * with the reason in err. want_hca: fail unless it resolved to that HCA.
+ * with the reason in err. The controller's copy of k holds no secret.
+ * want_hca: fail unless it resolved to that HCA.
  * reached: a probe got through to the target, so a connect that met
  * silence is tried again (connect_retries). why: the library's code of
  * the failure. */

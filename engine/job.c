@@ -85,7 +85,12 @@ int job_init(struct thread_data *td)
 	struct job *j = job_of(td);
 	if (!j)
 		return eng_fail(td, ENOMEM, "nvmeof init");
-	if (job_attach_queues(td, j))
+	int rc = job_attach_queues(td, j);
+	/* every connect of the job is done (or will not be): the secrets of
+	 * a file that did not get as far as its paths' go too */
+	for (struct efile *ef = j->files; ef; ef = ef->next)
+		cfg_secrets_wipe(&ef->cfg);
+	if (rc)
 		return td->error ? 1 : eng_fail(td, EIO, "nvmeof init");
 	j->have_queues = true;
 	return 0;

@@ -334,14 +334,10 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	k->o.hostnqn = k->t.hostnqn[0] ? k->t.hostnqn : NULL;
 	k->o.hostid = k->hostid[0] ? k->hostid : NULL;
 	k->o.src_addr = k->t.srcaddr[0] ? k->t.srcaddr : NULL;
-	if (cfg_secret(eo->dhchap_secret, eo->dhchap_secret_file, "dhchap_secret", k->dhchap_secret,
-		      sizeof(k->dhchap_secret)) ||
-	    cfg_secret(eo->dhchap_ctrl_secret, eo->dhchap_ctrl_secret_file, "dhchap_ctrl_secret",
-		      k->dhchap_ctrl_secret, sizeof(k->dhchap_ctrl_secret)))
-		return 1;
 	/* the library checks the form (and says which is wrong, never the value) */
-	k->o.dhchap_secret = k->dhchap_secret[0] ? k->dhchap_secret : NULL;
-	k->o.dhchap_ctrl_secret = k->dhchap_ctrl_secret[0] ? k->dhchap_ctrl_secret : NULL;
+	if (cfg_secrets(k, eo->dhchap_secret, eo->dhchap_secret_file, eo->dhchap_ctrl_secret,
+			eo->dhchap_ctrl_secret_file))
+		return 1;
 	if ((eo->dhchap_hashes && strlen(eo->dhchap_hashes) >= sizeof(k->dhchap_hashes)) ||
 	    (eo->dhchap_dhgroups && strlen(eo->dhchap_dhgroups) >= sizeof(k->dhchap_dhgroups))) {
 		log_err("nvmeof: dhchap_hashes or dhchap_dhgroups is longer than a list of every name\n");

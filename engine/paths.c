@@ -143,6 +143,8 @@ int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct 
 		int why;
 		jq->psc[i] = share_get(&k, NULL, true, err, sizeof(err), &why);
 		explicit_bzero(&k, sizeof(k));
+		if (!jq->psc[i] || i == ef->cfg.t.nalt)
+			cfg_secrets_wipe(&ef->cfg); /* every path's connect is done */
 		if (!jq->psc[i]) {
 			log_err("nvmeof: path %u (%s): %s\n", i + 1, ef->cfg.t.alt[i - 1].traddr, err);
 			return eng_fail(td, eng_errno(why), "nvmeof connect");

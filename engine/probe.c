@@ -13,7 +13,13 @@ static int facts_connected(struct thread_data *td, struct efile *ef, struct ns_f
 	char err[512];
 	/* ef->nsze: fio's parent probed it before forking this job's process */
 	int why;
-	if (!ef->sc && !(ef->sc = share_get(&ef->cfg, eo->hca, ef->nsze != 0, err, sizeof(err), &why))) {
+	if (!ef->sc) {
+		ef->sc = share_get(&ef->cfg, eo->hca, ef->nsze != 0, err, sizeof(err), &why);
+		/* the other paths' connects (paths.c) still need the secrets */
+		if (!ef->sc || !ef->cfg.t.nalt)
+			cfg_secrets_wipe(&ef->cfg);
+	}
+	if (!ef->sc) {
 		log_err("nvmeof: %s\n", err);
 		return eng_fail(td, eng_errno(why), "nvmeof connect");
 	}

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "secret.h"
 #include "nvmeof.h"
 #include "out.h"
 #include "protocol.h"
@@ -27,6 +28,8 @@ void tool_ctrl_opts(const struct args *a, struct nvmeof_ctrl_opts *o)
 	o->hostnqn = a->hostnqn;
 	o->dhchap_secret = a->dhchap_secret;
 	o->dhchap_ctrl_secret = a->dhchap_ctrl_secret;
+	if (tool_secret_wiped()) /* refused by the library: never a connect without them */
+		o->dhchap_secret = o->dhchap_ctrl_secret = "(wiped)";
 	o->dhchap_hashes = a->dhchap_hashes;
 	o->dhchap_dhgroups = a->dhchap_dhgroups;
 	o->allow_unauthenticated_ctrl = a->allow_unauth_ctrl;
@@ -43,7 +46,9 @@ static struct nvmeof_ctrl *connect(const struct args *a)
 	struct nvmeof_ctrl_opts o;
 	struct nvmeof_ctrl *c = NULL;
 	tool_ctrl_opts(a, &o);
-	if (nvmeof_ctrl_connect(&o, &c)) {
+	int rc = nvmeof_ctrl_connect(&o, &c);
+	tool_secret_wipe();
+	if (rc) {
 		fail(a, NULL);
 		return NULL;
 	}
@@ -65,7 +70,9 @@ int cmd_discover(struct args *a)
 	struct nvmeof_ctrl *c = NULL;
 	struct nvmeof_disc_log *l = NULL;
 	tool_ctrl_opts(a, &o);
-	if (nvmeof_discovery_connect(&o, &c))
+	int rc = nvmeof_discovery_connect(&o, &c);
+	tool_secret_wipe();
+	if (rc)
 		return fail(a, NULL);
 	if (nvmeof_discover(c, &l))
 		return done(a, c, fail(a, NULL));

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "cmds.h"
+#include "secret.h"
 #include "nvmeof.h"
 
 struct io {
@@ -28,7 +29,9 @@ static int io_open(const struct args *a, struct io *io, size_t bytes)
 	struct nvmeof_ctrl_opts o;
 	memset(io, 0, sizeof(*io));
 	tool_ctrl_opts(a, &o);
-	if (nvmeof_ctrl_connect(&o, &io->c))
+	int crc = nvmeof_ctrl_connect(&o, &io->c);
+	tool_secret_wipe();
+	if (crc)
 		return io_fail(a, "%s", NULL);
 	if (!(io->ns = nvmeof_ns_get(io->c, a->nsid)) || nvmeof_queue_create(io->c, NULL, &io->q))
 		return io_fail(a, "%s", NULL);

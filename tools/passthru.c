@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "cmds.h"
+#include "secret.h"
 #include "nvmeof.h"
 #include "out.h"
 
@@ -188,7 +189,9 @@ static int run(struct pt *p)
 	bool admin = !strcmp(p->a.name, "admin-passthru");
 	int rc, ret = 1;
 	tool_ctrl_opts(&p->a, &o);
-	if ((rc = nvmeof_ctrl_connect(&o, &c)))
+	rc = nvmeof_ctrl_connect(&o, &c);
+	tool_secret_wipe();
+	if (rc)
 		goto fail;
 	if (p->data_len && (rc = nvmeof_mr_alloc(c, p->data_len, &mr)))
 		goto fail;

@@ -18,6 +18,8 @@
 static char file_secret[2][128];
 static bool given_inline[2], given_file[2];
 static const char *const names[2] = {"--dhchap-secret", "--dhchap-ctrl-secret"};
+static char *inline_secret[2]; /* in argv */
+static bool wiped;
 
 static void wipe(void) { OPENSSL_cleanse(file_secret, sizeof(file_secret)); }
 
@@ -61,9 +63,10 @@ int tool_secret_file(struct args *a, int which, const char *path)
 	return 0;
 }
 
-void tool_secret_arg(struct args *a, int which, const char *val)
+void tool_secret_arg(struct args *a, int which, char *val)
 {
 	given_inline[which] = true;
+	inline_secret[which] = val;
 	if (which == SECRET_HOST)
 		a->dhchap_secret = val;
 	else
@@ -83,6 +86,17 @@ int tool_secret_check(void)
 	}
 	return 0;
 }
+
+void tool_secret_wipe(void)
+{
+	for (int w = 0; w < 2; w++)
+		if (inline_secret[w])
+			OPENSSL_cleanse(inline_secret[w], strlen(inline_secret[w]));
+	wipe();
+	wiped = true;
+}
+
+bool tool_secret_wiped(void) { return wiped; }
 
 const char *tool_shown(const char *word)
 {

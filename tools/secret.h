@@ -6,16 +6,24 @@
 #include <stdbool.h>
 
 struct args;
-/* Secrets read from files live here until the tool exits (wiped then). */
+/* Secrets read from files live here until the command's connect has taken
+ * them (tool_secret_wipe), or the tool exits. */
 enum { SECRET_HOST = 0, SECRET_CTRL = 1 };
 /* A secret file's first line into the args (which = SECRET_*). Warns when
  * the file is readable by group or others. 0, or -1 after saying why. */
 int tool_secret_file(struct args *a, int which, const char *path);
 /* A secret given on the command line. */
-void tool_secret_arg(struct args *a, int which, const char *val);
+void tool_secret_arg(struct args *a, int which, char *val);
 /* After the options: refuses a secret given both ways; warns when one was
  * given on the command line (other users see it in ps). 0 or -1. */
 int tool_secret_check(void);
+/* After the command's connect, whether it succeeded or not: wipes the
+ * secrets, those read from files and those on the command line (argv's
+ * strings: /proc/PID/cmdline no longer shows them either). A later
+ * tool_ctrl_opts gives the library a secret it refuses: the tool never
+ * connects again without the secrets it was given. */
+void tool_secret_wipe(void);
+bool tool_secret_wiped(void);
 /* What a message may show of a command-line word: the word, or a
  * placeholder when it holds a DH-HMAC-CHAP secret. */
 const char *tool_shown(const char *word);

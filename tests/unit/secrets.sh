@@ -99,6 +99,29 @@ if ! readelf -d "$T" "$B/libnvmeof_fio.so" | grep -q 'NEEDED.*libasan'; then
     > "$tmp/fio.out" 2> "$tmp/fio.err"
   if ! grep -q freescan "$tmp/fio.err"; then ok "the engine frees no copy of a secret file"
   else bad "the engine frees no copy of a secret file" "$(head -3 "$tmp/fio.err")"; fi
+  # once the connect has taken the secrets (here: failed), the engine
+  # holds none: memscan reads the process's private memory, live and
+  # freed, at the engine's first message (the connect's failure); in a
+  # job process the probe's child, with thread=1 fio's own process
+  ${CC:-cc} -shared -fPIC -O2 -o "$tmp/memscan.so" tests/unit/memscan.c -ldl
+  for how in "-S $KEY -C $KEY" "--dhchap-secret-file=$tmp/k --dhchap-ctrl-secret-file=$tmp/k"; do
+    # shellcheck disable=SC2086 # the options as words
+    LD_PRELOAD="$tmp/memscan.so" timeout 30 "$T" id-ctrl "${C[@]}" $how > "$tmp/out" 2>&1
+    what="no secret in the tool's memory after its connect ($([ "${how:0:2}" = -S ] && echo -S -C || echo files))"
+    if ! grep -q "nvmeof id-ctrl: " "$tmp/out"; then bad "$what" "no connect failure: $(head -3 "$tmp/out")"
+    elif ! grep -q memscan "$tmp/out"; then ok "$what"
+    else bad "$what" "$(grep memscan "$tmp/out" | head -3)"; fi
+  done
+  for mode in process thread; do
+    th=(); [ $mode = thread ] && th=(--thread=1)
+    LD_PRELOAD="$tmp/memscan.so" timeout 60 fio --name=s --ioengine=external:"$PWD/$B/libnvmeof_fio.so" \
+      --filename="traddr=127.0.0.1 subnqn=nqn.x ns=1" --dhchap_secret_file="$tmp/k" \
+      --dhchap_ctrl_secret_file="$tmp/k" "${th[@]}" --rw=read --size=1m > "$tmp/fio.out" 2> "$tmp/fio.err"
+    if ! grep -q "nvmeof: connect to" "$tmp/fio.err"; then
+      bad "no secret in the engine's memory after a connect ($mode)" "no connect failure: $(head -3 "$tmp/fio.err")"
+    elif ! grep -q memscan "$tmp/fio.err"; then ok "no secret in the engine's memory after a connect ($mode)"
+    else bad "no secret in the engine's memory after a connect ($mode)" "$(grep memscan "$tmp/fio.err" | head -3)"; fi
+  done
 fi
 
 tally "secrets"

@@ -11,7 +11,9 @@ built=$(strings "$B/engine/fiover.o" | grep -m1 '^fio-[0-9]')
 [ -n "$built" ] || { echo "fio-version: no fio version in $B/engine/fiover.o"; exit 1; }
 # ASan's runtime must come first when a sanitized engine is loaded into fio
 rt=${NVMEOF_ASAN_RT:-}
-if [ -z "$rt" ] && ldd "$B/libnvmeof_fio.so" 2>/dev/null | grep -q libasan; then rt=$(${CC:-cc} -print-file-name=libasan.so); fi
+# (ldd's whole output read first: grep -q may stop before ldd's last line,
+# and pipefail then sees ldd's SIGPIPE, which read as "no ASan" now and then)
+if [ -z "$rt" ] && grep -q libasan <<< "$(ldd "$B/libnvmeof_fio.so" 2>/dev/null)"; then rt=$(${CC:-cc} -print-file-name=libasan.so); fi
 pre=${rt:+LD_PRELOAD=$rt}
 
 out=$("$B/tests/fio_version" "$B/libnvmeof_fio.so" "$built" 2>&1)

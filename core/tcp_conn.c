@@ -34,6 +34,7 @@ struct tcp_cmd {
 	uint8_t *icd;             /* in-capsule data */
 	uint32_t icd_len, hlen;
 	uint32_t h2c_off, h2c_end, h2c_len, h2c_hlen; /* the R2T being answered, its PDU now out */
+	uint32_t h2c_done;        /* data sent in H2CData PDUs: where the next R2T starts */
 	uint16_t ttag;
 	uint8_t cmd_dd[4], h2c_dd[4];
 	uint8_t hdr[NVME_TCP_HDR_MAX];
@@ -214,6 +215,7 @@ static int build_cmd(struct tcp_conn *t, const struct ibv_send_wr *wr)
 	c->data = NULL;
 	c->len = 0;
 	c->h2c_active = false;
+	c->h2c_done = 0;
 	c->wr_id = wr->wr_id;
 	c->signaled = wr->send_flags & IBV_SEND_SIGNALED;
 	if (type == NVME_SGL_TYPE_DATA_OFFSET) {
@@ -287,6 +289,7 @@ static void entry_done(struct tcp_conn *t)
 	struct tcp_cmd *c = &t->cmds[t->txq[t->txhead].slot];
 	if (t->txq[t->txhead].h2c) {
 		c->h2c_off += c->h2c_len;
+		c->h2c_done += c->h2c_len;
 		if (c->h2c_off < c->h2c_end) {
 			h2c_next(t, c);
 			return;
@@ -401,6 +404,11 @@ static void on_r2t(struct tcp_conn *t, const struct tcp_pdu *p)
 		return fail_fmt(t, "R2T: ", "R2TO and R2TL reach beyond the command's data");
 	if (c->h2c_active)
 		return fail_fmt(t, "R2T: ", "a second R2T for a command while MAXR2T is one");
+	/* the kernel host's "unexpected r2t offset": the data goes once, in order */
+	if (c->icd_len)
+		return fail_fmt(t, "R2T: ", "for a write whose data went in the capsule");
+	if (p->datao != c->h2c_done)
+		return fail_fmt(t, "R2T: ", "R2TO is not where the data sent so far ends");
 	if (!enqueue(t, (uint16_t)SLOT_OF(p->cccid), 1))
 		return fail_fmt(t, "R2T: ", "the send queue is full");
 	c->h2c_active = true;

@@ -265,6 +265,61 @@ TEST(queued_capsule_flushed_when_the_connection_fails)
 	rig_down(&r);
 }
 
+/* An R2T that rewinds over data already sent (the kernel host: "unexpected
+ * r2t offset") */
+TEST(r2t_rewinding_ends_the_connection)
+{
+	static uint8_t data[8192];
+	struct rig r;
+	rig_up(&r, 4096);
+	send_cmd(&r, NVME_CMD_WRITE, 2, data, sizeof(data));
+	r2t(&r, 2, 1, 0, 4096);
+	tcp_conn_progress(r.t);
+	uint8_t h[24 + 4096];
+	CHECK_EQ(recv(r.ctrl, h, sizeof(h), MSG_WAITALL), (ssize_t)sizeof(h));
+	CHECK_EQ(h[0], NVME_TCP_H2C_DATA);
+	r2t(&r, 2, 2, 0, 4096);
+	tcp_conn_progress(r.t);
+	CHECK(r.t->broken);
+	CHECK(strstr(r.t->why, "R2TO") != NULL);
+	rig_down(&r);
+}
+
+TEST(r2t_skipping_ahead_ends_the_connection)
+{
+	static uint8_t data[8192];
+	struct rig r;
+	rig_up(&r, 4096);
+	send_cmd(&r, NVME_CMD_WRITE, 2, data, sizeof(data));
+	r2t(&r, 2, 1, 4096, 4096);
+	tcp_conn_progress(r.t);
+	CHECK(r.t->broken);
+	CHECK(strstr(r.t->why, "R2TO") != NULL);
+	rig_down(&r);
+}
+
+/* Its data went in the capsule: an R2T for it would send it twice. */
+TEST(r2t_for_in_capsule_data_ends_the_connection)
+{
+	static uint8_t data[512];
+	struct rig r;
+	rig_up(&r, 4096);
+	r.t->icd_max = 4096;
+	nvme_sqe_rw(r.sqe, NVME_CMD_WRITE, 2, 1, 0, 1);
+	nvme_sqe_sgl_keyed(r.sqe, (uintptr_t)data, sizeof(data), 0);
+	struct ibv_sge sge = {.addr = (uintptr_t)r.sqe, .length = 64};
+	struct ibv_send_wr w = {.wr_id = 5, .sg_list = &sge, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED}, *bad;
+	CHECK_EQ(tcp_conn_post_send(r.t, &w, &bad), 0);
+	uint8_t pdu[72 + sizeof(data)];
+	CHECK_EQ(recv(r.ctrl, pdu, sizeof(pdu), MSG_WAITALL), (ssize_t)sizeof(pdu));
+	CHECK_EQ(pdu[8 + 39], NVME_SGL_TYPE_DATA_OFFSET);
+	r2t(&r, 2, 1, 0, sizeof(data));
+	tcp_conn_progress(r.t);
+	CHECK(r.t->broken);
+	CHECK(strstr(r.t->why, "in the capsule") != NULL);
+	rig_down(&r);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -274,6 +329,9 @@ int main(void)
 		T(rsp_while_h2c_queued_ends_the_connection),
 		T(send_completes_when_the_capsule_leaves),
 		T(queued_capsule_flushed_when_the_connection_fails),
+		T(r2t_rewinding_ends_the_connection),
+		T(r2t_skipping_ahead_ends_the_connection),
+		T(r2t_for_in_capsule_data_ends_the_connection),
 	};
 	return run_tests("tcpconn", t, sizeof(t) / sizeof(t[0]));
 }

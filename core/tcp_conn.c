@@ -35,6 +35,7 @@ struct tcp_cmd {
 	uint32_t icd_len, hlen;
 	uint32_t h2c_off, h2c_end, h2c_len, h2c_hlen; /* the R2T being answered, its PDU now out */
 	uint32_t h2c_done;        /* data sent in H2CData PDUs: where the next R2T starts */
+	uint32_t c2h_next;        /* data received in C2HData PDUs: where the next starts */
 	uint16_t ttag;
 	uint8_t cmd_dd[4], h2c_dd[4];
 	uint8_t hdr[NVME_TCP_HDR_MAX];
@@ -215,7 +216,7 @@ static int build_cmd(struct tcp_conn *t, const struct ibv_send_wr *wr)
 	c->data = NULL;
 	c->len = 0;
 	c->h2c_active = false;
-	c->h2c_done = 0;
+	c->h2c_done = c->c2h_next = 0;
 	c->wr_id = wr->wr_id;
 	c->signaled = wr->send_flags & IBV_SEND_SIGNALED;
 	if (type == NVME_SGL_TYPE_DATA_OFFSET) {
@@ -383,6 +384,12 @@ static uint8_t *c2h_dest(void *ctx, const struct tcp_pdu *p, const char **why)
 		*why = "C2HData: DATAO and DATAL reach beyond the command's buffer";
 		return NULL;
 	}
+	/* in order, no gap or overlap: else SUCCESS could report unread bytes */
+	if (p->datao != c->c2h_next) {
+		*why = "C2HData: DATAO is not where the data received so far ends";
+		return NULL;
+	}
+	c->c2h_next += p->datal;
 	return c->data + p->datao;
 }
 
@@ -438,6 +445,8 @@ static void on_pdu(struct tcp_conn *t)
 			return;
 		if (c->queued)
 			return fail_fmt(t, "", "C2HData with SUCCESS before its capsule was sent");
+		if (c->c2h_next != c->len)
+			return fail_fmt(t, "", "C2HData with SUCCESS before all the data came");
 		/* the controller's word that the read succeeded: no CapsuleResp comes */
 		uint8_t cqe[16] = {0};
 		put_le16(cqe + 10, t->qid);

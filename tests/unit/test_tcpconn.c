@@ -320,6 +320,46 @@ TEST(r2t_for_in_capsule_data_ends_the_connection)
 	rig_down(&r);
 }
 
+static void c2h(struct rig *r, uint16_t cid, uint8_t flags, uint32_t off, const uint8_t *d, uint32_t len)
+{
+	uint8_t h[24] = {NVME_TCP_C2H_DATA, flags, 24, 24};
+	put_le32(h + 4, 24 + len);
+	put_le16(h + 8, cid);
+	put_le32(h + 12, off);
+	put_le32(h + 16, len);
+	ctrl_send(r, h, 24);
+	ctrl_send(r, d, len);
+	for (int i = 0; i < 16 && !r->t->broken; i++)
+		tcp_conn_progress(r->t);
+}
+
+/* Data out of order (a gap the SUCCESS flag would report as read) */
+TEST(c2h_out_of_order_ends_the_connection)
+{
+	static uint8_t buf[8192], d[4096];
+	struct rig r;
+	rig_up(&r, 4096);
+	send_cmd(&r, NVME_CMD_READ, 3, buf, sizeof(buf));
+	c2h(&r, 3, 0, 4096, d, sizeof(d));
+	CHECK(r.t->broken);
+	CHECK(strstr(r.t->why, "DATAO") != NULL);
+	rig_down(&r);
+}
+
+/* SUCCESS with half the data: the read must not complete with stale bytes */
+TEST(c2h_success_before_all_the_data_ends_the_connection)
+{
+	static uint8_t buf[8192], d[4096];
+	struct rig r;
+	rig_up(&r, 4096);
+	send_cmd(&r, NVME_CMD_READ, 3, buf, sizeof(buf));
+	c2h(&r, 3, NVME_TCP_F_DATA_LAST | NVME_TCP_F_DATA_SUCCESS, 0, d, sizeof(d));
+	CHECK(r.t->broken);
+	CHECK(strstr(r.t->why, "SUCCESS") != NULL);
+	CHECK(!got_recv_success(&r));
+	rig_down(&r);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -332,6 +372,8 @@ int main(void)
 		T(r2t_rewinding_ends_the_connection),
 		T(r2t_skipping_ahead_ends_the_connection),
 		T(r2t_for_in_capsule_data_ends_the_connection),
+		T(c2h_out_of_order_ends_the_connection),
+		T(c2h_success_before_all_the_data_ends_the_connection),
 	};
 	return run_tests("tcpconn", t, sizeof(t) / sizeof(t[0]));
 }

@@ -25,13 +25,17 @@ enum { DIR_NONE = 0, DIR_H2C = 1, DIR_C2H = 2 };
 
 struct tcp_cmd {
 	uint16_t cid;
-	bool busy, h2c_active;
+	bool busy, h2c_active, signaled;
 	uint8_t dir;
+	uint8_t queued;           /* its PDUs in the send queue: its buffers still in use */
+	uint64_t wr_id;           /* the capsule's send, completed once it is out */
 	uint8_t *data;            /* the command's buffer (its SGL's address) */
 	uint32_t len;
 	uint8_t *icd;             /* in-capsule data */
 	uint32_t icd_len, hlen;
 	uint32_t h2c_off, h2c_end, h2c_len, h2c_hlen; /* the R2T being answered, its PDU now out */
+	uint32_t h2c_done;        /* data sent in H2CData PDUs: where the next R2T starts */
+	uint32_t c2h_next;        /* data received in C2HData PDUs: where the next starts */
 	uint16_t ttag;
 	uint8_t cmd_dd[4], h2c_dd[4];
 	uint8_t hdr[NVME_TCP_HDR_MAX];
@@ -99,6 +103,13 @@ void tcp_conn_fail(struct tcp_conn *t, const char *why)
 		if (t->fd >= 0)
 			shutdown(t->fd, SHUT_RDWR);
 	}
+	/* as a QP in error flushes its sends: a capsule not yet out */
+	for (uint32_t k = 0; k < t->txn; k++) {
+		uint32_t at = (t->txhead + k) % t->txcap;
+		struct tcp_cmd *c = &t->cmds[t->txq[at].slot];
+		if (!t->txq[at].h2c && c->signaled)
+			push(t, c->wr_id, IBV_WC_SEND, IBV_WC_WR_FLUSH_ERR);
+	}
 	t->txn = 0;
 	flush_recvs(t);
 }
@@ -112,8 +123,10 @@ void tcp_conn_attach(struct tcp_conn *t, int fd, const struct tcp_neg *neg, stru
 	t->txhead = t->txn = t->tx_sent = 0;
 	t->rqhead = t->rqn = 0;
 	t->why[0] = 0;
-	for (uint32_t i = 0; i < t->depth; i++)
+	for (uint32_t i = 0; i < t->depth; i++) {
 		t->cmds[i].busy = t->cmds[i].h2c_active = false;
+		t->cmds[i].queued = 0;
+	}
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = t};
 	epoll_ctl(cq->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
@@ -173,11 +186,15 @@ static uint8_t data_dir(const uint8_t *sqe)
 	return op & 3;
 }
 
-static void enqueue(struct tcp_conn *t, uint16_t slot, uint8_t h2c)
+static bool enqueue(struct tcp_conn *t, uint16_t slot, uint8_t h2c)
 {
+	if (t->txn == t->txcap)
+		return false;
 	uint32_t at = (t->txhead + t->txn++) % t->txcap;
 	t->txq[at].slot = slot;
 	t->txq[at].h2c = h2c;
+	t->cmds[slot].queued++;
+	return true;
 }
 
 /* The capsule as a CapsuleCmd PDU: the keyed SGL of RDMA becomes NVMe/TCP's
@@ -199,6 +216,9 @@ static int build_cmd(struct tcp_conn *t, const struct ibv_send_wr *wr)
 	c->data = NULL;
 	c->len = 0;
 	c->h2c_active = false;
+	c->h2c_done = c->c2h_next = 0;
+	c->wr_id = wr->wr_id;
+	c->signaled = wr->send_flags & IBV_SEND_SIGNALED;
 	if (type == NVME_SGL_TYPE_DATA_OFFSET) {
 		if (wr->num_sge < 2)
 			return EINVAL;
@@ -223,7 +243,7 @@ static int build_cmd(struct tcp_conn *t, const struct ibv_send_wr *wr)
 	if (c->icd_len && t->neg.ddgst)
 		put_le32(c->cmd_dd, crc32c(c->icd, c->icd_len));
 	c->busy = true;
-	enqueue(t, (uint16_t)SLOT_OF(cid), 0);
+	enqueue(t, (uint16_t)SLOT_OF(cid), 0); /* tcp_conn_post_send saw room */
 	return 0;
 }
 
@@ -270,12 +290,18 @@ static void entry_done(struct tcp_conn *t)
 	struct tcp_cmd *c = &t->cmds[t->txq[t->txhead].slot];
 	if (t->txq[t->txhead].h2c) {
 		c->h2c_off += c->h2c_len;
+		c->h2c_done += c->h2c_len;
 		if (c->h2c_off < c->h2c_end) {
 			h2c_next(t, c);
 			return;
 		}
 		c->h2c_active = false;
+	} else if (c->signaled) {
+		/* the SQE and any in-capsule data are out: over RDMA, the
+		 * send's completion */
+		push(t, c->wr_id, IBV_WC_SEND, IBV_WC_SUCCESS);
 	}
+	c->queued--;
 	t->txhead = (t->txhead + 1) % t->txcap;
 	t->txn--;
 }
@@ -336,9 +362,6 @@ int tcp_conn_post_send(struct tcp_conn *t, struct ibv_send_wr *wr, struct ibv_se
 			*bad = wr;
 			return rc;
 		}
-		/* the SQE is copied into its PDU: the queue may reuse it */
-		if (wr->send_flags & IBV_SEND_SIGNALED)
-			push(t, wr->wr_id, IBV_WC_SEND, IBV_WC_SUCCESS);
 	}
 	tx_flush(t);
 	return 0;
@@ -361,6 +384,12 @@ static uint8_t *c2h_dest(void *ctx, const struct tcp_pdu *p, const char **why)
 		*why = "C2HData: DATAO and DATAL reach beyond the command's buffer";
 		return NULL;
 	}
+	/* in order, no gap or overlap: else SUCCESS could report unread bytes */
+	if (p->datao != c->c2h_next) {
+		*why = "C2HData: DATAO is not where the data received so far ends";
+		return NULL;
+	}
+	c->c2h_next += p->datal;
 	return c->data + p->datao;
 }
 
@@ -382,12 +411,18 @@ static void on_r2t(struct tcp_conn *t, const struct tcp_pdu *p)
 		return fail_fmt(t, "R2T: ", "R2TO and R2TL reach beyond the command's data");
 	if (c->h2c_active)
 		return fail_fmt(t, "R2T: ", "a second R2T for a command while MAXR2T is one");
+	/* the kernel host's "unexpected r2t offset": the data goes once, in order */
+	if (c->icd_len)
+		return fail_fmt(t, "R2T: ", "for a write whose data went in the capsule");
+	if (p->datao != c->h2c_done)
+		return fail_fmt(t, "R2T: ", "R2TO is not where the data sent so far ends");
+	if (!enqueue(t, (uint16_t)SLOT_OF(p->cccid), 1))
+		return fail_fmt(t, "R2T: ", "the send queue is full");
 	c->h2c_active = true;
 	c->ttag = p->ttag;
 	c->h2c_off = p->datao;
 	c->h2c_end = p->datao + p->datal;
 	h2c_next(t, c);
-	enqueue(t, (uint16_t)SLOT_OF(p->cccid), 1);
 }
 
 static void on_pdu(struct tcp_conn *t)
@@ -396,13 +431,22 @@ static void on_pdu(struct tcp_conn *t)
 	struct tcp_cmd *c = SLOT_OF(p->cccid) < t->depth ? &t->cmds[SLOT_OF(p->cccid)] : NULL;
 	switch (p->type) {
 	case NVME_TCP_RSP:
-		if (c && c->cid == p->cccid)
+		if (c && c->cid == p->cccid && c->busy) {
+			/* its buffers would be reused while its PDUs still
+			 * send from them (SPDK's nvme_tcp_req_complete_safe) */
+			if (c->queued || c->h2c_active)
+				return fail_fmt(t, "", "CapsuleResp before its data was sent");
 			c->busy = false;
+		}
 		deliver(t, p->cqe);
 		return;
 	case NVME_TCP_C2H_DATA:
 		if (!(p->flags & NVME_TCP_F_DATA_SUCCESS))
 			return;
+		if (c->queued)
+			return fail_fmt(t, "", "C2HData with SUCCESS before its capsule was sent");
+		if (c->c2h_next != c->len)
+			return fail_fmt(t, "", "C2HData with SUCCESS before all the data came");
 		/* the controller's word that the read succeeded: no CapsuleResp comes */
 		uint8_t cqe[16] = {0};
 		put_le16(cqe + 10, t->qid);

@@ -5,6 +5,7 @@
  * sets C2HData's SUCCESS flag without SQ flow control disabled) and what a
  * broken one might (an R2T beyond the command's data).
  */
+#include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -155,12 +156,224 @@ TEST(c2h_success_flag_completes_the_read_without_a_response)
 	rig_down(&r);
 }
 
+/* A write with its data queued behind a full send buffer. */
+static void stuck_write(struct rig *r, uint8_t *buf, uint32_t len)
+{
+	int sz = 4096;
+	setsockopt(r->host, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	setsockopt(r->ctrl, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	send_cmd(r, NVME_CMD_WRITE, 0x0401, buf, len);
+	r2t(r, 0x0401, 9, 0, len);
+	tcp_conn_progress(r->t);
+	CHECK(r->t->txn > 0);
+}
+
+static bool got_recv_success(const struct rig *r)
+{
+	for (uint32_t i = 0; i < r->cq.n; i++)
+		if (r->wc[i].opcode == IBV_WC_RECV && r->wc[i].status == IBV_WC_SUCCESS)
+			return true;
+	return false;
+}
+
+/* A CapsuleResp while the command's H2CData waits to be sent: completing it
+ * would let its slot be reused while the old PDU still points into the
+ * slot's buffer, and the next write's smaller buffer would be sent from
+ * with the old offsets (beyond its end). */
+TEST(rsp_while_h2c_queued_ends_the_connection)
+{
+	static uint8_t big[4 << 20];
+	uint8_t *small = malloc(64);
+	struct rig r;
+	rig_up(&r, 1 << 22);
+	stuck_write(&r, big, sizeof(big));
+	rsp(&r, 0x0401);
+	tcp_conn_progress(r.t);
+	CHECK(r.t->broken);
+	CHECK(strstr(r.t->why, "CapsuleResp before its data was sent") != NULL);
+	CHECK(!got_recv_success(&r)); /* the command does not complete */
+	/* what the queue would do had it completed: a new write in its slot */
+	struct ibv_sge rs = {.addr = (uintptr_t)r.rsp, .length = 16};
+	struct ibv_recv_wr rw = {.wr_id = 78, .sg_list = &rs, .num_sge = 1}, *badr;
+	tcp_conn_post_recv(r.t, &rw, &badr);
+	nvme_sqe_rw(r.sqe, NVME_CMD_WRITE, 0x0801, 1, 0, 1);
+	nvme_sqe_sgl_keyed(r.sqe, (uintptr_t)small, 64, 0);
+	struct ibv_sge sge = {.addr = (uintptr_t)r.sqe, .length = 64};
+	struct ibv_send_wr w = {.wr_id = 6, .sg_list = &sge, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED}, *bad;
+	CHECK_EQ(tcp_conn_post_send(r.t, &w, &bad), ENOTCONN);
+	/* the controller reads on: nothing more may go out (under ASan, the
+	 * old code read beyond `small` here) */
+	static uint8_t sink[1 << 16];
+	for (int i = 0; i < 200; i++) {
+		ssize_t n = recv(r.ctrl, sink, sizeof(sink), MSG_DONTWAIT);
+		(void)n;
+		tcp_conn_progress(r.t);
+	}
+	free(small);
+	rig_down(&r);
+}
+
+/* A capsule's send completion says it left: as over RDMA, the queue takes
+ * it as the command being out, so it comes no earlier. */
+TEST(send_completes_when_the_capsule_leaves)
+{
+	static uint8_t big[4 << 20], rd[512];
+	struct rig r;
+	rig_up(&r, 1 << 22);
+	stuck_write(&r, big, sizeof(big));
+	uint32_t before = r.cq.n;
+	nvme_sqe_rw(r.sqe, NVME_CMD_READ, 0x0402, 1, 0, 1);
+	nvme_sqe_sgl_keyed(r.sqe, (uintptr_t)rd, sizeof(rd), 0);
+	struct ibv_sge sge = {.addr = (uintptr_t)r.sqe, .length = 64};
+	struct ibv_send_wr w = {.wr_id = 6, .sg_list = &sge, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED}, *bad;
+	CHECK_EQ(tcp_conn_post_send(r.t, &w, &bad), 0);
+	CHECK_EQ(r.cq.n, before); /* queued behind the write's data */
+	static uint8_t sink[1 << 16];
+	size_t got = 0, want = sizeof(big) + 24 + 72;
+	while (got < want && !r.t->broken) {
+		ssize_t n = recv(r.ctrl, sink, sizeof(sink), MSG_DONTWAIT);
+		if (n > 0)
+			got += (size_t)n;
+		tcp_conn_progress(r.t);
+	}
+	CHECK_EQ(got, want);
+	CHECK_EQ(r.cq.n, before + 1);
+	CHECK(r.wc[before].opcode == IBV_WC_SEND && r.wc[before].wr_id == 6);
+	CHECK(!r.t->broken);
+	rig_down(&r);
+}
+
+/* A lost connection flushes a capsule still queued, as a QP's error does. */
+TEST(queued_capsule_flushed_when_the_connection_fails)
+{
+	static uint8_t big[4 << 20], rd[512];
+	struct rig r;
+	rig_up(&r, 1 << 22);
+	stuck_write(&r, big, sizeof(big));
+	uint32_t before = r.cq.n;
+	nvme_sqe_rw(r.sqe, NVME_CMD_READ, 0x0402, 1, 0, 1);
+	nvme_sqe_sgl_keyed(r.sqe, (uintptr_t)rd, sizeof(rd), 0);
+	struct ibv_sge sge = {.addr = (uintptr_t)r.sqe, .length = 64};
+	struct ibv_send_wr w = {.wr_id = 6, .sg_list = &sge, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED}, *bad;
+	CHECK_EQ(tcp_conn_post_send(r.t, &w, &bad), 0);
+	tcp_conn_fail(r.t, "test");
+	bool flushed = false;
+	for (uint32_t i = before; i < r.cq.n; i++)
+		if (r.wc[i].opcode == IBV_WC_SEND && r.wc[i].wr_id == 6)
+			flushed = r.wc[i].status == IBV_WC_WR_FLUSH_ERR;
+	CHECK(flushed);
+	rig_down(&r);
+}
+
+/* An R2T that rewinds over data already sent (the kernel host: "unexpected
+ * r2t offset") */
+TEST(r2t_rewinding_ends_the_connection)
+{
+	static uint8_t data[8192];
+	struct rig r;
+	rig_up(&r, 4096);
+	send_cmd(&r, NVME_CMD_WRITE, 2, data, sizeof(data));
+	r2t(&r, 2, 1, 0, 4096);
+	tcp_conn_progress(r.t);
+	uint8_t h[24 + 4096];
+	CHECK_EQ(recv(r.ctrl, h, sizeof(h), MSG_WAITALL), (ssize_t)sizeof(h));
+	CHECK_EQ(h[0], NVME_TCP_H2C_DATA);
+	r2t(&r, 2, 2, 0, 4096);
+	tcp_conn_progress(r.t);
+	CHECK(r.t->broken);
+	CHECK(strstr(r.t->why, "R2TO") != NULL);
+	rig_down(&r);
+}
+
+TEST(r2t_skipping_ahead_ends_the_connection)
+{
+	static uint8_t data[8192];
+	struct rig r;
+	rig_up(&r, 4096);
+	send_cmd(&r, NVME_CMD_WRITE, 2, data, sizeof(data));
+	r2t(&r, 2, 1, 4096, 4096);
+	tcp_conn_progress(r.t);
+	CHECK(r.t->broken);
+	CHECK(strstr(r.t->why, "R2TO") != NULL);
+	rig_down(&r);
+}
+
+/* Its data went in the capsule: an R2T for it would send it twice. */
+TEST(r2t_for_in_capsule_data_ends_the_connection)
+{
+	static uint8_t data[512];
+	struct rig r;
+	rig_up(&r, 4096);
+	r.t->icd_max = 4096;
+	nvme_sqe_rw(r.sqe, NVME_CMD_WRITE, 2, 1, 0, 1);
+	nvme_sqe_sgl_keyed(r.sqe, (uintptr_t)data, sizeof(data), 0);
+	struct ibv_sge sge = {.addr = (uintptr_t)r.sqe, .length = 64};
+	struct ibv_send_wr w = {.wr_id = 5, .sg_list = &sge, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED}, *bad;
+	CHECK_EQ(tcp_conn_post_send(r.t, &w, &bad), 0);
+	uint8_t pdu[72 + sizeof(data)];
+	CHECK_EQ(recv(r.ctrl, pdu, sizeof(pdu), MSG_WAITALL), (ssize_t)sizeof(pdu));
+	CHECK_EQ(pdu[8 + 39], NVME_SGL_TYPE_DATA_OFFSET);
+	r2t(&r, 2, 1, 0, sizeof(data));
+	tcp_conn_progress(r.t);
+	CHECK(r.t->broken);
+	CHECK(strstr(r.t->why, "in the capsule") != NULL);
+	rig_down(&r);
+}
+
+static void c2h(struct rig *r, uint16_t cid, uint8_t flags, uint32_t off, const uint8_t *d, uint32_t len)
+{
+	uint8_t h[24] = {NVME_TCP_C2H_DATA, flags, 24, 24};
+	put_le32(h + 4, 24 + len);
+	put_le16(h + 8, cid);
+	put_le32(h + 12, off);
+	put_le32(h + 16, len);
+	ctrl_send(r, h, 24);
+	ctrl_send(r, d, len);
+	for (int i = 0; i < 16 && !r->t->broken; i++)
+		tcp_conn_progress(r->t);
+}
+
+/* Data out of order (a gap the SUCCESS flag would report as read) */
+TEST(c2h_out_of_order_ends_the_connection)
+{
+	static uint8_t buf[8192], d[4096];
+	struct rig r;
+	rig_up(&r, 4096);
+	send_cmd(&r, NVME_CMD_READ, 3, buf, sizeof(buf));
+	c2h(&r, 3, 0, 4096, d, sizeof(d));
+	CHECK(r.t->broken);
+	CHECK(strstr(r.t->why, "DATAO") != NULL);
+	rig_down(&r);
+}
+
+/* SUCCESS with half the data: the read must not complete with stale bytes */
+TEST(c2h_success_before_all_the_data_ends_the_connection)
+{
+	static uint8_t buf[8192], d[4096];
+	struct rig r;
+	rig_up(&r, 4096);
+	send_cmd(&r, NVME_CMD_READ, 3, buf, sizeof(buf));
+	c2h(&r, 3, NVME_TCP_F_DATA_LAST | NVME_TCP_F_DATA_SUCCESS, 0, d, sizeof(d));
+	CHECK(r.t->broken);
+	CHECK(strstr(r.t->why, "SUCCESS") != NULL);
+	CHECK(!got_recv_success(&r));
+	rig_down(&r);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
 		T(r2t_answered_in_h2c_pdus_within_maxh2cdata),
 		T(r2t_beyond_the_commands_data_ends_the_connection),
 		T(c2h_success_flag_completes_the_read_without_a_response),
+		T(rsp_while_h2c_queued_ends_the_connection),
+		T(send_completes_when_the_capsule_leaves),
+		T(queued_capsule_flushed_when_the_connection_fails),
+		T(r2t_rewinding_ends_the_connection),
+		T(r2t_skipping_ahead_ends_the_connection),
+		T(r2t_for_in_capsule_data_ends_the_connection),
+		T(c2h_out_of_order_ends_the_connection),
+		T(c2h_success_before_all_the_data_ends_the_connection),
 	};
 	return run_tests("tcpconn", t, sizeof(t) / sizeof(t[0]));
 }

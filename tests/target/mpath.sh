@@ -121,13 +121,16 @@ t_fio_two_paths_randrw_losses_and_ana_flips() {
 }
 
 # A path loss injected by the engine (path_loss=: the transport's
-# disconnect of path 1's queue pairs, the target untouched) under a
-# verifying job: no error, and the end-of-job lines measure it (detection
-# to first re-issue and first completion elsewhere, the writes' hold, the
-# failed-over commands' latency percentiles). A one-path job refuses it.
+# disconnect of path 1's queue pairs, the target untouched) under random
+# writes: no error, and the end-of-job lines measure it (detection to first
+# re-issue and first completion elsewhere, the writes' hold, the
+# failed-over commands' latency percentiles). Writes only, so that what is
+# in flight at the loss includes writes to hold (a verifying job's read-back
+# bursts could fill the queue at that moment; data across a loss is the
+# verifying test's above). A one-path job refuses it.
 t_fio_injected_path_loss_is_measured() {
-  ours --name=mp --filename="$FM" --iopolicy=round-robin --rw=randrw --bs=4k --size=8m --iodepth=32 \
-    --verify=crc32c --verify_backlog=32 --time_based --runtime=6 --path_loss=1@2000 > "$SCRATCH/log" 2>&1 ||
+  ours --name=mp --filename="$FM" --iopolicy=round-robin --rw=randwrite --bs=4k --size=8m --iodepth=32 \
+    --time_based --runtime=6 --path_loss=1@2000 > "$SCRATCH/log" 2>&1 ||
     { tail -30 "$SCRATCH/log"; fail "fio failed across the injected loss"; }
   expect_ok "$SCRATCH/log"
   grep '^nvmeof: path\|^nvmeof: queue pair .* failed over' "$SCRATCH/log"

@@ -36,7 +36,9 @@ rc=0
 # 60 s: far beyond the hang's 2 s limit and its 5 s grace, and far short of
 # the 300 s the hang would take if nothing ended it
 out=$(env -u NVMEOF_TB_RUN timeout 60 bash "$tmp/suite.sh" 2>&1) || rc=$?
-echo "$out" | sed 's/^/    | /'
+# shown for the reader, its closing line reworded: tests/suite counts every
+# "N passed, N failed" line of this script's output as this suite's own
+echo "$out" | sed 's/^/    | /; s/\([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed/\1 passed; \2 failed/'
 [ "$rc" != 0 ] && [ "$rc" != 124 ] && ok "a suite with a hanging test ends, failed (exit $rc)" ||
   bad "a suite with a hanging test ends, failed" "exit $rc"
 grep -q '^TIMEOUT t_a_hangs (' <<< "$out" && grep -q 'TIMEOUT: t_a_hangs ran past its limit of 2s' <<< "$out" &&

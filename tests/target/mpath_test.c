@@ -382,6 +382,20 @@ static uint64_t both_cmds(struct nvmeof_mpath_queue *const *mqs, uint32_t path) 
 	}
 	return n;
 }
+/* One wait over both queues until n completions came (20 s: they take
+ * milliseconds); what came, each wait's result checked. */
+static uint32_t wait_both(struct nvmeof_mpath_queue *const *both, uint32_t n)
+{
+	uint32_t got = 0;
+	for (int i = 0; i < 20 && got < n; i++) {
+		int r = nvmeof_mpath_queues_wait(both, 2, n - got, 1000);
+		CHECK(r >= 0);
+		if (r < 0)
+			break;
+		got += (uint32_t)r;
+	}
+	return got;
+}
 TEST(caller_memory_on_every_path_and_one_wait_over_two_queues)
 {
 	struct paths p;
@@ -412,15 +426,7 @@ TEST(caller_memory_on_every_path_and_one_wait_over_two_queues)
 	for (uint32_t k = 0; k < 8; k++)
 		MUST(nvmeof_mpath_write(both[k % 2], 14000 + k * BLKS_PER_IO, BLKS_PER_IO, mmr,
 					(size_t)k * BLKS_PER_IO * 4096, 0, io_done, &s[k % 2]));
-	uint32_t got = 0;
-	for (int i = 0; i < 20 && got < 8; i++) { /* 20 s: the 8 take milliseconds */
-		int r = nvmeof_mpath_queues_wait(both, 2, 8 - got, 1000);
-		CHECK(r >= 0);
-		if (r < 0)
-			break;
-		got += (uint32_t)r;
-	}
-	CHECK_EQ(got, 8);
+	CHECK_EQ(wait_both(both, 8), 8);
 	CHECK_EQ(s[0].done, 4);
 	CHECK_EQ(s[1].done, 4);
 	CHECK_EQ(s[0].errors + s[1].errors, 0);
@@ -430,15 +436,7 @@ TEST(caller_memory_on_every_path_and_one_wait_over_two_queues)
 	for (uint32_t k = 0; k < 8; k++)
 		MUST(nvmeof_mpath_read(both[(k + 1) % 2], 14000 + k * BLKS_PER_IO, BLKS_PER_IO, mmr,
 				       half + (size_t)k * BLKS_PER_IO * 4096, io_done, &t[(k + 1) % 2]));
-	got = 0;
-	for (int i = 0; i < 20 && got < 8; i++) { /* 20 s: the 8 take milliseconds */
-		int r = nvmeof_mpath_queues_wait(both, 2, 8 - got, 1000);
-		CHECK(r >= 0);
-		if (r < 0)
-			break;
-		got += (uint32_t)r;
-	}
-	CHECK_EQ(got, 8);
+	CHECK_EQ(wait_both(both, 8), 8);
 	CHECK_EQ(t[0].done + t[1].done, 8);
 	CHECK_EQ(t[0].errors + t[1].errors, 0);
 	if (t[0].errors + t[1].errors)

@@ -329,7 +329,7 @@ test-target: setup
 # the closing summary (tests/summary) counts them all.
 SUMMARY = $(CURDIR)/build/test-summary.tsv
 test: setup
-	@mkdir -p build && rm -f $(SUMMARY)
+	@mkdir -p build && rm -f $(SUMMARY) $(SUMMARY).failed
 	rc=0; export NVMEOF_SUMMARY=$(SUMMARY); \
 	$(MAKE) test-unit || rc=1; \
 	$(MAKE) test-fuzz || rc=1; \

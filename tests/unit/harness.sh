@@ -54,6 +54,30 @@ c=$(cat "$tmp/child" 2> /dev/null) g=$(cat "$tmp/grandchild" 2> /dev/null)
 [ -n "$c" ] && [ -n "$g" ] && gone "$c" && gone "$g" && ok "the hanging test's child and grandchild are gone" ||
   bad "the hanging test's child and grandchild are gone" "child '$c', grandchild '$g'"
 
+# The closing summary names what failed with the lines it printed before
+# its verdict: CI shows the end of a run, and the middle is cut.
+cat > "$tmp/suite3.sh" <<EOF
+source "$PWD/tests/target/lib.sh"
+t_e_passes() { echo "a passing test's line"; }
+t_f_fails() { echo "the line that says why: byte 7 is 0x00"; false; }
+run_tests
+EOF
+sum=$tmp/summary.tsv
+env -u NVMEOF_TB_RUN NVMEOF_SUMMARY="$sum" tests/suite sample3 60 bash "$tmp/suite3.sh" > /dev/null 2>&1
+# a suite with no verdict lines that dies: its last lines stand in
+env -u NVMEOF_TB_RUN NVMEOF_SUMMARY="$sum" tests/suite sample4 60 bash -c 'echo "Segmentation fault"; exit 139' \
+  > /dev/null 2>&1
+rc=0
+sout=$(tests/summary "$sum" 2>&1) || rc=$?
+echo "$sout" | sed 's/^/    | /; s/\([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed/\1 passed; \2 failed/'
+[ "$rc" = 1 ] && grep -q -- '^--- sample3: FAILED t_f_fails$' <<< "$sout" &&
+  grep -q '^  the line that says why: byte 7 is 0x00$' <<< "$sout" && ! grep -q "a passing test's line" <<< "$sout" &&
+  ok "the closing summary shows a failed test's own last lines, not a passing one's" ||
+  bad "the closing summary shows a failed test's own last lines, not a passing one's" "exit $rc"
+grep -q -- '^--- sample4: exit 139, no test named as failed' <<< "$sout" && grep -q '^  Segmentation fault$' <<< "$sout" &&
+  ok "a suite that died without naming a test shows its last lines" ||
+  bad "a suite that died without naming a test shows its last lines"
+
 # The suite itself killed at its limit (as tests/suite's timeout does) while
 # a test waits on a `timeout CMD`, a process group of its own.
 cat > "$tmp/suite2.sh" <<EOF

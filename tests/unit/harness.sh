@@ -60,7 +60,7 @@ cat > "$tmp/suite3.sh" <<EOF
 source "$PWD/tests/target/lib.sh"
 t_e_passes() { echo "a passing test's line"; }
 t_f_fails() { echo "the line that says why: byte 7 is 0x00"; false; }
-run_tests
+run_tests "\$@"
 EOF
 sum=$tmp/summary.tsv
 env -u NVMEOF_TB_RUN NVMEOF_SUMMARY="$sum" tests/suite sample3 60 bash "$tmp/suite3.sh" > /dev/null 2>&1
@@ -77,6 +77,15 @@ echo "$sout" | sed 's/^/    | /; s/\([0-9][0-9]*\) passed, \([0-9][0-9]*\) faile
 grep -q -- '^--- sample4: exit 139, no test named as failed' <<< "$sout" && grep -q '^  Segmentation fault$' <<< "$sout" &&
   ok "a suite that died without naming a test shows its last lines" ||
   bad "a suite that died without naming a test shows its last lines"
+
+# --except: every test but those named; a name that is no test is an error
+out=$(env -u NVMEOF_TB_RUN bash "$tmp/suite3.sh" --except t_f_fails 2>&1)
+grep -q '^ok     t_e_passes' <<< "$out" && ! grep -q 't_f_fails' <<< "$out" &&
+  ok "--except runs every test but those named" || bad "--except runs every test but those named" "$out"
+rc=0
+out=$(env -u NVMEOF_TB_RUN bash "$tmp/suite3.sh" --except t_no_such 2>&1) || rc=$?
+[ "$rc" != 0 ] && grep -q 'run_tests --except: no test t_no_such' <<< "$out" &&
+  ok "--except with a name that is no test fails" || bad "--except with a name that is no test fails" "exit $rc: $out"
 
 # The suite itself killed at its limit (as tests/suite's timeout does) while
 # a test waits on a `timeout CMD`, a process group of its own.

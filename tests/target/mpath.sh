@@ -261,8 +261,8 @@ for gid, g in og.items():
     for f in ("nnsids", "state"):
         assert g[f] == tg[gid][f], (gid, f, g[f], tg[gid][f])
     assert [n["nsid"] for n in g["NSIDS"]] == [n["nsid"] for n in tg[gid]["NSIDS"]]
-assert og[2]["state"] == "non-optimized" and og[2]["NSIDS"] == [{"nsid": 1}], og[2]
-print("    %d groups agree with nvme-cli (group 2 non-optimized, NSID 1)" % len(og))
+assert og[2]["state"] == "non-optimized" and og[2]["NSIDS"] == [{"nsid": 1}, {"nsid": 2}], og[2]
+print("    %d groups agree with nvme-cli (group 2 non-optimized, NSIDs 1 and 2)" % len(og))
 PY
 }
 

@@ -360,7 +360,8 @@ static int add_listener(struct aer *a, nvmeof_event_cb cb, void *arg, uint32_t k
 		if (!a->l[i].cb)
 			free_at = free_at < 0 ? i : free_at;
 		else if (a->user)
-			rc = nvmeof_err(NVMEOF_EBUSY, "enable events: this controller's events already go to a callback");
+			rc = nvmeof_err(NVMEOF_EBUSY, "enable events: this controller's events already go to a callback "
+					"(a multipath takes them: pass your callback in its options)");
 		else if (a->l[i].key == key)
 			rc = nvmeof_err(NVMEOF_EBUSY, "enable events: namespace %u through this controller already has a multipath", key);
 	}

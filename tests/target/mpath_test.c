@@ -713,6 +713,7 @@ TEST(two_namespaces_multipathed_over_the_same_controllers)
 	mo.nsid = 2;
 	CHECK_EQ(nvmeof_mpath_create(p.c, 2, &mo, &again), (unsigned long long)NVMEOF_EBUSY);
 	printf("    ns 2 again: %s\n", nvmeof_errmsg());
+	CHECK(strstr(nvmeof_errmsg(), "namespace 2 through this controller already has a multipath"));
 	CHECK(!again);
 	ROUNDS2_UNTIL(&p, &p2, 0, 2, errs, bads);
 	CHECK_EQ(errs, 0);

@@ -9,6 +9,9 @@
  * the event thread then reads the log page the event names (which also
  * lets the next event of its kind come), for a namespace change updates
  * the namespace table, and calls the user's callback with no lock held.
+ * The library's own owners (a multipath per namespace) are listeners: a
+ * controller's events go to each, so the multipaths of two namespaces can
+ * share the same controllers.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -27,10 +30,16 @@
 #define RING 64
 #define RETRY_MS 1000
 
-struct aer {
-	struct nvmeof_ctrl *c;
+struct listener {
 	nvmeof_event_cb cb;
 	void *arg;
+	uint32_t key; /* what the listener follows (a multipath's NSID): one each */
+};
+
+struct aer {
+	struct nvmeof_ctrl *c;
+	struct listener l[AER_LISTENERS]; /* under lock; cb NULL: free */
+	bool user;                  /* nvmeof_ctrl_events' callback: the events are its alone */
 	uint8_t sqe[NVME_SQE_SIZE]; /* copied into a slot at each issue */
 	/* under the admin lock (callbacks run in admin queue polls) */
 	uint32_t want, outstanding;
@@ -149,13 +158,14 @@ static void deliver(struct aer *a, uint32_t dw0)
 	} else {
 		rearm(a, ev.lid);
 	}
+	struct listener l[AER_LISTENERS];
 	pthread_mutex_lock(&a->lock);
-	nvmeof_event_cb cb = a->cb;
-	void *cb_arg = a->arg;
-	a->in_cb = cb != NULL;
+	memcpy(l, a->l, sizeof(l));
+	a->in_cb = true; /* a detach waits for this round: its listener may be in it */
 	pthread_mutex_unlock(&a->lock);
-	if (cb)
-		cb(cb_arg, &ev);
+	for (int i = 0; i < AER_LISTENERS; i++)
+		if (l[i].cb)
+			l[i].cb(l[i].arg, &ev);
 	pthread_mutex_lock(&a->lock);
 	a->in_cb = false;
 	a->delivered++;
@@ -200,11 +210,15 @@ static void *aer_main(void *arg)
 	}
 }
 
-int nvmeof_ctrl_events(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg)
+static int add_listener(struct aer *a, nvmeof_event_cb cb, void *arg, uint32_t key);
+
+/* user: the public call, whose callback has the events alone; otherwise a
+ * listener, added to the events another listener enabled. */
+static int enable(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg, uint32_t key, bool user)
 {
 	if (!c)
 		return nvmeof_err(NVMEOF_EINVAL, "enable events: no controller");
-	if (*ctrl_aer(c))
+	if (*ctrl_aer(c) && user)
 		return nvmeof_err(NVMEOF_EBUSY, "enable events: already enabled on this controller");
 	/* configured on the association that answers: while it is re-created,
 	 * once it is back */
@@ -215,8 +229,8 @@ int nvmeof_ctrl_events(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg)
 	if (!a)
 		return nvmeof_err(NVMEOF_ENOMEM, "enable events: out of memory");
 	a->c = c;
-	a->cb = cb;
-	a->arg = arg;
+	a->l[0] = (struct listener){.cb = cb, .arg = arg, .key = key};
+	a->user = user;
 	nvme_sqe_async_event(a->sqe, 0);
 	uint32_t aerl = (uint32_t)nvmeof_ctrl_info(c)->aerl + 1;
 	a->want = aerl < AER_MAX ? aerl : AER_MAX;
@@ -233,11 +247,14 @@ int nvmeof_ctrl_events(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg)
 	 * (fio jobs initialising in parallel) must not both install one, the
 	 * first left running with its callback after the second took its
 	 * place. */
-	if (*ctrl_aer(c)) {
+	struct aer *other = *ctrl_aer(c);
+	if (other) {
 		pthread_mutex_unlock(alock);
 		pthread_cond_destroy(&a->cond);
 		pthread_mutex_destroy(&a->lock);
 		free(a);
+		if (!user) /* set once, freed with the controller: it outlives this call */
+			return add_listener(other, cb, arg, key);
 		return nvmeof_err(NVMEOF_EBUSY, "enable events: enabled on this controller by another thread meanwhile");
 	}
 	rc = configure(a);
@@ -262,6 +279,11 @@ int nvmeof_ctrl_events(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg)
 	}
 	a->running = true;
 	return 0;
+}
+
+int nvmeof_ctrl_events(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg)
+{
+	return enable(c, cb, arg, 0, true);
 }
 
 uint64_t nvmeof_ctrl_event_count(struct nvmeof_ctrl *c)
@@ -305,12 +327,14 @@ int aer_detach(struct nvmeof_ctrl *c, const void *arg, uint32_t timeout_ms)
 	if (!a)
 		return 0;
 	pthread_mutex_lock(&a->lock);
-	if (a->arg != arg) { /* another owner's: not ours to take away */
+	int i = 0;
+	while (i < AER_LISTENERS && !(a->l[i].cb && a->l[i].arg == arg))
+		i++;
+	if (i == AER_LISTENERS) { /* another owner's: not ours to take away */
 		pthread_mutex_unlock(&a->lock);
 		return 0;
 	}
-	a->cb = NULL;
-	a->arg = NULL;
+	a->l[i] = (struct listener){0};
 	/* a callback already running finishes first: its owner frees what it uses */
 	uint64_t end = nvmeof_now_ms() + timeout_ms;
 	while (a->in_cb && nvmeof_now_ms() < end) {
@@ -328,17 +352,31 @@ int aer_detach(struct nvmeof_ctrl *c, const void *arg, uint32_t timeout_ms)
 	return busy ? nvmeof_err(NVMEOF_ETIMEDOUT, "detach events: the event callback ran past %u ms", timeout_ms) : 0;
 }
 
-int aer_attach(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg)
+static int add_listener(struct aer *a, nvmeof_event_cb cb, void *arg, uint32_t key)
 {
-	struct aer *a = *ctrl_aer(c);
-	if (!a)
-		return nvmeof_ctrl_events(c, cb, arg);
+	int rc = 0, free_at = -1;
 	pthread_mutex_lock(&a->lock);
-	bool taken = a->cb != NULL;
-	if (!taken) {
-		a->cb = cb;
-		a->arg = arg;
+	for (int i = 0; i < AER_LISTENERS && !rc; i++) {
+		if (!a->l[i].cb)
+			free_at = free_at < 0 ? i : free_at;
+		else if (a->user)
+			rc = nvmeof_err(NVMEOF_EBUSY, "enable events: this controller's events already go to a callback "
+					"(a multipath takes them: pass your callback in its options)");
+		else if (a->l[i].key == key)
+			rc = nvmeof_err(NVMEOF_EBUSY, "enable events: namespace %u through this controller already has a multipath", key);
+	}
+	if (!rc && free_at < 0)
+		rc = nvmeof_err(NVMEOF_EBUSY, "enable events: this controller's events already go to %d multipaths", AER_LISTENERS);
+	if (!rc) {
+		a->user = false; /* a user's callback detached (none can) or none: listeners now */
+		a->l[free_at] = (struct listener){.cb = cb, .arg = arg, .key = key};
 	}
 	pthread_mutex_unlock(&a->lock);
-	return taken ? nvmeof_err(NVMEOF_EBUSY, "enable events: this controller's events already go to a callback") : 0;
+	return rc;
+}
+
+int aer_attach(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg, uint32_t key)
+{
+	struct aer *a = *ctrl_aer(c);
+	return a ? add_listener(a, cb, arg, key) : enable(c, cb, arg, key, false);
 }

@@ -301,8 +301,8 @@ int nvmeof_mpath_create(struct nvmeof_ctrl *const *ctrls, uint32_t n, const stru
 	for (uint32_t i = 0; i < n && !rc; i++)
 		rc = setup_path(mp, i);
 	for (uint32_t i = 0; i < n && !rc; i++) {
-		if ((rc = aer_attach(ctrls[i], on_event, &mp->p[i])))
-			nvmeof_err_prefix(rc, "multipath: path %s:%s: events (the multipath takes them; pass your callback in its options)",
+		if ((rc = aer_attach(ctrls[i], on_event, &mp->p[i], mp->o.nsid)))
+			nvmeof_err_prefix(rc, "multipath: path %s:%s: events",
 					  mp->p[i].traddr, mp->p[i].trsvcid);
 		else
 			events++;

@@ -340,20 +340,24 @@ bool tr_disconnected(struct tr_conn *c)
 	return gone;
 }
 
+/* As the kernel host's queue teardown (nvme_rdma_stop_queue, then
+ * nvme_rdma_free_queue): rdma_disconnect moves the QP to the error state
+ * (every posted work request is flushed, none touches our memory again)
+ * and sends the CM's disconnect request; the QP and the CM id are then
+ * destroyed at once, never waiting for the target's answer. The kernel's
+ * CM finishes the exchange (its retries, time-wait) on its own after
+ * rdma_destroy_id; waiting for RDMA_CM_EVENT_DISCONNECTED here held the
+ * caller, a poll among them, for as long as a target that had gone quiet
+ * took to answer. What the flush leaves in a shared CQ names this
+ * connection's epoch and is dropped there. */
 void tr_close(struct tr_conn *c)
 {
-	struct rdma_cm_event *ev;
 	char saved[512];
 	/* Teardown after a failure must not overwrite the message saying why. */
 	snprintf(saved, sizeof(saved), "%s", nvmeof_errmsg());
-	if (c->connected) {
-		if (rdma_disconnect(c->id) == 0) {
-			/* Bounded: a vanished target must not hold us up. */
-			if (cm_event(c, RDMA_CM_EVENT_DISCONNECTED, 1000, "disconnect", CR_FINAL, &ev) == 0)
-				rdma_ack_cm_event(ev);
-		}
-		c->connected = false;
-	}
+	if (c->connected)
+		rdma_disconnect(c->id);
+	c->connected = false;
 	if (c->qp)
 		rdma_destroy_qp(c->id);
 	c->qp = NULL;

@@ -63,7 +63,8 @@ void tr_disconnect(struct tr_conn *c);
 /* Non-blocking: true when the CM says the connection is gone; then
  * disconnects our side too. */
 bool tr_disconnected(struct tr_conn *c);
-/* Disconnect (bounded wait) and release everything; safe on a partial conn. */
+/* Disconnect (the QP to error, the CM told) and release everything at once,
+ * never waiting for the target's answer; safe on a partial conn. */
 void tr_close(struct tr_conn *c);
 
 #endif

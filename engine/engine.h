@@ -195,6 +195,7 @@ void files_detach(struct job *j);
  * several: one CQ, one completion channel) that requests are spread over. */
 struct jqueue {
 	struct shared_ctrl *sc;
+	const struct efile *first;       /* the file that opened it (job.c: which files share it) */
 	struct nvmeof_poll_group *group; /* polled and waited on as one */
 	struct nvmeof_queue *q[MAX_QPAIRS];
 	unsigned int nq, next;           /* next: the round-robin cursor */

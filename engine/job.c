@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "verify.h"
 
@@ -96,6 +97,27 @@ int job_init(struct thread_data *td)
 	return 0;
 }
 
+/* Whether file ef's I/O goes through jq: the queue pairs of its controller
+ * for a file with one path (the namespace is named per command), but a
+ * multipath is of one namespace over one set of paths, so a file with
+ * several takes the queues of the file that has the same. */
+static bool jq_fits(const struct jqueue *jq, const struct efile *ef)
+{
+	const struct efile *o = jq->first;
+	if (jq->sc != ef->sc || o->cfg.t.nalt != ef->cfg.t.nalt)
+		return false;
+	if (!ef->cfg.t.nalt)
+		return true;
+	if (o->nsid != ef->nsid)
+		return false;
+	for (unsigned int i = 0; i < ef->cfg.t.nalt; i++) {
+		const struct tid_path *a = &o->cfg.t.alt[i], *b = &ef->cfg.t.alt[i];
+		if (strcmp(a->traddr, b->traddr) || strcmp(a->trsvcid, b->trsvcid) || strcmp(a->srcaddr, b->srcaddr))
+			return false;
+	}
+	return true;
+}
+
 /* init's work: 0, or 1 after logging why */
 static int job_attach_queues(struct thread_data *td, struct job *j)
 {
@@ -122,14 +144,16 @@ static int job_attach_queues(struct thread_data *td, struct job *j)
 		struct efile *ef = FILE_ENG_DATA(f);
 		int k;
 		for (k = 0; k < j->njq; k++)
-			if (j->jq[k].sc == ef->sc)
+			if (jq_fits(&j->jq[k], ef))
 				break;
 		if (k == j->njq) {
 			if (j->njq == MAX_QUEUES_PER_JOB) {
-				log_err("nvmeof: a job may use at most %d controllers\n", MAX_QUEUES_PER_JOB);
+				log_err("nvmeof: a job may use at most %d controllers and multipath namespaces\n",
+					MAX_QUEUES_PER_JOB);
 				return 1;
 			}
 			j->njq++;
+			j->jq[k].first = ef;
 			if (qpairs_open(td, j, &j->jq[k], ef))
 				return 1;
 		}

@@ -757,7 +757,9 @@ void nvmeof_mpath_opts_init_sz(struct nvmeof_mpath_opts *opts, size_t size);
  * block size or size differ. Takes the controllers' events
  * (nvmeof_ctrl_events must not have been called on them; a multipath
  * destroyed before hands them on) to follow ANA changes, and reads each
- * path's ANA log. The controllers stay the
+ * path's ANA log. Each namespace of the subsystem may have its own
+ * multipath over the same controllers (all of them get the events); a
+ * second one of the same namespace through a controller: NVMEOF_EBUSY. The controllers stay the
  * caller's: close them after nvmeof_mpath_destroy. */
 int nvmeof_mpath_create(struct nvmeof_ctrl *const *ctrls, uint32_t n, const struct nvmeof_mpath_opts *opts,
 			struct nvmeof_mpath **out);

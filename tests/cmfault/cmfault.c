@@ -5,6 +5,9 @@
  * retries), or never comes (silence, until the step's timeout). It stands
  * in for librdmacm's rdma_get_cm_event and passes every other event, and
  * every event once its faults are spent, through unchanged.
+ * A third fault: a target that never answers our disconnect request
+ * (cmfault_mute_disconnect): every DISCONNECTED event is taken and never
+ * handed on, as if the target's answer were lost.
  *
  * Two ways in:
  *  - libcmfault.so, preloaded (LD_PRELOAD) into a whole program (fio with
@@ -32,9 +35,10 @@
 
 void cmfault_arm(unsigned skip, unsigned n, bool silent);
 unsigned cmfault_left(void);
+void cmfault_mute_disconnect(bool on);
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static bool armed, silent;
+static bool armed, silent, mute_disc;
 static unsigned skip, left;
 
 void cmfault_arm(unsigned s, unsigned n, bool quiet)
@@ -53,6 +57,11 @@ unsigned cmfault_left(void)
 	unsigned n = left;
 	pthread_mutex_unlock(&lock);
 	return n;
+}
+
+void cmfault_mute_disconnect(bool on)
+{
+	__atomic_store_n(&mute_disc, on, __ATOMIC_RELAXED);
 }
 
 /* the environment's setting, at the first event (unless armed already) */
@@ -96,6 +105,12 @@ int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **ev)
 		__atomic_store_n(&next, f, __ATOMIC_RELEASE);
 	}
 	int rc = f(ch, ev);
+	if (!rc && (*ev)->event == RDMA_CM_EVENT_DISCONNECTED && __atomic_load_n(&mute_disc, __ATOMIC_RELAXED)) {
+		rdma_ack_cm_event(*ev); /* the answer never came */
+		*ev = NULL;
+		errno = EAGAIN;
+		return -1;
+	}
 	if (rc || (*ev)->event != RDMA_CM_EVENT_ESTABLISHED || !fault_this())
 		return rc;
 	if (!silent) {

@@ -120,6 +120,32 @@ t_fio_two_paths_randrw_losses_and_ana_flips() {
   grep -q '^nvmeof: path 1 loss 2 ' "$SCRATCH/log" || fail "path 1 was not lost twice (did it reconnect in between?)"
 }
 
+# Namespaces 1 and 2 of the subsystem, each multipathed over the same two
+# controllers, as two files of one verifying job; port 1 goes and comes
+# back under both.
+t_fio_two_namespaces_multipathed_in_one_job() {
+  local fm2="${FM% ns=1} ns=2" n
+  # ns 2's part of the job zeroed first: afterwards it must hold what the
+  # job wrote there (not the other file's namespace)
+  "$T" write "${P1[@]}" --namespace-id=2 --start-block=0 --block-count=128 --data=/dev/zero || fail "zeroing failed"
+  ours --name=two --filename="$FM:$fm2" --iopolicy=round-robin --reconnect_delay=300ms --ctrl_loss_tmo=30s \
+    --rw=randrw --bs=4k --size=16m --iodepth=16 --verify=crc32c --verify_backlog=32 \
+    --time_based --runtime=12 > "$SCRATCH/log" 2>&1 &
+  local pid=$! rc=0
+  wait_connected "$SCRATCH/log" $pid
+  kill -0 $pid 2>/dev/null || { cat "$SCRATCH/log"; fail "fio ended before the loss"; }
+  tb mpath-down 1; sleep 2; tb mpath-up 1
+  wait $pid || rc=$?
+  tb mpath-up 1
+  [ $rc = 0 ] || { tail -30 "$SCRATCH/log"; fail "fio failed with two multipath files (exit $rc)"; }
+  expect_ok "$SCRATCH/log"
+  grep '^nvmeof: path [12] [^l]' "$SCRATCH/log"
+  n=$(grep -c '^nvmeof: path 1 [^l].*ANA' "$SCRATCH/log")
+  [ "$n" = 2 ] || fail "$n multipath(s) reported, not one per namespace"
+  "$T" read "${P1[@]}" --namespace-id=2 --start-block=0 --block-count=128 --data="$SCRATCH/ns2" || fail "read failed"
+  [ "$(tr -d '\0' < "$SCRATCH/ns2" | head -c 1 | wc -c)" = 1 ] || fail "namespace 2 holds nothing the job wrote"
+}
+
 # A path loss injected by the engine (path_loss=: the transport's
 # disconnect of path 1's queue pairs, the target untouched) under random
 # writes: no error, and the end-of-job lines measure it (detection to first
@@ -261,8 +287,8 @@ for gid, g in og.items():
     for f in ("nnsids", "state"):
         assert g[f] == tg[gid][f], (gid, f, g[f], tg[gid][f])
     assert [n["nsid"] for n in g["NSIDS"]] == [n["nsid"] for n in tg[gid]["NSIDS"]]
-assert og[2]["state"] == "non-optimized" and og[2]["NSIDS"] == [{"nsid": 1}], og[2]
-print("    %d groups agree with nvme-cli (group 2 non-optimized, NSID 1)" % len(og))
+assert og[2]["state"] == "non-optimized" and og[2]["NSIDS"] == [{"nsid": 1}, {"nsid": 2}], og[2]
+print("    %d groups agree with nvme-cli (group 2 non-optimized, NSIDs 1 and 2)" % len(og))
 PY
 }
 

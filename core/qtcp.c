@@ -85,7 +85,13 @@ static int qt_event_fd(void *c)
 }
 
 static bool qt_disconnected(void *c) { return ((struct tcp_conn *)c)->broken; }
-static void qt_disconnect(void *c) { tcp_conn_fail(c, "disconnected by the host"); }
+/* our own decision: the caller says why (no reason of the connection's) */
+static void qt_disconnect(void *c) { tcp_conn_fail(c, ""); }
+static const char *qt_lost_why(void *c)
+{
+	struct tcp_conn *t = c;
+	return t->broken && t->why[0] ? t->why : NULL;
+}
 
 static void qt_close(struct nvmeof_queue *q)
 {
@@ -167,6 +173,7 @@ static const struct q_transport tcp_transport = {
 	.take_event = qt_take_event,
 	.event_fd = qt_event_fd,
 	.disconnect = qt_disconnect,
+	.lost_why = qt_lost_why,
 	.reopen = qt_connect,
 	.close = qt_close,
 	.release = qt_release,

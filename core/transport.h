@@ -46,6 +46,10 @@ struct q_transport {
 	 * moving our side to error so every posted request is flushed back */
 	bool (*disconnected)(void *c);
 	void (*disconnect)(void *c);
+	/* what ended the connection, in words, where the transport knows more
+	 * than that it ended (a controller's TermReq, a PDU it refused); NULL:
+	 * nothing to add. NULL op: never. */
+	const char *(*lost_why)(void *c);
 	/* a new connection for the same queue after a loss, with every receive
 	 * posted; *usable: how many commands the target takes at once
 	 * (CRQSIZE). Slots, requests and the queue's state are the caller's

@@ -387,6 +387,41 @@ TEST(c2h_term_req_names_its_reason_with_and_without_header_digest)
 	}
 }
 
+/* SUCCESS on a queue with SQ flow control on (we never ask for it off):
+ * taken, as the kernel's host and SPDK's take it from SPDK's target, and the
+ * completion carries the last SQ head pointer the controller reported, not
+ * a made-up 0. */
+TEST(c2h_success_with_sq_flow_control_on_keeps_the_last_sqhd)
+{
+	static uint8_t buf[4096], d[4096];
+	struct rig r;
+	rig_up(&r, 4096);
+	send_cmd(&r, NVME_CMD_READ, 3, buf, sizeof(buf));
+	uint8_t p[24] = {NVME_TCP_RSP, 0, 24, 0, 24, 0, 0, 0};
+	put_le16(p + 8 + 8, 17); /* SQHD */
+	put_le16(p + 8 + 12, 3);
+	ctrl_send(&r, p, 24);
+	for (int i = 0; i < 16 && r.cq.n < 2; i++)
+		tcp_conn_progress(r.t);
+	CHECK_EQ(r.cq.n, 2);
+	CHECK_EQ(get_le16(r.rsp + 8), 17);
+	struct ibv_sge sge = {.addr = (uintptr_t)r.rsp, .length = 16};
+	struct ibv_recv_wr rw = {.wr_id = 78, .sg_list = &sge, .num_sge = 1}, *bad;
+	CHECK_EQ(tcp_conn_post_recv(r.t, &rw, &bad), 0);
+	memset(r.rsp, 0xff, sizeof(r.rsp));
+	send_cmd(&r, NVME_CMD_READ, 0x0403, buf, sizeof(buf));
+	memset(d, 0x6b, sizeof(d));
+	c2h(&r, 0x0403, NVME_TCP_F_DATA_LAST | NVME_TCP_F_DATA_SUCCESS, 0, d, sizeof(d));
+	CHECK(!r.t->broken);
+	CHECK(got_recv_success(&r));
+	CHECK_EQ(get_le16(r.rsp + 12), 0x0403); /* CID */
+	CHECK_EQ(get_le16(r.rsp + 14), 0);      /* success */
+	CHECK_EQ(get_le16(r.rsp + 10), 1);      /* SQ ID: the queue's */
+	CHECK_EQ(get_le16(r.rsp + 8), 17);      /* SQHD: the last reported */
+	CHECK_MEM(buf, d, sizeof(d));
+	rig_down(&r);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -402,6 +437,7 @@ int main(void)
 		T(c2h_out_of_order_ends_the_connection),
 		T(c2h_success_before_all_the_data_ends_the_connection),
 		T(c2h_term_req_names_its_reason_with_and_without_header_digest),
+		T(c2h_success_with_sq_flow_control_on_keeps_the_last_sqhd),
 	};
 	return run_tests("tcpconn", t, sizeof(t) / sizeof(t[0]));
 }

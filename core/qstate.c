@@ -381,6 +381,8 @@ int q_reopen_progress(struct nvmeof_queue *q)
 	}
 	if (q->bg.has_limits) /* before anything goes out on the new connection */
 		q_set_limits(q, q->bg.icd, q->bg.max_xfer, q->bg.crdt);
+	if (q->bg.has_wire_icd && q->tr->set_wire_icd)
+		q->tr->set_wire_icd(q->trc, q->bg.wire_icd);
 	q_slots_reset(q, q->bg.usable);
 	q_set_state(q, Q_CONNECTING);
 	if (!q->bg.has_cmd) {

@@ -93,6 +93,14 @@ static const char *qt_lost_why(void *c)
 	return t->broken && t->why[0] ? t->why : NULL;
 }
 
+/* an I/O queue's only: the admin queue's size is fixed (see q_open_tcp) */
+static void qt_set_wire_icd(void *c, uint32_t bytes)
+{
+	struct tcp_conn *t = c;
+	if (t->qid)
+		t->icd_max = bytes;
+}
+
 static void qt_close(struct nvmeof_queue *q)
 {
 	if (q->trc)
@@ -174,6 +182,7 @@ static const struct q_transport tcp_transport = {
 	.event_fd = qt_event_fd,
 	.disconnect = qt_disconnect,
 	.lost_why = qt_lost_why,
+	.set_wire_icd = qt_set_wire_icd,
 	.reopen = qt_connect,
 	.close = qt_close,
 	.release = qt_release,

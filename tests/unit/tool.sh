@@ -30,6 +30,15 @@ expect 1 "^nvmeof id-ctrl: .*connect" "$T" id-ctrl "${A[@]}" -n nqn.2026-12.io.n
 expect 2 "^nvmeof discover: --transport: 'fc' is not one this tool speaks: rdma or tcp" "$T" discover -t fc -a 127.0.0.1
 # over TCP nobody listens on 127.0.0.1 port 4: a connect error, not a usage one
 expect 1 "^nvmeof id-ctrl: .*TCP connect" "$T" id-ctrl -t tcp -a 127.0.0.1 -s 4 -n nqn.2026-12.io.nvmeof:x
+# nvme-cli's digest letters reach the library: over rdma it refuses them,
+# naming them, before anything connects; -g is --gpu where data moves
+expect 1 "^nvmeof id-ctrl: .*digests are NVMe/TCP's" "$T" id-ctrl "${A[@]}" -n nqn.2026-12.io.nvmeof:x -g
+expect 1 "^nvmeof id-ctrl: .*digests are NVMe/TCP's" "$T" id-ctrl "${A[@]}" -n nqn.2026-12.io.nvmeof:x -G
+expect 1 "^nvmeof discover: .*digests are NVMe/TCP's" "$T" discover "${A[@]}" --hdr-digest --data-digest
+expect 1 "^nvmeof read: .*digests are NVMe/TCP's" "$T" read "${A[@]}" -n nqn.x --hdr-digest -c 1 -d /dev/null
+expect 2 "^nvmeof read: --gpu: 'x' is not a number" "$T" read "${A[@]}" -n nqn.x -g x -c 1 -d /dev/null
+# and over tcp they are asked for: the connect gets as far as TCP
+expect 1 "^nvmeof id-ctrl: .*TCP connect" "$T" id-ctrl -t tcp "${A[@]}" -n nqn.2026-12.io.nvmeof:x -g -G
 # ports as numbers from 1 to 65535, not whatever the resolver makes of them
 for p in 0 65536 99999 abc 44x ''; do
   expect 2 "^nvmeof discover: --trsvcid: '$p' is not a port number from 1 to 65535" "$T" discover -a 127.0.0.1 -s "$p"

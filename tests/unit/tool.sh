@@ -53,6 +53,9 @@ expect 2 "^nvmeof error-log: --log-entries must be at least 1" "$T" error-log "$
 # the namespace (the NQN stays), -4 and -6 are --cdw10 and --cdw12; data
 # needs a direction (the opcode's, or --read/--write)
 expect 1 "^nvmeof io-passthru: .*connect" "$T" io-passthru -t rdma "${A[@]}" -n nqn.x -n 2 -O 2 -4 7 -6 0 -l 512
+# -t tcp, -g and -G as nvme-cli's, beside -a: the digests reach the library
+expect 1 "^nvmeof io-passthru: .*TCP connect" "$T" io-passthru -t tcp "${A[@]}" -n nqn.x -g -G -O 0 -N 1
+expect 1 "^nvmeof admin-passthru: .*digests are NVMe/TCP's" "$T" admin-passthru "${A[@]}" -n nqn.x -G -O 6
 expect 2 "^nvmeof io-passthru: data direction not given" "$T" io-passthru "${A[@]}" -n nqn.x -O 0xc0 -l 512
 expect 2 "^nvmeof admin-passthru: bad --timeout value '0'" "$T" admin-passthru "${A[@]}" -n nqn.x -O 6 -t 0
 # the help says what the code does: smart-log and get-log default to the controller

@@ -205,8 +205,12 @@ int ctrl_identify_ctrl(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info)
 	 * Invalid): 1 MiB, what its RDMA port allows */
 	if (c->tcp && !info->mdts)
 		info->max_xfer = 1u << 20;
-	info->in_capsule_max = 0;
-	if (c->o.in_capsule && (info->sgls & NVME_SGLS_OFFSET) && !info->icdoff &&
+	/* Over NVMe/TCP a write that fits goes in the capsule whatever
+	 * in_capsule says (nvmet waits for such data there and sends no R2T,
+	 * and the kernel's host always sends it so): the queue decides it,
+	 * and counts it, as over RDMA. */
+	info->in_capsule_max = c->tcp ? ctrl_wire_icd(info) : 0;
+	if (!c->tcp && c->o.in_capsule && (info->sgls & NVME_SGLS_OFFSET) && !info->icdoff &&
 	    info->ioccsz * 16u > NVME_SQE_SIZE)
 		info->in_capsule_max = info->ioccsz * 16u - NVME_SQE_SIZE;
 	return ctrl_configure_acre(c, info);

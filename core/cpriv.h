@@ -178,4 +178,12 @@ uint32_t ctrl_ka_hook_ms(const struct nvmeof_ctrl *c);
 /* How an I/O queue reconnects (reassoc.c). */
 extern const struct q_reconnect_ops ctrl_reconnect_ops;
 
+/* The controller's in-capsule data size in bytes (IOCCSZ less the SQE):
+ * what NVMe/TCP frames a write's data by, whether or not in_capsule puts
+ * the queue's own writes there. */
+static inline uint32_t ctrl_wire_icd(const struct nvmeof_ctrl_info *i)
+{
+	return i->ioccsz > NVME_SQE_SIZE / 16 ? i->ioccsz * 16u - NVME_SQE_SIZE : 0;
+}
+
 #endif

@@ -359,7 +359,7 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 		.hw_mask = c->hw_mask,
 		.hdgst = c->o.hdr_digest,
 		.ddgst = c->o.data_digest,
-		.tcp_icd = c->info.ioccsz > 4 ? c->info.ioccsz * 16u - NVME_SQE_SIZE : 0,
+		.tcp_icd = ctrl_wire_icd(&c->info),
 	};
 	c->qid_used[qid] = 1; /* reserved while we connect without the lock */
 	pthread_mutex_unlock(&c->lock);

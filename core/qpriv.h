@@ -263,8 +263,8 @@ struct nvmeof_queue {
 		int rc;
 		char msg[512];         /* its thread's error message (as long as nvmeof_errmsg) */
 		uint32_t usable;       /* the new connection's CRQSIZE */
-		bool has_limits, has_cmd;
-		uint32_t icd, assoc_gen;
+		bool has_limits, has_cmd, has_wire_icd;
+		uint32_t icd, assoc_gen, wire_icd;
 		uint64_t max_xfer;
 		uint16_t crdt[3];
 		uint8_t sqe[NVME_SQE_SIZE]; /* the Fabrics Connect; its data in the scratch buffer */

@@ -27,6 +27,12 @@ void q_stage_limits(struct nvmeof_queue *q, uint32_t icd_max, uint64_t max_xfer,
 	q->bg.assoc_gen = assoc_gen;
 }
 
+void q_stage_wire_icd(struct nvmeof_queue *q, uint32_t bytes)
+{
+	q->bg.wire_icd = bytes;
+	q->bg.has_wire_icd = true;
+}
+
 uint32_t q_staged_assoc_gen(const struct nvmeof_queue *q) { return q->bg.assoc_gen; }
 
 void q_reconnect_final(struct nvmeof_queue *q) { q->bg.final = true; }

@@ -34,6 +34,9 @@ void q_lose(struct nvmeof_queue *q)
 		q->next_try_ms = q->lost_at_ms + q->reconnect_delay_ms;
 	}
 	q_set_state(q, Q_LOST);
+	const char *why = q->tr->lost_why ? q->tr->lost_why(q->trc) : NULL;
+	if (why) /* the transport's reason, before our own disconnect is one */
+		trace_q(q, "connection lost: %s", why);
 	q->tr->disconnect(q->trc); /* nothing more goes out; what was posted is flushed */
 	q->wr_head = q->wr_tail = NULL;
 }
@@ -102,8 +105,10 @@ static void recover(struct nvmeof_queue *q)
 	if (!q->cut)
 		drain_cq(q);
 	q->cut = false;
+	const char *why = q->tr->lost_why ? q->tr->lost_why(q->trc) : NULL;
 	if (!may_reconnect(q))
-		nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection (no reconnect configured)", q->qid);
+		nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection (no reconnect configured)%s%s", q->qid,
+			   why ? ": " : "", why ? why : "");
 	close_and_settle(q);
 }
 
@@ -376,6 +381,8 @@ int q_reopen_progress(struct nvmeof_queue *q)
 	}
 	if (q->bg.has_limits) /* before anything goes out on the new connection */
 		q_set_limits(q, q->bg.icd, q->bg.max_xfer, q->bg.crdt);
+	if (q->bg.has_wire_icd && q->tr->set_wire_icd)
+		q->tr->set_wire_icd(q->trc, q->bg.wire_icd);
 	q_slots_reset(q, q->bg.usable);
 	q_set_state(q, Q_CONNECTING);
 	if (!q->bg.has_cmd) {

@@ -85,7 +85,21 @@ static int qt_event_fd(void *c)
 }
 
 static bool qt_disconnected(void *c) { return ((struct tcp_conn *)c)->broken; }
-static void qt_disconnect(void *c) { tcp_conn_fail(c, "disconnected by the host"); }
+/* our own decision: the caller says why (no reason of the connection's) */
+static void qt_disconnect(void *c) { tcp_conn_fail(c, ""); }
+static const char *qt_lost_why(void *c)
+{
+	struct tcp_conn *t = c;
+	return t->broken && t->why[0] ? t->why : NULL;
+}
+
+/* an I/O queue's only: the admin queue's size is fixed (see q_open_tcp) */
+static void qt_set_wire_icd(void *c, uint32_t bytes)
+{
+	struct tcp_conn *t = c;
+	if (t->qid)
+		t->icd_max = bytes;
+}
 
 static void qt_close(struct nvmeof_queue *q)
 {
@@ -167,6 +181,8 @@ static const struct q_transport tcp_transport = {
 	.take_event = qt_take_event,
 	.event_fd = qt_event_fd,
 	.disconnect = qt_disconnect,
+	.lost_why = qt_lost_why,
+	.set_wire_icd = qt_set_wire_icd,
 	.reopen = qt_connect,
 	.close = qt_close,
 	.release = qt_release,

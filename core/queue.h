@@ -90,6 +90,11 @@ int q_reopen_wire(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms);
  * that apply from the new connection on. */
 void q_stage_limits(struct nvmeof_queue *q, uint32_t icd_max, uint64_t max_xfer, const uint16_t crdt[3],
 		    uint32_t assoc_gen);
+/* For prepare: the new association's in-capsule data size (from IOCCSZ,
+ * whether or not the queue's own writes use it) for a transport whose
+ * framing follows it (NVMe/TCP: the controller takes data up to it only in
+ * the capsule); applied with the limits. */
+void q_stage_wire_icd(struct nvmeof_queue *q, uint32_t bytes);
 /* For prepare, between its steps: the owner gave the attempt up (the queue
  * is being destroyed, or ctrl_loss_tmo passed); stop with an error. */
 bool q_reconnect_cancelled(const struct nvmeof_queue *q);

@@ -49,7 +49,7 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	uint16_t cntlid = c->info.cntlid;
 	uint32_t gen = c->assoc_gen;
 	pthread_mutex_lock(&c->lock);
-	uint32_t icd = c->info.in_capsule_max;
+	uint32_t icd = c->info.in_capsule_max, wire_icd = ctrl_wire_icd(&c->info);
 	uint64_t max_xfer = c->info.max_xfer;
 	uint16_t crdt[3] = {c->info.crdt[0], c->info.crdt[1], c->info.crdt[2]};
 	pthread_mutex_unlock(&c->lock);
@@ -63,6 +63,7 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	/* IOCCSZ and MDTS may differ on the new controller: they apply before
 	 * anything is re-issued */
 	q_stage_limits(q, icd, max_xfer, crdt, gen);
+	q_stage_wire_icd(q, wire_icd);
 	if ((rc = q_reopen_wire(q, cntlid, c->o.connect_timeout_ms)) ||
 	    (rc = ctrl_connect_build(c, q, qid, (uint16_t)q_sqsize(q), cntlid, 0, sqe)))
 		return nvmeof_err_prefix(rc, "reconnect queue %u", qid);

@@ -120,6 +120,7 @@ void tcp_conn_attach(struct tcp_conn *t, int fd, const struct tcp_neg *neg, stru
 	t->neg = *neg;
 	t->cq = cq;
 	t->broken = t->want_out = t->has_held = false;
+	t->sqhd = 0;
 	t->txhead = t->txn = t->tx_sent = 0;
 	t->rqhead = t->rqn = 0;
 	t->why[0] = 0;
@@ -438,6 +439,7 @@ static void on_pdu(struct tcp_conn *t)
 				return fail_fmt(t, "", "CapsuleResp before its data was sent");
 			c->busy = false;
 		}
+		t->sqhd = get_le16(p->cqe + 8);
 		deliver(t, p->cqe);
 		return;
 	case NVME_TCP_C2H_DATA:
@@ -447,8 +449,17 @@ static void on_pdu(struct tcp_conn *t)
 			return fail_fmt(t, "", "C2HData with SUCCESS before its capsule was sent");
 		if (c->c2h_next != c->len)
 			return fail_fmt(t, "", "C2HData with SUCCESS before all the data came");
-		/* the controller's word that the read succeeded: no CapsuleResp comes */
+		/* The controller's word that the read succeeded: no CapsuleResp
+		 * comes. The specification allows it only with SQ flow control
+		 * disabled, which we never ask for (CATTR 0), so an SQ head
+		 * pointer is due and none came; SPDK's target sets SUCCESS
+		 * without looking, and the kernel's host and SPDK's take it,
+		 * so do we (nothing here waits on SQHD: a queue never has more
+		 * commands out than the SQ holds). The completion says the last
+		 * SQHD the controller reported, not 0, which would read as the
+		 * head gone back to the start. */
 		uint8_t cqe[16] = {0};
+		put_le16(cqe + 8, t->sqhd);
 		put_le16(cqe + 10, t->qid);
 		put_le16(cqe + 12, p->cccid);
 		c->busy = false;

@@ -40,6 +40,7 @@ struct tcp_conn {
 	uint32_t txcap, txhead, txn, tx_sent;
 	struct { uint64_t wr_id; uint8_t *buf; } *rq; /* posted receives */
 	uint32_t rqcap, rqhead, rqn;
+	uint16_t sqhd;             /* the last SQ Head Pointer a CapsuleResp reported */
 	uint8_t held[16];          /* a response no receive was posted for yet */
 	bool has_held;
 	char why[160];             /* what broke the connection */

@@ -13,8 +13,12 @@
 enum { ST_CH, ST_HDR, ST_DATA, ST_DDGST, ST_TERM, ST_BROKEN };
 
 /* Once the connection is initialized every PDU a controller sends has a
- * header of 24 bytes and its digest at least: asking for all of it at once
- * saves the socket a read per PDU, and reads nothing of the next one. */
+ * header of 24 bytes and, but for a C2HTermReq, its digest: asking for all
+ * of it at once saves the socket a read per PDU, and reads nothing of the
+ * next one but for a TermReq's data, which is its own. A C2HTermReq has no
+ * header digest (HDGSTF is reserved in it) and may be 24 bytes in all, the
+ * last the controller sends before it closes: the common header is read as
+ * soon as its 8 bytes are in (tcp_rx_advance), and says how many follow. */
 static void next_pdu(struct tcp_rx *r)
 {
 	r->st = ST_CH;
@@ -189,7 +193,7 @@ int tcp_rx_advance(struct tcp_rx *r, size_t n, const char **why)
 	if (r->st == ST_DATA && r->neg.ddgst)
 		r->crc = crc32c_update(r->crc, r->dst + r->got, n);
 	r->got += (uint32_t)n;
-	if (r->got < r->need)
+	if (r->got < r->need && !(r->st == ST_CH && r->got >= NVME_TCP_CH_SIZE))
 		return TCP_RX_MORE;
 	switch (r->st) {
 	case ST_CH: {

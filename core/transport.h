@@ -46,6 +46,14 @@ struct q_transport {
 	 * moving our side to error so every posted request is flushed back */
 	bool (*disconnected)(void *c);
 	void (*disconnect)(void *c);
+	/* what ended the connection, in words, where the transport knows more
+	 * than that it ended (a controller's TermReq, a PDU it refused); NULL:
+	 * nothing to add. NULL op: never. */
+	const char *(*lost_why)(void *c);
+	/* the controller's in-capsule data size, from the association's
+	 * IOCCSZ, where the transport frames by it (a reconnect's new
+	 * association may report another); NULL: the transport does not */
+	void (*set_wire_icd)(void *c, uint32_t bytes);
 	/* a new connection for the same queue after a loss, with every receive
 	 * posted; *usable: how many commands the target takes at once
 	 * (CRQSIZE). Slots, requests and the queue's state are the caller's

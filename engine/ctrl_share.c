@@ -280,3 +280,22 @@ void cfg_secrets_wipe(struct conn_cfg *k)
 	OPENSSL_cleanse(k->dhchap_ctrl_secret, sizeof(k->dhchap_ctrl_secret));
 	k->o.dhchap_secret = k->o.dhchap_ctrl_secret = NULL;
 }
+
+int cfg_auth(struct conn_cfg *k, const struct eng_opts *eo)
+{
+	/* the library checks the form (and says which is wrong, never the value) */
+	if (cfg_secrets(k, eo->dhchap_secret, eo->dhchap_secret_file, eo->dhchap_ctrl_secret,
+			eo->dhchap_ctrl_secret_file))
+		return 1;
+	if ((eo->dhchap_hashes && strlen(eo->dhchap_hashes) >= sizeof(k->dhchap_hashes)) ||
+	    (eo->dhchap_dhgroups && strlen(eo->dhchap_dhgroups) >= sizeof(k->dhchap_dhgroups))) {
+		log_err("nvmeof: dhchap_hashes or dhchap_dhgroups is longer than a list of every name\n");
+		return 1;
+	}
+	snprintf(k->dhchap_hashes, sizeof(k->dhchap_hashes), "%s", eo->dhchap_hashes ? eo->dhchap_hashes : "");
+	snprintf(k->dhchap_dhgroups, sizeof(k->dhchap_dhgroups), "%s", eo->dhchap_dhgroups ? eo->dhchap_dhgroups : "");
+	k->o.dhchap_hashes = k->dhchap_hashes[0] ? k->dhchap_hashes : NULL;
+	k->o.dhchap_dhgroups = k->dhchap_dhgroups[0] ? k->dhchap_dhgroups : NULL;
+	k->o.allow_unauthenticated_ctrl = eo->allow_unauth_ctrl;
+	return 0;
+}

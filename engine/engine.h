@@ -117,6 +117,10 @@ int cfg_secrets(struct conn_cfg *k, const char *val, const char *file, const cha
 /* Wipes k's secrets (their digest stays): k's controllers are connected,
  * or will not be. share_get then only joins a controller already open. */
 void cfg_secrets_wipe(struct conn_cfg *k);
+struct eng_opts;
+/* The job's authentication options into k (secrets by cfg_secrets, the
+ * hashes and groups offered). 0, or 1 after logging why. */
+int cfg_auth(struct conn_cfg *k, const struct eng_opts *eo);
 /* Two configurations open the same controller: every field equal. */
 bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b);
 /* The process's controller for k (connecting it on first use), or NULL
@@ -151,6 +155,7 @@ struct eng_opts {
 	/* library options: each applies only where set has its bit (the user
 	 * gave it), else the library's default (nvmeof_ctrl_opts_init) does */
 	unsigned int wait_mode, kato_ms, cmd_timeout_ms, connect_timeout_ms, in_capsule, spin_us;
+	unsigned int hdr_digest, data_digest; /* NVMe/TCP's digests */
 	unsigned int reconnect_delay_ms, ctrl_loss_tmo_ms, num_io_queues, connect_retries;
 	uint32_t set;
 };

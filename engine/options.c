@@ -16,7 +16,7 @@
 #define TIME_HELP "; a time up to 1d: a bare number is seconds (as in nvme-cli), or 500ms, 5s, 2m"
 
 enum { H_TRSVCID, H_KATO, H_RECONNECT_DELAY, H_CTRL_LOSS_TMO, H_CMD_TIMEOUT, H_CONNECT_TIMEOUT,
-       H_IN_CAPSULE, H_WAIT, H_NUM_IO_QUEUES, H_SPIN_US, H_CONNECT_RETRIES, H_N };
+       H_IN_CAPSULE, H_WAIT, H_NUM_IO_QUEUES, H_SPIN_US, H_CONNECT_RETRIES, H_HDGST, H_DDGST, H_N };
 
 /* kind: 'u' uint32_t, 't' uint32_t milliseconds given as a time, 'b' bool,
  * 'w' the wait mode, 's' a string (the filename's transport ID takes those) */
@@ -43,6 +43,8 @@ static const struct lib_opt {
 	    "With wait=hybrid, microseconds to busy-poll before sleeping, 0 to 1000000"),
 	LIB(H_CONNECT_RETRIES, "connect_retries", connect_retries, connect_retries, 'u',
 	    "Tries after the first of a queue pair's connect, on a timeout or a busy target (0: one try), 0 to 100"),
+	LIB(H_HDGST, "hdr_digest", hdr_digest, hdr_digest, 'b', "NVMe/TCP header digest (CRC32C); refused over RDMA"),
+	LIB(H_DDGST, "data_digest", data_digest, data_digest, 'b', "NVMe/TCP data digest (CRC32C); refused over RDMA"),
 #undef LIB
 };
 static char help_of[H_N][200];
@@ -106,11 +108,16 @@ static int set_trsvcid(void *data, const char *v)
 	return (void)data, num_of("trsvcid", v, 1, 65535, " (a port)", &n);
 }
 
-static int set_in_capsule(void *data, int *v)
-{
-	((struct eng_opts *)data)->in_capsule = (unsigned int)*v;
-	return ((struct eng_opts *)data)->set |= 1u << H_IN_CAPSULE, 0;
-}
+#define BOOL_SETTER(fn, h)                                       \
+	static int set_##fn(void *data, int *v)                  \
+	{                                                        \
+		((struct eng_opts *)data)->fn = (unsigned int)*v; \
+		return ((struct eng_opts *)data)->set |= 1u << (h), 0; \
+	}
+BOOL_SETTER(in_capsule, H_IN_CAPSULE)
+BOOL_SETTER(hdr_digest, H_HDGST)
+BOOL_SETTER(data_digest, H_DDGST)
+#undef BOOL_SETTER
 
 /* fio stores the value through off1 (posval) before it calls this */
 static int set_wait_mode(void *data, const char *v)
@@ -241,6 +248,10 @@ struct fio_option eng_options[] = {
 	 .group = FIO_OPT_G_INVALID},
 	{.name = "in_capsule", .lname = "in-capsule data", .type = FIO_OPT_BOOL, .cb = (void *)set_in_capsule,
 	 .help = help_of[H_IN_CAPSULE], .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "hdr_digest", .lname = "header digest", .type = FIO_OPT_BOOL, .cb = (void *)set_hdr_digest,
+	 .help = help_of[H_HDGST], .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "data_digest", .lname = "data digest", .type = FIO_OPT_BOOL, .cb = (void *)set_data_digest,
+	 .help = help_of[H_DDGST], .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "wait", .lname = "completion wait", .type = FIO_OPT_STR,
 	 .off1 = offsetof(struct eng_opts, wait_mode), .cb = (void *)set_wait_mode, .help = help_of[H_WAIT],
 	 .posval = {{.ival = "hybrid", .oval = NVMEOF_WAIT_HYBRID, .help = "spin spin_us, then sleep"},
@@ -334,20 +345,8 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	k->o.hostnqn = k->t.hostnqn[0] ? k->t.hostnqn : NULL;
 	k->o.hostid = k->hostid[0] ? k->hostid : NULL;
 	k->o.src_addr = k->t.srcaddr[0] ? k->t.srcaddr : NULL;
-	/* the library checks the form (and says which is wrong, never the value) */
-	if (cfg_secrets(k, eo->dhchap_secret, eo->dhchap_secret_file, eo->dhchap_ctrl_secret,
-			eo->dhchap_ctrl_secret_file))
+	if (cfg_auth(k, eo))
 		return 1;
-	if ((eo->dhchap_hashes && strlen(eo->dhchap_hashes) >= sizeof(k->dhchap_hashes)) ||
-	    (eo->dhchap_dhgroups && strlen(eo->dhchap_dhgroups) >= sizeof(k->dhchap_dhgroups))) {
-		log_err("nvmeof: dhchap_hashes or dhchap_dhgroups is longer than a list of every name\n");
-		return 1;
-	}
-	snprintf(k->dhchap_hashes, sizeof(k->dhchap_hashes), "%s", eo->dhchap_hashes ? eo->dhchap_hashes : "");
-	snprintf(k->dhchap_dhgroups, sizeof(k->dhchap_dhgroups), "%s", eo->dhchap_dhgroups ? eo->dhchap_dhgroups : "");
-	k->o.dhchap_hashes = k->dhchap_hashes[0] ? k->dhchap_hashes : NULL;
-	k->o.dhchap_dhgroups = k->dhchap_dhgroups[0] ? k->dhchap_dhgroups : NULL;
-	k->o.allow_unauthenticated_ctrl = eo->allow_unauth_ctrl;
 	k->o.strict_ordering = !eo->relaxed_ordering;
 	k->o.hw_timestamps = eo->hw_timestamps;
 	if (eo->verbose)

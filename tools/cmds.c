@@ -33,6 +33,8 @@ void tool_ctrl_opts(const struct args *a, struct nvmeof_ctrl_opts *o)
 	o->dhchap_hashes = a->dhchap_hashes;
 	o->dhchap_dhgroups = a->dhchap_dhgroups;
 	o->allow_unauthenticated_ctrl = a->allow_unauth_ctrl;
+	o->hdr_digest = a->hdgst;
+	o->data_digest = a->ddgst;
 	o->hostid = a->hostid;
 	o->subnqn = a->nqn;
 	if (a->timeout_ms)

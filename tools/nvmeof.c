@@ -40,7 +40,7 @@ static const struct cmd {
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
 enum { OPT_LSP = 0x100, OPT_DHCHAP_FILE, OPT_DHCHAP_CTRL_FILE, OPT_DHCHAP_HASHES, OPT_DHCHAP_DHGROUPS,
-       OPT_ALLOW_UNAUTH, OPT_TIMEOUT, OPT_SYSFS };
+       OPT_ALLOW_UNAUTH, OPT_TIMEOUT, OPT_SYSFS, OPT_HDGST };
 
 static void usage(FILE *f)
 {
@@ -85,7 +85,10 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 		   "      --dhchap-hashes=LIST, --dhchap-dhgroups=LIST  what the host offers\n"
 		   "                           (sha256,sha384,sha512; null,ffdhe2048..ffdhe8192; all)\n"
 		   "      --allow-unauthenticated-ctrl  accept a controller that does not require\n"
-		   "                           authentication without authenticating it\n", d.trsvcid);
+		   "                           authentication without authenticating it\n"
+		   "  %s--hdr-digest         NVMe/TCP header digest (CRC32C), as nvme-cli's -g\n"
+		   "  -G, --data-digest        NVMe/TCP data digest (CRC32C), as nvme-cli's -G\n",
+		d.trsvcid, c->what & ARG_IO ? "    " : "-g, ");
 	if (disc)
 		fprintf(f, "  -n, --nqn=NQN            discovery NQN (%s)\n", NVMEOF_DISCOVERY_NQN);
 	else
@@ -208,6 +211,7 @@ int main(int argc, char **argv)
 		{"dhchap-dhgroups", required_argument, 0, OPT_DHCHAP_DHGROUPS},
 		{"allow-unauthenticated-ctrl", no_argument, 0, OPT_ALLOW_UNAUTH},
 		{"sysfs", required_argument, 0, OPT_SYSFS},
+		{"hdr-digest", no_argument, 0, OPT_HDGST}, {"data-digest", no_argument, 0, 'G'},
 		{0, 0, 0, 0},
 	};
 	struct args a = {.nsid = 1, .gpu = -1};
@@ -217,7 +221,10 @@ int main(int argc, char **argv)
 	optind = 2;
 	opterr = 0;
 	int li = -1;
-	while ((ch = getopt_long(argc, argv, ":a:s:w:q:I:n:t:o:N:e:i:l:L:S:C:rbB:c:d:fDg:h", lo, &li)) != -1) {
+	/* -g: nvme-cli's header digest, but --gpu=N where the data moves */
+	const char *shorts = c->what & ARG_IO ? ":a:s:w:q:I:n:t:o:N:e:i:l:L:S:C:rbB:c:d:fDg:Gh"
+					      : ":a:s:w:q:I:n:t:o:N:e:i:l:L:S:C:rbB:c:d:fDgGh";
+	while ((ch = getopt_long(argc, argv, shorts, lo, &li)) != -1) {
 		/* the option by its name, never its value (which may be a secret) */
 		char optbuf[48];
 		if (li >= 0)
@@ -233,7 +240,7 @@ int main(int argc, char **argv)
 		case 'N': need = ARG_NSID; break;
 		case 'e': need = ARG_ENTRIES; break;
 		case 'i': case 'l': case 'L': case OPT_LSP: case 'r': case 'b': need = ARG_LOG; break;
-		case 'B': case 'c': case 'd': case 'f': case 'D': case 'g': need = ARG_IO; break;
+		case 'B': case 'c': case 'd': case 'f': case 'D': need = ARG_IO; break;
 		}
 		/* a subcommand without a target takes none of a target's options */
 		if (c->what & ARG_LOCAL && ch != 'o' && ch != 'h' && ch != OPT_SYSFS && ch != ':' && ch != '?')
@@ -361,10 +368,16 @@ int main(int argc, char **argv)
 		case 'f': a.fua = true; break;
 		case 'D': a.deac = true; break;
 		case 'g':
+			if (!(c->what & ARG_IO)) {
+				a.hdgst = true;
+				break;
+			}
 			if (parse_u64("gpu", optarg, 64, &v))
 				return 2;
 			a.gpu = (int)v;
 			break;
+		case OPT_HDGST: a.hdgst = true; break;
+		case 'G': a.ddgst = true; break;
 		case OPT_SYSFS: a.sysfs = optarg; break;
 		case 'h':
 			cmd_usage(stdout, c);

@@ -38,7 +38,9 @@ static void usage(FILE *f, const char *name)
 		"  -n, --nqn=NQN            subsystem NQN\n"
 		"  -q, --hostnqn=NQN        host NQN\n"
 		"  -w, --host-traddr=ADDR   local address (chooses the HCA)\n"
-		"  -t, --timeout=MS         command timeout in ms\n"
+		"  -t, --timeout=MS         command timeout in ms; -t rdma or -t tcp: the transport\n"
+		"  -g, --hdr-digest         NVMe/TCP header digest (CRC32C), as nvme-cli's -g\n"
+		"  -G, --data-digest        NVMe/TCP data digest (CRC32C), as nvme-cli's -G\n"
 		"  -O, --opcode=OPC         the command's opcode (required; 0x7f, Fabrics, is refused)\n"
 		"  -f, --flags=N            CDW0 bits 15:8 (PSDT is the library's; fused commands are refused)\n"
 		"  -n, -N, --namespace-id=NSID  NSID (default 0); a number for -n is the namespace\n"
@@ -78,6 +80,7 @@ static int parse(int argc, char **argv, struct pt *p)
 		{"write", no_argument, 0, 'W'}, {"input-file", required_argument, 0, 'i'},
 		{"raw-binary", no_argument, 0, 'b'}, {"output-format", required_argument, 0, 'o'},
 		{"metadata", required_argument, 0, 'M'}, {"help", no_argument, 0, 'h'},
+		{"hdr-digest", no_argument, 0, 'g'}, {"data-digest", no_argument, 0, 'G'},
 		{"cdw2", required_argument, 0, OPT_CDW + 2}, {"cdw3", required_argument, 0, OPT_CDW + 3},
 		{"cdw10", required_argument, 0, OPT_CDW + 10}, {"cdw11", required_argument, 0, OPT_CDW + 11},
 		{"cdw12", required_argument, 0, OPT_CDW + 12}, {"cdw13", required_argument, 0, OPT_CDW + 13},
@@ -87,7 +90,7 @@ static int parse(int argc, char **argv, struct pt *p)
 	int ch;
 	uint64_t v;
 	optind = 2;
-	while ((ch = getopt_long(argc, argv, "a:s:n:q:w:t:O:f:N:l:rWi:bo:M:h2:3:4:5:6:7:8:9:", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "a:s:n:q:w:t:O:f:N:l:rWi:bo:M:hgG2:3:4:5:6:7:8:9:", lo, NULL)) != -1) {
 		const char *bad = NULL;
 		switch (ch) {
 		case 'a': p->a.traddr = optarg; break;
@@ -110,8 +113,10 @@ static int parse(int argc, char **argv, struct pt *p)
 		case 'w': p->a.src = optarg; break;
 		case 't':
 			/* nvme-cli's transport beside -a, else its timeout in ms */
-			if (!strcasecmp(optarg, "rdma"))
+			if (!strcasecmp(optarg, "rdma") || !strcasecmp(optarg, "tcp")) {
+				p->a.trtype = optarg;
 				break;
+			}
 			if (num(optarg, UINT32_MAX, &v) || !v)
 				bad = "timeout";
 			else
@@ -121,6 +126,8 @@ static int parse(int argc, char **argv, struct pt *p)
 		case 'f': if (num(optarg, 0xff, &v)) bad = "flags"; else p->flags = (uint8_t)v; break;
 		case 'N': if (num(optarg, UINT32_MAX, &v)) bad = "namespace-id"; else p->a.nsid = (uint32_t)v; break;
 		case 'l': if (num(optarg, UINT32_MAX, &v)) bad = "data-len"; else p->data_len = (uint32_t)v; break;
+		case 'g': p->a.hdgst = true; break;
+		case 'G': p->a.ddgst = true; break;
 		case 'r': p->read = true; break;
 		case 'W': p->write = true; break;
 		case 'i': p->input = optarg; break;

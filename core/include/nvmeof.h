@@ -226,7 +226,7 @@ struct nvmeof_ctrl_info {
 	uint8_t vwc;
 	uint16_t mqes;           /* CAP.MQES, 0-based */
 	uint32_t max_io_queues;  /* granted by Set Features Number of Queues */
-	uint32_t in_capsule_max; /* bytes a write may carry in-capsule; 0 = off */
+	uint32_t in_capsule_max; /* bytes a write may carry in-capsule; 0 = off (NVMe/TCP: always IOCCSZ's) */
 	char hca[64];            /* ibverbs device the connection resolved to */
 	uint8_t port_num;
 	uint16_t crdt[3];        /* Command Retry Delay Times 1..3, 100 ms units */

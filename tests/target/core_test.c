@@ -194,7 +194,9 @@ static void roundtrip(uint32_t nsid, const size_t *sizes, size_t nsizes, bool in
 		uint64_t cmds = s1.cmds - s0.cmds, want = 2 * ((n + (1u << 20) - 1) >> 20);
 		CHECK_EQ(cmds, want); /* split at MDTS, one command per MiB each way */
 		uint64_t icd = s1.in_capsule - s0.in_capsule;
-		if (in_capsule && n <= nvmeof_ctrl_info(c)->in_capsule_max)
+		/* over NVMe/TCP a write that fits goes in the capsule whatever
+		 * in_capsule says (the target waits for it there), counted */
+		if ((in_capsule || over_tcp()) && n <= nvmeof_ctrl_info(c)->in_capsule_max)
 			CHECK_EQ(icd, 1);
 		else
 			CHECK_EQ(icd, 0);
@@ -813,6 +815,110 @@ out:
 		nvmeof_queue_destroy(q);
 	if (c)
 		nvmeof_ctrl_close(c);
+}
+
+/* The port's in-capsule data size (nvmet's param_inline_data_size, which
+ * its IOCCSZ reports), set while the port is down: nvmet takes it then only. */
+static const char *inline_size_file(void)
+{
+	return over_tcp() ? "/sys/kernel/config/nvmet/ports/2/param_inline_data_size"
+			  : "/sys/kernel/config/nvmet/ports/1/param_inline_data_size";
+}
+static long inline_size(void)
+{
+	long v = -1;
+	FILE *f = fopen(inline_size_file(), "r");
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+static bool set_inline_size(long v)
+{
+	FILE *f = fopen(inline_size_file(), "w");
+	if (!f)
+		return false;
+	bool ok = fprintf(f, "%ld\n", v) > 0;
+	return fclose(f) == 0 && ok;
+}
+
+/* A reconnect's new association may report another IOCCSZ: what the queue
+ * frames by it is rebuilt from the new one. The port comes back with a
+ * smaller in-capsule size than the queue was created with, and a write
+ * between the two sizes must not go in the capsule (nvmet refuses that, and
+ * over NVMe/TCP reads the data left on the stream as PDU headers); every
+ * write after the reconnect completes and reads back. */
+TEST(reconnect_takes_the_new_associations_in_capsule_size)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_queue *q = NULL;
+	struct nvmeof_mr *mr = NULL;
+	struct nvmeof_ctrl_info info;
+	const char *down = over_tcp() ? "tb port-down tcp" : "tb port-down rdma";
+	const char *up = over_tcp() ? "tb port-up tcp" : "tb port-up rdma";
+	long orig = inline_size();
+	bool changed = false;
+	/* writes of 1, 2 and 3 times a quarter of the old size: the last two
+	 * above the new size, below the old */
+	const uint32_t small = (uint32_t)(orig / 4) / 512 * 512, io = 3 * small;
+	CHECK(small >= 512); /* nvmet's default: 16 KiB over TCP, a page or more over RDMA */
+	if (small < 512)
+		return;
+	opts_a(&o);
+	o.reconnect_delay_ms = 300;
+	o.ctrl_loss_tmo_ms = 20000;
+	o.trace = lost_trace;
+	atomic_store(&lost_seen, 0);
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	MUST(nvmeof_queue_create(c, NULL, &q));
+	MUST(nvmeof_mr_alloc(c, 2 * (size_t)io, &mr));
+	const struct nvmeof_ns *ns = nvmeof_ns_get(c, 1);
+	CHECK(ns != NULL);
+	if (!ns)
+		goto out;
+	uint32_t nlb = io / ns->lba_size;
+	uint8_t *b = nvmeof_mr_addr(mr);
+	MUST(nvmeof_ctrl_get_info(c, &info));
+	CHECK_EQ(info.in_capsule_max, (uint32_t)orig);
+	sh(down);
+	CHECK(wait_lost(q, NULL, 1));
+	changed = true;
+	CHECK(set_inline_size(small));
+	CHECK_EQ(inline_size(), (long)small);
+	sh(up);
+	/* writes from below to above the new size, each read back */
+	for (uint32_t k = 0; k < 3; k++) {
+		uint32_t n = (k + 1) * small / ns->lba_size;
+		fill(b, io, 77 + k);
+		memset(b + io, 0, io);
+		if (nvmeof_write_sync(q, ns, 8192 + k * nlb, n, mr, 0, 30000) ||
+		    nvmeof_read_sync(q, ns, 8192 + k * nlb, n, mr, io, 30000)) {
+			fprintf(stderr, "    %u-byte write after the reconnect: %s\n", n * ns->lba_size,
+				nvmeof_errmsg());
+			check_failed_in_test = 1;
+			break;
+		}
+		CHECK(!memcmp(b, b + io, (size_t)n * ns->lba_size));
+	}
+	MUST(nvmeof_ctrl_get_info(c, &info));
+	printf("    in-capsule size after the reconnect: %u (port %u, was %ld)\n", info.in_capsule_max, small,
+	       orig);
+	CHECK_EQ(info.in_capsule_max, small);
+out:
+	if (mr)
+		nvmeof_mr_release(mr);
+	if (q)
+		nvmeof_queue_destroy(q);
+	if (c)
+		nvmeof_ctrl_close(c);
+	if (changed) { /* the port as the other tests know it */
+		sh(down);
+		CHECK(set_inline_size(orig));
+		sh(up);
+	}
 }
 
 /* A wait with nothing to complete sleeps in slices as long as a command
@@ -1744,7 +1850,7 @@ int main(int argc, char **argv)
 		T(out_of_range_lba_names_the_status), T(wrong_subsystem_nqn), T(host_refused_by_subsystem_b),
 		T(unreachable_address_fails_fast), T(nobody_listening_on_port), T(bad_arguments),
 		T(keep_alive_keeps_the_association), T(target_ends_association_when_keep_alives_stop),
-		T(reconnect_keeps_write_order_and_the_controller), T(poll_group_of_four_queues), T(poll_group_on_a_chosen_completion_vector), T(hostid_is_the_targets_host_identifier),
+		T(reconnect_keeps_write_order_and_the_controller), T(reconnect_takes_the_new_associations_in_capsule_size), T(poll_group_of_four_queues), T(poll_group_on_a_chosen_completion_vector), T(hostid_is_the_targets_host_identifier),
 		T(poll_group_reconnects_every_queue), T(close_never_waits_for_the_targets_disconnect_answer), T(reconnect_refused_with_dnr_fails_at_once), T(ctrl_get_info_writes_only_the_callers_struct),
 		T(queue_created_right_after_destroy),
 		T(sixty_four_queue_pairs_connect_under_load_and_all_carry_io),

@@ -76,6 +76,23 @@ t_admin_passthru_get_features_agrees_with_nvme_cli() {
   echo "    Get Features Number of Queues: $(printf '0x%08x' "$ours") from both"
 }
 
+# Over NVMe/TCP (-t tcp, and both digests as nvme-cli's -g -G): a raw Flush
+# with no data completes, a raw write's data reads back, a vendor opcode
+# with no buffer is answered by name.
+t_io_passthru_over_tcp_with_digests() {
+  local err NT=(-t tcp -g -G "${NA[@]}")
+  "$T" io-passthru "${NT[@]}" --opcode=0x00 --namespace-id=2 > "$SCRATCH/flush" || fail "raw Flush over TCP failed"
+  grep -q '^NVMe command result:00000000' "$SCRATCH/flush" || fail "raw Flush: $(cat "$SCRATCH/flush")"
+  head -c 8192 /dev/urandom > "$SCRATCH/in"
+  "$T" io-passthru "${NT[@]}" --opcode=0x01 --namespace-id=2 --cdw10=80 --cdw12=1 --data-len=8192 --write \
+    --input-file="$SCRATCH/in" > /dev/null || fail "io-passthru write over TCP failed"
+  "$T" io-passthru "${NT[@]}" --opcode=0x02 --namespace-id=2 --cdw10=80 --cdw12=1 --data-len=8192 --read -b \
+    > "$SCRATCH/back" || fail "io-passthru read over TCP failed"
+  cmp "$SCRATCH/in" "$SCRATCH/back" || fail "read back over TCP other bytes than were written"
+  err=$("$T" io-passthru "${NT[@]}" --opcode=0xc1 --namespace-id=2 2>&1 >/dev/null) && fail "vendor opcode succeeded"
+  echo "$err" | grep -q "Invalid Command Opcode" || fail "vendor opcode over TCP: $err"
+}
+
 t_passthru_errors_by_name() {
   local err
   err=$("$T" io-passthru "${NA[@]}" --opcode=0xc0 --namespace-id=2 2>&1 >/dev/null) && fail "vendor opcode succeeded"

@@ -108,6 +108,7 @@ int main(void)
 	nvmeof_ctrl_opts_init(&o);
 	printf("trsvcid %s\nin_capsule %d\nwait %s\nnum_io_queues %u\nspin_us %u\nconnect_retries %u\n",
 	       o.trsvcid, o.in_capsule, wait[o.wait_mode], o.num_io_queues, o.spin_us, o.connect_retries);
+	printf("hdr_digest %d\ndata_digest %d\n", o.hdr_digest, o.data_digest);
 	/* the time options, as a user writes them (a bare number is seconds) */
 	time_opt("kato", o.kato_ms);
 	time_opt("reconnect_delay", o.reconnect_delay_ms);
@@ -121,8 +122,8 @@ C
     ${LD_PRELOAD:+-fsanitize=address,undefined}
   "$tmp/defaults" | sort > "$tmp/lib.defaults"
   sed -n 's/^\([a-z_]*\) *:.*; default \([^ ]*\)$/\1 \2/p' <<< "$help" | sort > "$tmp/help.defaults"
-  if [ "$(wc -l < "$tmp/lib.defaults")" = 11 ] && cmp -s "$tmp/lib.defaults" "$tmp/help.defaults"; then
-    ok "fio --enghelp shows the library's default of each of its 11 options"
+  if [ "$(wc -l < "$tmp/lib.defaults")" = 13 ] && cmp -s "$tmp/lib.defaults" "$tmp/help.defaults"; then
+    ok "fio --enghelp shows the library's default of each of its 13 options"
   else
     bad "fio --enghelp shows the library's default of each of its options" \
       "$(diff "$tmp/lib.defaults" "$tmp/help.defaults" | tr '\n' ' ')"

@@ -421,6 +421,25 @@ TEST(stale_send_completion_after_loss_finishes_nothing_twice)
 	teardown(f);
 }
 
+/* A transport that knows why the connection ended (NVMe/TCP: the
+ * controller's C2HTermReq and its Fatal Error Status) has it said in the
+ * message the failed commands' owners read. */
+TEST(a_lost_connection_fails_with_the_transports_reason)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 4096, 30000, false);
+	f->rec.hold = 1; /* no answer: the read is out when the connection ends */
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
+	nvmeof_queue_poll(f->q, 0);
+	fw_break_why(f->fw, "the controller ended the connection: C2HTermReq, PDU Sequence Error (FEI 0)");
+	for (int i = 0; i < 8 && !f->calls; i++)
+		nvmeof_queue_poll(f->q, 0);
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, NVMEOF_ECLOSED);
+	CHECK(strstr(nvmeof_errmsg(), "lost its connection") != NULL);
+	CHECK(strstr(nvmeof_errmsg(), "C2HTermReq, PDU Sequence Error") != NULL);
+	teardown(f);
+}
+
 /* A synchronous call that gives up on a command still on the wire (here a
  * Keep Alive past its timeout) returns only once the connection is down:
  * an answer, or data, can no longer arrive for it. */
@@ -1847,6 +1866,7 @@ int main(int argc, char **argv)
 		T(split_request_waiting_for_slots_makes_new_submissions_wait),
 		T(stale_send_completion_after_loss_finishes_nothing_twice),
 		T(a_sync_call_that_gives_up_returns_with_the_connection_down),
+		T(a_lost_connection_fails_with_the_transports_reason),
 		T(an_answer_to_a_retry_not_yet_sent_is_dropped),
 		T(refused_post_completes_from_the_next_poll_not_inside_submit),
 		T(refused_commit_completes_each_request_once_from_poll), T(hybrid_spin_follows_the_completion_gap),

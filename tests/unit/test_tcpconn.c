@@ -23,7 +23,10 @@ struct rig {
 	uint8_t sqe[64];
 };
 
-static void rig_up(struct rig *r, uint32_t maxh2cdata)
+static void rig_up_dg(struct rig *r, uint32_t maxh2cdata, bool hd, bool dd);
+static void rig_up(struct rig *r, uint32_t maxh2cdata) { rig_up_dg(r, maxh2cdata, false, false); }
+
+static void rig_up_dg(struct rig *r, uint32_t maxh2cdata, bool hd, bool dd)
 {
 	int sv[2];
 	memset(r, 0, sizeof(*r));
@@ -31,8 +34,8 @@ static void rig_up(struct rig *r, uint32_t maxh2cdata)
 	r->host = sv[0];
 	r->ctrl = sv[1];
 	r->cq = (struct tcp_cq){.wc = r->wc, .cap = 64, .epfd = epoll_create1(0)};
-	r->t = tcp_conn_new(1, 4, false, false, 0);
-	struct tcp_neg n = {.maxh2cdata = maxh2cdata};
+	r->t = tcp_conn_new(1, 4, hd, dd, 0);
+	struct tcp_neg n = {.maxh2cdata = maxh2cdata, .hdgst = hd, .ddgst = dd};
 	tcp_conn_rx_init(r->t);
 	tcp_rx_negotiated(&r->t->rx, &n);
 	tcp_conn_attach(r->t, r->host, &n, &r->cq);
@@ -360,6 +363,65 @@ TEST(c2h_success_before_all_the_data_ends_the_connection)
 	rig_down(&r);
 }
 
+/* A C2HTermReq is the controller's last word: its reason (the Fatal Error
+ * Status by name) is what the connection's end reports, with header
+ * digests on too (a TermReq has none, and is 24 bytes without data). */
+TEST(c2h_term_req_names_its_reason_with_and_without_header_digest)
+{
+	for (int hd = 0; hd < 2; hd++) {
+		struct rig r;
+		rig_up_dg(&r, 4096, hd, false);
+		uint8_t t[24] = {NVME_TCP_C2H_TERM, 0, 24, 0, 24, 0, 0, 0, 0x03, 0x00, 0x08, 0, 0, 0};
+		ctrl_send(&r, t, sizeof(t));
+		shutdown(r.ctrl, SHUT_WR); /* and the controller closes */
+		for (int i = 0; i < 16 && !r.t->broken; i++)
+			tcp_conn_progress(r.t);
+		CHECK(r.t->broken);
+		printf("    header digest %s: %s\n", hd ? "on" : "off", r.t->why);
+		CHECK(strstr(r.t->why, "C2HTermReq") != NULL);
+		CHECK(strstr(r.t->why, "Header Digest Error") != NULL);
+		/* the connection ends cleanly: the receive comes back flushed */
+		CHECK_EQ(r.cq.n, 1);
+		CHECK(r.wc[0].opcode == IBV_WC_RECV && r.wc[0].status == IBV_WC_WR_FLUSH_ERR);
+		rig_down(&r);
+	}
+}
+
+/* SUCCESS on a queue with SQ flow control on (we never ask for it off):
+ * taken, as the kernel's host and SPDK's take it from SPDK's target, and the
+ * completion carries the last SQ head pointer the controller reported, not
+ * a made-up 0. */
+TEST(c2h_success_with_sq_flow_control_on_keeps_the_last_sqhd)
+{
+	static uint8_t buf[4096], d[4096];
+	struct rig r;
+	rig_up(&r, 4096);
+	send_cmd(&r, NVME_CMD_READ, 3, buf, sizeof(buf));
+	uint8_t p[24] = {NVME_TCP_RSP, 0, 24, 0, 24, 0, 0, 0};
+	put_le16(p + 8 + 8, 17); /* SQHD */
+	put_le16(p + 8 + 12, 3);
+	ctrl_send(&r, p, 24);
+	for (int i = 0; i < 16 && r.cq.n < 2; i++)
+		tcp_conn_progress(r.t);
+	CHECK_EQ(r.cq.n, 2);
+	CHECK_EQ(get_le16(r.rsp + 8), 17);
+	struct ibv_sge sge = {.addr = (uintptr_t)r.rsp, .length = 16};
+	struct ibv_recv_wr rw = {.wr_id = 78, .sg_list = &sge, .num_sge = 1}, *bad;
+	CHECK_EQ(tcp_conn_post_recv(r.t, &rw, &bad), 0);
+	memset(r.rsp, 0xff, sizeof(r.rsp));
+	send_cmd(&r, NVME_CMD_READ, 0x0403, buf, sizeof(buf));
+	memset(d, 0x6b, sizeof(d));
+	c2h(&r, 0x0403, NVME_TCP_F_DATA_LAST | NVME_TCP_F_DATA_SUCCESS, 0, d, sizeof(d));
+	CHECK(!r.t->broken);
+	CHECK(got_recv_success(&r));
+	CHECK_EQ(get_le16(r.rsp + 12), 0x0403); /* CID */
+	CHECK_EQ(get_le16(r.rsp + 14), 0);      /* success */
+	CHECK_EQ(get_le16(r.rsp + 10), 1);      /* SQ ID: the queue's */
+	CHECK_EQ(get_le16(r.rsp + 8), 17);      /* SQHD: the last reported */
+	CHECK_MEM(buf, d, sizeof(d));
+	rig_down(&r);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -374,6 +436,8 @@ int main(void)
 		T(r2t_for_in_capsule_data_ends_the_connection),
 		T(c2h_out_of_order_ends_the_connection),
 		T(c2h_success_before_all_the_data_ends_the_connection),
+		T(c2h_term_req_names_its_reason_with_and_without_header_digest),
+		T(c2h_success_with_sq_flow_control_on_keeps_the_last_sqhd),
 	};
 	return run_tests("tcpconn", t, sizeof(t) / sizeof(t[0]));
 }

@@ -348,6 +348,14 @@ TEST(rx_r2t_term_req_and_icresp)
 	CHECK(r.pdu.type == NVME_TCP_C2H_TERM && r.pdu.fes == 2 && r.pdu.fei == 5 && r.pdu.datal == 8);
 	CHECK(r.term[0] == 0xde && r.term[1] == 0xad);
 	CHECK_STR(tcp_fes_name(r.pdu.fes), "PDU Sequence Error");
+	/* one without data, with header digests on: 24 bytes in all, and
+	 * nothing after it (the controller closes): no digest is waited for */
+	for (size_t k = 1; k <= 24; k += 23) {
+		rx_ready(&r, true, false);
+		uint8_t t24[24] = {0x03, 0, 24, 0, 24, 0, 0, 0, 0x03, 0x00, 0x09, 0, 0, 0};
+		CHECK_EQ(feed(&r, t24, 24, k, &pdus, &why), TCP_RX_PDU);
+		CHECK(r.pdu.type == NVME_TCP_C2H_TERM && r.pdu.fes == 3 && r.pdu.fei == 9 && r.pdu.datal == 0);
+	}
 	/* ICResp: first, and only then */
 	tcp_rx_init(&r, dest, NULL);
 	uint8_t ic[128];

@@ -30,6 +30,15 @@ expect 1 "^nvmeof id-ctrl: .*connect" "$T" id-ctrl "${A[@]}" -n nqn.2026-12.io.n
 expect 2 "^nvmeof discover: --transport: 'fc' is not one this tool speaks: rdma or tcp" "$T" discover -t fc -a 127.0.0.1
 # over TCP nobody listens on 127.0.0.1 port 4: a connect error, not a usage one
 expect 1 "^nvmeof id-ctrl: .*TCP connect" "$T" id-ctrl -t tcp -a 127.0.0.1 -s 4 -n nqn.2026-12.io.nvmeof:x
+# nvme-cli's digest letters reach the library: over rdma it refuses them,
+# naming them, before anything connects; -g is --gpu where data moves
+expect 1 "^nvmeof id-ctrl: .*digests are NVMe/TCP's" "$T" id-ctrl "${A[@]}" -n nqn.2026-12.io.nvmeof:x -g
+expect 1 "^nvmeof id-ctrl: .*digests are NVMe/TCP's" "$T" id-ctrl "${A[@]}" -n nqn.2026-12.io.nvmeof:x -G
+expect 1 "^nvmeof discover: .*digests are NVMe/TCP's" "$T" discover "${A[@]}" --hdr-digest --data-digest
+expect 1 "^nvmeof read: .*digests are NVMe/TCP's" "$T" read "${A[@]}" -n nqn.x --hdr-digest -c 1 -d /dev/null
+expect 2 "^nvmeof read: --gpu: 'x' is not a number" "$T" read "${A[@]}" -n nqn.x -g x -c 1 -d /dev/null
+# and over tcp they are asked for: the connect gets as far as TCP
+expect 1 "^nvmeof id-ctrl: .*TCP connect" "$T" id-ctrl -t tcp "${A[@]}" -n nqn.2026-12.io.nvmeof:x -g -G
 # ports as numbers from 1 to 65535, not whatever the resolver makes of them
 for p in 0 65536 99999 abc 44x ''; do
   expect 2 "^nvmeof discover: --trsvcid: '$p' is not a port number from 1 to 65535" "$T" discover -a 127.0.0.1 -s "$p"
@@ -44,6 +53,9 @@ expect 2 "^nvmeof error-log: --log-entries must be at least 1" "$T" error-log "$
 # the namespace (the NQN stays), -4 and -6 are --cdw10 and --cdw12; data
 # needs a direction (the opcode's, or --read/--write)
 expect 1 "^nvmeof io-passthru: .*connect" "$T" io-passthru -t rdma "${A[@]}" -n nqn.x -n 2 -O 2 -4 7 -6 0 -l 512
+# -t tcp, -g and -G as nvme-cli's, beside -a: the digests reach the library
+expect 1 "^nvmeof io-passthru: .*TCP connect" "$T" io-passthru -t tcp "${A[@]}" -n nqn.x -g -G -O 0 -N 1
+expect 1 "^nvmeof admin-passthru: .*digests are NVMe/TCP's" "$T" admin-passthru "${A[@]}" -n nqn.x -G -O 6
 expect 2 "^nvmeof io-passthru: data direction not given" "$T" io-passthru "${A[@]}" -n nqn.x -O 0xc0 -l 512
 expect 2 "^nvmeof admin-passthru: bad --timeout value '0'" "$T" admin-passthru "${A[@]}" -n nqn.x -O 6 -t 0
 # the help says what the code does: smart-log and get-log default to the controller

@@ -22,6 +22,7 @@ struct fake_wire {
 	void *ctx;
 	struct fake_wire *cq;        /* where its completions go: itself, or a poll group's wire */
 	bool broken, fail_post, closed;
+	const char *why;             /* fw_break_why */
 	uint32_t polls_after_close;
 	uint32_t rnr_count;
 	uint32_t fail_connects, connects; /* fw_fail_connects */
@@ -152,6 +153,12 @@ void fw_break(struct fake_wire *fw)
 	flush_recvs(fw);
 }
 
+void fw_break_why(struct fake_wire *fw, const char *why)
+{
+	fw->why = why;
+	fw_break(fw);
+}
+
 void fw_share_cq(struct fake_wire *fw, struct fake_wire *cq) { fw->cq = cq; }
 
 int fw_post_send(struct fake_wire *fw, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
@@ -244,6 +251,11 @@ static int op_post_recv(void *c, struct ibv_recv_wr *wr, struct ibv_recv_wr **ba
 }
 static int op_poll(void *c, int n, struct ibv_wc *wc, uint64_t *ts) { return fw_poll_ts(c, n, wc, ts); }
 static void op_disconnect(void *c) { (void)c; }
+static const char *op_lost_why(void *c)
+{
+	struct fake_wire *fw = c;
+	return fw->broken ? fw->why : NULL;
+}
 static void op_close(struct nvmeof_queue *q) { ((struct fake_wire *)q->trc)->closed = true; }
 
 /* A reconnect on the same wire: a fresh connection with nothing pending. */
@@ -281,6 +293,7 @@ static const struct q_transport fw_transport = {
 	.post_recv = op_post_recv,
 	.poll = op_poll,
 	.disconnect = op_disconnect,
+	.lost_why = op_lost_why,
 	.reopen = op_reopen,
 	.close = op_close,
 	.cq_open = op_cq_open,

@@ -33,6 +33,9 @@ void fw_free(struct fake_wire *fw);
 int fw_inject(struct fake_wire *fw, const uint8_t *cqe);
 /* Makes the next poll report a flushed (failed) receive: a lost connection. */
 void fw_break(struct fake_wire *fw);
+/* The same, with the transport's reason for it (what NVMe/TCP learns from a
+ * controller's C2HTermReq): the wire's lost_why says it. */
+void fw_break_why(struct fake_wire *fw, const char *why);
 /* A new connection on the same wire: nothing pending, nothing posted. */
 void fw_reset(struct fake_wire *fw);
 /* The next fw_post_send fails (as ibv_post_send can) while the wire stays up. */

@@ -58,6 +58,7 @@ per_build() {
   run "$b/target_disc" 600 "$NVMEOF_BUILD/tests/target_disc"
   run "$b/tool.sh" 600 bash tests/target/tool.sh
   run "$b/target_passthru" 300 "$NVMEOF_BUILD/tests/target_passthru"
+  run "$b/target_passthru-tcp" 300 env NVMEOF_TB_TRTYPE=tcp "$NVMEOF_BUILD/tests/target_passthru"
   run "$b/passthru-tool.sh" 300 bash tests/target/passthru-tool.sh
   run "$b/selftest-double" 300 bash tests/gpu-check/selftest-double "$NVMEOF_BUILD"
 }

@@ -158,7 +158,7 @@ static int qt_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_
 	uint8_t cls = CR_FINAL;
 	(void)cntlid; /* NVMe/TCP names the controller only in the Fabrics Connect */
 	tcp_conn_detach(t);
-	if ((rc = tcp_sock_connect(q->dst, q->src, timeout_ms, q->qid, &fd, &cls))) {
+	if ((rc = tcp_sock_connect(q->dst, q->src, q->copts, timeout_ms, q->qid, &fd, &cls))) {
 		q->conn_class = cls;
 		return rc;
 	}

@@ -33,6 +33,9 @@ void tool_ctrl_opts(const struct args *a, struct nvmeof_ctrl_opts *o)
 	o->dhchap_hashes = a->dhchap_hashes;
 	o->dhchap_dhgroups = a->dhchap_dhgroups;
 	o->allow_unauthenticated_ctrl = a->allow_unauth_ctrl;
+	o->tcp_priority = a->tcp_priority;
+	o->tcp_tos = a->tcp_tos;
+	o->tcp_busy_poll_us = a->tcp_busy_poll_us;
 	o->hostid = a->hostid;
 	o->subnqn = a->nqn;
 	if (a->timeout_ms)

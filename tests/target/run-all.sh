@@ -26,7 +26,8 @@ TCP_CORE="identify_matches_testbed roundtrip_sizes_ns1_512 roundtrip_sizes_ns2_4
   nobody_listening_on_port wrong_subsystem_nqn"
 TCP_CORE_DIGESTS="roundtrip_sizes_ns2_4k roundtrip_keyed_only four_queues_four_threads"
 TCP_ENGINE="t_verify_write_then_read t_verify_randrw_4k_ns2 t_verify_md5_and_large_blocks_above_mdts
-  t_fsync_is_flush t_trim_deallocates t_qpairs4_verify_in_threads t_tcp_refuses_rdma_options"
+  t_fsync_is_flush t_trim_deallocates t_qpairs4_verify_in_threads t_tcp_refuses_rdma_options
+  t_tcp_socket_options"
 
 # The suites every build runs; $1 names the build in the suites' names.
 per_build() {

@@ -20,9 +20,10 @@
 #define SLOT_OF(cid) ((cid) & 0x3ffu) /* the queue's slot index (qpriv.h SLOT_BITS) */
 #define TX_GATHER 16                  /* PDUs per sendmsg */
 #define RX_BUDGET 64                  /* socket reads per progress call, so one busy queue cannot starve a group */
-/* The read-ahead: a few 4 KiB reads' PDUs per read at depth, while a large
- * payload's bulk still goes straight into its buffer (rx_pump) */
-#define STAGE_LEN 32768u
+/* The read-ahead: the responses and headers after a payload come with it,
+ * payloads go straight to their buffers (a larger one copied payloads
+ * twice, which cost more than the reads it saved: BENCHMARKS.md) */
+#define STAGE_LEN 512u
 
 enum { DIR_NONE = 0, DIR_H2C = 1, DIR_C2H = 2 };
 

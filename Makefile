@@ -62,7 +62,8 @@ CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
 UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo \
 	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio $(O)/tests/unit_connretry $(O)/tests/unit_auth \
 	$(O)/tests/unit_regaccess $(O)/tests/unit_irq $(O)/tests/unit_hwts $(O)/tests/unit_mpath $(O)/tests/unit_mpathio \
-	$(O)/tests/unit_passthru $(O)/tests/unit_tcppdu $(O)/tests/unit_tcpconn $(O)/tests/unit_authmem
+	$(O)/tests/unit_passthru $(O)/tests/unit_tcppdu $(O)/tests/unit_tcpconn $(O)/tests/unit_authmem \
+	$(O)/tests/unit_tcpsock
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_passthru $(O)/tests/target_mpath $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
 	$(O)/tests/gpu_check $(O)/tests/libregspy.so $(O)/tests/libcmfault.so
 BENCH = $(O)/bench/percmd $(O)/bench/authdh
@@ -95,7 +96,7 @@ SO_MAJOR = 0
 SONAME = libnvmeof.so.$(SO_MAJOR)
 TOOL = $(O)/nvmeof
 
-.PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench fuzz \
+.PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench bench-tcp fuzz \
 	fuzz-build clean install uninstall man-pages
 all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH) $(O)/tests/fio_version
 lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a $(O)/libnvmeof-dist.a
@@ -157,7 +158,7 @@ $(O)/tests/unit_queue $(O)/tests/unit_connretry $(O)/tests/unit_hwts $(O)/tests/
 	$(O)/tests/unit_auth: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 $(O)/tests/unit_authmem: $(O)/libnvmeof.a
 $(O)/tests/unit/test_passthru.o: CPPFLAGS_ALL += -Itests/wire
-$(O)/tests/unit_opts $(O)/tests/unit_adminio $(O)/tests/unit_regaccess $(O)/tests/target_core $(O)/tests/target_disc \
+$(O)/tests/unit_opts $(O)/tests/unit_tcpsock $(O)/tests/unit_adminio $(O)/tests/unit_regaccess $(O)/tests/target_core $(O)/tests/target_disc \
 	$(O)/tests/target_gpu $(O)/tests/target_passthru: $(O)/libnvmeof.a
 $(O)/tests/unit_tid: $(O)/engine/tid.o
 # the CM fault double (tests/cmfault) takes target_core's CM events
@@ -198,7 +199,7 @@ $(O)/tests/libcmfault.so: tests/cmfault/cmfault.c
 # The engine's files that include fio's headers (engine/engine.h maps them).
 # fio's headers are not ours: include them as system headers, gnu11 as fio is.
 FIO_ENGINE_OBJ = $(addprefix $(O)/engine/,fio_nvmeof.o log.o ctrl_share.o options.o probe.o files.o paths.o \
-	qpairs.o iomem.o job.o reap.o fiover.o)
+	qpairs.o iomem.o job.o reap.o fiover.o tcp_opts.o)
 $(FIO_ENGINE_OBJ): CPPFLAGS_ALL += -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h
 $(FIO_ENGINE_OBJ): CSTD = -std=gnu11
 $(FIO_ENGINE_OBJ): $(FIO_SRC)/config-host.h
@@ -393,6 +394,11 @@ bench: setup
 	build/out/bench/percmd
 	tests/testbed/run bash bench/bench.sh
 	@echo "bench: plots in build/bench/plots/; to update BENCHMARKS.md's: cp build/bench/plots/*.svg bench/plots/"
+
+# Ours over NVMe/TCP against the kernel's nvme-tcp (fio libaio), one boot:
+# BENCHMARKS.md "NVMe/TCP against the kernel's nvme-tcp".
+bench-tcp: all
+	tests/testbed/run bash bench/tcp.sh
 
 # The fio engine's man page from its one source, docs/engine.md (the page is
 # committed: installing builds nothing; tests/unit/docs.sh checks it is current).

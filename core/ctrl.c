@@ -14,6 +14,7 @@
 #include "connretry.h"
 #include "cpriv.h"
 #include "opts.h"
+#include "tcp_sock.h"
 #include "trace.h"
 #include "util.h"
 
@@ -112,6 +113,8 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		return nvmeof_err(NVMEOF_ENOTSUP, "connect: hw_timestamps needs RDMA: NVMe/TCP has no NIC completion clock");
 	if (!tcp && (opts->hdr_digest || opts->data_digest))
 		return nvmeof_err(NVMEOF_EINVAL, "connect: header and data digests are NVMe/TCP's (trtype tcp)");
+	if ((rc = tcp_sockopts_check(opts, tcp)))
+		return rc;
 	if (!(c = calloc(1, sizeof(*c))))
 		return nvmeof_err(NVMEOF_ENOMEM, "connect: out of memory");
 	if ((rc = nst_init(&c->nst))) {

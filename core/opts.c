@@ -64,6 +64,7 @@ static void ctrl_defaults(struct nvmeof_ctrl_opts *o, size_t size)
 	o->spin_us = 20;
 	o->ctrl_loss_tmo_ms = 60000;
 	o->connect_retries = 4;
+	o->tcp_priority = o->tcp_tos = -1;
 }
 
 void nvmeof_ctrl_opts_init_sz(struct nvmeof_ctrl_opts *o, size_t size)

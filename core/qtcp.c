@@ -27,6 +27,9 @@ static int qt_post_recv(void *c, struct ibv_recv_wr *wr, struct ibv_recv_wr **ba
 /* The group's members move their bytes, then their completions are taken.
  * g: the group whose CQ this is (tcp_cq is the first member of struct
  * group_cq, see qt_cq_open). */
+#define POLL_EPOLL_MIN 3 /* members from which a poll asks epoll which sockets to read */
+#define POLL_EVENTS 64   /* a full answer may have left some out: everyone is read then */
+
 struct group_cq {
 	struct tcp_cq cq;
 	struct nvmeof_poll_group *g;
@@ -36,10 +39,24 @@ static int qt_poll(void *c, int n, struct ibv_wc *wc, uint64_t *ts)
 {
 	struct group_cq *gc = c;
 	struct tcp_cq *cq = &gc->cq;
+	/* With a few members a read per member costs no more than asking
+	 * epoll first; with many, most of them idle, one epoll_wait names
+	 * the sockets worth a read. Level-triggered: a socket left unread
+	 * (budget, no room) is named again next time. */
+	bool all = gc->g->nmembers < POLL_EPOLL_MIN;
+	if (!all) {
+		struct epoll_event ev[POLL_EVENTS];
+		int nr = epoll_wait(cq->epfd, ev, POLL_EVENTS, 0);
+		all = nr < 0 || nr == POLL_EVENTS;
+		for (int i = 0; i < nr; i++)
+			((struct tcp_conn *)ev[i].data.ptr)->ready = true;
+	}
 	for (uint32_t i = 0; i < gc->g->nmembers; i++) {
 		struct nvmeof_queue *q = gc->g->list[i];
-		if (q_has_wire(q))
-			tcp_conn_progress(q->trc);
+		struct tcp_conn *t = q->trc;
+		if (q_has_wire(q) && (all || t->ready || t->txn || tcp_conn_staged(t)))
+			tcp_conn_progress(t);
+		t->ready = false;
 	}
 	int k = 0;
 	for (; k < n && cq->n; k++) {
@@ -66,6 +83,10 @@ static int qt_sleep(void *c, int timeout_ms)
 	struct epoll_event ev[8];
 	if (gc->cq.n)
 		return 1;
+	/* bytes read ahead are no longer the socket's to wake us for */
+	for (uint32_t i = 0; i < gc->g->nmembers; i++)
+		if (q_has_wire(gc->g->list[i]) && tcp_conn_staged(gc->g->list[i]->trc))
+			return 1;
 	int n = epoll_wait(gc->cq.epfd, ev, 8, timeout_ms);
 	if (n < 0)
 		return errno == EINTR ? 1 : -errno;
@@ -151,7 +172,7 @@ static int qt_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_
 	uint8_t cls = CR_FINAL;
 	(void)cntlid; /* NVMe/TCP names the controller only in the Fabrics Connect */
 	tcp_conn_detach(t);
-	if ((rc = tcp_sock_connect(q->dst, q->src, timeout_ms, q->qid, &fd, &cls))) {
+	if ((rc = tcp_sock_connect(q->dst, q->src, q->copts, timeout_ms, q->qid, &fd, &cls))) {
 		q->conn_class = cls;
 		return rc;
 	}

@@ -15,32 +15,16 @@
 #include <unistd.h>
 
 #include "protocol.h"
+#include "tcp_cmd.h"
 #include "tcp_crc32c.h"
 
 #define SLOT_OF(cid) ((cid) & 0x3ffu) /* the queue's slot index (qpriv.h SLOT_BITS) */
 #define TX_GATHER 16                  /* PDUs per sendmsg */
 #define RX_BUDGET 64                  /* socket reads per progress call, so one busy queue cannot starve a group */
-
-enum { DIR_NONE = 0, DIR_H2C = 1, DIR_C2H = 2 };
-
-struct tcp_cmd {
-	uint16_t cid;
-	bool busy, h2c_active, signaled;
-	uint8_t dir;
-	uint8_t queued;           /* its PDUs in the send queue: its buffers still in use */
-	uint64_t wr_id;           /* the capsule's send, completed once it is out */
-	uint8_t *data;            /* the command's buffer (its SGL's address) */
-	uint32_t len;
-	uint8_t *icd;             /* in-capsule data */
-	uint32_t icd_len, hlen;
-	uint32_t h2c_off, h2c_end, h2c_len, h2c_hlen; /* the R2T being answered, its PDU now out */
-	uint32_t h2c_done;        /* data sent in H2CData PDUs: where the next R2T starts */
-	uint32_t c2h_next;        /* data received in C2HData PDUs: where the next starts */
-	uint16_t ttag;
-	uint8_t cmd_dd[4], h2c_dd[4];
-	uint8_t hdr[NVME_TCP_HDR_MAX];
-	uint8_t h2c_hdr[NVME_TCP_HDR_MAX];
-};
+/* The read-ahead: the responses and headers after a payload come with it,
+ * payloads go straight to their buffers (a larger one copied payloads
+ * twice, which cost more than the reads it saved: BENCHMARKS.md) */
+#define STAGE_LEN 512u
 
 struct tcp_conn *tcp_conn_new(uint16_t qid, uint32_t depth, bool hdgst, bool ddgst, uint32_t icd_max)
 {
@@ -58,7 +42,8 @@ struct tcp_conn *tcp_conn_new(uint16_t qid, uint32_t depth, bool hdgst, bool ddg
 	t->cmds = calloc(depth, sizeof(*t->cmds));
 	t->txq = calloc(t->txcap, sizeof(*t->txq));
 	t->rq = calloc(t->rqcap, sizeof(*t->rq));
-	if (!t->cmds || !t->txq || !t->rq) {
+	t->stage = malloc(STAGE_LEN);
+	if (!t->cmds || !t->txq || !t->rq || !t->stage) {
 		tcp_conn_free(t);
 		return NULL;
 	}
@@ -73,6 +58,7 @@ void tcp_conn_free(struct tcp_conn *t)
 	free(t->cmds);
 	free(t->txq);
 	free(t->rq);
+	free(t->stage);
 	free(t);
 }
 
@@ -123,6 +109,8 @@ void tcp_conn_attach(struct tcp_conn *t, int fd, const struct tcp_neg *neg, stru
 	t->sqhd = 0;
 	t->txhead = t->txn = t->tx_sent = 0;
 	t->rqhead = t->rqn = 0;
+	t->shead = t->slen = 0;
+	t->ready = false;
 	t->why[0] = 0;
 	for (uint32_t i = 0; i < t->depth; i++) {
 		t->cmds[i].busy = t->cmds[i].h2c_active = false;
@@ -141,6 +129,7 @@ void tcp_conn_detach(struct tcp_conn *t)
 	close(t->fd);
 	t->fd = -1;
 	t->txn = 0;
+	t->slen = 0;
 }
 
 /* The next receive takes a response: its capsule lands in the buffer and
@@ -476,15 +465,53 @@ static void on_pdu(struct tcp_conn *t)
 	}
 }
 
+/* Room for what one PDU may complete, and a receive to put a response in. */
+static bool rx_room(const struct tcp_conn *t)
+{
+	return !t->broken && !t->has_held && t->cq->cap - t->cq->n >= 2;
+}
+
+static void rx_done(struct tcp_conn *t, int rc, const char *why)
+{
+	if (rc < 0)
+		return fail_fmt(t, "", why);
+	if (rc == TCP_RX_PDU) {
+		on_pdu(t);
+		if (t->txn)
+			tx_flush(t);
+	}
+}
+
+/* The read-ahead, a PDU at a time while there is room for its completion.
+ * True: all of it is parsed. */
+static bool rx_staged(struct tcp_conn *t)
+{
+	while (t->slen && rx_room(t)) {
+		size_t used;
+		const char *why = NULL;
+		int rc = tcp_rx_feed(&t->rx, t->stage + t->shead, t->slen, &used, &why);
+		t->shead += (uint32_t)used;
+		t->slen -= (uint32_t)used;
+		rx_done(t, rc, why);
+	}
+	return !t->slen;
+}
+
+/* One read takes what the stream wants next straight into its place (a
+ * header, or the rest of a C2HData payload into the command's buffer) and
+ * whatever follows into the read-ahead. A read that leaves room unfilled
+ * drained the socket: no second read to hear EAGAIN. */
 static void rx_pump(struct tcp_conn *t)
 {
-	for (int i = 0; i < RX_BUDGET && !t->broken && !t->has_held; i++) {
-		/* room for what one PDU may complete */
-		if (t->cq->cap - t->cq->n < 2)
+	for (int i = 0; i < RX_BUDGET; i++) {
+		if (!rx_staged(t) || !rx_room(t))
 			return;
 		size_t want;
-		uint8_t *to = tcp_rx_want(&t->rx, &want);
-		ssize_t n = recv(t->fd, to, want, MSG_DONTWAIT);
+		uint8_t *to = tcp_rx_want(&t->rx, &want); /* sets want: not inside the initializer */
+		struct iovec v[2] = {{to, want}, {t->stage, STAGE_LEN}};
+		struct msghdr m = {.msg_iov = v, .msg_iovlen = 2};
+		ssize_t n = recvmsg(t->fd, &m, MSG_DONTWAIT);
+		t->reads++;
 		if (n == 0)
 			return fail_fmt(t, "the controller closed the connection", "");
 		if (n < 0) {
@@ -494,15 +521,13 @@ static void rx_pump(struct tcp_conn *t)
 				fail_fmt(t, "receiving: ", strerror(errno));
 			return;
 		}
+		size_t direct = (size_t)n < want ? (size_t)n : want;
+		t->shead = 0, t->slen = (uint32_t)((size_t)n - direct);
 		const char *why = NULL;
-		int rc = tcp_rx_advance(&t->rx, (size_t)n, &why);
-		if (rc < 0)
-			return fail_fmt(t, "", why);
-		if (rc == TCP_RX_PDU) {
-			on_pdu(t);
-			if (t->txn)
-				tx_flush(t);
-		}
+		int rc = tcp_rx_advance(&t->rx, direct, &why);
+		rx_done(t, rc, why);
+		if ((size_t)n < want + STAGE_LEN)
+			return (void)rx_staged(t);
 	}
 }
 

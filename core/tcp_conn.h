@@ -43,6 +43,12 @@ struct tcp_conn {
 	uint16_t sqhd;             /* the last SQ Head Pointer a CapsuleResp reported */
 	uint8_t held[16];          /* a response no receive was posted for yet */
 	bool has_held;
+	bool ready;                /* the group's epoll set said its socket has something */
+	/* Bytes read ahead of the PDU being received: one read takes what
+	 * the socket holds, PDUs are parsed out of it (tcp_rx_feed) */
+	uint8_t *stage;
+	uint32_t shead, slen;
+	uint64_t reads;            /* socket reads on the data path, for tests and profiles */
 	char why[160];             /* what broke the connection */
 };
 
@@ -61,6 +67,9 @@ int tcp_conn_post_send(struct tcp_conn *t, struct ibv_send_wr *wr, struct ibv_se
 int tcp_conn_post_recv(struct tcp_conn *t, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 /* Moves what the socket allows both ways; completions go to t->cq. */
 void tcp_conn_progress(struct tcp_conn *t);
+/* Bytes already read wait to be parsed: progress has work without the
+ * socket saying so (a sleeper must not wait on the socket then). */
+static inline bool tcp_conn_staged(const struct tcp_conn *t) { return t->slen && !t->broken && t->fd >= 0; }
 /* Our side gives up: nothing more goes out, every posted receive comes
  * back flushed. */
 void tcp_conn_fail(struct tcp_conn *t, const char *why);

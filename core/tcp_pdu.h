@@ -125,6 +125,12 @@ static inline uint8_t *tcp_rx_want(struct tcp_rx *r, size_t *n)
  * TCP_RX_PDU, or a negative error with *why (the stream is then lost: the
  * connection must go). */
 int tcp_rx_advance(struct tcp_rx *r, size_t n, const char **why);
+/* len bytes read ahead (a staging buffer): copied where the stream wants
+ * them, up to the end of the first PDU they complete, so that the caller
+ * handles each PDU before the next one's payload asks for a destination.
+ * *used: how many were taken; the rest are the next call's. Returns as
+ * tcp_rx_advance (TCP_RX_MORE once all len are taken). */
+int tcp_rx_feed(struct tcp_rx *r, const uint8_t *src, size_t len, size_t *used, const char **why);
 const char *tcp_pdu_type_name(uint8_t type);
 const char *tcp_fes_name(uint16_t fes);
 

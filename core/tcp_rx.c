@@ -218,3 +218,20 @@ int tcp_rx_advance(struct tcp_rx *r, size_t n, const char **why)
 		return done(r);
 	}
 }
+
+int tcp_rx_feed(struct tcp_rx *r, const uint8_t *src, size_t len, size_t *used, const char **why)
+{
+	*used = 0;
+	while (*used < len) {
+		size_t want;
+		uint8_t *to = tcp_rx_want(r, &want);
+		if (want > len - *used)
+			want = len - *used;
+		memcpy(to, src + *used, want);
+		*used += want;
+		int rc = tcp_rx_advance(r, want, why);
+		if (rc != TCP_RX_MORE)
+			return rc;
+	}
+	return TCP_RX_MORE;
+}

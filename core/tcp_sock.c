@@ -28,16 +28,63 @@ static int wait_fd(int fd, short ev, uint64_t deadline_ms)
 	}
 }
 
-int tcp_sock_connect(const struct sockaddr *dst, const struct sockaddr *src, uint32_t timeout_ms, uint16_t qid,
-		     int *fd_out, uint8_t *cls)
+int tcp_sockopts_check(const struct nvmeof_ctrl_opts *o, bool tcp)
+{
+	if (!tcp && (o->tcp_priority != -1 || o->tcp_tos != -1 || o->tcp_busy_poll_us))
+		return nvmeof_err(NVMEOF_EINVAL, "connect: tcp_priority, tcp_tos and tcp_busy_poll_us are NVMe/TCP's "
+				  "socket options (trtype tcp)");
+	if (o->tcp_priority < -1 || o->tcp_priority > 15)
+		return nvmeof_err(NVMEOF_EINVAL, "connect: tcp_priority %d outside 0..15 (-1: the system's)",
+				  (int)o->tcp_priority);
+	if (o->tcp_tos < -1 || o->tcp_tos > 255)
+		return nvmeof_err(NVMEOF_EINVAL, "connect: tcp_tos %d outside 0..255 (-1: the system's)", (int)o->tcp_tos);
+	if (o->tcp_busy_poll_us > 1000000)
+		return nvmeof_err(NVMEOF_EINVAL, "connect: tcp_busy_poll_us %u outside 0..1000000", o->tcp_busy_poll_us);
+	return 0;
+}
+
+/* An option the user asked for and the kernel refused: the connect fails
+ * saying which and why, rather than run without it unnoticed. */
+static int set_int(int fd, int level, int name, int v, const char *what, uint16_t qid)
+{
+	if (!setsockopt(fd, level, name, &v, sizeof(v)))
+		return 0;
+	int e = errno;
+	return nvmeof_err(NVMEOF_ENOTSUP, "queue %u: %s %d: %s%s", qid, what, v, strerror(e),
+			  e == EPERM ? " (needs CAP_NET_ADMIN)" : e == ENOPROTOOPT ? " (not in this kernel)" : "");
+}
+
+static int set_opts(int fd, const struct sockaddr *dst, const struct nvmeof_ctrl_opts *o, uint16_t qid)
+{
+	int one = 1, rc = 0;
+	/* a capsule goes out at once, not after the previous one's ACK */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (!o)
+		return 0;
+	/* TOS first: setting IP_TOS also sets the priority from it */
+	if (o->tcp_tos >= 0 && (rc = dst->sa_family == AF_INET6
+					  ? set_int(fd, IPPROTO_IPV6, IPV6_TCLASS, o->tcp_tos, "IPV6_TCLASS", qid)
+					  : set_int(fd, IPPROTO_IP, IP_TOS, o->tcp_tos, "IP_TOS", qid)))
+		return rc;
+	if (o->tcp_priority >= 0 && (rc = set_int(fd, SOL_SOCKET, SO_PRIORITY, o->tcp_priority, "SO_PRIORITY", qid)))
+		return rc;
+	if (o->tcp_busy_poll_us)
+		rc = set_int(fd, SOL_SOCKET, SO_BUSY_POLL, (int)o->tcp_busy_poll_us, "SO_BUSY_POLL", qid);
+	return rc;
+}
+
+int tcp_sock_connect(const struct sockaddr *dst, const struct sockaddr *src, const struct nvmeof_ctrl_opts *o,
+		     uint32_t timeout_ms, uint16_t qid, int *fd_out, uint8_t *cls)
 {
 	socklen_t len = dst->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-	int fd = socket(dst->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1, e = 0;
+	int fd = socket(dst->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), e = 0, rc;
 	*cls = CR_FINAL;
 	if (fd < 0)
 		return nvmeof_err(NVMEOF_ETRANSPORT, "queue %u: socket: %s", qid, strerror(errno));
-	/* a capsule goes out at once, not after the previous one's ACK */
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if ((rc = set_opts(fd, dst, o, qid))) {
+		close(fd);
+		return rc;
+	}
 	if (src && bind(fd, src, len)) {
 		e = errno;
 		close(fd);

@@ -12,11 +12,17 @@
 
 #include "tcp_pdu.h"
 
-/* A connected non-blocking TCP socket with TCP_NODELAY, within timeout_ms:
- * *fd, or an error with *cls the retry class (connretry.h): refused is
- * final, silence and unreachable are transient once the target was reached. */
-int tcp_sock_connect(const struct sockaddr *dst, const struct sockaddr *src, uint32_t timeout_ms, uint16_t qid,
-		     int *fd, uint8_t *cls);
+struct nvmeof_ctrl_opts;
+
+/* The controller options' socket options (tcp_priority, tcp_tos,
+ * tcp_busy_poll_us): in range, and set only over TCP. */
+int tcp_sockopts_check(const struct nvmeof_ctrl_opts *o, bool tcp);
+/* A connected non-blocking TCP socket with TCP_NODELAY and o's socket
+ * options (o may be NULL: none), within timeout_ms: *fd, or an error with
+ * *cls the retry class (connretry.h): refused is final, silence and
+ * unreachable are transient once the target was reached. */
+int tcp_sock_connect(const struct sockaddr *dst, const struct sockaddr *src, const struct nvmeof_ctrl_opts *o,
+		     uint32_t timeout_ms, uint16_t qid, int *fd, uint8_t *cls);
 /* ICReq out, ICResp in and checked, within timeout_ms: *neg is what applies
  * from now on (rx is left ready for the next PDU). */
 int tcp_sock_init_conn(int fd, bool hdgst, bool ddgst, uint32_t timeout_ms, uint16_t qid, struct tcp_rx *rx,

@@ -151,6 +151,8 @@ struct eng_opts {
 	char *numa_node;               /* "auto" or a node */
 	int comp_vector;               /* -1: by locality, else spread */
 	unsigned int hw_timestamps;
+	int tcp_priority, tcp_tos;     /* NVMe/TCP socket options; -1: the system's */
+	unsigned int tcp_busy_poll_us; /* 0: the system's */
 	unsigned int hugepages;
 	/* library options: each applies only where set has its bit (the user
 	 * gave it), else the library's default (nvmeof_ctrl_opts_init) does */

@@ -12,6 +12,7 @@
 #include "engine.h"
 #include "optgroup.h"
 #include "optval.h"
+#include "tcp_opts.h"
 
 #define TIME_HELP "; a time up to 1d: a bare number is seconds (as in nvme-cli), or 500ms, 5s, 2m"
 
@@ -215,6 +216,7 @@ struct fio_option eng_options[] = {
 	 .def = "-1", .help = "Completion vector of the job's CQs (0 to the HCA's count - 1). -1: one whose IRQ the job's "
 		 "CPUs serve (/proc/irq), else spread over the vectors",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	TCP_SOCKET_OPTIONS,
 	{.name = "numa_node", .lname = "I/O memory NUMA node", .type = FIO_OPT_STR_STORE,
 	 .off1 = offsetof(struct eng_opts, numa_node), .def = "auto",
 	 .help = "NUMA node of the job's I/O memory (the engine allocates it; fio's mem= is refused): "
@@ -349,6 +351,7 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 		return 1;
 	k->o.strict_ordering = !eo->relaxed_ordering;
 	k->o.hw_timestamps = eo->hw_timestamps;
+	tcp_opts_cfg(&k->o, eo);
 	if (eo->verbose)
 		k->o.trace = eng_trace_line; /* its argument is the shared controller's (ctrl_share.c) */
 	for (int h = 0; h < H_N; h++) {

@@ -9,7 +9,7 @@
 #                   $SUBNQN (default: the test bed's subsystem A) if the
 #                   kernel host is connected to it (nvme connect); else,
 #                   inside the test bed, connect it (tb kconnect) and
-#                   remember to disconnect
+#                   remember to disconnect; over $TRTYPE (rdma unless TCP)
 #   kdev_teardown   disconnect what kdev_setup connected, nothing else
 
 kdev_find() {
@@ -40,7 +40,9 @@ kdev_setup() {
     echo "kdev: the kernel host is not connected to $nqn: nvme connect -t rdma -a TARGET -n $nqn first, or set KDEV=/dev/nvmeXnY" >&2
     return 1
   fi
-  tb kconnect rdma "$nqn" >/dev/null || return 1
+  local t=rdma
+  [ "${TRTYPE:-}" != TCP ] && [ "${TRTYPE:-}" != tcp ] || t=tcp
+  tb kconnect $t "$nqn" >/dev/null || return 1
   KDEV_CONNECTED=$nqn
   KDEV=$(kdev_find "$nqn" "$ns") || return 1
   export KDEV KDEV_CONNECTED

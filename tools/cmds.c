@@ -35,6 +35,9 @@ void tool_ctrl_opts(const struct args *a, struct nvmeof_ctrl_opts *o)
 	o->allow_unauthenticated_ctrl = a->allow_unauth_ctrl;
 	o->hdr_digest = a->hdgst;
 	o->data_digest = a->ddgst;
+	o->tcp_priority = a->tcp_priority;
+	o->tcp_tos = a->tcp_tos;
+	o->tcp_busy_poll_us = a->tcp_busy_poll_us;
 	o->hostid = a->hostid;
 	o->subnqn = a->nqn;
 	if (a->timeout_ms)

@@ -15,6 +15,8 @@ struct args {
 	const char *dhchap_secret, *dhchap_ctrl_secret, *dhchap_hashes, *dhchap_dhgroups;
 	bool allow_unauth_ctrl;
 	bool hdgst, ddgst; /* NVMe/TCP's digests */
+	int tcp_priority, tcp_tos;  /* -1: the system's */
+	uint32_t tcp_busy_poll_us;
 	const char *sysfs; /* list-rdma: the sysfs root (/sys) */
 	uint32_t timeout_ms; /* trsvcid NULL, timeout_ms 0: not given, the library's default */
 	uint32_t nsid, entries, log_len, nlb;

@@ -40,7 +40,8 @@ static const struct cmd {
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
 enum { OPT_LSP = 0x100, OPT_DHCHAP_FILE, OPT_DHCHAP_CTRL_FILE, OPT_DHCHAP_HASHES, OPT_DHCHAP_DHGROUPS,
-       OPT_ALLOW_UNAUTH, OPT_TIMEOUT, OPT_SYSFS, OPT_HDGST };
+       OPT_ALLOW_UNAUTH, OPT_TIMEOUT, OPT_SYSFS, OPT_HDGST,
+       OPT_TCP_PRIORITY, OPT_TCP_TOS, OPT_TCP_BUSY_POLL };
 
 static void usage(FILE *f)
 {
@@ -89,6 +90,9 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 		   "  %s--hdr-digest         NVMe/TCP header digest (CRC32C), as nvme-cli's -g\n"
 		   "  -G, --data-digest        NVMe/TCP data digest (CRC32C), as nvme-cli's -G\n",
 		d.trsvcid, c->what & ARG_IO ? "    " : "-g, ");
+	fprintf(f, "      --tcp-priority=N     NVMe/TCP: SO_PRIORITY of the sockets, 0 to 15 (system's)\n"
+		   "      --tcp-tos=N          NVMe/TCP: IP_TOS / IPV6_TCLASS of the sockets, 0 to 255\n"
+		   "      --tcp-busy-poll=US   NVMe/TCP: SO_BUSY_POLL, microseconds (0: system's)\n");
 	if (disc)
 		fprintf(f, "  -n, --nqn=NQN            discovery NQN (%s)\n", NVMEOF_DISCOVERY_NQN);
 	else
@@ -212,9 +216,12 @@ int main(int argc, char **argv)
 		{"allow-unauthenticated-ctrl", no_argument, 0, OPT_ALLOW_UNAUTH},
 		{"sysfs", required_argument, 0, OPT_SYSFS},
 		{"hdr-digest", no_argument, 0, OPT_HDGST}, {"data-digest", no_argument, 0, 'G'},
+		{"tcp-priority", required_argument, 0, OPT_TCP_PRIORITY},
+		{"tcp-tos", required_argument, 0, OPT_TCP_TOS},
+		{"tcp-busy-poll", required_argument, 0, OPT_TCP_BUSY_POLL},
 		{0, 0, 0, 0},
 	};
-	struct args a = {.nsid = 1, .gpu = -1};
+	struct args a = {.nsid = 1, .gpu = -1, .tcp_priority = -1, .tcp_tos = -1};
 	uint64_t v;
 	int ch;
 	bool nsid_set = false;
@@ -271,6 +278,17 @@ int main(int argc, char **argv)
 		case OPT_DHCHAP_HASHES: a.dhchap_hashes = optarg; break;
 		case OPT_DHCHAP_DHGROUPS: a.dhchap_dhgroups = optarg; break;
 		case OPT_ALLOW_UNAUTH: a.allow_unauth_ctrl = true; break;
+		case OPT_TCP_PRIORITY:
+		case OPT_TCP_TOS:
+			if (parse_u64(ch == OPT_TCP_TOS ? "tcp-tos" : "tcp-priority", optarg, ch == OPT_TCP_TOS ? 255 : 15, &v))
+				return 2;
+			*(ch == OPT_TCP_TOS ? &a.tcp_tos : &a.tcp_priority) = (int)v;
+			break;
+		case OPT_TCP_BUSY_POLL:
+			if (parse_u64("tcp-busy-poll", optarg, 1000000, &v))
+				return 2;
+			a.tcp_busy_poll_us = (uint32_t)v;
+			break;
 		case 'I': a.hostid = optarg; break;
 		case 'n':
 			/* -n is the NQN as in `nvme connect`, and the namespace as in

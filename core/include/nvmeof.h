@@ -198,6 +198,21 @@ struct nvmeof_ctrl_opts {
 	 * ICReq; a controller that does not grant them fails the connect.
 	 * Refused over RDMA. false (default): none. */
 	bool hdr_digest, data_digest;
+	/* version 0.6: socket options of every NVMe/TCP queue, as a latency
+	 * user sets them. Refused over RDMA; a value the kernel refuses
+	 * (EPERM: a priority above 6, or busy polling longer than
+	 * net.core.busy_read, without CAP_NET_ADMIN; ENOPROTOOPT: a kernel
+	 * without busy polling) fails the connect, naming the option.
+	 * tcp_priority: SO_PRIORITY (the queueing discipline's band, the VLAN
+	 * priority), 0 to 15; -1 (default): the system's.
+	 * tcp_tos: IP_TOS, or IPV6_TCLASS over IPv6 (DSCP in the upper six
+	 * bits), 0 to 255; -1 (default): the system's.
+	 * tcp_busy_poll_us: SO_BUSY_POLL, microseconds a read busy-polls the
+	 * NIC's receive queue before it sleeps (drivers with NAPI busy
+	 * polling), 0 to 1000000; 0 (default): the system's (net.core.busy_read). */
+	int32_t tcp_priority;
+	int32_t tcp_tos;
+	uint32_t tcp_busy_poll_us;
 };
 /* Defaults, and size = sizeof(*opts): always initialize through this macro. */
 #define nvmeof_ctrl_opts_init(opts) nvmeof_ctrl_opts_init_sz((opts), sizeof(*(opts)))

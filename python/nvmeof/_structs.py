@@ -70,6 +70,10 @@ class CtrlOpts(ctypes.Structure):
         ("trtype", ctypes.c_char_p),
         ("hdr_digest", c_bool),
         ("data_digest", c_bool),
+        # version 0.6: NVMe/TCP socket options (-1, 0: the system's)
+        ("tcp_priority", ctypes.c_int32),
+        ("tcp_tos", ctypes.c_int32),
+        ("tcp_busy_poll_us", ctypes.c_uint32),
     ]
 
 

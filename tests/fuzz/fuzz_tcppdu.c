@@ -2,8 +2,9 @@
  * into any pieces, under any negotiated digests. It must never write
  * outside the one command's buffer (exactly sized, so ASan sees a byte
  * over), never ask for zero bytes (a read that never ends), and every
- * refusal must come with a message. Input: byte 0 the digests and whether
- * the ICResp is still due, byte 1 the piece size, then the stream. */
+ * refusal must come with a message. Input: byte 0 the digests, whether
+ * the ICResp is still due and whether pieces go through the read-ahead
+ * (tcp_rx_feed), byte 1 the piece size, then the stream. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,18 +44,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tcp_rx_negotiated(&r, &n);
 	while (size) {
 		size_t room;
-		uint8_t *to = tcp_rx_want(&r, &room);
-		if (!room)
-			abort(); /* a read of nothing: the socket layer would spin forever */
-		if (room > piece)
-			room = piece;
-		if (room > size)
-			room = size;
-		memcpy(to, data, room);
+		const char *why = NULL;
+		int rc;
+		if (mode & 8) {
+			/* the read-ahead: a piece read at once, parsed a PDU at a time */
+			size_t len = piece < size ? piece : size;
+			rc = tcp_rx_feed(&r, data, len, &room, &why);
+			if (room > len || (!room && rc >= 0))
+				abort(); /* taken more than given, or nothing: a loop that never ends */
+		} else {
+			uint8_t *to = tcp_rx_want(&r, &room);
+			if (!room)
+				abort(); /* a read of nothing: the socket layer would spin forever */
+			if (room > piece)
+				room = piece;
+			if (room > size)
+				room = size;
+			memcpy(to, data, room);
+			rc = tcp_rx_advance(&r, room, &why);
+		}
 		data += room;
 		size -= room;
-		const char *why = NULL;
-		int rc = tcp_rx_advance(&r, room, &why);
 		if (rc < 0) {
 			if (!why || !*why)
 				abort();

@@ -91,6 +91,18 @@ t_digest_options_are_negotiated() {
   on=$(grep -c 'ICResp: .*header digest off, data digest off' "$SCRATCH/log" || true)
   [ "$on" -ge 2 ] || { grep 'ICResp' "$SCRATCH/log"; fail "a job without the options negotiated digests"; }
 }
+
+# The socket options a latency user sets: a verifying job runs with them over
+# NVMe/TCP (unit_tcpsock checks they reach the socket), and RDMA refuses them.
+t_tcp_socket_options() {
+  local f="trtype=TCP adrfam=IPv4 traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=${NVMEOF_TB_NQN_A//:/\\:} ns=1"
+  ours --name=so --filename="$f" --rw=randrw --bs=4k --size=8m --iodepth=8 --verify=crc32c --do_verify=1 \
+    --tcp_priority=3 --tcp_tos=184 --tcp_busy_poll=50 > "$SCRATCH/log" 2>&1 || { tail -10 "$SCRATCH/log"; fail "job with socket options failed"; }
+  expect_fio_ok "$SCRATCH/log"
+  ! ours --name=r --filename="${f/trtype=TCP/trtype=RDMA}" --rw=read --bs=4k --size=1m --tcp_tos=184 > "$SCRATCH/log" 2>&1 \
+    || fail "tcp_tos= over RDMA ran"
+  grep -q "NVMe/TCP's socket options" "$SCRATCH/log" || { tail -5 "$SCRATCH/log"; fail "tcp_tos= over RDMA: no reason given"; }
+}
 # fio's syncs reach the target as NVMe Flush commands (the target's own
 # trace counts them): 1024 writes with fsync=8 are at least 128; the same
 # writes without syncs send none.

@@ -27,7 +27,7 @@ TCP_CORE="identify_matches_testbed roundtrip_sizes_ns1_512 roundtrip_sizes_ns2_4
 TCP_CORE_DIGESTS="roundtrip_sizes_ns2_4k roundtrip_keyed_only four_queues_four_threads"
 TCP_ENGINE="t_verify_write_then_read t_verify_randrw_4k_ns2 t_verify_md5_and_large_blocks_above_mdts
   t_fsync_is_flush t_trim_deallocates t_qpairs4_verify_in_threads t_tcp_refuses_rdma_options
-  t_in_capsule_decides_where_small_writes_go t_digest_options_are_negotiated"
+  t_in_capsule_decides_where_small_writes_go t_digest_options_are_negotiated t_tcp_socket_options"
 
 # The suites every build runs; $1 names the build in the suites' names.
 per_build() {

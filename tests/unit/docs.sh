@@ -49,17 +49,19 @@ n=$(grep -c '^Example:' man/nvmeof.1)
   bad "nvmeof(1): every subcommand's section has an example" "$n examples"
 
 # ---- the engine --------------------------------------------------------------
-# name and .def of each entry of the option table
-python3 - engine/options.c > "$tmp/table" <<'PY'
+# name and .def of each entry of the option table (and of the entries a
+# header's macro puts in it, its lines continued with backslashes)
+python3 - engine/options.c engine/tcp_opts.h > "$tmp/table" <<'PY'
 import re, sys
-src = open(sys.argv[1]).read()
-table = src[src.index("options[] = {") if "options[] = {" in src else 0:]
-for ent in re.split(r"\n\t\{\.name = ", table)[1:]:
-    name = re.match(r'"([^"]+)"', ent)
-    if not name:
-        continue
-    d = re.search(r'\.def = "([^"]*)"', ent.split("\n\t{")[0])
-    print(name.group(1), d.group(1) if d else "-")
+for f in sys.argv[1:]:
+    src = re.sub(r"[ \t]*\\\n", "\n", open(f).read())
+    table = src[src.index("options[] = {") if "options[] = {" in src else 0:]
+    for ent in re.split(r"\n\t\{\.name = ", table)[1:]:
+        name = re.match(r'"([^"]+)"', ent)
+        if not name:
+            continue
+        d = re.search(r'\.def = "([^"]*)"', ent.split("\n\t{")[0])
+        print(name.group(1), d.group(1) if d else "-")
 PY
 [ "$(wc -l < "$tmp/table")" -ge 30 ] && ok "engine/options.c: $(wc -l < "$tmp/table") options in its table" ||
   bad "engine/options.c: the option table read" "$(cat "$tmp/table")"

@@ -51,6 +51,9 @@ reconnect_delay=250us a time from 0 to 1d, in whole milliseconds
 ctrl_loss_tmo=2d a time from 0 to 1d
 trsvcid=0 a whole number from 1 to 65535
 trsvcid=99999 a whole number from 1 to 65535
+tcp_priority=16 a whole number from -1 to 15
+tcp_tos=-2 a whole number from -1 to 255
+tcp_busy_poll=1000001 a whole number from 0 to 1000000
 V
 
 # Times: a bare number is seconds, as nvme-cli's; units as fio writes them.

@@ -422,6 +422,170 @@ TEST(c2h_success_with_sq_flow_control_on_keeps_the_last_sqhd)
 	rig_down(&r);
 }
 
+/* A stream as a controller writes it, built in memory so the test chooses
+ * where the socket's reads may cut it. */
+struct stream {
+	uint8_t b[3 * (24 + 4096 + 24)];
+	size_t n;
+};
+
+static void put_c2h(struct stream *s, uint16_t cid, const uint8_t *d, uint32_t len)
+{
+	uint8_t *h = s->b + s->n;
+	memset(h, 0, 24);
+	h[0] = NVME_TCP_C2H_DATA;
+	h[1] = NVME_TCP_F_DATA_LAST;
+	h[2] = h[3] = 24;
+	put_le32(h + 4, 24 + len);
+	put_le16(h + 8, cid);
+	put_le32(h + 16, len);
+	memcpy(h + 24, d, len);
+	s->n += 24 + len;
+}
+
+static void put_rsp(struct stream *s, uint16_t cid)
+{
+	uint8_t *h = s->b + s->n;
+	memset(h, 0, 24);
+	h[0] = NVME_TCP_RSP;
+	h[2] = h[4] = 24;
+	put_le16(h + 8 + 12, cid);
+	s->n += 24;
+}
+
+/* three reads of 4 KiB each, their data and responses in one stream */
+static void three_reads(struct rig *r, uint8_t buf[3][4096], uint8_t d[3][4096], struct stream *s)
+{
+	s->n = 0;
+	for (uint16_t k = 0; k < 3; k++) {
+		memset(buf[k], 0, 4096);
+		memset(d[k], 0x31 + k, 4096);
+		send_cmd(r, NVME_CMD_READ, k, buf[k], 4096);
+	}
+	for (uint16_t k = 0; k < 3; k++) {
+		put_c2h(s, k, d[k], 4096);
+		put_rsp(s, k);
+	}
+}
+
+static void more_recvs(struct rig *r, uint8_t rsps[][16], uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		struct ibv_sge sge = {.addr = (uintptr_t)rsps[k], .length = 16};
+		struct ibv_recv_wr rw = {.wr_id = 100 + k, .sg_list = &sge, .num_sge = 1}, *bad;
+		CHECK_EQ(tcp_conn_post_recv(r->t, &rw, &bad), 0);
+	}
+}
+
+static uint32_t recv_successes(const struct rig *r)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < r->cq.n; i++)
+		n += r->wc[i].opcode == IBV_WC_RECV && r->wc[i].status == IBV_WC_SUCCESS;
+	return n;
+}
+
+/* Responses waiting together in the socket: one read takes them all. */
+TEST(several_responses_in_one_read)
+{
+	static uint8_t buf[3][4096], d[3][4096], rsps[2][16];
+	static struct stream s;
+	struct rig r;
+	rig_up(&r, 4096);
+	more_recvs(&r, rsps, 2);
+	three_reads(&r, buf, d, &s);
+	s.n = 0;
+	for (uint16_t k = 0; k < 3; k++)
+		put_rsp(&s, k);
+	ctrl_send(&r, s.b, s.n);
+	uint64_t before = r.t->reads;
+	tcp_conn_progress(r.t);
+	CHECK_EQ(r.t->reads - before, 1);
+	CHECK_EQ(recv_successes(&r), 3);
+	CHECK_EQ(get_le16(rsps[1] + 12), 2);
+	rig_down(&r);
+}
+
+/* Data and responses in the socket at once: a read brings a payload (or
+ * its rest) with the responses and headers after it, so they cost no read
+ * of their own (one read per payload, and one for the first header), and
+ * each lands where it belongs. */
+TEST(several_pdus_in_one_read)
+{
+	static uint8_t buf[3][4096], d[3][4096], rsps[2][16];
+	static struct stream s;
+	struct rig r;
+	rig_up(&r, 4096);
+	more_recvs(&r, rsps, 2);
+	three_reads(&r, buf, d, &s);
+	ctrl_send(&r, s.b, s.n);
+	uint64_t before = r.t->reads;
+	tcp_conn_progress(r.t);
+	CHECK(r.t->reads - before <= 4);
+	CHECK_EQ(recv_successes(&r), 3);
+	for (int k = 0; k < 3; k++)
+		CHECK_MEM(buf[k], d[k], 4096);
+	CHECK_EQ(get_le16(r.rsp + 12), 0);
+	CHECK_EQ(get_le16(rsps[0] + 12), 1);
+	CHECK_EQ(get_le16(rsps[1] + 12), 2);
+	CHECK(!r.t->broken && !tcp_conn_staged(r.t));
+	rig_down(&r);
+}
+
+/* The same stream cut inside headers, payloads and digests' places: every
+ * piece is parsed as it comes, nothing completes early. */
+TEST(pdus_split_across_reads)
+{
+	static uint8_t buf[3][4096], d[3][4096], rsps[2][16];
+	static struct stream s;
+	/* inside the first header, inside its payload, inside the response,
+	 * a cut exactly at a PDU's end, inside the third payload */
+	static const size_t cuts[] = {5, 23, 24 + 1000, 24 + 4096 + 10, 2 * (24 + 4096 + 24), 2 * 4144 + 24 + 3000};
+	struct rig r;
+	rig_up(&r, 4096);
+	more_recvs(&r, rsps, 2);
+	three_reads(&r, buf, d, &s);
+	size_t at = 0;
+	for (size_t i = 0; i <= sizeof(cuts) / sizeof(cuts[0]); i++) {
+		size_t end = i < sizeof(cuts) / sizeof(cuts[0]) ? cuts[i] : s.n;
+		ctrl_send(&r, s.b + at, end - at);
+		at = end;
+		tcp_conn_progress(r.t);
+		CHECK(!r.t->broken);
+		/* a read completes once its response is whole */
+		CHECK_EQ(recv_successes(&r), at >= s.n ? 3u : at / 4144);
+	}
+	for (int k = 0; k < 3; k++)
+		CHECK_MEM(buf[k], d[k], 4096);
+	CHECK_EQ(get_le16(rsps[1] + 12), 2);
+	rig_down(&r);
+}
+
+/* Responses read ahead of the receives posted for them: they wait in the
+ * connection, not in the socket, and go on once receives are posted, with
+ * nothing more arriving; meanwhile the connection says it has work, so a
+ * poll group does not sleep on a socket that will never wake it. */
+TEST(read_ahead_waits_for_receives)
+{
+	static uint8_t buf[3][4096], d[3][4096], rsps[2][16];
+	static struct stream s;
+	struct rig r;
+	rig_up(&r, 4096);
+	three_reads(&r, buf, d, &s);
+	ctrl_send(&r, s.b, s.n);
+	tcp_conn_progress(r.t);
+	CHECK_EQ(recv_successes(&r), 1);
+	CHECK(tcp_conn_staged(r.t));
+	more_recvs(&r, rsps, 2);
+	tcp_conn_progress(r.t);
+	CHECK_EQ(recv_successes(&r), 3);
+	CHECK(!tcp_conn_staged(r.t));
+	for (int k = 0; k < 3; k++)
+		CHECK_MEM(buf[k], d[k], 4096);
+	CHECK_EQ(get_le16(rsps[1] + 12), 2);
+	rig_down(&r);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -438,6 +602,10 @@ int main(void)
 		T(c2h_success_before_all_the_data_ends_the_connection),
 		T(c2h_term_req_names_its_reason_with_and_without_header_digest),
 		T(c2h_success_with_sq_flow_control_on_keeps_the_last_sqhd),
+		T(several_responses_in_one_read),
+		T(several_pdus_in_one_read),
+		T(pdus_split_across_reads),
+		T(read_ahead_waits_for_receives),
 	};
 	return run_tests("tcpconn", t, sizeof(t) / sizeof(t[0]));
 }

@@ -39,6 +39,12 @@ expect 1 "^nvmeof read: .*digests are NVMe/TCP's" "$T" read "${A[@]}" -n nqn.x -
 expect 2 "^nvmeof read: --gpu: 'x' is not a number" "$T" read "${A[@]}" -n nqn.x -g x -c 1 -d /dev/null
 # and over tcp they are asked for: the connect gets as far as TCP
 expect 1 "^nvmeof id-ctrl: .*TCP connect" "$T" id-ctrl -t tcp "${A[@]}" -n nqn.2026-12.io.nvmeof:x -g -G
+# NVMe/TCP socket options: set on the socket before its connect (which then
+# fails as above), out of range a usage error, over RDMA the library's refusal
+expect 1 "^nvmeof id-ctrl: .*TCP connect" "$T" id-ctrl -t tcp "${A[@]}" -n nqn.x --tcp-priority=3 --tcp-tos=184
+expect 2 "^nvmeof id-ctrl: --tcp-tos: '256' is not a number from 0 to 255" "$T" id-ctrl -t tcp "${A[@]}" -n nqn.x --tcp-tos=256
+expect 2 "^nvmeof id-ctrl: --tcp-priority: '16' is not a number from 0 to 15" "$T" id-ctrl -t tcp "${A[@]}" -n nqn.x --tcp-priority=16
+expect 1 "^nvmeof id-ctrl: .*NVMe/TCP's socket options" "$T" id-ctrl -t rdma "${A[@]}" -n nqn.x --tcp-busy-poll=50
 # ports as numbers from 1 to 65535, not whatever the resolver makes of them
 for p in 0 65536 99999 abc 44x ''; do
   expect 2 "^nvmeof discover: --trsvcid: '$p' is not a port number from 1 to 65535" "$T" discover -a 127.0.0.1 -s "$p"

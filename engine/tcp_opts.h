@@ -1,0 +1,35 @@
+/* The engine's NVMe/TCP socket options (tcp_priority=, tcp_tos=,
+ * tcp_busy_poll=): their entries in the option table and what they set in
+ * the library's options (docs/engine.md, "NVMe/TCP sockets"). */
+#ifndef NVMEOF_ENGINE_TCP_OPTS_H
+#define NVMEOF_ENGINE_TCP_OPTS_H
+
+#include <stddef.h>
+
+struct eng_opts;
+struct nvmeof_ctrl_opts;
+
+int tcp_opt_priority(void *data, const char *v);
+int tcp_opt_tos(void *data, const char *v);
+int tcp_opt_busy_poll(void *data, const char *v);
+/* The socket options into the library's (which refuses them over RDMA). */
+void tcp_opts_cfg(struct nvmeof_ctrl_opts *o, const struct eng_opts *eo);
+
+#define TCP_SOCKET_OPTIONS                                                                                      \
+	{.name = "tcp_priority", .lname = "NVMe/TCP socket priority", .type = FIO_OPT_STR,                     \
+	 .cb = (void *)tcp_opt_priority, .def = "-1",                                                          \
+	 .help = "NVMe/TCP: SO_PRIORITY of every queue's socket, 0 to 15 (above 6 needs CAP_NET_ADMIN). "     \
+		 "-1: the system's",                                                                            \
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},                                            \
+	{.name = "tcp_tos", .lname = "NVMe/TCP type of service", .type = FIO_OPT_STR, .cb = (void *)tcp_opt_tos, \
+	 .def = "-1",                                                                                          \
+	 .help = "NVMe/TCP: IP_TOS (IPv6: IPV6_TCLASS) of every queue's socket, 0 to 255, the DSCP in its "    \
+		 "upper six bits. -1: the system's",                                                            \
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},                                            \
+	{.name = "tcp_busy_poll", .lname = "NVMe/TCP socket busy polling", .type = FIO_OPT_STR,                \
+	 .cb = (void *)tcp_opt_busy_poll, .def = "0",                                                          \
+	 .help = "NVMe/TCP: SO_BUSY_POLL, microseconds a socket read busy-polls the NIC's receive queue "      \
+		 "before it sleeps (above net.core.busy_read needs CAP_NET_ADMIN). 0: the system's",           \
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID}
+
+#endif

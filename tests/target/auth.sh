@@ -163,6 +163,7 @@ with nvmeof.Controller(os.environ["NVMEOF_TB_ADDR"], os.environ["NVMEOF_TB_NQN_B
                        dhchap_secret=sys.argv[1], dhchap_ctrl_secret=sys.argv[2]) as c:
     i = c.info
     assert (i.auth_hash, i.auth_dhgroup, i.auth_bidirectional) == (2, 1, True), (i.auth_hash, i.auth_dhgroup)
+    assert (i.hca == "tcp") == (os.environ["AUTH_TR"] == "tcp"), i.hca  # the transport asked for
     ns = c.namespace(1)
     with c.allocate(4096) as buf:
         ns.read(buf, slba=0, blocks=4096 // ns.lba_size)  # an I/O queue, authenticated too

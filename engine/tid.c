@@ -171,6 +171,11 @@ int tid_parse(const char *s, struct tid *t, char *err, size_t el)
 			memcpy(t->alt[i].trsvcid, t->trsvcid, sizeof(t->trsvcid));
 	/* one trtype is every path's; several that differ: each path's own, so
 	 * that one path may be RDMA and another TCP */
+	if (mixed && !t->traddr[0]) {
+		snprintf(err, el, "trtype given twice, differently, and no traddr=: where the paths' transports "
+			 "differ, give each path's trtype before the traddr= of its path");
+		return -1;
+	}
 	for (unsigned i = 0; mixed && i <= t->nalt; i++)
 		if (!before[i]) {
 			snprintf(err, el, "traddr=%s has no trtype= before it: where the paths' transports differ, give "

@@ -42,6 +42,8 @@ TEST(malformed_filenames_say_what_is_wrong)
 	CHECK(strstr(err, "before the traddr= of its path") != NULL);
 	CHECK_EQ(tid_parse("traddr=a trtype=TCP traddr=b trtype=RDMA", &t, err, sizeof(err)), (unsigned long long)-1);
 	CHECK(strstr(err, "traddr=a has no trtype= before it") != NULL);
+	CHECK_EQ(tid_parse("trtype=TCP trtype=RDMA ns=1", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "no traddr=") != NULL);
 	CHECK_EQ(tid_parse("traddr=1.2.3.4 color=blue", &t, err, sizeof(err)), (unsigned long long)-1);
 	CHECK(strstr(err, "unknown key 'color'") != NULL);
 	CHECK_EQ(tid_parse("/dev/nvme0n1", &t, err, sizeof(err)), (unsigned long long)-1);

@@ -298,5 +298,26 @@ t_kernel_multipath_reads_what_we_wrote() {
   cmp "$SCRATCH/in" "$SCRATCH/out" || fail "the kernel's multipath device reads other data"
 }
 
+# The Python package's Paths over an RDMA and a TCP controller of subsystem M
+t_python_paths_over_rdma_and_tcp() {
+  PYTHONPATH=python NVMEOF_LIB=$PWD/$B/libnvmeof.so python3 - <<'PY' || fail "python Paths over RDMA and TCP failed"
+import os, nvmeof
+e = os.environ
+nqn, port = e["NVMEOF_TB_NQN_M"], e["NVMEOF_TB_MPORT"]
+a = nvmeof.Controller(e["NVMEOF_TB_ADDR"], nqn, port=port, source=e["NVMEOF_TB_ADDR"])
+b = nvmeof.Controller(e["NVMEOF_TB_ADDR2"], nqn, port=port, source=e["NVMEOF_TB_ADDR2"], transport="tcp")
+with nvmeof.Paths([a, b], 1, iopolicy="round-robin") as p:
+    data = os.urandom(16 * p.block_size)
+    for i in range(4):
+        p.write(12288 + 16 * i, data)
+        assert p.read(12288 + 16 * i, 16) == data
+    ps = p.paths()
+    print("   ", ps)
+    assert [x["hca"] for x in ps] == ["rxe0", "tcp"], ps
+    assert all(x["commands"] == 4 for x in ps), ps
+a.close(); b.close()
+PY
+}
+
 source "$(dirname "$0")/../../jobs/kdev.sh"
 run_tests "$@"

@@ -18,6 +18,8 @@ static void path_cfg(const struct conn_cfg *k, unsigned int i, struct conn_cfg *
 	snprintf(out->t.traddr, sizeof(out->t.traddr), "%s", p->traddr);
 	snprintf(out->t.trsvcid, sizeof(out->t.trsvcid), "%s", p->trsvcid);
 	snprintf(out->t.srcaddr, sizeof(out->t.srcaddr), "%s", p->srcaddr);
+	out->t.trtype = p->trtype; /* one path over RDMA, another over TCP */
+	out->o.trtype = p->trtype == 3 ? "tcp" : NULL;
 	out->t.nalt = 0;
 	out->o.traddr = out->t.traddr;
 	out->o.trsvcid = out->t.trsvcid[0] ? out->t.trsvcid : NULL;

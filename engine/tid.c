@@ -1,5 +1,6 @@
 /* Transport-ID filename parsing (no I/O). */
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,10 @@ int tid_parse(const char *s, struct tid *t, char *err, size_t el)
 	 * a second one is refused, not the last one taken */
 	enum { K_TRTYPE = 1, K_ADRFAM = 2, K_SUBNQN = 4, K_HOSTNQN = 8, K_NS = 16, K_TRSVCID = 32, K_SRCADDR = 64 };
 	unsigned seen = 0, bit = 0;
+	/* each path's trtype: the last one given before its traddr (0: none),
+	 * used where the filename's trtypes differ */
+	int last_tr = 0, before[TID_MAX_PATHS] = {0};
+	bool mixed = false;
 	while (*s) {
 		while (isspace((unsigned char)*s))
 			s++;
@@ -88,11 +93,10 @@ int tid_parse(const char *s, struct tid *t, char *err, size_t el)
 					 (int)vlen, v);
 				return -1;
 			}
-			if (t->trtype && t->trtype != tr) {
-				snprintf(err, el, "trtype given twice, differently: one transport per filename");
-				return -1;
-			}
-			t->trtype = tr;
+			mixed |= t->trtype && t->trtype != tr;
+			if (!t->trtype)
+				t->trtype = tr;
+			last_tr = tr;
 		} else if (!strcasecmp(key, "adrfam")) {
 			int fam = vlen != 4 ? 0 : !strncasecmp(v, "ipv4", 4) ? 4 : !strncasecmp(v, "ipv6", 4) ? 6 : 0;
 			if (!fam) {
@@ -119,6 +123,7 @@ int tid_parse(const char *s, struct tid *t, char *err, size_t el)
 			}
 			if (copy(cur.traddr, sizeof(t->traddr), v, vlen, key, err, el))
 				return -1;
+			before[t->traddr == cur.traddr ? 0 : t->nalt] = last_tr;
 		} else if (!strcasecmp(key, "trsvcid")) {
 			if (copy(cur.trsvcid, sizeof(t->trsvcid), v, vlen, key, err, el))
 				return -1;
@@ -164,14 +169,37 @@ int tid_parse(const char *s, struct tid *t, char *err, size_t el)
 	for (unsigned i = 0; i < t->nalt; i++)
 		if (!t->alt[i].trsvcid[0])
 			memcpy(t->alt[i].trsvcid, t->trsvcid, sizeof(t->trsvcid));
+	/* one trtype is every path's; several that differ: each path's own, so
+	 * that one path may be RDMA and another TCP */
+	if (mixed && !t->traddr[0]) {
+		snprintf(err, el, "trtype given twice, differently, and no traddr=: where the paths' transports "
+			 "differ, give each path's trtype before the traddr= of its path");
+		return -1;
+	}
+	for (unsigned i = 0; mixed && i <= t->nalt; i++)
+		if (!before[i]) {
+			snprintf(err, el, "traddr=%s has no trtype= before it: where the paths' transports differ, give "
+				 "each path's trtype before the traddr= of its path", i ? t->alt[i - 1].traddr : t->traddr);
+			return -1;
+		}
+	if (mixed && last_tr != before[t->nalt] && (t->traddr[0] || t->nalt)) {
+		snprintf(err, el, "trtype=%s after the last traddr=: where the paths' transports differ, give "
+			 "each path's trtype before the traddr= of its path", last_tr == 3 ? "TCP" : "RDMA");
+		return -1;
+	}
+	if (mixed)
+		t->trtype = before[0];
+	for (unsigned i = 0; i < t->nalt; i++)
+		t->alt[i].trtype = mixed ? before[i + 1] : t->trtype;
 	/* a path named twice is one path, not two */
 	for (unsigned i = 0; i < t->nalt; i++)
 		for (unsigned k = 0; k <= i; k++) {
 			const char *a = k ? t->alt[k - 1].traddr : t->traddr;
 			const char *ap = k ? t->alt[k - 1].trsvcid : t->trsvcid;
 			const char *as = k ? t->alt[k - 1].srcaddr : t->srcaddr;
+			int at = k ? t->alt[k - 1].trtype : t->trtype;
 			if (!strcmp(a, t->alt[i].traddr) && !strcmp(ap, t->alt[i].trsvcid) &&
-			    !strcmp(as, t->alt[i].srcaddr)) {
+			    !strcmp(as, t->alt[i].srcaddr) && at == t->alt[i].trtype) {
 				snprintf(err, el, "traddr=%s%s%s named twice with the same trsvcid and srcaddr: several "
 					 "paths must differ in one of them", a, ap[0] ? " trsvcid=" : "", ap);
 				return -1;

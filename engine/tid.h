@@ -1,6 +1,8 @@
 /* Transport-ID filenames, as SPDK's fio plugin users write them:
  *   trtype=RDMA adrfam=IPv4 traddr=192.0.2.1 trsvcid=4420 subnqn=NQN ns=1
- * (trtype=TCP: NVMe/TCP, for every path of the filename)
+ * (trtype=TCP: NVMe/TCP, for every path of the filename; where the
+ * filename's trtypes differ, each is the path's whose traddr follows it:
+ *   trtype=RDMA traddr=192.0.2.1 trtype=TCP traddr=198.51.100.1 ...)
  * (fio splits filenames on ':', so NQNs are written with '\:').
  * Several paths to one namespace: traddr again starts the next path, and
  * the srcaddr and trsvcid after it are that path's:
@@ -14,6 +16,7 @@
 
 #define TID_MAX_PATHS 4
 struct tid_path {
+	int trtype;              /* as struct tid's: the path's own where the filename's differ */
 	char traddr[256];
 	char trsvcid[32];
 	char srcaddr[256];

@@ -7,6 +7,8 @@
 # allow_any_host, as nvmet needs for authentication): each test configures
 # that host's keys, hash and group in configfs as a user would, then
 # connects with our tool, the engine, or the kernel host.
+# NVMEOF_TB_TRTYPE=tcp: all of it over the target's NVMe/TCP port (the same
+# number), ours and the kernel host's.
 source "$(dirname "$0")/lib.sh"
 B=${NVMEOF_BUILD:-build/out}
 T=$B/nvmeof
@@ -26,7 +28,10 @@ prefio() { # timeout SECONDS fio ARGS...: timeout's own leaks unchecked, fio's c
   else "$@"; fi
 }
 H=/sys/kernel/config/nvmet/hosts/$NVMEOF_TB_HOSTNQN_B
-CONN=(-a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_PORT" -n "$NVMEOF_TB_NQN_B" -q "$NVMEOF_TB_HOSTNQN_B")
+TR=rdma; [ "${NVMEOF_TB_TRTYPE:-}" = tcp ] && TR=tcp
+export AUTH_TR=$TR # Python's transport
+FT="trtype=${TR^^} " # the engine's filename
+CONN=(-t "$TR" -a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_PORT" -n "$NVMEOF_TB_NQN_B" -q "$NVMEOF_TB_HOSTNQN_B")
 
 [ -e "$H/dhchap_key" ] || { echo "auth: this kernel's nvmet has no authentication (needs 6.12: see the header)"; exit 2; }
 # nvme-cli makes the keys: what it writes is what our parser must read
@@ -53,7 +58,7 @@ want = [set(int(v) for v in x.split("|")) for x in sys.argv[1:4]]
 keys = dict(zip(("dhchap_secret", "dhchap_ctrl_secret"), sys.argv[4:]))
 keys.update(dhchap_hashes=os.environ.get("NEG_HASHES"), dhchap_dhgroups=os.environ.get("NEG_DHGROUPS"))
 with nvmeof.Controller(os.environ["NVMEOF_TB_ADDR"], os.environ["NVMEOF_TB_NQN_B"],
-                       host_nqn=os.environ["NVMEOF_TB_HOSTNQN_B"], **keys) as c:
+                       host_nqn=os.environ["NVMEOF_TB_HOSTNQN_B"], transport=os.environ["AUTH_TR"], **keys) as c:
     i = c.info
     got = (i.auth_hash, i.auth_dhgroup, int(i.auth_bidirectional))
     assert all(g in w for g, w in zip(got, want)), "negotiated %r, expected %r" % (got, want)
@@ -109,7 +114,7 @@ t_larger_groups() {
 # saying so; the opt-in connects without authenticating it, and a host
 # secret alone asks nothing of the controller.
 t_a_controller_secret_is_required_of_a_controller_that_does_not_ask() {
-  local A=(-a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_PORT" -n "$NVMEOF_TB_NQN_A" -t 10000)
+  local A=(-t "$TR" -a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_PORT" -n "$NVMEOF_TB_NQN_A" -t 10000)
   local rc=0
   timeout 60 "$T" id-ctrl "${A[@]}" -S "$HK" -C "$CK" > "$SCRATCH/out" 2>&1 || rc=$?
   [ "$rc" != 0 ] || fail "connected to a controller that never proved the controller secret"
@@ -126,7 +131,7 @@ t_a_controller_secret_is_required_of_a_controller_that_does_not_ask() {
   # the engine says the same
   rc=0
   prefio timeout 120 fio --name=a --ioengine=external:"$PWD/$B/libnvmeof_fio.so" \
-    --filename="traddr=$NVMEOF_TB_ADDR subnqn=${NVMEOF_TB_NQN_A//:/\\:} ns=1" \
+    --filename="${FT}traddr=$NVMEOF_TB_ADDR subnqn=${NVMEOF_TB_NQN_A//:/\\:} ns=1" \
     --dhchap_secret="$HK" --dhchap_ctrl_secret="$CK" --rw=read --size=1m > "$SCRATCH/fio" 2>&1 || rc=$?
   [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "fio against a controller that does not ask: rc $rc"
   grep -q 'did not ask for authentication' "$SCRATCH/fio" || fail "fio's message: $(grep nvmeof "$SCRATCH/fio" | head -3)"
@@ -154,10 +159,11 @@ t_info_reports_how_it_authenticated() {
   NVMEOF_LIB=$PWD/$B/libnvmeof.so PYTHONPATH=python pre python3 - "$HK" "$CK" <<'PY' || fail "info"
 import os, sys, nvmeof
 with nvmeof.Controller(os.environ["NVMEOF_TB_ADDR"], os.environ["NVMEOF_TB_NQN_B"],
-                       host_nqn=os.environ["NVMEOF_TB_HOSTNQN_B"],
+                       host_nqn=os.environ["NVMEOF_TB_HOSTNQN_B"], transport=os.environ["AUTH_TR"],
                        dhchap_secret=sys.argv[1], dhchap_ctrl_secret=sys.argv[2]) as c:
     i = c.info
     assert (i.auth_hash, i.auth_dhgroup, i.auth_bidirectional) == (2, 1, True), (i.auth_hash, i.auth_dhgroup)
+    assert (i.hca == "tcp") == (os.environ["AUTH_TR"] == "tcp"), i.hca  # the transport asked for
     ns = c.namespace(1)
     with c.allocate(4096) as buf:
         ns.read(buf, slba=0, blocks=4096 // ns.lba_size)  # an I/O queue, authenticated too
@@ -178,7 +184,7 @@ t_kernel_host_with_the_same_secrets_reads_what_we_wrote() {
   head -c 65536 /dev/urandom > "$SCRATCH/in"
   timeout 60 "$T" write "${CONN[@]}" -n 1 --start-block=64 --data="$SCRATCH/in" \
     --dhchap-secret="$HK" --dhchap-ctrl-secret="$CK" >/dev/null || fail "our write"
-  timeout 60 nvme connect -t rdma -a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_PORT" -n "$NVMEOF_TB_NQN_B" \
+  timeout 60 nvme connect -t "$TR" -a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_PORT" -n "$NVMEOF_TB_NQN_B" \
     -q "$NVMEOF_TB_HOSTNQN_B" --dhchap-secret="$HK" --dhchap-ctrl-secret="$CK" >/dev/null 2>&1 \
     || fail "the kernel host did not connect with the same secrets"
   local dev; dev=$(tb kdev "$NVMEOF_TB_NQN_B" 1) || { tb kdisconnect "$NVMEOF_TB_NQN_B"; fail "no kernel block device"; }
@@ -200,7 +206,7 @@ t_fio_with_several_queue_pairs_verifies() {
   chmod 644 "$SCRATCH/hk"
   chmod 600 "$SCRATCH/ck"
   prefio timeout 300 fio --name=auth --ioengine=external:"$PWD/$B/libnvmeof_fio.so" \
-    --filename="traddr=$NVMEOF_TB_ADDR subnqn=${NVMEOF_TB_NQN_B//:/\\:} ns=1" --hostnqn="$NVMEOF_TB_HOSTNQN_B" \
+    --filename="${FT}traddr=$NVMEOF_TB_ADDR subnqn=${NVMEOF_TB_NQN_B//:/\\:} ns=1" --hostnqn="$NVMEOF_TB_HOSTNQN_B" \
     --dhchap_secret_file="$SCRATCH/hk" --dhchap_ctrl_secret_file="$SCRATCH/ck" --qpairs=3 --iodepth=12 \
     --rw=randwrite --bs=4k --size=4m --verify=crc32c --do_verify=1 --output-format=json \
     > "$SCRATCH/fio.json" 2> "$SCRATCH/fio.err" || fail "fio: $(tail -3 "$SCRATCH/fio.err")"
@@ -212,7 +218,7 @@ t_fio_with_several_queue_pairs_verifies() {
   printf '%s\n' "$OTHER" > "$SCRATCH/bad"
   local rc=0
   prefio timeout 120 fio --name=auth --ioengine=external:"$PWD/$B/libnvmeof_fio.so" \
-    --filename="traddr=$NVMEOF_TB_ADDR subnqn=${NVMEOF_TB_NQN_B//:/\\:} ns=1" --hostnqn="$NVMEOF_TB_HOSTNQN_B" \
+    --filename="${FT}traddr=$NVMEOF_TB_ADDR subnqn=${NVMEOF_TB_NQN_B//:/\\:} ns=1" --hostnqn="$NVMEOF_TB_HOSTNQN_B" \
     --dhchap_secret_file="$SCRATCH/bad" --rw=read --size=1m > "$SCRATCH/fio2" 2>&1 || rc=$?
   [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "fio with a wrong secret: rc $rc"
   clean "$SCRATCH/fio.err" "$SCRATCH/fio2"
@@ -225,7 +231,7 @@ t_fio_with_several_queue_pairs_verifies() {
 # and fio ends non-zero instead of hanging.
 reconnect_job() { # LOG CTRL_LOSS_TMO
   prefio timeout 180 fio --name=rc --ioengine=external:"$PWD/$B/libnvmeof_fio.so" --thread=1 \
-    --filename="traddr=$NVMEOF_TB_ADDR subnqn=${NVMEOF_TB_NQN_B//:/\\:} ns=1" --hostnqn="$NVMEOF_TB_HOSTNQN_B" \
+    --filename="${FT}traddr=$NVMEOF_TB_ADDR subnqn=${NVMEOF_TB_NQN_B//:/\\:} ns=1" --hostnqn="$NVMEOF_TB_HOSTNQN_B" \
     --dhchap_secret_file="$SCRATCH/hk" --dhchap_ctrl_secret_file="$SCRATCH/ck" --verbose=1 \
     --rw=randwrite --bs=4k --size=64m --iodepth=8 --verify=crc32c --do_verify=1 --qpairs=2 \
     --reconnect_delay=500ms --ctrl_loss_tmo="$2" --cmd_timeout=10s > "$1" 2>&1
@@ -238,7 +244,7 @@ t_reconnect_authenticates_again() {
   local pid=$!
   wait_connected "$SCRATCH/log" $pid
   kill -0 $pid 2>/dev/null || { tail "$SCRATCH/log"; fail "fio ended before the outage"; }
-  tb port-down rdma; sleep 3; tb port-up rdma
+  tb port-down "$TR"; sleep 3; tb port-up "$TR"
   wait $pid || { grep -E 'nvmeof|err' "$SCRATCH/log" | tail -20; fail "fio failed across the outage"; }
   clean "$SCRATCH/log"
   grep -q 'reconnected' "$SCRATCH/log" || fail "no reconnect: did the outage happen during I/O?"
@@ -255,9 +261,9 @@ t_reconnect_with_a_changed_key_fails_clearly() {
   local pid=$! t0 rc=0
   wait_connected "$SCRATCH/log" $pid
   kill -0 $pid 2>/dev/null || { tail "$SCRATCH/log"; fail "fio ended before the outage"; }
-  tb port-down rdma
+  tb port-down "$TR"
   echo "$OTHER" > "$H/dhchap_key"
-  sleep 1; tb port-up rdma
+  sleep 1; tb port-up "$TR"
   t0=$(date +%s)
   wait $pid || rc=$?
   [ $rc != 0 ] || fail "fio succeeded with the key changed on the target"
@@ -284,9 +290,9 @@ t_reconnect_with_a_changed_controller_key_is_final() {
   local pid=$! rc=0
   wait_connected "$SCRATCH/log" $pid
   kill -0 $pid 2>/dev/null || { tail "$SCRATCH/log"; fail "fio ended before the outage"; }
-  tb port-down rdma
+  tb port-down "$TR"
   echo "$OTHER" > "$H/dhchap_ctrl_key"
-  sleep 1; tb port-up rdma
+  sleep 1; tb port-up "$TR"
   wait $pid || rc=$?
   [ $rc != 0 ] || fail "fio succeeded with the controller key changed on the target"
   [ $rc != 124 ] || fail "fio hung"

@@ -1,6 +1,9 @@
 /*
  * Discovery, log pages, asynchronous events, Write Zeroes and FUA against
  * the test bed's nvmet (run inside tests/testbed/run).
+ * NVMEOF_TB_TRTYPE=tcp: discovery_entry_connects_with_verified_io and the
+ * tests that name no transport's fields reach the discovery controller
+ * through the target's NVMe/TCP port (the same number).
  *   target_disc [TEST...]
  */
 #include <stdatomic.h>
@@ -13,9 +16,16 @@
 #include "nvmeof.h"
 #include "tbenv.h"
 
+static bool over_tcp(void)
+{
+	const char *t = getenv("NVMEOF_TB_TRTYPE");
+	return t && !strcmp(t, "tcp");
+}
+
 static void opts_base(struct nvmeof_ctrl_opts *o, const char *subnqn)
 {
 	nvmeof_ctrl_opts_init(o);
+	o->trtype = over_tcp() ? "tcp" : "rdma";
 	o->traddr = env("NVMEOF_TB_ADDR");
 	o->trsvcid = env("NVMEOF_TB_PORT");
 	o->subnqn = subnqn;
@@ -126,6 +136,67 @@ out:
 	disc_done(ref, l, c);
 }
 
+/* What a host does with the log: connects to the subsystem as the entry
+ * of the discovery controller's own transport says (trtype, traddr,
+ * trsvcid, subnqn, nothing from the test bed's variables), and moves data
+ * through it, read back and compared. */
+TEST(discovery_entry_connects_with_verified_io)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *d = NULL, *c = NULL;
+	struct nvmeof_disc_log *l = NULL;
+	struct nvmeof_queue *q = NULL;
+	struct nvmeof_mr *mr = NULL;
+	uint8_t want = over_tcp() ? 3 : 1;
+	opts_base(&o, NULL);
+	MUST(nvmeof_discovery_connect(&o, &d));
+	MUST(nvmeof_discover(d, &l));
+	const struct nvmeof_disc_entry *e = find(l, want, env("NVMEOF_TB_NQN_A"));
+	CHECK(e != NULL);
+	if (!e)
+		goto out;
+	CHECK_EQ(e->subtype, 2);
+	CHECK_EQ(e->adrfam, 1);
+	CHECK_EQ(e->portid, over_tcp() ? 2 : 1); /* target-up: port 1 is RDMA, port 2 TCP */
+	if (over_tcp())
+		CHECK_EQ(e->tcp_sectype, 0);      /* no TLS on the test bed's port */
+	printf("    %s entry: %s %s:%s port %u treq 0x%x\n", nvmeof_trtype_str(e->trtype), e->subnqn, e->traddr,
+	       e->trsvcid, e->portid, e->treq);
+	struct nvmeof_ctrl_opts co;
+	nvmeof_ctrl_opts_init(&co);
+	co.trtype = nvmeof_trtype_str(e->trtype);
+	co.traddr = e->traddr;
+	co.trsvcid = e->trsvcid;
+	co.subnqn = e->subnqn;
+	co.cmd_timeout_ms = 10000;
+	MUST(nvmeof_ctrl_connect(&co, &c));
+	CHECK_STR(nvmeof_ctrl_info(c)->hca, over_tcp() ? "tcp" : "rxe0");
+	MUST(nvmeof_queue_create(c, NULL, &q));
+	const struct nvmeof_ns *ns = nvmeof_ns_get(c, 2);
+	CHECK(ns != NULL);
+	if (!ns)
+		goto out;
+	/* above the in-capsule size and below the transfer limit */
+	enum { BYTES = 256 * 1024 };
+	MUST(nvmeof_mr_alloc(c, 2 * BYTES, &mr));
+	uint8_t *p = nvmeof_mr_addr(mr);
+	for (size_t i = 0; i < BYTES; i++)
+		p[i] = (uint8_t)(i * 131 + i / 4096 + (over_tcp() ? 7 : 3));
+	memset(p + BYTES, 0, BYTES);
+	uint32_t nlb = BYTES / ns->lba_size;
+	MUST(nvmeof_write_sync(q, ns, 1024, nlb, mr, 0, 0));
+	MUST(nvmeof_read_sync(q, ns, 1024, nlb, mr, BYTES, 0));
+	CHECK_MEM(p + BYTES, p, BYTES);
+out:
+	if (mr)
+		nvmeof_mr_release(mr);
+	if (q)
+		nvmeof_queue_destroy(q);
+	if (c)
+		CHECK_EQ(nvmeof_ctrl_close(c), 0);
+	disc_done(false, l, d);
+}
+
 TEST(discovery_as_any_host_hides_subsystem_b)
 {
 	struct nvmeof_ctrl_opts o;
@@ -134,8 +205,9 @@ TEST(discovery_as_any_host_hides_subsystem_b)
 	opts_base(&o, NULL);
 	MUST(nvmeof_discovery_connect(&o, &c));
 	MUST(nvmeof_discover(c, &l));
-	CHECK(find(l, 1, env("NVMEOF_TB_NQN_A")) != NULL);
-	CHECK(find(l, 1, env("NVMEOF_TB_NQN_B")) == NULL);
+	uint8_t tr = over_tcp() ? 3 : 1;
+	CHECK(find(l, tr, env("NVMEOF_TB_NQN_A")) != NULL);
+	CHECK(find(l, tr, env("NVMEOF_TB_NQN_B")) == NULL);
 out:
 	nvmeof_disc_log_free(l);
 	if (c)
@@ -481,7 +553,7 @@ int main(int argc, char **argv)
 {
 	static const struct test_case all[] = {
 		T(discovery_log_lists_both_subsystems_on_both_ports), T(discovery_as_any_host_hides_subsystem_b),
-		T(discovery_of_an_nvm_subsystem_is_refused),
+		T(discovery_of_an_nvm_subsystem_is_refused), T(discovery_entry_connects_with_verified_io),
 		T(log_pages_and_identifiers), T(write_zeroes_and_fua),
 		T(namespace_disabled_and_enabled_through_events), T(namespace_events_with_keep_alive),
 		T(discovery_change_events_keep_coming), T(ana_change_events_keep_coming),

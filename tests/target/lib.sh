@@ -30,9 +30,16 @@ rdma_pkts() {
   done
   echo $n
 }
+# tcp_segs: TCP segments the guest sent (both ends of NVMe/TCP, loopback)
+tcp_segs() {
+  awk '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++) if ($i == "OutSegs") c = i; h = 1 } else print $c }' /proc/net/snmp
+}
+# io_pkts: packets of the transport the suite runs over (NVMEOF_TB_TRTYPE)
+io_pkts() { if [ "${NVMEOF_TB_TRTYPE:-}" = tcp ]; then tcp_segs; else rdma_pkts; fi; }
 # wait_connected LOG PID: until the fio job PID has connected its queue pairs
 # (the engine's "controller CNTLID" line in LOG), at most 60 s, then until
-# its I/O is under way: 1000 more RDMA packets (some hundred commands; an
+# its I/O is under way: 1000 more RDMA packets, or TCP segments over TCP
+# (some hundred commands; an
 # idle association sends a few keep-alives a second), at most 30 s. A fixed
 # sleep before a fault was not enough for a sanitized fio on a busy guest:
 # the fault came before the first connect.
@@ -43,9 +50,9 @@ wait_connected() {
     kill -0 "$2" 2>/dev/null || return 0
     sleep 0.2
   done
-  p0=$(rdma_pkts)
+  p0=$(io_pkts)
   for ((i = 0; i < 300; i++)); do
-    [ $(($(rdma_pkts) - p0)) -ge 1000 ] && return 0
+    [ $(($(io_pkts) - p0)) -ge 1000 ] && return 0
     kill -0 "$2" 2>/dev/null || return 0
     sleep 0.1
   done

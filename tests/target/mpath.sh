@@ -175,6 +175,22 @@ t_fio_injected_path_loss_is_measured() {
   grep -q 'path_loss= needs several paths' "$SCRATCH/log" || { tail -5 "$SCRATCH/log"; fail "no clear refusal"; }
 }
 
+# One job over an RDMA path and a TCP path to subsystem M (ports 3 and 6:
+# each path's trtype before its traddr): verified random I/O on both, the
+# TCP path's queue pairs disconnected by the engine a moment in
+# (path_loss=), the job passes and both paths carried commands.
+t_fio_rdma_and_tcp_paths_verify_across_a_loss() {
+  local f="trtype=RDMA traddr=$NVMEOF_TB_ADDR srcaddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_MPORT trtype=TCP traddr=$NVMEOF_TB_ADDR2 srcaddr=$NVMEOF_TB_ADDR2 subnqn=$NQN_M_ESC ns=1"
+  ours --name=mixed --filename="$f" --iopolicy=round-robin --rw=randrw --bs=4k --size=8m --iodepth=16 \
+    --verify=crc32c --verify_backlog=32 --time_based --runtime=5 --path_loss=2@1500 > "$SCRATCH/log" 2>&1 ||
+    { tail -30 "$SCRATCH/log"; fail "fio over RDMA and TCP paths failed"; }
+  expect_ok "$SCRATCH/log"
+  grep '^nvmeof: path [12] ' "$SCRATCH/log"
+  grep -q "^nvmeof: path_loss: path 2's queue pairs disconnected" "$SCRATCH/log" || fail "no injection reported"
+  grep -q "^nvmeof: path 1 .*(rxe0): .* [1-9][0-9]* command(s)" "$SCRATCH/log" || fail "path 1 (RDMA, rxe0) carried nothing"
+  grep -q "^nvmeof: path 2 .*(tcp): .* [1-9][0-9]* command(s)" "$SCRATCH/log" || fail "path 2 (TCP) carried nothing"
+}
+
 t_python_paths_write_read_back() {
   PYTHONPATH=python NVMEOF_LIB=$PWD/$B/libnvmeof.so python3 - <<'PY' || fail "python Paths failed"
 import os, nvmeof
@@ -306,6 +322,27 @@ t_kernel_multipath_reads_what_we_wrote() {
   echo "    kernel: $dev over $n controllers"
   [ "$n" = 2 ] || fail "the kernel host has $n controllers of subsystem M, not 2"
   cmp "$SCRATCH/in" "$SCRATCH/out" || fail "the kernel's multipath device reads other data"
+}
+
+# The Python package's Paths over an RDMA and a TCP controller of subsystem M
+t_python_paths_over_rdma_and_tcp() {
+  PYTHONPATH=python NVMEOF_LIB=$PWD/$B/libnvmeof.so python3 - <<'PY' || fail "python Paths over RDMA and TCP failed"
+import os, nvmeof
+e = os.environ
+nqn, port = e["NVMEOF_TB_NQN_M"], e["NVMEOF_TB_MPORT"]
+a = nvmeof.Controller(e["NVMEOF_TB_ADDR"], nqn, port=port, source=e["NVMEOF_TB_ADDR"])
+b = nvmeof.Controller(e["NVMEOF_TB_ADDR2"], nqn, port=port, source=e["NVMEOF_TB_ADDR2"], transport="tcp")
+with nvmeof.Paths([a, b], 1, iopolicy="round-robin") as p:
+    data = os.urandom(16 * p.block_size)
+    for i in range(4):
+        p.write(12288 + 16 * i, data)
+        assert p.read(12288 + 16 * i, 16) == data
+    ps = p.paths()
+    print("   ", ps)
+    assert [x["hca"] for x in ps] == ["rxe0", "tcp"], ps
+    assert all(x["commands"] == 4 for x in ps), ps
+a.close(); b.close()
+PY
 }
 
 source "$(dirname "$0")/../../jobs/kdev.sh"

@@ -4,6 +4,10 @@
  * (NVMEOF_TB_ADDR2, rxe1), its namespace in ANA group NVMEOF_TB_ANAGRP,
  * whose state per port `tb ana` sets; `tb mpath-down/up` removes and
  * restores a port. Each test leaves both ports up and optimized.
+ * NVMEOF_TB_TRTYPE=tcp runs both paths over NVMe/TCP (ports 5 and 6, the
+ * same addresses and port number), NVMEOF_TB_TRTYPE2 path 2 alone (rdma
+ * or tcp: one RDMA and one TCP path in one multipath); `tb` reads the
+ * same variables to find a path's port.
  *
  *   target_mpath [TEST...]
  */
@@ -52,10 +56,25 @@ struct paths {
 	struct nvmeof_mpath_mr *w, *r;
 };
 
+static bool path_tcp(int i)
+{
+	const char *t = getenv("NVMEOF_TB_TRTYPE"), *t2 = getenv("NVMEOF_TB_TRTYPE2");
+	if (i == 1 && t2 && *t2)
+		t = t2;
+	return t && !strcmp(t, "tcp");
+}
+
+/* What a path's information names as its device: the HCA, or "tcp" */
+static const char *path_hca(int i)
+{
+	return path_tcp(i) ? "tcp" : i ? "rxe1" : "rxe0";
+}
+
 static int connect_path(int i, const char *nqn, uint32_t reconnect_ms, struct nvmeof_ctrl **out)
 {
 	struct nvmeof_ctrl_opts o;
 	nvmeof_ctrl_opts_init(&o);
+	o.trtype = path_tcp(i) ? "tcp" : "rdma";
 	o.traddr = env(i == 0 ? "NVMEOF_TB_ADDR" : "NVMEOF_TB_ADDR2");
 	o.src_addr = o.traddr;  /* each path through its own HCA */
 	o.trsvcid = env("NVMEOF_TB_MPORT");
@@ -231,8 +250,8 @@ TEST(two_paths_two_hcas_one_namespace)
 	struct nvmeof_path_info i0 = {.size = sizeof(i0)}, i1 = {.size = sizeof(i1)};
 	MUST(nvmeof_mpath_path_info(p.mp, 0, &i0));
 	MUST(nvmeof_mpath_path_info(p.mp, 1, &i1));
-	CHECK_STR(i0.hca, "rxe0");
-	CHECK_STR(i1.hca, "rxe1");           /* src_addr chose the second HCA */
+	CHECK_STR(i0.hca, path_hca(0));
+	CHECK_STR(i1.hca, path_hca(1));      /* src_addr chose the second HCA */
 	CHECK_STR(i0.traddr, env("NVMEOF_TB_ADDR"));
 	CHECK_STR(i1.traddr, env("NVMEOF_TB_ADDR2"));
 	CHECK_EQ(i0.ana_state, NVMEOF_ANA_OPTIMIZED);
@@ -653,33 +672,39 @@ out:
 
 /* A port goes while I/O runs: no error, the other path takes it; with
  * reconnect on, the path comes back and carries I/O again. */
-TEST(port_removed_and_restored_under_io)
+static void port_lost_under_io(uint32_t path)
 {
 	struct paths p;
 	uint32_t errs = 0, bads = 0;
 	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 500));
 	if (!p.mq)
 		goto out;
-	struct bg b = {{"tb mpath-down 1", NULL}, 0};
+	struct bg b = {{path ? "tb mpath-down 2" : "tb mpath-down 1", NULL}, 0};
 	pthread_t t;
 	pthread_create(&t, NULL, run_bg, &b);
 	struct nvmeof_path_stats st = {.size = sizeof(st)};
-	ROUNDS_UNTIL(&p, (nvmeof_mpath_queue_path_stats(p.mq, 0, &st), !st.live), 400, errs, bads);
+	ROUNDS_UNTIL(&p, (nvmeof_mpath_queue_path_stats(p.mq, path, &st), !st.live), 400, errs, bads);
 	pthread_join(t, NULL);
 	CHECK(!st.live);
+	uint64_t other = path_cmds(&p, !path);
 	ROUNDS_UNTIL(&p, 0, 3, errs, bads);
-	uint64_t c0 = path_cmds(&p, 0);
-	tb("tb mpath-up 1%s%s", "", "");
-	ROUNDS_UNTIL(&p, (nvmeof_mpath_queue_path_stats(p.mq, 0, &st), st.live), 400, errs, bads);
+	CHECK(path_cmds(&p, !path) > other);    /* the other path carried the I/O meanwhile */
+	uint64_t c0 = path_cmds(&p, path);
+	tb(path ? "tb mpath-up 2%s%s" : "tb mpath-up 1%s%s", "", "");
+	ROUNDS_UNTIL(&p, (nvmeof_mpath_queue_path_stats(p.mq, path, &st), st.live), 400, errs, bads);
 	CHECK(st.live);
 	ROUNDS_UNTIL(&p, 0, 2, errs, bads);
-	CHECK(path_cmds(&p, 0) > c0);
+	CHECK(path_cmds(&p, path) > c0);
+	printf("    path %u (%s) lost and back under verified I/O: %llu commands on path 1, %llu on path 2\n",
+	       path + 1, path_hca((int)path), (unsigned long long)path_cmds(&p, 0), (unsigned long long)path_cmds(&p, 1));
 	CHECK_EQ(errs, 0);
 	CHECK_EQ(bads, 0);
 out:
 	restore_target();
 	close_paths(&p);
 }
+TEST(port_removed_and_restored_under_io) { port_lost_under_io(0); }
+TEST(path2_port_removed_and_restored_under_io) { port_lost_under_io(1); }
 
 static bool path_live(struct paths *p, uint32_t i) { return path_stats(p, i).live; }
 
@@ -1170,7 +1195,8 @@ int main(int argc, char **argv)
 	static const struct test_case all[] = {
 		T(two_paths_two_hcas_one_namespace), T(round_robin_alternates_with_verify),
 		T(queue_depth_uses_both_with_verify), T(numa_without_nodes_keeps_one_path), T(ana_states_route_io),
-		T(port_removed_and_restored_under_io), T(two_namespaces_multipathed_over_the_same_controllers), T(port_removed_under_io_holds_no_poll), T(both_ports_removed_fails_naming_the_paths),
+		T(port_removed_and_restored_under_io), T(path2_port_removed_and_restored_under_io), T(two_namespaces_multipathed_over_the_same_controllers),
+		T(port_removed_under_io_holds_no_poll), T(both_ports_removed_fails_naming_the_paths),
 		T(transition_past_anatt_fails_clearly), T(paths_to_two_subsystems_refused),
 		T(two_multipaths_at_once_one_gets_the_events), T(multipath_wait_sleeps_on_every_path),
 		T(multipath_wait_sleeps_on_the_live_path_while_another_reconnects),

@@ -25,6 +25,12 @@ TCP_CORE="identify_matches_testbed roundtrip_sizes_ns1_512 roundtrip_sizes_ns2_4
   poll_group_reconnects_every_queue idle_wait_sleeps_long_and_a_disconnect_wakes_it tcp_refuses_what_is_rdmas
   nobody_listening_on_port wrong_subsystem_nqn reconnect_takes_the_new_associations_in_capsule_size"
 TCP_CORE_DIGESTS="roundtrip_sizes_ns2_4k roundtrip_keyed_only four_queues_four_threads"
+# Several paths: both over TCP; then one RDMA and one TCP path (path 2 TCP), each lost in turn
+TCP_MPATH="two_paths_two_hcas_one_namespace queue_depth_uses_both_with_verify ana_states_route_io
+  port_removed_and_restored_under_io both_ports_removed_fails_naming_the_paths"
+MIXED_MPATH="two_paths_two_hcas_one_namespace round_robin_alternates_with_verify
+  caller_memory_on_every_path_and_one_wait_over_two_queues port_removed_and_restored_under_io
+  path2_port_removed_and_restored_under_io"
 TCP_ENGINE="t_verify_write_then_read t_verify_randrw_4k_ns2 t_verify_md5_and_large_blocks_above_mdts
   t_fsync_is_flush t_trim_deallocates t_qpairs4_verify_in_threads t_tcp_refuses_rdma_options
   t_in_capsule_decides_where_small_writes_go t_digest_options_are_negotiated t_tcp_socket_options"
@@ -56,6 +62,8 @@ per_build() {
   run "$b/engine.sh" 1500 bash tests/target/engine.sh "${engine_args[@]}"
   run "$b/faults.sh" 900 bash tests/target/faults.sh "${faults_args[@]}"
   run "$b/target_disc" 600 "$NVMEOF_BUILD/tests/target_disc"
+  run "$b/target_disc-tcp" 300 env NVMEOF_TB_TRTYPE=tcp "$NVMEOF_BUILD/tests/target_disc" \
+    discovery_entry_connects_with_verified_io discovery_as_any_host_hides_subsystem_b
   run "$b/tool.sh" 600 bash tests/target/tool.sh
   run "$b/target_passthru" 300 "$NVMEOF_BUILD/tests/target_passthru"
   run "$b/target_passthru-tcp" 300 env NVMEOF_TB_TRTYPE=tcp "$NVMEOF_BUILD/tests/target_passthru"
@@ -71,6 +79,8 @@ plain() {
   run sweep.sh 900 bash tests/target/sweep.sh
   # several paths: with the tool and the kernel's multipath
   run mpath.sh 1200 bash tests/target/mpath.sh
+  run target_mpath-tcp 600 env NVMEOF_TB_TRTYPE=tcp build/out/tests/target_mpath $TCP_MPATH
+  run target_mpath-mixed 600 env NVMEOF_TB_TRTYPE2=tcp build/out/tests/target_mpath $MIXED_MPATH
   # the engine under a second fio release (make fio-release), where one was built
   if [ -x build/fio-trixie/fio ] && [ -f build/fio-trixie-out/libnvmeof_fio.so ]; then
     run fio-versions.sh 900 bash tests/target/fio-versions.sh trixie

@@ -18,6 +18,10 @@ R=$SPDK/rpc
 export NVMEOF_SPDK_PORT=4440   # neither nvmet's ports nor 4421 (tool.sh expects nobody there)
 export NVMEOF_SPDK_NQN=nqn.2026-12.io.nvmeof:spdk
 export NVMEOF_SPDK_CRDT1=3     # 300 ms
+# over NVMe/TCP: a subsystem of its own, namespace 1 with 512 B blocks and 2
+# with 4 KiB, on a TCP listener (same port number); MDTS 128 KiB and 4 KiB
+# of in-capsule data, SPDK's defaults
+export NVMEOF_SPDK_TCP_NQN=nqn.2026-12.io.nvmeof:spdk-tcp
 
 # start_target: nvmf_tgt held before its subsystems start, as nvmf_set_crdt
 # requires; then a 64 MiB malloc namespace behind an ANA-reporting
@@ -42,7 +46,14 @@ start_target() {
   "$R" nvmf_create_subsystem $NVMEOF_SPDK_NQN -a -s SPDK0001 -r &&
   "$R" nvmf_subsystem_add_ns $NVMEOF_SPDK_NQN M0 > /dev/null &&
   "$R" nvmf_subsystem_add_listener $NVMEOF_SPDK_NQN -t rdma -a "$NVMEOF_TB_ADDR" -s $NVMEOF_SPDK_PORT &&
-  "$R" nvmf_subsystem_add_listener $NVMEOF_SPDK_NQN -t rdma -a "$NVMEOF_TB_ADDR2" -s $NVMEOF_SPDK_PORT
+  "$R" nvmf_subsystem_add_listener $NVMEOF_SPDK_NQN -t rdma -a "$NVMEOF_TB_ADDR2" -s $NVMEOF_SPDK_PORT &&
+  "$R" nvmf_create_transport -t TCP -c 4096 &&
+  "$R" bdev_malloc_create -b T1 64 512 > /dev/null &&
+  "$R" bdev_malloc_create -b T2 64 4096 > /dev/null &&
+  "$R" nvmf_create_subsystem $NVMEOF_SPDK_TCP_NQN -a -s SPDK0002 &&
+  "$R" nvmf_subsystem_add_ns $NVMEOF_SPDK_TCP_NQN T1 > /dev/null &&
+  "$R" nvmf_subsystem_add_ns $NVMEOF_SPDK_TCP_NQN T2 > /dev/null &&
+  "$R" nvmf_subsystem_add_listener $NVMEOF_SPDK_TCP_NQN -t tcp -a "$NVMEOF_TB_ADDR" -s $NVMEOF_SPDK_PORT
 }
 listener_ana() { # ADDR STATE
   "$R" nvmf_subsystem_listener_set_ana_state $NVMEOF_SPDK_NQN -t rdma -a "$1" -s $NVMEOF_SPDK_PORT -n "$2"
@@ -75,6 +86,29 @@ t_path_back_after_inaccessible_then_optimized() {
   wait $pid || { tail -30 "$SCRATCH/log"; fail "fio failed across the ANA changes"; }
   grep '^nvmeof: path' "$SCRATCH/log"
   grep -q '^nvmeof: path 1 .*: ANA optimized,' "$SCRATCH/log" || fail "path 1 is not back to optimized at the end"
+}
+
+# NVMe/TCP against a second implementation of its PDU layer: connect and
+# Identify (SPDK's serial, MDTS 128 KiB over TCP, unlike nvmet's none), then
+# target_core's round trips with both digests: reads and writes below and
+# above the in-capsule size and MDTS (split into 128 KiB commands), writes
+# SPDK asks for with R2T, four queues with R2Ts outstanding at once.
+spdk_tcp() { # target_core's tests against SPDK's TCP subsystem, digests on
+  NVMEOF_TB_TRTYPE=tcp NVMEOF_TB_DIGESTS=1 NVMEOF_TB_PORT=$NVMEOF_SPDK_PORT NVMEOF_TB_NQN_A=$NVMEOF_SPDK_TCP_NQN \
+    "$B/tests/target_core" "$@"
+}
+t_tcp_identify() {
+  timeout 60 "$B/nvmeof" id-ctrl -t tcp -a "$NVMEOF_TB_ADDR" -s $NVMEOF_SPDK_PORT -n "$NVMEOF_SPDK_TCP_NQN" \
+    > "$SCRATCH/id" 2>&1 || fail "id-ctrl over TCP: $(tail -3 "$SCRATCH/id")"
+  grep -E '^(sn|mn|mdts|ioccsz|subnqn) ' "$SCRATCH/id" | sed 's/^/    /'
+  grep -qE '^sn +: SPDK0002' "$SCRATCH/id" || fail "not SPDK's serial: $(grep '^sn' "$SCRATCH/id")"
+  grep -qE '^mdts +: 5$' "$SCRATCH/id" || fail "MDTS: $(grep '^mdts' "$SCRATCH/id") (128 KiB is 5)"
+}
+t_tcp_reads_and_writes_with_digests() {
+  spdk_tcp roundtrip_sizes_ns2_4k roundtrip_keyed_only || fail "round trips over TCP with digests"
+}
+t_tcp_r2t_on_four_queues_with_digests() {
+  spdk_tcp four_queues_four_threads || fail "four queues over TCP with digests"
 }
 
 start_target || { tail -20 "$SCRATCH/tgt.log"; echo "spdk: the SPDK target did not start"; exit 1; }

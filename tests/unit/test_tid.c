@@ -37,8 +37,13 @@ TEST(malformed_filenames_say_what_is_wrong)
 	CHECK(strstr(err, "RDMA and NVMe/TCP") != NULL);
 	CHECK_EQ(tid_parse("trtype=TCP traddr=1.2.3.4", &t, err, sizeof(err)), 0);
 	CHECK_EQ(t.trtype, 3);
-	CHECK_EQ(tid_parse("trtype=TCP traddr=a trtype=RDMA traddr=b", &t, err, sizeof(err)), (unsigned long long)-1);
-	CHECK(strstr(err, "one transport per filename") != NULL);
+	/* transports that differ: each path's trtype before its traddr */
+	CHECK_EQ(tid_parse("trtype=TCP traddr=a trtype=RDMA", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "before the traddr= of its path") != NULL);
+	CHECK_EQ(tid_parse("traddr=a trtype=TCP traddr=b trtype=RDMA", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "traddr=a has no trtype= before it") != NULL);
+	CHECK_EQ(tid_parse("trtype=TCP trtype=RDMA ns=1", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK(strstr(err, "no traddr=") != NULL);
 	CHECK_EQ(tid_parse("traddr=1.2.3.4 color=blue", &t, err, sizeof(err)), (unsigned long long)-1);
 	CHECK(strstr(err, "unknown key 'color'") != NULL);
 	CHECK_EQ(tid_parse("/dev/nvme0n1", &t, err, sizeof(err)), (unsigned long long)-1);
@@ -53,6 +58,29 @@ TEST(malformed_filenames_say_what_is_wrong)
 	CHECK(strstr(err, "no value") != NULL);
 	CHECK_EQ(tid_parse("=x", &t, err, sizeof(err)), (unsigned long long)-1);
 	CHECK_EQ(tid_parse(NULL, &t, err, sizeof(err)), (unsigned long long)-1);
+}
+
+/* One RDMA and one TCP path to a subsystem: each trtype= is the path's
+ * whose traddr= follows it; one trtype= anywhere is every path's. */
+TEST(paths_over_rdma_and_tcp)
+{
+	struct tid t;
+	CHECK_EQ(tid_parse("trtype=RDMA traddr=a trsvcid=4420 trtype=TCP traddr=b ns=1", &t, err, sizeof(err)), 0);
+	CHECK_EQ(t.trtype, 1);
+	CHECK_EQ(t.nalt, 1);
+	CHECK_EQ(t.alt[0].trtype, 3);
+	CHECK_STR(t.alt[0].trsvcid, "4420");
+	CHECK_EQ(tid_parse("trtype=TCP traddr=a trtype=RDMA traddr=b trtype=TCP traddr=c", &t, err, sizeof(err)), 0);
+	CHECK(t.trtype == 3 && t.alt[0].trtype == 1 && t.alt[1].trtype == 3);
+	CHECK_EQ(tid_parse("traddr=a traddr=b trtype=TCP", &t, err, sizeof(err)), 0);
+	CHECK(t.trtype == 3 && t.alt[0].trtype == 3);
+	CHECK_EQ(tid_parse("traddr=a traddr=b", &t, err, sizeof(err)), 0);
+	CHECK(t.trtype == 0 && t.alt[0].trtype == 0);
+	/* the same address and port over the two transports: two paths */
+	CHECK_EQ(tid_parse("trtype=RDMA traddr=a trsvcid=1 trtype=TCP traddr=a trsvcid=1", &t, err, sizeof(err)), 0);
+	CHECK_EQ(tid_parse("trtype=TCP traddr=a trsvcid=1 trtype=TCP traddr=a trsvcid=1", &t, err, sizeof(err)),
+		 (unsigned long long)-1);
+	CHECK(strstr(err, "named twice") != NULL);
 }
 
 TEST(over_long_values_are_refused)
@@ -165,6 +193,7 @@ int main(void)
 	static const struct test_case t[] = {
 		T(spdk_style_filename), T(keys_any_case_any_order_extra_spaces),
 		T(malformed_filenames_say_what_is_wrong), T(over_long_values_are_refused), T(several_paths_repeat_traddr),
+		T(paths_over_rdma_and_tcp),
 		T(a_key_twice_is_refused), T(hostaddr_is_srcaddr), T(ports_outside_1_to_65535_are_refused),
 		T(a_filename_cut_at_a_colon_is_named),
 	};

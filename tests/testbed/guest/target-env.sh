@@ -14,6 +14,9 @@ export NVMEOF_TB_NS2_LBA=4096 NVMEOF_TB_NS2_BYTES=268435456
 # own, port 3 on NVMEOF_TB_ADDR:NVMEOF_TB_MPORT and port 4 on
 # NVMEOF_TB_ADDR2:NVMEOF_TB_MPORT, its namespaces 1 and 2 in ANA group 2 (optimized
 # on both until `tb ana` says otherwise). Ports 1 and 2 are as before.
+# The same over NVMe/TCP: ports 5 (NVMEOF_TB_ADDR) and 6 (NVMEOF_TB_ADDR2),
+# same port number; NVMEOF_TB_TRTYPE=tcp makes `tb`'s paths those, and
+# NVMEOF_TB_TRTYPE2 (rdma or tcp) path 2's alone (mixed paths).
 export NVMEOF_TB_ADDR2=198.51.100.1        # TEST-NET-2, on dummy1
 export NVMEOF_TB_MPORT=4430             # not 4421: tool.sh expects nobody there
 export NVMEOF_TB_NQN_M=nqn.2026-12.io.nvmeof:testbed-m   # any host; ns1 and ns2 files 64 MiB, 4 KiB blocks (tmpfs)

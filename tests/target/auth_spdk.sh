@@ -6,6 +6,7 @@
 # Optional: SPDK's nvmf_tgt is not part of the project. Where its prebuilt
 # copy (NVMEOF_SPDK, default ../shared/spdk-target beside the checkout, or
 # /work/shared/spdk-target) is absent, the suite says so and skips (exit 77).
+# NVMEOF_TB_TRTYPE=tcp: the same over SPDK's NVMe/TCP transport.
 source "$(dirname "$0")/lib.sh"
 B=${NVMEOF_BUILD:-build/out}
 T=$B/nvmeof
@@ -18,6 +19,7 @@ if [ -z "$S" ] || [ ! -x "$S/start" ]; then
   exit 77
 fi
 R=$S/rpc
+TR=rdma; [ "${NVMEOF_TB_TRTYPE:-}" = tcp ] && TR=tcp
 PORT=4422 # not nvmet's 4420, nor 4421 (tool.sh expects nobody there)
 NQN=nqn.2026-12.io.nvmeof:spdk-auth
 OPEN=nqn.2026-12.io.nvmeof:spdk-open # any host, no authentication
@@ -30,20 +32,20 @@ printf '%s\n' "$HK" > "$SCRATCH/hk"
 printf '%s\n' "$CK" > "$SCRATCH/ck"
 chmod 600 "$SCRATCH/hk" "$SCRATCH/ck" # SPDK's keyring refuses anything looser
 setup() {
-  $R nvmf_create_transport -t RDMA -u 8192 -c 4096 &&
+  $R nvmf_create_transport -t "${TR^^}" -u 8192 -c 4096 &&
   $R bdev_malloc_create -b M0 32 512 && $R bdev_malloc_create -b M1 32 512 &&
   $R keyring_file_add_key key0 "$SCRATCH/hk" && $R keyring_file_add_key key1 "$SCRATCH/ck" &&
   $R nvmf_create_subsystem "$NQN" -s SPDKAUTH0001 && $R nvmf_subsystem_add_ns "$NQN" M0 &&
-  $R nvmf_subsystem_add_listener "$NQN" -t rdma -a "$NVMEOF_TB_ADDR" -s $PORT &&
+  $R nvmf_subsystem_add_listener "$NQN" -t "$TR" -a "$NVMEOF_TB_ADDR" -s $PORT &&
   $R nvmf_subsystem_add_host "$NQN" "$HOST" --dhchap-key key0 --dhchap-ctrlr-key key1 &&
   $R nvmf_create_subsystem "$OPEN" -a -s SPDKOPEN0001 && $R nvmf_subsystem_add_ns "$OPEN" M1 &&
-  $R nvmf_subsystem_add_listener "$OPEN" -t rdma -a "$NVMEOF_TB_ADDR" -s $PORT
+  $R nvmf_subsystem_add_listener "$OPEN" -t "$TR" -a "$NVMEOF_TB_ADDR" -s $PORT
 } > "$SCRATCH/setup" 2>&1
 setup || { cat "$SCRATCH/setup"; echo "auth_spdk: configuring SPDK's target failed"; exit 1; }
 
 idctrl() { # SUBNQN ARGS...
   local n=$1; shift
-  timeout 60 "$T" id-ctrl -a "$NVMEOF_TB_ADDR" -s $PORT -n "$n" -q "$HOST" -t 10000 "$@" > "$SCRATCH/out" 2>&1
+  timeout 60 "$T" id-ctrl -t "$TR" -a "$NVMEOF_TB_ADDR" -s $PORT -n "$n" -q "$HOST" -t 10000 "$@" > "$SCRATCH/out" 2>&1
 }
 
 # each hash and group forced by offering only it; both directions

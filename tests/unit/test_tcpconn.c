@@ -23,6 +23,7 @@ struct rig {
 	uint8_t sqe[64];
 };
 
+static uint16_t rig_qid = 1; /* the queue the rig's connection is */
 static void rig_up_dg(struct rig *r, uint32_t maxh2cdata, bool hd, bool dd);
 static void rig_up(struct rig *r, uint32_t maxh2cdata) { rig_up_dg(r, maxh2cdata, false, false); }
 
@@ -34,7 +35,7 @@ static void rig_up_dg(struct rig *r, uint32_t maxh2cdata, bool hd, bool dd)
 	r->host = sv[0];
 	r->ctrl = sv[1];
 	r->cq = (struct tcp_cq){.wc = r->wc, .cap = 64, .epfd = epoll_create1(0)};
-	r->t = tcp_conn_new(1, 4, hd, dd, 0);
+	r->t = tcp_conn_new(rig_qid, 4, hd, dd, 0);
 	struct tcp_neg n = {.maxh2cdata = maxh2cdata, .hdgst = hd, .ddgst = dd};
 	tcp_conn_rx_init(r->t);
 	tcp_rx_negotiated(&r->t->rx, &n);
@@ -363,6 +364,35 @@ TEST(c2h_success_before_all_the_data_ends_the_connection)
 	rig_down(&r);
 }
 
+/* SUCCESS after fewer bytes than the buffer where the controller chooses
+ * the length: an admin command's answer within its allocation length
+ * (SPDK's target sends an AUTH_Receive's message alone) and a vendor
+ * command reading on an I/O queue complete, as over RDMA, the buffer past
+ * the data untouched; a Read's short data ends the connection (above). */
+TEST(c2h_success_after_a_short_transfer_of_a_length_the_controller_chooses)
+{
+	static uint8_t buf[4096], d[512];
+	memset(d, 0x5a, sizeof(d));
+	for (int admin = 0; admin < 2; admin++) {
+		struct rig r;
+		rig_qid = admin ? 0 : 1;
+		rig_up(&r, 4096);
+		memset(buf, 0xee, sizeof(buf));
+		/* Get Log Page on the admin queue (02h, a Read's number on an I/O queue),
+		 * a vendor read (82h) on an I/O one */
+		send_cmd(&r, admin ? 0x02 : 0x82, 3, buf, sizeof(buf));
+		c2h(&r, 3, NVME_TCP_F_DATA_LAST | NVME_TCP_F_DATA_SUCCESS, 0, d, sizeof(d));
+		printf("    %s: %s\n", admin ? "admin queue" : "I/O queue, vendor read", r.t->broken ? r.t->why : "completed");
+		CHECK(!r.t->broken);
+		CHECK(got_recv_success(&r));
+		CHECK_EQ(get_le16(r.rsp + 12), 3);
+		CHECK_MEM(buf, d, sizeof(d));
+		CHECK_EQ(buf[sizeof(d)], 0xee);
+		rig_down(&r);
+	}
+	rig_qid = 1;
+}
+
 /* A C2HTermReq is the controller's last word: its reason (the Fatal Error
  * Status by name) is what the connection's end reports, with header
  * digests on too (a TermReq has none, and is 24 bytes without data). */
@@ -600,6 +630,7 @@ int main(void)
 		T(r2t_for_in_capsule_data_ends_the_connection),
 		T(c2h_out_of_order_ends_the_connection),
 		T(c2h_success_before_all_the_data_ends_the_connection),
+		T(c2h_success_after_a_short_transfer_of_a_length_the_controller_chooses),
 		T(c2h_term_req_names_its_reason_with_and_without_header_digest),
 		T(c2h_success_with_sq_flow_control_on_keeps_the_last_sqhd),
 		T(several_responses_in_one_read),

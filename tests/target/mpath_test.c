@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../unit/check.h"
+#include "aer.h"
 #include "ctrl.h"
 #include "mpath_q.h"
 #include "nvmeof.h"
@@ -1165,6 +1166,99 @@ out:
 	close_paths(&p);
 }
 
+/* Polls path i's ANA state until it is st, at most ms (no I/O: only an
+ * event's log read, or a periodic one, can change it). */
+static bool ana_becomes(struct paths *p, uint32_t i, uint8_t st, uint32_t ms)
+{
+	for (uint32_t t = 0; t < ms && ana_of(p, i) != st; t += 10)
+		usleep(10000);
+	return ana_of(p, i) == st;
+}
+
+/* The first Asynchronous Event Request cannot be sent when the multipath
+ * attaches to the controller's events (the test's fault: as if the admin
+ * queue had no slot). The multipath is made anyway, the event thread sends
+ * the request on its next tick, and an ANA change reaches the multipath:
+ * an optimized path turns inaccessible only by the event's log read. */
+TEST(events_come_when_the_first_event_request_could_not_be_sent)
+{
+	struct paths p;
+	memset(&p, 0, sizeof(p));
+	for (int i = 0; i < 2; i++)
+		MUST(connect_path(i, env("NVMEOF_TB_NQN_M"), 0, &p.c[i]));
+	aer_fault_submits = 1;
+	int rc = open_ns(&p, 1, NVMEOF_IOPOLICY_ROUND_ROBIN);
+	aer_fault_submits = 0;
+	if (rc) {
+		printf("    first create: %s\n", nvmeof_errmsg());
+		check_failed_in_test = 1;
+		/* a retry of the same namespace must still work */
+		struct paths q = p;
+		q.mp = NULL;
+		q.w = q.r = NULL;
+		q.mq = NULL;
+		if ((rc = open_ns(&q, 1, NVMEOF_IOPOLICY_ROUND_ROBIN)))
+			printf("    retry: %s\n", nvmeof_errmsg());
+		MUST(rc);
+		p = q;
+	}
+	tb("tb ana 1 inaccessible%s%s", "", "");
+	/* 10 s: an event's read takes milliseconds; none would leave it optimized */
+	CHECK(ana_becomes(&p, 0, NVMEOF_ANA_INACCESSIBLE, 10000));
+	CHECK_EQ(ana_of(&p, 1), NVMEOF_ANA_OPTIMIZED);
+out:
+	aer_fault_submits = 0;
+	restore_target();
+	close_paths(&p);
+}
+
+struct slow_cb { int started; /* atomic */ };
+static void slow_event(void *arg, const struct nvmeof_event *ev)
+{
+	struct slow_cb *s = arg;
+	(void)ev;
+	__atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
+	sleep(2);
+}
+
+/* Two namespaces' multipaths on the same controllers; the first one's
+ * event callback takes 2 s. Destroying the second meanwhile does not wait
+ * for the first one's callback, only for its own. */
+TEST(destroying_one_multipath_waits_for_no_other_ones_event_callback)
+{
+	struct paths p, p2;
+	struct slow_cb s = {0};
+	memset(&p, 0, sizeof(p));
+	memset(&p2, 0, sizeof(p2));
+	for (int i = 0; i < 2; i++)
+		MUST(connect_path(i, env("NVMEOF_TB_NQN_M"), 0, &p.c[i]));
+	struct nvmeof_mpath_opts mo;
+	nvmeof_mpath_opts_init(&mo);
+	mo.nsid = 1;
+	mo.event_cb = slow_event;
+	mo.event_arg = &s;
+	MUST(nvmeof_mpath_create(p.c, 2, &mo, &p.mp));
+	nvmeof_mpath_opts_init(&mo);
+	mo.nsid = 2;
+	MUST(nvmeof_mpath_create(p.c, 2, &mo, &p2.mp));
+	tb("tb ana 1 inaccessible%s%s", "", "");
+	for (int t = 0; t < 1000 && !__atomic_load_n(&s.started, __ATOMIC_ACQUIRE); t++)
+		usleep(10000);
+	CHECK(__atomic_load_n(&s.started, __ATOMIC_ACQUIRE));
+	uint64_t t0 = nvmeof_now_ms();
+	MUST(nvmeof_mpath_destroy(p2.mp));
+	p2.mp = NULL;
+	uint64_t took = nvmeof_now_ms() - t0;
+	printf("    destroy of the other multipath took %llu ms\n", (unsigned long long)took);
+	/* 1 s: the callback sleeps 2 s; waiting for it would take about that */
+	CHECK(took < 1000);
+out:
+	restore_target();
+	if (p2.mp)
+		OK(nvmeof_mpath_destroy(p2.mp));
+	close_paths(&p);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case all[] = {
@@ -1180,6 +1274,8 @@ int main(int argc, char **argv)
 		T(namespace_moved_to_another_ana_group_is_followed),
 		T(refresh_from_a_thread_while_events_arrive), T(a_busy_controller_delays_no_other_paths_ana_update),
 		T(path_info_follows_a_reassociation), T(inaccessible_path_returns_without_a_notice),
+		T(events_come_when_the_first_event_request_could_not_be_sent),
+		T(destroying_one_multipath_waits_for_no_other_ones_event_callback),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return run_named_tests("target-mpath", all, sizeof(all) / sizeof(all[0]), argc, argv);

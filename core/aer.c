@@ -61,12 +61,20 @@ struct aer {
 
 static void aer_done(void *arg, const struct nvmeof_cpl *cpl);
 
+static bool fault_now(void)
+{
+	uint32_t n = __atomic_load_n(&aer_fault_submits, __ATOMIC_RELAXED);
+	while (n && !__atomic_compare_exchange_n(&aer_fault_submits, &n, n - 1, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return n != 0;
+}
+
 /* Admin lock held. */
 static void submit_aers(struct aer *a)
 {
 	struct nvmeof_queue *aq = ctrl_admin(a->c);
 	while (a->outstanding < a->want && q_connected(aq)) {
-		if ((aer_fault_submits && __atomic_fetch_sub(&aer_fault_submits, 1, __ATOMIC_RELAXED)) ||
+		if (fault_now() ||
 		    q_submit_aer(aq, a->sqe, aer_done, a))
 			break; /* no slot now: the next tick tries again */
 		a->outstanding++;

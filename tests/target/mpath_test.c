@@ -203,6 +203,15 @@ static uint8_t ana_of(struct paths *p, uint32_t i)
 	return pi.ana_state;
 }
 
+/* Polls path i's ANA state until it is st, at most ms (no I/O: only an
+ * event's log read, or a periodic one, can change it). */
+static bool ana_becomes(struct paths *p, uint32_t i, uint8_t st, uint32_t ms)
+{
+	for (uint32_t t = 0; t < ms && ana_of(p, i) != st; t += 10)
+		usleep(10000);
+	return ana_of(p, i) == st;
+}
+
 /* Rounds of verified I/O until cond holds (at most max rounds): the wait
  * is bounded by rounds, not by time. */
 #define ROUNDS_UNTIL(p, cond, max, errs, bads)                                                   \
@@ -754,7 +763,43 @@ TEST(two_namespaces_multipathed_over_the_same_controllers)
 	CHECK(path_cmds(&p2, 0) > c2);
 	CHECK_EQ(errs, 0);
 	CHECK_EQ(bads, 0);
+	/* Each follows its own namespace's ANA group through the events both
+	 * get: ns 2 in group 3. An optimized path turns inaccessible only by an
+	 * event's log read (10 s bounds: a read takes milliseconds). */
+	tb("tb ana-group 3 1 optimized%s%s", "", "");
+	tb("tb ana-group 3 2 optimized%s%s", "", "");
+	tb("tb ns-group 3 %s%s", "2", "");
+	for (int w = 0; w < 1000; w++) {
+		struct nvmeof_path_info pi = {.size = sizeof(pi)};
+		if (!nvmeof_mpath_path_info(p2.mp, 0, &pi) && pi.anagrpid == 3)
+			break;
+		usleep(10000);
+	}
+	uint64_t r2 = ana_reads_of(&p2, 0);
+	tb("tb ana 1 inaccessible%s%s", "", "");
+	CHECK(ana_becomes(&p, 0, NVMEOF_ANA_INACCESSIBLE, 10000));
+	for (int w = 0; w < 1000 && ana_reads_of(&p2, 0) == r2; w++)
+		usleep(10000);
+	CHECK(ana_reads_of(&p2, 0) > r2);      /* ns 2's multipath read the log too */
+	CHECK_EQ(ana_of(&p2, 0), NVMEOF_ANA_OPTIMIZED);
+	tb("tb ana-group 3 1 inaccessible%s%s", "", "");
+	CHECK(ana_becomes(&p2, 0, NVMEOF_ANA_INACCESSIBLE, 10000));
+	tb("tb ana-group 3 1 optimized%s%s", "", "");
+	tb("tb ana 1 optimized%s%s", "", "");
+	CHECK(ana_becomes(&p, 0, NVMEOF_ANA_OPTIMIZED, 10000));
+	CHECK(ana_becomes(&p2, 0, NVMEOF_ANA_OPTIMIZED, 10000));
+	/* ns 1's multipath gone first: ns 2's still gets the events */
+	OK(nvmeof_mpath_queue_destroy(p.mq));
+	OK(nvmeof_mpath_mr_release(p.w));
+	OK(nvmeof_mpath_mr_release(p.r));
+	OK(nvmeof_mpath_destroy(p.mp));
+	p.mq = NULL, p.w = p.r = NULL, p.mp = NULL;
+	tb("tb ana-group 3 1 inaccessible%s%s", "", "");
+	CHECK(ana_becomes(&p2, 0, NVMEOF_ANA_INACCESSIBLE, 10000));
 out:
+	tb("tb ns-group %s %s", env("NVMEOF_TB_ANAGRP"), "2");
+	tb("tb ana-group 3 1 remove%s%s", "", "");
+	tb("tb ana-group 3 2 remove%s%s", "", "");
 	restore_target();
 	p2.c[0] = p2.c[1] = NULL; /* p's to close */
 	close_paths(&p2);
@@ -1166,15 +1211,6 @@ out:
 	close_paths(&p);
 }
 
-/* Polls path i's ANA state until it is st, at most ms (no I/O: only an
- * event's log read, or a periodic one, can change it). */
-static bool ana_becomes(struct paths *p, uint32_t i, uint8_t st, uint32_t ms)
-{
-	for (uint32_t t = 0; t < ms && ana_of(p, i) != st; t += 10)
-		usleep(10000);
-	return ana_of(p, i) == st;
-}
-
 /* The first Asynchronous Event Request cannot be sent when the multipath
  * attaches to the controller's events (the test's fault: as if the admin
  * queue had no slot). The multipath is made anyway, the event thread sends
@@ -1186,9 +1222,9 @@ TEST(events_come_when_the_first_event_request_could_not_be_sent)
 	memset(&p, 0, sizeof(p));
 	for (int i = 0; i < 2; i++)
 		MUST(connect_path(i, env("NVMEOF_TB_NQN_M"), 0, &p.c[i]));
-	aer_fault_submits = 1;
+	__atomic_store_n(&aer_fault_submits, 1, __ATOMIC_RELAXED);
 	int rc = open_ns(&p, 1, NVMEOF_IOPOLICY_ROUND_ROBIN);
-	aer_fault_submits = 0;
+	__atomic_store_n(&aer_fault_submits, 0, __ATOMIC_RELAXED);
 	if (rc) {
 		printf("    first create: %s\n", nvmeof_errmsg());
 		check_failed_in_test = 1;
@@ -1207,7 +1243,7 @@ TEST(events_come_when_the_first_event_request_could_not_be_sent)
 	CHECK(ana_becomes(&p, 0, NVMEOF_ANA_INACCESSIBLE, 10000));
 	CHECK_EQ(ana_of(&p, 1), NVMEOF_ANA_OPTIMIZED);
 out:
-	aer_fault_submits = 0;
+	__atomic_store_n(&aer_fault_submits, 0, __ATOMIC_RELAXED);
 	restore_target();
 	close_paths(&p);
 }

@@ -811,7 +811,7 @@ out:
  * path, and its reconnect attempts run on a worker: no poll stalls and the
  * other path's completions come on. Reads only, which no quiesce time
  * holds. (A lost connection's close never waited for the target's answer
- * to our disconnect, so this does not check that close: a destroy's does.) */
+ * to our disconnect: this does not check that close.) */
 TEST(port_removed_under_reads_no_poll_stalls_and_the_other_path_carries)
 {
 	struct paths p;

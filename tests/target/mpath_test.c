@@ -1301,10 +1301,11 @@ static void destroy_other(void *arg, const struct nvmeof_event *ev)
 {
 	struct destroyer *d = arg;
 	(void)ev;
-	if (__atomic_load_n(&d->done, __ATOMIC_ACQUIRE) || !d->victim)
+	struct nvmeof_mpath *victim = __atomic_load_n(&d->victim, __ATOMIC_ACQUIRE); /* made on the main thread */
+	if (__atomic_load_n(&d->done, __ATOMIC_ACQUIRE) || !victim)
 		return;
 	uint64_t t0 = nvmeof_now_ms();
-	d->rc = nvmeof_mpath_destroy(d->victim);
+	d->rc = nvmeof_mpath_destroy(victim);
 	d->took_ms = nvmeof_now_ms() - t0;
 	snprintf(d->msg, sizeof(d->msg), "%s", d->rc ? nvmeof_errmsg() : "done"); /* the message is per thread */
 	__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);

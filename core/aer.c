@@ -34,7 +34,12 @@ struct listener {
 	nvmeof_event_cb cb;
 	void *arg;
 	uint32_t key; /* what the listener follows (a multipath's NSID): one each */
+	bool calling; /* its callback runs now: the entry is not reused until it returns */
 };
+
+/* Test-only fault: this many AER submissions fail as if no slot were free
+ * (0 in use: nothing sets it but a test). */
+uint32_t aer_fault_submits;
 
 struct aer {
 	struct nvmeof_ctrl *c;
@@ -49,7 +54,6 @@ struct aer {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop, running;
-	bool in_cb;                 /* the callback runs now */
 	uint32_t ring[RING], head, n;
 	uint64_t lost, delivered;
 	pthread_t thread;
@@ -57,12 +61,21 @@ struct aer {
 
 static void aer_done(void *arg, const struct nvmeof_cpl *cpl);
 
+static bool fault_now(void)
+{
+	uint32_t n = __atomic_load_n(&aer_fault_submits, __ATOMIC_RELAXED);
+	while (n && !__atomic_compare_exchange_n(&aer_fault_submits, &n, n - 1, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return n != 0;
+}
+
 /* Admin lock held. */
 static void submit_aers(struct aer *a)
 {
 	struct nvmeof_queue *aq = ctrl_admin(a->c);
 	while (a->outstanding < a->want && q_connected(aq)) {
-		if (q_submit_aer(aq, a->sqe, aer_done, a))
+		if (fault_now() ||
+		    q_submit_aer(aq, a->sqe, aer_done, a))
 			break; /* no slot now: the next tick tries again */
 		a->outstanding++;
 	}
@@ -158,16 +171,21 @@ static void deliver(struct aer *a, uint32_t dw0)
 	} else {
 		rearm(a, ev.lid);
 	}
-	struct listener l[AER_LISTENERS];
+	/* Each listener as it is now (one detached meanwhile is skipped), marked
+	 * while its callback runs: a detach waits for its own listener's call,
+	 * never for another's. */
 	pthread_mutex_lock(&a->lock);
-	memcpy(l, a->l, sizeof(l));
-	a->in_cb = true; /* a detach waits for this round: its listener may be in it */
-	pthread_mutex_unlock(&a->lock);
-	for (int i = 0; i < AER_LISTENERS; i++)
-		if (l[i].cb)
-			l[i].cb(l[i].arg, &ev);
-	pthread_mutex_lock(&a->lock);
-	a->in_cb = false;
+	for (int i = 0; i < AER_LISTENERS; i++) {
+		struct listener l = a->l[i];
+		if (!l.cb)
+			continue;
+		a->l[i].calling = true;
+		pthread_mutex_unlock(&a->lock);
+		l.cb(l.arg, &ev);
+		pthread_mutex_lock(&a->lock);
+		a->l[i].calling = false;
+		pthread_cond_broadcast(&a->cond);
+	}
 	a->delivered++;
 	pthread_cond_broadcast(&a->cond);
 	pthread_mutex_unlock(&a->lock);
@@ -210,7 +228,28 @@ static void *aer_main(void *arg)
 	}
 }
 
-static int add_listener(struct aer *a, nvmeof_event_cb cb, void *arg, uint32_t key);
+static int attach_to(struct nvmeof_ctrl *c, struct aer *a, nvmeof_event_cb cb, void *arg, uint32_t key);
+
+/* Written under the admin lock once, read by callers without it. */
+static struct aer *get(struct nvmeof_ctrl *c)
+{
+	return __atomic_load_n(ctrl_aer(c), __ATOMIC_ACQUIRE);
+}
+
+/* The event thread, unless it runs or was stopped. */
+static int start(struct aer *a)
+{
+	int rc = 0;
+	pthread_mutex_lock(&a->lock);
+	if (!a->running && !a->stop) {
+		if ((rc = pthread_create(&a->thread, NULL, aer_main, a)))
+			rc = nvmeof_err(NVMEOF_ENOMEM, "enable events: thread: %s", strerror(rc));
+		else
+			a->running = true;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return rc;
+}
 
 /* user: the public call, whose callback has the events alone; otherwise a
  * listener, added to the events another listener enabled. */
@@ -218,7 +257,7 @@ static int enable(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg, uint32_t
 {
 	if (!c)
 		return nvmeof_err(NVMEOF_EINVAL, "enable events: no controller");
-	if (*ctrl_aer(c) && user)
+	if (get(c) && user)
 		return nvmeof_err(NVMEOF_EBUSY, "enable events: already enabled on this controller");
 	/* configured on the association that answers: while it is re-created,
 	 * once it is back */
@@ -254,31 +293,33 @@ static int enable(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg, uint32_t
 		pthread_mutex_destroy(&a->lock);
 		free(a);
 		if (!user) /* set once, freed with the controller: it outlives this call */
-			return add_listener(other, cb, arg, key);
+			return attach_to(c, other, cb, arg, key);
 		return nvmeof_err(NVMEOF_EBUSY, "enable events: enabled on this controller by another thread meanwhile");
 	}
 	rc = configure(a);
 	if (!rc) {
-		*ctrl_aer(c) = a;
+		/* Installed once configured: an AER not sent now (no slot, the
+		 * connection just lost) is sent by the event thread's next tick. */
+		__atomic_store_n(ctrl_aer(c), a, __ATOMIC_RELEASE);
 		submit_aers(a);
-		if (!a->outstanding)
-			rc = nvmeof_err(NVMEOF_ECLOSED, "enable events: no Asynchronous Event Request could be sent");
 	}
 	pthread_mutex_unlock(alock);
-	if (!rc && (rc = pthread_create(&a->thread, NULL, aer_main, a)))
-		rc = nvmeof_err(NVMEOF_ENOMEM, "enable events: thread: %s", strerror(rc));
 	if (rc) {
-		/* AERs already sent stay with the admin queue until it closes;
-		 * their callbacks need a, so it is freed with the controller. */
-		if (!*ctrl_aer(c)) {
-			pthread_cond_destroy(&a->cond);
-			pthread_mutex_destroy(&a->lock);
-			free(a);
-		}
+		pthread_cond_destroy(&a->cond);
+		pthread_mutex_destroy(&a->lock);
+		free(a);
 		return rc;
 	}
-	a->running = true;
-	return 0;
+	if ((rc = start(a))) {
+		/* AERs already sent stay with the admin queue until it closes;
+		 * their callbacks need a, so it stays, freed with the controller,
+		 * without this caller's listener; the next attach starts it. */
+		pthread_mutex_lock(&a->lock);
+		a->l[0] = (struct listener){0};
+		a->user = false;
+		pthread_mutex_unlock(&a->lock);
+	}
+	return rc;
 }
 
 int nvmeof_ctrl_events(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg)
@@ -288,7 +329,7 @@ int nvmeof_ctrl_events(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg)
 
 uint64_t nvmeof_ctrl_event_count(struct nvmeof_ctrl *c)
 {
-	struct aer *a = c ? *ctrl_aer(c) : NULL;
+	struct aer *a = c ? get(c) : NULL;
 	if (!a)
 		return 0;
 	pthread_mutex_lock(&a->lock);
@@ -299,15 +340,19 @@ uint64_t nvmeof_ctrl_event_count(struct nvmeof_ctrl *c)
 
 void aer_stop(struct nvmeof_ctrl *c)
 {
-	struct aer *a = *ctrl_aer(c);
-	if (!a || !a->running)
+	struct aer *a = get(c);
+	if (!a)
 		return;
 	pthread_mutex_lock(&a->lock);
 	a->stop = true;
+	bool running = a->running;
 	pthread_cond_signal(&a->cond);
 	pthread_mutex_unlock(&a->lock);
-	pthread_join(a->thread, NULL);
+	if (running)
+		pthread_join(a->thread, NULL);
+	pthread_mutex_lock(&a->lock);
 	a->running = false;
+	pthread_mutex_unlock(&a->lock);
 }
 
 void aer_free(struct nvmeof_ctrl *c)
@@ -323,7 +368,7 @@ void aer_free(struct nvmeof_ctrl *c)
 
 int aer_detach(struct nvmeof_ctrl *c, const void *arg, uint32_t timeout_ms)
 {
-	struct aer *a = *ctrl_aer(c);
+	struct aer *a = get(c);
 	if (!a)
 		return 0;
 	pthread_mutex_lock(&a->lock);
@@ -334,10 +379,12 @@ int aer_detach(struct nvmeof_ctrl *c, const void *arg, uint32_t timeout_ms)
 		pthread_mutex_unlock(&a->lock);
 		return 0;
 	}
-	a->l[i] = (struct listener){0};
-	/* a callback already running finishes first: its owner frees what it uses */
+	a->l[i] = (struct listener){.calling = a->l[i].calling};
+	/* Its callback already running finishes first (its owner frees what it
+	 * uses), unless this is that callback, on the event thread. */
+	bool self = a->running && pthread_equal(pthread_self(), a->thread);
 	uint64_t end = nvmeof_now_ms() + timeout_ms;
-	while (a->in_cb && nvmeof_now_ms() < end) {
+	while (a->l[i].calling && !self && nvmeof_now_ms() < end) {
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_nsec += 50 * 1000000L;
@@ -347,7 +394,7 @@ int aer_detach(struct nvmeof_ctrl *c, const void *arg, uint32_t timeout_ms)
 		}
 		pthread_cond_timedwait(&a->cond, &a->lock, &ts);
 	}
-	bool busy = a->in_cb;
+	bool busy = a->l[i].calling && !self;
 	pthread_mutex_unlock(&a->lock);
 	return busy ? nvmeof_err(NVMEOF_ETIMEDOUT, "detach events: the event callback ran past %u ms", timeout_ms) : 0;
 }
@@ -357,8 +404,10 @@ static int add_listener(struct aer *a, nvmeof_event_cb cb, void *arg, uint32_t k
 	int rc = 0, free_at = -1;
 	pthread_mutex_lock(&a->lock);
 	for (int i = 0; i < AER_LISTENERS && !rc; i++) {
-		if (!a->l[i].cb)
+		if (!a->l[i].cb && !a->l[i].calling)
 			free_at = free_at < 0 ? i : free_at;
+		else if (!a->l[i].cb)
+			continue; /* detached, its callback still running */
 		else if (a->user)
 			rc = nvmeof_err(NVMEOF_EBUSY, "enable events: this controller's events already go to a callback "
 					"(a multipath takes them: pass your callback in its options)");
@@ -375,8 +424,16 @@ static int add_listener(struct aer *a, nvmeof_event_cb cb, void *arg, uint32_t k
 	return rc;
 }
 
+static int attach_to(struct nvmeof_ctrl *c, struct aer *a, nvmeof_event_cb cb, void *arg, uint32_t key)
+{
+	int rc = add_listener(a, cb, arg, key);
+	if (!rc && (rc = start(a))) /* its first start failed: the thread comes with this listener */
+		aer_detach(c, arg, 0);
+	return rc;
+}
+
 int aer_attach(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg, uint32_t key)
 {
-	struct aer *a = *ctrl_aer(c);
-	return a ? add_listener(a, cb, arg, key) : enable(c, cb, arg, key, false);
+	struct aer *a = get(c);
+	return a ? attach_to(c, a, cb, arg, key) : enable(c, cb, arg, key, false);
 }

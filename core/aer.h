@@ -20,6 +20,9 @@ int aer_attach(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg, uint32_t ke
 /* No callback from now on, if arg's (another owner's stays); waits up to
  * timeout_ms for one that runs. */
 int aer_detach(struct nvmeof_ctrl *c, const void *arg, uint32_t timeout_ms);
+/* Test-only fault: this many AER submissions fail as if the admin queue
+ * had no free slot. Never set outside tests. */
+extern uint32_t aer_fault_submits;
 /* Joins the event thread; before the admin queue closes. */
 void aer_stop(struct nvmeof_ctrl *c);
 /* After the admin queue closed (its AER callbacks have run). */

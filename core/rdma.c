@@ -342,9 +342,11 @@ bool tr_disconnected(struct tr_conn *c)
 
 /* As the kernel host's queue teardown (nvme_rdma_stop_queue, then
  * nvme_rdma_free_queue): rdma_disconnect moves the QP to the error state
- * (every posted work request is flushed, none touches our memory again)
- * and sends the CM's disconnect request; the QP and the CM id are then
- * destroyed at once, never waiting for the target's answer. The kernel's
+ * (posted work requests are flushed) and sends the CM's disconnect
+ * request; the QP and the CM id are then destroyed at once, never waiting
+ * for the target's answer. It is rdma_destroy_qp that guarantees no
+ * incoming RDMA operation touches our memory afterwards: the error state
+ * alone does not stop one already under way. The kernel's
  * CM finishes the exchange (its retries, time-wait) on its own after
  * rdma_destroy_id; waiting for RDMA_CM_EVENT_DISCONNECTED here held the
  * caller, a poll among them, for as long as a target that had gone quiet

@@ -34,8 +34,9 @@ static void path_cfg(const struct conn_cfg *k, unsigned int i, struct conn_cfg *
 }
 
 /* Jobs of one process (thread mode) share each path's controller, and a
- * controller's events go to one multipath: jobs on the same paths share it
- * as they share the controllers, each with its own queues and buffer. */
+ * multipath per namespace (a controller's events go to each multipath on
+ * it): jobs on the same paths and namespace share it as they share the
+ * controllers, each with its own queues and buffer. */
 struct shared_mp {
 	struct shared_mp *next;
 	struct shared_ctrl *psc[TID_MAX_PATHS];

@@ -44,40 +44,49 @@ static int poll_all(struct job *j)
 
 /* Up to ms in the library's wait. With one controller its poll group
  * covers all the job's queue pairs; with several, the one that has
- * requests, or each busy one in turn for a short slice. 0, or a negative
- * error. */
+ * requests, or each busy one in turn for a short slice. Multipath queues
+ * are waited on together (the library's wait sleeps on all their paths'
+ * channels at once); a job that also has single-path files takes the two
+ * kinds in turn while both have requests, so that neither's completions
+ * wait for a slice of the other's. 0, or a negative error. */
 static int wait_on_groups(struct job *j, unsigned int need, int ms)
 {
-	static __thread int turn;
-	/* several paths: the library's wait over every multipath queue of the
-	 * job, which sleeps on all their paths' channels at once */
-	struct nvmeof_mpath_queue *mqs[MAX_QPAIRS];
-	uint32_t nmq = 0;
+	static __thread int turn, kind;
+	struct nvmeof_mpath_queue *mqs[MAX_QUEUES_PER_JOB * MAX_QPAIRS];
+	uint32_t nmq = 0, mp_busy = 0;
 	for (int k = 0; k < j->njq; k++)
-		for (unsigned int n = 0; j->jq[k].mp && n < j->jq[k].nq && nmq < MAX_QPAIRS; n++)
+		for (unsigned int n = 0; j->jq[k].mp && n < j->jq[k].nq; n++) {
 			mqs[nmq++] = j->jq[k].mq[n];
-	if (nmq) {
-		int r = nvmeof_mpath_queues_wait(mqs, nmq, need, ms);
-		return r < 0 ? r : 0;
-	}
-	if (j->njq == 1) {
-		int r = nvmeof_poll_group_wait(j->jq[0].group, need, ms);
-		return r < 0 ? r : 0;
-	}
-	int busy = 0, pick = -1;
+			mp_busy += nvmeof_mpath_queue_inflight(j->jq[k].mq[n]);
+		}
+	int busy = 0, pick = -1, nsingle = 0, single = -1;
 	for (int i = 0; i < j->njq; i++) {
 		int k = (turn + i) % j->njq;
+		if (j->jq[k].mp)
+			continue;
+		nsingle++;
+		single = k;
 		if (qpairs_inflight(&j->jq[k])) {
 			if (pick < 0)
 				pick = k;
 			busy++;
 		}
 	}
+	bool both = nmq && mp_busy && busy;
+	if (nmq && (!busy || (both && (kind ^= 1)))) {
+		int r = nvmeof_mpath_queues_wait(mqs, nmq, both ? 1 : need,
+						 both ? (ms < MULTI_SLICE_MS ? ms : MULTI_SLICE_MS) : ms);
+		return r < 0 ? r : 0;
+	}
+	if (nsingle == 1 && !both) {
+		int r = nvmeof_poll_group_wait(j->jq[single].group, need, ms);
+		return r < 0 ? r : 0;
+	}
 	if (pick < 0)
 		return 0; /* nothing in flight: nothing to wait for */
 	turn = pick + 1;
 	int r = nvmeof_poll_group_wait(j->jq[pick].group, 1,
-				       busy == 1 ? ms : (ms < MULTI_SLICE_MS ? ms : MULTI_SLICE_MS));
+				       busy == 1 && !both ? ms : (ms < MULTI_SLICE_MS ? ms : MULTI_SLICE_MS));
 	return r < 0 ? r : 0;
 }
 

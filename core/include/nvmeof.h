@@ -778,7 +778,10 @@ void nvmeof_mpath_opts_init_sz(struct nvmeof_mpath_opts *opts, size_t size);
  * caller's: close them after nvmeof_mpath_destroy. */
 int nvmeof_mpath_create(struct nvmeof_ctrl *const *ctrls, uint32_t n, const struct nvmeof_mpath_opts *opts,
 			struct nvmeof_mpath **out);
-/* NVMEOF_EBUSY while queues or registrations remain. */
+/* NVMEOF_EBUSY while queues or registrations remain. Waits (up to 30 s,
+ * then NVMEOF_ETIMEDOUT) for this multipath's own event_cb if one runs on
+ * another thread, never for another multipath's; event_cb itself may
+ * destroy a multipath, its own included. */
 int nvmeof_mpath_destroy(struct nvmeof_mpath *mp);
 const struct nvmeof_ns *nvmeof_mpath_ns(const struct nvmeof_mpath *mp);
 uint32_t nvmeof_mpath_count(const struct nvmeof_mpath *mp);

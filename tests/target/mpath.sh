@@ -146,6 +146,24 @@ t_fio_two_namespaces_multipathed_in_one_job() {
   [ "$(tr -d '\0' < "$SCRATCH/ns2" | head -c 1 | wc -c)" = 1 ] || fail "namespace 2 holds nothing the job wrote"
 }
 
+# One job, a single-path file (ns 2) and a multipath file (ns 1) at QD1
+# with sleeping waits; file by file (file_service_type=sequential), so the
+# multipath file idles while the single-path one is read: a wait must sleep
+# on the single-path file's queue too, not only on the multipath's, or each
+# of its reads waits out the engine's 1 s slice. 100 reads in 3 s is a
+# generous floor (each takes well under 10 ms here; sleeping on the
+# multipath's channels alone allows a few dozen).
+t_fio_multipath_and_single_path_files_in_one_job() {
+  local single="trtype=RDMA traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_MPORT subnqn=$NQN_M_ESC ns=2" n
+  ours --name=mixed --filename="$single:$FM" --file_service_type=sequential --rw=randread --bs=4k \
+    --size=64m --iodepth=1 --wait=sleep \
+    --time_based --runtime=3 > "$SCRATCH/log" 2>&1 || { tail -30 "$SCRATCH/log"; fail "fio failed"; }
+  expect_ok "$SCRATCH/log"
+  n=$(sed -n 's/.*issued rwts: total=\([0-9]*\).*/\1/p' "$SCRATCH/log" | head -1)
+  echo "    $n reads in 3 s"
+  [ "${n:-0}" -gt 100 ] || { tail -30 "$SCRATCH/log"; fail "only ${n:-0} reads in 3 s: a file's completions waited for a slice"; }
+}
+
 # A path loss injected by the engine (path_loss=: the transport's
 # disconnect of path 1's queue pairs, the target untouched) under random
 # writes: no error, and the end-of-job lines measure it (detection to first

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../unit/check.h"
+#include "aer.h"
 #include "ctrl.h"
 #include "mpath_q.h"
 #include "nvmeof.h"
@@ -219,6 +220,15 @@ static uint8_t ana_of(struct paths *p, uint32_t i)
 	struct nvmeof_path_info pi = {.size = sizeof(pi)};
 	nvmeof_mpath_path_info(p->mp, i, &pi);
 	return pi.ana_state;
+}
+
+/* Polls path i's ANA state until it is st, at most ms (no I/O: only an
+ * event's log read, or a periodic one, can change it). */
+static bool ana_becomes(struct paths *p, uint32_t i, uint8_t st, uint32_t ms)
+{
+	for (uint32_t t = 0; t < ms && ana_of(p, i) != st; t += 10)
+		usleep(10000);
+	return ana_of(p, i) == st;
 }
 
 /* Rounds of verified I/O until cond holds (at most max rounds): the wait
@@ -778,7 +788,43 @@ TEST(two_namespaces_multipathed_over_the_same_controllers)
 	CHECK(path_cmds(&p2, 0) > c2);
 	CHECK_EQ(errs, 0);
 	CHECK_EQ(bads, 0);
+	/* Each follows its own namespace's ANA group through the events both
+	 * get: ns 2 in group 3. An optimized path turns inaccessible only by an
+	 * event's log read (10 s bounds: a read takes milliseconds). */
+	tb("tb ana-group 3 1 optimized%s%s", "", "");
+	tb("tb ana-group 3 2 optimized%s%s", "", "");
+	tb("tb ns-group 3 %s%s", "2", "");
+	for (int w = 0; w < 1000; w++) {
+		struct nvmeof_path_info pi = {.size = sizeof(pi)};
+		if (!nvmeof_mpath_path_info(p2.mp, 0, &pi) && pi.anagrpid == 3)
+			break;
+		usleep(10000);
+	}
+	uint64_t r2 = ana_reads_of(&p2, 0);
+	tb("tb ana 1 inaccessible%s%s", "", "");
+	CHECK(ana_becomes(&p, 0, NVMEOF_ANA_INACCESSIBLE, 10000));
+	for (int w = 0; w < 1000 && ana_reads_of(&p2, 0) == r2; w++)
+		usleep(10000);
+	CHECK(ana_reads_of(&p2, 0) > r2);      /* ns 2's multipath read the log too */
+	CHECK_EQ(ana_of(&p2, 0), NVMEOF_ANA_OPTIMIZED);
+	tb("tb ana-group 3 1 inaccessible%s%s", "", "");
+	CHECK(ana_becomes(&p2, 0, NVMEOF_ANA_INACCESSIBLE, 10000));
+	tb("tb ana-group 3 1 optimized%s%s", "", "");
+	tb("tb ana 1 optimized%s%s", "", "");
+	CHECK(ana_becomes(&p, 0, NVMEOF_ANA_OPTIMIZED, 10000));
+	CHECK(ana_becomes(&p2, 0, NVMEOF_ANA_OPTIMIZED, 10000));
+	/* ns 1's multipath gone first: ns 2's still gets the events */
+	OK(nvmeof_mpath_queue_destroy(p.mq));
+	OK(nvmeof_mpath_mr_release(p.w));
+	OK(nvmeof_mpath_mr_release(p.r));
+	OK(nvmeof_mpath_destroy(p.mp));
+	p.mq = NULL, p.w = p.r = NULL, p.mp = NULL;
+	tb("tb ana-group 3 1 inaccessible%s%s", "", "");
+	CHECK(ana_becomes(&p2, 0, NVMEOF_ANA_INACCESSIBLE, 10000));
 out:
+	tb("tb ns-group %s %s", env("NVMEOF_TB_ANAGRP"), "2");
+	tb("tb ana-group 3 1 remove%s%s", "", "");
+	tb("tb ana-group 3 2 remove%s%s", "", "");
 	restore_target();
 	p2.c[0] = p2.c[1] = NULL; /* p's to close */
 	close_paths(&p2);
@@ -787,10 +833,11 @@ out:
 
 /* A port removed under reads: the lost path's queue is closed, its
  * commands handed back and sent again inside the polls that drive every
- * path, so none of those polls may wait for the target (its answer to our
- * disconnect, a reconnect): the other path's completions come on. Reads
- * only, which no quiesce time holds. */
-TEST(port_removed_under_io_holds_no_poll)
+ * path, and its reconnect attempts run on a worker: no poll stalls and the
+ * other path's completions come on. Reads only, which no quiesce time
+ * holds. (A lost connection's close never waited for the target's answer
+ * to our disconnect: this does not check that close.) */
+TEST(port_removed_under_reads_no_poll_stalls_and_the_other_path_carries)
 {
 	struct paths p;
 	struct io_state s = {0};
@@ -1190,13 +1237,156 @@ out:
 	close_paths(&p);
 }
 
+/* The first Asynchronous Event Request cannot be sent when the multipath
+ * attaches to the controller's events (the test's fault: as if the admin
+ * queue had no slot). The multipath is made anyway, the event thread sends
+ * the request on its next tick, and an ANA change reaches the multipath:
+ * an optimized path turns inaccessible only by the event's log read. */
+TEST(events_come_when_the_first_event_request_could_not_be_sent)
+{
+	struct paths p;
+	memset(&p, 0, sizeof(p));
+	for (int i = 0; i < 2; i++)
+		MUST(connect_path(i, env("NVMEOF_TB_NQN_M"), 0, &p.c[i]));
+	__atomic_store_n(&aer_fault_submits, 1, __ATOMIC_RELAXED);
+	int rc = open_ns(&p, 1, NVMEOF_IOPOLICY_ROUND_ROBIN);
+	__atomic_store_n(&aer_fault_submits, 0, __ATOMIC_RELAXED);
+	if (rc) {
+		printf("    first create: %s\n", nvmeof_errmsg());
+		check_failed_in_test = 1;
+		/* a retry of the same namespace must still work */
+		struct paths q = p;
+		q.mp = NULL;
+		q.w = q.r = NULL;
+		q.mq = NULL;
+		if ((rc = open_ns(&q, 1, NVMEOF_IOPOLICY_ROUND_ROBIN)))
+			printf("    retry: %s\n", nvmeof_errmsg());
+		MUST(rc);
+		p = q;
+	}
+	tb("tb ana 1 inaccessible%s%s", "", "");
+	/* 10 s: an event's read takes milliseconds; none would leave it optimized */
+	CHECK(ana_becomes(&p, 0, NVMEOF_ANA_INACCESSIBLE, 10000));
+	CHECK_EQ(ana_of(&p, 1), NVMEOF_ANA_OPTIMIZED);
+out:
+	__atomic_store_n(&aer_fault_submits, 0, __ATOMIC_RELAXED);
+	restore_target();
+	close_paths(&p);
+}
+
+struct slow_cb { int started; /* atomic */ };
+static void slow_event(void *arg, const struct nvmeof_event *ev)
+{
+	struct slow_cb *s = arg;
+	(void)ev;
+	__atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
+	sleep(2);
+}
+
+/* Two namespaces' multipaths on the same controllers; the first one's
+ * event callback takes 2 s. Destroying the second meanwhile does not wait
+ * for the first one's callback, only for its own. */
+TEST(destroying_one_multipath_waits_for_no_other_ones_event_callback)
+{
+	struct paths p, p2;
+	struct slow_cb s = {0};
+	memset(&p, 0, sizeof(p));
+	memset(&p2, 0, sizeof(p2));
+	for (int i = 0; i < 2; i++)
+		MUST(connect_path(i, env("NVMEOF_TB_NQN_M"), 0, &p.c[i]));
+	struct nvmeof_mpath_opts mo;
+	nvmeof_mpath_opts_init(&mo);
+	mo.nsid = 1;
+	mo.event_cb = slow_event;
+	mo.event_arg = &s;
+	MUST(nvmeof_mpath_create(p.c, 2, &mo, &p.mp));
+	nvmeof_mpath_opts_init(&mo);
+	mo.nsid = 2;
+	MUST(nvmeof_mpath_create(p.c, 2, &mo, &p2.mp));
+	tb("tb ana 1 inaccessible%s%s", "", "");
+	for (int t = 0; t < 1000 && !__atomic_load_n(&s.started, __ATOMIC_ACQUIRE); t++)
+		usleep(10000);
+	CHECK(__atomic_load_n(&s.started, __ATOMIC_ACQUIRE));
+	uint64_t t0 = nvmeof_now_ms();
+	MUST(nvmeof_mpath_destroy(p2.mp));
+	p2.mp = NULL;
+	uint64_t took = nvmeof_now_ms() - t0;
+	printf("    destroy of the other multipath took %llu ms\n", (unsigned long long)took);
+	/* 1 s: the callback sleeps 2 s; waiting for it would take about that */
+	CHECK(took < 1000);
+out:
+	restore_target();
+	if (p2.mp)
+		OK(nvmeof_mpath_destroy(p2.mp));
+	close_paths(&p);
+}
+
+struct destroyer { struct nvmeof_mpath *victim; int done; /* atomic */ int rc; uint64_t took_ms; char msg[256]; };
+static void destroy_other(void *arg, const struct nvmeof_event *ev)
+{
+	struct destroyer *d = arg;
+	(void)ev;
+	struct nvmeof_mpath *victim = __atomic_load_n(&d->victim, __ATOMIC_ACQUIRE); /* made on the main thread */
+	if (__atomic_load_n(&d->done, __ATOMIC_ACQUIRE) || !victim)
+		return;
+	uint64_t t0 = nvmeof_now_ms();
+	d->rc = nvmeof_mpath_destroy(victim);
+	d->took_ms = nvmeof_now_ms() - t0;
+	snprintf(d->msg, sizeof(d->msg), "%s", d->rc ? nvmeof_errmsg() : "done"); /* the message is per thread */
+	__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
+}
+
+/* An event callback, on the event thread, destroys another namespace's
+ * multipath on the same controllers: the destroy does not wait for the
+ * round of callbacks it is itself part of. */
+TEST(an_event_callback_destroys_another_multipath_at_once)
+{
+	struct paths p;
+	struct nvmeof_mpath *mp2 = NULL;
+	struct destroyer d = {0};
+	memset(&p, 0, sizeof(p));
+	for (int i = 0; i < 2; i++)
+		MUST(connect_path(i, env("NVMEOF_TB_NQN_M"), 0, &p.c[i]));
+	struct nvmeof_mpath_opts mo;
+	nvmeof_mpath_opts_init(&mo);
+	mo.nsid = 1;
+	mo.event_cb = destroy_other;
+	mo.event_arg = &d;
+	MUST(nvmeof_mpath_create(p.c, 2, &mo, &p.mp));
+	nvmeof_mpath_opts_init(&mo);
+	mo.nsid = 2;
+	MUST(nvmeof_mpath_create(p.c, 2, &mo, &mp2));
+	__atomic_store_n(&d.victim, mp2, __ATOMIC_RELEASE);
+	tb("tb ana 1 inaccessible%s%s", "", "");
+	/* 40 s: past the destroy's own 30 s limit on a callback, so a destroy
+	 * that waited for this round shows as such, not as a lost event */
+	for (int t = 0; t < 4000 && !__atomic_load_n(&d.done, __ATOMIC_ACQUIRE); t++)
+		usleep(10000);
+	CHECK(__atomic_load_n(&d.done, __ATOMIC_ACQUIRE));
+	if (__atomic_load_n(&d.done, __ATOMIC_ACQUIRE)) {
+		mp2 = NULL;
+		printf("    destroy from the event callback: %s in %llu ms\n", d.msg,
+		       (unsigned long long)d.took_ms);
+		CHECK_EQ(d.rc, 0);
+		/* 5 s: a destroy is milliseconds; waiting for this round took 30 s */
+		CHECK(d.took_ms < 5000);
+	}
+out:
+	restore_target();
+	if (mp2 && !__atomic_load_n(&d.done, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&d.done, 1, __ATOMIC_RELEASE);
+		OK(nvmeof_mpath_destroy(mp2));
+	}
+	close_paths(&p);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case all[] = {
 		T(two_paths_two_hcas_one_namespace), T(round_robin_alternates_with_verify),
 		T(queue_depth_uses_both_with_verify), T(numa_without_nodes_keeps_one_path), T(ana_states_route_io),
 		T(port_removed_and_restored_under_io), T(path2_port_removed_and_restored_under_io), T(two_namespaces_multipathed_over_the_same_controllers),
-		T(port_removed_under_io_holds_no_poll), T(both_ports_removed_fails_naming_the_paths),
+		T(port_removed_under_reads_no_poll_stalls_and_the_other_path_carries), T(both_ports_removed_fails_naming_the_paths),
 		T(transition_past_anatt_fails_clearly), T(paths_to_two_subsystems_refused),
 		T(two_multipaths_at_once_one_gets_the_events), T(multipath_wait_sleeps_on_every_path),
 		T(multipath_wait_sleeps_on_the_live_path_while_another_reconnects),
@@ -1206,6 +1396,9 @@ int main(int argc, char **argv)
 		T(namespace_moved_to_another_ana_group_is_followed),
 		T(refresh_from_a_thread_while_events_arrive), T(a_busy_controller_delays_no_other_paths_ana_update),
 		T(path_info_follows_a_reassociation), T(inaccessible_path_returns_without_a_notice),
+		T(events_come_when_the_first_event_request_could_not_be_sent),
+		T(destroying_one_multipath_waits_for_no_other_ones_event_callback),
+		T(an_event_callback_destroys_another_multipath_at_once),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return run_named_tests("target-mpath", all, sizeof(all) / sizeof(all[0]), argc, argv);

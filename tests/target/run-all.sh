@@ -128,9 +128,10 @@ sanitized() {
     poll_group_of_four_queues reconnect_keeps_write_order_and_the_controller poll_group_reconnects_every_queue
   run tsan/target_disc 600 build/tsan/tests/target_disc namespace_disabled_and_enabled_through_events \
     namespace_events_with_keep_alive
-  # the multipath's ANA refresh threads against events and a busy controller
+  # the multipath's ANA refresh threads against events and a busy controller;
+  # two multipaths attaching to one controller's events at once
   run tsan/target_mpath 600 build/tsan/tests/target_mpath refresh_from_a_thread_while_events_arrive \
-    a_busy_controller_delays_no_other_paths_ana_update
+    a_busy_controller_delays_no_other_paths_ana_update two_multipaths_at_once_one_gets_the_events
 }
 
 case $PART in

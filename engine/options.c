@@ -380,7 +380,8 @@ __attribute__((constructor)) static void help_with_library_defaults(void)
 		const struct lib_opt *l = &lib_opts[h];
 		const void *at = (const char *)&d + l->co_off;
 		char v[64] = "?";
-		uint32_t ms = *(const uint32_t *)at;
+		/* a bool's field may sit at any byte: read a number only for numbers */
+		uint32_t ms = l->kind == 'u' || l->kind == 't' ? *(const uint32_t *)at : 0;
 		if (l->kind == 'u')
 			snprintf(v, sizeof(v), "%u", ms);
 		else if (l->kind == 't') /* as the user writes it */

@@ -280,6 +280,7 @@ int tool_passthru(int argc, char **argv)
 	memset(&p, 0, sizeof(p));
 	p.a.name = argv[1];
 	p.a.gpu = -1;
+	p.a.tcp_priority = p.a.tcp_tos = -1; /* the system's */
 	int rc = parse(argc, argv, &p);
 	if (rc)
 		return rc == 1 ? 0 : rc;

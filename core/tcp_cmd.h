@@ -9,6 +9,8 @@
 
 #include "tcp_pdu.h"
 
+#define SLOT_OF(cid) ((cid) & 0x3ffu) /* the queue's slot index (qpriv.h SLOT_BITS) */
+
 enum { DIR_NONE = 0, DIR_H2C = 1, DIR_C2H = 2 };
 
 struct tcp_cmd {

@@ -18,12 +18,10 @@
 #include "tcp_cmd.h"
 #include "tcp_crc32c.h"
 
-#define SLOT_OF(cid) ((cid) & 0x3ffu) /* the queue's slot index (qpriv.h SLOT_BITS) */
 #define TX_GATHER 16                  /* PDUs per sendmsg */
 #define RX_BUDGET 64                  /* socket reads per progress call, so one busy queue cannot starve a group */
-/* The read-ahead: the responses and headers after a payload come with it,
- * payloads go straight to their buffers (a larger one copied payloads
- * twice, which cost more than the reads it saved: BENCHMARKS.md) */
+/* The read-ahead: the responses and headers after a payload come with it, payloads
+ * go straight to their buffers (a larger one copied them twice: BENCHMARKS.md) */
 #define STAGE_LEN 512u
 
 struct tcp_conn *tcp_conn_new(uint16_t qid, uint32_t depth, bool hdgst, bool ddgst, uint32_t icd_max)
@@ -415,6 +413,14 @@ static void on_r2t(struct tcp_conn *t, const struct tcp_pdu *p)
 	h2c_next(t, c);
 }
 
+/* A Read short of its blocks: its success would pass old bytes as read. Where
+ * the controller chooses the length (an answer within an allocation length,
+ * a vendor read), fewer bytes are the whole transfer, as over RDMA. */
+static bool read_short(const struct tcp_conn *t, const struct tcp_cmd *c)
+{
+	return t->qid && c->dir == DIR_C2H && c->hdr[8] == NVME_CMD_READ && c->c2h_next != c->len;
+}
+
 static void on_pdu(struct tcp_conn *t)
 {
 	const struct tcp_pdu *p = &t->rx.pdu;
@@ -426,6 +432,8 @@ static void on_pdu(struct tcp_conn *t)
 			 * send from them (SPDK's nvme_tcp_req_complete_safe) */
 			if (c->queued || c->h2c_active)
 				return fail_fmt(t, "", "CapsuleResp before its data was sent");
+			if (!(get_le16(p->cqe + 14) >> 1) && read_short(t, c))
+				return fail_fmt(t, "", "CapsuleResp with success before all the Read's data came");
 			c->busy = false;
 		}
 		t->sqhd = get_le16(p->cqe + 8);
@@ -436,12 +444,7 @@ static void on_pdu(struct tcp_conn *t)
 			return;
 		if (c->queued)
 			return fail_fmt(t, "", "C2HData with SUCCESS before its capsule was sent");
-		/* Fewer bytes than the buffer holds are the command's whole
-		 * transfer where its length is the controller's to choose (an
-		 * AUTH_Receive answers within its allocation length; SPDK's
-		 * target sends just the message), as over RDMA; a Read's length
-		 * is its blocks, so a short one is the data missing. */
-		if (c->c2h_next != c->len && t->qid && c->hdr[8] == NVME_CMD_READ)
+		if (read_short(t, c))
 			return fail_fmt(t, "", "C2HData with SUCCESS before all the Read's data came");
 		/* The controller's word that the read succeeded: no CapsuleResp
 		 * comes. The specification allows it only with SQ flow control

@@ -393,6 +393,34 @@ TEST(c2h_success_after_a_short_transfer_of_a_length_the_controller_chooses)
 	rig_qid = 1;
 }
 
+/* A Read's data short of its blocks, then a CapsuleResp: a success would
+ * pass the buffer's old bytes as read, so it ends the connection (with no
+ * data at all too); an error status after short data is the controller's
+ * answer and is taken. */
+TEST(capsule_resp_with_success_after_a_short_read_ends_the_connection)
+{
+	static uint8_t buf[4096], d[512];
+	for (int k = 0; k < 3; k++) {
+		struct rig r;
+		rig_up(&r, 4096);
+		send_cmd(&r, NVME_CMD_READ, 3, buf, sizeof(buf));
+		if (k != 1)
+			c2h(&r, 3, NVME_TCP_F_DATA_LAST, 0, d, sizeof(d));
+		uint8_t p[24] = {NVME_TCP_RSP, 0, 24, 0, 24, 0, 0, 0};
+		put_le16(p + 8 + 12, 3);
+		if (k == 2)
+			put_le16(p + 8 + 14, 0x0281 << 1); /* Unrecovered Read Error */
+		ctrl_send(&r, p, 24);
+		for (int i = 0; i < 16 && !r.t->broken && !got_recv_success(&r); i++)
+			tcp_conn_progress(r.t);
+		printf("    %s: %s\n", k == 0 ? "512 of 4096 bytes, success" : k == 1 ? "no data, success" : "512 bytes, an error",
+		       r.t->broken ? r.t->why : "completed");
+		CHECK_EQ(r.t->broken, k != 2);
+		CHECK_EQ(got_recv_success(&r), k == 2);
+		rig_down(&r);
+	}
+}
+
 /* A C2HTermReq is the controller's last word: its reason (the Fatal Error
  * Status by name) is what the connection's end reports, with header
  * digests on too (a TermReq has none, and is 24 bytes without data). */
@@ -426,7 +454,7 @@ TEST(c2h_success_with_sq_flow_control_on_keeps_the_last_sqhd)
 	static uint8_t buf[4096], d[4096];
 	struct rig r;
 	rig_up(&r, 4096);
-	send_cmd(&r, NVME_CMD_READ, 3, buf, sizeof(buf));
+	send_cmd(&r, 0x82, 3, buf, sizeof(buf)); /* a vendor read that moves nothing */
 	uint8_t p[24] = {NVME_TCP_RSP, 0, 24, 0, 24, 0, 0, 0};
 	put_le16(p + 8 + 8, 17); /* SQHD */
 	put_le16(p + 8 + 12, 3);
@@ -483,19 +511,24 @@ static void put_rsp(struct stream *s, uint16_t cid)
 	s->n += 24;
 }
 
-/* three reads of 4 KiB each, their data and responses in one stream */
-static void three_reads(struct rig *r, uint8_t buf[3][4096], uint8_t d[3][4096], struct stream *s)
+/* three reads (opc) of 4 KiB each, their data and responses in one stream */
+static void three_reads_of(struct rig *r, uint8_t opc, uint8_t buf[3][4096], uint8_t d[3][4096], struct stream *s)
 {
 	s->n = 0;
 	for (uint16_t k = 0; k < 3; k++) {
 		memset(buf[k], 0, 4096);
 		memset(d[k], 0x31 + k, 4096);
-		send_cmd(r, NVME_CMD_READ, k, buf[k], 4096);
+		send_cmd(r, opc, k, buf[k], 4096);
 	}
 	for (uint16_t k = 0; k < 3; k++) {
 		put_c2h(s, k, d[k], 4096);
 		put_rsp(s, k);
 	}
+}
+
+static void three_reads(struct rig *r, uint8_t buf[3][4096], uint8_t d[3][4096], struct stream *s)
+{
+	three_reads_of(r, NVME_CMD_READ, buf, d, s);
 }
 
 static void more_recvs(struct rig *r, uint8_t rsps[][16], uint32_t n)
@@ -523,7 +556,7 @@ TEST(several_responses_in_one_read)
 	struct rig r;
 	rig_up(&r, 4096);
 	more_recvs(&r, rsps, 2);
-	three_reads(&r, buf, d, &s);
+	three_reads_of(&r, 0x82, buf, d, &s); /* vendor reads: responses alone are their whole answer */
 	s.n = 0;
 	for (uint16_t k = 0; k < 3; k++)
 		put_rsp(&s, k);
@@ -631,6 +664,7 @@ int main(void)
 		T(c2h_out_of_order_ends_the_connection),
 		T(c2h_success_before_all_the_data_ends_the_connection),
 		T(c2h_success_after_a_short_transfer_of_a_length_the_controller_chooses),
+		T(capsule_resp_with_success_after_a_short_read_ends_the_connection),
 		T(c2h_term_req_names_its_reason_with_and_without_header_digest),
 		T(c2h_success_with_sq_flow_control_on_keeps_the_last_sqhd),
 		T(several_responses_in_one_read),

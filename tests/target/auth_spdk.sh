@@ -25,7 +25,9 @@ NQN=nqn.2026-12.io.nvmeof:spdk-auth
 OPEN=nqn.2026-12.io.nvmeof:spdk-open # any host, no authentication
 HOST=$NVMEOF_TB_HOSTNQN_B
 SPDK_PID=$("$S/start") || { echo "auth_spdk: SPDK's target did not start"; exit 1; }
-trap 'kill "$SPDK_PID" 2>/dev/null; wait "$SPDK_PID" 2>/dev/null' EXIT
+# not our child (the start script's): \`wait\` would return at once, and the
+# next suite's target would find this one still holding its cores
+trap 'end_tree "$SPDK_PID"' EXIT
 HK=$(nvme gen-dhchap-key --key-length=48 --hmac=2 --nqn="$HOST")
 CK=$(nvme gen-dhchap-key --key-length=64 --hmac=3 --nqn="$NQN")
 printf '%s\n' "$HK" > "$SCRATCH/hk"

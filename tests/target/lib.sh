@@ -87,8 +87,10 @@ alive() { # PID: running or stopped, not a zombie
 }
 # end_tree PID: PID and every process below it, each stopped as it is found
 # (so none starts another meanwhile), then sent TERM; KILL for what is
-# still there 5 s later. A process blocked in the kernel goes when it
-# returns from there.
+# still there 5 s later, and up to 5 s more for it to be gone. PID need not
+# be our child (a daemon a start script left behind): it returns once the
+# processes are gone, so what they held (a port, a lock, a socket) is free.
+# A process blocked in the kernel goes when it returns from there.
 end_tree() {
   local all=" $1 " new p i left=""
   kill -STOP "$1" 2> /dev/null || return 0
@@ -109,8 +111,13 @@ end_tree() {
     sleep 0.1
   done
   for p in $left; do kill -KILL "$p" 2> /dev/null; done
+  for ((i = 0; i < 50; i++)); do
+    alive_any $left || return 0
+    sleep 0.1
+  done
   return 0
 }
+alive_any() { local p; for p; do alive "$p" && return 0; done; return 1; }
 _TPID=""
 run_tests() {
   local pass=0 nfail=0 nskip=0 t names rc r wpid

@@ -23,12 +23,11 @@ t_compare_on_spdk() {
     $R nvmf_create_subsystem "$NQN" -a -s SPDKPT01 &&
     $R nvmf_subsystem_add_ns "$NQN" M0 &&
     $R nvmf_subsystem_add_listener "$NQN" -t rdma -a "$NVMEOF_TB_ADDR" -s $PORT
-  } > /dev/null || { kill "$pid"; fail "SPDK configuration failed: $(tail -3 /tmp/spdk-nvmf_tgt.log)"; }
+  } > /dev/null || { end_tree "$pid"; fail "SPDK configuration failed: $(tail -3 /tmp/spdk-nvmf_tgt.log)"; }
   NVMEOF_PT_NQN=$NQN NVMEOF_PT_PORT=$PORT NVMEOF_PT_NSID=1 "$B/tests/target_passthru" \
     compare_succeeds_on_equal_data_and_fails_on_other_data raw_read_write_flush_match_the_wrapped_calls \
     vendor_opcode_is_answered_invalid_opcode_by_name > "$SCRATCH/out" 2>&1 || rc=$?
-  kill "$pid"
-  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  end_tree "$pid"
   cat "$SCRATCH/out"
   [ $rc = 0 ] || fail "target_passthru against SPDK"
   grep -q "Compare is implemented" "$SCRATCH/out" || fail "SPDK's controller does not report Compare"

@@ -54,7 +54,9 @@ static int qt_poll(void *c, int n, struct ibv_wc *wc, uint64_t *ts)
 	for (uint32_t i = 0; i < gc->g->nmembers; i++) {
 		struct nvmeof_queue *q = gc->g->list[i];
 		struct tcp_conn *t = q->trc;
-		if (q_has_wire(q) && (all || t->ready || t->txn || tcp_conn_staged(t)))
+		if (!q_has_wire(q))
+			continue; /* a reconnect's worker may be attaching it */
+		if (all || t->ready || t->txn || tcp_conn_staged(t))
 			tcp_conn_progress(t);
 		t->ready = false;
 	}
@@ -77,16 +79,28 @@ static int qt_arm(void *c)
 	return 0;
 }
 
+/* Completions a poll left (it takes a batch), bytes read ahead and a
+ * response waiting for a receive are no longer the sockets' to wake a
+ * sleeper for. */
+static bool qt_pending(void *c)
+{
+	struct group_cq *gc = c;
+	if (gc->cq.n)
+		return true;
+	for (uint32_t i = 0; i < gc->g->nmembers; i++) {
+		struct tcp_conn *t = gc->g->list[i]->trc;
+		if (q_has_wire(gc->g->list[i]) && (tcp_conn_staged(t) || t->has_held))
+			return true;
+	}
+	return false;
+}
+
 static int qt_sleep(void *c, int timeout_ms)
 {
 	struct group_cq *gc = c;
 	struct epoll_event ev[8];
-	if (gc->cq.n)
+	if (qt_pending(c))
 		return 1;
-	/* bytes read ahead are no longer the socket's to wake us for */
-	for (uint32_t i = 0; i < gc->g->nmembers; i++)
-		if (q_has_wire(gc->g->list[i]) && tcp_conn_staged(gc->g->list[i]->trc))
-			return 1;
 	int n = epoll_wait(gc->cq.epfd, ev, 8, timeout_ms);
 	if (n < 0)
 		return errno == EINTR ? 1 : -errno;
@@ -197,6 +211,7 @@ static const struct q_transport tcp_transport = {
 	.poll = qt_poll,
 	.arm = qt_arm,
 	.sleep = qt_sleep,
+	.pending = qt_pending,
 	.disconnected = qt_disconnected,
 	.wait_fd = qt_wait_fd,
 	.take_event = qt_take_event,

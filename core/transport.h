@@ -34,6 +34,10 @@ struct q_transport {
 	 * poll group's CQ (its cqc): the same operations drive both. */
 	int (*arm)(void *c);
 	int (*sleep)(void *c, int timeout_ms);
+	/* work the transport already holds, which wakes no descriptor
+	 * (completions taken off the wire but not polled, bytes read ahead):
+	 * a sleep polls again instead. NULL: the wire keeps nothing back. */
+	bool (*pending)(void *cqc);
 	/* what a sleep over a poll group also watches: the completion
 	 * channel's descriptor (of cqc) and each member connection's CM
 	 * channel (of c; -1 when it has none), so that a disconnect wakes the

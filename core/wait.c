@@ -147,6 +147,9 @@ static int sleep_on_groups(struct nvmeof_poll_group *const *gs, uint32_t ng, str
 			   struct nvmeof_queue **pfq, int ms)
 {
 	uint32_t n = 0;
+	for (uint32_t i = 0; i < ng; i++)
+		if (gs[i]->tr->pending && gs[i]->tr->pending(gs[i]->cqc))
+			return 1; /* no descriptor would wake us for it */
 	for (uint32_t i = 0; i < ng; i++) {
 		struct nvmeof_poll_group *g = gs[i];
 		pfd[n] = (struct pollfd){.fd = g->tr->wait_fd(g->cqc), .events = POLLIN};

@@ -338,6 +338,22 @@ t_wait_sleep_is_counted() {
   [ "$s" = 0 ] || fail "wait=poll slept $s times"
 }
 
+# A deep queue that sleeps: completions a poll leaves behind (it takes a
+# batch, and over NVMe/TCP each command's send completes too) or bytes read
+# ahead wake no descriptor, so the wait must poll them before it sleeps, or
+# it sleeps a whole slice (up to 1 s) with them waiting. 128 in flight,
+# wait=sleep, 3 s: about 10000 reads on the test bed over TCP; a stall per
+# wait held the old code to a few hundred. 2000 is asked.
+t_deep_queue_sleeps_with_nothing_left_behind() {
+  local n
+  ours --name=dq --filename="$FA1" --thread=1 --rw=randread --bs=4k --iodepth=128 --iodepth_batch_submit=64 \
+    --size=64m --time_based --runtime=3 --wait=sleep --output-format=json > "$SCRATCH/log" 2>&1 ||
+    { tail -20 "$SCRATCH/log"; fail "fio failed"; }
+  n=$(fio_json "$SCRATCH/log" 'j["read"]["total_ios"]')
+  echo "    QD128, wait=sleep, 3 s over $TRTYPE: $n reads, $(sleeps "$SCRATCH/log") sleep(s)"
+  [ "$n" -ge 2000 ] || fail "only $n reads in 3 s: the wait slept with completions waiting"
+}
+
 # spin_us decides when wait=hybrid goes to sleep: with no spin, a QD1
 # 128 KiB job sleeps on most waits, as wait=sleep does (at least a quarter
 # of 256 reads); with a spin longer than any command takes (1 s, the

@@ -143,6 +143,7 @@ struct q_waiter {
 	uint32_t spin_us;
 	uint64_t last_us, gap_us;     /* last completion; mean time between them */
 	uint64_t st_sleeps;
+	uint64_t st_sleep_timeouts; /* of them, those that ran to their end */
 };
 int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms);
 /* wait.c: the arm and sleep of a wait over several queues, each in its own

@@ -21,8 +21,12 @@ static int qr_post_recv(void *c, struct ibv_recv_wr *wr, struct ibv_recv_wr **ba
 static int qr_poll(void *c, int n, struct ibv_wc *wc, uint64_t *ts)
 {
 	struct tr_conn *t = c;
-	return t->cqx ? tr_poll_ex(t, n, wc, ts) : ibv_poll_cq(t->cq, n, wc);
+	int r = t->cqx ? tr_poll_ex(t, n, wc, ts) : ibv_poll_cq(t->cq, n, wc);
+	t->cq_full = r == n;
+	return r;
 }
+
+static bool qr_pending(void *c) { return ((struct tr_conn *)c)->cq_full; }
 
 static int qr_arm(void *c) { return tr_arm(c); }
 static int qr_sleep(void *c, int timeout_ms) { return tr_sleep(c, timeout_ms); }
@@ -52,6 +56,7 @@ static const struct q_transport rdma_transport = {
 	.poll = qr_poll,
 	.arm = qr_arm,
 	.sleep = qr_sleep,
+	.pending = qr_pending,
 	.disconnected = qr_disconnected,
 	.wait_fd = qr_wait_fd,
 	.take_event = qr_take_event,

@@ -100,7 +100,7 @@ static int qt_sleep(void *c, int timeout_ms)
 	struct group_cq *gc = c;
 	struct epoll_event ev[8];
 	if (qt_pending(c))
-		return 1;
+		return 2;
 	int n = epoll_wait(gc->cq.epfd, ev, 8, timeout_ms);
 	if (n < 0)
 		return errno == EINTR ? 1 : -errno;

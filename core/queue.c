@@ -64,6 +64,11 @@ void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats 
 		out->sleeps = q->group->waiter.st_sleeps;
 }
 
+uint64_t nvmeof_queue_sleep_timeouts(const struct nvmeof_queue *q)
+{
+	return q->group ? q->group->waiter.st_sleep_timeouts : 0;
+}
+
 void q_set_connect_cost(struct nvmeof_queue *q, uint32_t retries, uint64_t ms)
 {
 	q->connect_retries = retries;

@@ -17,6 +17,9 @@ struct tr_conn {
 	struct ibv_qp *qp;
 	unsigned unacked;   /* CQ events not yet acknowledged */
 	bool armed;         /* CQ notification requested, event not yet consumed */
+	/* the last poll filled its batch: the CQ may hold more, which an
+	 * arm announces to nobody (only completions added after it) */
+	bool cq_full;
 	bool connected;
 	bool shared_cq;     /* cq and cc belong to a poll group */
 	uint32_t max_inline; /* bytes a send may carry inline */

@@ -29,7 +29,8 @@ struct q_transport {
 	 * was opened with timestamps */
 	int (*poll)(void *c, int n, struct ibv_wc *wc, uint64_t *ts);
 	/* waiting: request a completion event (then poll once more), and sleep
-	 * until one comes: 1 event, 0 timeout, <0 error. NULL: the wire cannot
+	 * until one comes: 1 event, 0 timeout, 2 no sleep (pending work, below),
+	 * <0 error. NULL: the wire cannot
 	 * sleep, waits spin. poll, arm and sleep take a queue's connection or a
 	 * poll group's CQ (its cqc): the same operations drive both. */
 	int (*arm)(void *c);

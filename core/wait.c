@@ -93,7 +93,10 @@ int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 			slice = (uint64_t)step_ms;
 		if ((rc = w->sleep(w->ctx, (int)(left_ms < slice ? left_ms : slice))) < 0)
 			return total ? (int)total : rc;
-		w->st_sleeps++;
+		if (rc != 2)
+			w->st_sleeps++;
+		if (!rc)
+			w->st_sleep_timeouts++;
 	}
 }
 
@@ -142,14 +145,15 @@ static int gw_slice(void *c)
 /* One sleep on the completion channels of ng groups and their connected
  * members' CM channels (pfd and pfq hold an entry for each): a CM channel
  * with news sends its queue to housekeeping at its next poll, a completion
- * channel's event is taken. 0 on timeout, 1 when woken, or an error. */
+ * channel's event is taken. 0 on timeout, 1 when woken, 2 when work was
+ * pending (no sleep), or an error. */
 static int sleep_on_groups(struct nvmeof_poll_group *const *gs, uint32_t ng, struct pollfd *pfd,
 			   struct nvmeof_queue **pfq, int ms)
 {
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < ng; i++)
 		if (gs[i]->tr->pending && gs[i]->tr->pending(gs[i]->cqc))
-			return 1; /* no descriptor would wake us for it */
+			return 2; /* no descriptor would wake us for it: no sleep */
 	for (uint32_t i = 0; i < ng; i++) {
 		struct nvmeof_poll_group *g = gs[i];
 		pfd[n] = (struct pollfd){.fd = g->tr->wait_fd(g->cqc), .events = POLLIN};

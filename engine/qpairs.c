@@ -150,8 +150,8 @@ void qpairs_close(struct jqueue *jq)
 		paths_close(jq);
 		return;
 	}
-	char slept[48] = "";
-	uint64_t sleeps = 0;
+	char slept[80] = "";
+	uint64_t sleeps = 0, sleeps_out = 0;
 	unsigned int nq = jq->nq;
 	for (unsigned int n = 0; n < jq->nq; n++) {
 		struct nvmeof_queue *q = jq->q[n];
@@ -167,11 +167,15 @@ void qpairs_close(struct jqueue *jq)
 		 * batching, sleeps the waits that went to the completion channel,
 		 * in-capsule the writes whose data rode in the command (no RDMA
 		 * Read by the target: in_capsule=); and what connecting it took
-		 * (retries under load) */
+		 * (retries under load). A sleep that ran to its end while
+		 * commands were in flight slept through their completions. */
 		if (jq->nq == 1)
-			snprintf(slept, sizeof(slept), ", %llu sleep(s)", (unsigned long long)st.sleeps);
-		else
-			sleeps = st.sleeps; /* the group's: said once below */
+			snprintf(slept, sizeof(slept), ", %llu sleep(s) (%llu to their end)", (unsigned long long)st.sleeps,
+				 (unsigned long long)nvmeof_queue_sleep_timeouts(q));
+		else { /* the group's: said once below */
+			sleeps = st.sleeps;
+			sleeps_out = nvmeof_queue_sleep_timeouts(q);
+		}
 		eng_info("nvmeof: queue %u: %llu command(s), %llu doorbell(s)%s, %llu in-capsule; connected in "
 			 "%llu ms, %u connect retr%s; completion vector %d (%s)\n",
 			 nvmeof_queue_qid(q), (unsigned long long)st.cmds,
@@ -202,8 +206,8 @@ void qpairs_close(struct jqueue *jq)
 		nvmeof_queue_destroy(q);
 	}
 	if (nq > 1)
-		eng_info("nvmeof: the job's poll group of %u queue pairs: %llu sleep(s)\n", nq,
-			 (unsigned long long)sleeps);
+		eng_info("nvmeof: the job's poll group of %u queue pairs: %llu sleep(s) (%llu to their end)\n", nq,
+			 (unsigned long long)sleeps, (unsigned long long)sleeps_out);
 	jq->nq = 0;
 	if (jq->group)
 		nvmeof_poll_group_destroy(jq->group);

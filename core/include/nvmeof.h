@@ -504,6 +504,10 @@ struct nvmeof_queue_stats {
 				   * queue's poll group's, the same for each member */
 };
 void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats *out);
+/* (0.6) Of those sleeps, the ones that ran to their end instead of being
+ * woken by a completion or an event. While commands are in flight to a
+ * live target, each one is a completion the wait slept through. */
+uint64_t nvmeof_queue_sleep_timeouts(const struct nvmeof_queue *q);
 /* (0.3) Tries after the first that the queue's connect took (its CM steps
  * and, for an I/O queue, its Fabrics Connect); *ms, when not NULL: how
  * long the connect took. Set when the queue was created; a reconnect

@@ -33,15 +33,23 @@ CK=$(nvme gen-dhchap-key --key-length=64 --hmac=3 --nqn="$NQN")
 printf '%s\n' "$HK" > "$SCRATCH/hk"
 printf '%s\n' "$CK" > "$SCRATCH/ck"
 chmod 600 "$SCRATCH/hk" "$SCRATCH/ck" # SPDK's keyring refuses anything looser
+# One rpc run for the whole setup: under emulation each run of SPDK's Python
+# client takes about 5 s to start, the commands themselves next to nothing.
 setup() {
-  $R nvmf_create_transport -t "${TR^^}" -u 8192 -c 4096 &&
-  $R bdev_malloc_create -b M0 32 512 && $R bdev_malloc_create -b M1 32 512 &&
-  $R keyring_file_add_key key0 "$SCRATCH/hk" && $R keyring_file_add_key key1 "$SCRATCH/ck" &&
-  $R nvmf_create_subsystem "$NQN" -s SPDKAUTH0001 && $R nvmf_subsystem_add_ns "$NQN" M0 &&
-  $R nvmf_subsystem_add_listener "$NQN" -t "$TR" -a "$NVMEOF_TB_ADDR" -s $PORT &&
-  $R nvmf_subsystem_add_host "$NQN" "$HOST" --dhchap-key key0 --dhchap-ctrlr-key key1 &&
-  $R nvmf_create_subsystem "$OPEN" -a -s SPDKOPEN0001 && $R nvmf_subsystem_add_ns "$OPEN" M1 &&
-  $R nvmf_subsystem_add_listener "$OPEN" -t "$TR" -a "$NVMEOF_TB_ADDR" -s $PORT
+  $R <<EOF
+nvmf_create_transport -t ${TR^^} -u 8192 -c 4096
+bdev_malloc_create -b M0 32 512
+bdev_malloc_create -b M1 32 512
+keyring_file_add_key key0 $SCRATCH/hk
+keyring_file_add_key key1 $SCRATCH/ck
+nvmf_create_subsystem $NQN -s SPDKAUTH0001
+nvmf_subsystem_add_ns $NQN M0
+nvmf_subsystem_add_listener $NQN -t $TR -a $NVMEOF_TB_ADDR -s $PORT
+nvmf_subsystem_add_host $NQN $HOST --dhchap-key key0 --dhchap-ctrlr-key key1
+nvmf_create_subsystem $OPEN -a -s SPDKOPEN0001
+nvmf_subsystem_add_ns $OPEN M1
+nvmf_subsystem_add_listener $OPEN -t $TR -a $NVMEOF_TB_ADDR -s $PORT
+EOF
 } > "$SCRATCH/setup" 2>&1
 setup || { cat "$SCRATCH/setup"; echo "auth_spdk: configuring SPDK's target failed"; exit 1; }
 

@@ -17,13 +17,13 @@ t_compare_on_spdk() {
   local img=$SCRATCH/ns.img
   truncate -s 16M "$img"
   pid=$("$SPDK/start") || fail "nvmf_tgt did not start"
-  {
-    $R nvmf_create_transport -t RDMA -u 8192 -c 4096 &&
-    $R bdev_aio_create "$img" M0 4096 &&
-    $R nvmf_create_subsystem "$NQN" -a -s SPDKPT01 &&
-    $R nvmf_subsystem_add_ns "$NQN" M0 &&
-    $R nvmf_subsystem_add_listener "$NQN" -t rdma -a "$NVMEOF_TB_ADDR" -s $PORT
-  } > /dev/null || { end_tree "$pid"; fail "SPDK configuration failed: $(tail -3 /tmp/spdk-nvmf_tgt.log)"; }
+  $R > /dev/null <<EOF || { end_tree "$pid"; fail "SPDK configuration failed: $(tail -3 /tmp/spdk-nvmf_tgt.log)"; }
+nvmf_create_transport -t RDMA -u 8192 -c 4096
+bdev_aio_create $img M0 4096
+nvmf_create_subsystem $NQN -a -s SPDKPT01
+nvmf_subsystem_add_ns $NQN M0
+nvmf_subsystem_add_listener $NQN -t rdma -a $NVMEOF_TB_ADDR -s $PORT
+EOF
   NVMEOF_PT_NQN=$NQN NVMEOF_PT_PORT=$PORT NVMEOF_PT_NSID=1 "$B/tests/target_passthru" \
     compare_succeeds_on_equal_data_and_fails_on_other_data raw_read_write_flush_match_the_wrapped_calls \
     vendor_opcode_is_answered_invalid_opcode_by_name > "$SCRATCH/out" 2>&1 || rc=$?

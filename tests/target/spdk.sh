@@ -35,25 +35,31 @@ start_target() {
   TGT_PID=$!
   local i
   for ((i = 0; i < 100; i++)); do
-    [ -S /var/tmp/spdk.sock ] && "$R" spdk_get_version > /dev/null 2>&1 && break
+    [ -S /var/tmp/spdk.sock ] && break
     kill -0 $TGT_PID 2>/dev/null || { tail -5 "$SCRATCH/tgt.log"; return 1; }
     sleep 0.2
   done
-  "$R" nvmf_set_crdt -t1 $NVMEOF_SPDK_CRDT1 > /dev/null &&
-  "$R" framework_start_init && "$R" framework_wait_init > /dev/null &&
-  "$R" nvmf_create_transport -t RDMA -u 8192 -c 4096 &&
-  "$R" bdev_malloc_create -b M0 64 512 > /dev/null &&
-  "$R" nvmf_create_subsystem $NVMEOF_SPDK_NQN -a -s SPDK0001 -r &&
-  "$R" nvmf_subsystem_add_ns $NVMEOF_SPDK_NQN M0 > /dev/null &&
-  "$R" nvmf_subsystem_add_listener $NVMEOF_SPDK_NQN -t rdma -a "$NVMEOF_TB_ADDR" -s $NVMEOF_SPDK_PORT &&
-  "$R" nvmf_subsystem_add_listener $NVMEOF_SPDK_NQN -t rdma -a "$NVMEOF_TB_ADDR2" -s $NVMEOF_SPDK_PORT &&
-  "$R" nvmf_create_transport -t TCP -c 4096 &&
-  "$R" bdev_malloc_create -b T1 64 512 > /dev/null &&
-  "$R" bdev_malloc_create -b T2 64 4096 > /dev/null &&
-  "$R" nvmf_create_subsystem $NVMEOF_SPDK_TCP_NQN -a -s SPDK0002 &&
-  "$R" nvmf_subsystem_add_ns $NVMEOF_SPDK_TCP_NQN T1 > /dev/null &&
-  "$R" nvmf_subsystem_add_ns $NVMEOF_SPDK_TCP_NQN T2 > /dev/null &&
-  "$R" nvmf_subsystem_add_listener $NVMEOF_SPDK_TCP_NQN -t tcp -a "$NVMEOF_TB_ADDR" -s $NVMEOF_SPDK_PORT
+  # one rpc run for all of it: under emulation each run of SPDK's Python
+  # client takes about 5 s to start, the commands next to nothing
+  # (-r: the socket is there before it accepts)
+  "$R" -r 50 > /dev/null <<EOF
+nvmf_set_crdt -t1 $NVMEOF_SPDK_CRDT1
+framework_start_init
+framework_wait_init
+nvmf_create_transport -t RDMA -u 8192 -c 4096
+bdev_malloc_create -b M0 64 512
+nvmf_create_subsystem $NVMEOF_SPDK_NQN -a -s SPDK0001 -r
+nvmf_subsystem_add_ns $NVMEOF_SPDK_NQN M0
+nvmf_subsystem_add_listener $NVMEOF_SPDK_NQN -t rdma -a $NVMEOF_TB_ADDR -s $NVMEOF_SPDK_PORT
+nvmf_subsystem_add_listener $NVMEOF_SPDK_NQN -t rdma -a $NVMEOF_TB_ADDR2 -s $NVMEOF_SPDK_PORT
+nvmf_create_transport -t TCP -c 4096
+bdev_malloc_create -b T1 64 512
+bdev_malloc_create -b T2 64 4096
+nvmf_create_subsystem $NVMEOF_SPDK_TCP_NQN -a -s SPDK0002
+nvmf_subsystem_add_ns $NVMEOF_SPDK_TCP_NQN T1
+nvmf_subsystem_add_ns $NVMEOF_SPDK_TCP_NQN T2
+nvmf_subsystem_add_listener $NVMEOF_SPDK_TCP_NQN -t tcp -a $NVMEOF_TB_ADDR -s $NVMEOF_SPDK_PORT
+EOF
 }
 listener_ana() { # ADDR STATE
   "$R" nvmf_subsystem_listener_set_ana_state $NVMEOF_SPDK_NQN -t rdma -a "$1" -s $NVMEOF_SPDK_PORT -n "$2"

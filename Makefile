@@ -315,7 +315,10 @@ test-target: setup
 	# why, where its source cannot be fetched)
 	$(MAKE) fio-release > build/fio-release.log 2>&1 || \
 		{ tail -3 build/fio-release.log; echo "fio-release: no second fio release (build/fio-release.log)"; }
+	# the Python package installed into a virtual environment here, where it
+	# takes seconds; the plain boot runs its examples against the target
 	rc=0; \
+	tests/suite python-pkg-install 300 bash tests/target/python-pkg.sh --prepare build/pypkg || rc=1; \
 	NVMEOF_TB_NAME=main-plain NVMEOF_TB_TIMEOUT=$(TB_LIMIT_PLAIN) \
 		tests/testbed/run bash tests/target/run-all.sh plain || rc=1; \
 	NVMEOF_TB_NAME=main-sanitized NVMEOF_TB_TIMEOUT=$(TB_LIMIT_SAN) \

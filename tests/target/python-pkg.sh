@@ -6,18 +6,34 @@
 # against the real target from outside the tree, with neither NVMEOF_LIB nor
 # LD_LIBRARY_PATH set: the package must find the library by its install
 # prefix. Outside the test bed (no target) the examples are left out.
+#   python-pkg.sh                 all of it
+#   python-pkg.sh --prepare DIR   the environment made in DIR and checked, no
+#                                 examples (make test, on the host: under the
+#                                 test bed's emulation a venv and pip take a minute)
+#   python-pkg.sh --use DIR       the examples, with the environment in DIR
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 TOP=$PWD
 source tests/tally.sh
+mode=all
+case ${1:-} in
+  --prepare|--use) mode=${1#--}; [ -n "${2:-}" ] || { echo "usage: $0 [--prepare DIR | --use DIR]" >&2; exit 2; } ;;
+  "") ;;
+  *) echo "usage: $0 [--prepare DIR | --use DIR]" >&2; exit 2 ;;
+esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 venv=$tmp/venv
+[ $mode = all ] || { mkdir -p "$2" && venv=$(cd "$2" && pwd)/venv; }
 py=$venv/bin/python
 version=$(sed -n 's/^VERSION = //p' Makefile)
 # what a user's shell would not have
 clean() { env -u NVMEOF_LIB -u LD_LIBRARY_PATH -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 "$@"; }
 
+if [ $mode = use ]; then
+  [ -x "$py" ] || { bad "the environment python-pkg.sh --prepare made" "no $py"; tally python-pkg; exit 1; }
+else
+rm -rf "$venv"
 if ! /usr/bin/python3 -m venv --system-site-packages "$venv" > "$tmp/log" 2>&1; then
   bad "python3 -m venv" "$(tail -3 "$tmp/log")"
   tally python-pkg; exit 1
@@ -50,7 +66,11 @@ if clean "$py" -m pydoc nvmeof.Controller 2>&1 | grep -q 'connect_defaults'; the
 else
   bad "help(nvmeof.Controller) documents the connection options"
 fi
+fi # not --use
+# prepared: what run-all.sh compares with the library and the package's source
+[ $mode = prepare ] && { tally python-pkg && touch "${venv%/venv}/prepared"; exit; }
 
+cd "$tmp"
 if [ -n "${NVMEOF_TB_ADDR:-}" ]; then
   out=$(clean "$py" "$TOP/python/examples/read_blocks.py" "$NVMEOF_TB_ADDR" "$NVMEOF_TB_NQN_A" 2>&1)
   if grep -q "serial NVMEOFTB0001" <<< "$out" && grep -q "^read 65536 bytes (128 blocks of 512 B) from namespace 1" <<< "$out"; then

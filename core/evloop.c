@@ -28,3 +28,9 @@ int nvmeof_queue_arm(struct nvmeof_queue *q)
 		g->tr->take_event(g->cqc);
 	return g->tr->arm(g->cqc);
 }
+
+bool nvmeof_queue_pending(const struct nvmeof_queue *q)
+{
+	const struct nvmeof_poll_group *g = q ? q->group : NULL;
+	return g && g->tr->pending && g->tr->pending(g->cqc);
+}

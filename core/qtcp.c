@@ -199,7 +199,11 @@ static int qt_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_
 	}
 	trace_q(q, "ICResp: CPDA %u, MAXH2CDATA %u, header digest %s, data digest %s", neg.cpda, neg.maxh2cdata,
 		neg.hdgst ? "on" : "off", neg.ddgst ? "on" : "off");
-	tcp_conn_attach(t, fd, &neg, &((struct group_cq *)q->group->cqc)->cq);
+	if ((rc = tcp_conn_attach(t, fd, &neg, &((struct group_cq *)q->group->cqc)->cq))) {
+		q->conn_class = CR_FINAL;
+		return nvmeof_err(NVMEOF_ETRANSPORT, "queue %u: adding its socket to the poll group's epoll set: %s",
+				  q->qid, strerror(-rc));
+	}
 	*usable = q->depth;
 	return q_post_all_recvs(q);
 }

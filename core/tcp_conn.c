@@ -98,7 +98,7 @@ void tcp_conn_fail(struct tcp_conn *t, const char *why)
 	flush_recvs(t);
 }
 
-void tcp_conn_attach(struct tcp_conn *t, int fd, const struct tcp_neg *neg, struct tcp_cq *cq)
+int tcp_conn_attach(struct tcp_conn *t, int fd, const struct tcp_neg *neg, struct tcp_cq *cq)
 {
 	t->fd = fd;
 	t->neg = *neg;
@@ -114,8 +114,15 @@ void tcp_conn_attach(struct tcp_conn *t, int fd, const struct tcp_neg *neg, stru
 		t->cmds[i].busy = t->cmds[i].h2c_active = false;
 		t->cmds[i].queued = 0;
 	}
+	/* without it no sleep would ever wake for this socket */
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = t};
-	epoll_ctl(cq->epfd, EPOLL_CTL_ADD, fd, &ev);
+	if (epoll_ctl(cq->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		int e = errno;
+		close(fd);
+		t->fd = -1;
+		return -e;
+	}
+	return 0;
 }
 
 void tcp_conn_detach(struct tcp_conn *t)
@@ -251,7 +258,13 @@ static void set_out(struct tcp_conn *t, bool on)
 	if (t->want_out == on || !t->cq)
 		return;
 	struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = t};
-	epoll_ctl(t->cq->epfd, EPOLL_CTL_MOD, t->fd, &ev);
+	if (epoll_ctl(t->cq->epfd, EPOLL_CTL_MOD, t->fd, &ev)) {
+		/* a backlog nobody would be woken to send */
+		char b[96];
+		snprintf(b, sizeof(b), "epoll_ctl on queue %u's socket: %s", t->qid, strerror(errno));
+		tcp_conn_fail(t, b);
+		return;
+	}
 	t->want_out = on;
 }
 

@@ -59,8 +59,9 @@ void tcp_conn_free(struct tcp_conn *t);
 /* Before a new connection's initialization: the receiver starts over. */
 void tcp_conn_rx_init(struct tcp_conn *t);
 /* A connected, initialized socket becomes the connection's (nothing of an
- * earlier one left); completions go to cq. */
-void tcp_conn_attach(struct tcp_conn *t, int fd, const struct tcp_neg *neg, struct tcp_cq *cq);
+ * earlier one left); completions go to cq. -errno when the group's epoll
+ * set refuses it (the socket is closed then). */
+int tcp_conn_attach(struct tcp_conn *t, int fd, const struct tcp_neg *neg, struct tcp_cq *cq);
 /* Closes the socket; the connection can be attached again. */
 void tcp_conn_detach(struct tcp_conn *t);
 int tcp_conn_post_send(struct tcp_conn *t, struct ibv_send_wr *wr, struct ibv_send_wr **bad);

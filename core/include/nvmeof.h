@@ -969,13 +969,18 @@ int nvmeof_admin_poll(struct nvmeof_ctrl *ctrl, uint32_t max);
  * descriptor of its completion channel (its poll group's: one for every
  * member), readable once a completion arrived after nvmeof_queue_arm. The
  * loop's order: poll the queue, arm, poll once more (a completion may have
- * landed before the arm), then wait for the descriptor, then poll again.
+ * landed before the arm), then, unless nvmeof_queue_pending says the poll
+ * left work behind, wait for the descriptor, then poll again.
  * The descriptor says nothing of a lost connection or a command timeout,
  * which a poll notices: a loop that waits longer than about a tenth of
  * the command timeout should poll between waits anyway. NVMEOF_ENOTSUP on
  * a wire without a completion channel. */
 int nvmeof_queue_fd(const struct nvmeof_queue *q);
 int nvmeof_queue_arm(struct nvmeof_queue *q);
+/* (0.6) True when the queue's poll group holds completions no descriptor
+ * will announce (more than a poll's batch in the CQ, NVMe/TCP bytes read
+ * ahead): the loop polls again instead of waiting. */
+bool nvmeof_queue_pending(const struct nvmeof_queue *q);
 /* The 16 bytes of the completion queue entry a raw command's cpl describes
  * (little-endian: DW0, DW1, SQHD, SQID, CID, then the status field above
  * the phase bit, which is 0 here). */

@@ -103,7 +103,7 @@ plain() {
   run python.sh 600 bash tests/target/python.sh
   # the I/O tests over NVMe/TCP (the GPU ones are RDMA's: refused over TCP)
   run python.sh-tcp 300 env NVMEOF_TB_TRTYPE=tcp bash tests/target/python.sh \
-    -k "not gpu and (64mib or read_many or queues_in_threads or keep_alive or connect_errors)"
+    -k "not gpu and (64mib or read_many or queues_in_threads or keep_alive or connect_errors or sixty_four_in_flight)"
   # pip install ./python and its examples; make test installs it before the
   # boot (used where nothing of the library or the package is newer)
   if [ -f build/pypkg/prepared ] && [ ! build/out/libnvmeof.so -nt build/pypkg/prepared ] &&

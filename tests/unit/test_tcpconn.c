@@ -5,6 +5,8 @@
  * sets C2HData's SUCCESS flag without SQ flow control disabled) and what a
  * broken one might (an R2T beyond the command's data).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -39,7 +41,7 @@ static void rig_up_dg(struct rig *r, uint32_t maxh2cdata, bool hd, bool dd)
 	struct tcp_neg n = {.maxh2cdata = maxh2cdata, .hdgst = hd, .ddgst = dd};
 	tcp_conn_rx_init(r->t);
 	tcp_rx_negotiated(&r->t->rx, &n);
-	tcp_conn_attach(r->t, r->host, &n, &r->cq);
+	CHECK_EQ(tcp_conn_attach(r->t, r->host, &n, &r->cq), 0);
 	struct ibv_sge sge = {.addr = (uintptr_t)r->rsp, .length = 16};
 	struct ibv_recv_wr rw = {.wr_id = 77, .sg_list = &sge, .num_sge = 1}, *bad;
 	CHECK_EQ(tcp_conn_post_recv(r->t, &rw, &bad), 0);
@@ -649,6 +651,26 @@ TEST(read_ahead_waits_for_receives)
 	rig_down(&r);
 }
 
+/* A socket the poll group's epoll set refuses would never wake a sleeper:
+ * the attach fails, naming why, and the socket is closed. */
+TEST(attach_refused_by_the_epoll_set_fails_and_closes_the_socket)
+{
+	int sv[2];
+	CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	struct ibv_wc wc[4];
+	struct tcp_cq cq = {.wc = wc, .cap = 4, .epfd = epoll_create1(0)};
+	close(cq.epfd); /* a descriptor epoll_ctl cannot use */
+	struct tcp_conn *t = tcp_conn_new(1, 4, false, false, 0);
+	struct tcp_neg n = {.maxh2cdata = 65536};
+	tcp_conn_rx_init(t);
+	tcp_rx_negotiated(&t->rx, &n);
+	CHECK_EQ(tcp_conn_attach(t, sv[0], &n, &cq), -EBADF);
+	CHECK_EQ(t->fd, -1);
+	CHECK(fcntl(sv[0], F_GETFD) < 0); /* closed */
+	tcp_conn_free(t);
+	close(sv[1]);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -671,6 +693,7 @@ int main(void)
 		T(several_pdus_in_one_read),
 		T(pdus_split_across_reads),
 		T(read_ahead_waits_for_receives),
+		T(attach_refused_by_the_epoll_set_fails_and_closes_the_socket),
 	};
 	return run_tests("tcpconn", t, sizeof(t) / sizeof(t[0]));
 }

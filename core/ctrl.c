@@ -194,6 +194,7 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	if (c->tcp) {
 		snprintf(c->info.hca, sizeof(c->info.hca), "tcp");
 		c->info.comp_vectors = 1;
+		q_netdev(c->admin, c->info.netdev, sizeof(c->info.netdev));
 	} else {
 		snprintf(c->info.hca, sizeof(c->info.hca), "%s", ibv_get_device_name(q_verbs(c->admin)->device));
 		c->info.comp_vectors = q_verbs(c->admin)->num_comp_vectors > 0 ? q_verbs(c->admin)->num_comp_vectors : 1;

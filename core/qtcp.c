@@ -128,6 +128,8 @@ static const char *qt_lost_why(void *c)
 	return t->broken && t->why[0] ? t->why : NULL;
 }
 
+static void qt_netdev(void *c, char *out, size_t len) { tcp_sock_netdev(((struct tcp_conn *)c)->fd, out, len); }
+
 /* an I/O queue's only: the admin queue's size is fixed (see q_open_tcp) */
 static void qt_set_wire_icd(void *c, uint32_t bytes)
 {
@@ -223,6 +225,7 @@ static const struct q_transport tcp_transport = {
 	.disconnect = qt_disconnect,
 	.lost_why = qt_lost_why,
 	.set_wire_icd = qt_set_wire_icd,
+	.netdev = qt_netdev,
 	.reopen = qt_connect,
 	.close = qt_close,
 	.release = qt_release,

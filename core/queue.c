@@ -41,6 +41,13 @@ uint32_t q_sqsize(const struct nvmeof_queue *q) { return q->depth; }
 
 void q_take_pd(struct nvmeof_queue *q) { q->own_pd = false; }
 
+void q_netdev(struct nvmeof_queue *q, char *out, size_t len)
+{
+	out[0] = 0;
+	if (q->tr->netdev)
+		q->tr->netdev(q->trc, out, len);
+}
+
 void q_set_wait_hook(struct nvmeof_queue *q, void (*fn)(void *), void *arg, uint32_t every_ms)
 {
 	q->wait_hook = fn;

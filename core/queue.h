@@ -131,6 +131,9 @@ void q_set_connect_cost(struct nvmeof_queue *q, uint32_t retries, uint64_t ms);
 void q_set_live(struct nvmeof_queue *q);
 /* The controller keeps the PD: registrations outlive a queue's reconnects. */
 void q_take_pd(struct nvmeof_queue *q);
+/* The network interface the queue's connection leaves by (NVMe/TCP); ""
+ * where the transport names no such thing. */
+void q_netdev(struct nvmeof_queue *q, char *out, size_t len);
 /* Fails what is in flight with NVMEOF_ECLOSED and releases everything;
  * NVMEOF_EBUSY, touching nothing, from inside one of q's own callbacks. */
 int q_close(struct nvmeof_queue *q);

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <infiniband/verbs.h>
+
 #include "tcp_pdu.h"
 
 #define SLOT_OF(cid) ((cid) & 0x3ffu) /* the queue's slot index (qpriv.h SLOT_BITS) */
@@ -31,5 +33,11 @@ struct tcp_cmd {
 	uint8_t hdr[NVME_TCP_HDR_MAX];
 	uint8_t h2c_hdr[NVME_TCP_HDR_MAX];
 };
+
+/* The capsule as a CapsuleCmd PDU (the send's first SGE holds the SQE, a
+ * second its in-capsule data): the keyed SGL of RDMA becomes NVMe/TCP's
+ * (the data moves in H2CData/C2HData PDUs); a write up to icd_max goes in
+ * the capsule. EINVAL for an SGL that means nothing over TCP. */
+int tcp_cmd_build(struct tcp_cmd *c, const struct ibv_send_wr *wr, uint32_t icd_max, const struct tcp_neg *neg);
 
 #endif

@@ -173,14 +173,6 @@ int tcp_conn_post_recv(struct tcp_conn *t, struct ibv_recv_wr *wr, struct ibv_re
 	return 0;
 }
 
-static uint8_t data_dir(const uint8_t *sqe)
-{
-	/* the opcode's (a Fabrics command's FCTYPE's) low bits: 01b to the
-	 * controller, 10b from it (NVMe Base, Figure "Opcodes") */
-	uint8_t op = sqe[0] == NVME_FABRICS_OPCODE ? sqe[4] : sqe[0];
-	return op & 3;
-}
-
 static bool enqueue(struct tcp_conn *t, uint16_t slot, uint8_t h2c)
 {
 	if (t->txn == t->txcap)
@@ -192,51 +184,15 @@ static bool enqueue(struct tcp_conn *t, uint16_t slot, uint8_t h2c)
 	return true;
 }
 
-/* The capsule as a CapsuleCmd PDU: the keyed SGL of RDMA becomes NVMe/TCP's
- * (the data moves in H2CData/C2HData PDUs), in-capsule data follows the SQE. */
 static int build_cmd(struct tcp_conn *t, const struct ibv_send_wr *wr)
 {
-	const uint8_t *in = (const uint8_t *)(uintptr_t)wr->sg_list[0].addr;
-	uint8_t sqe[64];
-	memcpy(sqe, in, 64);
-	uint16_t cid = nvme_sqe_cid(sqe);
+	uint16_t cid = nvme_sqe_cid((const uint8_t *)(uintptr_t)wr->sg_list[0].addr);
 	if (SLOT_OF(cid) >= t->depth)
 		return EINVAL;
 	struct tcp_cmd *c = &t->cmds[SLOT_OF(cid)];
-	uint8_t type = sqe[39];
-	c->cid = cid;
-	c->dir = data_dir(sqe);
-	c->icd = NULL;
-	c->icd_len = 0;
-	c->data = NULL;
-	c->len = 0;
-	c->h2c_active = false;
-	c->h2c_done = c->c2h_next = 0;
-	c->wr_id = wr->wr_id;
-	c->signaled = wr->send_flags & IBV_SEND_SIGNALED;
-	if (type == NVME_SGL_TYPE_DATA_OFFSET) {
-		if (wr->num_sge < 2)
-			return EINVAL;
-		c->icd = (uint8_t *)(uintptr_t)wr->sg_list[1].addr;
-		c->icd_len = wr->sg_list[1].length;
-	} else if (type == NVME_SGL_TYPE_KEYED_DATA) {
-		c->data = (uint8_t *)(uintptr_t)get_le64(sqe + 24);
-		c->len = get_le32(sqe + 32) & 0xffffff;
-		/* nvmet waits for a write's data in the capsule when it fits
-		 * its in-capsule size, and sends no R2T for it: such data goes
-		 * in the capsule, as the kernel's host sends it */
-		bool icd = c->dir == DIR_H2C && c->len && c->len <= t->icd_max;
-		if (icd) {
-			c->icd = c->data;
-			c->icd_len = c->len;
-		}
-		tcp_sqe_sgl(sqe, c->len, icd);
-	} else {
-		return EINVAL; /* a user's SGL of another kind: no meaning over TCP */
-	}
-	c->hlen = tcp_cmd_hdr(c->hdr, sqe, c->icd_len, &t->neg);
-	if (c->icd_len && t->neg.ddgst)
-		put_le32(c->cmd_dd, crc32c(c->icd, c->icd_len));
+	int rc = tcp_cmd_build(c, wr, t->icd_max, &t->neg);
+	if (rc)
+		return rc;
 	c->busy = true;
 	enqueue(t, (uint16_t)SLOT_OF(cid), 0); /* tcp_conn_post_send saw room */
 	return 0;

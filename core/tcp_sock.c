@@ -3,9 +3,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -164,4 +166,29 @@ int tcp_sock_init_conn(int fd, bool hdgst, bool ddgst, uint32_t timeout_ms, uint
 		tcp_rx_negotiated(rx, neg);
 		return 0;
 	}
+}
+
+void tcp_sock_netdev(int fd, char *out, size_t len)
+{
+	struct sockaddr_storage me;
+	socklen_t ml = sizeof(me);
+	struct ifaddrs *all, *i;
+	out[0] = 0;
+	if (fd < 0 || getsockname(fd, (struct sockaddr *)&me, &ml) || getifaddrs(&all))
+		return;
+	for (i = all; i; i = i->ifa_next) {
+		const struct sockaddr *a = i->ifa_addr;
+		if (!a || a->sa_family != me.ss_family)
+			continue;
+		if (a->sa_family == AF_INET ? !memcmp(&((const struct sockaddr_in *)a)->sin_addr,
+						      &((struct sockaddr_in *)&me)->sin_addr, sizeof(struct in_addr))
+					    : a->sa_family == AF_INET6 &&
+						      !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+							      &((struct sockaddr_in6 *)&me)->sin6_addr,
+							      sizeof(struct in6_addr))) {
+			snprintf(out, len, "%s", i->ifa_name);
+			break;
+		}
+	}
+	freeifaddrs(all);
 }

@@ -27,5 +27,8 @@ int tcp_sock_connect(const struct sockaddr *dst, const struct sockaddr *src, con
  * from now on (rx is left ready for the next PDU). */
 int tcp_sock_init_conn(int fd, bool hdgst, bool ddgst, uint32_t timeout_ms, uint16_t qid, struct tcp_rx *rx,
 		       struct tcp_neg *neg);
+/* The interface that holds the connected socket's source address (its NIC
+ * for placement: NUMA node, IRQs); "" when none is found. */
+void tcp_sock_netdev(int fd, char *out, size_t len);
 
 #endif

@@ -55,6 +55,9 @@ struct q_transport {
 	 * than that it ended (a controller's TermReq, a PDU it refused); NULL:
 	 * nothing to add. NULL op: never. */
 	const char *(*lost_why)(void *c);
+	/* the network interface the connection leaves by, "" unknown; NULL:
+	 * the transport names a device of its own (an HCA) */
+	void (*netdev)(void *c, char *out, size_t len);
 	/* the controller's in-capsule data size, from the association's
 	 * IOCCSZ, where the transport frames by it (a reconnect's new
 	 * association may report another); NULL: the transport does not */

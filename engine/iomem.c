@@ -168,8 +168,11 @@ static int register_all(struct thread_data *td, struct job *j, size_t total)
 
 static void job_hcas(struct job *j, const char **hcas)
 {
-	for (int k = 0; k < j->njq; k++)
-		hcas[k] = nvmeof_ctrl_info(j->jq[k].sc->c)->hca;
+	/* over NVMe/TCP the network interface: its NUMA node is the NIC's */
+	for (int k = 0; k < j->njq; k++) {
+		const struct nvmeof_ctrl_info *i = nvmeof_ctrl_info(j->jq[k].sc->c);
+		hcas[k] = strcmp(i->hca, "tcp") ? i->hca : i->netdev;
+	}
 }
 
 static void say_placement(struct thread_data *td, struct job *j, int cpu_node, const char *why)
@@ -183,6 +186,7 @@ static void say_placement(struct thread_data *td, struct job *j, int cpu_node, c
 	for (int k = 0; k < j->njq; k++) {
 		struct topo_place p = {
 			.hca = hcas[k],
+			.tcp = !strcmp(nvmeof_ctrl_info(j->jq[k].sc->c)->hca, "tcp"),
 			.cpu_node = cpu_node,
 			.mem_node = j->mem_node,
 			.gpu_pci = eo->gpu >= 0 ? gpci : NULL,

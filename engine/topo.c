@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "topo.h"
 
@@ -15,10 +16,18 @@ static int real(const char *path, char *out)
 	return realpath(path, out) ? 0 : -1;
 }
 
+/* An RDMA device's, or (NVMe/TCP) a network interface's, device link */
+static void dev_link(const char *sysroot, const char *name, char *p, size_t len)
+{
+	snprintf(p, len, "%s/class/infiniband/%s/device", sysroot, name);
+	if (access(p, F_OK))
+		snprintf(p, len, "%s/class/net/%s/device", sysroot, name);
+}
+
 int topo_hca_pci(const char *sysroot, const char *hca, char *pci, size_t len)
 {
 	char p[PATH_MAX], r[PATH_MAX];
-	snprintf(p, sizeof(p), "%s/class/infiniband/%s/device", sysroot, hca);
+	dev_link(sysroot, hca, p, sizeof(p));
 	if (real(p, r) || !strstr(r, "/pci"))
 		return -1;
 	snprintf(pci, len, "%s", basename(r));
@@ -57,7 +66,7 @@ const char *topo_relation(const char *sysroot, const char *hca, const char *gpu_
 	char p[PATH_MAX], hp[PATH_MAX], gp[PATH_MAX];
 	char *hc[32], *gc[32];
 	*where = '\0';
-	snprintf(p, sizeof(p), "%s/class/infiniband/%s/device", sysroot, hca);
+	dev_link(sysroot, hca, p, sizeof(p));
 	if (real(p, hp) || !strstr(hp, "/pci"))
 		return NULL;
 	snprintf(p, sizeof(p), "%s/bus/pci/devices/%s", sysroot, gpu_pci);
@@ -83,7 +92,7 @@ const char *topo_relation(const char *sysroot, const char *hca, const char *gpu_
 void topo_describe(const char *sysroot, const char *hca, const char *gpu_pci, char *out, size_t len)
 {
 	char p[PATH_MAX], hp[PATH_MAX], gp[PATH_MAX], hpci[64] = "", where[96];
-	snprintf(p, sizeof(p), "%s/class/infiniband/%s/device", sysroot, hca);
+	dev_link(sysroot, hca, p, sizeof(p));
 	if (real(p, hp) || !strstr(hp, "/pci")) {
 		snprintf(out, len, "HCA %s is not a PCI device (software RDMA): no PCIe path to the GPU", hca);
 		return;
@@ -110,7 +119,7 @@ int topo_pci_node(const char *sysroot, const char *pci)
 int topo_hca_node(const char *sysroot, const char *hca)
 {
 	char p[PATH_MAX], r[PATH_MAX];
-	snprintf(p, sizeof(p), "%s/class/infiniband/%s/device", sysroot, hca);
+	dev_link(sysroot, hca, p, sizeof(p));
 	if (real(p, r) || !strstr(r, "/pci"))
 		return -1;
 	return numa_node(r);
@@ -206,6 +215,14 @@ void topo_place_line(const char *sysroot, const struct topo_place *p, char *line
 	topo_hca_pci(sysroot, p->hca, pci, sizeof(pci));
 	if (p->gpu_pci)
 		topo_describe(sysroot, p->hca, p->gpu_pci, gline, sizeof(gline));
+	if (p->tcp) { /* no memory registration: the kernel copies to and from the socket */
+		snprintf(line, len, "CPUs on %s, I/O memory on %s (%s%s%s), NIC %s (%s, %s), NVMe/TCP through the "
+			 "kernel's sockets (no PCIe relaxed ordering: it applies to a registration)",
+			 node_str(p->cpu_node, a, sizeof(a)), node_str(p->mem_node, b, sizeof(b)),
+			 p->huge ? "huge pages" : "normal pages", p->why ? ", " : "", p->why ? p->why : "",
+			 p->hca[0] ? p->hca : "unknown", pci, node_str(hn, c, sizeof(c)));
+		return;
+	}
 	snprintf(line, len, "CPUs on %s, I/O memory on %s (%s%s%s), HCA %s (%s, %s), PCIe relaxed ordering %s%s%s",
 		 node_str(p->cpu_node, a, sizeof(a)), node_str(p->mem_node, b, sizeof(b)),
 		 p->huge ? "huge pages" : "normal pages", p->why ? ", " : "", p->why ? p->why : "", p->hca, pci,

@@ -45,6 +45,7 @@ struct topo_place {
 	int mem_node;        /* where the buffer's pages are, -1 unknown */
 	const char *gpu_pci; /* NULL: host buffers */
 	bool relaxed, huge;
+	bool tcp;            /* NVMe/TCP: hca names the network interface */
 	const char *why;     /* how the memory's node was chosen, or NULL */
 };
 /* The placement line of one of the job's controllers. */

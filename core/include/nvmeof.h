@@ -264,6 +264,10 @@ struct nvmeof_ctrl_info {
 	bool acre;               /* Advanced Command Retry Enable accepted (Host Behavior
 				  * Support): the controller may ask for a Command Retry
 				  * Delay (crdt) in a status; asked only when crdt is not 0 */
+	/* version 0.6 */
+	char netdev[32];         /* NVMe/TCP: the network interface the admin queue's
+				  * connection leaves by (its source address's); "" unknown,
+				  * and over RDMA (hca names the device) */
 };
 
 /* Stable for the controller's life. A Namespace Attribute Changed event

@@ -119,6 +119,7 @@ class CtrlInfo(ctypes.Structure):
         ("comp_vectors", ctypes.c_int),  # 0.4
         ("cqt", c_uint16),  # 0.5
         ("acre", ctypes.c_bool),  # 0.5
+        ("netdev", c_char * 32),  # 0.6: NVMe/TCP's network interface
     ]
 
 

@@ -103,6 +103,20 @@ t_tcp_socket_options() {
     || fail "tcp_tos= over RDMA ran"
   grep -q "NVMe/TCP's socket options" "$SCRATCH/log" || { tail -5 "$SCRATCH/log"; fail "tcp_tos= over RDMA: no reason given"; }
 }
+# The placement line over NVMe/TCP names the network interface the
+# connection leaves by (the one holding its source address: its NUMA node
+# and IRQs are what matter), and no PCIe relaxed ordering, which applies to
+# a memory registration.
+t_tcp_placement_names_the_nic() {
+  local f="trtype=TCP adrfam=IPv4 traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=${NVMEOF_TB_NQN_A//:/\\:} ns=1" dev
+  dev=$(ip -o -4 addr show | awk -v a="$NVMEOF_TB_ADDR" '$4 ~ "^" a "/" { print $2; exit }')
+  [ -n "$dev" ] || fail "no interface holds $NVMEOF_TB_ADDR"
+  ours --name=pl --filename="$f" --rw=read --bs=4k --size=1m > "$SCRATCH/log" 2>&1 || { tail -10 "$SCRATCH/log"; fail "fio failed"; }
+  grep 'placement:' "$SCRATCH/log"
+  grep -q "placement: .*, NIC $dev (not PCI, NUMA ?), NVMe/TCP through the kernel's sockets" "$SCRATCH/log" ||
+    fail "the placement line does not name $dev"
+  ! grep -q "placement: .*relaxed ordering on" "$SCRATCH/log" || fail "relaxed ordering claimed over TCP"
+}
 # fio's syncs reach the target as NVMe Flush commands (the target's own
 # trace counts them): 1024 writes with fsync=8 are at least 128; the same
 # writes without syncs send none.

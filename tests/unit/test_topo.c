@@ -62,6 +62,10 @@ static void build(void)
 	mk("class/infiniband/mlx5_1");
 	ln(SW "/0000:02:08.0/0000:05:00.0", "class/infiniband/mlx5_0/device");
 	ln("devices/virtual/net/dummy0", "class/infiniband/rxe0/device");
+	/* an Ethernet NIC (NVMe/TCP) on the other socket, and a virtual one */
+	mk("class/net/eth3");
+	mk("class/net/tb0");
+	ln("devices/pci0000:80/0000:80:01.0/0000:81:00.0", "class/net/eth3/device");
 	/* a second HCA, on the other socket */
 	ln("devices/pci0000:80/0000:80:02.0/0000:82:00.0", "class/infiniband/mlx5_1/device");
 	ln(SW "/0000:02:10.0/0000:06:00.0", "bus/pci/devices/0000:06:00.0");
@@ -193,6 +197,23 @@ TEST(job_placement_line)
 	place(&p, line, sizeof(line), warn, sizeof(warn));
 	CHECK(strstr(line, "HCA rxe0 (not PCI, NUMA ?)"));
 	CHECK_STR(warn, "");
+
+	/* NVMe/TCP: the NIC's node and PCI address from the network
+	 * interface; no registration, so no relaxed ordering */
+	CHECK_EQ(topo_hca_node(root, "eth3"), 1);
+	p = (struct topo_place){.hca = "eth3", .cpu_node = 1, .mem_node = 1, .relaxed = true, .tcp = true};
+	place(&p, line, sizeof(line), warn, sizeof(warn));
+	CHECK(strstr(line, "CPUs on NUMA 1, I/O memory on NUMA 1 (normal pages), NIC eth3 (0000:81:00.0, NUMA 1), "
+			   "NVMe/TCP through the kernel's sockets"));
+	CHECK(!strstr(line, "relaxed ordering on"));
+	CHECK_STR(warn, "");
+	p = (struct topo_place){.hca = "eth3", .cpu_node = 0, .mem_node = 0, .tcp = true};
+	place(&p, line, sizeof(line), warn, sizeof(warn));
+	CHECK(strstr(warn, "on NUMA 1"));
+	/* a virtual interface (the test bed's): no PCI, no node */
+	p = (struct topo_place){.hca = "tb0", .cpu_node = 0, .mem_node = 0, .tcp = true};
+	place(&p, line, sizeof(line), warn, sizeof(warn));
+	CHECK(strstr(line, "NIC tb0 (not PCI, NUMA ?)"));
 }
 
 /* A job with files on HCAs of two sockets: one job-level line naming the

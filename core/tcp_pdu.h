@@ -38,7 +38,8 @@ enum {
 #define NVME_TCP_RSP_HLEN (8 + 16)
 #define NVME_TCP_DATA_HLEN 24         /* H2CData, C2HData, R2T, TermReq */
 #define NVME_TCP_DIGEST 4
-#define NVME_TCP_TERM_DATA_MAX 152    /* the header in error a TermReq carries */
+#define NVME_TCP_TERM_PLEN_MAX 152    /* a TermReq in all: its header and up to 128 bytes of the header in error */
+#define NVME_TCP_TERM_DATA_MAX (NVME_TCP_TERM_PLEN_MAX - NVME_TCP_DATA_HLEN)
 #define NVME_TCP_PFV_1_0 0
 #define NVME_TCP_DIGEST_HDR 0x01      /* ICReq/ICResp DGST field */
 #define NVME_TCP_DIGEST_DATA 0x02

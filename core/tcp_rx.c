@@ -111,7 +111,7 @@ static int common_header(struct tcp_rx *r, const char **why)
 			return fail(r, "C2HData: PLEN leaves no data after PDO", why);
 		r->need = p->pdo;
 	} else if (p->type == NVME_TCP_C2H_TERM) {
-		if (p->plen < p->hlen || p->plen > (uint32_t)p->hlen + NVME_TCP_TERM_DATA_MAX)
+		if (p->plen < p->hlen || p->plen > NVME_TCP_TERM_PLEN_MAX)
 			return fail(r, "C2HTermReq: PLEN out of range", why);
 		r->need = p->hlen;
 	} else {

@@ -40,6 +40,18 @@ int tcp_opt_busy_poll(void *data, const char *v)
 	return 0;
 }
 
+void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct tid *t, int trtype)
+{
+	bool any_tcp = t->trtype == 3;
+	for (unsigned int i = 0; i < t->nalt; i++)
+		any_tcp |= t->alt[i].trtype == 3;
+	if (trtype == 3 || !any_tcp)
+		return;
+	o->tcp_priority = o->tcp_tos = -1;
+	o->tcp_busy_poll_us = 0;
+	o->hdr_digest = o->data_digest = false;
+}
+
 void tcp_opts_cfg(struct nvmeof_ctrl_opts *o, const struct eng_opts *eo)
 {
 	o->tcp_priority = eo->tcp_priority;

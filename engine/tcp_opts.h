@@ -14,6 +14,12 @@ int tcp_opt_tos(void *data, const char *v);
 int tcp_opt_busy_poll(void *data, const char *v);
 /* The socket options into the library's (which refuses them over RDMA). */
 void tcp_opts_cfg(struct nvmeof_ctrl_opts *o, const struct eng_opts *eo);
+/* A file whose paths mix RDMA and TCP: the job's NVMe/TCP options (socket
+ * options, digests) are its TCP paths' only, an RDMA path of it (trtype)
+ * keeps the library's defaults. A file all over RDMA keeps them, for the
+ * library to refuse by name. */
+struct tid;
+void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct tid *t, int trtype);
 
 #define TCP_SOCKET_OPTIONS                                                                                      \
 	{.name = "tcp_priority", .lname = "NVMe/TCP socket priority", .type = FIO_OPT_STR,                     \

@@ -209,6 +209,19 @@ t_fio_rdma_and_tcp_paths_verify_across_a_loss() {
   grep -q "^nvmeof: path 2 .*(tcp): .* [1-9][0-9]* command(s)" "$SCRATCH/log" || fail "path 2 (TCP) carried nothing"
 }
 
+# The job's NVMe/TCP options in a file of RDMA and TCP paths are the TCP
+# path's: its digests are negotiated, and the RDMA path, which would refuse
+# them, connects without them.
+t_fio_mixed_paths_take_tcp_options_on_the_tcp_path() {
+  local f="trtype=RDMA traddr=$NVMEOF_TB_ADDR srcaddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_MPORT trtype=TCP traddr=$NVMEOF_TB_ADDR2 srcaddr=$NVMEOF_TB_ADDR2 subnqn=$NQN_M_ESC ns=1"
+  ours --name=mixo --filename="$f" --rw=read --bs=4k --size=1m --hdr_digest=1 --data_digest=1 --tcp_tos=0 \
+    --verbose=1 > "$SCRATCH/log" 2>&1 || { grep -v trace "$SCRATCH/log" | tail -20; fail "fio with TCP options over RDMA and TCP paths failed"; }
+  expect_ok "$SCRATCH/log"
+  grep -m2 'ICResp:' "$SCRATCH/log"
+  grep -q 'ICResp: .*header digest on, data digest on' "$SCRATCH/log" || fail "the TCP path did not negotiate the digests"
+  grep -q "^nvmeof: path 1 .*(rxe0): .* [1-9][0-9]* command(s)" "$SCRATCH/log" || fail "path 1 (RDMA) carried nothing"
+}
+
 t_python_paths_write_read_back() {
   PYTHONPATH=python NVMEOF_LIB=$PWD/$B/libnvmeof.so python3 - <<'PY' || fail "python Paths failed"
 import os, nvmeof

@@ -356,6 +356,23 @@ TEST(rx_r2t_term_req_and_icresp)
 		CHECK_EQ(feed(&r, t24, 24, k, &pdus, &why), TCP_RX_PDU);
 		CHECK(r.pdu.type == NVME_TCP_C2H_TERM && r.pdu.fes == 3 && r.pdu.fei == 9 && r.pdu.datal == 0);
 	}
+	/* the longest a C2HTermReq may be is 152 bytes in all (24 of header,
+	 * 128 of the header in error, as the kernel's host bounds it); one
+	 * byte more is the controller's error, not a TermReq to read */
+	for (uint32_t plen = 152; plen <= 153; plen++) {
+		rx_ready(&r, false, false);
+		uint8_t big[160] = {0x03, 0, 24, 0, 0, 0, 0, 0, 0x01, 0x00, 0x04, 0, 0, 0};
+		put_le32(big + 4, plen);
+		why = NULL;
+		int rc = feed(&r, big, plen, plen, &pdus, &why);
+		if (plen == 152) {
+			CHECK_EQ(rc, TCP_RX_PDU);
+			CHECK_EQ(r.pdu.datal, 128);
+		} else {
+			CHECK(rc < 0);
+			CHECK(why && strstr(why, "C2HTermReq: PLEN out of range"));
+		}
+	}
 	/* ICResp: first, and only then */
 	tcp_rx_init(&r, dest, NULL);
 	uint8_t ic[128];

@@ -23,13 +23,10 @@ int admin_exec(struct nvmeof_ctrl *c, const uint8_t *sqe, void *buf, uint32_t le
 	/* while the association is re-created, as long as the command itself may take */
 	if ((rc = ctrl_wait_live(c, ctrl_cmd_timeout(c), what)))
 		return rc;
-	if (len > Q_SCRATCH_SIZE && (rc = nvmeof_mr_alloc(c, len, &mr)))
-		return nvmeof_err_prefix(rc, "%s", what);
 	/* the library's own, for this command only: not one of the user's
-	 * registrations that keep nvmeof_ctrl_close from closing (the event
-	 * thread reads logs this way whenever an event comes) */
-	if (mr)
-		mem_ctx_ref(ctrl_mem(c), -1);
+	 * registrations that keep nvmeof_ctrl_close from closing */
+	if (len > Q_SCRATCH_SIZE && (rc = mem_alloc_internal(ctrl_mem(c), c, len, &mr)))
+		return nvmeof_err_prefix(rc, "%s", what);
 	pthread_mutex_t *lock = ctrl_admin_lock(c);
 	struct nvmeof_queue *aq = ctrl_admin(c);
 	pthread_mutex_lock(lock);
@@ -45,10 +42,8 @@ int admin_exec(struct nvmeof_ctrl *c, const uint8_t *sqe, void *buf, uint32_t le
 			memcpy(buf, q_scratch(aq), len);
 	}
 	pthread_mutex_unlock(lock);
-	if (mr) {
-		mem_ctx_ref(ctrl_mem(c), 1); /* what the release takes back */
+	if (mr)
 		nvmeof_mr_release(mr);
-	}
 	return rc ? nvmeof_err_prefix(rc, "%s", what) : 0;
 }
 

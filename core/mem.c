@@ -65,7 +65,7 @@ struct nvmeof_mr *mem_find_locked(struct mem_ctx *mc, uint64_t addr, uint32_t le
 }
 
 static int mr_new(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, void *addr, size_t len, bool owned,
-		  struct nvmeof_mr **out)
+		  bool internal, struct nvmeof_mr **out)
 {
 	struct nvmeof_mr *m = calloc(1, sizeof(*m));
 	if (!m)
@@ -87,7 +87,9 @@ static int mr_new(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, void *add
 	m->lkey = m->mr ? m->mr->lkey : 0;
 	m->rkey = m->mr ? m->mr->rkey : 0;
 	m->owned = owned;
-	mem_ctx_ref(mc, 1);
+	m->internal = internal;
+	if (!internal)
+		mem_ctx_ref(mc, 1);
 	mem_link(mc, m);
 	*out = m;
 	return 0;
@@ -100,10 +102,11 @@ int mem_register(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, void *addr
 		return nvmeof_err(NVMEOF_EINVAL, "register memory: %s",
 				  !addr ? "NULL address" : !len ? "zero length" : "no output");
 	*out = NULL;
-	return mr_new(mc, owner, addr, len, false, out);
+	return mr_new(mc, owner, addr, len, false, false, out);
 }
 
-int mem_alloc(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, size_t len, struct nvmeof_mr **out)
+static int alloc(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, size_t len, bool internal,
+		 struct nvmeof_mr **out)
 {
 	if (!len || !out)
 		return nvmeof_err(NVMEOF_EINVAL, "allocate memory: %s", !len ? "zero length" : "no output");
@@ -114,10 +117,20 @@ int mem_alloc(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, size_t len, s
 	if (posix_memalign(&p, pg, rounded))
 		return nvmeof_err(NVMEOF_ENOMEM, "allocate %zu bytes: out of memory", len);
 	memset(p, 0, rounded);
-	int rc = mr_new(mc, owner, p, len, true, out);
+	int rc = mr_new(mc, owner, p, len, true, internal, out);
 	if (rc)
 		free(p);
 	return rc;
+}
+
+int mem_alloc(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, size_t len, struct nvmeof_mr **out)
+{
+	return alloc(mc, owner, len, false, out);
+}
+
+int mem_alloc_internal(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, size_t len, struct nvmeof_mr **out)
+{
+	return alloc(mc, owner, len, true, out);
 }
 
 int nvmeof_mr_release(struct nvmeof_mr *m)
@@ -128,7 +141,8 @@ int nvmeof_mr_release(struct nvmeof_mr *m)
 	if (rc)
 		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_dereg_mr: %s", strerror(rc));
 	mem_unlink(m->mc, m);
-	mem_ctx_ref(m->mc, -1);
+	if (!m->internal)
+		mem_ctx_ref(m->mc, -1);
 	if (m->cuda)
 		rc = mem_cuda_release(m);
 	else if (m->owned)

@@ -28,6 +28,11 @@ void mem_ctx_ref(struct mem_ctx *mc, int delta);
 int mem_register(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, void *addr, size_t len,
 		 struct nvmeof_mr **out);
 int mem_alloc(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, size_t len, struct nvmeof_mr **out);
+/* The same for the library's own use during one command (the event thread
+ * reads logs this way whenever an event comes): never in the count that
+ * keeps nvmeof_ctrl_close from closing, not even for an instant, or a
+ * close racing the event thread fails with EBUSY. */
+int mem_alloc_internal(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, size_t len, struct nvmeof_mr **out);
 int mem_alloc_cuda(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, int gpu, size_t len,
 		   struct nvmeof_mr **out);
 int mem_register_cuda(struct mem_ctx *mc, const struct nvmeof_ctrl *owner, void *dptr, size_t len,
@@ -41,6 +46,7 @@ struct nvmeof_mr {
 	size_t len;
 	uint32_t lkey, rkey;
 	bool owned;                 /* allocated by us */
+	bool internal;              /* the library's own for one command: not counted */
 	bool cuda;                  /* device memory (core/cuda.c) */
 	void *cuda_ctx;             /* the context that owns it */
 	int cuda_dev;

@@ -7,6 +7,8 @@
 #include <dlfcn.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -45,8 +47,11 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t leng
 	(void)pd, (void)offset, (void)length, (void)iova, (void)fd;
 	return record("ibv_reg_dmabuf_mr", (unsigned int)access);
 }
+static atomic_int dereg_us; /* a deregistration is a system call: it takes time */
 int ibv_dereg_mr(struct ibv_mr *mr)
 {
+	if (atomic_load(&dereg_us))
+		usleep((useconds_t)atomic_load(&dereg_us));
 	return mr == &fake_mr ? 0 : EINVAL;
 }
 
@@ -174,6 +179,50 @@ TEST(gpu_memory_by_dmabuf_and_peermem_either_way)
 	gpu_region(false, 0, "ibv_reg_mr_iova2", "peermem");
 }
 
+/* The event thread reads a log into a region of its own while a user may
+ * be closing the controller: that region must never show in the count
+ * close checks (a close that saw it failed with EBUSY, "still has 1
+ * registered region(s)", when the count went up at allocation and back
+ * down a moment later, across the deregistration's system call). */
+static struct mem_ctx churn_mc;
+static atomic_bool churn_stop;
+static void *churn(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&churn_stop)) {
+		struct nvmeof_mr *m = NULL;
+		if (mem_alloc_internal(&churn_mc, NULL, 8192, &m) || nvmeof_mr_release(m))
+			break;
+	}
+	return NULL;
+}
+
+TEST(the_librarys_own_regions_never_count_against_close)
+{
+	pthread_t th;
+	uint32_t seen_busy = 0;
+	mem_ctx_init(&churn_mc, PD, false);
+	atomic_store(&dereg_us, 50);
+	atomic_store(&churn_stop, false);
+	CHECK_EQ(pthread_create(&th, NULL, churn, NULL), 0);
+	for (int i = 0; i < 20000; i++) {
+		seen_busy += mem_ctx_count(&churn_mc) != 0;
+		usleep(5);
+	}
+	atomic_store(&churn_stop, true);
+	pthread_join(th, NULL);
+	atomic_store(&dereg_us, 0);
+	CHECK_EQ(seen_busy, 0);
+	/* a user's region still counts */
+	struct nvmeof_mr *m = NULL;
+	MUST(mem_alloc(&churn_mc, NULL, 4096, &m));
+	CHECK_EQ(mem_ctx_count(&churn_mc), 1);
+	MUST(nvmeof_mr_release(m));
+	CHECK_EQ(mem_ctx_count(&churn_mc), 0);
+out:
+	mem_ctx_destroy(&churn_mc);
+}
+
 int main(int argc, char **argv)
 {
 	/* the double sits beside this test in the build folder */
@@ -186,6 +235,7 @@ int main(int argc, char **argv)
 		T(host_memory_strict_when_off),
 		T(gpu_memory_by_dmabuf_and_peermem_either_way),
 		T(dmabuf_pcie_mapping_type_where_the_driver_offers_it),
+		T(the_librarys_own_regions_never_count_against_close),
 	};
 	return run_named_tests("unit-regaccess", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

@@ -61,7 +61,10 @@ if [[ $got == "$want"*"/site-packages/nvmeof/__init__.py" ]]; then
 else
   bad "the installed package loads the library from its prefix" "got:  $got" "want: $want.../site-packages/nvmeof/__init__.py"
 fi
-if clean "$py" -m pydoc nvmeof.Controller 2>&1 | grep -q 'connect_defaults'; then
+# the page whole first: grep -q leaving early would end pydoc with SIGPIPE,
+# which pipefail counts as the pipeline's failure
+doc=$(clean "$py" -m pydoc nvmeof.Controller 2>&1)
+if grep -q 'connect_defaults' <<< "$doc"; then
   ok "help(nvmeof.Controller) documents the connection options"
 else
   bad "help(nvmeof.Controller) documents the connection options"

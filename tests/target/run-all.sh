@@ -108,7 +108,7 @@ plain() {
   # pip install ./python and its examples; make test installs it before the
   # boot (used where nothing of the library or the package is newer)
   if [ -f build/pypkg/prepared ] && [ ! build/out/libnvmeof.so -nt build/pypkg/prepared ] &&
-     [ -z "$(find python -newer build/pypkg/prepared -print -quit)" ]; then
+     [ -z "$(find python -name __pycache__ -prune -o -newer build/pypkg/prepared -type f -print -quit)" ]; then
     run python-pkg.sh 600 bash tests/target/python-pkg.sh --use build/pypkg
   else
     run python-pkg.sh 600 bash tests/target/python-pkg.sh

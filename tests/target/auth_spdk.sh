@@ -74,7 +74,9 @@ t_every_hash_and_group_bidirectional() {
 # which the host now reads left-padded
 t_many_ffdhe2048_exchanges() {
   local i
-  for ((i = 0; i < 40; i++)); do
+  # (a value one byte short is checked deterministically in
+  # tests/unit/test_auth.c; here, repeated exchanges with SPDK itself)
+  for ((i = 0; i < 16; i++)); do
     idctrl "$NQN" --dhchap-secret-file="$SCRATCH/hk" --dhchap-ctrl-secret-file="$SCRATCH/ck" \
       --dhchap-dhgroups=ffdhe2048 || fail "exchange $i: $(tail -2 "$SCRATCH/out")"
   done

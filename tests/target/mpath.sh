@@ -74,7 +74,7 @@ t_fio_refuses_paths_to_two_subsystems() {
 t_fio_port_removed_and_back_under_verify() {
   ours --name=mp --filename="$FM" --iopolicy=round-robin --reconnect_delay=500ms --ctrl_loss_tmo=30s \
     --rw=randwrite --bs=4k --size=8m --iodepth=16 --verify=crc32c --verify_backlog=32 \
-    --time_based --runtime=30 > "$SCRATCH/log" 2>&1 &
+    --time_based --runtime=18 > "$SCRATCH/log" 2>&1 &
   local pid=$! rc=0
   wait_connected "$SCRATCH/log" $pid
   tb mpath-down 1

@@ -99,6 +99,8 @@ PY
 # buffer's address; then the kernel's account of that range: its mapping
 # (/proc/PID/maps) and the node of every page. (Not numa_maps: it walks
 # every mapping, and the sanitized fio's shadow takes minutes under TCG.)
+# The job's runtime (8 s) only has to outlast the reading of its maps, which
+# starts as soon as its placement line is out and takes a second or two.
 kernel_view_of_job() { # out fio-args...
   local maps=$1 i; shift
   rm -f "$SCRATCH/err"
@@ -121,7 +123,7 @@ t_numa_node_places_the_buffer_on_each_node() {
   need_two_nodes
   for n in 0 1; do
     kernel_view_of_job "$SCRATCH/maps" --name=n --filename="$FA1" --thread=1 --numa_node=$n --rw=randread \
-      --bs=64k --iodepth=8 --time_based --runtime=15 --size=64m
+      --bs=64k --iodepth=8 --time_based --runtime=8 --size=64m
     local other=$((1 - n))
     [ "$(grep -oE "N-?[0-9]+=" "$SCRATCH/maps" | sort -u)" = "N$n=" ] || fail "numa_node=$n: pages not all on node $n"
     ours --name=v --filename="$FA1" --thread=1 --numa_node=$n --rw=randwrite --bs=16k --size=8m \
@@ -136,7 +138,7 @@ t_numa_node_auto_follows_the_jobs_cpus() {
   # rxe has no NUMA node, so auto takes the node of the job's CPUs
   need_two_nodes
   kernel_view_of_job "$SCRATCH/maps" --name=a --filename="$FA1" --thread=1 --cpus_allowed=1 --rw=randread \
-    --bs=64k --iodepth=4 --time_based --runtime=15 --size=64m
+    --bs=64k --iodepth=4 --time_based --runtime=8 --size=64m
   [ "$(grep -oE "N-?[0-9]+=" "$SCRATCH/maps" | sort -u)" = "N1=" ] || fail "auto did not follow CPU 1 to node 1"
   ! grep -q "cross-node" "$SCRATCH/err" || fail "a warning where nothing is across nodes"
 }
@@ -177,7 +179,7 @@ t_hugepages_none_reserved_falls_back() {
 t_hugepages_reserved_are_used() {
   echo 16 > $HP
   kernel_view_of_job "$SCRATCH/maps" --name=h --filename="$FA1" --thread=1 --hugepages=1 --numa_node=0 \
-    --rw=randread --bs=64k --iodepth=4 --time_based --runtime=15 --size=64m
+    --rw=randread --bs=64k --iodepth=4 --time_based --runtime=8 --size=64m
   echo 0 > $HP
   grep -q "anon_hugepage" "$SCRATCH/maps" || fail "the buffer is not a huge page mapping"
   # move_pages answers -EFAULT (-14) for hugetlb pages on some kernels: a node it does name must be 0

@@ -5,7 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 B=${NVMEOF_BUILD:-build/out}
 ENG=$PWD/$B/libnvmeof_fio.so
-export ENGINE=$ENG RUNTIME=2 RAMP=0 REGION=64m
+export ENGINE=$ENG RUNTIME=1 RAMP=0 REGION=64m
 
 # check.py CSV-or-SVG assertions, in Python so the CSV is parsed as CSV and the
 # SVGs by an XML parser.

@@ -97,6 +97,13 @@ struct conn_cfg {
 	bool secrets_gone;
 	char dhchap_hashes[64], dhchap_dhgroups[96]; /* copies: a shared controller outlives the job */
 	struct nvmeof_ctrl_opts o;
+	/* the job's NVMe/TCP options, which o carries only on a TCP path
+	 * where a file mixes RDMA and TCP paths (tcp_opts.c) */
+	struct {
+		int priority, tos;
+		unsigned int busy_poll_us;
+		bool hdr_digest, data_digest;
+	} tcp_job;
 };
 
 struct shared_ctrl {

@@ -367,7 +367,7 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 		else if (l->kind == 'w')
 			*(enum nvmeof_wait_mode *)to = (enum nvmeof_wait_mode)v; /* fio checked it against posval */
 	}
-	tcp_opts_path(&k->o, &k->t, k->t.trtype);
+	tcp_opts_job(k);
 	return 0;
 }
 

@@ -32,7 +32,7 @@ static void path_cfg(const struct conn_cfg *k, unsigned int i, struct conn_cfg *
 	out->o.dhchap_ctrl_secret = out->dhchap_ctrl_secret[0] ? out->dhchap_ctrl_secret : NULL;
 	out->o.dhchap_hashes = out->dhchap_hashes[0] ? out->dhchap_hashes : NULL;
 	out->o.dhchap_dhgroups = out->dhchap_dhgroups[0] ? out->dhchap_dhgroups : NULL;
-	tcp_opts_path(&out->o, &k->t, p->trtype);
+	tcp_opts_path(&out->o, k, p->trtype);
 }
 
 /* Jobs of one process (thread mode) share each path's controller, and a

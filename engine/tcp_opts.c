@@ -40,16 +40,34 @@ int tcp_opt_busy_poll(void *data, const char *v)
 	return 0;
 }
 
-void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct tid *t, int trtype)
+static bool file_has_tcp(const struct tid *t)
 {
-	bool any_tcp = t->trtype == 3;
+	bool any = t->trtype == 3;
 	for (unsigned int i = 0; i < t->nalt; i++)
-		any_tcp |= t->alt[i].trtype == 3;
-	if (trtype == 3 || !any_tcp)
-		return;
-	o->tcp_priority = o->tcp_tos = -1;
-	o->tcp_busy_poll_us = 0;
-	o->hdr_digest = o->data_digest = false;
+		any |= t->alt[i].trtype == 3;
+	return any;
+}
+
+void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct conn_cfg *k, int trtype)
+{
+	if (!file_has_tcp(&k->t))
+		return; /* all RDMA: the library refuses them by name */
+	bool tcp = trtype == 3;
+	o->tcp_priority = tcp ? k->tcp_job.priority : -1;
+	o->tcp_tos = tcp ? k->tcp_job.tos : -1;
+	o->tcp_busy_poll_us = tcp ? k->tcp_job.busy_poll_us : 0;
+	o->hdr_digest = tcp && k->tcp_job.hdr_digest;
+	o->data_digest = tcp && k->tcp_job.data_digest;
+}
+
+void tcp_opts_job(struct conn_cfg *k)
+{
+	k->tcp_job.priority = k->o.tcp_priority;
+	k->tcp_job.tos = k->o.tcp_tos;
+	k->tcp_job.busy_poll_us = k->o.tcp_busy_poll_us;
+	k->tcp_job.hdr_digest = k->o.hdr_digest;
+	k->tcp_job.data_digest = k->o.data_digest;
+	tcp_opts_path(&k->o, k, k->t.trtype);
 }
 
 void tcp_opts_cfg(struct nvmeof_ctrl_opts *o, const struct eng_opts *eo)

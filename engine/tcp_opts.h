@@ -17,9 +17,11 @@ void tcp_opts_cfg(struct nvmeof_ctrl_opts *o, const struct eng_opts *eo);
 /* A file whose paths mix RDMA and TCP: the job's NVMe/TCP options (socket
  * options, digests) are its TCP paths' only, an RDMA path of it (trtype)
  * keeps the library's defaults. A file all over RDMA keeps them, for the
- * library to refuse by name. */
-struct tid;
-void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct tid *t, int trtype);
+ * library to refuse by name. tcp_opts_job keeps the job's in k and applies
+ * them to k's own (first) path; tcp_opts_path to another path's options. */
+struct conn_cfg;
+void tcp_opts_job(struct conn_cfg *k);
+void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct conn_cfg *k, int trtype);
 
 #define TCP_SOCKET_OPTIONS                                                                                      \
 	{.name = "tcp_priority", .lname = "NVMe/TCP socket priority", .type = FIO_OPT_STR,                     \

@@ -153,6 +153,7 @@ struct eng_opts {
 	unsigned int hw_timestamps;
 	int tcp_priority, tcp_tos;     /* NVMe/TCP socket options; -1: the system's */
 	unsigned int tcp_busy_poll_us; /* 0: the system's */
+	unsigned int tcp_zerocopy;     /* bytes: H2CData payloads this large go with MSG_ZEROCOPY; 0: none */
 	unsigned int hugepages;
 	/* library options: each applies only where set has its bit (the user
 	 * gave it), else the library's default (nvmeof_ctrl_opts_init) does */

@@ -40,9 +40,34 @@ int tcp_opt_busy_poll(void *data, const char *v)
 	return 0;
 }
 
+/* Bytes as fio writes a size: digits and an optional k, m or g (any case,
+ * powers of 1024, fio's default kb_base). */
+int tcp_opt_zerocopy(void *data, const char *v)
+{
+	const char *p = v ? v : "";
+	unsigned long long n = 0, unit = 1;
+	int digits = 0;
+	for (; *p >= '0' && *p <= '9' && n <= 1ull << 32; p++, digits++)
+		n = n * 10 + (unsigned)(*p - '0');
+	if (*p == 'k' || *p == 'K')
+		unit = 1ull << 10, p++;
+	else if (*p == 'm' || *p == 'M')
+		unit = 1ull << 20, p++;
+	else if (*p == 'g' || *p == 'G')
+		unit = 1ull << 30, p++;
+	if (!digits || *p || n > (1ull << 30) / unit) {
+		log_err("nvmeof: tcp_zerocopy=%s: expected bytes from 0 to 1g, e.g. 64k (0: every payload "
+			"copied)\n", v ? v : "");
+		return 1;
+	}
+	((struct eng_opts *)data)->tcp_zerocopy = (unsigned int)(n * unit);
+	return 0;
+}
+
 void tcp_opts_cfg(struct nvmeof_ctrl_opts *o, const struct eng_opts *eo)
 {
 	o->tcp_priority = eo->tcp_priority;
 	o->tcp_tos = eo->tcp_tos;
 	o->tcp_busy_poll_us = eo->tcp_busy_poll_us;
+	o->tcp_zerocopy = eo->tcp_zerocopy;
 }

@@ -54,6 +54,8 @@ trsvcid=99999 a whole number from 1 to 65535
 tcp_priority=16 a whole number from -1 to 15
 tcp_tos=-2 a whole number from -1 to 255
 tcp_busy_poll=1000001 a whole number from 0 to 1000000
+tcp_zerocopy=2g bytes from 0 to 1g
+tcp_zerocopy=64x bytes from 0 to 1g
 V
 
 # Times: a bare number is seconds, as nvme-cli's; units as fio writes them.

@@ -96,7 +96,7 @@ SO_MAJOR = 0
 SONAME = libnvmeof.so.$(SO_MAJOR)
 TOOL = $(O)/nvmeof
 
-.PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench bench-tcp fuzz \
+.PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench bench-tcp bench-tcp-zerocopy fuzz \
 	fuzz-build clean install uninstall man-pages
 all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH) $(O)/tests/fio_version
 lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a $(O)/libnvmeof-dist.a
@@ -403,6 +403,9 @@ bench: setup
 # BENCHMARKS.md "NVMe/TCP against the kernel's nvme-tcp".
 bench-tcp: all
 	tests/testbed/run bash bench/tcp.sh
+# MSG_ZEROCOPY for large writes over NVMe/TCP, on and off, same boot (docs/tcp.md)
+bench-tcp-zerocopy: all
+	tests/testbed/run bash bench/tcp-zerocopy.sh
 
 # The fio engine's man page from its one source, docs/engine.md (the page is
 # committed: installing builds nothing; tests/unit/docs.sh checks it is current).

@@ -67,6 +67,15 @@ else
   bad "time options: kato=5 is 5 s, units ms, s, m as fio's" "$(grep trace <<< "$out" | head -1 | cut -c1-300)"
 fi
 
+# A size as fio writes one: tcp_zerocopy=64k is taken, and reaches the
+# library, which refuses it over RDMA (the filename's transport).
+run --filename="$FN" --tcp_zerocopy=64k
+if [ "$rc" != 0 ] && ! grep -q 'tcp_zerocopy=64k: expected' <<< "$out" && grep -q "NVMe/TCP's socket options" <<< "$out"; then
+  ok "tcp_zerocopy=64k taken, refused over RDMA by the library"
+else
+  bad "tcp_zerocopy=64k taken, refused over RDMA by the library" "rc $rc: $(echo $out | cut -c1-300)"
+fi
+
 # Filenames: a ':' that fio cut at, keys twice, ports: refused before any connect.
 while IFS='|' read -r fn want; do
   run --filename="$fn" --verbose=1

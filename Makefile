@@ -54,7 +54,7 @@ CORE_SRC = core/protocol.c core/status.c core/names.c core/util.c core/opts.c co
 	core/queue.c core/qrdma.c core/group.c core/cfields.c core/cstate.c core/creset.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c \
 	core/reassoc.c core/trace.c core/ctrl_mem.c core/nstable.c core/adminio.c core/discovery.c core/aer.c \
 	core/connretry.c core/hwts.c core/ana.c core/mpath.c core/mpath_io.c core/mpath_wait.c core/mpath_select.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c core/passthru.c core/evloop.c \
-	core/tcp_crc32c.c core/tcp_pdu.c core/tcp_rx.c core/tcp_sock.c core/tcp_cmd.c core/tcp_conn.c core/qtcp.c
+	core/tcp_crc32c.c core/tcp_pdu.c core/tcp_rx.c core/tcp_sock.c core/tcp_cmd.c core/tcp_conn.c core/tcp_tx.c core/tcp_zc.c core/qtcp.c
 # The loopback test wire: tests, fuzzers and the micro-benchmark only.
 TESTWIRE_OBJ = $(O)/tests/wire/fakewire.o
 CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
@@ -63,7 +63,7 @@ UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue 
 	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio $(O)/tests/unit_connretry $(O)/tests/unit_auth \
 	$(O)/tests/unit_regaccess $(O)/tests/unit_irq $(O)/tests/unit_hwts $(O)/tests/unit_mpath $(O)/tests/unit_mpathio \
 	$(O)/tests/unit_passthru $(O)/tests/unit_tcppdu $(O)/tests/unit_tcpconn $(O)/tests/unit_authmem \
-	$(O)/tests/unit_tcpsock
+	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_passthru $(O)/tests/target_mpath $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
 	$(O)/tests/gpu_check $(O)/tests/libregspy.so $(O)/tests/libcmfault.so
 BENCH = $(O)/bench/percmd $(O)/bench/authdh
@@ -96,7 +96,7 @@ SO_MAJOR = 0
 SONAME = libnvmeof.so.$(SO_MAJOR)
 TOOL = $(O)/nvmeof
 
-.PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench bench-tcp fuzz \
+.PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench bench-tcp bench-tcp-zerocopy fuzz \
 	fuzz-build clean install uninstall man-pages
 all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH) $(O)/tests/fio_version
 lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a $(O)/libnvmeof-dist.a
@@ -153,7 +153,8 @@ $(O)/tests/target_%: $(O)/tests/target/%_test.o
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/unit_protocol: $(O)/core/protocol.o $(O)/core/status.o $(O)/core/names.o $(O)/core/ana.o
 $(O)/tests/unit_tcppdu: $(O)/core/tcp_crc32c.o $(O)/core/tcp_pdu.o $(O)/core/tcp_rx.o
-$(O)/tests/unit_tcpconn: $(O)/core/tcp_crc32c.o $(O)/core/tcp_pdu.o $(O)/core/tcp_rx.o $(O)/core/tcp_cmd.o $(O)/core/tcp_conn.o
+$(O)/tests/unit_tcpconn $(O)/tests/unit_tcpzc: $(O)/core/tcp_crc32c.o $(O)/core/tcp_pdu.o $(O)/core/tcp_rx.o $(O)/core/tcp_cmd.o \
+	$(O)/core/tcp_conn.o $(O)/core/tcp_tx.o $(O)/core/tcp_zc.o
 $(O)/tests/unit_queue $(O)/tests/unit_connretry $(O)/tests/unit_hwts $(O)/tests/unit_mpathio $(O)/tests/unit_passthru \
 	$(O)/tests/unit_auth: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 $(O)/tests/unit_authmem: $(O)/libnvmeof.a
@@ -402,6 +403,9 @@ bench: setup
 # BENCHMARKS.md "NVMe/TCP against the kernel's nvme-tcp".
 bench-tcp: all
 	tests/testbed/run bash bench/tcp.sh
+# MSG_ZEROCOPY for large writes over NVMe/TCP, on and off, same boot (docs/tcp.md)
+bench-tcp-zerocopy: all
+	tests/testbed/run bash bench/tcp-zerocopy.sh
 
 # The fio engine's man page from its one source, docs/engine.md (the page is
 # committed: installing builds nothing; tests/unit/docs.sh checks it is current).

@@ -80,8 +80,9 @@ static int qt_arm(void *c)
 }
 
 /* Completions a poll left (it takes a batch), bytes read ahead and a
- * response waiting for a receive are no longer the sockets' to wake a
- * sleeper for. */
+ * response waiting for a receive (a zerocopy write's too, once the kernel
+ * has notified: its notification no longer wakes the epoll set with
+ * EPOLLERR) are no longer the sockets' to wake a sleeper for. */
 static bool qt_pending(void *c)
 {
 	struct group_cq *gc = c;
@@ -89,7 +90,7 @@ static bool qt_pending(void *c)
 		return true;
 	for (uint32_t i = 0; i < gc->g->nmembers; i++) {
 		struct tcp_conn *t = gc->g->list[i]->trc;
-		if (q_has_wire(gc->g->list[i]) && (tcp_conn_staged(t) || t->has_held))
+		if (q_has_wire(gc->g->list[i]) && (tcp_conn_staged(t) || t->has_held || t->zc.ready))
 			return true;
 	}
 	return false;
@@ -201,6 +202,8 @@ static int qt_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_
 	}
 	trace_q(q, "ICResp: CPDA %u, MAXH2CDATA %u, header digest %s, data digest %s", neg.cpda, neg.maxh2cdata,
 		neg.hdgst ? "on" : "off", neg.ddgst ? "on" : "off");
+	if (t->zc.min)
+		trace_q(q, "SO_ZEROCOPY: H2CData payloads of %u bytes or more go with MSG_ZEROCOPY", t->zc.min);
 	if ((rc = tcp_conn_attach(t, fd, &neg, &((struct group_cq *)q->group->cqc)->cq))) {
 		q->conn_class = CR_FINAL;
 		return nvmeof_err(NVMEOF_ETRANSPORT, "queue %u: adding its socket to the poll group's epoll set: %s",
@@ -246,7 +249,8 @@ int q_open_tcp(const struct q_params *p, struct nvmeof_queue **out)
 	q->tr = &tcp_transport;
 	/* the admin queue's in-capsule size before Identify says IOCCSZ:
 	 * 8 KiB, as the kernel's host (NVME_TCP_ADMIN_CCSZ) */
-	if (!(q->trc = tcp_conn_new(p->qid, q->depth, p->hdgst, p->ddgst, p->qid ? p->tcp_icd : 8192))) {
+	if (!(q->trc = tcp_conn_new(p->qid, q->depth, p->hdgst, p->ddgst, p->qid ? p->tcp_icd : 8192)) ||
+	    tcp_zc_init(q->trc, p->copts ? p->copts->tcp_zerocopy : 0)) {
 		q_close(q);
 		return nvmeof_err(NVMEOF_ENOMEM, "queue %u: out of memory", p->qid);
 	}
@@ -258,5 +262,17 @@ int q_open_tcp(const struct q_params *p, struct nvmeof_queue **out)
 	}
 	q_slots_reset(q, usable);
 	*out = q;
+	return 0;
+}
+
+int nvmeof_queue_tcp_zerocopy(const struct nvmeof_queue *q, uint64_t *sends, uint64_t *copied)
+{
+	if (!q || q->tr != &tcp_transport)
+		return nvmeof_err(NVMEOF_EINVAL, "zerocopy counts: %s", q ? "not a queue over NVMe/TCP" : "no queue");
+	const struct tcp_conn *t = q->trc;
+	if (sends)
+		*sends = t->zc.sends;
+	if (copied)
+		*copied = t->zc.copied;
 	return 0;
 }

@@ -32,6 +32,9 @@ struct tcp_cmd {
 	uint8_t cmd_dd[4], h2c_dd[4];
 	uint8_t hdr[NVME_TCP_HDR_MAX];
 	uint8_t h2c_hdr[NVME_TCP_HDR_MAX];
+	uint16_t zc_out;          /* its zerocopy sends the kernel has not notified (tcp_zc.h) */
+	bool zc_held;             /* its response, held in zc_cqe until zc_out is 0 */
+	uint8_t zc_cqe[16];
 };
 
 /* The capsule as a CapsuleCmd PDU (the send's first SGE holds the SQE, a

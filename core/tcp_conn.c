@@ -17,8 +17,9 @@
 #include "protocol.h"
 #include "tcp_cmd.h"
 #include "tcp_crc32c.h"
+#include "tcp_tx.h"
+#include "tcp_zc.h"
 
-#define TX_GATHER 16                  /* PDUs per sendmsg */
 #define RX_BUDGET 64                  /* socket reads per progress call, so one busy queue cannot starve a group */
 /* The read-ahead: the responses and headers after a payload come with it, payloads
  * go straight to their buffers (a larger one copied them twice: BENCHMARKS.md) */
@@ -53,6 +54,7 @@ void tcp_conn_free(struct tcp_conn *t)
 	if (!t)
 		return;
 	tcp_conn_detach(t);
+	tcp_zc_free(t);
 	free(t->cmds);
 	free(t->txq);
 	free(t->rq);
@@ -60,7 +62,7 @@ void tcp_conn_free(struct tcp_conn *t)
 	free(t);
 }
 
-static struct ibv_wc *push(struct tcp_conn *t, uint64_t wr_id, enum ibv_wc_opcode op, enum ibv_wc_status st)
+struct ibv_wc *tcp_conn_push(struct tcp_conn *t, uint64_t wr_id, enum ibv_wc_opcode op, enum ibv_wc_status st)
 {
 	struct tcp_cq *cq = t->cq;
 	if (!cq || cq->n == cq->cap)
@@ -73,10 +75,18 @@ static struct ibv_wc *push(struct tcp_conn *t, uint64_t wr_id, enum ibv_wc_opcod
 static void flush_recvs(struct tcp_conn *t)
 {
 	while (t->rqn) {
-		push(t, t->rq[t->rqhead].wr_id, IBV_WC_RECV, IBV_WC_WR_FLUSH_ERR);
+		tcp_conn_push(t, t->rq[t->rqhead].wr_id, IBV_WC_RECV, IBV_WC_WR_FLUSH_ERR);
 		t->rqhead = (t->rqhead + 1) % t->rqcap;
 		t->rqn--;
 	}
+}
+
+static void close_socket(struct tcp_conn *t)
+{
+	if (t->cq)
+		epoll_ctl(t->cq->epfd, EPOLL_CTL_DEL, t->fd, NULL);
+	close(t->fd);
+	t->fd = -1;
 }
 
 void tcp_conn_fail(struct tcp_conn *t, const char *why)
@@ -87,12 +97,20 @@ void tcp_conn_fail(struct tcp_conn *t, const char *why)
 		if (t->fd >= 0)
 			shutdown(t->fd, SHUT_RDWR);
 	}
+	/* Zerocopy sends the kernel has not notified: their pages are still
+	 * in the socket's write queue, and a shutdown keeps sending them
+	 * until the peer acknowledges them. The flush below hands the
+	 * commands' buffers back to the user, so the kernel must be done
+	 * with them first: a close with SO_LINGER {1, 0} purges the write
+	 * queue and sends an RST. */
+	if (tcp_zc_abort(t))
+		close_socket(t);
 	/* as a QP in error flushes its sends: a capsule not yet out */
 	for (uint32_t k = 0; k < t->txn; k++) {
 		uint32_t at = (t->txhead + k) % t->txcap;
 		struct tcp_cmd *c = &t->cmds[t->txq[at].slot];
 		if (!t->txq[at].h2c && c->signaled)
-			push(t, c->wr_id, IBV_WC_SEND, IBV_WC_WR_FLUSH_ERR);
+			tcp_conn_push(t, c->wr_id, IBV_WC_SEND, IBV_WC_WR_FLUSH_ERR);
 	}
 	t->txn = 0;
 	flush_recvs(t);
@@ -110,6 +128,7 @@ int tcp_conn_attach(struct tcp_conn *t, int fd, const struct tcp_neg *neg, struc
 	t->shead = t->slen = 0;
 	t->ready = false;
 	t->why[0] = 0;
+	tcp_zc_reset(t);
 	for (uint32_t i = 0; i < t->depth; i++) {
 		t->cmds[i].busy = t->cmds[i].h2c_active = false;
 		t->cmds[i].queued = 0;
@@ -129,17 +148,15 @@ void tcp_conn_detach(struct tcp_conn *t)
 {
 	if (t->fd < 0)
 		return;
-	if (t->cq)
-		epoll_ctl(t->cq->epfd, EPOLL_CTL_DEL, t->fd, NULL);
-	close(t->fd);
-	t->fd = -1;
+	tcp_zc_abort(t); /* as in tcp_conn_fail: the user may free the buffers next */
+	close_socket(t);
 	t->txn = 0;
 	t->slen = 0;
 }
 
 /* The next receive takes a response: its capsule lands in the buffer and
  * a receive completion says so. False: none is posted (it waits, held). */
-static bool deliver(struct tcp_conn *t, const uint8_t *cqe)
+bool tcp_conn_deliver(struct tcp_conn *t, const uint8_t *cqe)
 {
 	if (!t->rqn) {
 		memcpy(t->held, cqe, 16);
@@ -147,7 +164,7 @@ static bool deliver(struct tcp_conn *t, const uint8_t *cqe)
 		return false;
 	}
 	memcpy(t->rq[t->rqhead].buf, cqe, 16);
-	struct ibv_wc *w = push(t, t->rq[t->rqhead].wr_id, IBV_WC_RECV, IBV_WC_SUCCESS);
+	struct ibv_wc *w = tcp_conn_push(t, t->rq[t->rqhead].wr_id, IBV_WC_RECV, IBV_WC_SUCCESS);
 	if (w)
 		w->byte_len = 16;
 	t->rqhead = (t->rqhead + 1) % t->rqcap;
@@ -168,8 +185,10 @@ int tcp_conn_post_recv(struct tcp_conn *t, struct ibv_recv_wr *wr, struct ibv_re
 	}
 	if (t->broken)
 		flush_recvs(t);
-	else if (t->has_held && deliver(t, t->held))
+	else if (t->has_held && tcp_conn_deliver(t, t->held))
 		t->has_held = false;
+	if (!t->broken && t->zc.ready)
+		tcp_zc_release(t);
 	return 0;
 }
 
@@ -198,119 +217,6 @@ static int build_cmd(struct tcp_conn *t, const struct ibv_send_wr *wr)
 	return 0;
 }
 
-static void h2c_next(struct tcp_conn *t, struct tcp_cmd *c)
-{
-	uint32_t n = c->h2c_end - c->h2c_off;
-	if (n > t->neg.maxh2cdata)
-		n = t->neg.maxh2cdata;
-	c->h2c_len = n;
-	c->h2c_hlen = tcp_h2c_hdr(c->h2c_hdr, c->cid, c->ttag, c->h2c_off, n, c->h2c_off + n == c->h2c_end, &t->neg);
-	if (t->neg.ddgst)
-		put_le32(c->h2c_dd, crc32c(c->data + c->h2c_off, n));
-}
-
-static void set_out(struct tcp_conn *t, bool on)
-{
-	if (t->want_out == on || !t->cq)
-		return;
-	struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = t};
-	if (epoll_ctl(t->cq->epfd, EPOLL_CTL_MOD, t->fd, &ev)) {
-		/* a backlog nobody would be woken to send */
-		char b[96];
-		snprintf(b, sizeof(b), "epoll_ctl on queue %u's socket: %s", t->qid, strerror(errno));
-		tcp_conn_fail(t, b);
-		return;
-	}
-	t->want_out = on;
-}
-
-/* An entry's iovecs (header, data, digest) and its length. */
-static uint32_t entry_iov(struct tcp_conn *t, uint32_t k, struct iovec *v, int *nv)
-{
-	struct tcp_cmd *c = &t->cmds[t->txq[(t->txhead + k) % t->txcap].slot];
-	bool h2c = t->txq[(t->txhead + k) % t->txcap].h2c;
-	uint32_t hl = h2c ? c->h2c_hlen : c->hlen, dl = h2c ? c->h2c_len : c->icd_len;
-	uint32_t dd = dl && t->neg.ddgst ? 4 : 0;
-	*nv = 0;
-	v[(*nv)++] = (struct iovec){h2c ? c->h2c_hdr : c->hdr, hl};
-	if (dl)
-		v[(*nv)++] = (struct iovec){h2c ? c->data + c->h2c_off : c->icd, dl};
-	if (dd)
-		v[(*nv)++] = (struct iovec){h2c ? c->h2c_dd : c->cmd_dd, 4};
-	return hl + dl + dd;
-}
-
-/* The head entry went out whole: an R2T's next H2CData PDU takes its place,
- * or it leaves the queue. */
-static void entry_done(struct tcp_conn *t)
-{
-	struct tcp_cmd *c = &t->cmds[t->txq[t->txhead].slot];
-	if (t->txq[t->txhead].h2c) {
-		c->h2c_off += c->h2c_len;
-		c->h2c_done += c->h2c_len;
-		if (c->h2c_off < c->h2c_end) {
-			h2c_next(t, c);
-			return;
-		}
-		c->h2c_active = false;
-	} else if (c->signaled) {
-		/* the SQE and any in-capsule data are out: over RDMA, the
-		 * send's completion */
-		push(t, c->wr_id, IBV_WC_SEND, IBV_WC_SUCCESS);
-	}
-	c->queued--;
-	t->txhead = (t->txhead + 1) % t->txcap;
-	t->txn--;
-}
-
-static void tx_flush(struct tcp_conn *t)
-{
-	while (t->txn && !t->broken) {
-		struct iovec v[TX_GATHER * 3];
-		int nv = 0;
-		uint32_t lens[TX_GATHER], k = 0;
-		for (; k < t->txn && k < TX_GATHER; k++) {
-			int n;
-			lens[k] = entry_iov(t, k, v + nv, &n);
-			nv += n;
-			struct tcp_cmd *c = &t->cmds[t->txq[(t->txhead + k) % t->txcap].slot];
-			/* an R2T's PDUs after this one are built once it is out */
-			if (t->txq[(t->txhead + k) % t->txcap].h2c && c->h2c_off + c->h2c_len < c->h2c_end) {
-				k++;
-				break;
-			}
-		}
-		/* skip what of the head entry already went */
-		size_t skip = t->tx_sent;
-		int first = 0;
-		while (skip && skip >= v[first].iov_len)
-			skip -= v[first++].iov_len;
-		v[first].iov_base = (uint8_t *)v[first].iov_base + skip;
-		v[first].iov_len -= skip;
-		struct msghdr m = {.msg_iov = v + first, .msg_iovlen = (size_t)(nv - first)};
-		ssize_t n = sendmsg(t->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				set_out(t, true);
-				return;
-			}
-			char b[96];
-			snprintf(b, sizeof(b), "sending on queue %u: %s", t->qid, strerror(errno));
-			tcp_conn_fail(t, b);
-			return;
-		}
-		size_t left = (size_t)n + t->tx_sent;
-		for (uint32_t i = 0; i < k && left >= lens[i]; i++) {
-			left -= lens[i];
-			entry_done(t);
-		}
-		t->tx_sent = (uint32_t)left;
-	}
-	set_out(t, false);
-}
-
 int tcp_conn_post_send(struct tcp_conn *t, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	for (; wr; wr = wr->next) {
@@ -320,7 +226,7 @@ int tcp_conn_post_send(struct tcp_conn *t, struct ibv_send_wr *wr, struct ibv_se
 			return rc;
 		}
 	}
-	tx_flush(t);
+	tcp_tx_flush(t);
 	return 0;
 }
 
@@ -379,7 +285,7 @@ static void on_r2t(struct tcp_conn *t, const struct tcp_pdu *p)
 	c->ttag = p->ttag;
 	c->h2c_off = p->datao;
 	c->h2c_end = p->datao + p->datal;
-	h2c_next(t, c);
+	tcp_tx_h2c_next(t, c);
 }
 
 /* A Read short of its blocks: its success would pass old bytes as read. Where
@@ -396,6 +302,7 @@ static void on_pdu(struct tcp_conn *t)
 	struct tcp_cmd *c = SLOT_OF(p->cccid) < t->depth ? &t->cmds[SLOT_OF(p->cccid)] : NULL;
 	switch (p->type) {
 	case NVME_TCP_RSP:
+		t->sqhd = get_le16(p->cqe + 8);
 		if (c && c->cid == p->cccid && c->busy) {
 			/* its buffers would be reused while its PDUs still
 			 * send from them (SPDK's nvme_tcp_req_complete_safe) */
@@ -404,9 +311,11 @@ static void on_pdu(struct tcp_conn *t)
 			if (!(get_le16(p->cqe + 14) >> 1) && read_short(t, c))
 				return fail_fmt(t, "", "CapsuleResp with success before all the Read's data came");
 			c->busy = false;
+			/* the kernel may still send from the write's buffer */
+			if (tcp_zc_hold(t, c, p->cqe))
+				return;
 		}
-		t->sqhd = get_le16(p->cqe + 8);
-		deliver(t, p->cqe);
+		tcp_conn_deliver(t, p->cqe);
 		return;
 	case NVME_TCP_C2H_DATA:
 		if (!(p->flags & NVME_TCP_F_DATA_SUCCESS))
@@ -429,7 +338,7 @@ static void on_pdu(struct tcp_conn *t)
 		put_le16(cqe + 10, t->qid);
 		put_le16(cqe + 12, p->cccid);
 		c->busy = false;
-		deliver(t, cqe);
+		tcp_conn_deliver(t, cqe);
 		return;
 	case NVME_TCP_R2T: on_r2t(t, p); return;
 	case NVME_TCP_C2H_TERM: {
@@ -455,7 +364,7 @@ static void rx_done(struct tcp_conn *t, int rc, const char *why)
 	if (rc == TCP_RX_PDU) {
 		on_pdu(t);
 		if (t->txn)
-			tx_flush(t);
+			tcp_tx_flush(t);
 	}
 }
 
@@ -513,6 +422,8 @@ void tcp_conn_progress(struct tcp_conn *t)
 	if (t->fd < 0 || t->broken)
 		return;
 	if (t->txn)
-		tx_flush(t);
+		tcp_tx_flush(t);
 	rx_pump(t);
+	if (tcp_zc_outstanding(&t->zc))
+		tcp_zc_reap(t);
 }

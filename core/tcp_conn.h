@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "tcp_pdu.h"
+#include "tcp_zc.h"
 
 /* A poll group's completion queue over TCP: completions the members'
  * connections produced, and an epoll set of their sockets to sleep on. */
@@ -49,6 +50,7 @@ struct tcp_conn {
 	uint8_t *stage;
 	uint32_t shead, slen;
 	uint64_t reads;            /* socket reads on the data path, for tests and profiles */
+	struct tcp_zc zc;          /* MSG_ZEROCOPY of large writes (tcp_zc.h) */
 	char why[160];             /* what broke the connection */
 };
 
@@ -74,5 +76,11 @@ static inline bool tcp_conn_staged(const struct tcp_conn *t) { return t->slen &&
 /* Our side gives up: nothing more goes out, every posted receive comes
  * back flushed. */
 void tcp_conn_fail(struct tcp_conn *t, const char *why);
+
+/* For the send path and the zerocopy bookkeeping (tcp_tx.c, tcp_zc.c): a
+ * completion into the group's CQ (NULL: it is full); a response into the
+ * next posted receive (false: none is posted, it waits in t->held). */
+struct ibv_wc *tcp_conn_push(struct tcp_conn *t, uint64_t wr_id, enum ibv_wc_opcode op, enum ibv_wc_status st);
+bool tcp_conn_deliver(struct tcp_conn *t, const uint8_t *cqe);
 
 #endif

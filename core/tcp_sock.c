@@ -32,9 +32,9 @@ static int wait_fd(int fd, short ev, uint64_t deadline_ms)
 
 int tcp_sockopts_check(const struct nvmeof_ctrl_opts *o, bool tcp)
 {
-	if (!tcp && (o->tcp_priority != -1 || o->tcp_tos != -1 || o->tcp_busy_poll_us))
-		return nvmeof_err(NVMEOF_EINVAL, "connect: tcp_priority, tcp_tos and tcp_busy_poll_us are NVMe/TCP's "
-				  "socket options (trtype tcp)");
+	if (!tcp && (o->tcp_priority != -1 || o->tcp_tos != -1 || o->tcp_busy_poll_us || o->tcp_zerocopy))
+		return nvmeof_err(NVMEOF_EINVAL, "connect: tcp_priority, tcp_tos, tcp_busy_poll_us and tcp_zerocopy are "
+				  "NVMe/TCP's socket options (trtype tcp)");
 	if (o->tcp_priority < -1 || o->tcp_priority > 15)
 		return nvmeof_err(NVMEOF_EINVAL, "connect: tcp_priority %d outside 0..15 (-1: the system's)",
 				  (int)o->tcp_priority);
@@ -70,8 +70,13 @@ static int set_opts(int fd, const struct sockaddr *dst, const struct nvmeof_ctrl
 		return rc;
 	if (o->tcp_priority >= 0 && (rc = set_int(fd, SOL_SOCKET, SO_PRIORITY, o->tcp_priority, "SO_PRIORITY", qid)))
 		return rc;
-	if (o->tcp_busy_poll_us)
-		rc = set_int(fd, SOL_SOCKET, SO_BUSY_POLL, (int)o->tcp_busy_poll_us, "SO_BUSY_POLL", qid);
+	if (o->tcp_busy_poll_us &&
+	    (rc = set_int(fd, SOL_SOCKET, SO_BUSY_POLL, (int)o->tcp_busy_poll_us, "SO_BUSY_POLL", qid)))
+		return rc;
+	/* refused (a kernel before 4.14): the connect fails, as for the
+	 * others, rather than measure copies the user thinks are zerocopy */
+	if (o->tcp_zerocopy)
+		rc = set_int(fd, SOL_SOCKET, SO_ZEROCOPY, 1, "SO_ZEROCOPY", qid);
 	return rc;
 }
 

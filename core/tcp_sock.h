@@ -15,7 +15,7 @@
 struct nvmeof_ctrl_opts;
 
 /* The controller options' socket options (tcp_priority, tcp_tos,
- * tcp_busy_poll_us): in range, and set only over TCP. */
+ * tcp_busy_poll_us, tcp_zerocopy): in range, and set only over TCP. */
 int tcp_sockopts_check(const struct nvmeof_ctrl_opts *o, bool tcp);
 /* A connected non-blocking TCP socket with TCP_NODELAY and o's socket
  * options (o may be NULL: none), within timeout_ms: *fd, or an error with

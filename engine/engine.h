@@ -101,7 +101,7 @@ struct conn_cfg {
 	 * where a file mixes RDMA and TCP paths (tcp_opts.c) */
 	struct {
 		int priority, tos;
-		unsigned int busy_poll_us;
+		unsigned int busy_poll_us, zerocopy;
 		bool hdr_digest, data_digest;
 	} tcp_job;
 };
@@ -160,6 +160,7 @@ struct eng_opts {
 	unsigned int hw_timestamps;
 	int tcp_priority, tcp_tos;     /* NVMe/TCP socket options; -1: the system's */
 	unsigned int tcp_busy_poll_us; /* 0: the system's */
+	unsigned int tcp_zerocopy;     /* bytes: H2CData payloads this large go with MSG_ZEROCOPY; 0: none */
 	unsigned int hugepages;
 	/* library options: each applies only where set has its bit (the user
 	 * gave it), else the library's default (nvmeof_ctrl_opts_init) does */

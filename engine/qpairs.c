@@ -193,6 +193,12 @@ void qpairs_close(struct jqueue *jq)
 				 "%llu left out, their response clocked before their send completion\n",
 				 nvmeof_queue_qid(q), hw[0] / 1e3, hw[1] / 1e3, hw[2] / 1e3, hw[3] / 1e3,
 				 (unsigned long long)nhw, (unsigned long long)early);
+		/* whether zerocopy happened on this path: a device that
+		 * cannot send from user pages (loopback, veth) copies anyway */
+		uint64_t zc = 0, zc_copied = 0;
+		if (jq->sc && jq->sc->cfg.o.tcp_zerocopy && !nvmeof_queue_tcp_zerocopy(q, &zc, &zc_copied))
+			eng_info("nvmeof: queue %u: zerocopy %llu send(s), %llu copied by the kernel\n",
+				 nvmeof_queue_qid(q), (unsigned long long)zc, (unsigned long long)zc_copied);
 		if (st.reconnects)
 			eng_info("nvmeof: queue %u reconnected %llu time(s), longest outage %llu ms\n",
 				 nvmeof_queue_qid(q), (unsigned long long)st.reconnects,

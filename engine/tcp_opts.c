@@ -56,6 +56,7 @@ void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct conn_cfg *k, int trt
 	o->tcp_priority = tcp ? k->tcp_job.priority : -1;
 	o->tcp_tos = tcp ? k->tcp_job.tos : -1;
 	o->tcp_busy_poll_us = tcp ? k->tcp_job.busy_poll_us : 0;
+	o->tcp_zerocopy = tcp ? k->tcp_job.zerocopy : 0;
 	o->hdr_digest = tcp && k->tcp_job.hdr_digest;
 	o->data_digest = tcp && k->tcp_job.data_digest;
 }
@@ -65,9 +66,34 @@ void tcp_opts_job(struct conn_cfg *k)
 	k->tcp_job.priority = k->o.tcp_priority;
 	k->tcp_job.tos = k->o.tcp_tos;
 	k->tcp_job.busy_poll_us = k->o.tcp_busy_poll_us;
+	k->tcp_job.zerocopy = k->o.tcp_zerocopy;
 	k->tcp_job.hdr_digest = k->o.hdr_digest;
 	k->tcp_job.data_digest = k->o.data_digest;
 	tcp_opts_path(&k->o, k, k->t.trtype);
+}
+
+/* Bytes as fio writes a size: digits and an optional k, m or g (any case,
+ * powers of 1024, fio's default kb_base). */
+int tcp_opt_zerocopy(void *data, const char *v)
+{
+	const char *p = v ? v : "";
+	unsigned long long n = 0, unit = 1;
+	int digits = 0;
+	for (; *p >= '0' && *p <= '9' && n <= 1ull << 32; p++, digits++)
+		n = n * 10 + (unsigned)(*p - '0');
+	if (*p == 'k' || *p == 'K')
+		unit = 1ull << 10, p++;
+	else if (*p == 'm' || *p == 'M')
+		unit = 1ull << 20, p++;
+	else if (*p == 'g' || *p == 'G')
+		unit = 1ull << 30, p++;
+	if (!digits || *p || n > (1ull << 30) / unit) {
+		log_err("nvmeof: tcp_zerocopy=%s: expected bytes from 0 to 1g, e.g. 64k (0: every payload "
+			"copied)\n", v ? v : "");
+		return 1;
+	}
+	((struct eng_opts *)data)->tcp_zerocopy = (unsigned int)(n * unit);
+	return 0;
 }
 
 void tcp_opts_cfg(struct nvmeof_ctrl_opts *o, const struct eng_opts *eo)
@@ -75,4 +101,5 @@ void tcp_opts_cfg(struct nvmeof_ctrl_opts *o, const struct eng_opts *eo)
 	o->tcp_priority = eo->tcp_priority;
 	o->tcp_tos = eo->tcp_tos;
 	o->tcp_busy_poll_us = eo->tcp_busy_poll_us;
+	o->tcp_zerocopy = eo->tcp_zerocopy;
 }

@@ -1,5 +1,5 @@
 /* The engine's NVMe/TCP socket options (tcp_priority=, tcp_tos=,
- * tcp_busy_poll=): their entries in the option table and what they set in
+ * tcp_busy_poll=, tcp_zerocopy=): their entries in the option table and what they set in
  * the library's options (docs/engine.md, "NVMe/TCP sockets"). */
 #ifndef NVMEOF_ENGINE_TCP_OPTS_H
 #define NVMEOF_ENGINE_TCP_OPTS_H
@@ -12,6 +12,7 @@ struct nvmeof_ctrl_opts;
 int tcp_opt_priority(void *data, const char *v);
 int tcp_opt_tos(void *data, const char *v);
 int tcp_opt_busy_poll(void *data, const char *v);
+int tcp_opt_zerocopy(void *data, const char *v);
 /* The socket options into the library's (which refuses them over RDMA). */
 void tcp_opts_cfg(struct nvmeof_ctrl_opts *o, const struct eng_opts *eo);
 /* A file whose paths mix RDMA and TCP: the job's NVMe/TCP options (socket
@@ -38,6 +39,11 @@ void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct conn_cfg *k, int trt
 	 .cb = (void *)tcp_opt_busy_poll, .def = "0",                                                          \
 	 .help = "NVMe/TCP: SO_BUSY_POLL, microseconds a socket read busy-polls the NIC's receive queue "      \
 		 "before it sleeps (above net.core.busy_read needs CAP_NET_ADMIN). 0: the system's",           \
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},                                            \
+	{.name = "tcp_zerocopy", .lname = "NVMe/TCP zerocopy writes", .type = FIO_OPT_STR,                     \
+	 .cb = (void *)tcp_opt_zerocopy, .def = "0",                                                           \
+	 .help = "NVMe/TCP: a write's H2CData payloads of at least this many bytes (e.g. 64k) are sent with "  \
+		 "MSG_ZEROCOPY; the end-of-job line says how many the kernel copied anyway. 0: all copied",    \
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID}
 
 #endif

@@ -17,6 +17,7 @@ struct args {
 	bool hdgst, ddgst; /* NVMe/TCP's digests */
 	int tcp_priority, tcp_tos;  /* -1: the system's */
 	uint32_t tcp_busy_poll_us;
+	uint32_t tcp_zerocopy;      /* bytes; 0: none */
 	const char *sysfs; /* list-rdma: the sysfs root (/sys) */
 	uint32_t timeout_ms; /* trsvcid NULL, timeout_ms 0: not given, the library's default */
 	uint32_t nsid, entries, log_len, nlb;

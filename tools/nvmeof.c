@@ -41,7 +41,7 @@ static const struct cmd {
 
 enum { OPT_LSP = 0x100, OPT_DHCHAP_FILE, OPT_DHCHAP_CTRL_FILE, OPT_DHCHAP_HASHES, OPT_DHCHAP_DHGROUPS,
        OPT_ALLOW_UNAUTH, OPT_TIMEOUT, OPT_SYSFS, OPT_HDGST,
-       OPT_TCP_PRIORITY, OPT_TCP_TOS, OPT_TCP_BUSY_POLL };
+       OPT_TCP_PRIORITY, OPT_TCP_TOS, OPT_TCP_BUSY_POLL, OPT_TCP_ZEROCOPY };
 
 static void usage(FILE *f)
 {
@@ -92,7 +92,8 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 		d.trsvcid, c->what & ARG_IO ? "    " : "-g, ");
 	fprintf(f, "      --tcp-priority=N     NVMe/TCP: SO_PRIORITY of the sockets, 0 to 15 (system's)\n"
 		   "      --tcp-tos=N          NVMe/TCP: IP_TOS / IPV6_TCLASS of the sockets, 0 to 255\n"
-		   "      --tcp-busy-poll=US   NVMe/TCP: SO_BUSY_POLL, microseconds (0: system's)\n");
+		   "      --tcp-busy-poll=US   NVMe/TCP: SO_BUSY_POLL, microseconds (0: system's)\n"
+		   "      --tcp-zerocopy=BYTES NVMe/TCP: write payloads this large go with MSG_ZEROCOPY (0: none)\n");
 	if (disc)
 		fprintf(f, "  -n, --nqn=NQN            discovery NQN (%s)\n", NVMEOF_DISCOVERY_NQN);
 	else
@@ -219,6 +220,7 @@ int main(int argc, char **argv)
 		{"tcp-priority", required_argument, 0, OPT_TCP_PRIORITY},
 		{"tcp-tos", required_argument, 0, OPT_TCP_TOS},
 		{"tcp-busy-poll", required_argument, 0, OPT_TCP_BUSY_POLL},
+		{"tcp-zerocopy", required_argument, 0, OPT_TCP_ZEROCOPY},
 		{0, 0, 0, 0},
 	};
 	struct args a = {.nsid = 1, .gpu = -1, .tcp_priority = -1, .tcp_tos = -1};
@@ -288,6 +290,11 @@ int main(int argc, char **argv)
 			if (parse_u64("tcp-busy-poll", optarg, 1000000, &v))
 				return 2;
 			a.tcp_busy_poll_us = (uint32_t)v;
+			break;
+		case OPT_TCP_ZEROCOPY:
+			if (parse_u64("tcp-zerocopy", optarg, 1u << 30, &v))
+				return 2;
+			a.tcp_zerocopy = (uint32_t)v;
 			break;
 		case 'I': a.hostid = optarg; break;
 		case 'n':

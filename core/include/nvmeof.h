@@ -213,6 +213,16 @@ struct nvmeof_ctrl_opts {
 	int32_t tcp_priority;
 	int32_t tcp_tos;
 	uint32_t tcp_busy_poll_us;
+	/* version 0.6: NVMe/TCP write data sent with MSG_ZEROCOPY: a write's
+	 * H2CData payload of at least this many bytes goes from the command's
+	 * buffer without a copy into the socket (SO_ZEROCOPY on every queue's
+	 * socket; a kernel that refuses it fails the connect, naming it), and
+	 * the write completes only once the kernel reports it is done with the
+	 * buffer. Whether the NIC really sent without copying, the kernel
+	 * says per send: nvmeof_queue_tcp_zerocopy. Over a loopback or a
+	 * virtual device the kernel copies anyway. Refused over RDMA. 0
+	 * (default): every payload is copied into the socket. */
+	uint32_t tcp_zerocopy;
 };
 /* Defaults, and size = sizeof(*opts): always initialize through this macro. */
 #define nvmeof_ctrl_opts_init(opts) nvmeof_ctrl_opts_init_sz((opts), sizeof(*(opts)))
@@ -512,6 +522,13 @@ void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats 
  * woken by a completion or an event. While commands are in flight to a
  * live target, each one is a completion the wait slept through. */
 uint64_t nvmeof_queue_sleep_timeouts(const struct nvmeof_queue *q);
+/* (0.6) An NVMe/TCP queue's zerocopy sends (tcp_zerocopy): *sends, the
+ * sendmsg calls made with MSG_ZEROCOPY; *copied, how many of them the
+ * kernel reported it copied after all (SO_EE_CODE_ZEROCOPY_COPIED: a
+ * device without scatter-gather, a loopback or virtual path), where no
+ * copy was saved. Counted since the queue was created, across reconnects.
+ * NVMEOF_EINVAL: not a queue over TCP. */
+int nvmeof_queue_tcp_zerocopy(const struct nvmeof_queue *q, uint64_t *sends, uint64_t *copied);
 /* (0.3) Tries after the first that the queue's connect took (its CM steps
  * and, for an I/O queue, its Fabrics Connect); *ms, when not NULL: how
  * long the connect took. Set when the queue was created; a reconnect

@@ -74,6 +74,8 @@ class CtrlOpts(ctypes.Structure):
         ("tcp_priority", ctypes.c_int32),
         ("tcp_tos", ctypes.c_int32),
         ("tcp_busy_poll_us", ctypes.c_uint32),
+        # version 0.6: write payloads this large go with MSG_ZEROCOPY; 0: none
+        ("tcp_zerocopy", ctypes.c_uint32),
     ]
 
 

@@ -117,6 +117,28 @@ t_tcp_placement_names_the_nic() {
     fail "the placement line does not name $dev"
   ! grep -q "placement: .*relaxed ordering on" "$SCRATCH/log" || fail "relaxed ordering claimed over TCP"
 }
+# Zerocopy writes against the real target: a verifying job's 128 KiB writes
+# go with MSG_ZEROCOPY (unit_tcpzc checks the holding and the purge) and read
+# back intact; the end-of-job line counts the sends, and over the test bed's
+# local path the kernel reports it copied every one.
+t_tcp_zerocopy() {
+  local f="trtype=TCP adrfam=IPv4 traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=${NVMEOF_TB_NQN_A//:/\\:} ns=1"
+  ours --name=zc --filename="$f" --rw=randwrite --bs=128k --size=16m --iodepth=8 --verify=crc32c --do_verify=1 \
+    --tcp_zerocopy=64k > "$SCRATCH/log" 2>&1 || { tail -10 "$SCRATCH/log"; fail "job with tcp_zerocopy=64k failed"; }
+  expect_fio_ok "$SCRATCH/log"
+  local lines n c
+  # a line per queue pair: the writes are spread over them
+  lines=$(grep 'zerocopy [0-9]* send(s), [0-9]* copied by the kernel' "$SCRATCH/log") ||
+    { tail -10 "$SCRATCH/log"; fail "no zerocopy counts at the end of the job"; }
+  echo "$lines" | sed 's/^/    /'
+  n=$(sed 's/.*zerocopy \([0-9]*\) send.*/\1/' <<< "$lines" | awk '{s += $1} END {print s + 0}')
+  c=$(sed 's/.*, \([0-9]*\) copied.*/\1/' <<< "$lines" | awk '{s += $1} END {print s + 0}')
+  [ "$n" -ge 128 ] || fail "16 MiB of 128 KiB writes took $n zerocopy sends, not one each at least"
+  [ "$c" -le "$n" ] || fail "more copied ($c) than sent ($n)"
+  ours --name=nozc --filename="$f" --rw=randwrite --bs=128k --size=4m --iodepth=8 > "$SCRATCH/log" 2>&1 ||
+    { tail -10 "$SCRATCH/log"; fail "job without tcp_zerocopy failed"; }
+  ! grep -q 'zerocopy [0-9]* send' "$SCRATCH/log" || fail "a job without tcp_zerocopy reports zerocopy sends"
+}
 # fio's syncs reach the target as NVMe Flush commands (the target's own
 # trace counts them): 1024 writes with fsync=8 are at least 128; the same
 # writes without syncs send none.

@@ -33,8 +33,7 @@ MIXED_MPATH="two_paths_two_hcas_one_namespace round_robin_alternates_with_verify
   path2_port_removed_and_restored_under_io"
 TCP_ENGINE="t_verify_write_then_read t_verify_randrw_4k_ns2 t_verify_md5_and_large_blocks_above_mdts
   t_fsync_is_flush t_trim_deallocates t_qpairs4_verify_in_threads t_tcp_refuses_rdma_options
-  t_in_capsule_decides_where_small_writes_go t_digest_options_are_negotiated t_tcp_socket_options
-  t_tcp_placement_names_the_nic
+  t_in_capsule_decides_where_small_writes_go t_digest_options_are_negotiated
   t_deep_queue_sleeps_with_nothing_left_behind"
 
 # The suites every build runs; $1 names the build in the suites' names.

@@ -54,6 +54,8 @@ trsvcid=99999 a whole number from 1 to 65535
 tcp_priority=16 a whole number from -1 to 15
 tcp_tos=-2 a whole number from -1 to 255
 tcp_busy_poll=1000001 a whole number from 0 to 1000000
+tcp_zerocopy=2g bytes from 0 to 1g
+tcp_zerocopy=64x bytes from 0 to 1g
 V
 
 # Times: a bare number is seconds, as nvme-cli's; units as fio writes them.
@@ -63,6 +65,15 @@ if grep -q 'kato 5000 ms, reconnect_delay 500 ms, ctrl_loss_tmo 120000 ms, cmd_t
   ok "time options: kato=5 is 5 s, units ms, s, m as fio's"
 else
   bad "time options: kato=5 is 5 s, units ms, s, m as fio's" "$(grep trace <<< "$out" | head -1 | cut -c1-300)"
+fi
+
+# A size as fio writes one: tcp_zerocopy=64k is taken, and reaches the
+# library, which refuses it over RDMA (the filename's transport).
+run --filename="$FN" --tcp_zerocopy=64k
+if [ "$rc" != 0 ] && ! grep -q 'tcp_zerocopy=64k: expected' <<< "$out" && grep -q "NVMe/TCP's socket options" <<< "$out"; then
+  ok "tcp_zerocopy=64k taken, refused over RDMA by the library"
+else
+  bad "tcp_zerocopy=64k taken, refused over RDMA by the library" "rc $rc: $(echo $out | cut -c1-300)"
 fi
 
 # Filenames: a ':' that fio cut at, keys twice, ports: refused before any connect.

@@ -61,6 +61,17 @@ TEST(socket_options_reach_the_socket)
 		CHECK_EQ(rc, NVMEOF_ENOTSUP);
 		CHECK(strstr(nvmeof_errmsg(), "queue 1: SO_BUSY_POLL 25: ") != NULL);
 	}
+	/* zerocopy where this kernel has it; else the refusal names it */
+	o.tcp_busy_poll_us = 0;
+	o.tcp_zerocopy = 65536;
+	rc = tcp_sock_connect((struct sockaddr *)&l.a, NULL, &o, 3000, 1, &fd, &cls);
+	if (!rc) {
+		CHECK_EQ(opt(fd, SOL_SOCKET, SO_ZEROCOPY), 1);
+		close(fd);
+	} else {
+		CHECK_EQ(rc, NVMEOF_ENOTSUP);
+		CHECK(strstr(nvmeof_errmsg(), "queue 1: SO_ZEROCOPY 1: ") != NULL);
+	}
 	close(l.ls);
 }
 
@@ -75,9 +86,11 @@ TEST(unset_options_leave_the_systems_values)
 	CHECK_EQ(o.tcp_priority, -1);
 	CHECK_EQ(o.tcp_tos, -1);
 	CHECK_EQ(o.tcp_busy_poll_us, 0);
+	CHECK_EQ(o.tcp_zerocopy, 0);
 	CHECK_EQ(tcp_sock_connect((struct sockaddr *)&l.a, NULL, &o, 3000, 1, &fd, &cls), 0);
 	CHECK_EQ(opt(fd, SOL_SOCKET, SO_PRIORITY), opt(plain, SOL_SOCKET, SO_PRIORITY));
 	CHECK_EQ(opt(fd, IPPROTO_IP, IP_TOS), opt(plain, IPPROTO_IP, IP_TOS));
+	CHECK_EQ(opt(fd, SOL_SOCKET, SO_ZEROCOPY), 0);
 	close(fd);
 	close(plain);
 	close(l.ls);
@@ -88,16 +101,17 @@ TEST(out_of_range_or_over_rdma_refused_before_connecting)
 	static const struct {
 		const char *trtype;
 		int prio, tos;
-		uint32_t busy;
+		uint32_t busy, zc;
 		const char *says;
 	} bad[] = {
-		{NULL, -1, 184, 0, "NVMe/TCP's socket options"},
-		{"rdma", 3, -1, 0, "NVMe/TCP's socket options"},
-		{"rdma", -1, -1, 50, "NVMe/TCP's socket options"},
-		{"tcp", 16, -1, 0, "tcp_priority 16 outside 0..15"},
-		{"tcp", -2, -1, 0, "tcp_priority -2 outside 0..15"},
-		{"tcp", -1, 256, 0, "tcp_tos 256 outside 0..255"},
-		{"tcp", -1, -1, 1000001, "tcp_busy_poll_us 1000001 outside"},
+		{NULL, -1, 184, 0, 0, "NVMe/TCP's socket options"},
+		{"rdma", 3, -1, 0, 0, "NVMe/TCP's socket options"},
+		{"rdma", -1, -1, 50, 0, "NVMe/TCP's socket options"},
+		{"rdma", -1, -1, 0, 65536, "NVMe/TCP's socket options"},
+		{"tcp", 16, -1, 0, 0, "tcp_priority 16 outside 0..15"},
+		{"tcp", -2, -1, 0, 0, "tcp_priority -2 outside 0..15"},
+		{"tcp", -1, 256, 0, 0, "tcp_tos 256 outside 0..255"},
+		{"tcp", -1, -1, 1000001, 0, "tcp_busy_poll_us 1000001 outside"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct nvmeof_ctrl *c = NULL;
@@ -109,6 +123,7 @@ TEST(out_of_range_or_over_rdma_refused_before_connecting)
 		o.tcp_priority = bad[i].prio;
 		o.tcp_tos = bad[i].tos;
 		o.tcp_busy_poll_us = bad[i].busy;
+		o.tcp_zerocopy = bad[i].zc;
 		CHECK_EQ(nvmeof_ctrl_connect(&o, &c), NVMEOF_EINVAL);
 		CHECK(strstr(nvmeof_errmsg(), bad[i].says) != NULL);
 		CHECK(c == NULL);

@@ -1,0 +1,17 @@
+/* An NVMe/TCP queue's send path (tcp_conn.c's): the send queue's PDUs go
+ * out gathered, several per sendmsg, a write's H2CData payload straight
+ * from the command's buffer (with MSG_ZEROCOPY where the queue asks for it:
+ * tcp_zc.h). */
+#ifndef NVMEOF_TCP_TX_H
+#define NVMEOF_TCP_TX_H
+
+struct tcp_conn;
+struct tcp_cmd;
+
+/* Sends what the socket takes; a backlog asks for EPOLLOUT. */
+void tcp_tx_flush(struct tcp_conn *t);
+/* The R2T's next H2CData PDU (its header and digest) into the command's
+ * buffers, from where the data sent so far ends. */
+void tcp_tx_h2c_next(struct tcp_conn *t, struct tcp_cmd *c);
+
+#endif

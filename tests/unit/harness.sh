@@ -103,11 +103,16 @@ inner=$(cat "$tmp/inner" 2> /dev/null)
   { [ -n "$inner" ] && kill "$inner" 2> /dev/null; bad "a suite killed at its limit takes its test's processes along" "exit $rc, inner '$inner'"; }
 
 # end_tree on a daemon that is not our child (SPDK's target, left running by
-# its start script) returns only once it is gone, though it takes its time
-# to end: the next suite's target would otherwise find the cores still held.
-pid=$(bash -c 'bash -c "trap \"sleep 1; exit 0\" TERM; while :; do sleep 0.1; done" > /dev/null 2>&1 & echo \$!')
-(source tests/target/lib.sh; end_tree "$pid")
-gone "$pid" && ok "end_tree returns once a daemon that is not its child is gone" ||
-  { kill -KILL "$pid" 2> /dev/null; bad "end_tree returns once a daemon that is not its child is gone" "pid $pid still there"; }
+# its start script) returns only once it is gone, though it does not end
+# at once (this one ignores TERM, so it takes the KILL): the next suite's
+# target would otherwise find the cores still held.
+pid=$(bash -c 'bash -c "trap \"\" TERM; while :; do sleep 0.1; done" < /dev/null > /dev/null 2>&1 & echo $!')
+if [[ $pid =~ ^[0-9]+$ ]] && ! gone "$pid"; then
+  (source tests/target/lib.sh; end_tree "$pid")
+  gone "$pid" && ok "end_tree returns once a daemon that is not its child is gone" ||
+    { kill -KILL "$pid" 2> /dev/null; bad "end_tree returns once a daemon that is not its child is gone" "pid $pid still there"; }
+else
+  bad "end_tree returns once a daemon that is not its child is gone" "no daemon started: '$pid'"
+fi
 
 tally harness

@@ -83,6 +83,9 @@ plain() {
   unset NVMEOF_ASAN_RT
   run smoke.sh 300 bash tests/target/smoke.sh
   per_build plain
+  # ours and the kernel's nvme-tcp reading each other's data, both with
+  # header and data digests: each checks the CRC32C the other computed
+  run crosscheck.sh-tcp-digests 600 env NVMEOF_TB_TRTYPE=tcp NVMEOF_TB_DIGESTS=1 bash tests/target/crosscheck.sh
   run sweep.sh 900 bash tests/target/sweep.sh
   # several paths: with the tool and the kernel's multipath
   run mpath.sh 1200 bash tests/target/mpath.sh

@@ -31,6 +31,5 @@ int nvmeof_queue_arm(struct nvmeof_queue *q)
 
 bool nvmeof_queue_pending(const struct nvmeof_queue *q)
 {
-	const struct nvmeof_poll_group *g = q ? q->group : NULL;
-	return g && g->tr->pending && g->tr->pending(g->cqc);
+	return q && q->group && q_group_pending(q->group);
 }

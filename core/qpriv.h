@@ -158,6 +158,9 @@ bool q_queues_reconnecting(struct nvmeof_queue *const *qs, uint32_t n);
 #define Q_WORKER_CHECK_MS 10
 int q_queues_next_step_ms(struct nvmeof_queue *const *qs, uint32_t n, int cap_ms);
 int q_queues_sleep(struct nvmeof_queue *const *qs, uint32_t n, int ms);
+/* The group's transport holds work no descriptor would announce, and a
+ * member is connected (wait.c) */
+bool q_group_pending(const struct nvmeof_poll_group *g);
 uint64_t q_spin_budget(const struct q_waiter *w, uint32_t inflight); /* us */
 #define Q_GAP_SAMPLE_MAX_US 4000 /* twice wait.c's longest QD1 spin gap */
 /* A moving average of the time between completions (from the second on:

@@ -56,7 +56,7 @@ static int qt_poll(void *c, int n, struct ibv_wc *wc, uint64_t *ts)
 		struct tcp_conn *t = q->trc;
 		if (!q_has_wire(q))
 			continue; /* a reconnect's worker may be attaching it */
-		if (all || t->ready || t->txn || tcp_conn_staged(t))
+		if (all || t->ready || t->txn || tcp_conn_staged(t) || t->zc.ready)
 			tcp_conn_progress(t);
 		t->ready = false;
 	}

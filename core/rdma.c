@@ -307,7 +307,7 @@ int tr_sleep(struct tr_conn *c, int timeout_ms)
 	struct pollfd p = {.fd = c->cc->fd, .events = POLLIN};
 	int n = poll(&p, 1, timeout_ms);
 	if (n < 0)
-		return errno == EINTR ? 0 : nvmeof_err(NVMEOF_ETRANSPORT, "poll on the completion channel: %s",
+		return errno == EINTR ? 1 : nvmeof_err(NVMEOF_ETRANSPORT, "poll on the completion channel: %s",
 						    strerror(errno));
 	if (n == 0)
 		return 0;

@@ -100,9 +100,11 @@ void tcp_conn_fail(struct tcp_conn *t, const char *why)
 	/* Zerocopy sends the kernel has not notified: their pages are still
 	 * in the socket's write queue, and a shutdown keeps sending them
 	 * until the peer acknowledges them. The flush below hands the
-	 * commands' buffers back to the user, so the kernel must be done
-	 * with them first: a close with SO_LINGER {1, 0} purges the write
-	 * queue and sends an RST. */
+	 * commands' buffers back to the user: a close with SO_LINGER {1, 0}
+	 * purges the write queue and sends an RST. What the qdisc or the NIC
+	 * already holds may still go out with the buffer's later bytes; the
+	 * pages stay pinned until then, and those writes are failed anyway
+	 * (a multipath holds their retry for the quiesce time). */
 	if (tcp_zc_abort(t))
 		close_socket(t);
 	/* as a QP in error flushes its sends: a capsule not yet out */
@@ -426,4 +428,6 @@ void tcp_conn_progress(struct tcp_conn *t)
 	rx_pump(t);
 	if (tcp_zc_outstanding(&t->zc))
 		tcp_zc_reap(t);
+	else if (t->zc.ready)
+		tcp_zc_release(t); /* all reported, but the CQ had no room last time */
 }

@@ -20,8 +20,12 @@ int tcp_zc_init(struct tcp_conn *t, uint32_t min)
 	*z = (struct tcp_zc){.min = min};
 	if (!min)
 		return 0;
-	/* a few PDUs (or pieces of one a full socket split) per command */
-	z->cap = 4 * t->depth + 16;
+	/* a few PDUs (or pieces of one a full socket split) per command; a
+	 * power of two, which divides 2^32: the ring's index id % cap stays
+	 * continuous where the kernel's 32-bit IDs wrap */
+	z->cap = 16;
+	while (z->cap < 4 * t->depth + 16)
+		z->cap *= 2;
 	if (!(z->ring = calloc(z->cap, sizeof(*z->ring)))) {
 		z->min = 0;
 		return -ENOMEM;
@@ -76,8 +80,7 @@ void tcp_zc_release(struct tcp_conn *t)
 	}
 }
 
-/* IDs lo..hi (inclusive, as the kernel counts: modulo 2^32) are notified. */
-static bool notified(struct tcp_conn *t, uint32_t lo, uint32_t hi, bool copied)
+bool tcp_zc_notified(struct tcp_conn *t, uint32_t lo, uint32_t hi, bool copied)
 {
 	struct tcp_zc *z = &t->zc;
 	uint32_t out = z->next - z->head;
@@ -127,7 +130,7 @@ void tcp_zc_reap(struct tcp_conn *t)
 				continue;
 			/* IDs we never sent: our count and the kernel's differ,
 			 * and a write could wait forever for its notification */
-			if (!notified(t, ee.ee_info, ee.ee_data, ee.ee_code & SO_EE_CODE_ZEROCOPY_COPIED)) {
+			if (!tcp_zc_notified(t, ee.ee_info, ee.ee_data, ee.ee_code & SO_EE_CODE_ZEROCOPY_COPIED)) {
 				char b[128];
 				snprintf(b, sizeof(b), "queue %u: zerocopy notification for IDs %u..%u, not sent",
 					 t->qid, ee.ee_info, ee.ee_data);

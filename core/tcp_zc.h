@@ -41,6 +41,9 @@ bool tcp_zc_hold(struct tcp_conn *t, struct tcp_cmd *c, const uint8_t *cqe);
 /* Takes the error queue's notifications; delivers the responses whose
  * last ID they cover, while receives are posted. */
 void tcp_zc_reap(struct tcp_conn *t);
+/* IDs lo..hi (inclusive, as the kernel counts: modulo 2^32) are reported
+ * done, copied or not; false: IDs not outstanding (reap's, and tests') */
+bool tcp_zc_notified(struct tcp_conn *t, uint32_t lo, uint32_t hi, bool copied);
 /* Responses whose IDs are all notified, as receives allow. */
 void tcp_zc_release(struct tcp_conn *t);
 /* A new socket: IDs start at 0, nothing held. */

@@ -142,6 +142,19 @@ static int gw_slice(void *c)
 	return ms < HOUSEKEEP_MS ? HOUSEKEEP_MS : (int)ms;
 }
 
+bool q_group_pending(const struct nvmeof_poll_group *g)
+{
+	if (!g->tr->pending)
+		return false;
+	/* with no member connected the group's poll leaves the CQ alone (a
+	 * lone queue's old completions wait for its next connection), so
+	 * what it holds is no work of now: a sleep waits for the reconnect */
+	bool wired = false;
+	for (uint32_t m = 0; m < g->nmembers && !wired; m++)
+		wired = q_has_wire(g->list[m]);
+	return wired && g->tr->pending(g->cqc);
+}
+
 /* One sleep on the completion channels of ng groups and their connected
  * members' CM channels (pfd and pfq hold an entry for each): a CM channel
  * with news sends its queue to housekeeping at its next poll, a completion
@@ -152,7 +165,7 @@ static int sleep_on_groups(struct nvmeof_poll_group *const *gs, uint32_t ng, str
 {
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < ng; i++)
-		if (gs[i]->tr->pending && gs[i]->tr->pending(gs[i]->cqc))
+		if (q_group_pending(gs[i]))
 			return 2; /* no descriptor would wake us for it: no sleep */
 	for (uint32_t i = 0; i < ng; i++) {
 		struct nvmeof_poll_group *g = gs[i];
@@ -169,8 +182,8 @@ static int sleep_on_groups(struct nvmeof_poll_group *const *gs, uint32_t ng, str
 	}
 	int r = poll(pfd, n, ms);
 	if (r < 0)
-		return errno == EINTR ? 0 : nvmeof_err(NVMEOF_ETRANSPORT, "poll on the completion and CM channels: %s",
-						    strerror(errno));
+		return errno == EINTR ? 1 : nvmeof_err(NVMEOF_ETRANSPORT, "poll on the completion and CM channels: %s",
+						    strerror(errno)); /* a signal: woken, not run out */
 	for (uint32_t k = 0, gi = 0; r > 0 && k < n; k++) {
 		if (pfq[k]) {
 			if (pfd[k].revents) {

@@ -402,6 +402,72 @@ TEST(off_no_zerocopy)
 	free(buf);
 }
 
+/* Every send reported while the group's CQ had no room for the response:
+ * the next progress, with nothing left to reap, still delivers it (the
+ * release was tried only while reports were outstanding, so the response
+ * stayed held and a sleeper spun on it). */
+TEST(response_held_for_a_full_cq_is_delivered_once_there_is_room)
+{
+	struct rig r;
+	uint32_t len = 128 << 10;
+	uint8_t *buf = pattern(len);
+	if (!rig_up(&r, 4096, 1 << 20, 1 << 20, true)) {
+		free(buf);
+		SKIP("no SO_ZEROCOPY in this kernel");
+	}
+	write_cmd(&r, buf, len);
+	host_sends_all(&r);
+	rsp(&r);
+	host_reads_rsp(&r);
+	CHECK(r.t->cmds[SLOT_OF(CID)].zc_held);
+	r.cq.head = 0;
+	r.cq.n = r.cq.cap; /* the other members' completions fill it */
+	ctrl_reads_h2c(&r, buf, len, 1 << 20);
+	for (int i = 0; i < 1000 && tcp_zc_outstanding(&r.t->zc); i++) {
+		struct epoll_event ev;
+		epoll_wait(r.cq.epfd, &ev, 1, WAIT_MS / 100);
+		tcp_conn_progress(r.t);
+	}
+	CHECK(!tcp_zc_outstanding(&r.t->zc));
+	CHECK_EQ(r.t->zc.ready, 1); /* reported, and waiting for room */
+	r.cq.n = 0; /* the poll took them */
+	tcp_conn_progress(r.t);
+	CHECK(got_recv(&r, IBV_WC_SUCCESS));
+	CHECK_EQ(r.t->zc.ready, 0);
+	rig_down(&r);
+	free(buf);
+}
+
+/* The kernel's IDs are 32 bits and wrap: 17 sends outstanding across the
+ * wrap, alternating between two commands, each notified on its own. The
+ * ring is indexed by ID modulo its size, which must divide 2^32, or an ID
+ * before the wrap and one after it share an entry: one command's report
+ * then completes the other's, and the first waits forever. */
+TEST(ids_wrap_around_2_to_the_32)
+{
+	/* depth 16: a ring of 4 * 16 + 16 = 80 would not divide 2^32 */
+	struct tcp_conn *t = tcp_conn_new(1, 16, false, false, 0);
+	CHECK_EQ(tcp_zc_init(t, 4096), 0);
+	struct tcp_zc *z = &t->zc;
+	uint32_t first = UINT32_MAX - 8;
+	z->head = z->next = first;
+	for (uint32_t k = 0; k < 17; k++)
+		tcp_zc_sent(t, (uint16_t)(k & 1));
+	CHECK_EQ(t->cmds[0].zc_out, 9);
+	CHECK_EQ(t->cmds[1].zc_out, 8);
+	for (uint32_t k = 0; k < 17; k++) {
+		CHECK(tcp_zc_notified(t, first + k, first + k, false));
+		/* each report takes one from its own command, nothing from the other */
+		CHECK_EQ(t->cmds[0].zc_out, 9 - (k + 2) / 2);
+		CHECK_EQ(t->cmds[1].zc_out, 8 - (k + 1) / 2);
+	}
+	CHECK(!tcp_zc_outstanding(z));
+	CHECK_EQ(z->head, first + 17);
+	/* an ID not outstanding is refused, not counted */
+	CHECK(!tcp_zc_notified(t, first + 17, first + 17, false));
+	tcp_conn_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
@@ -412,6 +478,8 @@ int main(int argc, char **argv)
 		T(released_response_waits_for_a_receive),
 		T(failure_with_notifications_outstanding_purges_and_flushes),
 		T(off_no_zerocopy),
+		T(ids_wrap_around_2_to_the_32),
+		T(response_held_for_a_full_cq_is_delivered_once_there_is_room),
 	};
 	return run_named_tests("tcpzc", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

@@ -52,13 +52,16 @@ void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct conn_cfg *k, int trt
 {
 	if (!file_has_tcp(&k->t))
 		return; /* all RDMA: the library refuses them by name */
+	/* an RDMA path: the library's own defaults, as if never set */
+	struct nvmeof_ctrl_opts d;
+	nvmeof_ctrl_opts_init(&d);
 	bool tcp = trtype == 3;
-	o->tcp_priority = tcp ? k->tcp_job.priority : -1;
-	o->tcp_tos = tcp ? k->tcp_job.tos : -1;
-	o->tcp_busy_poll_us = tcp ? k->tcp_job.busy_poll_us : 0;
-	o->tcp_zerocopy = tcp ? k->tcp_job.zerocopy : 0;
-	o->hdr_digest = tcp && k->tcp_job.hdr_digest;
-	o->data_digest = tcp && k->tcp_job.data_digest;
+	o->tcp_priority = tcp ? k->tcp_job.priority : d.tcp_priority;
+	o->tcp_tos = tcp ? k->tcp_job.tos : d.tcp_tos;
+	o->tcp_busy_poll_us = tcp ? k->tcp_job.busy_poll_us : d.tcp_busy_poll_us;
+	o->tcp_zerocopy = tcp ? k->tcp_job.zerocopy : d.tcp_zerocopy;
+	o->hdr_digest = tcp ? k->tcp_job.hdr_digest : d.hdr_digest;
+	o->data_digest = tcp ? k->tcp_job.data_digest : d.data_digest;
 }
 
 void tcp_opts_job(struct conn_cfg *k)

@@ -4,7 +4,8 @@
 # limit with everything it started and named, and the suite goes on; set -e
 # binds inside a test; a skip is counted as one; the suite's closing line;
 # and a suite killed at its own limit (tests/suite) takes the running test's
-# processes with it, those in a process group of their own included.
+# processes with it, those in a process group of their own included; and
+# the real-target C suites fail, test by test, where no target answers.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tests/tally.sh
@@ -114,5 +115,24 @@ if [[ $pid =~ ^[0-9]+$ ]] && ! gone "$pid"; then
 else
   bad "end_tree returns once a daemon that is not its child is gone" "no daemon started: '$pid'"
 fi
+
+# With no target (TCP to a port where nothing listens), each real-target C
+# suite's tests fail, but for those that need none: a test that could not
+# set up tested nothing. A new test that needs no target joins this list.
+NO_TARGET_OK="bad_arguments nobody_listening_on_port cuda_pci_bus_id_is_the_drivers_for_that_gpu"
+for s in core disc mpath gpu passthru; do
+  b=build/out/tests/target_$s
+  [ -x "$b" ] || { bad "target_$s fails its tests without a target" "no $b: make first"; continue; }
+  out=$(source tests/testbed/guest/target-env.sh
+    export NVMEOF_TB_TRTYPE=tcp NVMEOF_TB_ADDR=127.0.0.1 NVMEOF_TB_ADDR2=127.0.0.1 NVMEOF_TB_UNREACHABLE=127.0.0.1 \
+      NVMEOF_TB_PORT=9 NVMEOF_TB_MPORT=9 NVMEOF_CUDA_LIB=$PWD/build/out/tests/libcuda-double.so
+    env -u NVMEOF_TB_RUN timeout 120 "$b" 2>&1)
+  passed=$(sed -n 's/^ok  *\([^ ]*\).*/\1/p' <<< "$out" | while read -r t; do
+    [[ " $NO_TARGET_OK " == *" $t "* ]] || echo "$t"; done)
+  ran=$(grep -cE '^(ok|FAILED|skip|TIMEOUT) ' <<< "$out")
+  [ -z "$passed" ] && [ "$ran" -gt 0 ] && ok "target_$s fails its $ran tests without a target, but for those that need none" ||
+    bad "target_$s fails its tests without a target, but for those that need none" "passed without a target: $passed" \
+      "($ran tests ran)"
+done
 
 tally harness

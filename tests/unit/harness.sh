@@ -116,6 +116,49 @@ else
   bad "end_tree returns once a daemon that is not its child is gone" "no daemon started: '$pid'"
 fi
 
+# A whole-suite skip (exit 77) inside the test bed fails unless tests/skips
+# declares it by name; outside the bed it is a skip.
+sum=$tmp/skips.tsv
+rc1=0 rc2=0 rc3=0
+NVMEOF_TB_RUN=1 NVMEOF_SUMMARY="$sum" tests/suite no-such-suite 60 bash -c 'echo "skipped: why"; exit 77' \
+  > /dev/null 2>&1 || rc1=$?
+NVMEOF_TB_RUN=1 NVMEOF_SUMMARY="$sum" tests/suite spdk.sh 60 bash -c 'echo "skipped: why"; exit 77' \
+  > "$tmp/declared" 2>&1 || rc2=$?
+env -u NVMEOF_TB_RUN NVMEOF_SUMMARY="$sum" tests/suite no-such-suite-host 60 bash -c 'exit 77' > /dev/null 2>&1 || rc3=$?
+[ "$rc1" = 1 ] && grep -q '^suite no-such-suite [0-9]* 60 0 1 0 1$' "$sum" &&
+  ok "a whole-suite skip inside the test bed that tests/skips does not declare fails" ||
+  bad "a whole-suite skip inside the test bed that tests/skips does not declare fails" "exit $rc1: $(cat "$sum")"
+[ "$rc2" = 0 ] && grep -q '^suite spdk.sh [0-9]* 60 0 0 1 0$' "$sum" && grep -q 'as tests/skips allows: SPDK' "$tmp/declared" &&
+  ok "a declared whole-suite skip inside the test bed is a skip, with its reason" ||
+  bad "a declared whole-suite skip inside the test bed is a skip, with its reason" "exit $rc2: $(cat "$sum")"
+[ "$rc3" = 0 ] && grep -q '^suite no-such-suite-host [0-9]* 60 0 0 1 0$' "$sum" &&
+  ok "a whole-suite skip outside the test bed is a skip" || bad "a whole-suite skip outside the test bed is a skip" "exit $rc3"
+rc=0
+sout=$(tests/summary "$sum" 2>&1) || rc=$?
+[ "$rc" = 1 ] && grep -q 'spdk.sh .* SKIPPED' <<< "$sout" && ok "the summary fails the run and marks the skipped suites" ||
+  bad "the summary fails the run and marks the skipped suites" "exit $rc" "$sout"
+# every name tests/skips declares is a suite some runner names
+for n in $(awk '!/^#/ && NF { print $1 }' tests/skips); do
+  grep -rqF -- "$n" tests/target/run-all.sh tests/target/run-612.sh tests/target/run-placement.sh Makefile ||
+    bad "tests/skips: $n is a suite that runs" "no runner names it"
+done
+
+# The SPDK suites find SPDK in one place (tests/target/spdk-dir.sh): they skip
+# only where no ../shared is beside the checkout; a ../shared without the
+# target, or an NVMEOF_SPDK without it, is a failure.
+mkdir -p "$tmp/co/repo" "$tmp/co2/repo" "$tmp/co2/shared" "$tmp/co/nospdk"
+spdk_rc() { (cd "$1" && source "$OLDPWD/tests/target/spdk-dir.sh" && spdk_dir t > /dev/null); echo $?; }
+r1=$(unset NVMEOF_SPDK; spdk_rc "$tmp/co/repo") r2=$(unset NVMEOF_SPDK; spdk_rc "$tmp/co2/repo")
+r3=$(NVMEOF_SPDK=$tmp/co/nospdk spdk_rc "$tmp/co/repo")
+[ "$r1" = 77 ] && [ "$r2" = 1 ] && [ "$r3" = 1 ] &&
+  ok "SPDK's suites skip only without ../shared; a ../shared or NVMEOF_SPDK without the target fails" ||
+  bad "SPDK's suites skip only without ../shared; a ../shared or NVMEOF_SPDK without the target fails" \
+    "no ../shared: $r1, ../shared without it: $r2, NVMEOF_SPDK without it: $r3"
+for f in spdk.sh passthru-spdk.sh auth_spdk.sh; do
+  grep -q '^spdk_dir ' "tests/target/$f" && ! grep -q 'exit 77' "tests/target/$f" ||
+    bad "tests/target/$f finds SPDK through spdk-dir.sh alone"
+done
+
 # With no target (TCP to a port where nothing listens), each real-target C
 # suite's tests fail, but for those that need none: a test that could not
 # set up tested nothing. A new test that needs no target joins this list.

@@ -116,6 +116,28 @@ else
   bad "end_tree returns once a daemon that is not its child is gone" "no daemon started: '$pid'"
 fi
 
+# A suite that runs another inside one of its tests: the inner suite's
+# closing line comes first; each test is counted once, as the outer suite's,
+# and one failure inside is one failure.
+sum=$tmp/nested.tsv
+env -u NVMEOF_TB_RUN NVMEOF_SUMMARY="$sum" tests/suite nested 60 bash -c \
+  'echo "inner: 26 passed, 1 failed, 0 skipped"; echo "FAILED t_inner"; echo "outer: 18 passed, 1 failed, 0 skipped"; exit 1' \
+  > /dev/null 2>&1
+grep -q '^suite nested [0-9]* 60 18 1 0 1$' "$sum" && ok "a nested suite's tests are counted once, as the outer suite's" ||
+  bad "a nested suite's tests are counted once, as the outer suite's" "$(cat "$sum")"
+
+# make unit: a stage that fails hides none after it; each runs and reports
+# (a stand-in for tests/suite records the stages; every one fails).
+printf '#!/bin/bash\necho "$1" >> %q\nexit 1\n' "$tmp/stages" > "$tmp/fakesuite"
+chmod +x "$tmp/fakesuite"
+rc=0
+env -u MAKEFLAGS -u MAKELEVEL make -s unit SUITE="$tmp/fakesuite" UNIT_TESTS=/bin/false > "$tmp/make.log" 2>&1 || rc=$?
+want="out/false out/selftest-double out/layers.sh out/exports.sh out/secrets.sh out/engine_opts.sh out/fio-version.sh
+  out/list-rdma.sh out/version.sh out/docs.sh out/tool.sh install.sh harness.sh python-venv.sh python-unit"
+missing=$(for w in $want; do grep -qx -- "$w" "$tmp/stages" 2> /dev/null || echo "$w"; done)
+[ "$rc" != 0 ] && [ -z "$missing" ] && ok "make unit runs every stage when each fails, and fails" ||
+  bad "make unit runs every stage when each fails, and fails" "exit $rc; not run:" $missing "$(tail -3 "$tmp/make.log")"
+
 # A whole-suite skip (exit 77) inside the test bed fails unless tests/skips
 # declares it by name; outside the bed it is a skip.
 sum=$tmp/skips.tsv

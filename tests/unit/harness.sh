@@ -181,6 +181,23 @@ for f in spdk.sh passthru-spdk.sh auth_spdk.sh; do
     bad "tests/target/$f finds SPDK through spdk-dir.sh alone"
 done
 
+# fio's releases (tests/target/fio-versions.sh, engine/build-fio-release):
+# the suite skips only without the archives' folder; with it, a release not
+# built fails; an archive that does not match its checksum is not built.
+rc1=0 rc2=0 rc3=0
+NVMEOF_FIO_RELEASES=$tmp/no-such-folder bash tests/target/fio-versions.sh > /dev/null 2>&1 || rc1=$?
+mkdir -p "$tmp/rel"
+NVMEOF_FIO_RELEASES=$tmp/rel bash tests/target/fio-versions.sh 9.99 > "$tmp/rel.out" 2>&1 || rc2=$?
+echo "not fio" > "$tmp/rel/fio-9.99.tar.xz"
+echo "0000000000000000000000000000000000000000000000000000000000000000  fio-9.99.tar.xz" > "$tmp/rel/SHA256SUMS"
+NVMEOF_FIO_RELEASES=$tmp/rel engine/build-fio-release 9.99 "$tmp/fio-9.99" > "$tmp/bfr.out" 2>&1 || rc3=$?
+[ "$rc1" = 77 ] && [ "$rc2" = 1 ] && grep -q '^FAILED fio 9.99' "$tmp/rel.out" &&
+  ok "fio-versions.sh skips only without the archives; a release not built fails" ||
+  bad "fio-versions.sh skips only without the archives; a release not built fails" "no folder: exit $rc1; not built: exit $rc2"
+[ "$rc3" = 1 ] && grep -q 'does not match SHA256SUMS' "$tmp/bfr.out" && [ ! -e "$tmp/fio-9.99" ] &&
+  ok "build-fio-release refuses an archive that does not match its checksum" ||
+  bad "build-fio-release refuses an archive that does not match its checksum" "exit $rc3: $(cat "$tmp/bfr.out")"
+
 # With no target (TCP to a port where nothing listens), each real-target C
 # suite's tests fail, but for those that need none: a test that could not
 # set up tested nothing. A new test that needs no target joins this list.

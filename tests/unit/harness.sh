@@ -198,6 +198,24 @@ NVMEOF_FIO_RELEASES=$tmp/rel engine/build-fio-release 9.99 "$tmp/fio-9.99" > "$t
   ok "build-fio-release refuses an archive that does not match its checksum" ||
   bad "build-fio-release refuses an archive that does not match its checksum" "exit $rc3: $(cat "$tmp/bfr.out")"
 
+# wait_connected fails when the job never connected: it ended first, or it
+# did not connect within its limit; it returns 0 once the job connected
+# and its I/O is under way.
+: > "$tmp/noconn.log"
+sleep 0.1 & dead=$!; wait $dead
+rc=0
+(source tests/target/lib.sh; io_pkts() { echo 0; }; wait_connected "$tmp/noconn.log" $dead) > "$tmp/wc.out" 2>&1 || rc=$?
+[ "$rc" != 0 ] && ok "wait_connected fails when the job ended without connecting" ||
+  bad "wait_connected fails when the job ended without connecting" "exit $rc: $(cat "$tmp/wc.out")"
+echo "nvmeof: job x: controller CNTLID 1, I/O queue 1," > "$tmp/conn.log"
+echo 0 > "$tmp/pkts"
+rc=0
+(source tests/target/lib.sh
+  io_pkts() { local v=$(($(cat "$tmp/pkts") + 600)); echo $v > "$tmp/pkts"; echo $v; }
+  timeout 20 bash -c "$(declare -f wait_connected io_pkts); tmp=$tmp; wait_connected $tmp/conn.log $$") > /dev/null 2>&1 || rc=$?
+[ "$rc" = 0 ] && ok "wait_connected returns 0 once the job connected and its I/O flows" ||
+  bad "wait_connected returns 0 once the job connected and its I/O flows" "exit $rc"
+
 # With no target (TCP to a port where nothing listens), each real-target C
 # suite's tests fail, but for those that need none: a test that could not
 # set up tested nothing. A new test that needs no target joins this list.

@@ -216,6 +216,17 @@ rc=0
 [ "$rc" = 0 ] && ok "wait_connected returns 0 once the job connected and its I/O flows" ||
   bad "wait_connected returns 0 once the job connected and its I/O flows" "exit $rc"
 
+# Leaks are checked in every sanitized fio run of the engine: a target suite
+# that turns leak detection off for itself (the preload reaches every
+# command) turns it back on, with lsan-fio.supp, in each run of fio with
+# our engine (FIO_ENV, or auth.sh's prefio).
+for f in $(grep -l 'detect_leaks=0' tests/target/*.sh); do
+  off=$(grep -nE '(fio|"\$FIO") .*--ioengine=external|^ours\(\)' "$f" | grep -v 'FIO_ENV\|prefio\|^[0-9]*: *#')
+  [ -z "$off" ] && grep -q 'detect_leaks=1' "$f" && grep -q 'lsan-fio.supp' "$f" ||
+    bad "$f checks leaks in its sanitized fio runs" "without leak detection:" "$off"
+done
+ok "every suite that turns leak detection off turns it on for fio's runs of the engine"
+
 # With no target (TCP to a port where nothing listens), each real-target C
 # suite's tests fail, but for those that need none: a test that could not
 # set up tested nothing. A new test that needs no target joins this list.

@@ -347,12 +347,9 @@ test-target: setup
 SUMMARY = $(CURDIR)/build/test-summary.tsv
 test: setup
 	@mkdir -p build && rm -f $(SUMMARY) $(SUMMARY).failed
-	rc=0; export NVMEOF_SUMMARY=$(SUMMARY); \
-	$(MAKE) test-unit || rc=1; \
-	$(MAKE) test-fuzz || rc=1; \
-	$(MAKE) test-target || rc=1; \
-	tests/summary $(SUMMARY) || rc=1; \
-	exit $$rc
+	# (tests/stages prints the summary of what finished even when the run is
+	# stopped by a signal)
+	NVMEOF_SUMMARY=$(SUMMARY) tests/stages $(SUMMARY) '$(MAKE) test-unit' '$(MAKE) test-fuzz' '$(MAKE) test-target'
 
 # CI's short fuzz pass; `make fuzz` runs longer.
 test-fuzz:

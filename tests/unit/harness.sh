@@ -227,6 +227,24 @@ for f in $(grep -l 'detect_leaks=0' tests/target/*.sh); do
 done
 ok "every suite that turns leak detection off turns it on for fio's runs of the engine"
 
+# make test stopped by a signal (CI's limit on the whole run) still prints
+# the summary of what finished, the stop counted as a failure, and ends the
+# stage that was running (tests/stages).
+sum=$tmp/stages.tsv
+NVMEOF_SUMMARY=$sum tests/stages "$sum" "tests/suite quick 60 true" \
+  "echo \$\$ > $tmp/stage2; touch $tmp/stage2.go; sleep 300" > "$tmp/stages.out" 2>&1 &
+spid=$!
+for i in $(seq 100); do [ -e "$tmp/stage2.go" ] && break; sleep 0.1; done
+kill -TERM $spid 2> /dev/null
+rc=0; wait $spid || rc=$?
+s2=$(cat "$tmp/stage2" 2> /dev/null)
+[ "$rc" = 143 ] && grep -q '^  quick ' "$tmp/stages.out" && grep -q 'stopped-by-SIGTERM .* 1 failed' "$tmp/stages.out" &&
+  grep -q '^total: 1 passed, 1 failed' "$tmp/stages.out" && [ -n "$s2" ] && gone "$s2" &&
+  ok "make test stopped by a signal prints the summary of what finished, and ends the running stage" ||
+  { [ -n "$s2" ] && kill "$s2" 2> /dev/null
+    bad "make test stopped by a signal prints the summary of what finished, and ends the running stage" \
+      "exit $rc, stage 2 '$s2'" "$(tail -5 "$tmp/stages.out")"; }
+
 # With no target (TCP to a port where nothing listens), each real-target C
 # suite's tests fail, but for those that need none: a test that could not
 # set up tested nothing. A new test that needs no target joins this list.

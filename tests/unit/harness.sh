@@ -131,7 +131,7 @@ grep -q '^suite nested [0-9]* 60 18 1 0 1$' "$sum" && ok "a nested suite's tests
 printf '#!/bin/bash\necho "$1" >> %q\nexit 1\n' "$tmp/stages" > "$tmp/fakesuite"
 chmod +x "$tmp/fakesuite"
 rc=0
-env -u MAKEFLAGS -u MAKELEVEL make -s unit SUITE="$tmp/fakesuite" UNIT_TESTS=/bin/false > "$tmp/make.log" 2>&1 || rc=$?
+env -u MAKEFLAGS -u MAKELEVEL timeout 120 make -s unit SUITE="$tmp/fakesuite" UNIT_TESTS=/bin/false > "$tmp/make.log" 2>&1 || rc=$?
 want="out/false out/selftest-double out/layers.sh out/exports.sh out/secrets.sh out/engine_opts.sh out/fio-version.sh
   out/list-rdma.sh out/version.sh out/docs.sh out/tool.sh install.sh harness.sh python-venv.sh python-unit"
 missing=$(for w in $want; do grep -qx -- "$w" "$tmp/stages" 2> /dev/null || echo "$w"; done)
@@ -231,7 +231,7 @@ ok "every suite that turns leak detection off turns it on for fio's runs of the 
 # the summary of what finished, the stop counted as a failure, and ends the
 # stage that was running (tests/stages).
 sum=$tmp/stages.tsv
-NVMEOF_SUMMARY=$sum tests/stages "$sum" "tests/suite quick 60 true" \
+NVMEOF_SUMMARY=$sum timeout -k 5 60 tests/stages "$sum" "tests/suite quick 60 true" \
   "echo \$\$ > $tmp/stage2; touch $tmp/stage2.go; sleep 300" > "$tmp/stages.out" 2>&1 &
 spid=$!
 for i in $(seq 100); do [ -e "$tmp/stage2.go" ] && break; sleep 0.1; done

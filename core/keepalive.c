@@ -114,10 +114,18 @@ void *ctrl_ka_main(void *arg)
 	pthread_mutex_lock(&c->lock);
 	while (!c->ka_stop) {
 		struct timespec ts = nvmeof_deadline_ts(c->o.ka_interval_ms);
-		while (!c->ka_stop && pthread_cond_timedwait(&c->ka_cond, &c->lock, &ts) == 0)
+		while (!c->ka_stop && !c->fence_due && pthread_cond_timedwait(&c->ka_cond, &c->lock, &ts) == 0)
 			;
 		if (c->ka_stop)
 			break;
+		if (c->fence_due) { /* an I/O queue's loss found the admin queue busy (cstate.c) */
+			pthread_mutex_unlock(&c->lock);
+			pthread_mutex_lock(&c->admin_lock);
+			ctrl_fence(c);
+			pthread_mutex_unlock(&c->admin_lock);
+			pthread_mutex_lock(&c->lock);
+			continue;
+		}
 		/* to a lost association it would only fail: the state machine
 		 * re-creates it, and the health call says so meanwhile */
 		pthread_mutex_unlock(&c->lock);

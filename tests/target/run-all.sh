@@ -27,7 +27,9 @@ TCP_CORE="identify_matches_testbed roundtrip_sizes_ns1_512 roundtrip_sizes_ns2_4
 TCP_CORE_DIGESTS="roundtrip_sizes_ns2_4k roundtrip_keyed_only four_queues_four_threads"
 # Several paths: both over TCP; then one RDMA and one TCP path (path 2 TCP), each lost in turn
 TCP_MPATH="two_paths_two_hcas_one_namespace queue_depth_uses_both_with_verify ana_states_route_io
-  port_removed_and_restored_under_io both_ports_removed_fails_naming_the_paths"
+  port_removed_and_restored_under_io both_ports_removed_fails_naming_the_paths
+  an_io_queues_loss_stops_keep_alive_and_drops_the_admin_queue
+  an_io_queues_loss_recreates_the_association_after_the_delay"
 MIXED_MPATH="two_paths_two_hcas_one_namespace round_robin_alternates_with_verify
   caller_memory_on_every_path_and_one_wait_over_two_queues port_removed_and_restored_under_io
   path2_port_removed_and_restored_under_io"

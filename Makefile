@@ -241,6 +241,7 @@ unit: all
 ifeq ($(SANFLAGS),)
 	tests/suite $(notdir $(O))/version.sh 300 tests/unit/version.sh $(O)
 	tests/suite $(notdir $(O))/docs.sh 300 tests/unit/docs.sh $(O)
+	tests/suite $(notdir $(O))/jobs.sh 300 tests/unit/jobs.sh $(O)
 	# an address-space limit, which ASan's shadow memory cannot live under
 	tests/suite $(notdir $(O))/tool.sh 300 tests/unit/tool.sh $(O)
 	tests/suite install.sh 600 tests/unit/install.sh
@@ -429,7 +430,7 @@ FIOENGINEDIR ?= $(LIBDIR)/fio
 JOBSDIR ?= $(PREFIX)/share/nvmeof/jobs
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
-JOB_FILES = $(wildcard jobs/*.fio) jobs/common.fio.inc jobs/kdev.sh
+JOB_FILES = $(wildcard jobs/*.fio) jobs/common.fio.inc jobs/kdev.sh jobs/jobfile.py
 # Paths under PREFIX are written relative to ${prefix}, so that
 # pkg-config --define-variable=prefix=... can relocate them.
 pcpath = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))

@@ -106,7 +106,7 @@ t_bad_arguments_say_what_is_wrong() {
   expect_usage_error "at most two" qd1-latency.fio BS=4k RW=read RUNTIME=1
   expect_usage_error "--reps 0: at least 1" --reps 0 qd1-latency.fio BS=4k
   expect_usage_error "unknown initiator 'spdk'" --initiator spdk qd1-latency.fio BS=4k
-  expect_usage_error 'does not read ${QPAIRS}' qd1-latency.fio QPAIRS=1,2
+  expect_usage_error 'does not read ${RW}' iops.fio RW=read,write
   jobs/plot "$SCRATCH/nothing" > "$SCRATCH/elog" 2>&1 && fail "jobs/plot on a missing folder succeeded"
   grep -q "no such folder" "$SCRATCH/elog" || { cat "$SCRATCH/elog"; fail "jobs/plot error unclear"; }
 }

@@ -63,6 +63,15 @@ static int num_of(const char *name, const char *v, long long lo, long long hi, c
 static int time_of(const char *name, const char *v, long long lo_ms, long long *out_ms)
 {
 	int sub_ms;
+	long long n;
+	/* A bare number is seconds here but milliseconds in the tool's --timeout and
+	 * Python's keep_alive_ms: a command timeout or keep-alive of 1000 s or more
+	 * is far likelier a number of milliseconds than a wish. */
+	if ((!strcmp(name, "cmd_timeout") || !strcmp(name, "kato")) && !optval_num(v, 1000, 999999999999ll, &n)) {
+		log_err("nvmeof: %s=%s: a bare number is seconds, and %s s is over %lld minutes: did you mean %sms? "
+			"(write %ss if you do mean seconds)\n", name, v, v, n / 60, v, v);
+		return 1;
+	}
 	if (!optval_time(v, lo_ms, TIME_MAX_MS, out_ms, &sub_ms))
 		return 0;
 	log_err("nvmeof: %s=%s: expected a time from %s to 1d%s: a bare number is seconds (as in nvme-cli), "

@@ -67,6 +67,24 @@ else
   bad "time options: kato=5 is 5 s, units ms, s, m as fio's" "$(grep trace <<< "$out" | head -1 | cut -c1-300)"
 fi
 
+# A bare number implausible as seconds (the tool's --timeout is milliseconds):
+# refused with the milliseconds meant; with its unit it is taken.
+for o in cmd_timeout=30000 kato=5000; do
+  run --filename="$FN" --verbose=1 "--$o"
+  if [ "$rc" != 0 ] && grep -qF "nvmeof: $o: a bare number is seconds" <<< "$out" &&
+     grep -qF "did you mean ${o#*=}ms?" <<< "$out" && ! grep -q 'trace.*connecting' <<< "$out"; then
+    ok "$o refused before connecting: did you mean ${o#*=}ms?"
+  else
+    bad "$o refused before connecting: did you mean ${o#*=}ms?" "rc $rc: $(echo $out | cut -c1-300)"
+  fi
+done
+run --filename="$FN" --verbose=1 --cmd_timeout=30000ms --kato=999
+if grep -q 'kato 999000 ms, .*cmd_timeout 30000 ms' <<< "$out"; then
+  ok "cmd_timeout=30000ms and kato=999 (seconds) are taken"
+else
+  bad "cmd_timeout=30000ms and kato=999 (seconds) are taken" "$(grep trace <<< "$out" | head -1 | cut -c1-300)"
+fi
+
 # A size as fio writes one: tcp_zerocopy=64k is taken, and reaches the
 # library, which refuses it over RDMA (the filename's transport).
 run --filename="$FN" --tcp_zerocopy=64k

@@ -341,9 +341,17 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	DEFAULT(srcaddr, eo->src_addr);
 #undef DEFAULT
 	*nsid = k->t.nsid ? k->t.nsid : eo->ns;
-	if (!k->t.traddr[0] || !k->t.subnqn[0]) {
-		log_err("nvmeof: filename '%s': no %s (put traddr= and subnqn= in the filename or as options)\n",
-			f->file_name, !k->t.traddr[0] ? "traddr" : "subnqn");
+	if (!k->t.traddr[0]) {
+		log_err("nvmeof: filename '%s': no traddr (put traddr= and subnqn= in the filename or as options)\n",
+			f->file_name);
+		return 1;
+	}
+	if (!k->t.subnqn[0]) {
+		/* SPDK's example filenames leave it out: say where the NQN comes from */
+		log_err("nvmeof: filename '%s': no subnqn (put subnqn= in the filename or as an option): "
+			"nvmeof discover %s-a %s -s %s -o fio prints each subsystem's filename ready to paste\n",
+			f->file_name, k->t.trtype == 3 ? "-t tcp " : "", k->t.traddr,
+			k->t.trsvcid[0] ? k->t.trsvcid : "4420");
 		return 1;
 	}
 	if (eo->hostid)

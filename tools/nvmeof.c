@@ -102,7 +102,8 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 		   "                           -t MS, a number, means the same\n", d.cmd_timeout_ms,
 		d.connect_timeout_ms);
 	if (c->what & ARG_OUT)
-		fprintf(f, "  -o, --output-format=FMT  normal or json\n");
+		fprintf(f, "  -o, --output-format=FMT  normal or json%s\n",
+			disc ? ", or fio: each subsystem as an fio filename, ready to paste" : "");
 	if (c->what & ARG_NSID)
 		fprintf(f, "  -N, --namespace-id=NSID  namespace (%s); -n N with a number means the same\n",
 			c->fn == cmd_smart_log || c->fn == cmd_get_log ? "0, the default: the controller" : "1");
@@ -334,8 +335,11 @@ int main(int argc, char **argv)
 		case 'o':
 			if (!strcmp(optarg, "json"))
 				a.json = true;
+			else if (!strcmp(optarg, "fio") && !strcmp(sub, "discover"))
+				a.fio = true; /* each subsystem as an fio filename */
 			else if (strcmp(optarg, "normal")) {
-				fprintf(stderr, "nvmeof %s: --output-format: '%s' is not normal or json\n", sub, tool_shown(optarg));
+				fprintf(stderr, "nvmeof %s: --output-format: '%s' is not normal or json%s\n", sub,
+					tool_shown(optarg), strcmp(sub, "discover") ? "" : " or fio");
 				return 2;
 			}
 			break;

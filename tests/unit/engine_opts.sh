@@ -85,6 +85,23 @@ else
   bad "cmd_timeout=30000ms and kato=999 (seconds) are taken" "$(grep trace <<< "$out" | head -1 | cut -c1-300)"
 fi
 
+# SPDK's NVMe-oF example filename has no subnqn: the refusal says how to get it.
+run --filename='trtype=TCP adrfam=IPv4 traddr=192.0.2.1 trsvcid=4421 ns=1'
+if [ "$rc" != 0 ] && grep -qF 'no subnqn' <<< "$out" &&
+   grep -qF 'nvmeof discover -t tcp -a 192.0.2.1 -s 4421 -o fio' <<< "$out"; then
+  ok "a filename without subnqn names nvmeof discover -o fio with its address"
+else
+  bad "a filename without subnqn names nvmeof discover -o fio with its address" "rc $rc: $(echo $out | cut -c1-300)"
+fi
+
+# No RDMA device here: the failure also points an NVMe/TCP user to trtype=TCP.
+run --filename="$FN"
+if [ "$rc" != 0 ] && grep -qF 'no RDMA device on this host' <<< "$out" && grep -qF 'NVMe/TCP target: trtype=TCP' <<< "$out"; then
+  ok "no RDMA device: the message names trtype=TCP for an NVMe/TCP target"
+else
+  bad "no RDMA device: the message names trtype=TCP for an NVMe/TCP target" "rc $rc: $(echo $out | cut -c1-400)"
+fi
+
 # A size as fio writes one: tcp_zerocopy=64k is taken, and reaches the
 # library, which refuses it over RDMA (the filename's transport).
 run --filename="$FN" --tcp_zerocopy=64k

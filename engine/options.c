@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "engine.h"
 #include "optgroup.h"
@@ -128,6 +129,23 @@ BOOL_SETTER(in_capsule, H_IN_CAPSULE)
 BOOL_SETTER(hdr_digest, H_HDGST)
 BOOL_SETTER(data_digest, H_DDGST)
 #undef BOOL_SETTER
+
+/* SPDK's fio plugin spells the NVMe/TCP digests digest_enable=NONE|HEADER|DATA|BOTH */
+static int set_digest_enable(void *data, const char *v)
+{
+	struct eng_opts *eo = data;
+	static const char *const vals[] = {"none", "header", "data", "both"};
+	for (unsigned int i = 0; v && i < 4; i++)
+		if (!strcasecmp(v, vals[i])) {
+			eo->hdr_digest = i & 1;
+			eo->data_digest = i >> 1;
+			eo->set |= 1u << H_HDGST | 1u << H_DDGST;
+			return 0;
+		}
+	log_err("nvmeof: digest_enable=%s: expected NONE, HEADER, DATA or BOTH (SPDK's spelling of "
+		"hdr_digest= and data_digest=)\n", v ? v : "");
+	return 1;
+}
 
 /* fio stores the value through off1 (posval) before it calls this */
 static int set_wait_mode(void *data, const char *v)
@@ -263,6 +281,11 @@ struct fio_option eng_options[] = {
 	 .help = help_of[H_HDGST], .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "data_digest", .lname = "data digest", .type = FIO_OPT_BOOL, .cb = (void *)set_data_digest,
 	 .help = help_of[H_DDGST], .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	{.name = "digest_enable", .lname = "digests, as SPDK's plugin", .type = FIO_OPT_STR,
+	 .cb = (void *)set_digest_enable,
+	 .help = "NVMe/TCP digests as SPDK's fio plugin names them: NONE, HEADER, DATA or BOTH "
+		 "(hdr_digest=, data_digest=)",
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "wait", .lname = "completion wait", .type = FIO_OPT_STR,
 	 .off1 = offsetof(struct eng_opts, wait_mode), .cb = (void *)set_wait_mode, .help = help_of[H_WAIT],
 	 .posval = {{.ival = "hybrid", .oval = NVMEOF_WAIT_HYBRID, .help = "spin spin_us, then sleep"},

@@ -136,10 +136,12 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 		jq->nq++;
 		/* Which controller and queue each job got: shared controllers
 		 * show as one CNTLID with several queues. */
-		eng_info("nvmeof: job %s (%d): %s: controller CNTLID %u, I/O queue %u, depth %u%s\n",
+		/* how many queue pairs, and why: SPDK's plugin opens one per job */
+		eng_info("nvmeof: job %s (%d): %s: controller CNTLID %u, I/O queue %u, depth %u, queue pair %u of %u%s%s\n",
 			 td->o.name, td->thread_number, ef->cfg.t.subnqn, ci->cntlid,
-			 nvmeof_queue_qid(jq->q[n]), nvmeof_queue_depth(jq->q[n]),
-			 nq > 1 ? ", in the job's poll group" : "");
+			 nvmeof_queue_qid(jq->q[n]), nvmeof_queue_depth(jq->q[n]), n + 1, nq,
+			 nq > 1 ? ", in the job's poll group" : "",
+			 n || eo->qpairs ? "" : " (qpairs=0: one per CPU the job may run on, at most 4; qpairs=1: one)");
 	}
 	return 0;
 }

@@ -495,6 +495,10 @@ t_qpairs_default_one_per_cpu() {
   ours --name=auto --filename="$FA1" --rw=randread --bs=4k --size=16m --iodepth=8 \
     > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
   grep '^nvmeof: job' "$SCRATCH/log" | sed 's/^/    /' || true # shown only; the checks below say what is missing
+  # the start lines count them, the first says why (SPDK's plugin opens one)
+  grep -q "queue pair 1 of $want.*(qpairs=0: one per CPU the job may run on, at most 4; qpairs=1: one)" \
+    "$SCRATCH/log" || fail "no start line 'queue pair 1 of $want' saying why"
+  [ "$(grep -c "queue pair [0-9] of $want" "$SCRATCH/log")" = "$want" ] || fail "not $want lines 'queue pair N of $want'"
   if [ "$want" -gt 1 ]; then
     [ "$(qp_lines "$SCRATCH/log")" = "$want" ] || fail "not $want queue pairs for $ncpu CPUs"
   else

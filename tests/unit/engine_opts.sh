@@ -102,6 +102,22 @@ else
   bad "no RDMA device: the message names trtype=TCP for an NVMe/TCP target" "rc $rc: $(echo $out | cut -c1-400)"
 fi
 
+# SPDK's digest_enable= is hdr_digest/data_digest: over RDMA the library
+# refuses the digests it turned on; NONE turns none on; a bad value is named.
+for v in BOTH header data none bogus; do
+  run --filename="$FN" "--digest_enable=$v"
+  case $v in
+    none) want="no RDMA device on this host" ;;
+    bogus) want="digest_enable=bogus: expected NONE, HEADER, DATA or BOTH" ;;
+    *) want="header and data digests are NVMe/TCP's" ;;
+  esac
+  if [ "$rc" != 0 ] && grep -qF "$want" <<< "$out"; then
+    ok "digest_enable=$v: $want"
+  else
+    bad "digest_enable=$v: $want" "rc $rc: $(echo $out | cut -c1-300)"
+  fi
+done
+
 # A size as fio writes one: tcp_zerocopy=64k is taken, and reaches the
 # library, which refuses it over RDMA (the filename's transport).
 run --filename="$FN" --tcp_zerocopy=64k

@@ -174,6 +174,14 @@ static bool is_number(const char *s)
 
 int main(int argc, char **argv)
 {
+	/* nvme-cli's `nvme help SUBCOMMAND`: that subcommand's usage */
+	if (argc == 3 && !strcmp(argv[1], "help"))
+		for (size_t i = 0; i < NCMDS; i++)
+			if (!strcmp(argv[2], cmds[i].name)) {
+				sub = cmds[i].name;
+				cmd_usage(stdout, &cmds[i]);
+				return 0;
+			}
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
@@ -222,6 +230,8 @@ int main(int argc, char **argv)
 		{"tcp-tos", required_argument, 0, OPT_TCP_TOS},
 		{"tcp-busy-poll", required_argument, 0, OPT_TCP_BUSY_POLL},
 		{"tcp-zerocopy", required_argument, 0, OPT_TCP_ZEROCOPY},
+		/* nvme-cli's, refused with how this tool differs */
+		{"human-readable", no_argument, 0, 'H'}, {"data-size", required_argument, 0, 'z'},
 		{0, 0, 0, 0},
 	};
 	struct args a = {.nsid = 1, .gpu = -1, .tcp_priority = -1, .tcp_tos = -1};
@@ -232,8 +242,8 @@ int main(int argc, char **argv)
 	opterr = 0;
 	int li = -1;
 	/* -g: nvme-cli's header digest, but --gpu=N where the data moves */
-	const char *shorts = c->what & ARG_IO ? ":a:s:w:q:I:n:t:o:N:e:i:l:L:S:C:rbB:c:d:fDg:Gh"
-					      : ":a:s:w:q:I:n:t:o:N:e:i:l:L:S:C:rbB:c:d:fDgGh";
+	const char *shorts = c->what & ARG_IO ? ":a:s:w:q:I:n:t:o:N:e:i:l:L:S:C:rbB:c:d:fDg:GhHz:"
+					      : ":a:s:w:q:I:n:t:o:N:e:i:l:L:S:C:rbB:c:d:fDgGhHz:";
 	while ((ch = getopt_long(argc, argv, shorts, lo, &li)) != -1) {
 		/* the option by its name, never its value (which may be a secret) */
 		char optbuf[48];
@@ -250,7 +260,7 @@ int main(int argc, char **argv)
 		case 'N': need = ARG_NSID; break;
 		case 'e': need = ARG_ENTRIES; break;
 		case 'i': case 'l': case 'L': case OPT_LSP: case 'r': case 'b': need = ARG_LOG; break;
-		case 'B': case 'c': case 'd': case 'f': case 'D': need = ARG_IO; break;
+		case 'B': case 'c': case 'd': case 'f': case 'D': case 'z': need = ARG_IO; break;
 		}
 		/* a subcommand without a target takes none of a target's options */
 		if (c->what & ARG_LOCAL && ch != 'o' && ch != 'h' && ch != OPT_SYSFS && ch != ':' && ch != '?')
@@ -306,6 +316,11 @@ int main(int argc, char **argv)
 					return 2;
 				a.nsid = (uint32_t)v;
 				nsid_set = true;
+			} else if (is_number(optarg)) {
+				fprintf(stderr, "nvmeof %s: -n %s: a number is a namespace ID, and %s takes none: -n is the %s "
+					"NQN (NQNs are never numbers)\n", sub, optarg, sub,
+					c->fn == cmd_discover ? "discovery" : "subsystem");
+				return 2;
 			} else {
 				a.nqn = optarg;
 			}
@@ -388,7 +403,8 @@ int main(int argc, char **argv)
 		case 'c':
 			if (parse_u64("block-count", optarg, 0xffffffffu, &v) || !v) {
 				if (!v)
-					fprintf(stderr, "nvmeof %s: --block-count must be at least 1\n", sub);
+					fprintf(stderr, "nvmeof %s: --block-count must be at least 1 (it counts from 1, "
+						"unlike nvme-cli's -c: -c 1 reads one block)\n", sub);
 				return 2;
 			}
 			a.nlb = (uint32_t)v;
@@ -408,11 +424,24 @@ int main(int argc, char **argv)
 		case OPT_HDGST: a.hdgst = true; break;
 		case 'G': a.ddgst = true; break;
 		case OPT_SYSFS: a.sysfs = optarg; break;
+		case 'H':
+			fprintf(stderr, "nvmeof %s: -H (nvme-cli's human-readable decoding) is not here: the normal "
+				"output is nvme-cli's plain one, and -o json has every field\n", sub);
+			return 2;
+		case 'z':
+			fprintf(stderr, "nvmeof %s: -z/--data-size is nvme-cli's; here the size is --block-count (-c N "
+				"blocks, from 1) of the namespace's block size%s\n", sub,
+				c->fn == cmd_write ? ", by default the file's size" : "");
+			return 2;
 		case 'h':
 			cmd_usage(stdout, c);
 			return 0;
 		case ':':
-			fprintf(stderr, "nvmeof %s: option %s needs a value\n", c->name, opt);
+			if (optopt == 'g')
+				fprintf(stderr, "nvmeof %s: -g is --gpu=N here; nvme-cli's header digest is --hdr-digest\n",
+					c->name);
+			else
+				fprintf(stderr, "nvmeof %s: option %s needs a value\n", c->name, opt);
 			return 2;
 		default:
 			fprintf(stderr, "nvmeof %s: unknown option %s (see --help)\n", c->name, opt);

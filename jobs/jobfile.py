@@ -127,7 +127,7 @@ def prepare(job, outp, fio_args, env):
             # fio knows an engine's options only after ioengine=, which is in the job file
             engine.append(a[2:])
             continue
-        if name in opts:
+        if name in opts and a.partition("=")[2] != opts[name]:  # the same value changes nothing
             val = opts[name]
             m = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", val)
             hint = (f"set {m.group(1)}={a.partition('=')[2]} instead" if m and m.group(1) in WORKLOAD_VARS

@@ -31,6 +31,7 @@ log=$FAKE_FIO_LOG
 printf 'arg %s\n' "$@" > "$log"
 echo "env RW=${RW:-} BS=${BS:-} REGION=${REGION:-} IOENGINE=${IOENGINE:-} FILENAME=${FILENAME:-}" >> "$log"
 for a; do [ -f "$a" ] && cat "$a" > "$log.job"; done
+[ -z "${FAKE_FIO_ERR:-}" ] || { echo "$FAKE_FIO_ERR" >&2; echo "fio: pid=0, err=111/file:x, error=Connection refused" >&2; exit 1; }
 exit 0
 EOF
 chmod +x "$tmp/bin/fio"
@@ -73,6 +74,8 @@ jr -- qd1-latency.fio --readwrite=randwrite
 expect_refused "--readwrite= to qd1-latency.fio is refused, pointing to RW=" "set RW=randwrite instead"
 jr -- qd1-latency.fio --iodepth=8
 expect_refused "--iodepth= to qd1-latency.fio (iodepth=1 fixed) is refused" "qd1-latency.fio sets iodepth=1 itself"
+jr -- qd1-latency.fio --iodepth=1
+expect_ran "--iodepth=1 to qd1-latency.fio (its own value) runs" "^arg --iodepth=1"
 jr RW=randwrite BS=8k -- qd1-latency.fio --output-format=json
 expect_ran "RW= and BS= to qd1-latency.fio (which reads them) run" "env RW=randwrite BS=8k" "^rw=\\$\\{RW\\}" \
   "^arg --output-format=json"
@@ -113,6 +116,22 @@ if grep -q 'run 2 of 2' <<< "$out" && ! grep -q 'not found' <<< "$out" && grep -
 else
   bad "jobs/sweep runs the same relative job file" "rc $rc: $(head -c 600 <<< "$out")"
 fi
+
+# a failed run shows the engine's line and where fio's stderr is; meta.json the setup
+rc=0
+out=$(env PATH="$tmp/bin:$PATH" RUNTIME=1 RAMP=0 TRTYPE=TCP QPAIRS=1 FAKE_FIO_ERR="nvmeof: connect to 192.0.2.1 port 4420: nothing listens on that port" \
+  timeout 120 jobs/sweep --no-plot --out "$tmp/sw2" iops.fio NUMJOBS=1 2>&1) || rc=$?
+if [ "$rc" = 1 ] && grep -q '^    nvmeof: connect to 192.0.2.1 port 4420: nothing listens on that port' <<< "$out" &&
+   grep -qF "(fio's stderr: $tmp/sw2/runs/" <<< "$out"; then
+  ok "a failed sweep run shows the engine's line and its stderr file"
+else
+  bad "a failed sweep run shows the engine's line and its stderr file" "rc $rc: $(head -c 600 <<< "$out")"
+fi
+python3 - "$tmp/sw2/meta.json" <<'PY' && ok "meta.json records the setup (transport, NQN, queue pairs)" || bad "meta.json records the setup (transport, NQN, queue pairs)" "$(cat "$tmp/sw2/meta.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))["setup"]
+assert s["TRTYPE"] == "TCP" and s["SUBNQN"] == "nqn.2026-12.io.nvmeof:jobs" and s["TARGET"] == "192.0.2.1" and s["QPAIRS"] == "1", s
+PY
 
 # ---- engine options ----------------------------------------------------------
 jr ENGINE_OPTS='wait=poll spin_us=0' QPAIRS=2 -- qd1-latency.fio --delay_cmd_submit=1

@@ -41,6 +41,8 @@ enum { QSEL_CPU, QSEL_RR };
 /* ---- log.c ---- */
 /* An informational line (what a job got, what it cost): fio's log with
  * its normal output, else stderr, so JSON and terse output stay whole. */
+/* "nvmeof: engine VERSION (commit C), built for fio-X", once per process (fiover.c) */
+void eng_say_version(void);
 void eng_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* verbose=1: the library's trace hook (nvmeof_ctrl_opts.trace), one line
  * per connection step; arg is the struct eng_trace of the controller. */
@@ -166,6 +168,7 @@ struct eng_opts {
 	 * gave it), else the library's default (nvmeof_ctrl_opts_init) does */
 	unsigned int wait_mode, kato_ms, cmd_timeout_ms, connect_timeout_ms, in_capsule, spin_us;
 	unsigned int hdr_digest, data_digest; /* NVMe/TCP's digests */
+	unsigned int digest_enable; /* SPDK's spelling of them: 1 + (header | data << 1); 0: not given */
 	unsigned int reconnect_delay_ms, ctrl_loss_tmo_ms, num_io_queues, connect_retries;
 	uint32_t set;
 };

@@ -53,6 +53,7 @@ int job_setup(struct thread_data *td)
 	struct eng_opts *eo = td->eo;
 	struct job *j = job_of(td);
 	int rc = 1;
+	eng_say_version();
 	if (!j)
 		return 1;
 	if (eo->gpu >= 0 && td->o.verify != VERIFY_NONE && !eo->gpu_copy) {

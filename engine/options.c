@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "engine.h"
 #include "optgroup.h"
@@ -63,22 +62,10 @@ static int num_of(const char *name, const char *v, long long lo, long long hi, c
 
 static int time_of(const char *name, const char *v, long long lo_ms, long long *out_ms)
 {
-	int sub_ms;
-	long long n;
-	/* A bare number is seconds here but milliseconds in the tool's --timeout and
-	 * Python's keep_alive_ms: a command timeout or keep-alive of 1000 s or more
-	 * is far likelier a number of milliseconds than a wish. */
-	if ((!strcmp(name, "cmd_timeout") || !strcmp(name, "kato")) && !optval_num(v, 1000, 999999999999ll, &n)) {
-		log_err("nvmeof: %s=%s: a bare number is seconds, and %s s is over %lld minutes: did you mean %sms? "
-			"(write %ss if you do mean seconds)\n", name, v, v, n / 60, v, v);
-		return 1;
-	}
-	if (!optval_time(v, lo_ms, TIME_MAX_MS, out_ms, &sub_ms))
+	char err[400];
+	if (!optval_time_of(name, v, lo_ms, out_ms, err, sizeof(err)))
 		return 0;
-	log_err("nvmeof: %s=%s: expected a time from %s to 1d%s: a bare number is seconds (as in nvme-cli), "
-		"or give a unit: 500ms, 5s, 2m\n", name, v ? v : "", lo_ms ? "1ms" : "0",
-		sub_ms ? ", in whole milliseconds" : "");
-	return 1;
+	return log_err("nvmeof: %s\n", err), 1;
 }
 
 /* The engine's own numbers (with fio defaults) and the library's, each of
@@ -129,23 +116,6 @@ BOOL_SETTER(in_capsule, H_IN_CAPSULE)
 BOOL_SETTER(hdr_digest, H_HDGST)
 BOOL_SETTER(data_digest, H_DDGST)
 #undef BOOL_SETTER
-
-/* SPDK's fio plugin spells the NVMe/TCP digests digest_enable=NONE|HEADER|DATA|BOTH */
-static int set_digest_enable(void *data, const char *v)
-{
-	struct eng_opts *eo = data;
-	static const char *const vals[] = {"none", "header", "data", "both"};
-	for (unsigned int i = 0; v && i < 4; i++)
-		if (!strcasecmp(v, vals[i])) {
-			eo->hdr_digest = i & 1;
-			eo->data_digest = i >> 1;
-			eo->set |= 1u << H_HDGST | 1u << H_DDGST;
-			return 0;
-		}
-	log_err("nvmeof: digest_enable=%s: expected NONE, HEADER, DATA or BOTH (SPDK's spelling of "
-		"hdr_digest= and data_digest=)\n", v ? v : "");
-	return 1;
-}
 
 /* fio stores the value through off1 (posval) before it calls this */
 static int set_wait_mode(void *data, const char *v)
@@ -281,11 +251,7 @@ struct fio_option eng_options[] = {
 	 .help = help_of[H_HDGST], .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "data_digest", .lname = "data digest", .type = FIO_OPT_BOOL, .cb = (void *)set_data_digest,
 	 .help = help_of[H_DDGST], .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
-	{.name = "digest_enable", .lname = "digests, as SPDK's plugin", .type = FIO_OPT_STR,
-	 .cb = (void *)set_digest_enable,
-	 .help = "NVMe/TCP digests as SPDK's fio plugin names them: NONE, HEADER, DATA or BOTH "
-		 "(hdr_digest=, data_digest=)",
-	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	TCP_DIGEST_ENABLE_OPTION,
 	{.name = "wait", .lname = "completion wait", .type = FIO_OPT_STR,
 	 .off1 = offsetof(struct eng_opts, wait_mode), .cb = (void *)set_wait_mode, .help = help_of[H_WAIT],
 	 .posval = {{.ival = "hybrid", .oval = NVMEOF_WAIT_HYBRID, .help = "spin spin_us, then sleep"},
@@ -364,19 +330,9 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	DEFAULT(srcaddr, eo->src_addr);
 #undef DEFAULT
 	*nsid = k->t.nsid ? k->t.nsid : eo->ns;
-	if (!k->t.traddr[0]) {
-		log_err("nvmeof: filename '%s': no traddr (put traddr= and subnqn= in the filename or as options)\n",
-			f->file_name);
-		return 1;
-	}
-	if (!k->t.subnqn[0]) {
-		/* SPDK's example filenames leave it out: say where the NQN comes from */
-		log_err("nvmeof: filename '%s': no subnqn (put subnqn= in the filename or as an option): "
-			"nvmeof discover %s-a %s -s %s -o fio prints each subsystem's filename ready to paste\n",
-			f->file_name, k->t.trtype == 3 ? "-t tcp " : "", k->t.traddr,
-			k->t.trsvcid[0] ? k->t.trsvcid : "4420");
-		return 1;
-	}
+	char why[300]; /* SPDK's example filenames have no subnqn: where it comes from */
+	if (tid_missing(&k->t, why, sizeof(why)))
+		return log_err("nvmeof: filename '%s': %s\n", f->file_name, why), 1;
 	if (eo->hostid)
 		snprintf(k->hostid, sizeof(k->hostid), "%s", eo->hostid);
 	nvmeof_ctrl_opts_init(&k->o);

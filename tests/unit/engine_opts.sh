@@ -108,7 +108,7 @@ for v in BOTH header data none bogus; do
   run --filename="$FN" "--digest_enable=$v"
   case $v in
     none) want="no RDMA device on this host" ;;
-    bogus) want="digest_enable=bogus: expected NONE, HEADER, DATA or BOTH" ;;
+    bogus) want="valid values: NONE" ;;
     *) want="header and data digests are NVMe/TCP's" ;;
   esac
   if [ "$rc" != 0 ] && grep -qF "$want" <<< "$out"; then
@@ -117,6 +117,13 @@ for v in BOTH header data none bogus; do
     bad "digest_enable=$v: $want" "rc $rc: $(echo $out | cut -c1-300)"
   fi
 done
+
+# The engine says its version and commit once per fio process, whatever the job count.
+run --filename="$FN" --numjobs=3 --thread=1
+ver=$(sed -n 's/^VERSION = //p' Makefile)
+n=$(grep -cE "^nvmeof: engine $ver \(commit ([0-9a-f]{12}(-dirty)?|unknown)\), built for fio-" <<< "$out")
+[ "$n" = 1 ] && ok "one 'nvmeof: engine $ver (commit ...)' line for three jobs" ||
+  bad "one 'nvmeof: engine $ver (commit ...)' line for three jobs" "$n lines: $(echo $out | cut -c1-300)"
 
 # A size as fio writes one: tcp_zerocopy=64k is taken, and reaches the
 # library, which refuses it over RDMA (the filename's transport).

@@ -239,7 +239,7 @@ void qpairs_job_cpus(struct job *j);
 /* Opens jq's poll group and queue pairs on ef's controller. 0, or 1 after logging. */
 int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct efile *ef);
 /* Destroys them, saying what each carried and anything abandoned. */
-void qpairs_close(struct jqueue *jq);
+void qpairs_close(struct jqueue *jq, const char *who);
 /* Requests of one controller's queue pairs submitted and not completed. */
 uint32_t qpairs_inflight(const struct jqueue *jq);
 

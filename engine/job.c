@@ -172,8 +172,10 @@ void job_cleanup(struct thread_data *td)
 	 * up waiting) fail back through the callbacks at queue destroy: their
 	 * io_u's may be freed already, so the callbacks must leave them alone. */
 	j->closing = true;
+	char who[96]; /* the end-of-job lines name their job, as the start lines do */
+	snprintf(who, sizeof(who), "job %s (%d)", td->o.name, td->thread_number);
 	for (int k = 0; k < j->njq; k++)
-		qpairs_close(&j->jq[k]);
+		qpairs_close(&j->jq[k], who);
 	iomem_release(j);
 	files_detach(j);
 	free(j->events);

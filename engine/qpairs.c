@@ -146,7 +146,7 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 	return 0;
 }
 
-void qpairs_close(struct jqueue *jq)
+void qpairs_close(struct jqueue *jq, const char *who)
 {
 	if (jq->mp || jq->npaths) {
 		paths_close(jq);
@@ -179,11 +179,11 @@ void qpairs_close(struct jqueue *jq)
 			sleeps_out = nvmeof_queue_sleep_timeouts(q);
 		}
 		eng_info("nvmeof: queue %u: %llu command(s), %llu doorbell(s)%s, %llu in-capsule; connected in "
-			 "%llu ms, %u connect retr%s; completion vector %d (%s)\n",
+			 "%llu ms, %u connect retr%s; completion vector %d (%s); %s\n",
 			 nvmeof_queue_qid(q), (unsigned long long)st.cmds,
 			 (unsigned long long)st.doorbells, slept, (unsigned long long)st.in_capsule,
 			 (unsigned long long)conn_ms, conn_retries, conn_retries == 1 ? "y" : "ies",
-			 nvmeof_poll_group_comp_vector(jq->group), jq->vector_how);
+			 nvmeof_poll_group_comp_vector(jq->group), jq->vector_how, who);
 		/* beside fio's clat: what of it the fabric and the target took */
 		static const double pct[] = {50, 90, 99, 99.9};
 		uint64_t hw[4], nhw = 0, early = 0;
@@ -214,8 +214,8 @@ void qpairs_close(struct jqueue *jq)
 		nvmeof_queue_destroy(q);
 	}
 	if (nq > 1)
-		eng_info("nvmeof: the job's poll group of %u queue pairs: %llu sleep(s) (%llu to their end)\n", nq,
-			 (unsigned long long)sleeps, (unsigned long long)sleeps_out);
+		eng_info("nvmeof: the job's poll group of %u queue pairs: %llu sleep(s) (%llu to their end); %s\n", nq,
+			 (unsigned long long)sleeps, (unsigned long long)sleeps_out, who);
 	jq->nq = 0;
 	if (jq->group)
 		nvmeof_poll_group_destroy(jq->group);

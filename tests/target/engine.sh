@@ -86,6 +86,11 @@ t_digest_options_are_negotiated() {
   off=$(grep -c 'ICResp: .*digest off' "$SCRATCH/log" || true)
   echo "    with hdr_digest=1 data_digest=1: $on connection(s) with both digests, $off without"
   [ "$on" -ge 2 ] && [ "$off" = 0 ] || { grep 'ICResp' "$SCRATCH/log"; fail "the digests asked for were not negotiated on every connection"; }
+  # SPDK's spelling, digest_enable=BOTH, asks for the same
+  ours --name=s --filename="$FA1" --thread=1 --rw=read --bs=4k --size=1m --offset=700m --digest_enable=BOTH \
+    --verbose=1 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio with digest_enable=BOTH exited non-zero"; }
+  on=$(grep -c 'ICResp: .*header digest on, data digest on' "$SCRATCH/log" || true)
+  [ "$on" -ge 2 ] || { grep 'ICResp' "$SCRATCH/log"; fail "digest_enable=BOTH negotiated no digests"; }
   ours --name=n --filename="$FA1" --thread=1 --rw=read --bs=4k --size=1m --offset=700m --verbose=1 > "$SCRATCH/log" 2>&1 ||
     { tail -20 "$SCRATCH/log"; fail "fio without digests exited non-zero"; }
   on=$(grep -c 'ICResp: .*header digest off, data digest off' "$SCRATCH/log" || true)
@@ -499,6 +504,9 @@ t_qpairs_default_one_per_cpu() {
   grep -q "queue pair 1 of $want.*(qpairs=0: one per CPU the job may run on, at most 4; qpairs=1: one)" \
     "$SCRATCH/log" || fail "no start line 'queue pair 1 of $want' saying why"
   [ "$(grep -c "queue pair [0-9] of $want" "$SCRATCH/log")" = "$want" ] || fail "not $want lines 'queue pair N of $want'"
+  # and the end-of-job lines name their job too
+  [ "$(grep -c '^nvmeof: queue [0-9]*: .*; completion vector .*; job auto (1)$' "$SCRATCH/log")" = "$want" ] ||
+    { grep '^nvmeof: queue' "$SCRATCH/log"; fail "not $want end-of-job lines naming job auto (1)"; }
   if [ "$want" -gt 1 ]; then
     [ "$(qp_lines "$SCRATCH/log")" = "$want" ] || fail "not $want queue pairs for $ncpu CPUs"
   else

@@ -111,6 +111,24 @@ t_bad_arguments_say_what_is_wrong() {
   grep -q "no such folder" "$SCRATCH/elog" || { cat "$SCRATCH/elog"; fail "jobs/plot error unclear"; }
 }
 
+# INITIATOR=kernel measures the kernel host's device of SUBNQN's namespace NS
+# and nothing else: another namespace's device, or none, is refused before fio.
+t_jobs_run_kernel_device_is_checked() {
+  source jobs/kdev.sh
+  kdev_setup || fail "the kernel host did not connect"
+  local dev=$KDEV rc=0
+  INITIATOR=kernel KDEV=$dev NS=1 REGION=16m jobs/run qd1-latency.fio --output-format=terse > "$SCRATCH/k" 2>&1 ||
+    { kdev_teardown; cat "$SCRATCH/k"; fail "jobs/run on namespace 1's device $dev failed"; }
+  INITIATOR=kernel KDEV=$dev NS=2 jobs/run qd1-latency.fio > "$SCRATCH/k2" 2>&1 || rc=$?
+  INITIATOR=kernel KDEV=/dev/nvme99n1 jobs/run qd1-latency.fio > "$SCRATCH/k3" 2>&1 || rc=$((rc * 10 + $?))
+  kdev_teardown
+  cat "$SCRATCH/k2" "$SCRATCH/k3" | sed 's/^/    /'
+  [ "$rc" = 22 ] || fail "exit statuses $rc, expected 2 and 2"
+  grep -q "KDEV=$dev is namespace 1 of $NVMEOF_TB_NQN_A, not namespace 2" "$SCRATCH/k2" || fail "NS=2: not said"
+  grep -q "KDEV=/dev/nvme99n1 does not exist" "$SCRATCH/k3" || fail "a missing device: not said"
+  [ ! -e /dev/nvme99n1 ] || fail "fio created /dev/nvme99n1"
+}
+
 servers_up() { # starts two fio servers on loopback ports 8765 and 8766
   ip link set lo up
   for p in 8765 8766; do

@@ -44,6 +44,17 @@ enum { QSEL_CPU, QSEL_RR };
 /* "nvmeof: engine VERSION (commit C), built for fio-X", once per process (fiover.c) */
 void eng_say_version(void);
 void eng_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* quiet=1: the calling thread's job prints no eng_info line but its one
+ * summary line at the end (eng_summary); failures (log_err) are unchanged.
+ * Set from the job's options at each engine callback that prints. */
+extern __thread bool eng_quiet;
+void eng_summary(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define ENG_QUIET_OPTION                                                                                       \
+	{.name = "quiet", .lname = "one line per job", .type = FIO_OPT_BOOL,                                   \
+	 .off1 = offsetof(struct eng_opts, quiet), .def = "0",                                                 \
+	 .help = "Print only failures and one summary line per job at its end (queue pairs, commands, "        \
+		 "doorbells, reconnects, timeouts) instead of the start, placement and per-queue lines",       \
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID}
 /* verbose=1: the library's trace hook (nvmeof_ctrl_opts.trace), one line
  * per connection step; arg is the struct eng_trace of the controller. */
 struct eng_trace {
@@ -155,7 +166,7 @@ struct eng_opts {
 	int quiesce_ms;                /* -1: the library's default (nvmeof_mpath_opts_init) */
 	char *path_loss;               /* "N@MS": disconnect path N MS ms into the job */
 	int gpu;
-	unsigned int gpu_copy, gpu_flush, verbose;
+	unsigned int gpu_copy, gpu_flush, verbose, quiet;
 	unsigned int relaxed_ordering; /* the library's strict_ordering, inverted */
 	char *numa_node;               /* "auto" or a node */
 	int comp_vector;               /* -1: by locality, else spread */

@@ -155,6 +155,8 @@ void qpairs_close(struct jqueue *jq, const char *who)
 	char slept[80] = "";
 	uint64_t sleeps = 0, sleeps_out = 0;
 	unsigned int nq = jq->nq;
+	/* quiet=1: the job's one line, these summed over its queue pairs */
+	uint64_t cmds = 0, bells = 0, recon = 0, tmo = 0, retr = 0, gone = 0;
 	for (unsigned int n = 0; n < jq->nq; n++) {
 		struct nvmeof_queue *q = jq->q[n];
 		struct nvmeof_queue_stats st;
@@ -163,6 +165,8 @@ void qpairs_close(struct jqueue *jq, const char *who)
 			eng_info("nvmeof: queue %u: %u request(s) still waiting when the job ended "
 				 "were abandoned\n", nvmeof_queue_qid(q), left);
 		nvmeof_queue_stats(q, &st);
+		cmds += st.cmds, bells += st.doorbells, recon += st.reconnects, tmo += st.timeouts;
+		retr += st.retries, gone += left;
 		uint64_t conn_ms = 0;
 		uint32_t conn_retries = nvmeof_queue_connect_retries(q, &conn_ms);
 		/* what a run cost on the wire: commands per doorbell shows the
@@ -216,6 +220,11 @@ void qpairs_close(struct jqueue *jq, const char *who)
 	if (nq > 1)
 		eng_info("nvmeof: the job's poll group of %u queue pairs: %llu sleep(s) (%llu to their end); %s\n", nq,
 			 (unsigned long long)sleeps, (unsigned long long)sleeps_out, who);
+	if (eng_quiet && nq)
+		eng_summary("nvmeof: %s: %u queue pair(s), %llu command(s), %llu doorbell(s), %llu reconnect(s), "
+			    "%llu timed out, %llu retried, %llu abandoned\n", who, nq, (unsigned long long)cmds,
+			    (unsigned long long)bells, (unsigned long long)recon, (unsigned long long)tmo,
+			    (unsigned long long)retr, (unsigned long long)gone);
 	jq->nq = 0;
 	if (jq->group)
 		nvmeof_poll_group_destroy(jq->group);

@@ -30,7 +30,7 @@ ENGINE_OPTIONS = set("""traddr trsvcid subnqn ns hostnqn hostid dhchap_secret dh
  src_addr gpu gpu_copy gpu_flush relaxed_ordering hw_timestamps comp_vector tcp_priority tcp_tos
  tcp_busy_poll tcp_zerocopy numa_node hugepages hca qd_limit kato reconnect_delay ctrl_loss_tmo
  cmd_timeout connect_timeout connect_retries in_capsule hdr_digest data_digest digest_enable wait qpairs
- qpair_select iopolicy quiesce_time path_loss num_io_queues delay_cmd_submit spin_us verbose""".split())
+ qpair_select iopolicy quiesce_time path_loss num_io_queues delay_cmd_submit spin_us verbose quiet""".split())
 
 
 class Refused(Exception):

@@ -515,6 +515,21 @@ t_qpairs_default_one_per_cpu() {
   one_qpair "a job pinned to one CPU" --iodepth=8 --cpus_allowed=0
   one_qpair "a QD1 job" --iodepth=1
 }
+# quiet=1: no start, placement or per-queue lines, one summary line per job
+# with its counts; the version line stays.
+t_quiet_one_line_per_job() {
+  ours --name=q --filename="$FA1" --thread=1 --numjobs=2 --rw=randread --bs=4k --size=16m --iodepth=8 \
+    --number_ios=500 --quiet=1 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  expect_fio_ok "$SCRATCH/log"
+  grep '^nvmeof' "$SCRATCH/log" | sed 's/^/    /'
+  [ "$(grep -c '^nvmeof' "$SCRATCH/log")" = 3 ] || fail "not three nvmeof lines (version and one per job)"
+  grep -q '^nvmeof: engine ' "$SCRATCH/log" || fail "no version line"
+  for n in 1 2; do
+    grep -qE "^nvmeof: job q \($n\): [1-4] queue pair\(s\), [1-9][0-9]* command\(s\), [1-9][0-9]* doorbell\(s\), 0 reconnect\(s\), 0 timed out, 0 retried, 0 abandoned$" \
+      "$SCRATCH/log" || fail "no summary line for job q ($n)"
+  done
+}
+
 one_qpair() { # what fio-args...: by default, that job gets one queue pair
   local what=$1; shift
   ours --name=one --filename="$FA1" --rw=randread --bs=4k --size=16m "$@" \

@@ -52,7 +52,7 @@ n=$(grep -c '^Example:' man/nvmeof.1)
 # ---- the engine --------------------------------------------------------------
 # name and .def of each entry of the option table (and of the entries a
 # header's macro puts in it, its lines continued with backslashes)
-python3 - engine/options.c engine/tcp_opts.h > "$tmp/table" <<'PY'
+python3 - engine/options.c engine/tcp_opts.h engine/engine.h > "$tmp/table" <<'PY'
 import re, sys
 for f in sys.argv[1:]:
     src = re.sub(r"[ \t]*\\\n", "\n", open(f).read())

@@ -117,6 +117,12 @@ if command -v fio >/dev/null; then
   else
     bad "jobs/nvmeof-example.fio runs unedited with plain fio and gets as far as connecting" "rc $rc: $(head -c 600 <<< "$out")"
   fi
+  # troubleshooting.md quotes what fio says of a wrong engine path
+  out=$(fio --name=t --ioengine=external:"$tmp/no/libnvmeof_fio.so" --filename=x --size=1m 2>&1)
+  want=$(sed -n 's/.*`external:` makes fio [0-9.]* print `\(fio: [^"]*\)"PATH"`.*/\1/p' docs/troubleshooting.md)
+  [ -n "$want" ] && grep -qF "$want\"$tmp/no/libnvmeof_fio.so\"" <<< "$out" &&
+    ok "docs/troubleshooting.md quotes fio's wrong-engine-path message" ||
+    bad "docs/troubleshooting.md quotes fio's wrong-engine-path message" "docs: '$want'" "fio: $out"
 else
   skip "fio --enghelp against docs/engine.md" "fio is not installed"
 fi

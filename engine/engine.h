@@ -117,6 +117,7 @@ struct conn_cfg {
 		unsigned int busy_poll_us, zerocopy;
 		bool hdr_digest, data_digest;
 	} tcp_job;
+	bool sole_subsystem; /* subnqn: the only one discovery listed (the start line says so) */
 };
 
 struct shared_ctrl {
@@ -141,6 +142,11 @@ struct eng_opts;
 /* The job's authentication options into k (secrets by cfg_secrets, the
  * hashes and groups offered). 0, or 1 after logging why. */
 int cfg_auth(struct conn_cfg *k, const struct eng_opts *eo);
+/* A filename without subnqn (SPDK's example ones): the only NVM subsystem
+ * on k's transport that the discovery controller at k->t's address lists
+ * goes into k->t.subnqn (0, k->sole_subsystem set); else -1 with why
+ * appended to the message in why (none, several and which, or the error). */
+int cfg_sole_subsystem(struct conn_cfg *k, char *why, size_t wl);
 /* Two configurations open the same controller: every field equal. */
 bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b);
 /* The process's controller for k (connecting it on first use), or NULL

@@ -331,8 +331,8 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	DEFAULT(srcaddr, eo->src_addr);
 #undef DEFAULT
 	*nsid = k->t.nsid ? k->t.nsid : eo->ns;
-	char why[300]; /* SPDK's example filenames have no subnqn: where it comes from */
-	if (tid_missing(&k->t, why, sizeof(why)))
+	char why[900]; /* SPDK's example filenames have no subnqn: where it comes from */
+	if (tid_missing(&k->t, why, sizeof(why)) && (!k->t.traddr[0] || cfg_sole_subsystem(k, why, sizeof(why))))
 		return log_err("nvmeof: filename '%s': %s\n", f->file_name, why), 1;
 	if (eo->hostid)
 		snprintf(k->hostid, sizeof(k->hostid), "%s", eo->hostid);

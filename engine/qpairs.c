@@ -137,11 +137,12 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 		/* Which controller and queue each job got: shared controllers
 		 * show as one CNTLID with several queues. */
 		/* how many queue pairs, and why: SPDK's plugin opens one per job */
-		eng_info("nvmeof: job %s (%d): %s: controller CNTLID %u, I/O queue %u, depth %u, queue pair %u of %u%s%s\n",
+		eng_info("nvmeof: job %s (%d): %s: controller CNTLID %u, I/O queue %u, depth %u, queue pair %u of %u%s%s%s\n",
 			 td->o.name, td->thread_number, ef->cfg.t.subnqn, ci->cntlid,
 			 nvmeof_queue_qid(jq->q[n]), nvmeof_queue_depth(jq->q[n]), n + 1, nq,
 			 nq > 1 ? ", in the job's poll group" : "",
-			 n || eo->qpairs ? "" : " (qpairs=0: one per CPU the job may run on, at most 4; qpairs=1: one)");
+			 n || eo->qpairs ? "" : " (qpairs=0: one per CPU the job may run on, at most 4; qpairs=1: one)",
+			 n || !ef->cfg.sole_subsystem ? "" : "; no subnqn given: the only NVM subsystem discovery lists");
 	}
 	return 0;
 }

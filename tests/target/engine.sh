@@ -515,6 +515,25 @@ t_qpairs_default_one_per_cpu() {
   one_qpair "a job pinned to one CPU" --iodepth=8 --cpus_allowed=0
   one_qpair "a QD1 job" --iodepth=1
 }
+# SPDK's example filename has no subnqn: the engine asks the discovery
+# controller there and takes the only NVM subsystem it lists for this host
+# (subsystem B allows host B only), saying so; for host B, which sees A and
+# B, it refuses, naming both.
+t_no_subnqn_takes_the_only_subsystem() {
+  local f="trtype=$TRTYPE adrfam=IPv4 traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT ns=1"
+  ours --name=nq --filename="$f" --thread=1 --rw=read --bs=4k --size=1m > "$SCRATCH/log" 2>&1 ||
+    { tail -20 "$SCRATCH/log"; fail "fio without subnqn exited non-zero"; }
+  expect_fio_ok "$SCRATCH/log"
+  grep -m1 '^nvmeof: job nq' "$SCRATCH/log" | sed 's/^/    /'
+  grep -q "^nvmeof: job nq (1): $NVMEOF_TB_NQN_A: .*queue pair 1 of .*; no subnqn given: the only NVM subsystem discovery lists$" \
+    "$SCRATCH/log" || fail "the start line does not say subsystem A was taken from discovery"
+  ! ours --name=nq --filename="$f hostnqn=${NVMEOF_TB_HOSTNQN_B//:/\\:}" --thread=1 --rw=read --bs=4k --size=1m \
+    > "$SCRATCH/log" 2>&1 || fail "fio without subnqn ran where discovery lists two subsystems"
+  grep -m1 'no subnqn' "$SCRATCH/log" | sed 's/^/    /'
+  grep -q "lists several NVM subsystems: .*$NVMEOF_TB_NQN_A" "$SCRATCH/log" && grep -q "several.*$NVMEOF_TB_NQN_B" "$SCRATCH/log" ||
+    fail "the refusal does not name both subsystems"
+}
+
 # quiet=1: no start, placement or per-queue lines, one summary line per job
 # with its counts; the version line stays.
 t_quiet_one_line_per_job() {

@@ -127,6 +127,14 @@ else
   skip "fio --enghelp against docs/engine.md" "fio is not installed"
 fi
 
+# an installed user has no docs/: the man page describes the engine's lines
+eoj=$(man -l man/nvmeof-fio.7 2>/dev/null | sed -n '/^THE END-OF-JOB LINES/,/^[A-Z]/p')
+for l in "nvmeof: engine" "controller CNTLID" "placement:" "connect retries"; do
+  grep -qF "$l" <<< "$eoj" ||
+    { bad "nvmeof-fio(7) describes the end-of-job lines" "no '$l' in its section THE END-OF-JOB LINES"; l=; break; }
+done
+[ -z "$l" ] || ok "nvmeof-fio(7) describes the end-of-job lines"
+
 # ---- rendering ---------------------------------------------------------------
 for page in man/nvmeof.1 man/nvmeof-fio.7; do
   w=$(groff -man -ww -z "$page" 2>&1)

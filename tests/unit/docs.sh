@@ -149,13 +149,15 @@ done
 # ---- bash completion ---------------------------------------------------------
 comp=$(bash -c 'source contrib/bash-completion/nvmeof
   comp() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _nvmeof; echo "${COMPREPLY[*]}"; }
-  comp "$1" ""; comp "$1" read --st; comp "$1" list-rdma --output-format=' _ "$TOOL" 2>&1)
+  comp "$1" ""; comp "$1" read --st; comp "$1" list-rdma --output-format=
+  comp "$1" discover -t ""; comp "$1" discover -o ""' _ "$TOOL" 2>&1)
 first=$(sed -n 1p <<< "$comp")
 nocomp=
 for s in $subs; do grep -qw -- "$s" <<< "$first" || nocomp="$nocomp $s"; done
 [ -z "$nocomp" ] && ok "the bash completion offers every subcommand" ||
   bad "the bash completion offers every subcommand" "missing:$nocomp; got: $first"
 [ "$(sed -n 2p <<< "$comp")" = "--start-block" ] && [ "$(sed -n 3p <<< "$comp")" = "normal json" ] &&
+  [ "$(sed -n 4p <<< "$comp")" = "rdma tcp" ] && [ "$(sed -n 5p <<< "$comp")" = "normal json fio" ] &&
   ok "the bash completion offers a subcommand's options and their values" ||
   bad "the bash completion offers a subcommand's options and their values" "$comp"
 

@@ -198,7 +198,11 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], cmds[i].name))
 			c = &cmds[i];
 	if (!c) {
-		fprintf(stderr, "nvmeof: unknown subcommand '%s'\n", tool_shown(argv[1]));
+		/* nvme-cli's: this tool keeps no connection between commands */
+		fprintf(stderr, "nvmeof: unknown subcommand '%s'%s\n", tool_shown(argv[1]),
+			strcmp(argv[1], "connect") && strcmp(argv[1], "list") ? "" :
+			": each subcommand connects and disconnects by itself (-a ADDR -n NQN), no connection "
+			"stays; list-ns lists a subsystem's namespaces");
 		usage(stderr);
 		return 2;
 	}

@@ -67,6 +67,9 @@ done
 expect 2 "^nvmeof discover: -n 1: a number is a namespace ID, and discover takes none: -n is the discovery NQN" \
   "$T" discover "${A[@]}" -n 1
 expect 0 "^usage: nvmeof discover" "$T" help discover
+for sc in connect list; do
+  expect 2 "^nvmeof: unknown subcommand '$sc': each subcommand connects and disconnects by itself" "$T" $sc -a 127.0.0.1
+done
 expect 2 "^nvmeof error-log: --log-entries must be at least 1" "$T" error-log "${A[@]}" -n nqn.x -e 0
 # io-passthru with nvme-cli's letters: -t rdma beside -a, a number for -n is
 # the namespace (the NQN stays), -4 and -6 are --cdw10 and --cdw12; data

@@ -89,7 +89,7 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 		   "                           authentication without authenticating it\n"
 		   "  %s--hdr-digest         NVMe/TCP header digest (CRC32C), as nvme-cli's -g\n"
 		   "  -G, --data-digest        NVMe/TCP data digest (CRC32C), as nvme-cli's -G\n",
-		d.trsvcid, c->what & ARG_IO ? "    " : "-g, ");
+		d.trsvcid, c->what & ARG_IO && c->fn != cmd_write_zeroes ? "    " : "-g, ");
 	fprintf(f, "      --tcp-priority=N     NVMe/TCP: SO_PRIORITY of the sockets, 0 to 15 (system's)\n"
 		   "      --tcp-tos=N          NVMe/TCP: IP_TOS / IPV6_TCLASS of the sockets, 0 to 255\n"
 		   "      --tcp-busy-poll=US   NVMe/TCP: SO_BUSY_POLL, microseconds (0: system's)\n"
@@ -246,7 +246,9 @@ int main(int argc, char **argv)
 	opterr = 0;
 	int li = -1;
 	/* -g: nvme-cli's header digest, but --gpu=N where the data moves */
-	const char *shorts = c->what & ARG_IO ? ":a:s:w:q:I:n:t:o:N:e:i:l:L:S:C:rbB:c:d:fDg:GhHz:"
+	/* write-zeroes moves no data: its -g is nvme-cli's, the header digest */
+	bool gpu = c->what & ARG_IO && c->fn != cmd_write_zeroes;
+	const char *shorts = gpu ? ":a:s:w:q:I:n:t:o:N:e:i:l:L:S:C:rbB:c:d:fDg:GhHz:"
 					      : ":a:s:w:q:I:n:t:o:N:e:i:l:L:S:C:rbB:c:d:fDgGhHz:";
 	while ((ch = getopt_long(argc, argv, shorts, lo, &li)) != -1) {
 		/* the option by its name, never its value (which may be a secret) */
@@ -417,7 +419,11 @@ int main(int argc, char **argv)
 		case 'f': a.fua = true; break;
 		case 'D': a.deac = true; break;
 		case 'g':
-			if (!(c->what & ARG_IO)) {
+			if (!gpu && ch == 'g' && opt[1] == '-') {
+				fprintf(stderr, "nvmeof %s: option --gpu is not one of this subcommand's (see --help)\n", sub);
+				return 2;
+			}
+			if (!gpu) {
 				a.hdgst = true;
 				break;
 			}

@@ -67,6 +67,12 @@ done
 expect 2 "^nvmeof discover: -n 1: a number is a namespace ID, and discover takes none: -n is the discovery NQN" \
   "$T" discover "${A[@]}" -n 1
 expect 0 "^usage: nvmeof discover" "$T" help discover
+# write-zeroes moves no data: -g is nvme-cli's header digest there, --gpu is not its option
+expect 1 "^nvmeof write-zeroes: .*digests are NVMe/TCP's" "$T" write-zeroes "${A[@]}" -n nqn.x -c 1 -g
+expect 2 "^nvmeof write-zeroes: option --gpu is not one of this subcommand's" "$T" write-zeroes "${A[@]}" -n nqn.x -c 1 --gpu=0
+expect 2 "^nvmeof id-ctrl: option --gpu is not one of this subcommand's" "$T" id-ctrl "${A[@]}" -n nqn.x --gpu=0
+"$T" write-zeroes --help | grep -q -- '-g, --hdr-digest' && ok "write-zeroes --help shows -g, --hdr-digest" ||
+  bad "write-zeroes --help shows -g, --hdr-digest" "$("$T" write-zeroes --help | grep digest)"
 for sc in connect list; do
   expect 2 "^nvmeof: unknown subcommand '$sc': each subcommand connects and disconnects by itself" "$T" $sc -a 127.0.0.1
 done

@@ -199,8 +199,9 @@ int main(int argc, char **argv)
 			c = &cmds[i];
 	if (!c) {
 		/* nvme-cli's: this tool keeps no connection between commands */
+		const char *name = argv[1];
 		fprintf(stderr, "nvmeof: unknown subcommand '%s'%s\n", tool_shown(argv[1]),
-			strcmp(argv[1], "connect") && strcmp(argv[1], "list") ? "" :
+			strcmp(name, "connect") && strcmp(name, "list") ? "" :
 			": each subcommand connects and disconnects by itself (-a ADDR -n NQN), no connection "
 			"stays; list-ns lists a subsystem's namespaces");
 		usage(stderr);

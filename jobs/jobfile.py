@@ -152,6 +152,11 @@ def prepare(job, outp, fio_args, env):
                 raise Refused(f"ENGINE_OPTS: '{o.partition('=')[0]}' is not an option of our engine "
                               "(fio --enghelp=libnvmeof_fio.so lists them)")
             engine.append(o)
+        for o in engine:  # a line of the job file's own would win over the one put after ioengine=
+            k, _, v = o.partition("=")
+            if k in opts and opts[k] != v:
+                raise Refused(f"{base} sets {k}={opts[k]} itself, which wins over {o} (from QPAIRS and the like, "
+                              f"ENGINE_OPTS or a fio arg): copy {base} and change it there")
     elif env.get("ENGINE_OPTS"):
         raise Refused(f"ENGINE_OPTS is for our engine, and INITIATOR={env.get('INITIATOR')}")
     lines, placed = [], False

@@ -143,6 +143,10 @@ else
   bad "ENGINE_OPTS, QPAIRS and --delay_cmd_submit become engine lines after ioengine=" "rc $rc: $out" \
     "$(cat "$FAKE_FIO_LOG" "$FAKE_FIO_LOG.job" 2>/dev/null | head -40)"
 fi
+jr QPAIRS=2 -- nvmeof-example.fio
+expect_refused "QPAIRS=2 to a job file that sets qpairs=0 itself is refused" "nvmeof-example.fio sets qpairs=0 itself"
+jr ENGINE_OPTS='wait=poll' -- nvmeof-example.fio
+expect_refused "ENGINE_OPTS wait=poll to a job file that sets wait=hybrid is refused" "sets wait=hybrid itself"
 jr ENGINE_OPTS='wiat=poll' -- qd1-latency.fio
 expect_refused "a misspelt ENGINE_OPTS option is refused" "'wiat' is not an option of our engine"
 if [ -n "$REAL_FIO" ] && [ -f "$ENG" ]; then

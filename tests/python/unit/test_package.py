@@ -9,6 +9,8 @@ import re
 import tomllib
 import zipfile
 
+import pytest
+
 import nvmeof
 from nvmeof import _structs as S
 
@@ -112,3 +114,10 @@ def test_examples_take_port_and_transport():
                             "--port", "4", "--transport", "tcp"] + extra, capture_output=True, text=True,
                            timeout=60, env=dict(os.environ, PYTHONPATH=os.path.join(ex, "..")))
         assert r.returncode != 0 and "nothing listens on that port" in r.stderr, (name, r.stderr[-400:])
+
+
+def test_discover_reaches_the_discovery_controller():
+    """nvmeof.discover connects to the discovery controller it is given:
+    nothing listens on 127.0.0.1 port 4, and the error says so."""
+    with pytest.raises(nvmeof.ConnectionRejectedError, match="nothing listens on that port"):
+        nvmeof.discover("127.0.0.1", port=4, transport="tcp")

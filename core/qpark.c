@@ -34,6 +34,8 @@ static bool modifies_media(const struct req *r)
 void q_park_all(struct nvmeof_queue *q)
 {
 	uint32_t n = 0, nfailed = 0, nraw = 0;
+	bool doubt = false;
+	q_mark_in_doubt(q);
 	for (uint32_t si = 0; si < q->depth; si++) {
 		struct slot *s = &q->slots[si];
 		struct req *r = &q->reqs[s->req];
@@ -47,6 +49,9 @@ void q_park_all(struct nvmeof_queue *q)
 			r->err = NVMEOF_ECLOSED;
 			nraw++;
 		}
+		/* on the wire at the loss: it may still land (below) */
+		if (s->state == SLOT_BUSY && !(s->flags & SLOT_REFUSED) && r->live && modifies_media(r))
+			doubt = true;
 		if (s->state != SLOT_FREE)
 			q_release_slot(q, (uint16_t)si);
 	}
@@ -82,8 +87,13 @@ void q_park_all(struct nvmeof_queue *q)
 	for (uint32_t k = 0; k < n; k++)
 		q_pend_push(q, q->park_tmp[k]);
 	/* A write it lost may still land on the controller: the replay, in
-	 * order, starts no sooner than the quiesce time after the loss. */
-	bool modifies = false;
+	 * order, starts no sooner than the quiesce time after the loss. So
+	 * does the next connection when a write on the wire fails to its
+	 * caller (timed out, abandoned by a synchronous wait, a raw command,
+	 * another of its commands failed): the caller's next write must not
+	 * overtake it there. A failover queue's lost writes are held by the
+	 * multipath layer instead (another path may carry them). */
+	bool modifies = doubt && !q->failover;
 	for (uint32_t k = 0; k < n && !modifies; k++)
 		modifies = modifies_media(&q->reqs[q->park_tmp[k]]);
 	if (modifies && q->next_try_ms < q->lost_at_ms + q->quiesce_ms)

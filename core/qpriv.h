@@ -341,6 +341,7 @@ static inline void q_req_hand_back(struct nvmeof_queue *q, uint16_t ri, const st
 }
 void q_pend_push(struct nvmeof_queue *q, uint16_t ri);
 uint16_t q_pend_pop(struct nvmeof_queue *q);
+void q_mark_in_doubt(struct nvmeof_queue *q);
 void q_fail_slots(struct nvmeof_queue *q, int err);
 void q_fail_all(struct nvmeof_queue *q, int err);
 /* A new connection of usable commands: every slot free again. */

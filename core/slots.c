@@ -87,10 +87,35 @@ uint16_t q_pend_pop(struct nvmeof_queue *q)
 	return ri;
 }
 
+/* A command on the wire when its connection goes may still execute behind
+ * the controller, after the loss. On a failover queue its request ends as
+ * lost (ETIMEDOUT past its timeout, ECLOSED otherwise), whatever another
+ * of its commands said first (a path status, a DNR error): the multipath
+ * layer holds a lost write until the controller has quiesced it, and a
+ * status would have it re-sent at once, or failed to its caller, while a
+ * part of it can still land. */
+void q_mark_in_doubt(struct nvmeof_queue *q)
+{
+	if (!q->failover)
+		return;
+	for (uint32_t si = 0; si < q->depth; si++) {
+		struct slot *s = &q->slots[si];
+		struct req *r = &q->reqs[s->req];
+		if (s->state != SLOT_BUSY || (s->flags & SLOT_REFUSED) || !r->live || r->kind == REQ_USER)
+			continue;
+		if (s->flags & SLOT_EXPIRED)
+			r->err = NVMEOF_ETIMEDOUT;
+		else if (r->err != NVMEOF_ETIMEDOUT && r->err != NVMEOF_ETRANSPORT)
+			r->err = NVMEOF_ECLOSED;
+		r->status = 0;
+	}
+}
+
 /* Every command on the wire ends with err (one past its timeout with
  * ETIMEDOUT); only when the connection can no longer touch our memory. */
 void q_fail_slots(struct nvmeof_queue *q, int err)
 {
+	q_mark_in_doubt(q);
 	for (uint32_t si = 0; si < q->depth; si++)
 		if (q->slots[si].state != SLOT_FREE)
 			q_finish_slot(q, (uint16_t)si, q->slots[si].flags & SLOT_EXPIRED ? NVMEOF_ETIMEDOUT : err);

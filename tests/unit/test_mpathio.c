@@ -25,6 +25,10 @@ struct path_rec {
 	uint64_t at_ms[MAXC];     /* when the command reached this path */
 	int drop;                 /* never answer (a path that went silent) */
 	uint16_t status;          /* answer every command with this status (SCT << 8 | SC) */
+	/* per command, by arrival (a split write's chunks apart): answer
+	 * command i with status_at[i] - 1 (0: as above), or never */
+	uint16_t status_at[MAXC];
+	bool drop_at[MAXC];
 };
 
 static enum fw_action responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge, uint8_t *cqe)
@@ -36,10 +40,11 @@ static enum fw_action responder(void *ctx, const uint8_t *sqe, const struct ibv_
 		r->slba[r->n] = get_le64(sqe + 40);
 		r->at_ms[r->n] = nvmeof_now_ms();
 	}
-	r->n++;
-	if (r->status)
-		put_le16(cqe + 14, (uint16_t)(r->status << 1));
-	return r->drop ? FW_DROP : FW_RESPOND;
+	int i = r->n++;
+	uint16_t st = i < MAXC && r->status_at[i] ? (uint16_t)(r->status_at[i] - 1) : r->status;
+	if (st)
+		put_le16(cqe + 14, (uint16_t)(st << 1));
+	return r->drop || (i < MAXC && r->drop_at[i]) ? FW_DROP : FW_RESPOND;
 }
 
 static int count_opc(const struct path_rec *r, uint8_t opc)
@@ -79,6 +84,9 @@ struct two {
 	char buf[4096];
 };
 
+/* bytes per command of the next two_paths' queues (0: no limit) */
+static uint64_t next_max_xfer;
+
 /* Path A (index 0) carries everything while it is usable (numa policy,
  * first of equals); B (1) takes over. */
 static struct two *two_paths(uint32_t cmd_timeout_ms, uint32_t quiesce_ms, uint32_t anatt_ms)
@@ -106,7 +114,8 @@ static struct two *two_paths(uint32_t cmd_timeout_ms, uint32_t quiesce_ms, uint3
 		snprintf(p->traddr, sizeof(p->traddr), "10.0.0.%d", i + 1);
 		snprintf(p->trsvcid, sizeof(p->trsvcid), "4420");
 		snprintf(p->hca, sizeof(p->hca), "fake%d", i);
-		struct q_params qp = {.qid = 1, .depth = 8, .cmd_timeout_ms = cmd_timeout_ms, .wait_mode = NVMEOF_WAIT_POLL};
+		struct q_params qp = {.qid = 1, .depth = 8, .cmd_timeout_ms = cmd_timeout_ms, .wait_mode = NVMEOF_WAIT_POLL,
+				      .max_xfer = next_max_xfer};
 		t->fw[i] = fw_new(8, responder, &t->rec[i]);
 		if (q_open_fake(&qp, t->fw[i], &qs[i])) {
 			fprintf(stderr, "q_open_fake: %s\n", nvmeof_errmsg());
@@ -115,6 +124,7 @@ static struct two *two_paths(uint32_t cmd_timeout_ms, uint32_t quiesce_ms, uint3
 		t->mr[i] = (struct nvmeof_mr){.addr = t->buf, .len = sizeof(t->buf), .lkey = 0x11, .rkey = 0xab0u + i};
 		t->mmr.mr[i] = &t->mr[i];
 	}
+	next_max_xfer = 0;
 	if (mq_create_over(&t->mp, qs, q_close, &t->mq)) {
 		fprintf(stderr, "mq_create_over: %s\n", nvmeof_errmsg());
 		exit(1);
@@ -353,6 +363,63 @@ TEST(flush_goes_through_one_path_and_fails_over)
 	two_free(t);
 }
 
+/* Polls for ms, whatever completes. */
+static void poll_for(struct two *t, uint32_t ms)
+{
+	uint64_t end = nvmeof_now_ms() + ms;
+	while (nvmeof_now_ms() < end) {
+		nvmeof_mpath_queue_poll(t->mq, 16);
+		struct timespec ts = {0, 200000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* A write split in two (above MDTS) whose first chunk is answered with
+ * first_status while the second is still executing behind A's controller
+ * when A's connection goes: the write is in doubt (that chunk may still
+ * land), so it reaches B only after the hold, and never completes to the
+ * caller before. */
+static void split_write_in_doubt(uint16_t first_status, const char *what)
+{
+	printf("    first chunk: %s\n", what);
+	next_max_xfer = 512;
+	struct two *t = two_paths(10000, 300, 1000);
+	struct done w = {0};
+	t->rec[0].status_at[0] = (uint16_t)(first_status + 1);
+	t->rec[0].drop_at[1] = true;
+	CHECK_EQ(nvmeof_mpath_write(t->mq, 4242, 2, &t->mmr, 0, 0, cb, &w), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	CHECK_EQ(count_opc(&t->rec[0], NVME_CMD_WRITE), 2);
+	poll_for(t, 20); /* the first chunk's answer is in */
+	CHECK_EQ(w.calls, 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_WRITE), 0);
+	uint64_t lost = nvmeof_now_ms();
+	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 0), 0);
+	poll_for(t, 100);
+	CHECK_EQ(w.calls, 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_WRITE), 0);
+	poll_until(t, &w, 5000);
+	CHECK_EQ(w.calls, 1);
+	CHECK_EQ(w.cpl.err, 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_WRITE), 2);
+	/* 300 ms from the loss (the ms clock takes a few off) */
+	CHECK(t->rec[1].at_ms[0] - lost >= 290);
+	struct nvmeof_path_stats st = {.size = sizeof(st)};
+	CHECK_EQ(nvmeof_mpath_queue_path_stats(t->mq, 0, &st), 0);
+	CHECK_EQ(st.held, 1);
+	two_free(t);
+}
+
+TEST(split_write_path_status_and_loss_is_held)
+{
+	split_write_in_doubt(0x302, "Asymmetric Access Inaccessible, no DNR");
+}
+
+TEST(split_write_dnr_status_and_loss_is_held)
+{
+	split_write_in_doubt(0x4002, "Invalid Field in Command, DNR");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
@@ -360,6 +427,7 @@ int main(int argc, char **argv)
 		T(inaccessible_live_paths_wait_for_one), T(inaccessible_live_paths_wait_is_bounded),
 		T(destroy_from_callback_refused), T(path_disconnect_is_measured),
 		T(internal_path_error_on_the_only_path_is_paced), T(flush_goes_through_one_path_and_fails_over),
+		T(split_write_path_status_and_loss_is_held), T(split_write_dnr_status_and_loss_is_held),
 	};
 	return run_named_tests("unit-mpathio", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

@@ -1,7 +1,8 @@
 /*
- * The inside of a multipath queue, shared by its two files: mpath_io.c
- * (submission, failover, creation) and mpath_wait.c (the wait and the
- * counters), which calls only into the first.
+ * The inside of a multipath queue, shared by its files: mpath_io.c
+ * (submission, failover), mpath_qlife.c (creation and destruction) and
+ * mpath_wait.c (the wait and the counters), which call only into the
+ * first.
  */
 #ifndef NVMEOF_MPATH_Q_H
 #define NVMEOF_MPATH_Q_H
@@ -55,10 +56,9 @@ struct nvmeof_mpath_queue {
 	uint32_t nreqs, nfree, *free_ix;
 	uint32_t *parked, nparked;
 	uint32_t *retrying;        /* retry_parked's copy of parked */
+	bool retrying_now;         /* retry_parked walks it (a nested poll leaves it alone) */
 	uint32_t inflight, completed;
 	uint32_t dirty;             /* paths with submissions not yet posted (bit i: q[i]) */
-	uint64_t bounce_max_ms;     /* the longest ANATT of the paths */
-	uint32_t hold_ms[MP_MAX_PATHS]; /* what a write lost on each path waits (mp_hold_ms) */
 	uint32_t in_cb;             /* a caller's callback runs (destroy refused) */
 	struct mq_loss loss[MP_MAX_PATHS][MQ_LOSS_MAX];
 	uint32_t nloss[MP_MAX_PATHS];   /* losses seen (the first MQ_LOSS_MAX kept) */
@@ -75,6 +75,9 @@ static inline struct mq_loss *loss_of(struct nvmeof_mpath_queue *mq, const struc
 {
 	return r->lost_from >= 0 && r->loss_ix >= 0 ? &mq->loss[r->lost_from][r->loss_ix] : NULL;
 }
+
+/* Completes a request: back to the free list, then its callback. */
+void mq_finish(struct nvmeof_mpath_queue *mq, struct mreq *r, const struct nvmeof_cpl *cpl);
 
 /* A multipath queue over queues already open, one per path of mp, in its
  * order; on success they are the multipath queue's, closed by qdestroy. */

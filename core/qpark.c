@@ -6,6 +6,11 @@
 #include "qpriv.h"
 #include "util.h"
 
+/* Set by the controller at the queue's creation and by its reconnect
+ * worker after each re-association (a new controller's CQT); read here,
+ * by the poll. */
+void q_set_quiesce(struct nvmeof_queue *q, uint32_t ms) { __atomic_store_n(&q->quiesce_ms, ms, __ATOMIC_RELAXED); }
+
 /* Whether a command changes what is stored (NVM command set opcodes):
  * Flush, Read, Compare and Verify do not; a raw command is judged by its
  * opcode, an unknown one as if it did. */
@@ -96,8 +101,9 @@ void q_park_all(struct nvmeof_queue *q)
 	bool modifies = doubt && !q->failover;
 	for (uint32_t k = 0; k < n && !modifies; k++)
 		modifies = modifies_media(&q->reqs[q->park_tmp[k]]);
-	if (modifies && q->next_try_ms < q->lost_at_ms + q->quiesce_ms)
-		q->next_try_ms = q->lost_at_ms + q->quiesce_ms;
+	uint32_t quiesce = __atomic_load_n(&q->quiesce_ms, __ATOMIC_RELAXED);
+	if (modifies && q->next_try_ms < q->lost_at_ms + quiesce)
+		q->next_try_ms = q->lost_at_ms + quiesce;
 	/* internal commands end here */
 	struct req *rsv = &q->reqs[q->depth];
 	if (rsv->live) {

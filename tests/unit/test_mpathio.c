@@ -61,6 +61,9 @@ struct done {
 	uint64_t at_ms;
 	struct nvmeof_mpath_queue *destroy; /* the callback tries to destroy this queue */
 	int destroy_rc;
+	struct nvmeof_mpath_queue *poll;    /* the callback polls this queue (after the disconnect below) */
+	int poll_rc;
+	int disconnect;                     /* the callback disconnects path disconnect - 1 first (0: none) */
 };
 
 static void cb(void *arg, const struct nvmeof_cpl *cpl)
@@ -71,6 +74,10 @@ static void cb(void *arg, const struct nvmeof_cpl *cpl)
 	d->at_ms = nvmeof_now_ms();
 	if (d->destroy)
 		d->destroy_rc = nvmeof_mpath_queue_destroy(d->destroy);
+	if (d->poll && d->disconnect)
+		nvmeof_mpath_queue_path_disconnect(d->poll, (uint32_t)d->disconnect - 1);
+	if (d->poll)
+		d->poll_rc = nvmeof_mpath_queue_poll(d->poll, 16);
 }
 
 struct two {
@@ -420,6 +427,180 @@ TEST(split_write_dnr_status_and_loss_is_held)
 	split_write_in_doubt(0x4002, "Invalid Field in Command, DNR");
 }
 
+/* Commands that waited for a path and fail at once from one poll, the
+ * first one's callback disconnecting B and polling: that nested poll
+ * holds B's two lost writes while the outer poll still walks the ones
+ * that waited. Each command completes once, and nothing stays in flight. */
+TEST(a_poll_from_a_callback_during_the_retry_of_waiting_commands)
+{
+	struct two *t = two_paths(10000, 300, 100);
+	struct done w[2] = {{0}}, r[3] = {{0}};
+	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 0), 0);
+	nvmeof_mpath_queue_poll(t->mq, 16); /* A is gone for good (no reconnect) */
+	t->rec[1].drop = 1;
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(nvmeof_mpath_write(t->mq, 100 + (uint64_t)i, 1, &t->mmr, 0, 0, cb, &w[i]), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_WRITE), 2);
+	/* B still connected but Inaccessible: reads wait, up to ANATT */
+	mp_set_ana(&t->mp.p[1], NVMEOF_ANA_INACCESSIBLE, nvmeof_now_ms());
+	r[0].poll = t->mq;
+	r[0].disconnect = 2;
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 512, cb, &r[i]), 0);
+	CHECK_EQ(t->mq->nparked, 3);
+	poll_for(t, 200); /* past ANATT (100 ms): the reads fail, the writes are held, then fail */
+	poll_until(t, &w[0], 2000);
+	poll_until(t, &w[1], 2000);
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ(r[i].calls, 1);
+		CHECK(r[i].cpl.err != 0);
+	}
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(w[i].calls, 1);
+	CHECK_EQ(nvmeof_mpath_queue_inflight(t->mq), 0);
+	CHECK_EQ(t->mq->nfree, t->mq->nreqs);
+	two_free(t);
+}
+
+/* Destroy completes what is in flight (on B, the second path queue
+ * destroyed) and what waits for a path; their callbacks poll the queue
+ * being destroyed, which refuses (its path queues are going), and each
+ * completes once. */
+TEST(callbacks_run_by_destroy_may_poll)
+{
+	struct two *t = two_paths(10000, 300, 1000);
+	struct done w = {0}, r = {0};
+	mp_set_ana(&t->mp.p[0], NVMEOF_ANA_INACCESSIBLE, nvmeof_now_ms());
+	t->rec[1].drop = 1;
+	w.poll = t->mq;
+	w.poll_rc = 1;
+	CHECK_EQ(nvmeof_mpath_write(t->mq, 100, 1, &t->mmr, 0, 0, cb, &w), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_WRITE), 1);
+	mp_set_ana(&t->mp.p[1], NVMEOF_ANA_INACCESSIBLE, nvmeof_now_ms());
+	r.poll = t->mq;
+	r.poll_rc = 1;
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 512, cb, &r), 0);
+	CHECK_EQ(t->mq->nparked, 1);
+	CHECK_EQ(nvmeof_mpath_queue_destroy(t->mq), 0);
+	t->mq = NULL;
+	CHECK_EQ(w.calls, 1);
+	CHECK_EQ(w.cpl.err, NVMEOF_ECLOSED);
+	CHECK_EQ(w.poll_rc, NVMEOF_ECLOSED);
+	CHECK_EQ(r.calls, 1);
+	CHECK_EQ(r.cpl.err, NVMEOF_ECLOSED);
+	CHECK_EQ(r.poll_rc, NVMEOF_ECLOSED);
+	two_free(t);
+}
+
+/* A path whose controller no longer has the namespace (detached from it
+ * alone: gone in its table) carries none of its commands while another
+ * path does, whatever its group's state. */
+TEST(a_namespace_gone_from_one_path_is_served_by_the_other)
+{
+	struct two *t = two_paths(10000, 300, 1000);
+	struct nvmeof_ns gone = t->ns;
+	gone.gone = true;
+	t->mp.p[0].ns = &gone;
+	struct done r = {0};
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 512, cb, &r), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	poll_until(t, &r, 5000);
+	CHECK_EQ(r.calls, 1);
+	CHECK_EQ(r.cpl.err, 0);
+	CHECK_EQ(t->rec[0].n, 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_READ), 1);
+	two_free(t);
+}
+
+/* The hold of a write lost on A, from what A's controller reports in
+ * Identify Controller (CQT, bytes 387:386, parsed as the library reads
+ * it) and its keep-alive timeout: the write reaches B no sooner than
+ * want_ms after the loss, and not much later (1.5 s of slack for a slow
+ * machine; the hold ends at the first poll after it). */
+static void hold_from_ctrl(uint32_t quiesce_ms, uint16_t cqt_ms, uint32_t kato_ms, uint32_t want_ms)
+{
+	printf("    quiesce_time %u ms, CQT %u ms, KATO %u ms: hold %u ms\n", quiesce_ms, cqt_ms, kato_ms, want_ms);
+	struct two *t = two_paths(10000, quiesce_ms, 1000);
+	static uint8_t id[4096];
+	memset(id, 0, sizeof(id));
+	put_le16(id + 386, cqt_ms);
+	struct nvmeof_ctrl_info ci;
+	nvme_id_ctrl_parse(id, &ci);
+	mp_path_take_ctrl(&t->mp.p[0], &ci, kato_ms);
+	struct done w = {0};
+	t->rec[0].drop = 1;
+	CHECK_EQ(nvmeof_mpath_write(t->mq, 4242, 1, &t->mmr, 0, 0, cb, &w), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	uint64_t lost = nvmeof_now_ms();
+	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 0), 0);
+	poll_until(t, &w, 10000);
+	CHECK_EQ(w.calls, 1);
+	CHECK_EQ(w.cpl.err, 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_WRITE), 1);
+	uint64_t at = t->rec[1].at_ms[0] - lost;
+	printf("    the write reached B %llu ms after the loss\n", (unsigned long long)at);
+	struct nvmeof_path_stats st = {.size = sizeof(st)};
+	CHECK_EQ(nvmeof_mpath_queue_path_stats(t->mq, 0, &st), 0);
+	if (want_ms) {
+		CHECK(at >= want_ms - 5);
+		CHECK(at < want_ms + 1500);
+		CHECK_EQ(st.held, 1);
+	} else {
+		CHECK_EQ(st.held, 0);
+	}
+	two_free(t);
+}
+
+/* CQT longer than quiesce_time: CQT decides. */
+TEST(the_hold_is_the_controllers_cqt_where_longer)
+{
+	hold_from_ctrl(100, 400, 0, 400);
+}
+
+/* CQT shorter than quiesce_time: quiesce_time decides. */
+TEST(the_hold_is_quiesce_time_where_longer_than_cqt)
+{
+	hold_from_ctrl(400, 50, 0, 400);
+}
+
+/* With keep-alive, two keep-alive timeouts more. */
+TEST(the_hold_adds_two_keep_alive_timeouts)
+{
+	hold_from_ctrl(100, 0, 150, 400);
+	hold_from_ctrl(100, 200, 100, 400);
+}
+
+/* quiesce_time 0: no hold, whatever the controller reports. */
+TEST(quiesce_time_0_holds_nothing_whatever_the_controller_reports)
+{
+	hold_from_ctrl(0, 400, 150, 0);
+}
+
+/* A CQT that a new association reports (read after the queue was
+ * created) holds the next write that path loses. */
+TEST(a_cqt_read_after_the_queue_was_created_holds_the_next_loss)
+{
+	struct two *t = two_paths(10000, 100, 1000);
+	static uint8_t id[4096];
+	memset(id, 0, sizeof(id));
+	put_le16(id + 386, 400);
+	struct nvmeof_ctrl_info ci;
+	nvme_id_ctrl_parse(id, &ci);
+	mp_path_take_ctrl(&t->mp.p[0], &ci, 0); /* after mq_create_over */
+	struct done w = {0};
+	t->rec[0].drop = 1;
+	CHECK_EQ(nvmeof_mpath_write(t->mq, 4242, 1, &t->mmr, 0, 0, cb, &w), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	uint64_t lost = nvmeof_now_ms();
+	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 0), 0);
+	poll_until(t, &w, 10000);
+	CHECK_EQ(w.calls, 1);
+	CHECK(t->rec[1].at_ms[0] - lost >= 395);
+	two_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
@@ -428,6 +609,11 @@ int main(int argc, char **argv)
 		T(destroy_from_callback_refused), T(path_disconnect_is_measured),
 		T(internal_path_error_on_the_only_path_is_paced), T(flush_goes_through_one_path_and_fails_over),
 		T(split_write_path_status_and_loss_is_held), T(split_write_dnr_status_and_loss_is_held),
+		T(a_poll_from_a_callback_during_the_retry_of_waiting_commands), T(callbacks_run_by_destroy_may_poll),
+		T(a_namespace_gone_from_one_path_is_served_by_the_other),
+		T(the_hold_is_the_controllers_cqt_where_longer), T(the_hold_is_quiesce_time_where_longer_than_cqt),
+		T(the_hold_adds_two_keep_alive_timeouts), T(quiesce_time_0_holds_nothing_whatever_the_controller_reports),
+		T(a_cqt_read_after_the_queue_was_created_holds_the_next_loss),
 	};
 	return run_named_tests("unit-mpathio", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

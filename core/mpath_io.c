@@ -198,9 +198,12 @@ static void park(struct nvmeof_mpath_queue *mq, struct mreq *r)
  * to see the loss) after the loss. Reads have no effect to reorder, and
  * our connection is closed before they fail, so no late data reaches
  * their buffers: they go again at once. */
-static bool hold_lost_write(struct nvmeof_mpath_queue *mq, struct mreq *r, int pi, bool lost, uint64_t now)
+static bool hold_lost_write(struct nvmeof_mpath_queue *mq, struct mreq *r, int pi, const struct nvmeof_cpl *cpl,
+			    uint64_t now)
 {
-	if (!r->write || !lost)
+	/* one that never reached the wire (it waited for a slot, its post
+	 * was refused) cannot land late: it goes again at once */
+	if (!r->write || !(cpl->in_doubt || cpl->err == NVMEOF_ETIMEDOUT))
 		return false;
 	/* the values of the path's controller now: a re-association may have
 	 * brought another CQT */
@@ -277,7 +280,7 @@ static void path_done(void *arg, const struct nvmeof_cpl *cpl)
 	bool lost = cpl->err == NVMEOF_ECLOSED || cpl->err == NVMEOF_ETIMEDOUT || cpl->err == NVMEOF_ETRANSPORT;
 	if (lost)
 		loss_join(mq, r, pi, now);
-	if (hold_lost_write(mq, r, pi, lost, now))
+	if (lost && hold_lost_write(mq, r, pi, cpl, now))
 		return;
 	/* Paths that keep failing the command while their logs call them
 	 * usable would pass it around for good: past the longest ANATT it

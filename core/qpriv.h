@@ -123,6 +123,7 @@ struct req {
 	bool queued;              /* in the pending FIFO */
 	bool live;                /* submitted, not yet completed */
 	bool replay;              /* waited through an outage: re-issued one at a time */
+	bool in_doubt;            /* a command of it was on the wire when the connection went (q_mark_in_doubt) */
 };
 
 /* A wait over one queue or a poll group: spin, then sleep (see q_wait). */

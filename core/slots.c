@@ -14,7 +14,8 @@ void q_complete_req(struct nvmeof_queue *q, uint16_t ri)
 {
 	struct req *r = &q->reqs[ri];
 	struct nvmeof_cpl cpl = {.err = r->err, .status = r->status, .cdw0 = r->dw0, .cdw1 = r->dw1,
-				 .opc = r->opc, .admin = q->qid == 0};
+				 .opc = r->opc, .admin = q->qid == 0, .in_doubt = r->in_doubt && r->err};
+	r->in_doubt = false;
 	if ((r->kind == REQ_RAW || r->kind == REQ_AER || r->kind == REQ_USER) && r->raw) {
 		cpl.opc = r->raw[0];
 		cpl.fctype = r->raw[0] == NVME_FABRICS_OPCODE ? r->raw[4] : 0;
@@ -88,7 +89,8 @@ uint16_t q_pend_pop(struct nvmeof_queue *q)
 }
 
 /* A command on the wire when its connection goes may still execute behind
- * the controller, after the loss. On a failover queue its request ends as
+ * the controller, after the loss: its request is in doubt (told to its
+ * caller if it fails: nvmeof_cpl.in_doubt). On a failover queue it ends as
  * lost (ETIMEDOUT past its timeout, ECLOSED otherwise), whatever another
  * of its commands said first (a path status, a DNR error): the multipath
  * layer holds a lost write until the controller has quiesced it, and a
@@ -96,12 +98,13 @@ uint16_t q_pend_pop(struct nvmeof_queue *q)
  * part of it can still land. */
 void q_mark_in_doubt(struct nvmeof_queue *q)
 {
-	if (!q->failover)
-		return;
 	for (uint32_t si = 0; si < q->depth; si++) {
 		struct slot *s = &q->slots[si];
 		struct req *r = &q->reqs[s->req];
-		if (s->state != SLOT_BUSY || (s->flags & SLOT_REFUSED) || !r->live || r->kind == REQ_USER)
+		if (s->state != SLOT_BUSY || (s->flags & SLOT_REFUSED) || !r->live)
+			continue;
+		r->in_doubt = true;
+		if (!q->failover || r->kind == REQ_USER)
 			continue;
 		if (s->flags & SLOT_EXPIRED)
 			r->err = NVMEOF_ETIMEDOUT;

@@ -461,6 +461,12 @@ struct nvmeof_cpl {
 	 * none did: err NVMEOF_ETIMEDOUT, NVMEOF_ECLOSED). The library owns
 	 * this struct, so appending keeps the ABI. */
 	uint16_t sqhd, sqid, cid;
+	/* version 0.6: the command failed (err set) while one of its commands
+	 * was on the wire when the connection went (err NVMEOF_ETIMEDOUT or
+	 * NVMEOF_ECLOSED, or an error of another of its commands): it may
+	 * still execute behind the controller. false: it never reached the
+	 * wire, or the controller answered all of it. */
+	bool in_doubt;
 };
 typedef void (*nvmeof_cb)(void *arg, const struct nvmeof_cpl *cpl);
 /* One line for a completion: "success", "LBA Out of Range (SCT 0x0, SC 0x80, DNR)". */

@@ -601,6 +601,41 @@ TEST(a_cqt_read_after_the_queue_was_created_holds_the_next_loss)
 	two_free(t);
 }
 
+/* A write whose post A refused never reached the wire: it cannot land
+ * late, so it goes to B at once, not held. A held write, re-issued on B
+ * when its hold ends, counts as failed over from A as one re-routed at
+ * once does. */
+TEST(a_write_that_never_reached_the_wire_is_not_held)
+{
+	struct two *t = two_paths(10000, 300, 1000);
+	struct done w1 = {0}, w2 = {0};
+	fw_fail_next_post(t->fw[0]);
+	CHECK_EQ(nvmeof_mpath_write(t->mq, 1000, 1, &t->mmr, 0, 0, cb, &w1), 0);
+	nvmeof_mpath_queue_commit(t->mq); /* refused: it fails from A's poll */
+	CHECK_EQ(t->rec[0].n, 0);
+	poll_for(t, 100);
+	CHECK_EQ(w1.calls, 1);
+	CHECK_EQ(w1.cpl.err, 0);
+	CHECK_EQ(t->rec[1].n, 1);
+	struct nvmeof_path_stats st = {.size = sizeof(st)};
+	CHECK_EQ(nvmeof_mpath_queue_path_stats(t->mq, 0, &st), 0);
+	CHECK_EQ(st.held, 0);
+	CHECK_EQ(st.failovers, 1);
+	/* a write on the wire at A's loss: held, then re-issued on B */
+	t->rec[0].drop = 1;
+	CHECK_EQ(nvmeof_mpath_write(t->mq, 2000, 1, &t->mmr, 0, 0, cb, &w2), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	CHECK_EQ(t->rec[0].n, 1);
+	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 0), 0);
+	poll_until(t, &w2, 5000);
+	CHECK_EQ(w2.calls, 1);
+	CHECK_EQ(w2.cpl.err, 0);
+	CHECK_EQ(nvmeof_mpath_queue_path_stats(t->mq, 0, &st), 0);
+	CHECK_EQ(st.held, 1);
+	CHECK_EQ(st.failovers, 2);
+	two_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
@@ -614,6 +649,7 @@ int main(int argc, char **argv)
 		T(the_hold_is_the_controllers_cqt_where_longer), T(the_hold_is_quiesce_time_where_longer_than_cqt),
 		T(the_hold_adds_two_keep_alive_timeouts), T(quiesce_time_0_holds_nothing_whatever_the_controller_reports),
 		T(a_cqt_read_after_the_queue_was_created_holds_the_next_loss),
+		T(a_write_that_never_reached_the_wire_is_not_held),
 	};
 	return run_named_tests("unit-mpathio", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

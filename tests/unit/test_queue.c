@@ -695,6 +695,7 @@ TEST(a_timed_out_write_holds_the_next_write_for_the_quiesce_time)
 	}
 	CHECK_EQ(f->calls, 1);
 	CHECK_EQ(f->last.err, NVMEOF_ETIMEDOUT);
+	CHECK(f->last.in_doubt); /* on the wire at the loss: it may still land */
 	CHECK_EQ(f->resubmit_rc, 0);
 	/* the callback ran when the loss was handled: the quiesce counts from
 	 * just before it */

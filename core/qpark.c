@@ -54,8 +54,10 @@ void q_park_all(struct nvmeof_queue *q)
 			r->err = NVMEOF_ECLOSED;
 			nraw++;
 		}
-		/* on the wire at the loss: it may still land (below) */
-		if (s->state == SLOT_BUSY && !(s->flags & SLOT_REFUSED) && r->live && modifies_media(r))
+		/* a caller's command on the wire at the loss: it may still land
+		 * (below; the queue's own commands, a Connect, are not data) */
+		if (s->state == SLOT_BUSY && !(s->flags & SLOT_REFUSED) && s->req < q->depth && r->live &&
+		    modifies_media(r))
 			doubt = true;
 		if (s->state != SLOT_FREE)
 			q_release_slot(q, (uint16_t)si);

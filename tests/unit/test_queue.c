@@ -707,6 +707,40 @@ TEST(a_timed_out_write_holds_the_next_write_for_the_quiesce_time)
 	teardown(f);
 }
 
+/* A write split in two whose first command was answered with an error
+ * (DNR) while the second was still on the wire when the connection went:
+ * it fails to its caller with that error, in doubt (the second may still
+ * land), and the caller's next write waits the quiesce time too. */
+TEST(a_split_write_failed_with_a_command_on_the_wire_holds_the_next_write)
+{
+	struct fixture *f = setup(4, 4096, 0, 64 << 10, 30000, false);
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
+	q_set_quiesce(f->q, 300);
+	f->rec.hold = 1;
+	f->rec.fail_at = 1;
+	f->rewrite = 1;
+	CHECK_EQ(nvmeof_write(f->q, &f->ns, 4242, 16, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(f->rec.n, 2);
+	f->rec.hold = 0;
+	f->rec.fail_at = 0;
+	CHECK_EQ(fw_inject(f->fw, f->rec.held[0]), 0); /* the first command's error */
+	nvmeof_queue_poll(f->q, 0);
+	CHECK_EQ(f->calls, 0); /* the second is still out */
+	fw_break(f->fw);
+	for (int i = 0; i < 1000 && !f->calls; i++)
+		nvmeof_queue_poll(f->q, 0);
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, NVMEOF_ENVME);
+	CHECK(f->last.in_doubt);
+	CHECK_EQ(f->resubmit_rc, 0);
+	uint64_t ms = until_sent(f, 3, f->cb_ms);
+	CHECK(ms != UINT64_MAX);
+	CHECK_EQ(f->rec.sqe[2][0], NVME_CMD_WRITE);
+	printf("    the next write went out %llu ms after the loss\n", (unsigned long long)ms);
+	CHECK(ms >= 295);
+	teardown(f);
+}
+
 /* The same for a synchronous write that gave up while on the wire. */
 TEST(an_abandoned_sync_write_holds_the_next_write_for_the_quiesce_time)
 {
@@ -1950,6 +1984,7 @@ int main(int argc, char **argv)
 		T(after_reconnect_what_waited_goes_one_at_a_time_in_order), T(lost_write_is_replayed_after_the_quiesce_time),
 		T(a_timed_out_write_holds_the_next_write_for_the_quiesce_time),
 		T(an_abandoned_sync_write_holds_the_next_write_for_the_quiesce_time),
+		T(a_split_write_failed_with_a_command_on_the_wire_holds_the_next_write),
 		T(trace_hook_hears_each_reconnect_state_and_no_io),
 		T(reconnect_work_runs_off_the_poll),
 		T(an_attempt_lost_during_its_work_hands_what_it_kept_to_abandon),

@@ -280,6 +280,7 @@ static void path_done(void *arg, const struct nvmeof_cpl *cpl)
 	bool lost = cpl->err == NVMEOF_ECLOSED || cpl->err == NVMEOF_ETIMEDOUT || cpl->err == NVMEOF_ETRANSPORT;
 	if (lost)
 		loss_join(mq, r, pi, now);
+	r->failed_path = pi;
 	if (lost && hold_lost_write(mq, r, pi, cpl, now))
 		return;
 	/* Paths that keep failing the command while their logs call them
@@ -300,6 +301,7 @@ static void path_done(void *arg, const struct nvmeof_cpl *cpl)
 	if (rc == ROUTE_OK) {
 		if (r->path != pi)
 			mq->st[pi].failovers++;
+		r->failed_path = -1;
 		return;
 	}
 	/* The path that failed it is the only one left (an Internal Path
@@ -349,9 +351,12 @@ static void retry_parked(struct nvmeof_mpath_queue *mq)
 		}
 		int rc = route(mq, r, -1);
 		if (rc == ROUTE_OK) {
+			/* out again after a hold or a wait: failed over from the
+			 * path that failed it, unless that path carries it again */
 			r->waiting_since = 0;
-			if (r->lost_from >= 0 && r->path != r->lost_from)
-				mq->st[r->lost_from].failovers++;
+			if (r->failed_path >= 0 && r->path != r->failed_path)
+				mq->st[r->failed_path].failovers++;
+			r->failed_path = -1;
 		} else {
 			park_or_fail(mq, r, rc);
 		}
@@ -376,6 +381,7 @@ static int submit(struct nvmeof_mpath_queue *mq, int op, uint64_t slba, uint32_t
 	struct mreq *r = &mq->reqs[mq->free_ix[--mq->nfree]];
 	*r = (struct mreq){.mq = mq, .cb = cb, .arg = arg, .mmr = mmr, .slba = slba, .off = off, .nlb = nlb,
 			   .flags = flags, .write = write, .flush = op == MQ_FLUSH, .path = -1, .lost_from = -1,
+			   .failed_path = -1,
 			   .t_submit_us = nvmeof_now_us()};
 	mq->inflight++;
 	int rc = route(mq, r, -1);

@@ -29,6 +29,7 @@ struct mreq {
 	uint64_t held_at;           /* when its hold began */
 	int held_path;              /* the path that lost it */
 	int lost_from;              /* the path whose loss it is part of (-1: none) */
+	int failed_path;            /* the path that failed it last, until it is out again (-1: none) */
 	int loss_ix;                /* that loss's entry in loss[lost_from] (-1: past MQ_LOSS_MAX) */
 	uint64_t t_submit_us;
 };

@@ -636,6 +636,31 @@ TEST(a_write_that_never_reached_the_wire_is_not_held)
 	two_free(t);
 }
 
+/* A answers Inaccessible while B is Inaccessible too: the read waits,
+ * then goes to B once B is usable, and counts as failed over from A. */
+TEST(a_command_that_waited_for_a_path_counts_as_failed_over)
+{
+	struct two *t = two_paths(1000, 0, 2000);
+	struct done r = {0};
+	mp_set_ana(&t->mp.p[1], NVMEOF_ANA_INACCESSIBLE, nvmeof_now_ms());
+	t->rec[0].status = 0x302; /* Asymmetric Access Inaccessible */
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 0, cb, &r), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	poll_for(t, 20);
+	CHECK_EQ(r.calls, 0);
+	CHECK_EQ(t->rec[0].n, 1);
+	mp_set_ana(&t->mp.p[1], NVMEOF_ANA_OPTIMIZED, nvmeof_now_ms());
+	poll_until(t, &r, 5000);
+	CHECK_EQ(r.calls, 1);
+	CHECK_EQ(r.cpl.err, 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_READ), 1);
+	struct nvmeof_path_stats st = {.size = sizeof(st)};
+	CHECK_EQ(nvmeof_mpath_queue_path_stats(t->mq, 0, &st), 0);
+	CHECK_EQ(st.path_errors, 1);
+	CHECK_EQ(st.failovers, 1);
+	two_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
@@ -649,7 +674,7 @@ int main(int argc, char **argv)
 		T(the_hold_is_the_controllers_cqt_where_longer), T(the_hold_is_quiesce_time_where_longer_than_cqt),
 		T(the_hold_adds_two_keep_alive_timeouts), T(quiesce_time_0_holds_nothing_whatever_the_controller_reports),
 		T(a_cqt_read_after_the_queue_was_created_holds_the_next_loss),
-		T(a_write_that_never_reached_the_wire_is_not_held),
+		T(a_write_that_never_reached_the_wire_is_not_held), T(a_command_that_waited_for_a_path_counts_as_failed_over),
 	};
 	return run_named_tests("unit-mpathio", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

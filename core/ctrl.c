@@ -374,9 +374,8 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 					c->o.ctrl_loss_tmo_ms, gen);
 			q_follow_assoc(q, &c->assoc_gen);
 		}
-		/* CQT, or where none is reported the multipath default, plus
-		 * three keep-alive timeouts (NVMe Base 2.1, 9.6) */
-		q_set_quiesce(q, 3 * c->o.kato_ms + (c->info.cqt ? c->info.cqt : Q_QUIESCE_DEFAULT_MS));
+		/* NVMe Base 2.1, 9.6; re-read after each re-association (reassoc.c) */
+		q_set_quiesce(q, q_hold_rule(Q_QUIESCE_DEFAULT_MS, c->info.cqt, c->o.kato_ms));
 	}
 	pthread_mutex_lock(&c->lock);
 	if (rc)

@@ -123,6 +123,7 @@ struct req {
 	bool queued;              /* in the pending FIFO */
 	bool live;                /* submitted, not yet completed */
 	bool replay;              /* waited through an outage: re-issued one at a time */
+	bool in_doubt;            /* a command of it was on the wire when the connection went (q_mark_in_doubt) */
 };
 
 /* A wait over one queue or a poll group: spin, then sleep (see q_wait). */
@@ -341,6 +342,7 @@ static inline void q_req_hand_back(struct nvmeof_queue *q, uint16_t ri, const st
 }
 void q_pend_push(struct nvmeof_queue *q, uint16_t ri);
 uint16_t q_pend_pop(struct nvmeof_queue *q);
+void q_mark_in_doubt(struct nvmeof_queue *q);
 void q_fail_slots(struct nvmeof_queue *q, int err);
 void q_fail_all(struct nvmeof_queue *q, int err);
 /* A new connection of usable commands: every slot free again. */

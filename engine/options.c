@@ -283,8 +283,8 @@ struct fio_option eng_options[] = {
 		     .help = "the path whose HCA is on the submitting CPU's NUMA node"}},
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "quiesce_time", .lname = "command quiesce time", .type = FIO_OPT_STR, .cb = (void *)set_quiesce,
-	 .def = "-1", .help = "With several paths: how long a write lost with its path waits before it goes elsewhere "
-		 "where the controller reports no CQT (+3 x kato); a time as kato's; -1: the library's 1s; 0: none",
+	 .def = "-1", .help = "With several paths: a lost write waits the longer of this and the controller's CQT, "
+		 "+2 x kato, before it goes elsewhere; a time as kato's; -1: the library's 1s; 0: no wait at all",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "path_loss", .lname = "inject a path loss", .type = FIO_OPT_STR_STORE,
 	 .off1 = offsetof(struct eng_opts, path_loss),

@@ -213,10 +213,12 @@ void paths_inject(struct thread_data *td, struct job *j)
 static void print_losses(struct jqueue *jq, unsigned int i)
 {
 	for (unsigned int n = 0; n < jq->nq; n++) {
-		struct nvmeof_path_loss l = {.size = sizeof(l)};
 		int cnt = nvmeof_mpath_queue_path_loss(jq->mq[n], i, 0, NULL);
 		for (int e = 0; e < cnt; e++) {
-			if (nvmeof_mpath_queue_path_loss(jq->mq[n], i, (uint32_t)e, &l) <= e) {
+			/* the count is of every loss; only those kept fill l (a
+			 * loss is detected at a time after the clock's start) */
+			struct nvmeof_path_loss l = {.size = sizeof(l)};
+			if (nvmeof_mpath_queue_path_loss(jq->mq[n], i, (uint32_t)e, &l) < 0 || !l.detected_ms) {
 				eng_info("nvmeof: path %u loss %d (queue pair %u): not kept (the first 8 are)\n", i + 1, e + 1,
 					 n + 1);
 				break;

@@ -461,6 +461,12 @@ struct nvmeof_cpl {
 	 * none did: err NVMEOF_ETIMEDOUT, NVMEOF_ECLOSED). The library owns
 	 * this struct, so appending keeps the ABI. */
 	uint16_t sqhd, sqid, cid;
+	/* version 0.6: the command failed (err set) while one of its commands
+	 * was on the wire when the connection went (err NVMEOF_ETIMEDOUT or
+	 * NVMEOF_ECLOSED, or an error of another of its commands): it may
+	 * still execute behind the controller. false: it never reached the
+	 * wire, or the controller answered all of it. */
+	bool in_doubt;
 };
 typedef void (*nvmeof_cb)(void *arg, const struct nvmeof_cpl *cpl);
 /* One line for a completion: "success", "LBA Out of Range (SCT 0x0, SC 0x80, DNR)". */
@@ -779,14 +785,13 @@ struct nvmeof_mpath_opts {
 	const char *sysfs_root;    /* NULL: "/sys" (tests: a fake tree) */
 	nvmeof_event_cb event_cb;  /* the controllers' events, after the paths' own handling */
 	void *event_arg;
-	/* version 0.5: Command Quiesce Time where a controller reports none
-	 * (NVMe Base 2.1, 9.6). A write (or other command that modifies media)
-	 * whose path lost its connection or timed it out may still be executing
-	 * behind that path; it is issued again elsewhere only after the
-	 * controller's CQT plus three keep-alive timeouts (with keep-alive) have
-	 * passed since the loss. A controller that reports no CQT counts this
-	 * many ms instead. 1000 (default); 0: no hold without CQT or keep-alive.
-	 * Reads go again at once. */
+	/* version 0.5: the hold of a lost write (NVMe Base 2.1, 9.6). A write
+	 * that was on the wire when its path lost its connection or timed it
+	 * out may still be executing behind that path; it is issued again
+	 * only after the longer of this and the controller's Command Quiesce
+	 * Time, plus two keep-alive timeouts (with keep-alive), have passed
+	 * since the loss. 1000 (default); 0: no hold at all, whatever the
+	 * controller reports. Reads go again at once. */
 	uint32_t quiesce_ms;
 };
 #define nvmeof_mpath_opts_init(opts) nvmeof_mpath_opts_init_sz((opts), sizeof(*(opts)))

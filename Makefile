@@ -96,7 +96,7 @@ SO_MAJOR = 0
 SONAME = libnvmeof.so.$(SO_MAJOR)
 TOOL = $(O)/nvmeof
 
-.PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench bench-tcp bench-tcp-zerocopy fuzz \
+.PHONY: FORCE all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench bench-tcp bench-tcp-zerocopy fuzz \
 	fuzz-build clean install uninstall man-pages
 all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH) $(O)/tests/fio_version
 lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a $(O)/libnvmeof-dist.a
@@ -212,6 +212,16 @@ $(FIO_SRC)/config-host.h:
 FIO_SRC_VERSION = $(shell cat $(FIO_SRC)/version 2>/dev/null || sed -n 's/^DEF_VER=//p' $(FIO_SRC)/FIO-VERSION-GEN 2>/dev/null)
 $(O)/engine/fiover.o: CPPFLAGS_ALL += -DNVMEOF_FIO_VERSION='"$(FIO_SRC_VERSION)"'
 $(O)/engine/fiover.o: $(FIO_SRC)/FIO-VERSION-GEN
+# The commit the engine was built from, said once per fio process: rewritten
+# only when it changes ("-dirty": uncommitted changes; "unknown": no git).
+$(O)/engine/fiover.o: CPPFLAGS_ALL += -I$(O)/engine
+$(O)/engine/fiover.o: $(O)/engine/commit.h
+$(O)/engine/commit.h: FORCE
+	@mkdir -p $(@D)
+	@c=$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
+	[ "$$c" = unknown ] || git diff --quiet HEAD -- 2>/dev/null || c=$$c-dirty; \
+	echo "#define NVMEOF_COMMIT \"$$c\"" > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+FORCE:
 # A stand-in for fio of any version, to load the engine (tests only).
 $(O)/tests/unit/fio_version.o: CPPFLAGS_ALL += -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h
 $(O)/tests/unit/fio_version.o: CSTD = -std=gnu11
@@ -241,6 +251,7 @@ unit: all
 ifeq ($(SANFLAGS),)
 	tests/suite $(notdir $(O))/version.sh 300 tests/unit/version.sh $(O)
 	tests/suite $(notdir $(O))/docs.sh 300 tests/unit/docs.sh $(O)
+	tests/suite $(notdir $(O))/jobs.sh 300 tests/unit/jobs.sh $(O)
 	# an address-space limit, which ASan's shadow memory cannot live under
 	tests/suite $(notdir $(O))/tool.sh 300 tests/unit/tool.sh $(O)
 	tests/suite install.sh 600 tests/unit/install.sh
@@ -429,7 +440,7 @@ FIOENGINEDIR ?= $(LIBDIR)/fio
 JOBSDIR ?= $(PREFIX)/share/nvmeof/jobs
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
-JOB_FILES = $(wildcard jobs/*.fio) jobs/common.fio.inc jobs/kdev.sh
+JOB_FILES = $(wildcard jobs/*.fio) jobs/common.fio.inc jobs/kdev.sh jobs/jobfile.py
 # Paths under PREFIX are written relative to ${prefix}, so that
 # pkg-config --define-variable=prefix=... can relocate them.
 pcpath = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))

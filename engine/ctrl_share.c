@@ -301,3 +301,41 @@ int cfg_auth(struct conn_cfg *k, const struct eng_opts *eo)
 	k->o.allow_unauthenticated_ctrl = eo->allow_unauth_ctrl;
 	return 0;
 }
+
+int cfg_sole_subsystem(struct conn_cfg *k, char *why, size_t wl)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_disc_log *l = NULL;
+	size_t n = strlen(why);
+	nvmeof_ctrl_opts_init(&o);
+	o.traddr = k->t.traddr;
+	o.trsvcid = k->t.trsvcid[0] ? k->t.trsvcid : o.trsvcid;
+	o.trtype = k->t.trtype == 3 ? "tcp" : NULL;
+	o.src_addr = k->t.srcaddr[0] ? k->t.srcaddr : NULL;
+	o.hostnqn = k->t.hostnqn[0] ? k->t.hostnqn : NULL;
+	if (nvmeof_discovery_connect(&o, &c) || nvmeof_discover(c, &l)) {
+		snprintf(why + n, wl - n, "; asking the discovery controller there for it: %s", nvmeof_errmsg());
+		if (c)
+			nvmeof_ctrl_close(c);
+		return -1;
+	}
+	unsigned int found = 0;
+	char list[512] = "";
+	for (uint32_t i = 0; i < l->nentries; i++) {
+		const struct nvmeof_disc_entry *e = &l->entries[i];
+		if (e->subtype != 2 || e->trtype != (k->t.trtype == 3 ? 3 : 1) || strstr(list, e->subnqn))
+			continue; /* another port's entry of a subsystem already counted */
+		if (!found++)
+			snprintf(k->t.subnqn, sizeof(k->t.subnqn), "%s", e->subnqn);
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", found > 1 ? ", " : "", e->subnqn);
+	}
+	nvmeof_disc_log_free(l);
+	nvmeof_ctrl_close(c);
+	if (found == 1)
+		return k->sole_subsystem = true, 0;
+	k->t.subnqn[0] = 0;
+	snprintf(why + n, wl - n, "; the discovery controller there lists %s%s", found ? "several NVM subsystems: " :
+		 "no NVM subsystem", list);
+	return -1;
+}

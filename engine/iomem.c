@@ -212,6 +212,7 @@ int iomem_alloc(struct thread_data *td, size_t total)
 {
 	struct eng_opts *eo = td->eo;
 	struct job *j = td->io_ops_data;
+	eng_quiet = eo->quiet;
 	int cpus[QMAP_CPUS];
 	unsigned int ncpu;
 	if (!j || !j->njq) {

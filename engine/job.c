@@ -53,6 +53,9 @@ int job_setup(struct thread_data *td)
 	struct eng_opts *eo = td->eo;
 	struct job *j = job_of(td);
 	int rc = 1;
+	eng_quiet = false; /* the process's version line, whatever its jobs' quiet */
+	eng_say_version();
+	eng_quiet = eo->quiet;
 	if (!j)
 		return 1;
 	if (eo->gpu >= 0 && td->o.verify != VERIFY_NONE && !eo->gpu_copy) {
@@ -84,6 +87,7 @@ static int job_attach_queues(struct thread_data *td, struct job *j);
 int job_init(struct thread_data *td)
 {
 	struct job *j = job_of(td);
+	eng_quiet = ((struct eng_opts *)td->eo)->quiet;
 	if (!j)
 		return eng_fail(td, ENOMEM, "nvmeof init");
 	int rc = job_attach_queues(td, j);
@@ -171,8 +175,11 @@ void job_cleanup(struct thread_data *td)
 	 * up waiting) fail back through the callbacks at queue destroy: their
 	 * io_u's may be freed already, so the callbacks must leave them alone. */
 	j->closing = true;
+	eng_quiet = ((struct eng_opts *)td->eo)->quiet;
+	char who[96]; /* the end-of-job lines name their job, as the start lines do */
+	snprintf(who, sizeof(who), "job %s (%d)", td->o.name, td->thread_number);
 	for (int k = 0; k < j->njq; k++)
-		qpairs_close(&j->jq[k]);
+		qpairs_close(&j->jq[k], who);
 	iomem_release(j);
 	files_detach(j);
 	free(j->events);

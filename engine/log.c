@@ -11,17 +11,34 @@
 
 #include "engine.h"
 
-void eng_info(const char *fmt, ...)
+__thread bool eng_quiet;
+
+static void say(const char *fmt, va_list ap)
 {
 	char line[512];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
 	if (output_format & FIO_OUTPUT_NORMAL)
 		log_info("%s", line);
 	else
 		fputs(line, stderr);
+}
+
+void eng_info(const char *fmt, ...)
+{
+	va_list ap;
+	if (eng_quiet)
+		return;
+	va_start(ap, fmt);
+	say(fmt, ap);
+	va_end(ap);
+}
+
+void eng_summary(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	say(fmt, ap);
+	va_end(ap);
 }
 
 void eng_trace_line(void *arg, uint16_t qid, uint64_t time_ns, const char *msg)

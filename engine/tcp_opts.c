@@ -105,4 +105,9 @@ void tcp_opts_cfg(struct nvmeof_ctrl_opts *o, const struct eng_opts *eo)
 	o->tcp_tos = eo->tcp_tos;
 	o->tcp_busy_poll_us = eo->tcp_busy_poll_us;
 	o->tcp_zerocopy = eo->tcp_zerocopy;
+	/* hdr_digest= and data_digest=, set after this, win over SPDK's spelling */
+	if (eo->digest_enable) {
+		o->hdr_digest = (eo->digest_enable - 1) & 1;
+		o->data_digest = (eo->digest_enable - 1) >> 1;
+	}
 }

@@ -46,4 +46,14 @@ void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct conn_cfg *k, int trt
 		 "MSG_ZEROCOPY; the end-of-job line says how many the kernel copied anyway. 0: all copied",    \
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID}
 
+/* SPDK's fio plugin's digest_enable=NONE|HEADER|DATA|BOTH (fio matches case) */
+#define DIGEST_VALUE(up, low, v, h) {.ival = up, .oval = v, .help = h}, {.ival = low, .oval = v, .help = h}
+#define TCP_DIGEST_ENABLE_OPTION                                                                              \
+	{.name = "digest_enable", .lname = "digests, as SPDK's plugin", .type = FIO_OPT_STR,                   \
+	 .off1 = offsetof(struct eng_opts, digest_enable),                                                     \
+	 .help = "NVMe/TCP digests as SPDK's fio plugin names them (hdr_digest= and data_digest= win over it)", \
+	 .posval = {DIGEST_VALUE("NONE", "none", 1, "neither"), DIGEST_VALUE("HEADER", "header", 2, "hdr_digest=1"), \
+		    DIGEST_VALUE("DATA", "data", 3, "data_digest=1"), DIGEST_VALUE("BOTH", "both", 4, "both")},   \
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID}
+
 #endif

@@ -121,9 +121,9 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
     if dhchap_dhgroups is not None:
         o.dhchap_dhgroups = _text(dhchap_dhgroups, "dhchap_dhgroups")
     if transport is not None:
-        if transport not in ("rdma", "tcp"):
+        if not isinstance(transport, str) or transport.lower() not in ("rdma", "tcp"):
             raise ValueError("nvmeof: transport must be 'rdma' or 'tcp', not %r" % (transport,))
-        o.trtype = transport.encode()
+        o.trtype = transport.lower().encode()
     for name, v in (("hdr_digest", hdr_digest), ("data_digest", data_digest)):
         if v is not None:
             if not isinstance(v, bool):
@@ -172,6 +172,8 @@ class Controller:
                      require authentication without authenticating it
       dhchap_hashes, dhchap_dhgroups  what the host offers, comma-separated
                      ("sha384,sha512"; "ffdhe3072,ffdhe4096"); default all
+      transport      "rdma" (the default) or "tcp" (NVMe/TCP; any case)
+      hdr_digest, data_digest  NVMe/TCP's header and data digests (CRC32C)
     Controller.connect(...) is the same call."""
 
     def __init__(self, host: str, subsystem_nqn: str, *, port: Union[int, str, None] = None,

@@ -176,5 +176,14 @@ def test_transport_options():
     assert connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x").trtype is None
     with pytest.raises(ValueError, match="'rdma' or 'tcp'"):
         connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="fc")
+    # fio's filename says trtype=TCP and the tool takes -t TCP: any case
+    assert connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="TCP").trtype == b"tcp"
     with pytest.raises(TypeError, match="data_digest"):
         connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x", data_digest=1)
+
+
+def test_help_names_the_tcp_keywords():
+    import nvmeof
+    doc = nvmeof.Controller.__doc__
+    for k in ("transport", "hdr_digest", "data_digest"):
+        assert "      " + k in doc or ", " + k in doc or k + "," in doc, k

@@ -97,8 +97,10 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		return nvmeof_err(NVMEOF_EINVAL, "connect: subsystem NQN %s (1 to %d bytes)",
 				  opts->subnqn && opts->subnqn[0] ? "too long" : "missing", NVME_NQN_MAX);
 	if (opts->trsvcid && !port_ok(opts->trsvcid))
-		return nvmeof_err(NVMEOF_EINVAL, "connect: port (trsvcid) '%.16s': expected a number from 1 to 65535",
-				  opts->trsvcid);
+		/* shown only as long as a port can be: a longer value may be a
+		 * secret put in the wrong option */
+		return nvmeof_err(NVMEOF_EINVAL, "connect: port (trsvcid) '%s': expected a number from 1 to 65535",
+				  strlen(opts->trsvcid) <= 5 ? opts->trsvcid : "(not shown: too long)");
 	if (!opts->queue_depth || opts->queue_depth > NVMEOF_MAX_DEPTH)
 		return nvmeof_err(NVMEOF_EINVAL, "connect: queue depth %u outside 1..%d", opts->queue_depth,
 				  NVMEOF_MAX_DEPTH);

@@ -42,6 +42,14 @@ enum { QSEL_CPU, QSEL_RR };
 /* An informational line (what a job got, what it cost): fio's log with
  * its normal output, else stderr, so JSON and terse output stay whole. */
 void eng_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An error line, through fio's log_err. Both cut out any secret (a DHHC-1
+ * or NVMeTLSkey-1 word) a message echoes from a job's options. */
+void eng_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* What a message may echo of an option's value that is a number, a time or
+ * a name: the value, or a placeholder when it may be a secret (its prefix,
+ * or longer than any legal value, as a secret's body is). */
+#define ENG_SHOWN_MAX 32
+const char *eng_shown(const char *v);
 /* verbose=1: the library's trace hook (nvmeof_ctrl_opts.trace), one line
  * per connection step; arg is the struct eng_trace of the controller. */
 struct eng_trace {

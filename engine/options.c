@@ -56,7 +56,7 @@ static int num_of(const char *name, const char *v, long long lo, long long hi, c
 {
 	if (!optval_num(v, lo, hi, out))
 		return 0;
-	log_err("nvmeof: %s=%s: expected a whole number from %lld to %lld%s\n", name, v ? v : "", lo, hi, what);
+	eng_err("nvmeof: %s=%s: expected a whole number from %lld to %lld%s\n", name, eng_shown(v), lo, hi, what);
 	return 1;
 }
 
@@ -65,8 +65,8 @@ static int time_of(const char *name, const char *v, long long lo_ms, long long *
 	int sub_ms;
 	if (!optval_time(v, lo_ms, TIME_MAX_MS, out_ms, &sub_ms))
 		return 0;
-	log_err("nvmeof: %s=%s: expected a time from %s to 1d%s: a bare number is seconds (as in nvme-cli), "
-		"or give a unit: 500ms, 5s, 2m\n", name, v ? v : "", lo_ms ? "1ms" : "0",
+	eng_err("nvmeof: %s=%s: expected a time from %s to 1d%s: a bare number is seconds (as in nvme-cli), "
+		"or give a unit: 500ms, 5s, 2m\n", name, eng_shown(v), lo_ms ? "1ms" : "0",
 		sub_ms ? ", in whole milliseconds" : "");
 	return 1;
 }
@@ -319,7 +319,7 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	char err[320];
 	memset(k, 0, sizeof(*k));
 	if (tid_parse(f->file_name, &k->t, err, sizeof(err))) {
-		log_err("nvmeof: filename '%s': %s\n", f->file_name, err);
+		eng_err("nvmeof: filename '%s': %s\n", f->file_name, err);
 		return 1;
 	}
 #define DEFAULT(field, opt)                                                            \
@@ -333,7 +333,7 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 #undef DEFAULT
 	*nsid = k->t.nsid ? k->t.nsid : eo->ns;
 	if (!k->t.traddr[0] || !k->t.subnqn[0]) {
-		log_err("nvmeof: filename '%s': no %s (put traddr= and subnqn= in the filename or as options)\n",
+		eng_err("nvmeof: filename '%s': no %s (put traddr= and subnqn= in the filename or as options)\n",
 			f->file_name, !k->t.traddr[0] ? "traddr" : "subnqn");
 		return 1;
 	}

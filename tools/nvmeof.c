@@ -155,7 +155,7 @@ static int parse_port(const char *s)
 	for (const char *p = s; *p && v <= 65535; p++)
 		v = *p >= '0' && *p <= '9' ? v * 10 + (uint64_t)(*p - '0') : 65536;
 	if (!*s || !v || v > 65535) {
-		fprintf(stderr, "nvmeof %s: --trsvcid: '%s' is not a port number from 1 to 65535\n", sub, s);
+		fprintf(stderr, "nvmeof %s: --trsvcid: '%s' is not a port number from 1 to 65535\n", sub, tool_shown(s));
 		return -1;
 	}
 	return 0;

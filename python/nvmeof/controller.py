@@ -36,11 +36,27 @@ def _check(rc: int, what: Optional[str] = None) -> int:
     return rc
 
 
+_SECRET_PREFIXES = ("dhhc-1", "nvmetlskey-1")
+
+
+def _shown(v):
+    """What a message may show of a value: its repr, or a placeholder when
+    it may be a secret given in the wrong place (a secret's prefix, in any
+    case, or longer than any legal value of a keyword shown this way)."""
+    if isinstance(v, (str, bytes)):
+        t = v.lower() if isinstance(v, str) else v.decode("latin-1").lower()
+        if any(p in t for p in _SECRET_PREFIXES):
+            return "<a secret, not shown>"
+        if len(v) > 32:
+            return "<a value too long to show>"
+    return repr(v)
+
+
 def _text(v, name, optional=False):
     if v is None and optional:
         return None
     if not isinstance(v, str) or not v:
-        raise TypeError("nvmeof: %s must be a non-empty str, not %r" % (name, v))
+        raise TypeError("nvmeof: %s must be a non-empty str, not %s" % (name, _shown(v)))
     if "\0" in v:
         raise ValueError("nvmeof: %s contains a NUL character" % name)
     return v.encode()
@@ -48,7 +64,7 @@ def _text(v, name, optional=False):
 
 def _uint(v, name, lo, hi):
     if isinstance(v, bool) or not isinstance(v, int):
-        raise TypeError("nvmeof: %s must be an int, not %r" % (name, v))
+        raise TypeError("nvmeof: %s must be an int, not %s" % (name, _shown(v)))
     if not lo <= v <= hi:
         raise ValueError("nvmeof: %s must be %d..%d, not %d" % (name, lo, hi, v))
     return v
@@ -103,7 +119,7 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
         o.kato_ms = _uint(keep_alive_ms, "keep_alive_ms", 0, 0xFFFFFFFF)
     if timeout is not None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < 4e6:
-            raise ValueError("nvmeof: timeout must be a positive number of seconds, not %r" % (timeout,))
+            raise ValueError("nvmeof: timeout must be a positive number of seconds, not %s" % _shown(timeout))
         o.cmd_timeout_ms = max(1, int(timeout * 1000))
         # each connection step: the library's own limit, or less when timeout is shorter
         o.connect_timeout_ms = min(o.connect_timeout_ms, o.cmd_timeout_ms)
@@ -122,7 +138,7 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
         o.dhchap_dhgroups = _text(dhchap_dhgroups, "dhchap_dhgroups")
     if transport is not None:
         if transport not in ("rdma", "tcp"):
-            raise ValueError("nvmeof: transport must be 'rdma' or 'tcp', not %r" % (transport,))
+            raise ValueError("nvmeof: transport must be 'rdma' or 'tcp', not %s" % _shown(transport))
         o.trtype = transport.encode()
     for name, v in (("hdr_digest", hdr_digest), ("data_digest", data_digest)):
         if v is not None:

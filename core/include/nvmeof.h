@@ -332,7 +332,10 @@ struct nvmeof_mr;
 int nvmeof_mr_register(struct nvmeof_ctrl *ctrl, void *addr, size_t len, struct nvmeof_mr **out);
 /* Page-aligned, zeroed, registered host memory. */
 int nvmeof_mr_alloc(struct nvmeof_ctrl *ctrl, size_t len, struct nvmeof_mr **out);
-/* The caller must have no command in flight on the region. */
+/* The caller must have no command in flight on the region: over NVMe/TCP,
+ * where nothing else would keep a late transfer out of freed memory, a
+ * region that a command still uses is not released (NVMEOF_EBUSY, the
+ * region intact); over RDMA deregistration revokes its key. */
 int nvmeof_mr_release(struct nvmeof_mr *mr);
 void *nvmeof_mr_addr(const struct nvmeof_mr *mr);
 size_t nvmeof_mr_len(const struct nvmeof_mr *mr);

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "adminio.h"
 #include "internal.h"
@@ -28,6 +29,11 @@ int nvmeof_discovery_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_
 		return nvmeof_err_prefix(rc, "discovery connect");
 	if (!o.subnqn || !o.subnqn[0])
 		o.subnqn = NVMEOF_DISCOVERY_NQN;
+	/* NVMe/TCP's discovery port is 8009 (IANA; the kernel's
+	 * NVME_TCP_DISC_PORT, nvme-cli's default for discover -t tcp), RDMA's
+	 * 4420: a port left at the default, or none, takes the transport's */
+	if (o.trtype && !strcasecmp(o.trtype, "tcp") && (!o.trsvcid || o.trsvcid == ctrl_default_trsvcid))
+		o.trsvcid = NVMEOF_TCP_DISC_PORT;
 	/* A host that stays connected to a discovery controller must keep it alive. */
 	if (!o.kato_ms)
 		o.kato_ms = DISC_KATO_MS;

@@ -72,7 +72,7 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 	fprintf(f, "usage: nvmeof %s -a ADDR %s[OPTIONS]\n%s\n\n", c->name, disc ? "" : "-n NQN ", c->help);
 	fprintf(f, "  -t, --transport=rdma     the transport: rdma or tcp (as nvme-cli's -t)\n"
 		   "  -a, --traddr=ADDR        target address\n"
-		   "  -s, --trsvcid=PORT       port, 1 to 65535 (%s)\n"
+		   "  -s, --trsvcid=PORT       port, 1 to 65535 (%s%s)\n"
 		   "  -w, --src=ADDR           local address (chooses the RDMA device); also --host-traddr\n"
 		   "  -q, --hostnqn=NQN        host NQN (default /etc/nvme/hostnqn, else a generated one)\n"
 		   "  -I, --hostid=UUID        host ID\n"
@@ -89,7 +89,7 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 		   "                           authentication without authenticating it\n"
 		   "  %s--hdr-digest         NVMe/TCP header digest (CRC32C), as nvme-cli's -g\n"
 		   "  -G, --data-digest        NVMe/TCP data digest (CRC32C), as nvme-cli's -G\n",
-		d.trsvcid, c->what & ARG_IO ? "    " : "-g, ");
+		d.trsvcid, disc ? "; over TCP " NVMEOF_TCP_DISC_PORT : "", c->what & ARG_IO ? "    " : "-g, ");
 	fprintf(f, "      --tcp-priority=N     NVMe/TCP: SO_PRIORITY of the sockets, 0 to 15 (system's)\n"
 		   "      --tcp-tos=N          NVMe/TCP: IP_TOS / IPV6_TCLASS of the sockets, 0 to 255\n"
 		   "      --tcp-busy-poll=US   NVMe/TCP: SO_BUSY_POLL, microseconds (0: system's)\n"

@@ -625,6 +625,10 @@ int nvmeof_ns_ids(struct nvmeof_ctrl *ctrl, uint32_t nsid, struct nvmeof_ns_ids 
 
 /* ---- Discovery ------------------------------------------------------------------ */
 #define NVMEOF_DISCOVERY_NQN "nqn.2014-08.org.nvmexpress.discovery"
+/* The NVMe/TCP discovery port (IANA): nvmeof_discovery_connect over TCP
+ * uses it when trsvcid is left at nvmeof_ctrl_opts_init's default or NULL;
+ * over RDMA discovery stays on 4420. */
+#define NVMEOF_TCP_DISC_PORT "8009"
 
 struct nvmeof_disc_entry {
 	uint8_t trtype;            /* 1 RDMA, 2 FC, 3 TCP, FEh loop */

@@ -30,6 +30,7 @@ int tcp_cmd_build(struct tcp_cmd *c, const struct ibv_send_wr *wr, uint32_t icd_
 	c->len = 0;
 	c->h2c_active = false;
 	c->h2c_done = c->c2h_next = 0;
+	c->data_bad = false;
 	c->wr_id = wr->wr_id;
 	c->signaled = wr->send_flags & IBV_SEND_SIGNALED;
 	if (type == NVME_SGL_TYPE_DATA_OFFSET) {

@@ -28,6 +28,7 @@ struct tcp_cmd {
 	uint32_t h2c_off, h2c_end, h2c_len, h2c_hlen; /* the R2T being answered, its PDU now out */
 	uint32_t h2c_done;        /* data sent in H2CData PDUs: where the next R2T starts */
 	uint32_t c2h_next;        /* data received in C2HData PDUs: where the next starts */
+	bool data_bad;            /* a C2HData of it failed its data digest: it completes with an error */
 	uint16_t ttag;
 	uint8_t cmd_dd[4], h2c_dd[4];
 	uint8_t hdr[NVME_TCP_HDR_MAX];

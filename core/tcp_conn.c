@@ -290,6 +290,18 @@ static void on_r2t(struct tcp_conn *t, const struct tcp_pdu *p)
 	tcp_tx_h2c_next(t, c);
 }
 
+/* A command a C2HData of which failed its data digest completes with
+ * Transient Transport Error (retryable: no DNR) whatever the controller
+ * answered, as the SPDK host does; a controller's own error stays. */
+static const uint8_t *data_bad_cqe(const struct tcp_cmd *c, const uint8_t *cqe, uint8_t *out)
+{
+	if (!c->data_bad || (get_le16(cqe + 14) >> 1))
+		return cqe;
+	memcpy(out, cqe, 16);
+	put_le16(out + 14, (uint16_t)((get_le16(cqe + 14) & 1) | NVME_SC_TRANSIENT_TRANSPORT << 1));
+	return out;
+}
+
 /* A Read short of its blocks: its success would pass old bytes as read. Where
  * the controller chooses the length (an answer within an allocation length,
  * a vendor read), fewer bytes are the whole transfer, as over RDMA. */
@@ -313,13 +325,18 @@ static void on_pdu(struct tcp_conn *t)
 			if (!(get_le16(p->cqe + 14) >> 1) && read_short(t, c))
 				return fail_fmt(t, "", "CapsuleResp with success before all the Read's data came");
 			c->busy = false;
+			uint8_t bad[16];
+			const uint8_t *cqe = data_bad_cqe(c, p->cqe, bad);
 			/* the kernel may still send from the write's buffer */
-			if (tcp_zc_hold(t, c, p->cqe))
+			if (tcp_zc_hold(t, c, cqe))
 				return;
+			tcp_conn_deliver(t, cqe);
+			return;
 		}
 		tcp_conn_deliver(t, p->cqe);
 		return;
 	case NVME_TCP_C2H_DATA:
+		c->data_bad |= p->ddgst_bad;
 		if (!(p->flags & NVME_TCP_F_DATA_SUCCESS))
 			return;
 		if (c->queued)
@@ -335,12 +352,12 @@ static void on_pdu(struct tcp_conn *t)
 		 * commands out than the SQ holds). The completion says the last
 		 * SQHD the controller reported, not 0, which would read as the
 		 * head gone back to the start. */
-		uint8_t cqe[16] = {0};
+		uint8_t cqe[16] = {0}, bad[16];
 		put_le16(cqe + 8, t->sqhd);
 		put_le16(cqe + 10, t->qid);
 		put_le16(cqe + 12, p->cccid);
 		c->busy = false;
-		tcp_conn_deliver(t, cqe);
+		tcp_conn_deliver(t, data_bad_cqe(c, cqe, bad));
 		return;
 	case NVME_TCP_R2T: on_r2t(t, p); return;
 	case NVME_TCP_C2H_TERM: {

@@ -87,6 +87,7 @@ struct tcp_pdu {
 	const uint8_t *cqe;     /* CapsuleResp: the 16 bytes, inside the receiver */
 	uint16_t fes;           /* C2HTermReq: fatal error status */
 	uint32_t fei;
+	bool ddgst_bad;         /* C2HData: its data digest did not match (the stream goes on) */
 };
 
 /* Where a C2HData payload goes: the receiver asks once its header is

@@ -164,6 +164,7 @@ static int pdu_header(struct tcp_rx *r, const char **why)
 	default: break;
 	}
 	/* C2HData */
+	p->ddgst_bad = false;
 	p->cccid = get_le16(h + 8);
 	p->datao = get_le32(h + 12);
 	p->datal = get_le32(h + 16);
@@ -211,8 +212,10 @@ int tcp_rx_advance(struct tcp_rx *r, size_t n, const char **why)
 		r->need = NVME_TCP_DIGEST;
 		return TCP_RX_MORE;
 	case ST_DDGST:
-		if (get_le32(r->dgst) != crc32c_final(r->crc))
-			return fail(r, "C2HData: data digest error (DDGST does not match the data)", why);
+		/* the framing is whole (PLEN, DATAL and the header digest held):
+		 * the payload alone is bad, so its command fails, not the
+		 * stream, as in the kernel's and SPDK's hosts */
+		r->pdu.ddgst_bad = get_le32(r->dgst) != crc32c_final(r->crc);
 		return done(r);
 	default: /* ST_TERM */
 		return done(r);

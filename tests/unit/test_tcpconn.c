@@ -15,6 +15,7 @@
 #include "check.h"
 #include "protocol.h"
 #include "tcp_conn.h"
+#include "tcp_crc32c.h"
 
 struct rig {
 	int host, ctrl;
@@ -68,7 +69,7 @@ static void send_cmd(struct rig *r, uint8_t opc, uint16_t cid, void *buf, uint32
 	CHECK_EQ(get_le32(pdu + 8 + 32), len);
 }
 
-static void ctrl_send(struct rig *r, const void *p, size_t n) { CHECK_EQ(send(r->ctrl, p, n, 0), (ssize_t)n); }
+static void ctrl_send(struct rig *r, const void *p, size_t n) { CHECK_EQ(send(r->ctrl, p, n, MSG_NOSIGNAL), (ssize_t)n); }
 
 static void r2t(struct rig *r, uint16_t cid, uint16_t ttag, uint32_t off, uint32_t len)
 {
@@ -337,6 +338,81 @@ static void c2h(struct rig *r, uint16_t cid, uint8_t flags, uint32_t off, const 
 	ctrl_send(r, d, len);
 	for (int i = 0; i < 16 && !r->t->broken; i++)
 		tcp_conn_progress(r->t);
+}
+
+/* A C2HData with data digest on; bad: its digest does not match */
+static void c2h_dd(struct rig *r, uint16_t cid, uint8_t flags, uint32_t off, const uint8_t *d, uint32_t len, bool bad)
+{
+	uint8_t h[24] = {NVME_TCP_C2H_DATA, (uint8_t)(flags | NVME_TCP_F_DDGST), 24, 24};
+	uint8_t dg[4];
+	put_le32(h + 4, 24 + len + 4);
+	put_le16(h + 8, cid);
+	put_le32(h + 12, off);
+	put_le32(h + 16, len);
+	put_le32(dg, crc32c(d, len) ^ (bad ? 0x10u : 0));
+	ctrl_send(r, h, 24);
+	ctrl_send(r, d, len);
+	ctrl_send(r, dg, 4);
+	for (int i = 0; i < 16 && !r->t->broken; i++)
+		tcp_conn_progress(r->t);
+}
+
+static void post_recv(struct rig *r)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)r->rsp, .length = 16};
+	struct ibv_recv_wr rw = {.wr_id = 78, .sg_list = &sge, .num_sge = 1}, *bad;
+	CHECK_EQ(tcp_conn_post_recv(r->t, &rw, &bad), 0);
+}
+
+/* A data digest error fails that command alone, as the kernel's and SPDK's
+ * hosts do: its completion says Transient Transport Error (retryable, no
+ * DNR), whatever the controller answered, and the connection goes on: the
+ * next read on it succeeds. The SUCCESS flag's completion says so too. */
+TEST(c2h_data_digest_error_fails_that_command_and_keeps_the_connection)
+{
+	static uint8_t buf[8192], d[4096];
+	struct rig r;
+	rig_up_dg(&r, 4096, false, true);
+	memset(d, 0x6b, sizeof(d));
+	send_cmd(&r, NVME_CMD_READ, 3, buf, 8192);
+	c2h_dd(&r, 3, 0, 0, d, 4096, true);
+	c2h_dd(&r, 3, NVME_TCP_F_DATA_LAST, 4096, d, 4096, false);
+	CHECK(!r.t->broken);
+	rsp(&r, 3); /* the controller's success */
+	for (int i = 0; i < 16 && r.cq.n < 2; i++)
+		tcp_conn_progress(r.t);
+	CHECK(!r.t->broken);
+	CHECK_EQ(r.cq.n, 2);
+	CHECK_EQ(get_le16(r.rsp + 12), 3);
+	uint16_t st = get_le16(r.rsp + 14) >> 1;
+	CHECK_EQ(st & 0xff, 0x22);       /* Transient Transport Error */
+	CHECK_EQ((st >> 8) & 7, 0);      /* generic */
+	CHECK_EQ(st >> 14, 0);           /* no DNR: retryable */
+	/* the connection goes on: a good read on it completes with success */
+	r.cq.n = 0;
+	post_recv(&r);
+	send_cmd(&r, NVME_CMD_READ, 2, buf, 4096);
+	c2h_dd(&r, 2, NVME_TCP_F_DATA_LAST, 0, d, 4096, false);
+	rsp(&r, 2);
+	for (int i = 0; i < 16 && r.cq.n < 2; i++)
+		tcp_conn_progress(r.t);
+	CHECK(!r.t->broken);
+	CHECK_EQ(r.cq.n, 2);
+	CHECK_EQ(get_le16(r.rsp + 12), 2);
+	CHECK_EQ(get_le16(r.rsp + 14), 0);
+	CHECK_MEM(buf, d, 4096);
+	/* SUCCESS on the PDU whose digest failed: no success completes */
+	r.cq.n = 0;
+	post_recv(&r);
+	send_cmd(&r, NVME_CMD_READ, 1, buf, 4096);
+	c2h_dd(&r, 1, NVME_TCP_F_DATA_LAST | NVME_TCP_F_DATA_SUCCESS, 0, d, 4096, true);
+	for (int i = 0; i < 16 && r.cq.n < 2; i++)
+		tcp_conn_progress(r.t);
+	CHECK(!r.t->broken);
+	CHECK_EQ(r.cq.n, 2);
+	CHECK_EQ(get_le16(r.rsp + 12), 1);
+	CHECK_EQ((get_le16(r.rsp + 14) >> 1) & 0xff, 0x22);
+	rig_down(&r);
 }
 
 /* Data out of order (a gap the SUCCESS flag would report as read) */
@@ -683,6 +759,7 @@ int main(void)
 		T(r2t_rewinding_ends_the_connection),
 		T(r2t_skipping_ahead_ends_the_connection),
 		T(r2t_for_in_capsule_data_ends_the_connection),
+		T(c2h_data_digest_error_fails_that_command_and_keeps_the_connection),
 		T(c2h_out_of_order_ends_the_connection),
 		T(c2h_success_before_all_the_data_ends_the_connection),
 		T(c2h_success_after_a_short_transfer_of_a_length_the_controller_chooses),

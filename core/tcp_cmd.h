@@ -15,6 +15,10 @@
 
 enum { DIR_NONE = 0, DIR_H2C = 1, DIR_C2H = 2 };
 
+/* What a Fabrics command carries in its capsule on any queue (the
+ * kernel's NVME_TCP_ADMIN_CCSZ) */
+#define NVME_TCP_FABRICS_ICD 8192
+
 struct tcp_cmd {
 	uint16_t cid;
 	bool busy, h2c_active, signaled;

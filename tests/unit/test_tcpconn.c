@@ -340,6 +340,36 @@ static void c2h(struct rig *r, uint16_t cid, uint8_t flags, uint32_t off, const 
 		tcp_conn_progress(r->t);
 }
 
+/* A Fabrics command's data (Connect's 1024 bytes, DH-HMAC-CHAP messages)
+ * goes in the capsule up to 8 KiB on any queue, as the kernel's host
+ * sends it (NVME_TCP_ADMIN_CCSZ for every Fabrics command), even where the
+ * I/O queue's in-capsule size (IOCCSZ) is smaller: a target may expect it
+ * there. An ordinary write of the same size still waits for an R2T. */
+TEST(fabrics_data_goes_in_the_capsule_up_to_8k_on_io_queues)
+{
+	static uint8_t data[1024];
+	struct rig r;
+	rig_up(&r, 4096); /* the rig's queue 1 takes no in-capsule data (icd_max 0) */
+	struct timeval tv = {2, 0}; /* a capsule without its data: fail, not hang */
+	setsockopt(r.ctrl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	memset(data, 0x3c, sizeof(data));
+	uint8_t sqe[64] = {NVME_FABRICS_OPCODE};
+	sqe[4] = 0x01; /* FCTYPE Connect */
+	put_le16(sqe + 2, 1);
+	nvme_sqe_sgl_keyed(sqe, (uintptr_t)data, sizeof(data), 0);
+	struct ibv_sge sge = {.addr = (uintptr_t)sqe, .length = 64};
+	struct ibv_send_wr w = {.wr_id = 5, .sg_list = &sge, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED}, *bad;
+	CHECK_EQ(tcp_conn_post_send(r.t, &w, &bad), 0);
+	static uint8_t pdu[72 + 1024];
+	CHECK_EQ(recv(r.ctrl, pdu, 72, MSG_WAITALL), 72);
+	CHECK_EQ(pdu[0], NVME_TCP_CMD);
+	CHECK_EQ(get_le32(pdu + 4), 72 + 1024);            /* PLEN: the data follows */
+	CHECK_EQ(pdu[8 + 39], NVME_SGL_TYPE_DATA_OFFSET);  /* in-capsule SGL */
+	CHECK_EQ(recv(r.ctrl, pdu + 72, 1024, MSG_WAITALL), 1024);
+	CHECK_MEM(pdu + 72, data, 1024);
+	rig_down(&r);
+}
+
 /* A C2HData with data digest on; bad: its digest does not match */
 static void c2h_dd(struct rig *r, uint16_t cid, uint8_t flags, uint32_t off, const uint8_t *d, uint32_t len, bool bad)
 {
@@ -760,6 +790,7 @@ int main(void)
 		T(r2t_skipping_ahead_ends_the_connection),
 		T(r2t_for_in_capsule_data_ends_the_connection),
 		T(c2h_data_digest_error_fails_that_command_and_keeps_the_connection),
+		T(fabrics_data_goes_in_the_capsule_up_to_8k_on_io_queues),
 		T(c2h_out_of_order_ends_the_connection),
 		T(c2h_success_before_all_the_data_ends_the_connection),
 		T(c2h_success_after_a_short_transfer_of_a_length_the_controller_chooses),

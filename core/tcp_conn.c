@@ -346,10 +346,11 @@ static void on_pdu(struct tcp_conn *t)
 		/* The controller's word that the read succeeded: no CapsuleResp
 		 * comes. The specification allows it only with SQ flow control
 		 * disabled, which we never ask for (CATTR 0), so an SQ head
-		 * pointer is due and none came; SPDK's target sets SUCCESS
-		 * without looking, and the kernel's host and SPDK's take it,
-		 * so do we (nothing here waits on SQHD: a queue never has more
-		 * commands out than the SQ holds). The completion says the last
+		 * pointer is due and none came; nvmet, and SPDK's target since
+		 * 2026-05 (before, it set SUCCESS without looking), set it only
+		 * when the host disabled SQ flow control, but the kernel's host
+		 * and SPDK's take it regardless, so do we (nothing here waits
+		 * on SQHD: a queue never has more commands out than the SQ holds). The completion says the last
 		 * SQHD the controller reported, not 0, which would read as the
 		 * head gone back to the start. */
 		uint8_t cqe[16] = {0}, bad[16];

@@ -92,7 +92,8 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 		d.trsvcid, disc ? "; over TCP " NVMEOF_TCP_DISC_PORT : "", c->what & ARG_IO ? "    " : "-g, ");
 	fprintf(f, "      --tcp-priority=N     NVMe/TCP: SO_PRIORITY of the sockets, 0 to 15 (system's)\n"
 		   "      --tcp-tos=N          NVMe/TCP: IP_TOS / IPV6_TCLASS of the sockets, 0 to 255\n"
-		   "      --tcp-busy-poll=US   NVMe/TCP: SO_BUSY_POLL, microseconds (0: system's)\n"
+		   "      --tcp-busy-poll=US   NVMe/TCP: SO_BUSY_POLL; above 0, each (non-blocking) read\n"
+		   "                           polls the NIC once (0: system's)\n"
 		   "      --tcp-zerocopy=BYTES NVMe/TCP: write payloads this large go with MSG_ZEROCOPY (0: none)\n");
 	if (disc)
 		fprintf(f, "  -n, --nqn=NQN            discovery NQN (%s)\n", NVMEOF_DISCOVERY_NQN);

@@ -207,9 +207,12 @@ struct nvmeof_ctrl_opts {
 	 * priority), 0 to 15; -1 (default): the system's.
 	 * tcp_tos: IP_TOS, or IPV6_TCLASS over IPv6 (DSCP in the upper six
 	 * bits), 0 to 255; -1 (default): the system's.
-	 * tcp_busy_poll_us: SO_BUSY_POLL, microseconds a read busy-polls the
-	 * NIC's receive queue before it sleeps (drivers with NAPI busy
-	 * polling), 0 to 1000000; 0 (default): the system's (net.core.busy_read). */
+	 * tcp_busy_poll_us: SO_BUSY_POLL on the sockets, 0 to 1000000 (drivers
+	 * with NAPI busy polling); 0 (default): the system's
+	 * (net.core.busy_read). The library's socket reads never block, so
+	 * any value above 0 acts as an on switch: each read polls the NIC's
+	 * receive queue once, whatever the microseconds. A sleeping wait
+	 * (epoll_wait) follows net.core.busy_poll instead. */
 	int32_t tcp_priority;
 	int32_t tcp_tos;
 	uint32_t tcp_busy_poll_us;

@@ -95,7 +95,9 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
                     allow_unauthenticated_ctrl: Optional[bool] = None,
                     dhchap_hashes: Optional[str] = None,
                     dhchap_dhgroups: Optional[str] = None, transport: Optional[str] = None,
-                    hdr_digest: Optional[bool] = None, data_digest: Optional[bool] = None) -> S.CtrlOpts:
+                    hdr_digest: Optional[bool] = None, data_digest: Optional[bool] = None,
+                    tcp_priority: Optional[int] = None, tcp_tos: Optional[int] = None,
+                    tcp_busy_poll_us: Optional[int] = None, tcp_zerocopy: Optional[int] = None) -> S.CtrlOpts:
     """Checks the arguments of Controller() and fills struct nvmeof_ctrl_opts:
     opts, or the library's defaults (nvmeof_ctrl_opts_init), with only the
     arguments that are not None put over them. Raises TypeError/ValueError
@@ -145,6 +147,13 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
             if not isinstance(v, bool):
                 raise TypeError("nvmeof: %s must be True or False" % name)
             setattr(o, name, v)
+    # NVMe/TCP's socket options, as the C library and the engine take them
+    # (the library refuses them over RDMA, and a value the kernel refuses)
+    for name, v, lo, hi in (("tcp_priority", tcp_priority, -1, 15), ("tcp_tos", tcp_tos, -1, 255),
+                            ("tcp_busy_poll_us", tcp_busy_poll_us, 0, 1000000),
+                            ("tcp_zerocopy", tcp_zerocopy, 0, 1 << 30)):
+        if v is not None:
+            setattr(o, name, _uint(v, name, lo, hi))
     return o
 
 
@@ -188,6 +197,14 @@ class Controller:
                      require authentication without authenticating it
       dhchap_hashes, dhchap_dhgroups  what the host offers, comma-separated
                      ("sha384,sha512"; "ffdhe3072,ffdhe4096"); default all
+      transport      "rdma" (default) or "tcp"; hdr_digest, data_digest
+                     (True: NVMe/TCP's CRC32C digests)
+      tcp_priority, tcp_tos, tcp_busy_poll_us, tcp_zerocopy  NVMe/TCP's
+                     socket options, as nvmeof_ctrl_opts has them:
+                     SO_PRIORITY (0-15), IP_TOS/IPV6_TCLASS (0-255),
+                     SO_BUSY_POLL (above 0: each read polls the NIC once),
+                     MSG_ZEROCOPY for writes of at least this many bytes;
+                     None (and -1 for the first two): the system's
     Controller.connect(...) is the same call."""
 
     def __init__(self, host: str, subsystem_nqn: str, *, port: Union[int, str, None] = None,
@@ -197,14 +214,18 @@ class Controller:
                  dhchap_secret: Optional[str] = None, dhchap_ctrl_secret: Optional[str] = None,
                  allow_unauthenticated_ctrl: Optional[bool] = None, dhchap_hashes: Optional[str] = None,
                  dhchap_dhgroups: Optional[str] = None, transport: Optional[str] = None,
-                 hdr_digest: Optional[bool] = None, data_digest: Optional[bool] = None) -> None:
+                 hdr_digest: Optional[bool] = None, data_digest: Optional[bool] = None,
+                 tcp_priority: Optional[int] = None, tcp_tos: Optional[int] = None,
+                 tcp_busy_poll_us: Optional[int] = None, tcp_zerocopy: Optional[int] = None) -> None:
         lib = _lib.load()
         o = connect_options(host, subsystem_nqn, port, source, host_nqn, host_id, queue_depth,
                             keep_alive_ms, timeout, dhchap_secret=dhchap_secret,
                             dhchap_ctrl_secret=dhchap_ctrl_secret,
                             allow_unauthenticated_ctrl=allow_unauthenticated_ctrl,
                             dhchap_hashes=dhchap_hashes, dhchap_dhgroups=dhchap_dhgroups,
-                            transport=transport, hdr_digest=hdr_digest, data_digest=data_digest)
+                            transport=transport, hdr_digest=hdr_digest, data_digest=data_digest,
+                            tcp_priority=tcp_priority, tcp_tos=tcp_tos, tcp_busy_poll_us=tcp_busy_poll_us,
+                            tcp_zerocopy=tcp_zerocopy)
         h = c_void_p()
         _check(lib.nvmeof_ctrl_connect(byref(o), byref(h)))
         self._h = h.value

@@ -134,3 +134,28 @@ fail:
 	nvmeof_disc_log_free(log);
 	return rc;
 }
+
+#define TRTYPE_RDMA 1
+#define TRTYPE_TCP 3
+
+int nvmeof_disc_entry_opts(const struct nvmeof_disc_entry *e, struct nvmeof_ctrl_opts *o)
+{
+	if (!e || !o)
+		return nvmeof_err(NVMEOF_EINVAL, "discovery entry: %s", !e ? "no entry" : "no options");
+	if (e->trtype != TRTYPE_RDMA && e->trtype != TRTYPE_TCP)
+		return nvmeof_err(NVMEOF_ENOTSUP, "discovery entry for %s: transport %s: this library speaks RDMA "
+				  "and TCP", e->subnqn, nvmeof_trtype_str(e->trtype));
+	/* a secure channel would fail late, as a connection closed at the
+	 * ICReq: say so before anything is sent */
+	if ((e->treq & 3) == 1 || (e->trtype == TRTYPE_TCP && e->tcp_sectype))
+		return nvmeof_err(NVMEOF_ENOTSUP, "discovery entry for %s at %s port %s: it requires a secure channel "
+				  "(TREQ %s, security type %s): TLS is not supported by this library yet, not connected",
+				  e->subnqn, e->traddr, e->trsvcid, nvmeof_treq_str(e->treq),
+				  e->trtype != TRTYPE_TCP || !e->tcp_sectype ? "none"
+				  : e->tcp_sectype == 1 ? "TLS 1.2" : e->tcp_sectype == 2 ? "TLS 1.3" : "unknown");
+	o->trtype = e->trtype == TRTYPE_TCP ? "tcp" : "rdma";
+	o->traddr = e->traddr;
+	o->trsvcid = e->trsvcid;
+	o->subnqn = e->subnqn;
+	return 0;
+}

@@ -664,6 +664,13 @@ int nvmeof_discovery_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_
  * changed meanwhile. Free with nvmeof_disc_log_free. */
 int nvmeof_discover(struct nvmeof_ctrl *ctrl, struct nvmeof_disc_log **out);
 void nvmeof_disc_log_free(struct nvmeof_disc_log *log);
+/* A log entry as a connect's options: o's trtype, traddr, trsvcid and
+ * subnqn point into e (valid while the log is), the rest of o as it was.
+ * Refused up front, NVMEOF_ENOTSUP with a message naming the subsystem,
+ * when the entry asks for what this library does not do: a secure channel
+ * (TREQ "required", or a TLS security type in its TSAS; TLS is not
+ * supported yet), or a transport other than RDMA and TCP. */
+int nvmeof_disc_entry_opts(const struct nvmeof_disc_entry *e, struct nvmeof_ctrl_opts *o);
 /* nvme-cli's words: "rdma", "ipv4", "nvme subsystem", "connected", ... */
 const char *nvmeof_trtype_str(uint8_t v);
 const char *nvmeof_adrfam_str(uint8_t v);

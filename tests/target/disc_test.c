@@ -164,10 +164,8 @@ TEST(discovery_entry_connects_with_verified_io)
 	       e->trsvcid, e->portid, e->treq);
 	struct nvmeof_ctrl_opts co;
 	nvmeof_ctrl_opts_init(&co);
-	co.trtype = nvmeof_trtype_str(e->trtype);
-	co.traddr = e->traddr;
-	co.trsvcid = e->trsvcid;
-	co.subnqn = e->subnqn;
+	MUST(nvmeof_disc_entry_opts(e, &co));
+	CHECK_STR(co.trtype, over_tcp() ? "tcp" : "rdma");
 	co.cmd_timeout_ms = 10000;
 	MUST(nvmeof_ctrl_connect(&co, &c));
 	CHECK_STR(nvmeof_ctrl_info(c)->hca, over_tcp() ? "tcp" : "rxe0");

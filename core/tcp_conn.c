@@ -318,10 +318,11 @@ static void on_pdu(struct tcp_conn *t)
 	case NVME_TCP_RSP:
 		t->sqhd = get_le16(p->cqe + 8);
 		if (c && c->cid == p->cccid && c->busy) {
-			/* its buffers would be reused while its PDUs still
-			 * send from them (SPDK's nvme_tcp_req_complete_safe) */
-			if (c->queued || c->h2c_active)
-				return fail_fmt(t, "", "CapsuleResp before its data was sent");
+			/* a response while its PDUs still send from its buffers
+			 * (the target failed a write early) waits for them in
+			 * tcp_zc_hold, as SPDK's host defers it
+			 * (nvme_tcp_req_complete_safe): the buffers stay the
+			 * command's until then */
 			if (!(get_le16(p->cqe + 14) >> 1) && read_short(t, c))
 				return fail_fmt(t, "", "CapsuleResp with success before all the Read's data came");
 			c->busy = false;

@@ -69,6 +69,18 @@ static void send_cmd(struct rig *r, uint8_t opc, uint16_t cid, void *buf, uint32
 	CHECK_EQ(get_le32(pdu + 8 + 32), len);
 }
 
+/* send_cmd with a header digest on the capsule (72 + 4 bytes) */
+static void send_cmd_hd(struct rig *r, uint8_t opc, uint16_t cid, void *buf, uint32_t len)
+{
+	nvme_sqe_rw(r->sqe, opc, cid, 1, 0, 1);
+	nvme_sqe_sgl_keyed(r->sqe, (uintptr_t)buf, len, 0);
+	struct ibv_sge sge = {.addr = (uintptr_t)r->sqe, .length = 64};
+	struct ibv_send_wr w = {.wr_id = 5, .sg_list = &sge, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED}, *bad;
+	CHECK_EQ(tcp_conn_post_send(r->t, &w, &bad), 0);
+	uint8_t pdu[76];
+	CHECK_EQ(recv(r->ctrl, pdu, 76, MSG_WAITALL), 76);
+}
+
 static void ctrl_send(struct rig *r, const void *p, size_t n) { CHECK_EQ(send(r->ctrl, p, n, MSG_NOSIGNAL), (ssize_t)n); }
 
 static void r2t(struct rig *r, uint16_t cid, uint16_t ttag, uint32_t off, uint32_t len)
@@ -134,6 +146,71 @@ TEST(r2t_beyond_the_commands_data_ends_the_connection)
 	/* the receive comes back flushed: the queue sees the loss */
 	CHECK_EQ(r.cq.n, 2);
 	CHECK(r.wc[1].opcode == IBV_WC_RECV && r.wc[1].status == IBV_WC_WR_FLUSH_ERR);
+	rig_down(&r);
+}
+
+/* What the host sent last before it closed: an H2CTermReq, or nothing. */
+static bool term_req_sent(struct rig *r, uint16_t *fes, uint32_t *fei, uint8_t *first)
+{
+	static uint8_t b[1 << 16];
+	ssize_t n = recv(r->ctrl, b, sizeof(b), MSG_DONTWAIT);
+	if (n < 24 || b[0] != NVME_TCP_H2C_TERM || b[2] != 24 || get_le32(b + 4) != (uint32_t)n ||
+	    n > NVME_TCP_TERM_PLEN_MAX)
+		return false;
+	*fes = get_le16(b + 8);
+	*fei = get_le32(b + 10);
+	*first = n > 24 ? b[24] : 0xff; /* the header in error follows */
+	return true;
+}
+
+/* A controller's protocol error: the host says which in an H2CTermReq
+ * (Fatal Error Status, the field, the header in error) before it closes,
+ * as the specification asks and SPDK's host does, so the target's log can
+ * tell what was refused. */
+TEST(protocol_errors_send_h2c_term_req_before_the_close)
+{
+	static uint8_t data[8192], buf[4096];
+	uint16_t fes = 0;
+	uint32_t fei = 0;
+	uint8_t first = 0;
+	struct rig r;
+	rig_up(&r, 4096);
+	send_cmd(&r, NVME_CMD_WRITE, 2, data, sizeof(data));
+	r2t(&r, 2, 1, 4096, 8192); /* beyond the command's data */
+	tcp_conn_progress(r.t);
+	CHECK(r.t->broken);
+	CHECK(term_req_sent(&r, &fes, &fei, &first));
+	CHECK_EQ(fes, 4); /* Data Transfer Out of Range */
+	CHECK_EQ(first, NVME_TCP_R2T);
+	rig_down(&r);
+	/* an R2T for a command that is not in flight: a PDU sequence error */
+	rig_up(&r, 4096);
+	r2t(&r, 3, 1, 0, 4096);
+	tcp_conn_progress(r.t);
+	CHECK(r.t->broken);
+	CHECK(term_req_sent(&r, &fes, &fei, &first));
+	CHECK_EQ(fes, 2);
+	rig_down(&r);
+	/* a header digest that does not match */
+	rig_up_dg(&r, 4096, true, false);
+	send_cmd_hd(&r, NVME_CMD_READ, 1, buf, sizeof(buf));
+	uint8_t p[28] = {NVME_TCP_RSP, NVME_TCP_F_HDGST, 24, 0, 28};
+	put_le16(p + 8 + 12, 1);
+	put_le32(p + 24, 0xdeadbeef);
+	ctrl_send(&r, p, 28);
+	tcp_conn_progress(r.t);
+	CHECK(r.t->broken);
+	CHECK(term_req_sent(&r, &fes, &fei, &first));
+	CHECK_EQ(fes, 3); /* Header Digest Error */
+	rig_down(&r);
+	/* a C2HTermReq from the controller is not answered with one */
+	rig_up(&r, 4096);
+	uint8_t ct[24] = {NVME_TCP_C2H_TERM, 0, 24, 0, 24};
+	put_le16(ct + 8, 1);
+	ctrl_send(&r, ct, 24);
+	tcp_conn_progress(r.t);
+	CHECK(r.t->broken);
+	CHECK(!term_req_sent(&r, &fes, &fei, &first));
 	rig_down(&r);
 }
 
@@ -783,6 +860,7 @@ int main(void)
 	static const struct test_case t[] = {
 		T(r2t_answered_in_h2c_pdus_within_maxh2cdata),
 		T(r2t_beyond_the_commands_data_ends_the_connection),
+		T(protocol_errors_send_h2c_term_req_before_the_close),
 		T(c2h_success_flag_completes_the_read_without_a_response),
 		T(rsp_while_h2c_queued_waits_for_the_data),
 		T(send_completes_when_the_capsule_leaves),

@@ -63,7 +63,7 @@ UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue 
 	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio $(O)/tests/unit_connretry $(O)/tests/unit_auth \
 	$(O)/tests/unit_regaccess $(O)/tests/unit_irq $(O)/tests/unit_hwts $(O)/tests/unit_mpath $(O)/tests/unit_mpathio \
 	$(O)/tests/unit_passthru $(O)/tests/unit_tcppdu $(O)/tests/unit_tcpconn $(O)/tests/unit_authmem \
-	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc
+	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc $(O)/tests/unit_tcpfirst
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_passthru $(O)/tests/target_mpath $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
 	$(O)/tests/gpu_check $(O)/tests/libregspy.so $(O)/tests/libcmfault.so
 BENCH = $(O)/bench/percmd $(O)/bench/authdh
@@ -159,7 +159,7 @@ $(O)/tests/unit_queue $(O)/tests/unit_connretry $(O)/tests/unit_hwts $(O)/tests/
 	$(O)/tests/unit_auth: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 $(O)/tests/unit_authmem: $(O)/libnvmeof.a
 $(O)/tests/unit/test_passthru.o: CPPFLAGS_ALL += -Itests/wire
-$(O)/tests/unit_opts $(O)/tests/unit_tcpsock $(O)/tests/unit_adminio $(O)/tests/unit_regaccess $(O)/tests/target_core $(O)/tests/target_disc \
+$(O)/tests/unit_opts $(O)/tests/unit_tcpsock $(O)/tests/unit_tcpfirst $(O)/tests/unit_adminio $(O)/tests/unit_regaccess $(O)/tests/target_core $(O)/tests/target_disc \
 	$(O)/tests/target_gpu $(O)/tests/target_passthru: $(O)/libnvmeof.a
 $(O)/tests/unit_tid: $(O)/engine/tid.o
 # the CM fault double (tests/cmfault) takes target_core's CM events
@@ -367,7 +367,11 @@ FUZZ_CORE = $(CORE_SRC) tests/wire/fakewire.c
 # header those may include.
 FUZZ_HDRS = $(wildcard core/*.h core/include/*.h tests/wire/*.h)
 fuzz-build: build/fuzz/fuzz_identify build/fuzz/fuzz_cm build/fuzz/fuzz_tid build/fuzz/fuzz_queue build/fuzz/fuzz_auth \
-	build/fuzz/fuzz_secret build/fuzz/fuzz_tcppdu
+	build/fuzz/fuzz_secret build/fuzz/fuzz_tcppdu build/fuzz/fuzz_tcpconn
+TCPCONN_SRC = core/tcp_rx.c core/tcp_pdu.c core/tcp_crc32c.c core/tcp_cmd.c core/tcp_conn.c core/tcp_tx.c core/tcp_zc.c
+build/fuzz/fuzz_tcpconn: tests/fuzz/fuzz_tcpconn.c $(TCPCONN_SRC) $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_tcpconn.c $(TCPCONN_SRC)
 build/fuzz/fuzz_tcppdu: tests/fuzz/fuzz_tcppdu.c core/tcp_rx.c core/tcp_pdu.c core/tcp_crc32c.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_tcppdu.c core/tcp_rx.c core/tcp_pdu.c core/tcp_crc32c.c

@@ -11,6 +11,7 @@
 #include <pthread.h>
 
 #include "internal.h"
+#include "mem.h"
 #include "protocol.h"
 #include "queue.h"
 #include "rdma.h"
@@ -197,6 +198,7 @@ struct sub {
 
 struct nvmeof_queue {
 	const struct q_transport *tr; /* the wire: RDMA, or a test's loopback */
+	bool count_mr;            /* each request holds its region (nvmeof_mr.inflight): NVMe/TCP */
 	struct nvmeof_poll_group *group; /* its CQ: shared with other queues, or its own group of one */
 	bool own_group;           /* a group of one, made for it and destroyed with it */
 	uint8_t member, epoch;    /* place in the group; connection count (wr_id) */
@@ -328,6 +330,8 @@ static inline void q_req_hand_back(struct nvmeof_queue *q, uint16_t ri, const st
 	nvmeof_cb cb = r->cb;
 	void *arg = r->arg;
 	r->live = false;
+	if (q->count_mr && r->mr)
+		__atomic_sub_fetch(&r->mr->inflight, 1, __ATOMIC_RELEASE);
 	if (unlikely(ri == q->depth))
 		q->rsv_busy = false; /* the reserved request of internal commands */
 	else

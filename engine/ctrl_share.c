@@ -190,7 +190,7 @@ void share_put(struct shared_ctrl *s)
 				break;
 			}
 		if (nvmeof_ctrl_close(s->c))
-			log_err("nvmeof: %s\n", nvmeof_errmsg());
+			eng_err("nvmeof: %s\n", nvmeof_errmsg());
 		pthread_mutex_destroy(&s->trace.lock);
 		free(s);
 	}
@@ -203,18 +203,18 @@ int cfg_secret(const char *val, const char *file, const char *name, char *out, s
 {
 	out[0] = 0;
 	if (val && val[0] && file && file[0]) {
-		log_err("nvmeof: give %s or %s_file, not both\n", name, name);
+		eng_err("nvmeof: give %s or %s_file, not both\n", name, name);
 		return 1;
 	}
 	if (val && val[0]) {
 		if (strlen(val) >= len) {
-			log_err("nvmeof: %s is longer than any DHHC-1 secret\n", name);
+			eng_err("nvmeof: %s is longer than any DHHC-1 secret\n", name);
 			return 1;
 		}
 		/* once per process: every job and file passes here */
 		static bool warned;
 		if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
-			log_err("nvmeof: warning: %s in the job: fio copies job options into its JSON output "
+			eng_err("nvmeof: warning: %s in the job: fio copies job options into its JSON output "
 				"and job files are often shared; prefer %s_file\n", name, name);
 		snprintf(out, len, "%s", val);
 		return 0;
@@ -223,13 +223,13 @@ int cfg_secret(const char *val, const char *file, const char *name, char *out, s
 		return 0;
 	FILE *fp = fopen(file, "re");
 	if (!fp) {
-		log_err("nvmeof: %s_file '%s': %s\n", name, file, strerror(errno));
+		eng_err("nvmeof: %s_file '%s': %s\n", name, file, strerror(errno));
 		return 1;
 	}
 	/* SPDK's keyring refuses such files; a warning keeps existing setups running */
 	struct stat st;
 	if (!fstat(fileno(fp), &st) && (st.st_mode & (S_IRWXG | S_IRWXO)))
-		log_err("nvmeof: warning: %s_file '%s' is readable by group or others (mode %03o): chmod 600 it\n",
+		eng_err("nvmeof: warning: %s_file '%s' is readable by group or others (mode %03o): chmod 600 it\n",
 			name, file, (unsigned)(st.st_mode & 0777));
 	/* stdio reads through a buffer of ours, wiped after fclose: its own
 	 * (malloc'd) would go back to the heap with the secret in it */
@@ -241,7 +241,7 @@ int cfg_secret(const char *val, const char *file, const char *name, char *out, s
 	size_t n = got ? strcspn(out, "\r\n") : 0;
 	if (!got || !n || (n == strlen(out) && n == len - 1)) {
 		memset(out, 0, len);
-		log_err("nvmeof: %s_file '%s': %s\n", name, file,
+		eng_err("nvmeof: %s_file '%s': %s\n", name, file,
 			!got || !n ? "empty: no secret on its first line" : "its first line is longer than any DHHC-1 secret");
 		return 1;
 	}
@@ -269,7 +269,7 @@ int cfg_secrets(struct conn_cfg *k, const char *val, const char *file, const cha
 	EVP_MD_CTX_free(md); /* cleanses its state */
 	if (!ok) {
 		cfg_secrets_wipe(k);
-		log_err("nvmeof: the digest of the DH-HMAC-CHAP secrets (SHA-256, OpenSSL) failed\n");
+		eng_err("nvmeof: the digest of the DH-HMAC-CHAP secrets (SHA-256, OpenSSL) failed\n");
 		return 1;
 	}
 	return 0;
@@ -291,7 +291,7 @@ int cfg_auth(struct conn_cfg *k, const struct eng_opts *eo)
 		return 1;
 	if ((eo->dhchap_hashes && strlen(eo->dhchap_hashes) >= sizeof(k->dhchap_hashes)) ||
 	    (eo->dhchap_dhgroups && strlen(eo->dhchap_dhgroups) >= sizeof(k->dhchap_dhgroups))) {
-		log_err("nvmeof: dhchap_hashes or dhchap_dhgroups is longer than a list of every name\n");
+		eng_err("nvmeof: dhchap_hashes or dhchap_dhgroups is longer than a list of every name\n");
 		return 1;
 	}
 	snprintf(k->dhchap_hashes, sizeof(k->dhchap_hashes), "%s", eo->dhchap_hashes ? eo->dhchap_hashes : "");

@@ -45,7 +45,7 @@ enum { QSEL_CPU, QSEL_RR };
 void eng_say_version(void);
 void eng_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* quiet=1: the calling thread's job prints no eng_info line but its one
- * summary line at the end (eng_summary); failures (log_err) are unchanged.
+ * summary line at the end (eng_summary); failures (eng_err) are unchanged.
  * Set from the job's options at each engine callback that prints. */
 extern __thread bool eng_quiet;
 void eng_summary(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -55,6 +55,14 @@ void eng_summary(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 	 .help = "Print only failures and one summary line per job at its end (queue pairs, commands, "        \
 		 "doorbells, reconnects, timeouts) instead of the start, placement and per-queue lines",       \
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID}
+/* An error line, through fio's log_err. Both cut out any secret (a DHHC-1
+ * or NVMeTLSkey-1 word) a message echoes from a job's options. */
+void eng_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* What a message may echo of an option's value that is a number, a time or
+ * a name: the value, or a placeholder when it may be a secret (its prefix,
+ * or longer than any legal value, as a secret's body is). */
+#define ENG_SHOWN_MAX 32
+const char *eng_shown(const char *v);
 /* verbose=1: the library's trace hook (nvmeof_ctrl_opts.trace), one line
  * per connection step; arg is the struct eng_trace of the controller. */
 struct eng_trace {

@@ -59,7 +59,7 @@ int job_setup(struct thread_data *td)
 	if (!j)
 		return 1;
 	if (eo->gpu >= 0 && td->o.verify != VERIFY_NONE && !eo->gpu_copy) {
-		log_err("nvmeof: verify needs the data on the CPU, but with gpu=%d the I/O buffers are GPU "
+		eng_err("nvmeof: verify needs the data on the CPU, but with gpu=%d the I/O buffers are GPU "
 			"memory that fio must not touch: add gpu_copy=1 for a correctness run (copies "
 			"through the host: not the zero-copy path)\n", eo->gpu);
 		rc = eng_fail(td, EINVAL, "nvmeof gpu and verify");
@@ -136,7 +136,7 @@ static int job_attach_queues(struct thread_data *td, struct job *j)
 	j->pending = calloc(j->nctx, sizeof(*j->pending));
 	j->ctx = calloc(j->nctx, sizeof(*j->ctx));
 	if (!j->events || !j->pending || !j->ctx) {
-		log_err("nvmeof: out of memory\n");
+		eng_err("nvmeof: out of memory\n");
 		return 1;
 	}
 	for (unsigned int x = 0; x < j->nctx; x++)
@@ -152,7 +152,7 @@ static int job_attach_queues(struct thread_data *td, struct job *j)
 				break;
 		if (k == j->njq) {
 			if (j->njq == MAX_QUEUES_PER_JOB) {
-				log_err("nvmeof: a job may use at most %d controllers and multipath namespaces\n",
+				eng_err("nvmeof: a job may use at most %d controllers and multipath namespaces\n",
 					MAX_QUEUES_PER_JOB);
 				return 1;
 			}

@@ -56,7 +56,7 @@ static int num_of(const char *name, const char *v, long long lo, long long hi, c
 {
 	if (!optval_num(v, lo, hi, out))
 		return 0;
-	log_err("nvmeof: %s=%s: expected a whole number from %lld to %lld%s\n", name, v ? v : "", lo, hi, what);
+	eng_err("nvmeof: %s=%s: expected a whole number from %lld to %lld%s\n", name, eng_shown(v), lo, hi, what);
 	return 1;
 }
 
@@ -65,7 +65,10 @@ static int time_of(const char *name, const char *v, long long lo_ms, long long *
 	char err[400];
 	if (!optval_time_of(name, v, lo_ms, out_ms, err, sizeof(err)))
 		return 0;
-	return log_err("nvmeof: %s\n", err), 1;
+	if (eng_shown(v) != v) /* the message would echo it */
+		return eng_err("nvmeof: %s=%s: expected a time (a bare number is seconds, or 500ms, 5s, 2m)\n", name,
+			       eng_shown(v)), 1;
+	return eng_err("nvmeof: %s\n", err), 1;
 }
 
 /* The engine's own numbers (with fio defaults) and the library's, each of
@@ -318,7 +321,7 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	char err[320];
 	memset(k, 0, sizeof(*k));
 	if (tid_parse(f->file_name, &k->t, err, sizeof(err))) {
-		log_err("nvmeof: filename '%s': %s\n", f->file_name, err);
+		eng_err("nvmeof: filename '%s': %s\n", f->file_name, err);
 		return 1;
 	}
 #define DEFAULT(field, opt)                                                            \
@@ -333,7 +336,7 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	*nsid = k->t.nsid ? k->t.nsid : eo->ns;
 	char why[900]; /* SPDK's example filenames have no subnqn: where it comes from */
 	if (tid_missing(&k->t, why, sizeof(why)) && (!k->t.traddr[0] || cfg_sole_subsystem(k, why, sizeof(why))))
-		return log_err("nvmeof: filename '%s': %s\n", f->file_name, why), 1;
+		return eng_err("nvmeof: filename '%s': %s\n", f->file_name, why), 1;
 	if (eo->hostid)
 		snprintf(k->hostid, sizeof(k->hostid), "%s", eo->hostid);
 	nvmeof_ctrl_opts_init(&k->o);

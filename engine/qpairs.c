@@ -80,13 +80,13 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 	jq->sc = ef->sc;
 	if (ef->cfg.t.nalt) {
 		if (eo->gpu >= 0) {
-			log_err("nvmeof: gpu= with several paths: not supported (register GPU memory per path)\n");
+			eng_err("nvmeof: gpu= with several paths: not supported (register GPU memory per path)\n");
 			return 1;
 		}
 		return paths_open(td, j, jq, ef, nq, qpair_depth(td, j, ci, nq));
 	}
 	if (eo->path_loss && *eo->path_loss) {
-		log_err("nvmeof: path_loss= needs several paths in the filename (traddr= repeated): this job has one\n");
+		eng_err("nvmeof: path_loss= needs several paths in the filename (traddr= repeated): this job has one\n");
 		return 1;
 	}
 	int vec = eo->comp_vector;
@@ -103,9 +103,9 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 	}
 	if (nvmeof_poll_group_create_on(ef->sc->c, nq, vec, &jq->group)) {
 		if (eo->comp_vector >= 0)
-			log_err("nvmeof: comp_vector=%d: %s\n", eo->comp_vector, nvmeof_errmsg());
+			eng_err("nvmeof: comp_vector=%d: %s\n", eo->comp_vector, nvmeof_errmsg());
 		else
-			log_err("nvmeof: %s\n", nvmeof_errmsg());
+			eng_err("nvmeof: %s\n", nvmeof_errmsg());
 		return 1;
 	}
 	jq->vector_how = eo->comp_vector >= 0 ? "comp_vector=" : vec >= 0 ? "its IRQ on the job's CPUs" : "spread";
@@ -129,7 +129,7 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 			break;
 		}
 		if (r) {
-			log_err("nvmeof: queue pair %u of %u (qpairs=%u, num_io_queues=%u): %s\n",
+			eng_err("nvmeof: queue pair %u of %u (qpairs=%u, num_io_queues=%u): %s\n",
 				n + 1, nq, nq, ef->cfg.o.num_io_queues, nvmeof_errmsg());
 			return 1;
 		}

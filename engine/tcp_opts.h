@@ -37,8 +37,8 @@ void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct conn_cfg *k, int trt
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},                                            \
 	{.name = "tcp_busy_poll", .lname = "NVMe/TCP socket busy polling", .type = FIO_OPT_STR,                \
 	 .cb = (void *)tcp_opt_busy_poll, .def = "0",                                                          \
-	 .help = "NVMe/TCP: SO_BUSY_POLL, microseconds a socket read busy-polls the NIC's receive queue "      \
-		 "before it sleeps (above net.core.busy_read needs CAP_NET_ADMIN). 0: the system's",           \
+	 .help = "NVMe/TCP: SO_BUSY_POLL; reads never block, so any value above 0 polls the NIC's "           \
+		 "receive queue once per read (above net.core.busy_read needs CAP_NET_ADMIN). 0: the system's", \
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},                                            \
 	{.name = "tcp_zerocopy", .lname = "NVMe/TCP zerocopy writes", .type = FIO_OPT_STR,                     \
 	 .cb = (void *)tcp_opt_zerocopy, .def = "0",                                                           \

@@ -72,7 +72,7 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 	fprintf(f, "usage: nvmeof %s -a ADDR %s[OPTIONS]\n%s\n\n", c->name, disc ? "" : "-n NQN ", c->help);
 	fprintf(f, "  -t, --transport=rdma     the transport: rdma or tcp (as nvme-cli's -t)\n"
 		   "  -a, --traddr=ADDR        target address\n"
-		   "  -s, --trsvcid=PORT       port, 1 to 65535 (%s)\n"
+		   "  -s, --trsvcid=PORT       port, 1 to 65535 (%s%s)\n"
 		   "  -w, --src=ADDR           local address (chooses the RDMA device); also --host-traddr\n"
 		   "  -q, --hostnqn=NQN        host NQN (default /etc/nvme/hostnqn, else a generated one)\n"
 		   "  -I, --hostid=UUID        host ID\n"
@@ -89,10 +89,11 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 		   "                           authentication without authenticating it\n"
 		   "  %s--hdr-digest         NVMe/TCP header digest (CRC32C), as nvme-cli's -g\n"
 		   "  -G, --data-digest        NVMe/TCP data digest (CRC32C), as nvme-cli's -G\n",
-		d.trsvcid, c->what & ARG_IO && c->fn != cmd_write_zeroes ? "    " : "-g, ");
+		d.trsvcid, disc ? "; over TCP " NVMEOF_TCP_DISC_PORT : "", c->what & ARG_IO && c->fn != cmd_write_zeroes ? "    " : "-g, ");
 	fprintf(f, "      --tcp-priority=N     NVMe/TCP: SO_PRIORITY of the sockets, 0 to 15 (system's)\n"
 		   "      --tcp-tos=N          NVMe/TCP: IP_TOS / IPV6_TCLASS of the sockets, 0 to 255\n"
-		   "      --tcp-busy-poll=US   NVMe/TCP: SO_BUSY_POLL, microseconds (0: system's)\n"
+		   "      --tcp-busy-poll=US   NVMe/TCP: SO_BUSY_POLL; above 0, each (non-blocking) read\n"
+		   "                           polls the NIC once (0: system's)\n"
 		   "      --tcp-zerocopy=BYTES NVMe/TCP: write payloads this large go with MSG_ZEROCOPY (0: none)\n");
 	if (disc)
 		fprintf(f, "  -n, --nqn=NQN            discovery NQN (%s)\n", NVMEOF_DISCOVERY_NQN);
@@ -156,7 +157,7 @@ static int parse_port(const char *s)
 	for (const char *p = s; *p && v <= 65535; p++)
 		v = *p >= '0' && *p <= '9' ? v * 10 + (uint64_t)(*p - '0') : 65536;
 	if (!*s || !v || v > 65535) {
-		fprintf(stderr, "nvmeof %s: --trsvcid: '%s' is not a port number from 1 to 65535\n", sub, s);
+		fprintf(stderr, "nvmeof %s: --trsvcid: '%s' is not a port number from 1 to 65535\n", sub, tool_shown(s));
 		return -1;
 	}
 	return 0;

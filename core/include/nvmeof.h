@@ -207,9 +207,12 @@ struct nvmeof_ctrl_opts {
 	 * priority), 0 to 15; -1 (default): the system's.
 	 * tcp_tos: IP_TOS, or IPV6_TCLASS over IPv6 (DSCP in the upper six
 	 * bits), 0 to 255; -1 (default): the system's.
-	 * tcp_busy_poll_us: SO_BUSY_POLL, microseconds a read busy-polls the
-	 * NIC's receive queue before it sleeps (drivers with NAPI busy
-	 * polling), 0 to 1000000; 0 (default): the system's (net.core.busy_read). */
+	 * tcp_busy_poll_us: SO_BUSY_POLL on the sockets, 0 to 1000000 (drivers
+	 * with NAPI busy polling); 0 (default): the system's
+	 * (net.core.busy_read). The library's socket reads never block, so
+	 * any value above 0 acts as an on switch: each read polls the NIC's
+	 * receive queue once, whatever the microseconds. A sleeping wait
+	 * (epoll_wait) follows net.core.busy_poll instead. */
 	int32_t tcp_priority;
 	int32_t tcp_tos;
 	uint32_t tcp_busy_poll_us;
@@ -332,7 +335,10 @@ struct nvmeof_mr;
 int nvmeof_mr_register(struct nvmeof_ctrl *ctrl, void *addr, size_t len, struct nvmeof_mr **out);
 /* Page-aligned, zeroed, registered host memory. */
 int nvmeof_mr_alloc(struct nvmeof_ctrl *ctrl, size_t len, struct nvmeof_mr **out);
-/* The caller must have no command in flight on the region. */
+/* The caller must have no command in flight on the region: over NVMe/TCP,
+ * where nothing else would keep a late transfer out of freed memory, a
+ * region that a command still uses is not released (NVMEOF_EBUSY, the
+ * region intact); over RDMA deregistration revokes its key. */
 int nvmeof_mr_release(struct nvmeof_mr *mr);
 void *nvmeof_mr_addr(const struct nvmeof_mr *mr);
 size_t nvmeof_mr_len(const struct nvmeof_mr *mr);
@@ -628,6 +634,10 @@ int nvmeof_ns_ids(struct nvmeof_ctrl *ctrl, uint32_t nsid, struct nvmeof_ns_ids 
 
 /* ---- Discovery ------------------------------------------------------------------ */
 #define NVMEOF_DISCOVERY_NQN "nqn.2014-08.org.nvmexpress.discovery"
+/* The NVMe/TCP discovery port (IANA): nvmeof_discovery_connect over TCP
+ * uses it when trsvcid is left at nvmeof_ctrl_opts_init's default or NULL;
+ * over RDMA discovery stays on 4420. */
+#define NVMEOF_TCP_DISC_PORT "8009"
 
 struct nvmeof_disc_entry {
 	uint8_t trtype;            /* 1 RDMA, 2 FC, 3 TCP, FEh loop */
@@ -660,6 +670,13 @@ int nvmeof_discovery_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_
  * changed meanwhile. Free with nvmeof_disc_log_free. */
 int nvmeof_discover(struct nvmeof_ctrl *ctrl, struct nvmeof_disc_log **out);
 void nvmeof_disc_log_free(struct nvmeof_disc_log *log);
+/* A log entry as a connect's options: o's trtype, traddr, trsvcid and
+ * subnqn point into e (valid while the log is), the rest of o as it was.
+ * Refused up front, NVMEOF_ENOTSUP with a message naming the subsystem,
+ * when the entry asks for what this library does not do: a secure channel
+ * (TREQ "required", or a TLS security type in its TSAS; TLS is not
+ * supported yet), or a transport other than RDMA and TCP. */
+int nvmeof_disc_entry_opts(const struct nvmeof_disc_entry *e, struct nvmeof_ctrl_opts *o);
 /* nvme-cli's words: "rdma", "ipv4", "nvme subsystem", "connected", ... */
 const char *nvmeof_trtype_str(uint8_t v);
 const char *nvmeof_adrfam_str(uint8_t v);

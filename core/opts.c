@@ -50,11 +50,13 @@ static int opts_in(const void *in, size_t size, void *out, size_t ours, size_t v
 	return 0;
 }
 
+const char ctrl_default_trsvcid[] = "4420";
+
 static void ctrl_defaults(struct nvmeof_ctrl_opts *o, size_t size)
 {
 	memset(o, 0, sizeof(*o));
 	o->size = size;
-	o->trsvcid = "4420";
+	o->trsvcid = ctrl_default_trsvcid;
 	o->queue_depth = 128;
 	o->num_io_queues = 64;
 	o->cmd_timeout_ms = 30000;

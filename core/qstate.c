@@ -448,7 +448,6 @@ void q_drop(struct nvmeof_queue *q)
 bool q_is_live(const struct nvmeof_queue *q) { return q->state == Q_LIVE; }
 bool q_is_dead(const struct nvmeof_queue *q) { return q->state == Q_FAILED || q->state == Q_CLOSING; }
 void q_set_failover(struct nvmeof_queue *q) { q->failover = true; }
-void q_set_quiesce(struct nvmeof_queue *q, uint32_t ms) { q->quiesce_ms = ms; }
 
 void q_set_reconnect(struct nvmeof_queue *q, const struct q_reconnect_ops *ops, uint32_t delay_ms,
 		     uint32_t loss_tmo_ms, uint32_t assoc_gen)

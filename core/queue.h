@@ -173,6 +173,21 @@ void q_set_failover(struct nvmeof_queue *q);
  * connection, may still be executing on the controller; the reconnect that
  * replays it waits until ms have passed since the loss (0: no wait). */
 void q_set_quiesce(struct nvmeof_queue *q, uint32_t ms);
+/* What a write lost with its connection waits, from the loss, before it
+ * goes out again (docs/library.md, "Write ordering across a path loss"):
+ * none when quiesce_ms is 0 (the caller's choice); else the longer of
+ * quiesce_ms and the controller's Command Quiesce Time, plus, with
+ * keep-alive on, two keep-alive timeouts: the controller's keep-alive
+ * timer runs out at most KATO after the last command it received (two
+ * where traffic counts and the timer is checked once per KATO, as nvmet
+ * does), and that command reached it before the host saw the loss. */
+static inline uint32_t q_hold_rule(uint32_t quiesce_ms, uint32_t cqt_ms, uint32_t kato_ms)
+{
+	if (!quiesce_ms)
+		return 0;
+	uint64_t ms = (uint64_t)(quiesce_ms > cqt_ms ? quiesce_ms : cqt_ms) + 2ull * kato_ms;
+	return ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
+}
 #define Q_QUIESCE_DEFAULT_MS 1000 /* as MP_QUIESCE_DEFAULT_MS: docs/library.md "Write ordering across a path loss" */
 /* Commands go out now (LIVE). */
 bool q_is_live(const struct nvmeof_queue *q);

@@ -24,6 +24,7 @@ struct args {
 	uint64_t lpo, slba;
 	uint8_t lid, lsp;
 	bool lid_set, rae, raw, json, fua, deac;
+	bool fio; /* discover -o fio */
 	int gpu;
 };
 

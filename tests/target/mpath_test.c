@@ -738,10 +738,12 @@ TEST(two_namespaces_multipathed_over_the_same_controllers)
 	uint32_t errs = 0, bads = 0;
 	memset(&p2, 0, sizeof(p2));
 	/* No keep-alive: one thread polls both multipaths in turn, so the
-	 * holds of their writes lost with the port add up, and with three
-	 * KATOs each (16 s with the default KATO) they pass ctrl_loss_tmo
-	 * (30 s) before the port is back; what is checked here is two
-	 * namespaces over the same controllers, not the hold. */
+	 * holds of their writes lost with the port add up, and with the
+	 * keep-alive term of each (16 s with the default KATO and a hold of
+	 * three KATOs, which failed here; 11 s with two) they come to the
+	 * paths' ctrl_loss_tmo (30 s) before the port is back; what is
+	 * checked here is two namespaces over the same controllers, not the
+	 * hold. */
 	path_kato_ms = 0;
 	int rc = open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 500);
 	path_kato_ms = UINT32_MAX;

@@ -73,7 +73,7 @@ per_build() {
   run "$b/faults.sh" 900 bash tests/target/faults.sh "${faults_args[@]}"
   run "$b/target_disc" 600 "$NVMEOF_BUILD/tests/target_disc"
   run "$b/target_disc-tcp" 300 env NVMEOF_TB_TRTYPE=tcp "$NVMEOF_BUILD/tests/target_disc" \
-    discovery_entry_connects_with_verified_io discovery_as_any_host_hides_subsystem_b
+    discovery_entry_connects_with_verified_io discovery_as_any_host_hides_subsystem_b tcp_discovery_defaults_to_port_8009
   run "$b/tool.sh" 600 bash tests/target/tool.sh "${tool_args[@]}"
   run "$b/target_passthru" 300 "$NVMEOF_BUILD/tests/target_passthru"
   run "$b/target_passthru-tcp" 300 env NVMEOF_TB_TRTYPE=tcp "$NVMEOF_BUILD/tests/target_passthru"

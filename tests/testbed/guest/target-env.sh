@@ -2,6 +2,7 @@
 export NVMEOF_TB_ADDR=192.0.2.1            # documentation range, on dummy0 in the guest
 export NVMEOF_TB_UNREACHABLE=192.0.2.77    # on the same subnet, nobody answers
 export NVMEOF_TB_PORT=4420
+export NVMEOF_TB_DISC_PORT=8009           # NVMe/TCP's discovery port (port 7: TCP, subsystem A)
 export NVMEOF_TB_NQN_A=nqn.2026-12.io.nvmeof:testbed-a   # any host; ns1 null_blk 512 B, ns2 file 4 KiB
 export NVMEOF_TB_NQN_B=nqn.2026-12.io.nvmeof:testbed-b   # only NVMEOF_TB_HOSTNQN_B
 export NVMEOF_TB_HOSTNQN_B=nqn.2014-08.org.nvmexpress:uuid:6e766d65-6f66-4000-8000-00000000000b

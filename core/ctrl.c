@@ -392,6 +392,7 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 					c->o.ctrl_loss_tmo_ms, gen);
 			q_follow_assoc(q, &c->assoc_gen);
 		}
+		q_set_loss_hook(q, ctrl_io_lost, c);
 		/* NVMe Base 2.1, 9.6; re-read after each re-association (reassoc.c) */
 		q_set_quiesce(q, q_hold_rule(Q_QUIESCE_DEFAULT_MS, c->info.cqt, c->o.kato_ms));
 	}

@@ -26,6 +26,9 @@ two_paths() { echo -t "$1" -a "$A1" -s "$PORT" -a "$A2" -s "$PORT"; }
 # tc's modules loaded before the first cut, so that a cut takes effect
 # when the timeline says it was asked for (a module load over 9p takes seconds)
 modprobe -a sch_ingress cls_u32 act_gact
+# path 3, over a veth pair, for partitions over RDMA; gone at the suite's end
+tb wire-up
+trap 'tb wire-down' EXIT
 # path_errors LOG PATH: path PATH's path errors in the timeline (the fault bit)
 path_errors() { sed -n "s/.*path $2: [0-9]* command(s), \([0-9]*\) path error(s).*/\1/p" "$1" | tail -1; }
 expect_clean() { # log rc what
@@ -52,6 +55,20 @@ partition_tcp() { # direction kato_args...
 t_tcp_partition_toward_the_target_heals_with_the_default_keep_alive() { partition_tcp to-target; }
 t_tcp_partition_toward_the_target_heals_with_kato_0() { partition_tcp to-target --kato=0; }
 t_tcp_partition_both_ways_heals_with_kato_0() { partition_tcp both --kato=0; }
+
+# The same over RDMA: path 1 and path 3 (its RoCEv2 crosses the veth pair,
+# where the cut drops it by address), path 3 cut for 8 s.
+partition_rdma() { # direction kato_args...
+  local rc=0 dir=$1
+  shift
+  fc "$SCRATCH/log" -t rdma -a "$A1" -s "$PORT" -a "$NVMEOF_TB_ADDR3" -s "$PORT" -w "$NVMEOF_TB_SRC3" \
+    --iopolicy=round-robin --timeout=2000 "$@" --cut-cmd="tb cut 3 $dir" --cut-at=2 --heal-cmd="tb heal 3" \
+    --heal-at=10 --runtime=10 --hold=10000 || rc=$?
+  [ "$(path_errors "$SCRATCH/log" 2)" -gt 0 ] || fail "the cut reached no write on path 3"
+  expect_clean "$SCRATCH/log" $rc "RDMA partition of path 3 ($dir)"
+}
+t_rdma_partition_toward_the_target_heals_with_kato_0() { partition_rdma to-target --kato=0; }
+t_rdma_partition_both_ways_heals_with_the_default_keep_alive() { partition_rdma both; }
 
 # A single controller over NVMe/TCP: the cut times its writes out; they
 # fail to the writer in doubt, the queue reconnects after the heal and the

@@ -90,7 +90,7 @@ plain() {
   # several paths: with the tool and the kernel's multipath
   run mpath.sh 1200 bash tests/target/mpath.sh
   # no acknowledged write lost across partitions that heal, port removal,
-  # ANA states and split writes (nvmeof failover-check; about 4 minutes)
+  # ANA states and split writes (nvmeof failover-check; about 5 minutes)
   run failover.sh 900 bash tests/target/failover.sh
   run target_mpath-tcp 600 env NVMEOF_TB_TRTYPE=tcp build/out/tests/target_mpath $TCP_MPATH
   run target_mpath-mixed 600 env NVMEOF_TB_TRTYPE2=tcp build/out/tests/target_mpath $MIXED_MPATH

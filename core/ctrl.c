@@ -374,6 +374,7 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 					c->o.ctrl_loss_tmo_ms, gen);
 			q_follow_assoc(q, &c->assoc_gen);
 		}
+		q_set_loss_hook(q, ctrl_io_lost, c);
 		/* CQT, or where none is reported the multipath default, plus
 		 * three keep-alive timeouts (NVMe Base 2.1, 9.6) */
 		q_set_quiesce(q, 3 * c->o.kato_ms + (c->info.cqt ? c->info.cqt : Q_QUIESCE_DEFAULT_MS));

@@ -59,6 +59,11 @@ static void ctrl_defaults(struct nvmeof_ctrl_opts *o, size_t size)
 	o->num_io_queues = 64;
 	o->cmd_timeout_ms = 30000;
 	o->connect_timeout_ms = 3000;
+	/* The Linux host's NVME_DEFAULT_KATO for fabrics controllers: without
+	 * keep-alive a controller behind a partition lives on and may execute
+	 * what it holds whenever the path heals, and nothing tells the host an
+	 * idle path is gone. */
+	o->kato_ms = 5000;
 	o->in_capsule = true;
 	o->wait_mode = NVMEOF_WAIT_HYBRID;
 	o->spin_us = 20;

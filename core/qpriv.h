@@ -281,6 +281,9 @@ struct nvmeof_queue {
 	void (*wait_hook)(void *);  /* see q_set_wait_hook */
 	void (*fail_hook)(void *);  /* see q_set_fail_hook */
 	void *fail_hook_arg;
+	void (*loss_hook)(void *, struct nvmeof_queue *); /* see q_set_loss_hook */
+	void *loss_hook_arg;
+	bool lost_live;             /* the loss being recovered ended a live connection */
 	const uint32_t *assoc_now;  /* see q_follow_assoc */
 	void *wait_hook_arg;
 	uint32_t wait_hook_ms;

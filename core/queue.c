@@ -61,6 +61,12 @@ void q_set_fail_hook(struct nvmeof_queue *q, void (*fn)(void *), void *arg)
 	q->fail_hook_arg = arg;
 }
 
+void q_set_loss_hook(struct nvmeof_queue *q, void (*fn)(void *, struct nvmeof_queue *), void *arg)
+{
+	q->loss_hook = fn;
+	q->loss_hook_arg = arg;
+}
+
 void q_follow_assoc(struct nvmeof_queue *q, const uint32_t *gen) { q->assoc_now = gen; }
 
 void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats *out)

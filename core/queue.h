@@ -161,6 +161,9 @@ int q_exec_mr(struct nvmeof_queue *q, const uint8_t *sqe, struct nvmeof_mr *mr, 
  * loss it completes with NVMEOF_ECLOSED instead of being re-issued. */
 int q_submit_aer(struct nvmeof_queue *q, const uint8_t *sqe, nvmeof_cb cb, void *arg);
 bool q_connected(const struct nvmeof_queue *q);
+/* By its owner: a live connection goes down now, as after a loss, and what
+ * was out on it is parked or fails (the controller's fence, creset.c). */
+void q_drop(struct nvmeof_queue *q);
 /* One path of several to a namespace: a path status (SCT 3h) is never
  * retried on this queue, and on a connection loss what was in flight fails
  * with NVMEOF_ECLOSED instead of waiting for the reconnect, so the
@@ -183,6 +186,11 @@ void q_set_wait_hook(struct nvmeof_queue *q, void (*fn)(void *), void *arg, uint
  * reconnect of its own (the admin queue: the controller's state machine
  * takes it from there, cstate.c). */
 void q_set_fail_hook(struct nvmeof_queue *q, void (*fn)(void *), void *arg);
+/* Called, in the poll that recovers it, when q's live connection was lost
+ * (not a reconnect attempt that failed), before what was in flight is
+ * parked or failed: an I/O queue's controller tears its association down
+ * (cstate.c). */
+void q_set_loss_hook(struct nvmeof_queue *q, void (*fn)(void *, struct nvmeof_queue *), void *arg);
 /* The association the controller has now (an atomic counter, *gen): a live
  * queue whose Connect joined an older one is lost at its next housekeeping
  * and reconnects to the new one (after the admin queue alone re-created it). */

@@ -94,18 +94,20 @@ void tcp_conn_fail(struct tcp_conn *t, const char *why)
 	if (!t->broken) {
 		snprintf(t->why, sizeof(t->why), "%s", why);
 		t->broken = true;
-		if (t->fd >= 0)
-			shutdown(t->fd, SHUT_RDWR);
 	}
-	/* Zerocopy sends the kernel has not notified: their pages are still
-	 * in the socket's write queue, and a shutdown keeps sending them
-	 * until the peer acknowledges them. The flush below hands the
-	 * commands' buffers back to the user: a close with SO_LINGER {1, 0}
-	 * purges the write queue and sends an RST. What the qdisc or the NIC
-	 * already holds may still go out with the buffer's later bytes; the
-	 * pages stay pinned until then, and those writes are failed anyway
-	 * (a multipath holds their retry for the quiesce time). */
-	if (tcp_zc_abort(t))
+	/* Closed, not shut down: a shutdown sends what the socket still
+	 * holds, then a FIN, and keeps sending it until the controller
+	 * acknowledges it, after a partition heals too, when the commands
+	 * failed below may have been retried and overwritten. The socket's
+	 * SO_LINGER {1, 0} (tcp_sock.c) makes the close purge the write
+	 * queue and send an RST. For zerocopy sends the kernel has not
+	 * notified, the purge also lets the flush below hand the commands'
+	 * buffers back: what the qdisc or the NIC already holds may still go
+	 * out with the buffer's later bytes; the pages stay pinned until
+	 * then, and those writes are failed anyway (a multipath holds their
+	 * retry for the quiesce time). */
+	tcp_zc_reset(t);
+	if (t->fd >= 0)
 		close_socket(t);
 	/* as a QP in error flushes its sends: a capsule not yet out */
 	for (uint32_t k = 0; k < t->txn; k++) {
@@ -150,7 +152,7 @@ void tcp_conn_detach(struct tcp_conn *t)
 {
 	if (t->fd < 0)
 		return;
-	tcp_zc_abort(t); /* as in tcp_conn_fail: the user may free the buffers next */
+	tcp_zc_reset(t); /* as in tcp_conn_fail: the user may free the buffers next */
 	close_socket(t);
 	t->txn = 0;
 	t->slen = 0;

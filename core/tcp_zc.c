@@ -149,14 +149,3 @@ void tcp_zc_reset(struct tcp_conn *t)
 	for (uint32_t i = 0; i < t->depth; i++)
 		t->cmds[i].zc_out = 0, t->cmds[i].zc_held = false;
 }
-
-bool tcp_zc_abort(struct tcp_conn *t)
-{
-	bool purge = tcp_zc_outstanding(&t->zc) && t->fd >= 0;
-	if (purge) {
-		struct linger l = {.l_onoff = 1, .l_linger = 0};
-		setsockopt(t->fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
-	}
-	tcp_zc_reset(t);
-	return purge;
-}

@@ -46,12 +46,10 @@ void tcp_zc_reap(struct tcp_conn *t);
 bool tcp_zc_notified(struct tcp_conn *t, uint32_t lo, uint32_t hi, bool copied);
 /* Responses whose IDs are all notified, as receives allow. */
 void tcp_zc_release(struct tcp_conn *t);
-/* A new socket: IDs start at 0, nothing held. */
+/* A new socket, or the end of one (its close purges what the kernel had
+ * not notified, see tcp_conn_fail): IDs start at 0, nothing held. The
+ * held responses are forgotten: their commands complete with the flush,
+ * as every other. */
 void tcp_zc_reset(struct tcp_conn *t);
-/* The connection ends with IDs unnotified: SO_LINGER {1, 0}, so closing it
- * purges the write queue with an RST (see tcp_conn_fail). True: the caller
- * must close the socket now. The held responses are forgotten: their
- * commands complete with the flush, as every other. */
-bool tcp_zc_abort(struct tcp_conn *t);
 
 #endif

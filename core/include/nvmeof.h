@@ -118,8 +118,9 @@ struct nvmeof_ctrl_opts {
 	uint32_t num_io_queues;  /* I/O queues asked of the controller; 64 */
 	uint32_t cmd_timeout_ms; /* per-command timeout; 30000 */
 	uint32_t connect_timeout_ms; /* each CM step and the fabrics connect; 3000 */
-	uint32_t kato_ms;        /* keep-alive timeout; 0 = none. With KATO, a thread of
-				  * the controller sends Keep Alive every ka_interval_ms */
+	uint32_t kato_ms;        /* keep-alive timeout; 5000 (the Linux host's); 0 = none.
+				  * With KATO, a thread of the controller sends Keep
+				  * Alive every ka_interval_ms */
 	uint32_t ka_interval_ms; /* 0: KATO / 2 */
 	uint32_t reconnect_delay_ms; /* 0: no reconnect (default). Else, after a
 				      * connection loss, try every this many ms */
@@ -647,7 +648,8 @@ struct nvmeof_disc_log {
 };
 /* A discovery controller: opts->subnqn NULL means the well-known discovery
  * NQN. kato_ms 0 becomes 30000 (a discovery controller that stays connected
- * must keep alive). No namespaces, no I/O queues. */
+ * must keep alive); otherwise, the default's 5000 included, as given. No
+ * namespaces, no I/O queues. */
 int nvmeof_discovery_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl **out);
 /* Reads the whole Discovery Log Page: the header, then the entries four at a
  * time at increasing offsets; starts over (up to 10 times) when GENCTR

@@ -157,7 +157,8 @@ class Controller:
       host_nqn, host_id   this host's identity (default /etc/nvme/hostnqn,
                      /etc/nvme/hostid, else one per process)
       queue_depth    commands in flight per queue (capped by the controller)
-      keep_alive_ms  KATO; a library thread sends Keep Alive at half of it
+      keep_alive_ms  KATO (the library's default 5000; 0: none); a library
+                     thread sends Keep Alive at half of it
       timeout        seconds: each command's timeout, and each connection
                      step's when shorter than the library's own limit
       dhchap_secret  the host's DH-HMAC-CHAP secret, DHHC-1:XX:<base64>: as

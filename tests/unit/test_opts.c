@@ -59,7 +59,7 @@ TEST(init_fills_the_documented_defaults)
 	CHECK_EQ(o.num_io_queues, 64);
 	CHECK_EQ(o.cmd_timeout_ms, 30000);
 	CHECK_EQ(o.connect_timeout_ms, 3000);
-	CHECK_EQ(o.kato_ms, 0);
+	CHECK_EQ(o.kato_ms, 5000); /* the Linux host's NVME_DEFAULT_KATO */
 	CHECK(o.trace == NULL && o.trace_arg == NULL); /* version 0.2: no trace unless asked */
 	CHECK_EQ(o.ka_interval_ms, 0);
 	CHECK_EQ(o.reconnect_delay_ms, 0);

@@ -105,13 +105,15 @@ t_ana_inaccessible_and_back() {
 }
 
 # Writes of 2 MiB (512 blocks of 4 KiB, above nvmet-rdma's 1 MiB MDTS:
-# each goes as chunks) while path 1 turns Inaccessible and then loses its
-# port, and both come back.
+# each goes as chunks), round-robin so that path 1 always carries some,
+# while path 1 loses its port and turns Inaccessible, then both come back.
+# The loss comes first: an ANA change alone is often learnt from the
+# target's event before a chunk meets its status, and would leave no trace.
 t_writes_above_mdts_meet_a_path_status_and_a_loss() {
   local rc=0
-  printf '%s\n' "2 tb ana 1 inaccessible" "2.3 tb mpath-down 1" "5 tb mpath-up 1" "5 tb ana 1 optimized" \
+  printf '%s\n' "2 tb mpath-down 1" "2 tb ana 1 inaccessible" "5 tb mpath-up 1" "6 tb ana 1 optimized" \
     > "$SCRATCH/faults"
-  timeout 240 "$T" failover-check -n "$NQN" $(two_paths rdma) --units=8 --block-count=512 --queues=2 \
+  timeout 240 "$T" failover-check -n "$NQN" $(two_paths rdma) --iopolicy=round-robin --units=8 --block-count=512 --queues=2 \
     --queue-depth=2 --timeout=4000 --fault-script="$SCRATCH/faults" --runtime=7 --hold=3000 \
     > "$SCRATCH/log" 2>&1 || rc=$?
   sed 's/^/    /' "$SCRATCH/log"

@@ -47,5 +47,7 @@ int cmd_flush(struct args *a);
 int cmd_list_rdma(struct args *a);
 /* io-passthru, admin-passthru (passthru.c): its own options; argv[1] names which */
 int tool_passthru(int argc, char **argv);
+/* failover-check (fcheck.c): its own options, paths as repeated -a */
+int tool_failover_check(int argc, char **argv);
 
 #endif

@@ -52,6 +52,8 @@ static void usage(FILE *f)
 	/* parsed apart, with nvme-cli's own options (passthru.c) */
 	fprintf(f, "  %-15s %s\n  %-15s %s\n", "io-passthru", "one raw I/O command, nvme-cli's options",
 		"admin-passthru", "one raw admin command, nvme-cli's options");
+	fprintf(f, "  %-15s %s\n", "failover-check",
+		"write versioned blocks while paths fail and heal; report lost updates");
 }
 
 /* The subcommand being parsed: every usage error starts "nvmeof SUBCOMMAND:". */
@@ -194,6 +196,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "io-passthru") || !strcmp(argv[1], "admin-passthru"))
 		return tool_passthru(argc, argv);
+	if (!strcmp(argv[1], "failover-check"))
+		return tool_failover_check(argc, argv);
 	const struct cmd *c = NULL;
 	for (size_t i = 0; i < NCMDS; i++)
 		if (!strcmp(argv[1], cmds[i].name))

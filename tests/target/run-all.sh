@@ -2,7 +2,7 @@
 # IN-GUEST: the real-target suites, in two parts that make test boots apart
 # so that each boot stays well inside its limit on a slow machine:
 #   run-all.sh plain       the plain build (build/out): core, cross-check,
-#                          engine, faults, discovery, tool, sweep, multipath,
+#                          engine, faults, discovery, tool, sweep, multipath, failover,
 #                          Python, valgrind; the link cut last
 #   run-all.sh sanitized   the same suites with ASan+UBSan (build/san), the
 #                          library's failover sanitized, and ThreadSanitizer
@@ -92,6 +92,9 @@ plain() {
   run sweep.sh 900 bash tests/target/sweep.sh
   # several paths: with the tool and the kernel's multipath
   run mpath.sh 1200 bash tests/target/mpath.sh
+  # no acknowledged write lost across partitions that heal, port removal,
+  # ANA states and split writes (nvmeof failover-check; about 5 minutes)
+  run failover.sh 900 bash tests/target/failover.sh
   run target_mpath-tcp 600 env NVMEOF_TB_TRTYPE=tcp build/out/tests/target_mpath $TCP_MPATH
   run target_mpath-mixed 600 env NVMEOF_TB_TRTYPE2=tcp build/out/tests/target_mpath $MIXED_MPATH
   # the engine under a second fio release (make fio-release), where one was built

@@ -22,3 +22,7 @@ export NVMEOF_TB_ADDR2=198.51.100.1        # TEST-NET-2, on dummy1
 export NVMEOF_TB_MPORT=4430             # not 4421: tool.sh expects nobody there
 export NVMEOF_TB_NQN_M=nqn.2026-12.io.nvmeof:testbed-m   # any host; ns1 and ns2 files 64 MiB, 4 KiB blocks (tmpfs)
 export NVMEOF_TB_ANAGRP=2
+# Path 3 (tb wire-up, for partitions over RDMA): the target at NVMEOF_TB_ADDR3
+# on one end of a veth pair, the host at NVMEOF_TB_SRC3 on the other
+# (TEST-NET-3), each end with its own Soft-RoCE device.
+export NVMEOF_TB_ADDR3=203.0.113.1 NVMEOF_TB_SRC3=203.0.113.2

@@ -53,7 +53,7 @@ CORE_SRC = core/protocol.c core/status.c core/names.c core/util.c core/opts.c co
 	core/cuda.c core/slots.c core/submit.c core/complete.c core/qstage.c core/qpark.c core/qstate.c core/poll.c core/wait.c core/sync.c \
 	core/queue.c core/qrdma.c core/group.c core/cfields.c core/cstate.c core/creset.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c \
 	core/reassoc.c core/trace.c core/ctrl_mem.c core/nstable.c core/adminio.c core/discovery.c core/aer.c \
-	core/connretry.c core/hwts.c core/ana.c core/mpath.c core/mpath_io.c core/mpath_wait.c core/mpath_select.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c core/passthru.c core/evloop.c \
+	core/connretry.c core/hwts.c core/ana.c core/mpath.c core/mpath_io.c core/mpath_qlife.c core/mpath_wait.c core/mpath_select.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c core/passthru.c core/evloop.c \
 	core/tcp_crc32c.c core/tcp_pdu.c core/tcp_rx.c core/tcp_sock.c core/tcp_cmd.c core/tcp_conn.c core/tcp_tx.c core/tcp_zc.c core/qtcp.c
 # The loopback test wire: tests, fuzzers and the micro-benchmark only.
 TESTWIRE_OBJ = $(O)/tests/wire/fakewire.o
@@ -63,7 +63,7 @@ UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue 
 	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio $(O)/tests/unit_connretry $(O)/tests/unit_auth \
 	$(O)/tests/unit_regaccess $(O)/tests/unit_irq $(O)/tests/unit_hwts $(O)/tests/unit_mpath $(O)/tests/unit_mpathio \
 	$(O)/tests/unit_passthru $(O)/tests/unit_tcppdu $(O)/tests/unit_tcpconn $(O)/tests/unit_authmem \
-	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc
+	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc $(O)/tests/unit_tcpfirst $(O)/tests/unit_fcheck
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_passthru $(O)/tests/target_mpath $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
 	$(O)/tests/gpu_check $(O)/tests/libregspy.so $(O)/tests/libcmfault.so
 BENCH = $(O)/bench/percmd $(O)/bench/authdh
@@ -96,7 +96,7 @@ SO_MAJOR = 0
 SONAME = libnvmeof.so.$(SO_MAJOR)
 TOOL = $(O)/nvmeof
 
-.PHONY: all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench bench-tcp bench-tcp-zerocopy fuzz \
+.PHONY: FORCE all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench bench-tcp bench-tcp-zerocopy fuzz \
 	fuzz-build clean install uninstall man-pages
 all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH) $(O)/tests/fio_version
 lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a $(O)/libnvmeof-dist.a
@@ -159,9 +159,12 @@ $(O)/tests/unit_queue $(O)/tests/unit_connretry $(O)/tests/unit_hwts $(O)/tests/
 	$(O)/tests/unit_auth: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 $(O)/tests/unit_authmem: $(O)/libnvmeof.a
 $(O)/tests/unit/test_passthru.o: CPPFLAGS_ALL += -Itests/wire
-$(O)/tests/unit_opts $(O)/tests/unit_tcpsock $(O)/tests/unit_adminio $(O)/tests/unit_regaccess $(O)/tests/target_core $(O)/tests/target_disc \
+$(O)/tests/unit_opts $(O)/tests/unit_tcpsock $(O)/tests/unit_tcpfirst $(O)/tests/unit_adminio $(O)/tests/unit_regaccess $(O)/tests/target_core $(O)/tests/target_disc \
 	$(O)/tests/target_gpu $(O)/tests/target_passthru: $(O)/libnvmeof.a
 $(O)/tests/unit_tid: $(O)/engine/tid.o
+# failover-check's verdict on made-up write histories
+$(O)/tests/unit_fcheck: $(O)/tools/fcheck_verdict.o
+$(O)/tests/unit/test_fcheck.o: CPPFLAGS_ALL += -Itools
 # the CM fault double (tests/cmfault) takes target_core's CM events
 $(O)/tests/target_core: $(O)/tests/cmfault/cmfault.o
 $(O)/tests/unit_mpath $(O)/tests/target_mpath: $(O)/libnvmeof.a
@@ -180,7 +183,7 @@ $(O)/bench/authdh: $(O)/bench/authdh.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The command-line tool (tools/): nvme-cli's subcommands over our library.
 $(TOOL): $(O)/tools/nvmeof.o $(O)/tools/cmds.o $(O)/tools/io.o $(O)/tools/out.o $(O)/tools/secret.o $(O)/tools/rdma.o $(O)/tools/passthru.o \
-	$(O)/engine/topo.o $(O)/libnvmeof.a
+	$(O)/tools/fcheck.o $(O)/tools/fcheck_run.o $(O)/tools/fcheck_verdict.o $(O)/engine/topo.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The CUDA test double: host memory behind the cu* API (tests only).
 $(O)/tests/libcuda-double.so: tests/cuda-double/fakecuda.c
@@ -216,6 +219,16 @@ $(FIO_SRC)/config-host.h:
 FIO_SRC_VERSION = $(shell cat $(FIO_SRC)/version 2>/dev/null || sed -n 's/^DEF_VER=//p' $(FIO_SRC)/FIO-VERSION-GEN 2>/dev/null)
 $(O)/engine/fiover.o: CPPFLAGS_ALL += -DNVMEOF_FIO_VERSION='"$(FIO_SRC_VERSION)"'
 $(O)/engine/fiover.o: $(FIO_SRC)/FIO-VERSION-GEN
+# The commit the engine was built from, said once per fio process: rewritten
+# only when it changes ("-dirty": uncommitted changes; "unknown": no git).
+$(O)/engine/fiover.o: CPPFLAGS_ALL += -I$(O)/engine
+$(O)/engine/fiover.o: $(O)/engine/commit.h
+$(O)/engine/commit.h: FORCE
+	@mkdir -p $(@D)
+	@c=$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
+	[ "$$c" = unknown ] || git diff --quiet HEAD -- 2>/dev/null || c=$$c-dirty; \
+	echo "#define NVMEOF_COMMIT \"$$c\"" > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+FORCE:
 # A stand-in for fio of any version, to load the engine (tests only).
 $(O)/tests/unit/fio_version.o: CPPFLAGS_ALL += -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h
 $(O)/tests/unit/fio_version.o: CSTD = -std=gnu11
@@ -237,6 +250,7 @@ ifeq ($(SANFLAGS),)
 UNIT_PLAIN_ONLY = \
 	$(SUITE) $(notdir $(O))/version.sh 300 tests/unit/version.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/docs.sh 300 tests/unit/docs.sh $(O) || rc=1; \
+	$(SUITE) $(notdir $(O))/jobs.sh 300 tests/unit/jobs.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/tool.sh 300 tests/unit/tool.sh $(O) || rc=1; \
 	$(SUITE) install.sh 600 tests/unit/install.sh || rc=1; \
 	$(SUITE) harness.sh 120 tests/unit/harness.sh || rc=1; \
@@ -365,7 +379,11 @@ FUZZ_CORE = $(CORE_SRC) tests/wire/fakewire.c
 # header those may include.
 FUZZ_HDRS = $(wildcard core/*.h core/include/*.h tests/wire/*.h)
 fuzz-build: build/fuzz/fuzz_identify build/fuzz/fuzz_cm build/fuzz/fuzz_tid build/fuzz/fuzz_queue build/fuzz/fuzz_auth \
-	build/fuzz/fuzz_secret build/fuzz/fuzz_tcppdu
+	build/fuzz/fuzz_secret build/fuzz/fuzz_tcppdu build/fuzz/fuzz_tcpconn
+TCPCONN_SRC = core/tcp_rx.c core/tcp_pdu.c core/tcp_crc32c.c core/tcp_cmd.c core/tcp_conn.c core/tcp_tx.c core/tcp_zc.c
+build/fuzz/fuzz_tcpconn: tests/fuzz/fuzz_tcpconn.c $(TCPCONN_SRC) $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_tcpconn.c $(TCPCONN_SRC)
 build/fuzz/fuzz_tcppdu: tests/fuzz/fuzz_tcppdu.c core/tcp_rx.c core/tcp_pdu.c core/tcp_crc32c.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_tcppdu.c core/tcp_rx.c core/tcp_pdu.c core/tcp_crc32c.c
@@ -438,7 +456,7 @@ FIOENGINEDIR ?= $(LIBDIR)/fio
 JOBSDIR ?= $(PREFIX)/share/nvmeof/jobs
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
-JOB_FILES = $(wildcard jobs/*.fio) jobs/common.fio.inc jobs/kdev.sh
+JOB_FILES = $(wildcard jobs/*.fio) jobs/common.fio.inc jobs/kdev.sh jobs/jobfile.py
 # Paths under PREFIX are written relative to ${prefix}, so that
 # pkg-config --define-variable=prefix=... can relocate them.
 pcpath = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))

@@ -16,7 +16,7 @@ JOB=${PROF_JOB:-iops.fio} WHAT=${PROF_WHAT:-4 KiB randread QD32}
 for ini in ours kernel; do
   # -a: the target's and Soft-RoCE's kernel work counts too, as it does for the kernel host
   perf record -q -a -g -e cpu-clock -F 499 -o "$OUT/perf-$ini.data" -- \
-    env NUMJOBS=1 INITIATOR=$ini jobs/run "$JOB" --output-format=json > "$OUT/profile-$ini.fiojson" 2>/dev/null
+    env INITIATOR=$ini jobs/run "$JOB" --output-format=json > "$OUT/profile-$ini.fiojson" 2>/dev/null
   {
     echo "# $WHAT, one job, initiator $ini: perf record -a -e cpu-clock (guest, TCG)"
     jq_iops=$(python3 -c "import json,sys; t=open(sys.argv[1]).read(); j=json.loads(t[t.index('{'):])['jobs'][0]; print('failed (error %d)' % j['error'] if j['error'] else round(j['read']['iops']))" "$OUT/profile-$ini.fiojson" 2>/dev/null)

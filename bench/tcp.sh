@@ -14,7 +14,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 REPS=${REPS:-3}
 export RUNTIME=${RUNTIME:-5} RAMP=${RAMP:-1} REGION=${REGION:-1g}
-export TRTYPE=TCP KERNEL_IOENGINE=libaio NUMJOBS=1
+export TRTYPE=TCP KERNEL_IOENGINE=libaio  # NUMJOBS: jobs/run's 1 (qd1-latency.fio would refuse it: it fixes numjobs=1)
 OUT=${BENCH_OUT:-build/bench/tcp-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
 . jobs/kdev.sh

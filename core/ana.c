@@ -63,8 +63,10 @@ int nvme_ana_ns_state(const uint8_t *d, size_t len, uint32_t nsid, uint32_t *grp
 		return -1;
 	uint16_t n = get_le16(d + 8);
 	size_t off = NVME_ANA_LOG_HDR;
+	bool lists = false;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t nn = get_le32(d + off + 4);
+		lists |= nn > 0;
 		for (uint32_t k = 0; k < nn; k++)
 			if (get_le32(d + off + NVME_ANA_DESC_SIZE + 4 * (size_t)k) == nsid) {
 				*grpid = get_le32(d + off);
@@ -73,6 +75,10 @@ int nvme_ana_ns_state(const uint8_t *d, size_t len, uint32_t nsid, uint32_t *grp
 			}
 		off += NVME_ANA_DESC_SIZE + (size_t)nn * 4;
 	}
+	/* A log that lists NSIDs and not this one: the controller no longer
+	 * has it (detached from it alone), whatever its old group says. */
+	if (lists)
+		return 1;
 	return nvme_ana_group_state(d, len, *grpid, state, NULL);
 }
 

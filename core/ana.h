@@ -36,8 +36,9 @@ int nvme_ana_group_state(const uint8_t *log, size_t len, uint32_t grpid, uint8_t
  * as the kernel host does (nvme_update_ana_state): a namespace may move to
  * another group while attached, and the log is what says so. *grpid is
  * the group it was last seen in; it becomes the group whose list names it.
- * A log without NSID lists (RGO) falls back to *grpid's descriptor.
- * 0 and *state; 1 when neither names it; -1 when malformed. */
+ * Only a log without NSID lists (RGO) falls back to *grpid's descriptor:
+ * one with lists that names the namespace nowhere reports no state for it.
+ * 0 and *state; 1 when it has none; -1 when malformed. */
 int nvme_ana_ns_state(const uint8_t *log, size_t len, uint32_t nsid, uint32_t *grpid, uint8_t *state);
 /* A path may carry I/O in this state: optimized or non-optimized. */
 static inline int nvme_ana_usable(uint8_t st)

@@ -187,10 +187,22 @@ int auth_offer_parse(const char *list, bool dh, uint32_t *mask)
 		for (i = 0; i < n; i++)
 			if (names[i] && strlen(names[i]) == l && !strncasecmp(p, names[i], l))
 				break;
-		if (i == n)
-			return nvmeof_err(NVMEOF_EINVAL, "connect: %s: '%.*s' is none of %s", what, (int)(l > 40 ? 40 : l),
-					  p, dh ? "null, ffdhe2048, ffdhe3072, ffdhe4096, ffdhe6144, ffdhe8192"
-						: "sha256, sha384, sha512");
+		if (i == n) {
+			/* echoed only when it could be a mistyped name: short and
+			 * of a name's characters. Anything else may be a secret
+			 * given in the wrong option, and is named, not shown. */
+			bool shown = l && l <= 9;
+			for (size_t k = 0; k < l && shown; k++)
+				shown = (p[k] >= 'a' && p[k] <= 'z') || (p[k] >= 'A' && p[k] <= 'Z') ||
+					(p[k] >= '0' && p[k] <= '9');
+			const char *names_all = dh ? "null, ffdhe2048, ffdhe3072, ffdhe4096, ffdhe6144, ffdhe8192"
+						   : "sha256, sha384, sha512";
+			if (!shown)
+				return nvmeof_err(NVMEOF_EINVAL, "connect: %s: a value (not shown) that is none of %s",
+						  what, names_all);
+			return nvmeof_err(NVMEOF_EINVAL, "connect: %s: '%.*s' is none of %s", what, (int)l, p,
+					  names_all);
+		}
 		m |= 1u << i;
 		p += l;
 		if (*p == ',')

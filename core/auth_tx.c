@@ -62,7 +62,7 @@ int auth_required(uint32_t cdw0, bool host_key, bool ctrl_key, bool allow_unauth
 	if (cdw0 & NVMF_CONNECT_AUTHREQ_ASCR)
 		return nvmeof_err(NVMEOF_ENOTSUP,
 				  "Fabrics Connect queue %u: the controller requires a secure channel (TLS "
-				  "secure channel concatenation), which this RDMA initiator does not support", qid);
+				  "secure channel concatenation), which this library does not support yet", qid);
 	if (cdw0 & NVMF_CONNECT_AUTHREQ_ATR) {
 		if (!host_key)
 			return nvmeof_err(NVMEOF_EINVAL,

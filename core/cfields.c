@@ -46,6 +46,7 @@ const struct sockaddr_storage *ctrl_dst(const struct nvmeof_ctrl *c) { return &c
 pthread_mutex_t *ctrl_admin_lock(struct nvmeof_ctrl *c) { return &c->admin_lock; }
 uint32_t ctrl_assoc_gen(const struct nvmeof_ctrl *c) { return __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED); }
 uint32_t ctrl_cmd_timeout(const struct nvmeof_ctrl *c) { return c->o.cmd_timeout_ms; }
+uint32_t ctrl_kato_ms(const struct nvmeof_ctrl *c) { return c->o.kato_ms; }
 struct ns_table *ctrl_nst(struct nvmeof_ctrl *c) { return &c->nst; }
 struct aer **ctrl_aer(struct nvmeof_ctrl *c) { return &c->aer; }
 

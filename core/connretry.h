@@ -8,8 +8,8 @@
  * The policy:
  *  - retried: RDMA_CM_EVENT_CONNECT_ERROR, a CM reject for lack of
  *    resources, a timeout or a stale connection, an NVMe/RDMA reject "no
- *    resources"; a Fabrics Connect that timed out or whose connection
- *    failed, or that the target answered Controller Busy or Command
+ *    resources"; a Fabrics Connect (the admin queue's first one too), or
+ *    its authentication, that timed out or whose connection failed, or that the target answered Controller Busy or Command
  *    Interrupted (a Command Sequence Error too when an earlier try's
  *    Connect timed out: the target may still hold that try's queue);
  *  - retried only once this host has reached the target (an I/O queue, whose

@@ -93,6 +93,7 @@ struct nvmeof_ctrl {
 	uint64_t lost_ms;              /* when the association was lost (0: live) */
 	uint64_t next_reset_ms;        /* RESETTING: the reset worker's next attempt */
 	char state_msg[512];           /* why it left LIVE */
+	bool fence_due;                /* an I/O queue's loss: the admin queue is still to be torn down */
 	pthread_t reset_thread;        /* creset.c, with reconnect_delay_ms */
 	bool reset_running;
 };
@@ -107,6 +108,18 @@ const char *ctrl_state_str(enum ctrl_state s);
  * the poll that saw the loss. LIVE goes to RESETTING, or to DEAD without
  * reconnect_delay_ms. */
 void ctrl_admin_lost(void *arg);
+/* An I/O queue's loss hook (q_set_loss_hook), in the poll that recovers
+ * it: as the kernel host's error recovery, the loss of any queue of the
+ * association is the association's. LIVE goes to RESETTING, or to DEAD
+ * without reconnect_delay_ms (keep-alive stops: the controller's KATO
+ * runs), and the admin queue is torn down (ctrl_fence) now when it is
+ * free, else by the reset worker or the keep-alive thread. A queue of an older association says
+ * nothing of the current one. */
+void ctrl_io_lost(void *arg, struct nvmeof_queue *q);
+/* admin_lock held: after an I/O queue's loss (fence_due), the admin
+ * queue's connection goes down and the other I/O queues leave the old
+ * association at their next housekeeping (reconnecting, where they do). */
+void ctrl_fence(struct nvmeof_ctrl *c);
 /* lock held: 0 when LIVE, else an error with the state's message in msg. */
 int ctrl_state_health(struct nvmeof_ctrl *c, char *msg, size_t len);
 /* The loss clock ran past ctrl_loss_tmo_ms (lock held). */

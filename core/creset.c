@@ -9,6 +9,9 @@
  * (reassoc.c). I/O queues still on the old association follow on their
  * own: a live one whose association was replaced reconnects
  * (q_follow_assoc), its commands parked and replayed as after any loss.
+ * An I/O queue's loss tears the association down first (cstate.c,
+ * ctrl_fence; the worker does it where the loss found the admin queue
+ * busy), as the kernel host's error recovery does.
  */
 #include <stdio.h>
 #include <string.h>
@@ -136,6 +139,14 @@ static void *reset_main(void *arg)
 	struct nvmeof_ctrl *c = arg;
 	pthread_mutex_lock(&c->lock);
 	while (c->state != CTRL_DELETING && c->state != CTRL_DEAD) {
+		if (c->fence_due) { /* the lost I/O queue's poll found the admin queue busy */
+			pthread_mutex_unlock(&c->lock);
+			pthread_mutex_lock(&c->admin_lock);
+			ctrl_fence(c);
+			pthread_mutex_unlock(&c->admin_lock);
+			pthread_mutex_lock(&c->lock);
+			continue;
+		}
 		uint64_t now = nvmeof_now_ms();
 		if (c->state != CTRL_RESETTING || now < c->next_reset_ms) {
 			uint64_t ms = c->state == CTRL_RESETTING ? c->next_reset_ms - now : RESET_IDLE_MS;

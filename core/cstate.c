@@ -8,6 +8,8 @@
  *  - the admin queue's loss (ctrl_admin_lost, the queue's fail hook, in
  *    the poll that saw it: a command timeout or the connection's end):
  *    LIVE to RESETTING, or to DEAD where no reconnect is configured;
+ *  - an I/O queue's loss (ctrl_io_lost, its loss hook): the same, and the
+ *    admin queue is torn down with it (ctrl_fence);
  *  - an attempt to re-create the association (creset.c, from the reset
  *    worker or an I/O queue's reconnect): to CONNECTING, then LIVE, or
  *    back to RESETTING, or DEAD when refused with Do Not Retry or past
@@ -107,6 +109,57 @@ void ctrl_admin_lost(void *arg)
 			 again ? "" : "; no reconnect is configured (reconnect_delay_ms)");
 		change_locked(c, again ? CTRL_RESETTING : CTRL_DEAD);
 	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+void ctrl_fence(struct nvmeof_ctrl *c)
+{
+	pthread_mutex_lock(&c->lock);
+	bool due = c->fence_due && (c->state == CTRL_RESETTING || c->state == CTRL_DEAD);
+	c->fence_due = false;
+	pthread_mutex_unlock(&c->lock);
+	if (!due)
+		return;
+	trace_ctrl(&c->o, 0, "an I/O queue was lost: tearing the association down");
+	q_drop(c->admin);
+	/* the live I/O queues that follow the association leave it too */
+	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED);
+}
+
+/* Without it the old controller would never see the loss: the host's
+ * Keep Alives would keep its KATO timer satisfied while it may still
+ * execute what the lost queue had sent, and the hold of a lost write on
+ * another path (which counts on keep-alive) would end before the
+ * controller is even required to stop. */
+void ctrl_io_lost(void *arg, struct nvmeof_queue *q)
+{
+	struct nvmeof_ctrl *c = arg;
+	if (q_assoc_gen(q) != __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&c->lock);
+	bool fence = c->state == CTRL_LIVE;
+	if (fence) {
+		bool again = c->o.reconnect_delay_ms != 0;
+		snprintf(c->state_msg, sizeof(c->state_msg),
+			 "I/O queue %u lost its connection, which ends the association%s", nvmeof_queue_qid(q),
+			 again ? "" : "; no reconnect is configured (reconnect_delay_ms)");
+		change_locked(c, again ? CTRL_RESETTING : CTRL_DEAD);
+		c->fence_due = true;
+	}
+	pthread_mutex_unlock(&c->lock);
+	/* The admin queue may be a thread's for up to a command timeout: this
+	 * poll does not wait for it; the reset worker or the keep-alive thread
+	 * does. (With neither, no reconnect and no KATO, the admin queue stays
+	 * up until the controller is closed: nothing tells it to stop.) */
+	if (!fence)
+		return;
+	if (!pthread_mutex_trylock(&c->admin_lock)) {
+		ctrl_fence(c);
+		pthread_mutex_unlock(&c->admin_lock);
+		return;
+	}
+	pthread_mutex_lock(&c->lock);
+	pthread_cond_signal(&c->ka_cond); /* the keep-alive thread, where there is one */
 	pthread_mutex_unlock(&c->lock);
 }
 

@@ -97,8 +97,10 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		return nvmeof_err(NVMEOF_EINVAL, "connect: subsystem NQN %s (1 to %d bytes)",
 				  opts->subnqn && opts->subnqn[0] ? "too long" : "missing", NVME_NQN_MAX);
 	if (opts->trsvcid && !port_ok(opts->trsvcid))
-		return nvmeof_err(NVMEOF_EINVAL, "connect: port (trsvcid) '%.16s': expected a number from 1 to 65535",
-				  opts->trsvcid);
+		/* shown only as long as a port can be: a longer value may be a
+		 * secret put in the wrong option */
+		return nvmeof_err(NVMEOF_EINVAL, "connect: port (trsvcid) '%s': expected a number from 1 to 65535",
+				  strlen(opts->trsvcid) <= 5 ? opts->trsvcid : "(not shown: too long)");
 	if (!opts->queue_depth || opts->queue_depth > NVMEOF_MAX_DEPTH)
 		return nvmeof_err(NVMEOF_EINVAL, "connect: queue depth %u outside 1..%d", opts->queue_depth,
 				  NVMEOF_MAX_DEPTH);
@@ -169,24 +171,40 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	struct conn_retry retry;
 	cr_init(&retry, c->o.connect_retries, false, 0);
 	p.retry = &retry;
-	if ((rc = (c->tcp ? q_open_tcp : q_open)(&p, &c->admin))) {
-		nvmeof_err_prefix(rc, "connect admin queue to %s", opts->traddr);
-		goto fail;
+	for (;;) {
+		if ((rc = (c->tcp ? q_open_tcp : q_open)(&p, &c->admin))) {
+			nvmeof_err_prefix(rc, "connect admin queue to %s", opts->traddr);
+			goto fail;
+		}
+		q_set_owner(c->admin, c, 0);
+		/* a Keep Alive due while another thread holds the admin queue goes
+		 * out from that thread's wait (keepalive.c) */
+		if (c->o.kato_ms)
+			q_set_wait_hook(c->admin, ctrl_ka_on_wait, c, ctrl_ka_hook_ms(c));
+		/* its loss, whoever's poll sees it, goes to the state machine */
+		q_set_fail_hook(c->admin, ctrl_admin_lost, c);
+		/* the Connect and its authentication, retried as an I/O queue's
+		 * are: a link lost, a timeout, Controller Busy (connretry.h), on
+		 * a new connection from the same budget */
+		uint16_t status = 0;
+		rc = ctrl_fabrics_connect(c, c->admin, 0, NVMEOF_ADMIN_DEPTH, NVMF_CNTLID_DYNAMIC, opts->kato_ms,
+					  &c->info.cntlid, &status);
+		if (!rc)
+			break;
+		enum cr_class cls = cr_fabrics(rc, status, retry.connect_timed_out);
+		retry.connect_timed_out |= rc == NVMEOF_ETIMEDOUT;
+		trace_ctrl(&c->o, 0, "admin Fabrics Connect try %u failed (%s): %s", retry.retries + 1,
+			   cls == CR_FINAL ? "final" : "transient", nvmeof_errmsg());
+		if (!cr_again(&retry, rc, cls))
+			goto fail;
+		q_close(c->admin);
+		c->admin = NULL;
 	}
-	q_set_owner(c->admin, c, 0);
-	/* a Keep Alive due while another thread holds the admin queue goes
-	 * out from that thread's wait (keepalive.c) */
-	if (c->o.kato_ms)
-		q_set_wait_hook(c->admin, ctrl_ka_on_wait, c, ctrl_ka_hook_ms(c));
-	/* its loss, whoever's poll sees it, goes to the state machine */
-	q_set_fail_hook(c->admin, ctrl_admin_lost, c);
 	c->pd = q_pd(c->admin);
 	c->mem.pd = c->pd;
 	q_take_pd(c->admin);
 	q_set_connect_cost(c->admin, retry.retries, nvmeof_now_ms() - retry.t0_ms);
-	if ((rc = ctrl_fabrics_connect(c, c->admin, 0, NVMEOF_ADMIN_DEPTH, NVMF_CNTLID_DYNAMIC, opts->kato_ms,
-				  &c->info.cntlid, NULL)) ||
-	    (rc = ctrl_enable(c, &c->info)) || (rc = ctrl_identify_all(c)))
+	if ((rc = ctrl_enable(c, &c->info)) || (rc = ctrl_identify_all(c)))
 		goto fail;
 	c->info.auth_hash = c->admin_auth_hash;
 	c->info.auth_dhgroup = c->admin_auth_dh;
@@ -374,9 +392,9 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 					c->o.ctrl_loss_tmo_ms, gen);
 			q_follow_assoc(q, &c->assoc_gen);
 		}
-		/* CQT, or where none is reported the multipath default, plus
-		 * three keep-alive timeouts (NVMe Base 2.1, 9.6) */
-		q_set_quiesce(q, 3 * c->o.kato_ms + (c->info.cqt ? c->info.cqt : Q_QUIESCE_DEFAULT_MS));
+		q_set_loss_hook(q, ctrl_io_lost, c);
+		/* NVMe Base 2.1, 9.6; re-read after each re-association (reassoc.c) */
+		q_set_quiesce(q, q_hold_rule(Q_QUIESCE_DEFAULT_MS, c->info.cqt, c->o.kato_ms));
 	}
 	pthread_mutex_lock(&c->lock);
 	if (rc)

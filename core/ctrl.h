@@ -18,6 +18,7 @@ struct mem_ctx *ctrl_mem(struct nvmeof_ctrl *c);
 struct nvmeof_queue *ctrl_admin(struct nvmeof_ctrl *c);
 pthread_mutex_t *ctrl_admin_lock(struct nvmeof_ctrl *c);
 uint32_t ctrl_cmd_timeout(const struct nvmeof_ctrl *c);
+uint32_t ctrl_kato_ms(const struct nvmeof_ctrl *c);
 /* Counts re-associations: what was read from Identify Controller before a
  * change may no longer hold (CNTLID, ANATT, the ANA log's size). */
 uint32_t ctrl_assoc_gen(const struct nvmeof_ctrl *c);

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "adminio.h"
 #include "internal.h"
@@ -28,6 +29,11 @@ int nvmeof_discovery_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_
 		return nvmeof_err_prefix(rc, "discovery connect");
 	if (!o.subnqn || !o.subnqn[0])
 		o.subnqn = NVMEOF_DISCOVERY_NQN;
+	/* NVMe/TCP's discovery port is 8009 (IANA; the kernel's
+	 * NVME_TCP_DISC_PORT, nvme-cli's default for discover -t tcp), RDMA's
+	 * 4420: a port left at the default, or none, takes the transport's */
+	if (o.trtype && !strcasecmp(o.trtype, "tcp") && (!o.trsvcid || o.trsvcid == ctrl_default_trsvcid))
+		o.trsvcid = NVMEOF_TCP_DISC_PORT;
 	/* A host that stays connected to a discovery controller must keep it alive. */
 	if (!o.kato_ms)
 		o.kato_ms = DISC_KATO_MS;
@@ -127,4 +133,29 @@ fail:
 	free(buf);
 	nvmeof_disc_log_free(log);
 	return rc;
+}
+
+#define TRTYPE_RDMA 1
+#define TRTYPE_TCP 3
+
+int nvmeof_disc_entry_opts(const struct nvmeof_disc_entry *e, struct nvmeof_ctrl_opts *o)
+{
+	if (!e || !o)
+		return nvmeof_err(NVMEOF_EINVAL, "discovery entry: %s", !e ? "no entry" : "no options");
+	if (e->trtype != TRTYPE_RDMA && e->trtype != TRTYPE_TCP)
+		return nvmeof_err(NVMEOF_ENOTSUP, "discovery entry for %s: transport %s: this library speaks RDMA "
+				  "and TCP", e->subnqn, nvmeof_trtype_str(e->trtype));
+	/* a secure channel would fail late, as a connection closed at the
+	 * ICReq: say so before anything is sent */
+	if ((e->treq & 3) == 1 || (e->trtype == TRTYPE_TCP && e->tcp_sectype))
+		return nvmeof_err(NVMEOF_ENOTSUP, "discovery entry for %s at %s port %s: it requires a secure channel "
+				  "(TREQ %s, security type %s): TLS is not supported by this library yet, not connected",
+				  e->subnqn, e->traddr, e->trsvcid, nvmeof_treq_str(e->treq),
+				  e->trtype != TRTYPE_TCP || !e->tcp_sectype ? "none"
+				  : e->tcp_sectype == 1 ? "TLS 1.2" : e->tcp_sectype == 2 ? "TLS 1.3" : "unknown");
+	o->trtype = e->trtype == TRTYPE_TCP ? "tcp" : "rdma";
+	o->traddr = e->traddr;
+	o->trsvcid = e->trsvcid;
+	o->subnqn = e->subnqn;
+	return 0;
 }

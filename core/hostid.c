@@ -59,7 +59,12 @@ int ctrl_host_identity(struct nvmeof_ctrl *c)
 	snprintf(c->hostnqn, sizeof(c->hostnqn), "%s", buf);
 	if (c->o.hostid) {
 		if (nvme_parse_uuid(c->o.hostid, c->hostid))
-			return nvmeof_err(NVMEOF_EINVAL, "host ID '%s' is not a UUID", c->o.hostid);
+			/* no longer than a UUID's 36 characters, or not shown: a
+			 * longer value may be a secret put in the wrong option */
+			return strlen(c->o.hostid) > 36
+				       ? nvmeof_err(NVMEOF_EINVAL, "host ID (not shown, %zu characters) is not a UUID",
+						    strlen(c->o.hostid))
+				       : nvmeof_err(NVMEOF_EINVAL, "host ID '%s' is not a UUID", c->o.hostid);
 		return 0;
 	}
 	/* as nvme-cli: /etc/nvme/hostid, else the UUID of a uuid-form host

@@ -8,6 +8,14 @@
  * held, the thread marks the Keep Alive due and the holder sends it, as a
  * command of its own on the admin queue, from its wait (ctrl_ka_on_wait).
  * The thread sends it itself once the lock is free and the holder has not.
+ *
+ * A Keep Alive the thread sends waits KATO for its answer, no longer: one
+ * answered later than that (or not at all) takes the admin queue down
+ * (sync.c abandons it), and the state machine ends the association, as
+ * the kernel host's keep-alive timeout resets the controller (cstate.c:
+ * re-created after reconnect_delay_ms, or dead without it). One sent from
+ * a holder's wait is not waited for; unanswered after KATO it is reported
+ * (nvmeof_ctrl_health), and the holder's command timeout bounds the rest.
  */
 #include <stdio.h>
 
@@ -27,8 +35,10 @@ uint32_t ctrl_ka_hook_ms(const struct nvmeof_ctrl *c)
 /* lock held */
 static void ka_record(struct nvmeof_ctrl *c, int rc, const char *why)
 {
-	/* One late answer is not the end: the health call reports it, and the
-	 * next Keep Alive goes out on time regardless. */
+	/* What the health call reports: an error answer, or one from a
+	 * holder's wait not answered within KATO (the thread's own, when late,
+	 * has already ended the association: see the top). The next Keep
+	 * Alive goes out on time regardless, and an answered one clears it. */
 	if (rc) {
 		c->ka_err = rc;
 		snprintf(c->ka_msg, sizeof(c->ka_msg), "Keep Alive: %s", why);
@@ -114,10 +124,18 @@ void *ctrl_ka_main(void *arg)
 	pthread_mutex_lock(&c->lock);
 	while (!c->ka_stop) {
 		struct timespec ts = nvmeof_deadline_ts(c->o.ka_interval_ms);
-		while (!c->ka_stop && pthread_cond_timedwait(&c->ka_cond, &c->lock, &ts) == 0)
+		while (!c->ka_stop && !c->fence_due && pthread_cond_timedwait(&c->ka_cond, &c->lock, &ts) == 0)
 			;
 		if (c->ka_stop)
 			break;
+		if (c->fence_due) { /* an I/O queue's loss found the admin queue busy (cstate.c) */
+			pthread_mutex_unlock(&c->lock);
+			pthread_mutex_lock(&c->admin_lock);
+			ctrl_fence(c);
+			pthread_mutex_unlock(&c->admin_lock);
+			pthread_mutex_lock(&c->lock);
+			continue;
+		}
 		/* to a lost association it would only fail: the state machine
 		 * re-creates it, and the health call says so meanwhile */
 		pthread_mutex_unlock(&c->lock);

@@ -57,6 +57,11 @@ void mem_unlink(struct mem_ctx *mc, struct nvmeof_mr *m)
 struct nvmeof_mr *mem_find_locked(struct mem_ctx *mc, uint64_t addr, uint32_t len, uint32_t key)
 {
 	for (struct nvmeof_mr *m = mc->regs; m; m = m->next_reg) {
+		/* the library's own buffers (a log being read, say) are never a
+		 * caller's: over NVMe/TCP every key is 0, so the address alone
+		 * would let a caller's command aim the target's data at them */
+		if (m->internal)
+			continue;
 		uint64_t base = (uint64_t)(uintptr_t)m->addr;
 		if (m->rkey == key && addr >= base && addr - base <= m->len && len <= m->len - (addr - base))
 			return m;
@@ -137,6 +142,13 @@ int nvmeof_mr_release(struct nvmeof_mr *m)
 {
 	if (!m)
 		return nvmeof_err(NVMEOF_EINVAL, "release memory: NULL region");
+	/* over NVMe/TCP nothing revokes the region's address, as
+	 * deregistration does a remote key: a command still in flight would
+	 * have its data received into freed memory */
+	uint32_t busy = __atomic_load_n(&m->inflight, __ATOMIC_ACQUIRE);
+	if (busy)
+		return nvmeof_err(NVMEOF_EBUSY, "release memory: %u command%s in flight on the region (NVMe/TCP): "
+				  "release it once they have completed", busy, busy == 1 ? "" : "s");
 	int rc = m->mr ? ibv_dereg_mr(m->mr) : 0;
 	if (rc)
 		return nvmeof_err(NVMEOF_ETRANSPORT, "ibv_dereg_mr: %s", strerror(rc));

@@ -53,11 +53,12 @@ struct nvmeof_mr {
 	unsigned long long cuda_base; /* what cuMemAlloc returned, for cuMemFree */
 	const char *cuda_reg;       /* nvmeof_mr_cuda_registration's answer */
 	struct nvmeof_mr *next_reg; /* mem_ctx.regs */
+	uint32_t inflight;          /* NVMe/TCP requests using it (atomic): release refused while any */
 };
 
 /* The region list (under mc->lock): linked once registered, unlinked on
- * release; mem_find_locked returns the region whose key is key and whose
- * bytes hold [addr, addr + len), or NULL. */
+ * release; mem_find_locked returns the caller's region (never an internal
+ * one) whose key is key and whose bytes hold [addr, addr + len), or NULL. */
 void mem_link(struct mem_ctx *mc, struct nvmeof_mr *m);
 void mem_unlink(struct mem_ctx *mc, struct nvmeof_mr *m);
 struct nvmeof_mr *mem_find_locked(struct mem_ctx *mc, uint64_t addr, uint32_t len, uint32_t key);

@@ -16,6 +16,7 @@
 #include "internal.h"
 #include "mpath.h"
 #include "protocol.h"
+#include "queue.h"
 #include "util.h"
 
 #define DETACH_TIMEOUT_MS 30000
@@ -32,13 +33,34 @@ void nvmeof_mpath_opts_init_sz(struct nvmeof_mpath_opts *o, size_t size)
 	o->size = n;
 }
 
+/* An I/O thread (a status) and the refresh thread (the log) may set the
+ * state at once: the state and the start of its transition change
+ * together, or a CHANGE could be left with no start, a wait without its
+ * ANATT bound. A spin lock: the section is a few stores, taken only when
+ * the state is set. Readers take neither (relaxed loads): they may see
+ * one change a moment late. */
 void mp_set_ana(struct mp_path *p, uint8_t st, uint64_t now_ms)
 {
-	uint8_t old = __atomic_exchange_n(&p->ana, st, __ATOMIC_RELAXED);
-	if (old == st)
-		return;
-	__atomic_fetch_add(&p->ana_changes, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&p->change_since_ms, st == NVMEOF_ANA_CHANGE ? now_ms : 0, __ATOMIC_RELAXED);
+	while (__atomic_test_and_set(&p->ana_lock, __ATOMIC_ACQUIRE))
+		;
+	if (__atomic_load_n(&p->ana, __ATOMIC_RELAXED) != st) {
+		__atomic_store_n(&p->change_since_ms, st == NVMEOF_ANA_CHANGE ? now_ms : 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->ana, st, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&p->ana_changes, 1, __ATOMIC_RELAXED);
+	}
+	__atomic_clear(&p->ana_lock, __ATOMIC_RELEASE);
+}
+
+void mp_path_take_ctrl(struct mp_path *p, const struct nvmeof_ctrl_info *ci, uint32_t kato_ms)
+{
+	__atomic_store_n(&p->cqt_ms, ci->cqt, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->kato_ms, kato_ms, __ATOMIC_RELAXED);
+}
+
+uint32_t mp_hold_ms(const struct nvmeof_mpath *mp, const struct mp_path *p)
+{
+	return q_hold_rule(mp->o.quiesce_ms, __atomic_load_n(&p->cqt_ms, __ATOMIC_RELAXED),
+			   __atomic_load_n(&p->kato_ms, __ATOMIC_RELAXED));
 }
 
 static int path_identify(struct mp_path *p);
@@ -210,6 +232,7 @@ static int path_identify(struct mp_path *p)
 		__atomic_store_n(&p->anatt_ms, anatt_ms, __ATOMIC_RELAXED);
 	if (ci.cntlid != __atomic_load_n(&p->cntlid, __ATOMIC_RELAXED))
 		__atomic_store_n(&p->cntlid, ci.cntlid, __ATOMIC_RELAXED);
+	mp_path_take_ctrl(p, &ci, ctrl_kato_ms(p->c));
 	if (p->ana_reporting && len > p->log_len) {
 		uint8_t *log = realloc(p->log, len);
 		if (!log)

@@ -25,6 +25,7 @@ struct mp_path {
 	uint32_t anagrpid;         /* where the ANA log last named the namespace (atomic) */
 	bool ana_reporting;
 	uint32_t anatt_ms;         /* atomic: re-read after a re-association */
+	uint32_t cqt_ms, kato_ms;  /* atomic: the controller's CQT and keep-alive timeout, likewise (mp_hold_ms) */
 	int numa_node;             /* the HCA's; -1 unknown */
 	char traddr[64], trsvcid[8], hca[64];
 	uint16_t cntlid;           /* atomic: a re-association brings a new one */
@@ -32,6 +33,7 @@ struct mp_path {
 	 * and by the refresh thread (the log): relaxed atomics. */
 	uint8_t ana;
 	uint64_t change_since_ms;  /* when it entered CHANGE; 0: not in it */
+	bool ana_lock;             /* mp_set_ana's: the two fields above change together */
 	int refresh;               /* re-read the log soon */
 	uint64_t ana_changes, ana_reads;
 	/* The log buffer and its parse, under read_lock: the path's refresh
@@ -70,6 +72,13 @@ struct nvmeof_mpath_mr {
  * stamping the start of a transition. */
 void mp_set_ana(struct mp_path *p, uint8_t st, uint64_t now_ms);
 static inline uint8_t mp_ana(const struct mp_path *p) { return __atomic_load_n(&p->ana, __ATOMIC_RELAXED); }
+/* What the path takes from its controller's Identify Controller data (on
+ * creation and after each re-association): CQT and the keep-alive
+ * timeout, for the hold of the writes it loses. */
+void mp_path_take_ctrl(struct mp_path *p, const struct nvmeof_ctrl_info *ci, uint32_t kato_ms);
+/* What a write the path lost waits from the loss (q_hold_rule), with the
+ * values its controller reported last. */
+uint32_t mp_hold_ms(const struct nvmeof_mpath *mp, const struct mp_path *p);
 /* Asks the refresh thread to re-read a path's log (no wake-up: it looks
  * every MP_TICK_MS). */
 static inline void mp_want_refresh(struct mp_path *p) { __atomic_store_n(&p->refresh, 1, __ATOMIC_RELAXED); }

@@ -25,11 +25,30 @@
 enum { ROUTE_OK = 0, ROUTE_NO_PATH = 1, ROUTE_BUSY = 2 };
 static void path_done(void *arg, const struct nvmeof_cpl *cpl);
 
+/* A path's state as a command sees it: a namespace its controller no
+ * longer has (detached from it alone: a rescan marked it gone) is not
+ * reachable there, whatever its old group says. */
+static uint8_t path_ana(const struct mp_path *p)
+{
+	return __atomic_load_n(&p->ns->gone, __ATOMIC_RELAXED) ? NVMEOF_ANA_INACCESSIBLE : mp_ana(p);
+}
+
+/* The longest ANATT of the paths, as their controllers report it now. */
+static uint64_t bounce_max_ms(const struct nvmeof_mpath_queue *mq)
+{
+	uint64_t m = 0;
+	for (uint32_t i = 0; i < mq->n; i++) {
+		uint32_t a = __atomic_load_n(&mq->mp->p[i].anatt_ms, __ATOMIC_RELAXED);
+		m = a > m ? a : m;
+	}
+	return m;
+}
+
 static void refresh_views(struct nvmeof_mpath_queue *mq, int exclude)
 {
 	for (uint32_t i = 0; i < mq->n; i++) {
 		mq->v[i].live = q_is_live(mq->q[i]);
-		mq->v[i].ana = mp_ana(&mq->mp->p[i]);
+		mq->v[i].ana = path_ana(&mq->mp->p[i]);
 		mq->v[i].excluded = (int)i == exclude;
 	}
 }
@@ -82,16 +101,16 @@ static int route(struct nvmeof_mpath_queue *mq, struct mreq *r, int exclude)
  * since, 0: now). A failed queue or a Persistent Loss path will not. */
 static bool may_come_back(struct nvmeof_mpath_queue *mq, uint64_t now, uint64_t waiting_since)
 {
-	bool connected_wait = !waiting_since || now - waiting_since < mq->bounce_max_ms;
+	bool connected_wait = !waiting_since || now - waiting_since < bounce_max_ms(mq);
 	for (uint32_t i = 0; i < mq->n; i++) {
 		struct mp_path *p = &mq->mp->p[i];
 		if (q_is_dead(mq->q[i]))
 			continue;
 		if (!q_is_live(mq->q[i]))
 			return true;
-		uint8_t st = mp_ana(p);
+		uint8_t st = path_ana(p);
 		uint64_t since = __atomic_load_n(&p->change_since_ms, __ATOMIC_RELAXED);
-		if (st == NVMEOF_ANA_CHANGE && (!since || now - since < p->anatt_ms))
+		if (st == NVMEOF_ANA_CHANGE && (!since || now - since < __atomic_load_n(&p->anatt_ms, __ATOMIC_RELAXED)))
 			return true;
 		if (nvme_ana_usable(st) || (st == NVMEOF_ANA_INACCESSIBLE && connected_wait))
 			return true;
@@ -112,6 +131,9 @@ static int no_path_err(struct nvmeof_mpath_queue *mq, int code, uint64_t now)
 		if (q_is_dead(mq->q[i]))
 			w = snprintf(buf + o, sizeof(buf) - o, "%s%s:%s (%s) lost its connection for good", i ? "; " : "",
 				     p->traddr, p->trsvcid, p->hca);
+		else if (__atomic_load_n(&p->ns->gone, __ATOMIC_RELAXED))
+			w = snprintf(buf + o, sizeof(buf) - o, "%s%s:%s (%s) no longer has the namespace", i ? "; " : "",
+				     p->traddr, p->trsvcid, p->hca);
 		else if (st == NVMEOF_ANA_CHANGE && since)
 			w = snprintf(buf + o, sizeof(buf) - o, "%s%s:%s (%s) in ANA Transition for %llu ms, past ANATT %u s",
 				     i ? "; " : "", p->traddr, p->trsvcid, p->hca, (unsigned long long)(now - since),
@@ -124,7 +146,7 @@ static int no_path_err(struct nvmeof_mpath_queue *mq, int code, uint64_t now)
 	return nvmeof_err(code, "namespace %u: no usable path: %s", mq->mp->o.nsid, buf);
 }
 
-static void finish(struct nvmeof_mpath_queue *mq, struct mreq *r, const struct nvmeof_cpl *cpl)
+void mq_finish(struct nvmeof_mpath_queue *mq, struct mreq *r, const struct nvmeof_cpl *cpl)
 {
 	nvmeof_cb cb = r->cb;
 	void *arg = r->arg;
@@ -176,11 +198,19 @@ static void park(struct nvmeof_mpath_queue *mq, struct mreq *r)
  * to see the loss) after the loss. Reads have no effect to reorder, and
  * our connection is closed before they fail, so no late data reaches
  * their buffers: they go again at once. */
-static bool hold_lost_write(struct nvmeof_mpath_queue *mq, struct mreq *r, int pi, bool lost, uint64_t now)
+static bool hold_lost_write(struct nvmeof_mpath_queue *mq, struct mreq *r, int pi, const struct nvmeof_cpl *cpl,
+			    uint64_t now)
 {
-	if (!r->write || !mq->hold_ms[pi] || !lost)
+	/* one that never reached the wire (it waited for a slot, its post
+	 * was refused) cannot land late: it goes again at once */
+	if (!r->write || !(cpl->in_doubt || cpl->err == NVMEOF_ETIMEDOUT))
 		return false;
-	uint64_t until = now + mq->hold_ms[pi];
+	/* the values of the path's controller now: a re-association may have
+	 * brought another CQT */
+	uint32_t hold = mp_hold_ms(mq->mp, &mq->mp->p[pi]);
+	if (!hold)
+		return false;
+	uint64_t until = now + hold;
 	if (until > r->hold_until)
 		r->hold_until = until;
 	if (!r->held_at) {
@@ -190,18 +220,6 @@ static bool hold_lost_write(struct nvmeof_mpath_queue *mq, struct mreq *r, int p
 	}
 	park(mq, r);
 	return true;
-}
-
-/* What each path's lost writes wait (hold_lost_write): the controller's
- * CQT, or the multipath's quiesce_ms where it reports none, plus, with
- * keep-alive on, three keep-alive timeouts for the controller to see the
- * loss at all. */
-static uint32_t mp_hold_ms(const struct nvmeof_mpath *mp, const struct mp_path *p)
-{
-	if (!p->c)
-		return mp->o.quiesce_ms;
-	uint64_t ms = (uint64_t)3 * p->c->o.kato_ms + (p->c->info.cqt ? p->c->info.cqt : mp->o.quiesce_ms);
-	return ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
 }
 
 /* No path now: wait, or fail with the last path failure and a message
@@ -229,7 +247,7 @@ static void park_or_fail(struct nvmeof_mpath_queue *mq, struct mreq *r, int rc)
 			c.err = NVMEOF_ECLOSED;
 		no_path_err(mq, c.err, now);
 	}
-	finish(mq, r, &c);
+	mq_finish(mq, r, &c);
 }
 
 static void path_done(void *arg, const struct nvmeof_cpl *cpl)
@@ -247,7 +265,7 @@ static void path_done(void *arg, const struct nvmeof_cpl *cpl)
 				l->complete_ms = nvmeof_now_ms();
 			hwts_add(mq->fo_lat, r->t_submit_us * 1000, nvmeof_now_us() * 1000, 1000000);
 		}
-		finish(mq, r, cpl);
+		mq_finish(mq, r, cpl);
 		return;
 	}
 	struct mp_path *p = &mq->mp->p[pi];
@@ -262,32 +280,34 @@ static void path_done(void *arg, const struct nvmeof_cpl *cpl)
 	bool lost = cpl->err == NVMEOF_ECLOSED || cpl->err == NVMEOF_ETIMEDOUT || cpl->err == NVMEOF_ETRANSPORT;
 	if (lost)
 		loss_join(mq, r, pi, now);
-	if (hold_lost_write(mq, r, pi, lost, now))
+	r->failed_path = pi;
+	if (lost && hold_lost_write(mq, r, pi, cpl, now))
 		return;
 	/* Paths that keep failing the command while their logs call them
 	 * usable would pass it around for good: past the longest ANATT it
 	 * fails with what the last path said. */
 	if (!r->bouncing_since) {
 		r->bouncing_since = now;
-	} else if (now - r->bouncing_since > mq->bounce_max_ms) {
+	} else if (now - r->bouncing_since > bounce_max_ms(mq)) {
 		char why[160];
 		nvmeof_cpl_str(cpl, why, sizeof(why));
 		nvmeof_err(cpl->err, "namespace %u: failed over between paths for %llu ms, past ANATT; the last, %s:%s, "
 			   "said: %s", mq->mp->o.nsid, (unsigned long long)(now - r->bouncing_since), p->traddr, p->trsvcid,
 			   why);
-		finish(mq, r, cpl);
+		mq_finish(mq, r, cpl);
 		return;
 	}
 	int rc = route(mq, r, pi);
 	if (rc == ROUTE_OK) {
 		if (r->path != pi)
 			mq->st[pi].failovers++;
+		r->failed_path = -1;
 		return;
 	}
 	/* The path that failed it is the only one left (an Internal Path
 	 * Error, say): it goes there again, not at every poll, and still
 	 * within the bound above. */
-	if (rc == ROUTE_NO_PATH && mq->v[pi].live && nvme_ana_usable(mp_ana(p))) {
+	if (rc == ROUTE_NO_PATH && mq->v[pi].live && nvme_ana_usable(path_ana(p))) {
 		uint64_t since = r->bouncing_since;
 		if (r->hold_until < now + MQ_PACE_MS)
 			r->hold_until = now + MQ_PACE_MS;
@@ -300,6 +320,12 @@ static void path_done(void *arg, const struct nvmeof_cpl *cpl)
 
 static void retry_parked(struct nvmeof_mpath_queue *mq)
 {
+	/* A callback run from the walk below may poll: that poll's own walk
+	 * would copy over the one in progress (commands issued twice, others
+	 * never), so it leaves what waits to this one, or to the next poll. */
+	if (mq->retrying_now)
+		return;
+	mq->retrying_now = true;
 	/* from a copy: a request may wait again, and a failed one's callback
 	 * may submit more that wait, while the list is walked */
 	uint32_t n = mq->nparked;
@@ -324,11 +350,18 @@ static void retry_parked(struct nvmeof_mpath_queue *mq)
 			r->held_at = 0;
 		}
 		int rc = route(mq, r, -1);
-		if (rc == ROUTE_OK)
+		if (rc == ROUTE_OK) {
+			/* out again after a hold or a wait: failed over from the
+			 * path that failed it, unless that path carries it again */
 			r->waiting_since = 0;
-		else
+			if (r->failed_path >= 0 && r->path != r->failed_path)
+				mq->st[r->failed_path].failovers++;
+			r->failed_path = -1;
+		} else {
 			park_or_fail(mq, r, rc);
+		}
 	}
+	mq->retrying_now = false;
 }
 
 enum { MQ_READ, MQ_WRITE, MQ_FLUSH };
@@ -348,6 +381,7 @@ static int submit(struct nvmeof_mpath_queue *mq, int op, uint64_t slba, uint32_t
 	struct mreq *r = &mq->reqs[mq->free_ix[--mq->nfree]];
 	*r = (struct mreq){.mq = mq, .cb = cb, .arg = arg, .mmr = mmr, .slba = slba, .off = off, .nlb = nlb,
 			   .flags = flags, .write = write, .flush = op == MQ_FLUSH, .path = -1, .lost_from = -1,
+			   .failed_path = -1,
 			   .t_submit_us = nvmeof_now_us()};
 	mq->inflight++;
 	int rc = route(mq, r, -1);
@@ -395,6 +429,8 @@ int nvmeof_mpath_queue_commit(struct nvmeof_mpath_queue *mq)
 {
 	if (!mq)
 		return nvmeof_err(NVMEOF_EINVAL, "multipath commit: no queue");
+	if (mq->closing)
+		return nvmeof_err(NVMEOF_ECLOSED, "multipath commit: the queue is being destroyed");
 	int first = 0;
 	for (uint32_t i = 0; mq->dirty; i++)
 		if (mq->dirty & (1u << i)) {
@@ -412,6 +448,9 @@ int nvmeof_mpath_queue_poll(struct nvmeof_mpath_queue *mq, uint32_t max)
 {
 	if (!mq)
 		return nvmeof_err(NVMEOF_EINVAL, "multipath poll: no queue");
+	/* a callback run by the destroy: the path queues are going */
+	if (mq->closing)
+		return nvmeof_err(NVMEOF_ECLOSED, "multipath poll: the queue is being destroyed");
 	mq->completed = 0;
 	for (uint32_t i = 0; i < mq->n; i++) {
 		nvmeof_queue_poll(mq->q[i], max); /* a failed path's ECLOSED is not the queue's */
@@ -435,116 +474,3 @@ int nvmeof_mpath_queue_poll(struct nvmeof_mpath_queue *mq, uint32_t max)
 	return (int)mq->completed;
 }
 
-static void queues_count(struct nvmeof_mpath *mp, int d)
-{
-	pthread_mutex_lock(&mp->lock);
-	mp->nqueues += (uint32_t)d;
-	pthread_mutex_unlock(&mp->lock);
-}
-
-static void free_mq(struct nvmeof_mpath_queue *mq)
-{
-	free(mq->reqs);
-	free(mq->free_ix);
-	free(mq->parked);
-	free(mq->retrying);
-	free(mq->fo_lat);
-	free(mq);
-}
-
-int mq_create_over(struct nvmeof_mpath *mp, struct nvmeof_queue *const *qs, int (*qdestroy)(struct nvmeof_queue *),
-		   struct nvmeof_mpath_queue **out)
-{
-	struct nvmeof_mpath_queue *mq = calloc(1, sizeof(*mq));
-	if (!mq)
-		return nvmeof_err(NVMEOF_ENOMEM, "multipath queue: out of memory");
-	mq->mp = mp;
-	mq->pol = mp->o.iopolicy;
-	mq->qdestroy = qdestroy;
-	const char *root = mp->o.sysfs_root ? mp->o.sysfs_root : "/sys";
-	int node = mp->o.numa_node >= 0 ? mp->o.numa_node : mp_cpu_node(root, sched_getcpu());
-	for (uint32_t i = 0; i < mp->n; i++) {
-		mq->q[i] = qs[i];
-		mq->n++;
-		q_set_failover(mq->q[i]);
-		mq->nreqs += nvmeof_queue_depth(mq->q[i]);
-		if (mp->p[i].anatt_ms > mq->bounce_max_ms)
-			mq->bounce_max_ms = mp->p[i].anatt_ms;
-		mq->hold_ms[i] = mp_hold_ms(mp, &mp->p[i]);
-		int hn = mp->p[i].numa_node;
-		mq->v[i].distance = hn < 0 || node < 0 ? 1 : hn == node ? 0 : 2;
-		mq->was_live[i] = true;
-	}
-	mq->reqs = calloc(mq->nreqs, sizeof(*mq->reqs));
-	mq->free_ix = calloc(mq->nreqs, sizeof(*mq->free_ix));
-	mq->parked = calloc(mq->nreqs, sizeof(*mq->parked));
-	mq->retrying = calloc(mq->nreqs, sizeof(*mq->retrying));
-	mq->fo_lat = calloc(1, sizeof(*mq->fo_lat));
-	if (!mq->reqs || !mq->free_ix || !mq->parked || !mq->retrying || !mq->fo_lat) {
-		int rc = nvmeof_err(NVMEOF_ENOMEM, "multipath queue: %u requests", mq->nreqs);
-		free_mq(mq);
-		return rc;
-	}
-	for (uint32_t i = 0; i < mq->nreqs; i++)
-		mq->free_ix[i] = mq->nreqs - 1 - i;
-	mq->nfree = mq->nreqs;
-	mq->cursor = mq->n - 1;
-	queues_count(mp, 1);
-	*out = mq;
-	return 0;
-}
-
-int nvmeof_mpath_queue_create(struct nvmeof_mpath *mp, const struct nvmeof_queue_opts *opts,
-			      struct nvmeof_mpath_queue **out)
-{
-	if (!mp || !out)
-		return nvmeof_err(NVMEOF_EINVAL, "multipath queue: no multipath or output");
-	if (opts && opts->group)
-		return nvmeof_err(NVMEOF_EINVAL, "multipath queue: a poll group belongs to one controller, not to paths");
-	*out = NULL;
-	struct nvmeof_queue *qs[MP_MAX_PATHS] = {0};
-	uint32_t n = 0;
-	int rc = 0;
-	for (; n < mp->n; n++)
-		if ((rc = nvmeof_queue_create(mp->p[n].c, opts, &qs[n]))) {
-			nvmeof_err_prefix(rc, "multipath queue on path %s:%s", mp->p[n].traddr, mp->p[n].trsvcid);
-			break;
-		}
-	if (!rc)
-		rc = mq_create_over(mp, qs, nvmeof_queue_destroy, out);
-	if (rc) {
-		char msg[512];
-		snprintf(msg, sizeof(msg), "%s", nvmeof_errmsg());
-		for (uint32_t i = 0; i < n; i++)
-			nvmeof_queue_destroy(qs[i]);
-		return nvmeof_err(rc, "%s", msg);
-	}
-	return 0;
-}
-
-/* In-flight commands fail with NVMEOF_ECLOSED, as nvmeof_queue_destroy's. */
-int nvmeof_mpath_queue_destroy(struct nvmeof_mpath_queue *mq)
-{
-	if (!mq)
-		return 0;
-	/* the poll or wait that runs the callback goes on using the queue */
-	if (mq->in_cb)
-		return nvmeof_err(NVMEOF_EBUSY, "destroy multipath queue: called from one of its completion callbacks; "
-				  "destroy it after the poll returns");
-	mq->closing = true;
-	int first = 0;
-	for (uint32_t i = 0; i < mq->n; i++) {
-		int rc = mq->qdestroy(mq->q[i]);
-		if (rc && !first)
-			first = rc;
-	}
-	nvmeof_err(NVMEOF_ECLOSED, "multipath queue destroyed");
-	struct nvmeof_cpl c = {.err = NVMEOF_ECLOSED};
-	uint32_t n = mq->nparked;
-	mq->nparked = 0;
-	for (uint32_t k = 0; k < n; k++)
-		finish(mq, &mq->reqs[mq->parked[k]], &c);
-	queues_count(mq->mp, -1);
-	free_mq(mq);
-	return first;
-}

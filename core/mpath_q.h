@@ -1,7 +1,8 @@
 /*
- * The inside of a multipath queue, shared by its two files: mpath_io.c
- * (submission, failover, creation) and mpath_wait.c (the wait and the
- * counters), which calls only into the first.
+ * The inside of a multipath queue, shared by its files: mpath_io.c
+ * (submission, failover), mpath_qlife.c (creation and destruction) and
+ * mpath_wait.c (the wait and the counters), which call only into the
+ * first.
  */
 #ifndef NVMEOF_MPATH_Q_H
 #define NVMEOF_MPATH_Q_H
@@ -28,6 +29,7 @@ struct mreq {
 	uint64_t held_at;           /* when its hold began */
 	int held_path;              /* the path that lost it */
 	int lost_from;              /* the path whose loss it is part of (-1: none) */
+	int failed_path;            /* the path that failed it last, until it is out again (-1: none) */
 	int loss_ix;                /* that loss's entry in loss[lost_from] (-1: past MQ_LOSS_MAX) */
 	uint64_t t_submit_us;
 };
@@ -55,10 +57,9 @@ struct nvmeof_mpath_queue {
 	uint32_t nreqs, nfree, *free_ix;
 	uint32_t *parked, nparked;
 	uint32_t *retrying;        /* retry_parked's copy of parked */
+	bool retrying_now;         /* retry_parked walks it (a nested poll leaves it alone) */
 	uint32_t inflight, completed;
 	uint32_t dirty;             /* paths with submissions not yet posted (bit i: q[i]) */
-	uint64_t bounce_max_ms;     /* the longest ANATT of the paths */
-	uint32_t hold_ms[MP_MAX_PATHS]; /* what a write lost on each path waits (mp_hold_ms) */
 	uint32_t in_cb;             /* a caller's callback runs (destroy refused) */
 	struct mq_loss loss[MP_MAX_PATHS][MQ_LOSS_MAX];
 	uint32_t nloss[MP_MAX_PATHS];   /* losses seen (the first MQ_LOSS_MAX kept) */
@@ -75,6 +76,9 @@ static inline struct mq_loss *loss_of(struct nvmeof_mpath_queue *mq, const struc
 {
 	return r->lost_from >= 0 && r->loss_ix >= 0 ? &mq->loss[r->lost_from][r->loss_ix] : NULL;
 }
+
+/* Completes a request: back to the free list, then its callback. */
+void mq_finish(struct nvmeof_mpath_queue *mq, struct mreq *r, const struct nvmeof_cpl *cpl);
 
 /* A multipath queue over queues already open, one per path of mp, in its
  * order; on success they are the multipath queue's, closed by qdestroy. */

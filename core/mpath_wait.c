@@ -87,6 +87,8 @@ int nvmeof_mpath_queues_wait(struct nvmeof_mpath_queue *const *mqs, uint32_t n, 
 	for (uint32_t i = 0; i < n; i++) {
 		if (!mqs[i])
 			return nvmeof_err(NVMEOF_EINVAL, "multipath wait: queue %u is NULL", i);
+		if (mqs[i]->closing)
+			return nvmeof_err(NVMEOF_ECLOSED, "multipath wait: queue %u is being destroyed", i);
 		for (uint32_t p = 0; p < mqs[i]->n; p++) {
 			if (m.nq == Q_SLEEP_MAX)
 				return nvmeof_err(NVMEOF_EINVAL, "multipath wait: more than %d path queues", Q_SLEEP_MAX);
@@ -122,6 +124,8 @@ int nvmeof_mpath_queue_path_stats(const struct nvmeof_mpath_queue *mq, uint32_t 
 {
 	if (!mq || !out || idx >= mq->n)
 		return nvmeof_err(NVMEOF_EINVAL, "path stats: %s", !mq || !out ? "no queue or output" : "no such path");
+	if (mq->closing)
+		return nvmeof_err(NVMEOF_ECLOSED, "path stats: the queue is being destroyed");
 	struct nvmeof_path_stats x = mq->st[idx];
 	x.size = sizeof(x);
 	x.live = q_is_live(mq->q[idx]);
@@ -179,6 +183,8 @@ int nvmeof_mpath_queue_path_disconnect(struct nvmeof_mpath_queue *mq, uint32_t p
 {
 	if (!mq || path >= mq->n)
 		return nvmeof_err(NVMEOF_EINVAL, "path disconnect: %s", !mq ? "no queue" : "no such path");
+	if (mq->closing)
+		return nvmeof_err(NVMEOF_ECLOSED, "path disconnect: the queue is being destroyed");
 	struct nvmeof_queue *q = mq->q[path];
 	if (q->state != Q_LIVE)
 		return nvmeof_err(NVMEOF_ECLOSED, "path disconnect: path %u's queue is %s, not connected", path + 1,

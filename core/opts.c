@@ -50,15 +50,22 @@ static int opts_in(const void *in, size_t size, void *out, size_t ours, size_t v
 	return 0;
 }
 
+const char ctrl_default_trsvcid[] = "4420";
+
 static void ctrl_defaults(struct nvmeof_ctrl_opts *o, size_t size)
 {
 	memset(o, 0, sizeof(*o));
 	o->size = size;
-	o->trsvcid = "4420";
+	o->trsvcid = ctrl_default_trsvcid;
 	o->queue_depth = 128;
 	o->num_io_queues = 64;
 	o->cmd_timeout_ms = 30000;
 	o->connect_timeout_ms = 3000;
+	/* The Linux host's NVME_DEFAULT_KATO for fabrics controllers: without
+	 * keep-alive a controller behind a partition lives on and may execute
+	 * what it holds whenever the path heals, and nothing tells the host an
+	 * idle path is gone. */
+	o->kato_ms = 5000;
 	o->in_capsule = true;
 	o->wait_mode = NVMEOF_WAIT_HYBRID;
 	o->spin_us = 20;

@@ -30,6 +30,16 @@ static void raw_what(char *buf, size_t len, const struct nvmeof_queue *q, const 
 	snprintf(buf, len, "raw %s opcode 0x%02x on queue %u", q->qid ? "I/O" : "admin", sqe[0], q->qid);
 }
 
+/* Whether cid is the wire CID of a caller's raw command in flight on q. */
+static bool raw_admin_cid_ours(const struct nvmeof_queue *q, uint16_t cid)
+{
+	for (uint32_t ri = 0; ri < q->depth; ri++)
+		if (q->reqs[ri].live && q->reqs[ri].kind == REQ_USER && q->user[ri].wire_cid == cid &&
+		    cid != NVMEOF_CID_NONE)
+			return true;
+	return false;
+}
+
 /* Fills sb from the caller's arguments, or says why not. */
 static int raw_check(struct nvmeof_queue *q, const uint8_t *sqe, struct nvmeof_mr *mr, size_t off,
 		     uint32_t len, uint32_t flags, uint64_t max_xfer, struct sub *sb, const char *what)
@@ -56,6 +66,14 @@ static int raw_check(struct nvmeof_queue *q, const uint8_t *sqe, struct nvmeof_m
 	if (!q->qid && sqe[0] == NVME_ADMIN_SET_FEATURES && sqe[40] == NVME_FEAT_KATO)
 		return nvmeof_err(NVMEOF_EINVAL, "%s: Set Features Keep Alive Timer: the library keeps the "
 				  "association alive on the KATO it negotiated (nvmeof_ctrl_opts.kato_ms)", what);
+	/* an Abort of an admin command may name only one of the caller's
+	 * raw admin commands in flight, never the library's own (its event
+	 * requests, Keep Alive, a log or Identify it is reading); the admin
+	 * lock is held, so the admin queue's requests stay as they are */
+	if (!q->qid && sqe[0] == NVME_ADMIN_ABORT && !get_le16(sqe + 40) && !raw_admin_cid_ours(q, get_le16(sqe + 42)))
+		return nvmeof_err(NVMEOF_EINVAL, "%s: Abort of admin command CID 0x%x: not a raw admin command of "
+				  "the caller in flight (the library's own commands are not aborted raw)", what,
+				  get_le16(sqe + 42));
 	if (!q->qid && q->nfree_slots <= ADMIN_KEEP_FREE)
 		return nvmeof_err(NVMEOF_EQFULL, "%s: the admin queue's last %u free slots are kept for Keep Alive, "
 				  "events and the library's own commands", what, ADMIN_KEEP_FREE);

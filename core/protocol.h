@@ -216,6 +216,7 @@ static inline uint16_t nvme_status_code(uint16_t status)
 	return (uint16_t)(NVMEOF_STATUS_SCT(status) << 8 | NVMEOF_STATUS_SC(status));
 }
 #define NVME_SC_INVALID_FIELD 0x002
+#define NVME_SC_TRANSIENT_TRANSPORT 0x022  /* SCT 0: a transport error that may pass when retried */
 #define NVME_SC_AER_LIMIT 0x105            /* Asynchronous Event Request Limit Exceeded */
 #define NVME_SC_CONNECT_INVALID_PARAM 0x182
 #define NVME_SC_CONNECT_INVALID_HOST 0x184

@@ -6,6 +6,11 @@
 #include "qpriv.h"
 #include "util.h"
 
+/* Set by the controller at the queue's creation and by its reconnect
+ * worker after each re-association (a new controller's CQT); read here,
+ * by the poll. */
+void q_set_quiesce(struct nvmeof_queue *q, uint32_t ms) { __atomic_store_n(&q->quiesce_ms, ms, __ATOMIC_RELAXED); }
+
 /* Whether a command changes what is stored (NVM command set opcodes):
  * Flush, Read, Compare and Verify do not; a raw command is judged by its
  * opcode, an unknown one as if it did. */
@@ -34,6 +39,8 @@ static bool modifies_media(const struct req *r)
 void q_park_all(struct nvmeof_queue *q)
 {
 	uint32_t n = 0, nfailed = 0, nraw = 0;
+	bool doubt = false;
+	q_mark_in_doubt(q);
 	for (uint32_t si = 0; si < q->depth; si++) {
 		struct slot *s = &q->slots[si];
 		struct req *r = &q->reqs[s->req];
@@ -47,6 +54,11 @@ void q_park_all(struct nvmeof_queue *q)
 			r->err = NVMEOF_ECLOSED;
 			nraw++;
 		}
+		/* a caller's command on the wire at the loss: it may still land
+		 * (below; the queue's own commands, a Connect, are not data) */
+		if (s->state == SLOT_BUSY && !(s->flags & SLOT_REFUSED) && s->req < q->depth && r->live &&
+		    modifies_media(r))
+			doubt = true;
 		if (s->state != SLOT_FREE)
 			q_release_slot(q, (uint16_t)si);
 	}
@@ -71,6 +83,7 @@ void q_park_all(struct nvmeof_queue *q)
 		r->next_lba = r->slba0;
 		r->next_off = r->off0;
 		r->left = r->nlb0;
+		r->in_doubt = false; /* it starts over: its outcome is the next connection's */
 		/* insertion sort by seq: a reconnect is rare, depth is small */
 		uint32_t k = n++;
 		while (k && q->reqs[q->park_tmp[k - 1]].seq > r->seq) {
@@ -82,12 +95,18 @@ void q_park_all(struct nvmeof_queue *q)
 	for (uint32_t k = 0; k < n; k++)
 		q_pend_push(q, q->park_tmp[k]);
 	/* A write it lost may still land on the controller: the replay, in
-	 * order, starts no sooner than the quiesce time after the loss. */
-	bool modifies = false;
+	 * order, starts no sooner than the quiesce time after the loss. So
+	 * does the next connection when a write on the wire fails to its
+	 * caller (timed out, abandoned by a synchronous wait, a raw command,
+	 * another of its commands failed): the caller's next write must not
+	 * overtake it there. A failover queue's lost writes are held by the
+	 * multipath layer instead (another path may carry them). */
+	bool modifies = doubt && !q->failover;
 	for (uint32_t k = 0; k < n && !modifies; k++)
 		modifies = modifies_media(&q->reqs[q->park_tmp[k]]);
-	if (modifies && q->next_try_ms < q->lost_at_ms + q->quiesce_ms)
-		q->next_try_ms = q->lost_at_ms + q->quiesce_ms;
+	uint32_t quiesce = __atomic_load_n(&q->quiesce_ms, __ATOMIC_RELAXED);
+	if (modifies && q->next_try_ms < q->lost_at_ms + quiesce)
+		q->next_try_ms = q->lost_at_ms + quiesce;
 	/* internal commands end here */
 	struct req *rsv = &q->reqs[q->depth];
 	if (rsv->live) {

@@ -11,6 +11,7 @@
 #include <pthread.h>
 
 #include "internal.h"
+#include "mem.h"
 #include "protocol.h"
 #include "queue.h"
 #include "rdma.h"
@@ -123,6 +124,7 @@ struct req {
 	bool queued;              /* in the pending FIFO */
 	bool live;                /* submitted, not yet completed */
 	bool replay;              /* waited through an outage: re-issued one at a time */
+	bool in_doubt;            /* a command of it was on the wire when the connection went (q_mark_in_doubt) */
 };
 
 /* A wait over one queue or a poll group: spin, then sleep (see q_wait). */
@@ -196,6 +198,7 @@ struct sub {
 
 struct nvmeof_queue {
 	const struct q_transport *tr; /* the wire: RDMA, or a test's loopback */
+	bool count_mr;            /* each request holds its region (nvmeof_mr.inflight): NVMe/TCP */
 	struct nvmeof_poll_group *group; /* its CQ: shared with other queues, or its own group of one */
 	bool own_group;           /* a group of one, made for it and destroyed with it */
 	uint8_t member, epoch;    /* place in the group; connection count (wr_id) */
@@ -281,6 +284,9 @@ struct nvmeof_queue {
 	void (*wait_hook)(void *);  /* see q_set_wait_hook */
 	void (*fail_hook)(void *);  /* see q_set_fail_hook */
 	void *fail_hook_arg;
+	void (*loss_hook)(void *, struct nvmeof_queue *); /* see q_set_loss_hook */
+	void *loss_hook_arg;
+	bool lost_live;             /* the loss being recovered ended a live connection */
 	const uint32_t *assoc_now;  /* see q_follow_assoc */
 	void *wait_hook_arg;
 	uint32_t wait_hook_ms;
@@ -327,6 +333,8 @@ static inline void q_req_hand_back(struct nvmeof_queue *q, uint16_t ri, const st
 	nvmeof_cb cb = r->cb;
 	void *arg = r->arg;
 	r->live = false;
+	if (q->count_mr && r->mr)
+		__atomic_sub_fetch(&r->mr->inflight, 1, __ATOMIC_RELEASE);
 	if (unlikely(ri == q->depth))
 		q->rsv_busy = false; /* the reserved request of internal commands */
 	else
@@ -341,6 +349,7 @@ static inline void q_req_hand_back(struct nvmeof_queue *q, uint16_t ri, const st
 }
 void q_pend_push(struct nvmeof_queue *q, uint16_t ri);
 uint16_t q_pend_pop(struct nvmeof_queue *q);
+void q_mark_in_doubt(struct nvmeof_queue *q);
 void q_fail_slots(struct nvmeof_queue *q, int err);
 void q_fail_all(struct nvmeof_queue *q, int err);
 /* A new connection of usable commands: every slot free again. */

@@ -29,6 +29,7 @@ void q_lose(struct nvmeof_queue *q)
 {
 	if (q->state != Q_LIVE && q->state != Q_CONNECTING)
 		return;
+	q->lost_live = q->state == Q_LIVE;
 	if (q->state == Q_LIVE) { /* a new outage; a failed attempt keeps the first one's clock */
 		q->lost_at_ms = nvmeof_now_ms();
 		q->next_try_ms = q->lost_at_ms + q->reconnect_delay_ms;
@@ -109,6 +110,11 @@ static void recover(struct nvmeof_queue *q)
 	if (!may_reconnect(q))
 		nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection (no reconnect configured)%s%s", q->qid,
 			   why ? ": " : "", why ? why : "");
+	/* the owner first (the controller fences the association), then the
+	 * callbacks, which may ask what it made of the loss */
+	if (q->lost_live && q->loss_hook)
+		q->loss_hook(q->loss_hook_arg, q);
+	q->lost_live = false;
 	close_and_settle(q);
 }
 
@@ -431,10 +437,17 @@ void q_set_live(struct nvmeof_queue *q)
 }
 
 bool q_connected(const struct nvmeof_queue *q) { return q->state == Q_LIVE; }
+
+void q_drop(struct nvmeof_queue *q)
+{
+	if (q->state != Q_LIVE)
+		return;
+	q_lose(q);
+	q_state_tick(q); /* recovered at once: closed, then parked or failed */
+}
 bool q_is_live(const struct nvmeof_queue *q) { return q->state == Q_LIVE; }
 bool q_is_dead(const struct nvmeof_queue *q) { return q->state == Q_FAILED || q->state == Q_CLOSING; }
 void q_set_failover(struct nvmeof_queue *q) { q->failover = true; }
-void q_set_quiesce(struct nvmeof_queue *q, uint32_t ms) { q->quiesce_ms = ms; }
 
 void q_set_reconnect(struct nvmeof_queue *q, const struct q_reconnect_ops *ops, uint32_t delay_ms,
 		     uint32_t loss_tmo_ms, uint32_t assoc_gen)

@@ -247,6 +247,9 @@ int q_open_tcp(const struct q_params *p, struct nvmeof_queue **out)
 		return nvmeof_err(NVMEOF_ENOMEM, "queue %u: out of memory", p->qid);
 	q_init(q, p);
 	q->tr = &tcp_transport;
+	/* nothing revokes a region's address over TCP: its release waits
+	 * for the requests that use it (mem.c) */
+	q->count_mr = true;
 	/* the admin queue's in-capsule size before Identify says IOCCSZ:
 	 * 8 KiB, as the kernel's host (NVME_TCP_ADMIN_CCSZ) */
 	if (!(q->trc = tcp_conn_new(p->qid, q->depth, p->hdgst, p->ddgst, p->qid ? p->tcp_icd : 8192)) ||

@@ -61,6 +61,12 @@ void q_set_fail_hook(struct nvmeof_queue *q, void (*fn)(void *), void *arg)
 	q->fail_hook_arg = arg;
 }
 
+void q_set_loss_hook(struct nvmeof_queue *q, void (*fn)(void *, struct nvmeof_queue *), void *arg)
+{
+	q->loss_hook = fn;
+	q->loss_hook_arg = arg;
+}
+
 void q_follow_assoc(struct nvmeof_queue *q, const uint32_t *gen) { q->assoc_now = gen; }
 
 void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats *out)
@@ -197,7 +203,13 @@ int q_alloc(struct nvmeof_queue *q)
 	    (!(q->sqe_mr = reg(q, q->sqes, (size_t)q->depth * NVME_SQE_SIZE, 0, "SQE array")) ||
 	     !(q->rsp_mr = reg(q, q->rsps, (size_t)q->hrqsize * NVME_CQE_SIZE, IBV_ACCESS_LOCAL_WRITE,
 			       "response capsules")) ||
-	     /* the target reads and writes it: ordered as the controller's data regions */
+	     /* the target reads and writes it: ordered as the controller's data
+	      * regions. Its key stays valid for the queue's life, as a data
+	      * region's does (SPDK keeps persistent keys too; the kernel
+	      * invalidates per command, at a work request per I/O): a target
+	      * may write into it at any time, so every parser of what it holds
+	      * (Identify, DH-HMAC-CHAP messages) reads each length or index
+	      * once, copying it out before checking it, never twice. */
 	     !(q->aux_mr = reg(q, q->aux, aux_len,
 			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
 				       (q->copts && !q->copts->strict_ordering ? IBV_ACCESS_RELAXED_ORDERING : 0),

@@ -161,6 +161,9 @@ int q_exec_mr(struct nvmeof_queue *q, const uint8_t *sqe, struct nvmeof_mr *mr, 
  * loss it completes with NVMEOF_ECLOSED instead of being re-issued. */
 int q_submit_aer(struct nvmeof_queue *q, const uint8_t *sqe, nvmeof_cb cb, void *arg);
 bool q_connected(const struct nvmeof_queue *q);
+/* By its owner: a live connection goes down now, as after a loss, and what
+ * was out on it is parked or fails (the controller's fence, creset.c). */
+void q_drop(struct nvmeof_queue *q);
 /* One path of several to a namespace: a path status (SCT 3h) is never
  * retried on this queue, and on a connection loss what was in flight fails
  * with NVMEOF_ECLOSED instead of waiting for the reconnect, so the
@@ -170,6 +173,21 @@ void q_set_failover(struct nvmeof_queue *q);
  * connection, may still be executing on the controller; the reconnect that
  * replays it waits until ms have passed since the loss (0: no wait). */
 void q_set_quiesce(struct nvmeof_queue *q, uint32_t ms);
+/* What a write lost with its connection waits, from the loss, before it
+ * goes out again (docs/library.md, "Write ordering across a path loss"):
+ * none when quiesce_ms is 0 (the caller's choice); else the longer of
+ * quiesce_ms and the controller's Command Quiesce Time, plus, with
+ * keep-alive on, two keep-alive timeouts: the controller's keep-alive
+ * timer runs out at most KATO after the last command it received (two
+ * where traffic counts and the timer is checked once per KATO, as nvmet
+ * does), and that command reached it before the host saw the loss. */
+static inline uint32_t q_hold_rule(uint32_t quiesce_ms, uint32_t cqt_ms, uint32_t kato_ms)
+{
+	if (!quiesce_ms)
+		return 0;
+	uint64_t ms = (uint64_t)(quiesce_ms > cqt_ms ? quiesce_ms : cqt_ms) + 2ull * kato_ms;
+	return ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
+}
 #define Q_QUIESCE_DEFAULT_MS 1000 /* as MP_QUIESCE_DEFAULT_MS: docs/library.md "Write ordering across a path loss" */
 /* Commands go out now (LIVE). */
 bool q_is_live(const struct nvmeof_queue *q);
@@ -183,6 +201,11 @@ void q_set_wait_hook(struct nvmeof_queue *q, void (*fn)(void *), void *arg, uint
  * reconnect of its own (the admin queue: the controller's state machine
  * takes it from there, cstate.c). */
 void q_set_fail_hook(struct nvmeof_queue *q, void (*fn)(void *), void *arg);
+/* Called, in the poll that recovers it, when q's live connection was lost
+ * (not a reconnect attempt that failed), before what was in flight is
+ * parked or failed: an I/O queue's controller tears its association down
+ * (cstate.c). */
+void q_set_loss_hook(struct nvmeof_queue *q, void (*fn)(void *, struct nvmeof_queue *), void *arg);
 /* The association the controller has now (an atomic counter, *gen): a live
  * queue whose Connect joined an older one is lost at its next housekeeping
  * and reconnects to the new one (after the admin queue alone re-created it). */

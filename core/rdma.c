@@ -107,7 +107,8 @@ int tr_resolve(struct tr_conn *c, const struct sockaddr *dst, const struct socka
 		return errno == ENODEV || errno == ENOENT
 			       ? nvmeof_err(NVMEOF_ENODEV, "no RDMA device on this host: rdma_create_event_channel: %s "
 					    "(ibv_devices lists none, or the rdma_ucm module is not loaded; over Ethernet "
-					    "without an RDMA NIC: rdma link add rxe0 type rxe netdev IFACE)", strerror(errno))
+					    "without an RDMA NIC: rdma link add rxe0 type rxe netdev IFACE; for an NVMe/TCP target: "
+					    "trtype=TCP, the tool's -t tcp)", strerror(errno))
 			       : nvmeof_err(NVMEOF_ETRANSPORT, "rdma_create_event_channel: %s", strerror(errno));
 	if (set_nonblock(c->ch->fd))
 		return nvmeof_err(NVMEOF_ETRANSPORT, "fcntl on the CM channel: %s", strerror(errno));

@@ -14,7 +14,8 @@ void q_complete_req(struct nvmeof_queue *q, uint16_t ri)
 {
 	struct req *r = &q->reqs[ri];
 	struct nvmeof_cpl cpl = {.err = r->err, .status = r->status, .cdw0 = r->dw0, .cdw1 = r->dw1,
-				 .opc = r->opc, .admin = q->qid == 0};
+				 .opc = r->opc, .admin = q->qid == 0, .in_doubt = r->in_doubt && r->err};
+	r->in_doubt = false;
 	if ((r->kind == REQ_RAW || r->kind == REQ_AER || r->kind == REQ_USER) && r->raw) {
 		cpl.opc = r->raw[0];
 		cpl.fctype = r->raw[0] == NVME_FABRICS_OPCODE ? r->raw[4] : 0;
@@ -87,10 +88,37 @@ uint16_t q_pend_pop(struct nvmeof_queue *q)
 	return ri;
 }
 
+/* A command on the wire when its connection goes may still execute behind
+ * the controller, after the loss: its request is in doubt (told to its
+ * caller if it fails: nvmeof_cpl.in_doubt). On a failover queue it ends as
+ * lost (ETIMEDOUT past its timeout, ECLOSED otherwise), whatever another
+ * of its commands said first (a path status, a DNR error): the multipath
+ * layer holds a lost write until the controller has quiesced it, and a
+ * status would have it re-sent at once, or failed to its caller, while a
+ * part of it can still land. */
+void q_mark_in_doubt(struct nvmeof_queue *q)
+{
+	for (uint32_t si = 0; si < q->depth; si++) {
+		struct slot *s = &q->slots[si];
+		struct req *r = &q->reqs[s->req];
+		if (s->state != SLOT_BUSY || (s->flags & SLOT_REFUSED) || !r->live)
+			continue;
+		r->in_doubt = true;
+		if (!q->failover || r->kind == REQ_USER)
+			continue;
+		if (s->flags & SLOT_EXPIRED)
+			r->err = NVMEOF_ETIMEDOUT;
+		else if (r->err != NVMEOF_ETIMEDOUT && r->err != NVMEOF_ETRANSPORT)
+			r->err = NVMEOF_ECLOSED;
+		r->status = 0;
+	}
+}
+
 /* Every command on the wire ends with err (one past its timeout with
  * ETIMEDOUT); only when the connection can no longer touch our memory. */
 void q_fail_slots(struct nvmeof_queue *q, int err)
 {
+	q_mark_in_doubt(q);
 	for (uint32_t si = 0; si < q->depth; si++)
 		if (q->slots[si].state != SLOT_FREE)
 			q_finish_slot(q, (uint16_t)si, q->slots[si].flags & SLOT_EXPIRED ? NVMEOF_ETIMEDOUT : err);

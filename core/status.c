@@ -1,7 +1,10 @@
 /* Names of NVMe status codes, NVMe/RDMA CM reject codes and our errors, and
  * the per-thread "what failed" message. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+#include <strings.h>
 
 #include "internal.h"
 #include "protocol.h"
@@ -201,6 +204,43 @@ const char *nvmeof_cpl_str(const struct nvmeof_cpl *cpl, char *buf, size_t len)
 
 static _Thread_local char errbuf[512];
 
+/* A secret's prefixes (DH-HMAC-CHAP, NVMe/TCP TLS PSK interchange), as any
+ * case: a message built from a caller's words never shows what follows one. */
+static const char *const secret_prefix[] = {"DHHC-1", "NVMeTLSkey-1"};
+
+static bool secret_char(char ch)
+{
+	return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '+' ||
+	       ch == '/' || ch == '=' || ch == ':' || ch == '-' || ch == '_';
+}
+
+void nvmeof_redact(char *msg)
+{
+	static const char shown[] = "<a secret, not shown>";
+	for (char *p = msg; *p; p++) {
+		size_t pl = 0;
+		for (size_t i = 0; i < sizeof(secret_prefix) / sizeof(secret_prefix[0]) && !pl; i++)
+			if (!strncasecmp(p, secret_prefix[i], strlen(secret_prefix[i])))
+				pl = strlen(secret_prefix[i]);
+		if (!pl)
+			continue;
+		char *end = p + pl;
+		while (secret_char(*end))
+			end++;
+		size_t tail = strlen(end) + 1, sl = strlen(shown);
+		/* the placeholder is no longer than what it replaces, or the
+		 * message is cut: never a byte of the secret left */
+		if (sl <= (size_t)(end - p)) {
+			memcpy(p, shown, sl);
+			memmove(p + sl, end, tail);
+			p += sl - 1;
+		} else {
+			*p = 0;
+			break;
+		}
+	}
+}
+
 const char *nvmeof_errmsg(void) { return errbuf; }
 
 int nvmeof_err(int code, const char *fmt, ...)
@@ -209,6 +249,7 @@ int nvmeof_err(int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
 	va_end(ap);
+	nvmeof_redact(errbuf);
 	return code;
 }
 
@@ -222,5 +263,6 @@ int nvmeof_err_prefix(int code, const char *fmt, ...)
 	vsnprintf(pre, sizeof(pre), fmt, ap);
 	va_end(ap);
 	snprintf(errbuf, sizeof(errbuf), "%s: %s", pre, old);
+	nvmeof_redact(errbuf);
 	return code;
 }

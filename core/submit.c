@@ -252,6 +252,8 @@ int q_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *a
 	r->opc = sb->opc;
 	r->ns = sb->ns;
 	r->mr = sb->mr;
+	if (q->count_mr && r->mr)
+		__atomic_add_fetch(&r->mr->inflight, 1, __ATOMIC_RELAXED);
 	r->raw = sb->raw;
 	if (sb->kind == REQ_USER) {
 		struct q_user *u = &q->user[ri];
@@ -332,6 +334,8 @@ static inline __attribute__((always_inline)) int submit_one(struct nvmeof_queue 
 	r->arg = arg;
 	r->ns = ns;
 	r->mr = mr;
+	if (q->count_mr)
+		__atomic_add_fetch(&mr->inflight, 1, __ATOMIC_RELAXED);
 	r->off0 = off;
 	r->slba0 = slba;
 	r->nlb0 = nlb;

@@ -30,6 +30,7 @@ int tcp_cmd_build(struct tcp_cmd *c, const struct ibv_send_wr *wr, uint32_t icd_
 	c->len = 0;
 	c->h2c_active = false;
 	c->h2c_done = c->c2h_next = 0;
+	c->data_bad = false;
 	c->wr_id = wr->wr_id;
 	c->signaled = wr->send_flags & IBV_SEND_SIGNALED;
 	if (type == NVME_SGL_TYPE_DATA_OFFSET) {
@@ -44,6 +45,11 @@ int tcp_cmd_build(struct tcp_cmd *c, const struct ibv_send_wr *wr, uint32_t icd_
 		 * its in-capsule size, and sends no R2T for it: such data goes
 		 * in the capsule, as the kernel's host sends it */
 		bool icd = c->dir == DIR_H2C && c->len && c->len <= icd_max;
+		/* a Fabrics command's data (Connect, DH-HMAC-CHAP) goes in the
+		 * capsule up to 8 KiB on every queue, as the kernel's host sends
+		 * it (NVME_TCP_ADMIN_CCSZ): a target may wait for it there */
+		if (sqe[0] == NVME_FABRICS_OPCODE && c->dir == DIR_H2C && c->len && c->len <= NVME_TCP_FABRICS_ICD)
+			icd = true;
 		if (icd) {
 			c->icd = c->data;
 			c->icd_len = c->len;

@@ -15,6 +15,10 @@
 
 enum { DIR_NONE = 0, DIR_H2C = 1, DIR_C2H = 2 };
 
+/* What a Fabrics command carries in its capsule on any queue (the
+ * kernel's NVME_TCP_ADMIN_CCSZ) */
+#define NVME_TCP_FABRICS_ICD 8192
+
 struct tcp_cmd {
 	uint16_t cid;
 	bool busy, h2c_active, signaled;
@@ -28,6 +32,7 @@ struct tcp_cmd {
 	uint32_t h2c_off, h2c_end, h2c_len, h2c_hlen; /* the R2T being answered, its PDU now out */
 	uint32_t h2c_done;        /* data sent in H2CData PDUs: where the next R2T starts */
 	uint32_t c2h_next;        /* data received in C2HData PDUs: where the next starts */
+	bool data_bad;            /* a C2HData of it failed its data digest: it completes with an error */
 	uint16_t ttag;
 	uint8_t cmd_dd[4], h2c_dd[4];
 	uint8_t hdr[NVME_TCP_HDR_MAX];

@@ -94,18 +94,20 @@ void tcp_conn_fail(struct tcp_conn *t, const char *why)
 	if (!t->broken) {
 		snprintf(t->why, sizeof(t->why), "%s", why);
 		t->broken = true;
-		if (t->fd >= 0)
-			shutdown(t->fd, SHUT_RDWR);
 	}
-	/* Zerocopy sends the kernel has not notified: their pages are still
-	 * in the socket's write queue, and a shutdown keeps sending them
-	 * until the peer acknowledges them. The flush below hands the
-	 * commands' buffers back to the user: a close with SO_LINGER {1, 0}
-	 * purges the write queue and sends an RST. What the qdisc or the NIC
-	 * already holds may still go out with the buffer's later bytes; the
-	 * pages stay pinned until then, and those writes are failed anyway
-	 * (a multipath holds their retry for the quiesce time). */
-	if (tcp_zc_abort(t))
+	/* Closed, not shut down: a shutdown sends what the socket still
+	 * holds, then a FIN, and keeps sending it until the controller
+	 * acknowledges it, after a partition heals too, when the commands
+	 * failed below may have been retried and overwritten. The socket's
+	 * SO_LINGER {1, 0} (tcp_sock.c) makes the close purge the write
+	 * queue and send an RST. For zerocopy sends the kernel has not
+	 * notified, the purge also lets the flush below hand the commands'
+	 * buffers back: what the qdisc or the NIC already holds may still go
+	 * out with the buffer's later bytes; the pages stay pinned until
+	 * then, and those writes are failed anyway (a multipath holds their
+	 * retry for the quiesce time). */
+	tcp_zc_reset(t);
+	if (t->fd >= 0)
 		close_socket(t);
 	/* as a QP in error flushes its sends: a capsule not yet out */
 	for (uint32_t k = 0; k < t->txn; k++) {
@@ -150,7 +152,7 @@ void tcp_conn_detach(struct tcp_conn *t)
 {
 	if (t->fd < 0)
 		return;
-	tcp_zc_abort(t); /* as in tcp_conn_fail: the user may free the buffers next */
+	tcp_zc_reset(t); /* as in tcp_conn_fail: the user may free the buffers next */
 	close_socket(t);
 	t->txn = 0;
 	t->slen = 0;
@@ -237,6 +239,8 @@ static uint8_t *c2h_dest(void *ctx, const struct tcp_pdu *p, const char **why)
 {
 	struct tcp_conn *t = ctx;
 	struct tcp_cmd *c = SLOT_OF(p->cccid) < t->depth ? &t->cmds[SLOT_OF(p->cccid)] : NULL;
+	/* each refusal's Fatal Error Status for the H2CTermReq (tcp_rx) */
+	t->rx.fail_fes = NVME_TCP_FES_SEQUENCE;
 	if (!c || !c->busy || c->cid != p->cccid) {
 		*why = "C2HData: CCCID names no command in flight";
 		return NULL;
@@ -246,6 +250,7 @@ static uint8_t *c2h_dest(void *ctx, const struct tcp_pdu *p, const char **why)
 		return NULL;
 	}
 	if ((uint64_t)p->datao + p->datal > c->len) {
+		t->rx.fail_fes = NVME_TCP_FES_RANGE;
 		*why = "C2HData: DATAO and DATAL reach beyond the command's buffer";
 		return NULL;
 	}
@@ -254,11 +259,27 @@ static uint8_t *c2h_dest(void *ctx, const struct tcp_pdu *p, const char **why)
 		*why = "C2HData: DATAO is not where the data received so far ends";
 		return NULL;
 	}
+	t->rx.fail_fes = 0;
 	c->c2h_next += p->datal;
 	return c->data + p->datao;
 }
 
 void tcp_conn_rx_init(struct tcp_conn *t) { tcp_rx_init(&t->rx, c2h_dest, t); }
+
+/* The H2CTermReq the specification asks for before the host closes for a
+ * controller's fatal error (the kernel's host sends none, SPDK's does): its
+ * Fatal Error Status and field, and the header in error, so the target's
+ * log says what was refused. Best effort: never blocking, and only between
+ * PDUs (in the middle of one it would read as that PDU's bytes). */
+static void term_req(struct tcp_conn *t, uint16_t fes, uint32_t fei)
+{
+	uint8_t b[NVME_TCP_TERM_PLEN_MAX];
+	if (!fes || fes > NVME_TCP_FES_UNSUPPORTED || t->fd < 0 || t->broken || t->tx_sent)
+		return;
+	size_t n = tcp_h2c_term_build(b, fes, fei, t->rx.hdr, t->rx.pdu.hlen);
+	ssize_t w = send(t->fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	(void)w;
+}
 
 static void fail_fmt(struct tcp_conn *t, const char *what, const char *why)
 {
@@ -267,20 +288,27 @@ static void fail_fmt(struct tcp_conn *t, const char *what, const char *why)
 	tcp_conn_fail(t, b);
 }
 
+/* A controller's protocol error: the H2CTermReq, then the close. */
+static void fail_term(struct tcp_conn *t, uint16_t fes, uint32_t fei, const char *what, const char *why)
+{
+	term_req(t, fes, fei);
+	fail_fmt(t, what, why);
+}
+
 static void on_r2t(struct tcp_conn *t, const struct tcp_pdu *p)
 {
 	struct tcp_cmd *c = SLOT_OF(p->cccid) < t->depth ? &t->cmds[SLOT_OF(p->cccid)] : NULL;
 	if (!c || !c->busy || c->cid != p->cccid || c->dir != DIR_H2C || !c->data)
-		return fail_fmt(t, "R2T: ", "CCCID names no write in flight");
+		return fail_term(t, NVME_TCP_FES_SEQUENCE, 8, "R2T: ", "CCCID names no write in flight");
 	if ((uint64_t)p->datao + p->datal > c->len)
-		return fail_fmt(t, "R2T: ", "R2TO and R2TL reach beyond the command's data");
+		return fail_term(t, NVME_TCP_FES_RANGE, 12, "R2T: ", "R2TO and R2TL reach beyond the command's data");
 	if (c->h2c_active)
-		return fail_fmt(t, "R2T: ", "a second R2T for a command while MAXR2T is one");
+		return fail_term(t, NVME_TCP_FES_LIMIT, 8, "R2T: ", "a second R2T for a command while MAXR2T is one");
 	/* the kernel host's "unexpected r2t offset": the data goes once, in order */
 	if (c->icd_len)
-		return fail_fmt(t, "R2T: ", "for a write whose data went in the capsule");
+		return fail_term(t, NVME_TCP_FES_SEQUENCE, 8, "R2T: ", "for a write whose data went in the capsule");
 	if (p->datao != c->h2c_done)
-		return fail_fmt(t, "R2T: ", "R2TO is not where the data sent so far ends");
+		return fail_term(t, NVME_TCP_FES_RANGE, 12, "R2T: ", "R2TO is not where the data sent so far ends");
 	if (!enqueue(t, (uint16_t)SLOT_OF(p->cccid), 1))
 		return fail_fmt(t, "R2T: ", "the send queue is full");
 	c->h2c_active = true;
@@ -288,6 +316,18 @@ static void on_r2t(struct tcp_conn *t, const struct tcp_pdu *p)
 	c->h2c_off = p->datao;
 	c->h2c_end = p->datao + p->datal;
 	tcp_tx_h2c_next(t, c);
+}
+
+/* A command a C2HData of which failed its data digest completes with
+ * Transient Transport Error (retryable: no DNR) whatever the controller
+ * answered, as the SPDK host does; a controller's own error stays. */
+static const uint8_t *data_bad_cqe(const struct tcp_cmd *c, const uint8_t *cqe, uint8_t *out)
+{
+	if (!c->data_bad || (get_le16(cqe + 14) >> 1))
+		return cqe;
+	memcpy(out, cqe, 16);
+	put_le16(out + 14, (uint16_t)((get_le16(cqe + 14) & 1) | NVME_SC_TRANSIENT_TRANSPORT << 1));
+	return out;
 }
 
 /* A Read short of its blocks: its success would pass old bytes as read. Where
@@ -306,41 +346,50 @@ static void on_pdu(struct tcp_conn *t)
 	case NVME_TCP_RSP:
 		t->sqhd = get_le16(p->cqe + 8);
 		if (c && c->cid == p->cccid && c->busy) {
-			/* its buffers would be reused while its PDUs still
-			 * send from them (SPDK's nvme_tcp_req_complete_safe) */
-			if (c->queued || c->h2c_active)
-				return fail_fmt(t, "", "CapsuleResp before its data was sent");
+			/* a response while its PDUs still send from its buffers
+			 * (the target failed a write early) waits for them in
+			 * tcp_zc_hold, as SPDK's host defers it
+			 * (nvme_tcp_req_complete_safe): the buffers stay the
+			 * command's until then */
 			if (!(get_le16(p->cqe + 14) >> 1) && read_short(t, c))
-				return fail_fmt(t, "", "CapsuleResp with success before all the Read's data came");
+				return fail_term(t, NVME_TCP_FES_SEQUENCE, 0, "",
+						 "CapsuleResp with success before all the Read's data came");
 			c->busy = false;
+			uint8_t bad[16];
+			const uint8_t *cqe = data_bad_cqe(c, p->cqe, bad);
 			/* the kernel may still send from the write's buffer */
-			if (tcp_zc_hold(t, c, p->cqe))
+			if (tcp_zc_hold(t, c, cqe))
 				return;
+			tcp_conn_deliver(t, cqe);
+			return;
 		}
 		tcp_conn_deliver(t, p->cqe);
 		return;
 	case NVME_TCP_C2H_DATA:
+		c->data_bad |= p->ddgst_bad;
 		if (!(p->flags & NVME_TCP_F_DATA_SUCCESS))
 			return;
 		if (c->queued)
-			return fail_fmt(t, "", "C2HData with SUCCESS before its capsule was sent");
+			return fail_term(t, NVME_TCP_FES_SEQUENCE, 1, "", "C2HData with SUCCESS before its capsule was sent");
 		if (read_short(t, c))
-			return fail_fmt(t, "", "C2HData with SUCCESS before all the Read's data came");
+			return fail_term(t, NVME_TCP_FES_SEQUENCE, 1, "",
+					 "C2HData with SUCCESS before all the Read's data came");
 		/* The controller's word that the read succeeded: no CapsuleResp
 		 * comes. The specification allows it only with SQ flow control
 		 * disabled, which we never ask for (CATTR 0), so an SQ head
-		 * pointer is due and none came; SPDK's target sets SUCCESS
-		 * without looking, and the kernel's host and SPDK's take it,
-		 * so do we (nothing here waits on SQHD: a queue never has more
-		 * commands out than the SQ holds). The completion says the last
+		 * pointer is due and none came; nvmet, and SPDK's target since
+		 * 2026-05 (before, it set SUCCESS without looking), set it only
+		 * when the host disabled SQ flow control, but the kernel's host
+		 * and SPDK's take it regardless, so do we (nothing here waits
+		 * on SQHD: a queue never has more commands out than the SQ holds). The completion says the last
 		 * SQHD the controller reported, not 0, which would read as the
 		 * head gone back to the start. */
-		uint8_t cqe[16] = {0};
+		uint8_t cqe[16] = {0}, bad[16];
 		put_le16(cqe + 8, t->sqhd);
 		put_le16(cqe + 10, t->qid);
 		put_le16(cqe + 12, p->cccid);
 		c->busy = false;
-		tcp_conn_deliver(t, cqe);
+		tcp_conn_deliver(t, data_bad_cqe(c, cqe, bad));
 		return;
 	case NVME_TCP_R2T: on_r2t(t, p); return;
 	case NVME_TCP_C2H_TERM: {
@@ -349,7 +398,7 @@ static void on_pdu(struct tcp_conn *t)
 		fail_fmt(t, "the controller ended the connection: ", b);
 		return;
 	}
-	default: fail_fmt(t, "unexpected ", tcp_pdu_type_name(p->type));
+	default: fail_term(t, NVME_TCP_FES_HEADER, 0, "unexpected ", tcp_pdu_type_name(p->type));
 	}
 }
 
@@ -362,7 +411,7 @@ static bool rx_room(const struct tcp_conn *t)
 static void rx_done(struct tcp_conn *t, int rc, const char *why)
 {
 	if (rc < 0)
-		return fail_fmt(t, "", why);
+		return fail_term(t, t->rx.fail_fes, t->rx.fail_fei, "", why);
 	if (rc == TCP_RX_PDU) {
 		on_pdu(t);
 		if (t->txn)

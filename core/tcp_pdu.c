@@ -140,3 +140,17 @@ const char *tcp_fes_name(uint16_t fes)
 	default: return "unknown fatal error status";
 	}
 }
+
+size_t tcp_h2c_term_build(uint8_t *out, uint16_t fes, uint32_t fei, const uint8_t *hdr, size_t hlen)
+{
+	size_t n = hlen > NVME_TCP_TERM_DATA_MAX ? NVME_TCP_TERM_DATA_MAX : hlen;
+	memset(out, 0, NVME_TCP_DATA_HLEN);
+	out[0] = NVME_TCP_H2C_TERM;
+	out[2] = NVME_TCP_DATA_HLEN; /* no header digest in a TermReq */
+	put_le32(out + 4, (uint32_t)(NVME_TCP_DATA_HLEN + n));
+	put_le16(out + 8, fes);
+	put_le32(out + 10, fei);
+	if (n)
+		memcpy(out + NVME_TCP_DATA_HLEN, hdr, n);
+	return NVME_TCP_DATA_HLEN + n;
+}

@@ -40,6 +40,13 @@ enum {
 #define NVME_TCP_DIGEST 4
 #define NVME_TCP_TERM_PLEN_MAX 152    /* a TermReq in all: its header and up to 128 bytes of the header in error */
 #define NVME_TCP_TERM_DATA_MAX (NVME_TCP_TERM_PLEN_MAX - NVME_TCP_DATA_HLEN)
+/* A TermReq's Fatal Error Status */
+#define NVME_TCP_FES_HEADER 1         /* Invalid PDU Header Field (FEI: its offset) */
+#define NVME_TCP_FES_SEQUENCE 2       /* PDU Sequence Error */
+#define NVME_TCP_FES_HDGST 3          /* Header Digest Error */
+#define NVME_TCP_FES_RANGE 4          /* Data Transfer Out of Range */
+#define NVME_TCP_FES_LIMIT 5          /* Data Transfer Limit Exceeded (R2Ts) */
+#define NVME_TCP_FES_UNSUPPORTED 6    /* Unsupported Parameter */
 #define NVME_TCP_PFV_1_0 0
 #define NVME_TCP_DIGEST_HDR 0x01      /* ICReq/ICResp DGST field */
 #define NVME_TCP_DIGEST_DATA 0x02
@@ -87,6 +94,7 @@ struct tcp_pdu {
 	const uint8_t *cqe;     /* CapsuleResp: the 16 bytes, inside the receiver */
 	uint16_t fes;           /* C2HTermReq: fatal error status */
 	uint32_t fei;
+	bool ddgst_bad;         /* C2HData: its data digest did not match (the stream goes on) */
 };
 
 /* Where a C2HData payload goes: the receiver asks once its header is
@@ -107,6 +115,10 @@ struct tcp_rx {
 	struct tcp_pdu pdu;
 	uint8_t hdr[NVME_TCP_HDR_MAX];
 	uint8_t term[NVME_TCP_TERM_DATA_MAX];
+	/* why the stream was lost, as an H2CTermReq says it: Fatal Error
+	 * Status (0: not the controller's doing) and its field's offset */
+	uint16_t fail_fes;
+	uint32_t fail_fei;
 	uint8_t dgst[NVME_TCP_DIGEST];
 };
 
@@ -134,5 +146,8 @@ int tcp_rx_advance(struct tcp_rx *r, size_t n, const char **why);
 int tcp_rx_feed(struct tcp_rx *r, const uint8_t *src, size_t len, size_t *used, const char **why);
 const char *tcp_pdu_type_name(uint8_t type);
 const char *tcp_fes_name(uint16_t fes);
+/* An H2CTermReq into out (NVME_TCP_TERM_PLEN_MAX bytes): FES, FEI and up to
+ * 128 bytes of the header in error; its length. */
+size_t tcp_h2c_term_build(uint8_t *out, uint16_t fes, uint32_t fei, const uint8_t *hdr, size_t hlen);
 
 #endif

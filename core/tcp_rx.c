@@ -43,8 +43,14 @@ void tcp_rx_negotiated(struct tcp_rx *r, const struct tcp_neg *n)
 		next_pdu(r);
 }
 
+/* The stream lost for a controller's fault: fes/fei as an H2CTermReq
+ * names it (the first reason stays: a destination's own, say). */
+static int fail_f(struct tcp_rx *r, uint16_t fes, uint32_t fei, const char *msg, const char **why);
+
 static int fail(struct tcp_rx *r, const char *msg, const char **why)
 {
+	if (!r->fail_fes)
+		r->fail_fes = 1, r->fail_fei = 0; /* Invalid PDU Header Field */
 	/* the stream is lost: every later call says so again */
 	r->st = ST_BROKEN;
 	r->dst = r->hdr;
@@ -53,6 +59,13 @@ static int fail(struct tcp_rx *r, const char *msg, const char **why)
 	r->pdu.type = 0xff;
 	*why = msg;
 	return -1;
+}
+
+static int fail_f(struct tcp_rx *r, uint16_t fes, uint32_t fei, const char *msg, const char **why)
+{
+	if (!r->fail_fes)
+		r->fail_fes = fes, r->fail_fei = fei;
+	return fail(r, msg, why);
 }
 
 static int done(struct tcp_rx *r)
@@ -95,7 +108,7 @@ static int common_header(struct tcp_rx *r, const char **why)
 	if (!r->ic_done && p->type != NVME_TCP_ICRESP && p->type != NVME_TCP_C2H_TERM)
 		return fail(r, "common header: a PDU before the ICResp", why);
 	if (p->hlen != want_hlen)
-		return fail(r, "common header: HLEN is not that PDU type's header length", why);
+		return fail_f(r, 1, 2, "common header: HLEN is not that PDU type's header length", why);
 	if (dgst_pdu) {
 		if (!!(p->flags & NVME_TCP_F_HDGST) != r->neg.hdgst)
 			return fail(r, "common header: HDGSTF disagrees with the negotiated header digest", why);
@@ -106,17 +119,17 @@ static int common_header(struct tcp_rx *r, const char **why)
 			return fail(r, "C2HData: DDGSTF disagrees with the negotiated data digest", why);
 		/* HPDA 0: the data may start anywhere after the header's digest */
 		if (p->pdo < p->hlen + hd)
-			return fail(r, "C2HData: PDO inside the header", why);
+			return fail_f(r, 1, 3, "C2HData: PDO inside the header", why);
 		if (p->plen <= p->pdo)
-			return fail(r, "C2HData: PLEN leaves no data after PDO", why);
+			return fail_f(r, 1, 4, "C2HData: PLEN leaves no data after PDO", why);
 		r->need = p->pdo;
 	} else if (p->type == NVME_TCP_C2H_TERM) {
 		if (p->plen < p->hlen || p->plen > NVME_TCP_TERM_PLEN_MAX)
-			return fail(r, "C2HTermReq: PLEN out of range", why);
+			return fail_f(r, 1, 4, "C2HTermReq: PLEN out of range", why);
 		r->need = p->hlen;
 	} else {
 		if (p->plen != p->hlen + hd)
-			return fail(r, "common header: PLEN is not the header's length for a PDU without data", why);
+			return fail_f(r, 1, 4, "common header: PLEN is not the header's length for a PDU without data", why);
 		r->need = p->hlen + hd;
 	}
 	r->st = ST_HDR;
@@ -130,7 +143,7 @@ static int pdu_header(struct tcp_rx *r, const char **why)
 	const uint8_t *h = r->hdr;
 	if (p->type != NVME_TCP_ICRESP && p->type != NVME_TCP_C2H_TERM && r->neg.hdgst &&
 	    get_le32(h + p->hlen) != crc32c(h, p->hlen))
-		return fail(r, "header digest error (HDGST does not match the header)", why);
+		return fail_f(r, 3, 0, "header digest error (HDGST does not match the header)", why);
 	switch (p->type) {
 	case NVME_TCP_ICRESP: return done(r);
 	case NVME_TCP_RSP:
@@ -143,7 +156,7 @@ static int pdu_header(struct tcp_rx *r, const char **why)
 		p->datao = get_le32(h + 12);
 		p->datal = get_le32(h + 16);
 		if (!p->datal)
-			return fail(r, "R2T: R2TL is 0", why);
+			return fail_f(r, 1, 16, "R2T: R2TL is 0", why);
 		return done(r);
 	case NVME_TCP_C2H_TERM:
 		p->fes = get_le16(h + 8);
@@ -164,12 +177,13 @@ static int pdu_header(struct tcp_rx *r, const char **why)
 	default: break;
 	}
 	/* C2HData */
+	p->ddgst_bad = false;
 	p->cccid = get_le16(h + 8);
 	p->datao = get_le32(h + 12);
 	p->datal = get_le32(h + 16);
 	uint64_t dd = r->neg.ddgst ? NVME_TCP_DIGEST : 0;
 	if (!p->datal || (uint64_t)p->pdo + p->datal + dd != p->plen)
-		return fail(r, "C2HData: DATAL disagrees with PLEN and PDO", why);
+		return fail_f(r, 1, 16, "C2HData: DATAL disagrees with PLEN and PDO", why);
 	if ((p->flags & NVME_TCP_F_DATA_SUCCESS) && !(p->flags & NVME_TCP_F_DATA_LAST))
 		return fail(r, "C2HData: SUCCESS without LAST_PDU", why);
 	const char *w = "C2HData: no destination";
@@ -187,9 +201,10 @@ static int pdu_header(struct tcp_rx *r, const char **why)
 int tcp_rx_advance(struct tcp_rx *r, size_t n, const char **why)
 {
 	if (r->st == ST_BROKEN)
-		return fail(r, "the stream was lost at an earlier PDU", why);
+		/* 0xffff: no TermReq, the controller did nothing wrong now */
+		return fail_f(r, 0xffff, 0, "the stream was lost at an earlier PDU", why);
 	if (n > r->need - r->got)
-		return fail(r, "more bytes than the receiver asked for (a caller's bug)", why);
+		return fail_f(r, 0xffff, 0, "more bytes than the receiver asked for (a caller's bug)", why);
 	if (r->st == ST_DATA && r->neg.ddgst)
 		r->crc = crc32c_update(r->crc, r->dst + r->got, n);
 	r->got += (uint32_t)n;
@@ -211,8 +226,10 @@ int tcp_rx_advance(struct tcp_rx *r, size_t n, const char **why)
 		r->need = NVME_TCP_DIGEST;
 		return TCP_RX_MORE;
 	case ST_DDGST:
-		if (get_le32(r->dgst) != crc32c_final(r->crc))
-			return fail(r, "C2HData: data digest error (DDGST does not match the data)", why);
+		/* the framing is whole (PLEN, DATAL and the header digest held):
+		 * the payload alone is bad, so its command fails, not the
+		 * stream, as in the kernel's and SPDK's hosts */
+		r->pdu.ddgst_bad = get_le32(r->dgst) != crc32c_final(r->crc);
 		return done(r);
 	default: /* ST_TERM */
 		return done(r);

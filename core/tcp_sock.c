@@ -61,6 +61,13 @@ static int set_opts(int fd, const struct sockaddr *dst, const struct nvmeof_ctrl
 	int one = 1, rc = 0;
 	/* a capsule goes out at once, not after the previous one's ACK */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* As the Linux host's sock_no_linger: a close drops what the socket
+	 * still holds and sends a reset. Without it the kernel keeps sending
+	 * a dead queue's capsules and write data for minutes, and should the
+	 * path heal in that time the controller executes a write that the
+	 * host has failed and perhaps retried elsewhere, over newer data. */
+	struct linger no = {.l_onoff = 1, .l_linger = 0};
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &no, sizeof(no));
 	if (!o)
 		return 0;
 	/* TOS first: setting IP_TOS also sets the priority from it */

@@ -77,6 +77,9 @@ static void entry_done(struct tcp_conn *t)
 		tcp_conn_push(t, c->wr_id, IBV_WC_SEND, IBV_WC_SUCCESS);
 	}
 	c->queued--;
+	/* its response came while this was still going: deliverable now */
+	if (!c->queued && !c->h2c_active && c->zc_held && !c->zc_out)
+		t->zc.ready++;
 	t->txhead = (t->txhead + 1) % t->txcap;
 	t->txn--;
 }

@@ -57,7 +57,7 @@ void tcp_zc_sent(struct tcp_conn *t, uint16_t slot)
 bool tcp_zc_hold(struct tcp_conn *t, struct tcp_cmd *c, const uint8_t *cqe)
 {
 	(void)t;
-	if (!c->zc_out)
+	if (!c->zc_out && !c->queued && !c->h2c_active)
 		return false;
 	memcpy(c->zc_cqe, cqe, 16);
 	c->zc_held = true;
@@ -69,7 +69,7 @@ void tcp_zc_release(struct tcp_conn *t)
 	struct tcp_zc *z = &t->zc;
 	for (uint32_t i = 0; i < t->depth && z->ready; i++) {
 		struct tcp_cmd *c = &t->cmds[i];
-		if (!c->zc_held || c->zc_out)
+		if (!c->zc_held || c->zc_out || c->queued || c->h2c_active)
 			continue;
 		/* a receive to put it in, and room for its completion */
 		if (!t->rqn || t->has_held || t->cq->n == t->cq->cap)
@@ -92,7 +92,7 @@ bool tcp_zc_notified(struct tcp_conn *t, uint32_t lo, uint32_t hi, bool copied)
 			e->done = true;
 			struct tcp_cmd *c = &t->cmds[e->slot];
 			z->copied += copied;
-			if (c->zc_out && !--c->zc_out && c->zc_held)
+			if (c->zc_out && !--c->zc_out && c->zc_held && !c->queued && !c->h2c_active)
 				z->ready++;
 		}
 		if (id == hi)
@@ -148,15 +148,4 @@ void tcp_zc_reset(struct tcp_conn *t)
 	z->head = z->next = z->ready = 0;
 	for (uint32_t i = 0; i < t->depth; i++)
 		t->cmds[i].zc_out = 0, t->cmds[i].zc_held = false;
-}
-
-bool tcp_zc_abort(struct tcp_conn *t)
-{
-	bool purge = tcp_zc_outstanding(&t->zc) && t->fd >= 0;
-	if (purge) {
-		struct linger l = {.l_onoff = 1, .l_linger = 0};
-		setsockopt(t->fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
-	}
-	tcp_zc_reset(t);
-	return purge;
 }

@@ -35,8 +35,10 @@ bool tcp_zc_wants(const struct tcp_conn *t, uint32_t len);
 /* A MSG_ZEROCOPY sendmsg of slot's data succeeded: it took the next ID. */
 void tcp_zc_sent(struct tcp_conn *t, uint16_t slot);
 static inline bool tcp_zc_outstanding(const struct tcp_zc *z) { return z->head != z->next; }
-/* A response for c, whose data the kernel may still hold: kept in c until
- * its last ID is notified. False: nothing to wait for. */
+/* A response for c, whose data the kernel may still hold, or whose PDUs
+ * are still in the send queue (a target that answered a write before
+ * taking all its data): kept in c until its last ID is notified and its
+ * last PDU has left. False: nothing to wait for. */
 bool tcp_zc_hold(struct tcp_conn *t, struct tcp_cmd *c, const uint8_t *cqe);
 /* Takes the error queue's notifications; delivers the responses whose
  * last ID they cover, while receives are posted. */
@@ -46,12 +48,10 @@ void tcp_zc_reap(struct tcp_conn *t);
 bool tcp_zc_notified(struct tcp_conn *t, uint32_t lo, uint32_t hi, bool copied);
 /* Responses whose IDs are all notified, as receives allow. */
 void tcp_zc_release(struct tcp_conn *t);
-/* A new socket: IDs start at 0, nothing held. */
+/* A new socket, or the end of one (its close purges what the kernel had
+ * not notified, see tcp_conn_fail): IDs start at 0, nothing held. The
+ * held responses are forgotten: their commands complete with the flush,
+ * as every other. */
 void tcp_zc_reset(struct tcp_conn *t);
-/* The connection ends with IDs unnotified: SO_LINGER {1, 0}, so closing it
- * purges the write queue with an RST (see tcp_conn_fail). True: the caller
- * must close the socket now. The held responses are forgotten: their
- * commands complete with the flush, as every other. */
-bool tcp_zc_abort(struct tcp_conn *t);
 
 #endif

@@ -14,6 +14,7 @@ static void emit(const struct nvmeof_ctrl_opts *o, uint16_t qid, const char *fmt
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	vsnprintf(line, sizeof(line), fmt, ap);
+	nvmeof_redact(line);
 	o->trace(o->trace_arg, qid, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, line);
 }
 

@@ -190,7 +190,7 @@ void share_put(struct shared_ctrl *s)
 				break;
 			}
 		if (nvmeof_ctrl_close(s->c))
-			log_err("nvmeof: %s\n", nvmeof_errmsg());
+			eng_err("nvmeof: %s\n", nvmeof_errmsg());
 		pthread_mutex_destroy(&s->trace.lock);
 		free(s);
 	}
@@ -203,18 +203,18 @@ int cfg_secret(const char *val, const char *file, const char *name, char *out, s
 {
 	out[0] = 0;
 	if (val && val[0] && file && file[0]) {
-		log_err("nvmeof: give %s or %s_file, not both\n", name, name);
+		eng_err("nvmeof: give %s or %s_file, not both\n", name, name);
 		return 1;
 	}
 	if (val && val[0]) {
 		if (strlen(val) >= len) {
-			log_err("nvmeof: %s is longer than any DHHC-1 secret\n", name);
+			eng_err("nvmeof: %s is longer than any DHHC-1 secret\n", name);
 			return 1;
 		}
 		/* once per process: every job and file passes here */
 		static bool warned;
 		if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
-			log_err("nvmeof: warning: %s in the job: fio copies job options into its JSON output "
+			eng_err("nvmeof: warning: %s in the job: fio copies job options into its JSON output "
 				"and job files are often shared; prefer %s_file\n", name, name);
 		snprintf(out, len, "%s", val);
 		return 0;
@@ -223,13 +223,13 @@ int cfg_secret(const char *val, const char *file, const char *name, char *out, s
 		return 0;
 	FILE *fp = fopen(file, "re");
 	if (!fp) {
-		log_err("nvmeof: %s_file '%s': %s\n", name, file, strerror(errno));
+		eng_err("nvmeof: %s_file '%s': %s\n", name, file, strerror(errno));
 		return 1;
 	}
 	/* SPDK's keyring refuses such files; a warning keeps existing setups running */
 	struct stat st;
 	if (!fstat(fileno(fp), &st) && (st.st_mode & (S_IRWXG | S_IRWXO)))
-		log_err("nvmeof: warning: %s_file '%s' is readable by group or others (mode %03o): chmod 600 it\n",
+		eng_err("nvmeof: warning: %s_file '%s' is readable by group or others (mode %03o): chmod 600 it\n",
 			name, file, (unsigned)(st.st_mode & 0777));
 	/* stdio reads through a buffer of ours, wiped after fclose: its own
 	 * (malloc'd) would go back to the heap with the secret in it */
@@ -241,7 +241,7 @@ int cfg_secret(const char *val, const char *file, const char *name, char *out, s
 	size_t n = got ? strcspn(out, "\r\n") : 0;
 	if (!got || !n || (n == strlen(out) && n == len - 1)) {
 		memset(out, 0, len);
-		log_err("nvmeof: %s_file '%s': %s\n", name, file,
+		eng_err("nvmeof: %s_file '%s': %s\n", name, file,
 			!got || !n ? "empty: no secret on its first line" : "its first line is longer than any DHHC-1 secret");
 		return 1;
 	}
@@ -269,7 +269,7 @@ int cfg_secrets(struct conn_cfg *k, const char *val, const char *file, const cha
 	EVP_MD_CTX_free(md); /* cleanses its state */
 	if (!ok) {
 		cfg_secrets_wipe(k);
-		log_err("nvmeof: the digest of the DH-HMAC-CHAP secrets (SHA-256, OpenSSL) failed\n");
+		eng_err("nvmeof: the digest of the DH-HMAC-CHAP secrets (SHA-256, OpenSSL) failed\n");
 		return 1;
 	}
 	return 0;
@@ -291,7 +291,7 @@ int cfg_auth(struct conn_cfg *k, const struct eng_opts *eo)
 		return 1;
 	if ((eo->dhchap_hashes && strlen(eo->dhchap_hashes) >= sizeof(k->dhchap_hashes)) ||
 	    (eo->dhchap_dhgroups && strlen(eo->dhchap_dhgroups) >= sizeof(k->dhchap_dhgroups))) {
-		log_err("nvmeof: dhchap_hashes or dhchap_dhgroups is longer than a list of every name\n");
+		eng_err("nvmeof: dhchap_hashes or dhchap_dhgroups is longer than a list of every name\n");
 		return 1;
 	}
 	snprintf(k->dhchap_hashes, sizeof(k->dhchap_hashes), "%s", eo->dhchap_hashes ? eo->dhchap_hashes : "");
@@ -300,4 +300,42 @@ int cfg_auth(struct conn_cfg *k, const struct eng_opts *eo)
 	k->o.dhchap_dhgroups = k->dhchap_dhgroups[0] ? k->dhchap_dhgroups : NULL;
 	k->o.allow_unauthenticated_ctrl = eo->allow_unauth_ctrl;
 	return 0;
+}
+
+int cfg_sole_subsystem(struct conn_cfg *k, char *why, size_t wl)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_disc_log *l = NULL;
+	size_t n = strlen(why);
+	nvmeof_ctrl_opts_init(&o);
+	o.traddr = k->t.traddr;
+	o.trsvcid = k->t.trsvcid[0] ? k->t.trsvcid : o.trsvcid;
+	o.trtype = k->t.trtype == 3 ? "tcp" : NULL;
+	o.src_addr = k->t.srcaddr[0] ? k->t.srcaddr : NULL;
+	o.hostnqn = k->t.hostnqn[0] ? k->t.hostnqn : NULL;
+	if (nvmeof_discovery_connect(&o, &c) || nvmeof_discover(c, &l)) {
+		snprintf(why + n, wl - n, "; asking the discovery controller there for it: %s", nvmeof_errmsg());
+		if (c)
+			nvmeof_ctrl_close(c);
+		return -1;
+	}
+	unsigned int found = 0;
+	char list[512] = "";
+	for (uint32_t i = 0; i < l->nentries; i++) {
+		const struct nvmeof_disc_entry *e = &l->entries[i];
+		if (e->subtype != 2 || e->trtype != (k->t.trtype == 3 ? 3 : 1) || strstr(list, e->subnqn))
+			continue; /* another port's entry of a subsystem already counted */
+		if (!found++)
+			snprintf(k->t.subnqn, sizeof(k->t.subnqn), "%s", e->subnqn);
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", found > 1 ? ", " : "", e->subnqn);
+	}
+	nvmeof_disc_log_free(l);
+	nvmeof_ctrl_close(c);
+	if (found == 1)
+		return k->sole_subsystem = true, 0;
+	k->t.subnqn[0] = 0;
+	snprintf(why + n, wl - n, "; the discovery controller there lists %s%s", found ? "several NVM subsystems: " :
+		 "no NVM subsystem", list);
+	return -1;
 }

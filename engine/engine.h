@@ -48,7 +48,28 @@ enum { QSEL_CPU, QSEL_RR };
 /* ---- log.c ---- */
 /* An informational line (what a job got, what it cost): fio's log with
  * its normal output, else stderr, so JSON and terse output stay whole. */
+/* "nvmeof: engine VERSION (commit C), built for fio-X", once per process (fiover.c) */
+void eng_say_version(void);
 void eng_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* quiet=1: the calling thread's job prints no eng_info line but its one
+ * summary line at the end (eng_summary); failures (eng_err) are unchanged.
+ * Set from the job's options at each engine callback that prints. */
+extern __thread bool eng_quiet;
+void eng_summary(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define ENG_QUIET_OPTION                                                                                       \
+	{.name = "quiet", .lname = "one line per job", .type = FIO_OPT_BOOL,                                   \
+	 .off1 = offsetof(struct eng_opts, quiet), .def = "0",                                                 \
+	 .help = "Print only failures and one summary line per job at its end (queue pairs, commands, "        \
+		 "doorbells, reconnects, timeouts) instead of the start, placement and per-queue lines",       \
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID}
+/* An error line, through fio's log_err. Both cut out any secret (a DHHC-1
+ * or NVMeTLSkey-1 word) a message echoes from a job's options. */
+void eng_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* What a message may echo of an option's value that is a number, a time or
+ * a name: the value, or a placeholder when it may be a secret (its prefix,
+ * or longer than any legal value, as a secret's body is). */
+#define ENG_SHOWN_MAX 32
+const char *eng_shown(const char *v);
 /* verbose=1: the library's trace hook (nvmeof_ctrl_opts.trace), one line
  * per connection step; arg is the struct eng_trace of the controller. */
 struct eng_trace {
@@ -111,6 +132,7 @@ struct conn_cfg {
 		unsigned int busy_poll_us, zerocopy;
 		bool hdr_digest, data_digest;
 	} tcp_job;
+	bool sole_subsystem; /* subnqn: the only one discovery listed (the start line says so) */
 };
 
 struct shared_ctrl {
@@ -135,6 +157,11 @@ struct eng_opts;
 /* The job's authentication options into k (secrets by cfg_secrets, the
  * hashes and groups offered). 0, or 1 after logging why. */
 int cfg_auth(struct conn_cfg *k, const struct eng_opts *eo);
+/* A filename without subnqn (SPDK's example ones): the only NVM subsystem
+ * on k's transport that the discovery controller at k->t's address lists
+ * goes into k->t.subnqn (0, k->sole_subsystem set); else -1 with why
+ * appended to the message in why (none, several and which, or the error). */
+int cfg_sole_subsystem(struct conn_cfg *k, char *why, size_t wl);
 /* Two configurations open the same controller: every field equal. */
 bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b);
 /* The process's controller for k (connecting it on first use), or NULL
@@ -160,7 +187,7 @@ struct eng_opts {
 	int quiesce_ms;                /* -1: the library's default (nvmeof_mpath_opts_init) */
 	char *path_loss;               /* "N@MS": disconnect path N MS ms into the job */
 	int gpu;
-	unsigned int gpu_copy, gpu_flush, verbose;
+	unsigned int gpu_copy, gpu_flush, verbose, quiet;
 	unsigned int relaxed_ordering; /* the library's strict_ordering, inverted */
 	char *numa_node;               /* "auto" or a node */
 	int comp_vector;               /* -1: by locality, else spread */
@@ -173,6 +200,7 @@ struct eng_opts {
 	 * gave it), else the library's default (nvmeof_ctrl_opts_init) does */
 	unsigned int wait_mode, kato_ms, cmd_timeout_ms, connect_timeout_ms, in_capsule, spin_us;
 	unsigned int hdr_digest, data_digest; /* NVMe/TCP's digests */
+	unsigned int digest_enable; /* SPDK's spelling of them: 1 + (header | data << 1); 0: not given */
 	unsigned int reconnect_delay_ms, ctrl_loss_tmo_ms, num_io_queues, connect_retries;
 	uint32_t set;
 };
@@ -243,7 +271,7 @@ void qpairs_job_cpus(struct job *j);
 /* Opens jq's poll group and queue pairs on ef's controller. 0, or 1 after logging. */
 int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct efile *ef);
 /* Destroys them, saying what each carried and anything abandoned. */
-void qpairs_close(struct jqueue *jq);
+void qpairs_close(struct jqueue *jq, const char *who);
 /* Requests of one controller's queue pairs submitted and not completed. */
 uint32_t qpairs_inflight(const struct jqueue *jq);
 

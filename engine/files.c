@@ -13,7 +13,7 @@ static int check_sizes(struct thread_data *td, struct fio_file *f, struct efile 
 			continue;
 		if (td->o.min_bs[d] % lba || td->o.max_bs[d] % lba || td->o.bs[d] % lba ||
 		    (td->o.ba[d] && td->o.ba[d] % lba)) {
-			log_err("nvmeof: block size %llu (min %llu, max %llu, align %llu) is not a "
+			eng_err("nvmeof: block size %llu (min %llu, max %llu, align %llu) is not a "
 				"multiple of namespace %u's %u-byte LBA\n",
 				td->o.bs[d], td->o.min_bs[d], td->o.max_bs[d], td->o.ba[d], ef->nsid, lba);
 			return eng_fail(td, EINVAL, "nvmeof block size");
@@ -21,7 +21,7 @@ static int check_sizes(struct thread_data *td, struct fio_file *f, struct efile 
 	}
 	uint64_t size = ef->nsze << ef->lbads;
 	if (td->o.start_offset >= size || td->o.start_offset % lba) {
-		log_err("nvmeof: offset %llu is %s namespace %u (%llu bytes, %u-byte LBAs)\n",
+		eng_err("nvmeof: offset %llu is %s namespace %u (%llu bytes, %u-byte LBAs)\n",
 			(unsigned long long)td->o.start_offset,
 			td->o.start_offset >= size ? "past the end of" : "not LBA-aligned in", ef->nsid,
 			(unsigned long long)size, lba);
@@ -42,7 +42,7 @@ static int files_configure(struct thread_data *td, struct job *j)
 	char err[400];
 	for_each_file(td, f, i) {
 		if (prev && tid_cut(prev->file_name, f->file_name, err, sizeof(err))) {
-			log_err("nvmeof: filename '%s': %s\n", prev->file_name, err);
+			eng_err("nvmeof: filename '%s': %s\n", prev->file_name, err);
 			return eng_fail(td, EINVAL, "nvmeof filename");
 		}
 		prev = f;

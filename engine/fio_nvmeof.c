@@ -27,7 +27,7 @@ static void log_io_error(struct job *j, const char *what, const char *detail)
 {
 	/* fio reports each failed io_u itself; say why, a bounded number of times */
 	if (j->errors_logged++ < 8)
-		log_err("nvmeof: %s: %s\n", what, detail);
+		eng_err("nvmeof: %s: %s\n", what, detail);
 }
 
 static void done_cb(void *arg, const struct nvmeof_cpl *cpl)
@@ -161,7 +161,7 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 			jq->dirty |= 1ull << n;
 		if (rc == NVMEOF_ECLOSED && jq->nq > 1) {
 			jq->closed |= 1ull << n;
-			log_err("nvmeof: queue pair %u of %u: %s; its commands go to the others\n", n + 1,
+			eng_err("nvmeof: queue pair %u of %u: %s; its commands go to the others\n", n + 1,
 				jq->nq, nvmeof_errmsg());
 		}
 		if (rc != NVMEOF_EQFULL && rc != NVMEOF_ECLOSED)
@@ -295,7 +295,7 @@ static int fio_nvmeof_getevents(struct thread_data *td, unsigned int min, unsign
 		ring(td, j);
 	/* min 0 is a non-blocking reap: it still polls once */
 	if ((!min || j->nevents < min) && reap_wait(td, j, min, t) < 0 && j->nevents < min) {
-		log_err("nvmeof: %s\n", nvmeof_errmsg());
+		eng_err("nvmeof: %s\n", nvmeof_errmsg());
 		if (!j->nevents)
 			return -EIO;
 		/* else hand over what did complete */

@@ -9,9 +9,11 @@
  * ioops version so that fio refuses it before calling into it or reading
  * its option table. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "commit.h"
 #include "engine.h"
 
 #ifndef NVMEOF_FIO_VERSION
@@ -30,4 +32,17 @@ __attribute__((constructor)) static void refuse_another_fio(void)
 		"rebuild it against this fio's source (make engine FIO_SRC=/path/to/%s-source)\n",
 		NVMEOF_FIO_VERSION, running, running);
 	ioengine.version = -FIO_IOOPS_VERSION - 1;
+}
+
+/* Which build produced a saved fio log: said once per fio process (its
+ * jobs share it), before the first job's own lines. */
+static void say_version(void)
+{
+	eng_info("nvmeof: engine %s (commit %s), built for %s\n", NVMEOF_VERSION_STR, NVMEOF_COMMIT, NVMEOF_FIO_VERSION);
+}
+
+void eng_say_version(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, say_version);
 }

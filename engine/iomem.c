@@ -30,8 +30,8 @@ static int want_node(struct thread_data *td, const char *const *hcas, unsigned i
 	long n = strtol(v, &end, 10);
 	int max = numa_available() < 0 ? 0 : numa_max_node();
 	if (*end || end == v || n < 0 || n > max || (numa_available() >= 0 && numa_node_size64((int)n, NULL) <= 0)) {
-		log_err("nvmeof: numa_node=%s: not auto or a NUMA node with memory; this machine has node%s 0%s%.0d\n",
-			v, max ? "s" : "", max ? "-" : "", max);
+		eng_err("nvmeof: numa_node=%s: not auto or a NUMA node with memory; this machine has node%s 0%s%.0d\n",
+			eng_shown(v), max ? "s" : "", max ? "-" : "", max);
 		return -2;
 	}
 	return (int)n;
@@ -130,7 +130,7 @@ static int host_memory(struct thread_data *td, struct job *j, size_t total, int 
 	j->iomem_len = (total + pg - 1) / pg * pg;
 	j->iomem = map_on(j->iomem_len, node, false);
 	if (!j->iomem) {
-		log_err("nvmeof: job %s: %zu bytes of I/O memory%s: %s\n", td->o.name, j->iomem_len,
+		eng_err("nvmeof: job %s: %zu bytes of I/O memory%s: %s\n", td->o.name, j->iomem_len,
 			on_node(node, where, sizeof(where)), strerror(errno));
 		return 1;
 	}
@@ -146,7 +146,7 @@ static int register_all(struct thread_data *td, struct job *j, size_t total)
 		struct nvmeof_ctrl *c = j->jq[k].sc->c;
 		if (j->jq[k].mp) { /* a file with several paths: on each path's controller (host memory only) */
 			if (nvmeof_mpath_mr_register(j->jq[k].mp, j->iomem, total, &j->jq[k].mmr)) {
-				log_err("nvmeof: registering the job's %zu-byte I/O buffer on every path: %s\n", total,
+				eng_err("nvmeof: registering the job's %zu-byte I/O buffer on every path: %s\n", total,
 					nvmeof_errmsg());
 				return 1;
 			}
@@ -157,9 +157,9 @@ static int register_all(struct thread_data *td, struct job *j, size_t total)
 				: nvmeof_mr_register_cuda(c, nvmeof_mr_addr(j->jq[0].mr), total, &j->jq[k].mr);
 		if (rc) {
 			if (eo->gpu < 0)
-				log_err("nvmeof: registering the job's %zu-byte I/O buffer: %s\n", total, nvmeof_errmsg());
+				eng_err("nvmeof: registering the job's %zu-byte I/O buffer: %s\n", total, nvmeof_errmsg());
 			else
-				log_err("nvmeof: gpu=%d: %s\n", eo->gpu, nvmeof_errmsg());
+				eng_err("nvmeof: gpu=%d: %s\n", eo->gpu, nvmeof_errmsg());
 			return 1;
 		}
 	}
@@ -212,10 +212,11 @@ int iomem_alloc(struct thread_data *td, size_t total)
 {
 	struct eng_opts *eo = td->eo;
 	struct job *j = td->io_ops_data;
+	eng_quiet = eo->quiet;
 	int cpus[QMAP_CPUS];
 	unsigned int ncpu;
 	if (!j || !j->njq) {
-		log_err("nvmeof: I/O memory asked for before the job's controllers were attached\n");
+		eng_err("nvmeof: I/O memory asked for before the job's controllers were attached\n");
 		return 1;
 	}
 	job_cpus(cpus, &ncpu);
@@ -227,7 +228,7 @@ int iomem_alloc(struct thread_data *td, size_t total)
 		return 1;
 	j->mem_node = page_node(j->iomem);
 	if (node >= 0 && j->mem_node >= 0 && j->mem_node != node) {
-		log_err("nvmeof: job %s: numa_node=%d, but the kernel put the I/O memory on node %d\n", td->o.name,
+		eng_err("nvmeof: job %s: numa_node=%d, but the kernel put the I/O memory on node %d\n", td->o.name,
 			node, j->mem_node);
 		return 1;
 	}

@@ -53,10 +53,13 @@ int job_setup(struct thread_data *td)
 	struct eng_opts *eo = td->eo;
 	struct job *j = job_of(td);
 	int rc = 1;
+	eng_quiet = false; /* the process's version line, whatever its jobs' quiet */
+	eng_say_version();
+	eng_quiet = eo->quiet;
 	if (!j)
 		return 1;
 	if (eo->gpu >= 0 && td->o.verify != VERIFY_NONE && !eo->gpu_copy) {
-		log_err("nvmeof: verify needs the data on the CPU, but with gpu=%d the I/O buffers are GPU "
+		eng_err("nvmeof: verify needs the data on the CPU, but with gpu=%d the I/O buffers are GPU "
 			"memory that fio must not touch: add gpu_copy=1 for a correctness run (copies "
 			"through the host: not the zero-copy path)\n", eo->gpu);
 		rc = eng_fail(td, EINVAL, "nvmeof gpu and verify");
@@ -84,6 +87,7 @@ static int job_attach_queues(struct thread_data *td, struct job *j);
 int job_init(struct thread_data *td)
 {
 	struct job *j = job_of(td);
+	eng_quiet = ((struct eng_opts *)td->eo)->quiet;
 	if (!j)
 		return eng_fail(td, ENOMEM, "nvmeof init");
 	int rc = job_attach_queues(td, j);
@@ -132,7 +136,7 @@ static int job_attach_queues(struct thread_data *td, struct job *j)
 	j->pending = calloc(j->nctx, sizeof(*j->pending));
 	j->ctx = calloc(j->nctx, sizeof(*j->ctx));
 	if (!j->events || !j->pending || !j->ctx) {
-		log_err("nvmeof: out of memory\n");
+		eng_err("nvmeof: out of memory\n");
 		return 1;
 	}
 	for (unsigned int x = 0; x < j->nctx; x++)
@@ -148,7 +152,7 @@ static int job_attach_queues(struct thread_data *td, struct job *j)
 				break;
 		if (k == j->njq) {
 			if (j->njq == MAX_QUEUES_PER_JOB) {
-				log_err("nvmeof: a job may use at most %d controllers and multipath namespaces\n",
+				eng_err("nvmeof: a job may use at most %d controllers and multipath namespaces\n",
 					MAX_QUEUES_PER_JOB);
 				return 1;
 			}
@@ -171,8 +175,11 @@ void job_cleanup(struct thread_data *td)
 	 * up waiting) fail back through the callbacks at queue destroy: their
 	 * io_u's may be freed already, so the callbacks must leave them alone. */
 	j->closing = true;
+	eng_quiet = ((struct eng_opts *)td->eo)->quiet;
+	char who[96]; /* the end-of-job lines name their job, as the start lines do */
+	snprintf(who, sizeof(who), "job %s (%d)", td->o.name, td->thread_number);
 	for (int k = 0; k < j->njq; k++)
-		qpairs_close(&j->jq[k]);
+		qpairs_close(&j->jq[k], who);
 	iomem_release(j);
 	files_detach(j);
 	free(j->events);

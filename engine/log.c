@@ -1,27 +1,104 @@
 /* Where the engine's informational lines go: fio's log beside its normal
  * output; on stderr when fio writes JSON or terse output, so that a program
- * reading fio's stdout gets one document. Errors go through fio's log_err,
- * where fio puts its own. */
+ * reading fio's stdout gets one document. Errors go through fio's log_err
+ * (eng_err), where fio puts its own; neither ever shows a secret. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
+#include <strings.h>
 #include <stdio.h>
 #include <time.h>
 
 #include "engine.h"
 
-void eng_info(const char *fmt, ...)
+__thread bool eng_quiet;
+
+static void redact(char *msg);
+
+static void say(const char *fmt, va_list ap)
 {
 	char line[512];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
+	redact(line);
 	if (output_format & FIO_OUTPUT_NORMAL)
 		log_info("%s", line);
 	else
 		fputs(line, stderr);
+}
+
+void eng_info(const char *fmt, ...)
+{
+	va_list ap;
+	if (eng_quiet)
+		return;
+	va_start(ap, fmt);
+	say(fmt, ap);
+	va_end(ap);
+}
+
+void eng_summary(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	say(fmt, ap);
+	va_end(ap);
+}
+
+/* A secret's prefixes (DH-HMAC-CHAP, the NVMe/TCP PSK interchange format),
+ * any case: the engine's messages echo job options and filenames, where a
+ * secret may have been put by mistake; none is ever shown. */
+static const char *const secret_prefix[] = {"DHHC-1", "NVMeTLSkey-1"};
+
+static bool secret_char(char ch)
+{
+	return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '+' ||
+	       ch == '/' || ch == '=' || ch == ':' || ch == '-' || ch == '_' || ch == '\\';
+}
+
+static void redact(char *msg)
+{
+	static const char shown[] = "<a secret, not shown>";
+	for (char *p = msg; *p; p++) {
+		size_t pl = 0;
+		for (size_t i = 0; i < sizeof(secret_prefix) / sizeof(secret_prefix[0]) && !pl; i++)
+			if (!strncasecmp(p, secret_prefix[i], strlen(secret_prefix[i])))
+				pl = strlen(secret_prefix[i]);
+		if (!pl)
+			continue;
+		char *end = p + pl;
+		while (secret_char(*end))
+			end++;
+		size_t sl = strlen(shown);
+		if (sl > (size_t)(end - p)) {
+			*p = 0; /* cut rather than keep a byte of it */
+			break;
+		}
+		memcpy(p, shown, sl);
+		memmove(p + sl, end, strlen(end) + 1);
+		p += sl - 1;
+	}
+}
+
+void eng_err(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	redact(line);
+	log_err("%s", line);
+}
+
+const char *eng_shown(const char *v)
+{
+	if (!v)
+		return "";
+	for (size_t i = 0; i < sizeof(secret_prefix) / sizeof(secret_prefix[0]); i++)
+		if (strcasestr(v, secret_prefix[i]))
+			return "<a secret, not shown>";
+	return strlen(v) > ENG_SHOWN_MAX ? "<a value too long to show>" : v;
 }
 
 void eng_trace_line(void *arg, uint16_t qid, uint64_t time_ns, const char *msg)
@@ -66,7 +143,7 @@ static void *slow_watch(void *arg)
 	pthread_mutex_unlock(&w->steps->lock);
 	uint64_t spent = now_ms() - w->t0_ms;
 	uint64_t left = w->bound_ms > spent ? w->bound_ms - spent : 0;
-	log_err("nvmeof: %s: still connecting after %llu.%llu s, waiting for %s; it succeeds or fails within "
+	eng_err("nvmeof: %s: still connecting after %llu.%llu s, waiting for %s; it succeeds or fails within "
 		"about %llu s more\n", w->what, (unsigned long long)(spent / 1000), (unsigned long long)(spent % 1000 / 100),
 		step, (unsigned long long)(left + 999) / 1000);
 	return NULL;

@@ -56,19 +56,19 @@ static int num_of(const char *name, const char *v, long long lo, long long hi, c
 {
 	if (!optval_num(v, lo, hi, out))
 		return 0;
-	log_err("nvmeof: %s=%s: expected a whole number from %lld to %lld%s\n", name, v ? v : "", lo, hi, what);
+	eng_err("nvmeof: %s=%s: expected a whole number from %lld to %lld%s\n", name, eng_shown(v), lo, hi, what);
 	return 1;
 }
 
 static int time_of(const char *name, const char *v, long long lo_ms, long long *out_ms)
 {
-	int sub_ms;
-	if (!optval_time(v, lo_ms, TIME_MAX_MS, out_ms, &sub_ms))
+	char err[400];
+	if (!optval_time_of(name, v, lo_ms, out_ms, err, sizeof(err)))
 		return 0;
-	log_err("nvmeof: %s=%s: expected a time from %s to 1d%s: a bare number is seconds (as in nvme-cli), "
-		"or give a unit: 500ms, 5s, 2m\n", name, v ? v : "", lo_ms ? "1ms" : "0",
-		sub_ms ? ", in whole milliseconds" : "");
-	return 1;
+	if (eng_shown(v) != v) /* the message would echo it */
+		return eng_err("nvmeof: %s=%s: expected a time (a bare number is seconds, or 500ms, 5s, 2m)\n", name,
+			       eng_shown(v)), 1;
+	return eng_err("nvmeof: %s\n", err), 1;
 }
 
 /* The engine's own numbers (with fio defaults) and the library's, each of
@@ -254,6 +254,7 @@ struct fio_option eng_options[] = {
 	 .help = help_of[H_HDGST], .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "data_digest", .lname = "data digest", .type = FIO_OPT_BOOL, .cb = (void *)set_data_digest,
 	 .help = help_of[H_DDGST], .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	TCP_DIGEST_ENABLE_OPTION,
 	{.name = "wait", .lname = "completion wait", .type = FIO_OPT_STR,
 	 .off1 = offsetof(struct eng_opts, wait_mode), .cb = (void *)set_wait_mode, .help = help_of[H_WAIT],
 	 .posval = {{.ival = "hybrid", .oval = NVMEOF_WAIT_HYBRID, .help = "spin spin_us, then sleep"},
@@ -285,8 +286,8 @@ struct fio_option eng_options[] = {
 		     .help = "the path whose HCA is on the submitting CPU's NUMA node"}},
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "quiesce_time", .lname = "command quiesce time", .type = FIO_OPT_STR, .cb = (void *)set_quiesce,
-	 .def = "-1", .help = "With several paths: how long a write lost with its path waits before it goes elsewhere "
-		 "where the controller reports no CQT (+3 x kato); a time as kato's; -1: the library's 1s; 0: none",
+	 .def = "-1", .help = "With several paths: a lost write waits the longer of this and the controller's CQT, "
+		 "+2 x kato, before it goes elsewhere; a time as kato's; -1: the library's 1s; 0: no wait at all",
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "path_loss", .lname = "inject a path loss", .type = FIO_OPT_STR_STORE,
 	 .off1 = offsetof(struct eng_opts, path_loss),
@@ -304,6 +305,7 @@ struct fio_option eng_options[] = {
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "spin_us", .lname = "spin before sleeping", .type = FIO_OPT_STR, .cb = (void *)set_spin_us,
 	 .help = help_of[H_SPIN_US], .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
+	ENG_QUIET_OPTION,
 	{.name = "verbose", .lname = "log connection steps", .type = FIO_OPT_BOOL,
 	 .off1 = offsetof(struct eng_opts, verbose), .def = "0",
 	 .help = "Log each connection step with its time (address and route resolution, CM connect, "
@@ -319,7 +321,7 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	char err[320];
 	memset(k, 0, sizeof(*k));
 	if (tid_parse(f->file_name, &k->t, err, sizeof(err))) {
-		log_err("nvmeof: filename '%s': %s\n", f->file_name, err);
+		eng_err("nvmeof: filename '%s': %s\n", f->file_name, err);
 		return 1;
 	}
 #define DEFAULT(field, opt)                                                            \
@@ -332,11 +334,9 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 	DEFAULT(srcaddr, eo->src_addr);
 #undef DEFAULT
 	*nsid = k->t.nsid ? k->t.nsid : eo->ns;
-	if (!k->t.traddr[0] || !k->t.subnqn[0]) {
-		log_err("nvmeof: filename '%s': no %s (put traddr= and subnqn= in the filename or as options)\n",
-			f->file_name, !k->t.traddr[0] ? "traddr" : "subnqn");
-		return 1;
-	}
+	char why[900]; /* SPDK's example filenames have no subnqn: where it comes from */
+	if (tid_missing(&k->t, why, sizeof(why)) && (!k->t.traddr[0] || cfg_sole_subsystem(k, why, sizeof(why))))
+		return eng_err("nvmeof: filename '%s': %s\n", f->file_name, why), 1;
 	if (eo->hostid)
 		snprintf(k->hostid, sizeof(k->hostid), "%s", eo->hostid);
 	nvmeof_ctrl_opts_init(&k->o);

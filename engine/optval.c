@@ -1,4 +1,6 @@
 /* Numbers and times of the engine's options (optval.h). */
+#include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 #include "optval.h"
@@ -48,4 +50,21 @@ int optval_time(const char *v, long long lo_ms, long long hi_ms, long long *ms, 
 		return -1;
 	*ms = us / 1000;
 	return 0;
+}
+
+int optval_time_of(const char *name, const char *v, long long lo_ms, long long *ms, char *err, size_t el)
+{
+	int sub_ms;
+	long long n;
+	if ((!strcmp(name, "cmd_timeout") || !strcmp(name, "kato")) && !optval_num(v, 1000, 999999999999ll, &n)) {
+		snprintf(err, el, "%s=%s: a bare number is seconds, and %s s is over %lld minutes: did you mean %sms? "
+			 "(write %ss if you do mean seconds)", name, v, v, n / 60, v, v);
+		return -1;
+	}
+	if (!optval_time(v, lo_ms, TIME_MAX_MS, ms, &sub_ms))
+		return 0;
+	snprintf(err, el, "%s=%s: expected a time from %s to 1d%s: a bare number is seconds (as in nvme-cli), "
+		 "or give a unit: 500ms, 5s, 2m", name, v ? v : "", lo_ms ? "1ms" : "0",
+		 sub_ms ? ", in whole milliseconds" : "");
+	return -1;
 }

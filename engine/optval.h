@@ -4,6 +4,8 @@
 #ifndef NVMEOF_OPTVAL_H
 #define NVMEOF_OPTVAL_H
 
+#include <stddef.h>
+
 #define TIME_MAX_MS 86400000ll /* 1d: the longest time an option takes */
 
 /* A whole decimal number, an optional '-' and digits only, from lo to hi:
@@ -14,5 +16,9 @@ int optval_num(const char *v, long long lo, long long hi, long long *out);
  * reconnect_delay and ctrl_loss_tmo are. 0 with *ms when it is whole
  * milliseconds from lo_ms to hi_ms; -1 (*sub_ms: it was not whole ms). */
 int optval_time(const char *v, long long lo_ms, long long hi_ms, long long *ms, int *sub_ms);
+/* Option name=v as a time from lo_ms to 1d (optval_time): 0 with *ms, else -1
+ * with why in err. A bare cmd_timeout or kato of 1000 or more is refused as
+ * milliseconds meant: the tool's --timeout and Python's keep_alive_ms are. */
+int optval_time_of(const char *name, const char *v, long long lo_ms, long long *ms, char *err, size_t el);
 
 #endif

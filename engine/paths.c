@@ -61,14 +61,14 @@ static struct shared_mp *mp_get(const struct jqueue *jq, uint32_t nsid, unsigned
 		    m->nsid != nsid)
 			continue;
 		if (m->iopolicy != iopolicy) {
-			log_err("nvmeof: these paths to namespace %u are already driven by another job with iopolicy %s: "
+			eng_err("nvmeof: these paths to namespace %u are already driven by another job with iopolicy %s: "
 				"jobs of one process that share paths share their multipath, and its policy\n",
 				nsid, nvmeof_iopolicy_str((enum nvmeof_iopolicy)m->iopolicy));
 			m = NULL;
 			goto out;
 		}
 		if (m->quiesce_ms != quiesce_ms) {
-			log_err("nvmeof: these paths to namespace %u are already driven by another job with quiesce_time %d: "
+			eng_err("nvmeof: these paths to namespace %u are already driven by another job with quiesce_time %d: "
 				"jobs of one process that share paths share their multipath, and its quiesce time\n",
 				nsid, m->quiesce_ms);
 			m = NULL;
@@ -78,7 +78,7 @@ static struct shared_mp *mp_get(const struct jqueue *jq, uint32_t nsid, unsigned
 		goto out;
 	}
 	if (!(m = calloc(1, sizeof(*m)))) {
-		log_err("nvmeof: multipath: out of memory\n");
+		eng_err("nvmeof: multipath: out of memory\n");
 		goto out;
 	}
 	struct nvmeof_ctrl *c[TID_MAX_PATHS];
@@ -91,7 +91,7 @@ static struct shared_mp *mp_get(const struct jqueue *jq, uint32_t nsid, unsigned
 	if (quiesce_ms >= 0)
 		mo.quiesce_ms = (uint32_t)quiesce_ms;
 	if (nvmeof_mpath_create(c, jq->npaths, &mo, &m->mp)) {
-		log_err("nvmeof: %s\n", nvmeof_errmsg());
+		eng_err("nvmeof: %s\n", nvmeof_errmsg());
 		free(m);
 		m = NULL;
 		goto out;
@@ -127,7 +127,7 @@ static void mp_put(struct shared_mp *m)
 	 * up no other job */
 	if (last) {
 		if (nvmeof_mpath_destroy(m->mp))
-			log_err("nvmeof: %s\n", nvmeof_errmsg());
+			eng_err("nvmeof: %s\n", nvmeof_errmsg());
 		free(m);
 	}
 }
@@ -151,7 +151,7 @@ int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct 
 		if (!jq->psc[i] || i == ef->cfg.t.nalt)
 			cfg_secrets_wipe(&ef->cfg); /* every path's connect is done */
 		if (!jq->psc[i]) {
-			log_err("nvmeof: path %u (%s): %s\n", i + 1, ef->cfg.t.alt[i - 1].traddr, err);
+			eng_err("nvmeof: path %u (%s): %s\n", i + 1, ef->cfg.t.alt[i - 1].traddr, err);
 			return eng_fail(td, eng_errno(why), "nvmeof connect");
 		}
 		jq->npaths++;
@@ -161,8 +161,8 @@ int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct 
 		unsigned long long ms;
 		char end;
 		if (sscanf(eo->path_loss, "%u@%llu%c", &n, &ms, &end) != 2 || !n || n > jq->npaths) {
-			log_err("nvmeof: path_loss=%s: N@MS, N a path of the filename (1 to %u), MS ms into the job\n",
-				eo->path_loss, jq->npaths);
+			eng_err("nvmeof: path_loss=%s: N@MS, N a path of the filename (1 to %u), MS ms into the job\n",
+				eng_shown(eo->path_loss), jq->npaths);
 			return 1;
 		}
 		jq->loss_path = n;
@@ -177,7 +177,7 @@ int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct 
 	qo.batch = true; /* the engine's commit rings each path once per batch */
 	for (unsigned int n = 0; n < nq; n++) {
 		if (nvmeof_mpath_queue_create(jq->mp, &qo, &jq->mq[n])) {
-			log_err("nvmeof: queue pair %u of %u on %u paths: %s\n", n + 1, nq, jq->npaths, nvmeof_errmsg());
+			eng_err("nvmeof: queue pair %u of %u on %u paths: %s\n", n + 1, nq, jq->npaths, nvmeof_errmsg());
 			return 1;
 		}
 		jq->nq++;
@@ -202,7 +202,7 @@ void paths_inject(struct thread_data *td, struct job *j)
 		jq->loss_done = true;
 		for (unsigned int n = 0; n < jq->nq; n++)
 			if (nvmeof_mpath_queue_path_disconnect(jq->mq[n], jq->loss_path - 1))
-				log_err("nvmeof: path_loss: %s\n", nvmeof_errmsg());
+				eng_err("nvmeof: path_loss: %s\n", nvmeof_errmsg());
 		eng_info("nvmeof: path_loss: path %u's queue pairs disconnected %llu ms into the job\n", jq->loss_path,
 			 (unsigned long long)(utime_since_now(&td->epoch) / 1000));
 	}
@@ -213,10 +213,12 @@ void paths_inject(struct thread_data *td, struct job *j)
 static void print_losses(struct jqueue *jq, unsigned int i)
 {
 	for (unsigned int n = 0; n < jq->nq; n++) {
-		struct nvmeof_path_loss l = {.size = sizeof(l)};
 		int cnt = nvmeof_mpath_queue_path_loss(jq->mq[n], i, 0, NULL);
 		for (int e = 0; e < cnt; e++) {
-			if (nvmeof_mpath_queue_path_loss(jq->mq[n], i, (uint32_t)e, &l) <= e) {
+			/* the count is of every loss; only those kept fill l (a
+			 * loss is detected at a time after the clock's start) */
+			struct nvmeof_path_loss l = {.size = sizeof(l)};
+			if (nvmeof_mpath_queue_path_loss(jq->mq[n], i, (uint32_t)e, &l) < 0 || !l.detected_ms) {
 				eng_info("nvmeof: path %u loss %d (queue pair %u): not kept (the first 8 are)\n", i + 1, e + 1,
 					 n + 1);
 				break;

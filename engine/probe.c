@@ -20,12 +20,12 @@ static int facts_connected(struct thread_data *td, struct efile *ef, struct ns_f
 			cfg_secrets_wipe(&ef->cfg);
 	}
 	if (!ef->sc) {
-		log_err("nvmeof: %s\n", err);
+		eng_err("nvmeof: %s\n", err);
 		return eng_fail(td, eng_errno(why), "nvmeof connect");
 	}
 	ef->ns = nvmeof_ns_get(ef->sc->c, ef->nsid);
 	if (!ef->ns) {
-		log_err("nvmeof: %s\n", nvmeof_errmsg());
+		eng_err("nvmeof: %s\n", nvmeof_errmsg());
 		return eng_fail(td, ENXIO, "nvmeof namespace");
 	}
 	nf->nsze = ef->ns->nsze;
@@ -45,7 +45,7 @@ static int facts_in_child(struct thread_data *td, struct efile *ef, struct ns_fa
 	if (pid < 0) {
 		close(fd[0]);
 		close(fd[1]);
-		log_err("nvmeof: fork for the namespace probe: %s\n", strerror(errno));
+		eng_err("nvmeof: fork for the namespace probe: %s\n", strerror(errno));
 		return 1;
 	}
 	if (pid == 0) {

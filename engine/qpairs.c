@@ -80,13 +80,13 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 	jq->sc = ef->sc;
 	if (ef->cfg.t.nalt) {
 		if (eo->gpu >= 0) {
-			log_err("nvmeof: gpu= with several paths: not supported (register GPU memory per path)\n");
+			eng_err("nvmeof: gpu= with several paths: not supported (register GPU memory per path)\n");
 			return 1;
 		}
 		return paths_open(td, j, jq, ef, nq, qpair_depth(td, j, ci, nq));
 	}
 	if (eo->path_loss && *eo->path_loss) {
-		log_err("nvmeof: path_loss= needs several paths in the filename (traddr= repeated): this job has one\n");
+		eng_err("nvmeof: path_loss= needs several paths in the filename (traddr= repeated): this job has one\n");
 		return 1;
 	}
 	int vec = eo->comp_vector;
@@ -103,9 +103,9 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 	}
 	if (nvmeof_poll_group_create_on(ef->sc->c, nq, vec, &jq->group)) {
 		if (eo->comp_vector >= 0)
-			log_err("nvmeof: comp_vector=%d: %s\n", eo->comp_vector, nvmeof_errmsg());
+			eng_err("nvmeof: comp_vector=%d: %s\n", eo->comp_vector, nvmeof_errmsg());
 		else
-			log_err("nvmeof: %s\n", nvmeof_errmsg());
+			eng_err("nvmeof: %s\n", nvmeof_errmsg());
 		return 1;
 	}
 	jq->vector_how = eo->comp_vector >= 0 ? "comp_vector=" : vec >= 0 ? "its IRQ on the job's CPUs" : "spread";
@@ -129,22 +129,25 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 			break;
 		}
 		if (r) {
-			log_err("nvmeof: queue pair %u of %u (qpairs=%u, num_io_queues=%u): %s\n",
+			eng_err("nvmeof: queue pair %u of %u (qpairs=%u, num_io_queues=%u): %s\n",
 				n + 1, nq, nq, ef->cfg.o.num_io_queues, nvmeof_errmsg());
 			return 1;
 		}
 		jq->nq++;
 		/* Which controller and queue each job got: shared controllers
 		 * show as one CNTLID with several queues. */
-		eng_info("nvmeof: job %s (%d): %s: controller CNTLID %u, I/O queue %u, depth %u%s\n",
+		/* how many queue pairs, and why: SPDK's plugin opens one per job */
+		eng_info("nvmeof: job %s (%d): %s: controller CNTLID %u, I/O queue %u, depth %u, queue pair %u of %u%s%s%s\n",
 			 td->o.name, td->thread_number, ef->cfg.t.subnqn, ci->cntlid,
-			 nvmeof_queue_qid(jq->q[n]), nvmeof_queue_depth(jq->q[n]),
-			 nq > 1 ? ", in the job's poll group" : "");
+			 nvmeof_queue_qid(jq->q[n]), nvmeof_queue_depth(jq->q[n]), n + 1, nq,
+			 nq > 1 ? ", in the job's poll group" : "",
+			 n || eo->qpairs ? "" : " (qpairs=0: one per CPU the job may run on, at most 4; qpairs=1: one)",
+			 n || !ef->cfg.sole_subsystem ? "" : "; no subnqn given: the only NVM subsystem discovery lists");
 	}
 	return 0;
 }
 
-void qpairs_close(struct jqueue *jq)
+void qpairs_close(struct jqueue *jq, const char *who)
 {
 	if (jq->mp || jq->npaths) {
 		paths_close(jq);
@@ -153,6 +156,8 @@ void qpairs_close(struct jqueue *jq)
 	char slept[80] = "";
 	uint64_t sleeps = 0, sleeps_out = 0;
 	unsigned int nq = jq->nq;
+	/* quiet=1: the job's one line, these summed over its queue pairs */
+	uint64_t cmds = 0, bells = 0, recon = 0, tmo = 0, retr = 0, gone = 0;
 	for (unsigned int n = 0; n < jq->nq; n++) {
 		struct nvmeof_queue *q = jq->q[n];
 		struct nvmeof_queue_stats st;
@@ -161,6 +166,8 @@ void qpairs_close(struct jqueue *jq)
 			eng_info("nvmeof: queue %u: %u request(s) still waiting when the job ended "
 				 "were abandoned\n", nvmeof_queue_qid(q), left);
 		nvmeof_queue_stats(q, &st);
+		cmds += st.cmds, bells += st.doorbells, recon += st.reconnects, tmo += st.timeouts;
+		retr += st.retries, gone += left;
 		uint64_t conn_ms = 0;
 		uint32_t conn_retries = nvmeof_queue_connect_retries(q, &conn_ms);
 		/* what a run cost on the wire: commands per doorbell shows the
@@ -177,11 +184,11 @@ void qpairs_close(struct jqueue *jq)
 			sleeps_out = nvmeof_queue_sleep_timeouts(q);
 		}
 		eng_info("nvmeof: queue %u: %llu command(s), %llu doorbell(s)%s, %llu in-capsule; connected in "
-			 "%llu ms, %u connect retr%s; completion vector %d (%s)\n",
+			 "%llu ms, %u connect retr%s; completion vector %d (%s); %s\n",
 			 nvmeof_queue_qid(q), (unsigned long long)st.cmds,
 			 (unsigned long long)st.doorbells, slept, (unsigned long long)st.in_capsule,
 			 (unsigned long long)conn_ms, conn_retries, conn_retries == 1 ? "y" : "ies",
-			 nvmeof_poll_group_comp_vector(jq->group), jq->vector_how);
+			 nvmeof_poll_group_comp_vector(jq->group), jq->vector_how, who);
 		/* beside fio's clat: what of it the fabric and the target took */
 		static const double pct[] = {50, 90, 99, 99.9};
 		uint64_t hw[4], nhw = 0, early = 0;
@@ -212,8 +219,13 @@ void qpairs_close(struct jqueue *jq)
 		nvmeof_queue_destroy(q);
 	}
 	if (nq > 1)
-		eng_info("nvmeof: the job's poll group of %u queue pairs: %llu sleep(s) (%llu to their end)\n", nq,
-			 (unsigned long long)sleeps, (unsigned long long)sleeps_out);
+		eng_info("nvmeof: the job's poll group of %u queue pairs: %llu sleep(s) (%llu to their end); %s\n", nq,
+			 (unsigned long long)sleeps, (unsigned long long)sleeps_out, who);
+	if (eng_quiet && nq)
+		eng_summary("nvmeof: %s: %u queue pair(s), %llu command(s), %llu doorbell(s), %llu reconnect(s), "
+			    "%llu timed out, %llu retried, %llu abandoned\n", who, nq, (unsigned long long)cmds,
+			    (unsigned long long)bells, (unsigned long long)recon, (unsigned long long)tmo,
+			    (unsigned long long)retr, (unsigned long long)gone);
 	jq->nq = 0;
 	if (jq->group)
 		nvmeof_poll_group_destroy(jq->group);

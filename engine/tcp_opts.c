@@ -9,7 +9,7 @@ static int num(const char *name, const char *v, long long lo, long long hi, cons
 {
 	if (!optval_num(v, lo, hi, n))
 		return 0;
-	log_err("nvmeof: %s=%s: expected a whole number from %lld to %lld%s\n", name, v ? v : "", lo, hi, what);
+	eng_err("nvmeof: %s=%s: expected a whole number from %lld to %lld%s\n", name, eng_shown(v), lo, hi, what);
 	return 1;
 }
 
@@ -91,8 +91,8 @@ int tcp_opt_zerocopy(void *data, const char *v)
 	else if (*p == 'g' || *p == 'G')
 		unit = 1ull << 30, p++;
 	if (!digits || *p || n > (1ull << 30) / unit) {
-		log_err("nvmeof: tcp_zerocopy=%s: expected bytes from 0 to 1g, e.g. 64k (0: every payload "
-			"copied)\n", v ? v : "");
+		eng_err("nvmeof: tcp_zerocopy=%s: expected bytes from 0 to 1g, e.g. 64k (0: every payload "
+			"copied)\n", eng_shown(v));
 		return 1;
 	}
 	((struct eng_opts *)data)->tcp_zerocopy = (unsigned int)(n * unit);
@@ -105,4 +105,9 @@ void tcp_opts_cfg(struct nvmeof_ctrl_opts *o, const struct eng_opts *eo)
 	o->tcp_tos = eo->tcp_tos;
 	o->tcp_busy_poll_us = eo->tcp_busy_poll_us;
 	o->tcp_zerocopy = eo->tcp_zerocopy;
+	/* hdr_digest= and data_digest=, set after this, win over SPDK's spelling */
+	if (eo->digest_enable) {
+		o->hdr_digest = (eo->digest_enable - 1) & 1;
+		o->data_digest = (eo->digest_enable - 1) >> 1;
+	}
 }

@@ -37,13 +37,23 @@ void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct conn_cfg *k, int trt
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},                                            \
 	{.name = "tcp_busy_poll", .lname = "NVMe/TCP socket busy polling", .type = FIO_OPT_STR,                \
 	 .cb = (void *)tcp_opt_busy_poll, .def = "0",                                                          \
-	 .help = "NVMe/TCP: SO_BUSY_POLL, microseconds a socket read busy-polls the NIC's receive queue "      \
-		 "before it sleeps (above net.core.busy_read needs CAP_NET_ADMIN). 0: the system's",           \
+	 .help = "NVMe/TCP: SO_BUSY_POLL; reads never block, so any value above 0 polls the NIC's "           \
+		 "receive queue once per read (above net.core.busy_read needs CAP_NET_ADMIN). 0: the system's", \
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},                                            \
 	{.name = "tcp_zerocopy", .lname = "NVMe/TCP zerocopy writes", .type = FIO_OPT_STR,                     \
 	 .cb = (void *)tcp_opt_zerocopy, .def = "0",                                                           \
 	 .help = "NVMe/TCP: a write's H2CData payloads of at least this many bytes (e.g. 64k) are sent with "  \
 		 "MSG_ZEROCOPY; the end-of-job line says how many the kernel copied anyway. 0: all copied",    \
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID}
+
+/* SPDK's fio plugin's digest_enable=NONE|HEADER|DATA|BOTH (fio matches case) */
+#define DIGEST_VALUE(up, low, v, h) {.ival = up, .oval = v, .help = h}, {.ival = low, .oval = v, .help = h}
+#define TCP_DIGEST_ENABLE_OPTION                                                                              \
+	{.name = "digest_enable", .lname = "digests, as SPDK's plugin", .type = FIO_OPT_STR,                   \
+	 .off1 = offsetof(struct eng_opts, digest_enable),                                                     \
+	 .help = "NVMe/TCP digests as SPDK's fio plugin names them (hdr_digest= and data_digest= win over it)", \
+	 .posval = {DIGEST_VALUE("NONE", "none", 1, "neither"), DIGEST_VALUE("HEADER", "header", 2, "hdr_digest=1"), \
+		    DIGEST_VALUE("DATA", "data", 3, "data_digest=1"), DIGEST_VALUE("BOTH", "both", 4, "both")},   \
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID}
 
 #endif

@@ -226,3 +226,16 @@ int tid_cut(const char *prev, const char *next, char *err, size_t el)
 		 (int)(end - last), last, (int)n, next);
 	return -1;
 }
+
+int tid_missing(const struct tid *t, char *err, size_t el)
+{
+	if (t->traddr[0] && t->subnqn[0])
+		return 0;
+	if (!t->traddr[0])
+		snprintf(err, el, "no traddr (put traddr= and subnqn= in the filename or as options)");
+	else
+		snprintf(err, el, "no subnqn (put subnqn= in the filename or as an option): nvmeof discover %s-a %s "
+			 "-s %s -o fio prints each subsystem's filename ready to paste", t->trtype == 3 ? "-t tcp " : "",
+			 t->traddr, t->trsvcid[0] ? t->trsvcid : "4420");
+	return -1;
+}

@@ -45,5 +45,8 @@ int tid_parse(const char *s, struct tid *t, char *err, size_t errlen);
  * one job: -1 with a message when next begins with the rest of a value (a
  * word that is not key=value), else 0. */
 int tid_cut(const char *prev, const char *next, char *err, size_t errlen);
+/* 0 when t has a traddr and a subnqn; else -1 with what is missing in err
+ * and, for a subnqn, the nvmeof discover command that prints it. */
+int tid_missing(const struct tid *t, char *err, size_t errlen);
 
 #endif

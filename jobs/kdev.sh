@@ -11,11 +11,17 @@
 #                   inside the test bed, connect it (tb kconnect) and
 #                   remember to disconnect; over $TRTYPE (rdma unless TCP)
 #   kdev_teardown   disconnect what kdev_setup connected, nothing else
+#   kdev_check DEV NQN NSID  succeed only when DEV is the kernel host's block
+#                   device of namespace NSID of subsystem NQN (a mistyped
+#                   device would otherwise be a file fio creates, or a local
+#                   disk it overwrites); else say what DEV is
+
+KDEV_SYSFS=${KDEV_SYSFS:-/sys}
 
 kdev_find() {
   local nqn=$1 nsid=$2 tries=${3:-50} sd n i
   for ((i = 0; i < tries; i++)); do
-    for sd in /sys/class/nvme-subsystem/*; do
+    for sd in "$KDEV_SYSFS"/class/nvme-subsystem/*; do
       [ "$(cat "$sd/subsysnqn" 2>/dev/null)" = "$nqn" ] || continue
       for n in "$sd"/nvme*n*; do
         [ -e "$n" ] || continue
@@ -25,6 +31,29 @@ kdev_find() {
     [ $((i + 1)) -lt "$tries" ] && sleep 0.1
   done
   echo "kdev: no kernel block device for $nqn nsid $nsid" >&2
+  return 1
+}
+
+kdev_check() {
+  local dev=$1 nqn=$2 nsid=$3 b sd n
+  if [ ! -e "$dev" ]; then
+    echo "kdev: KDEV=$dev does not exist (fio would create a file of that name and measure it)" >&2
+    return 1
+  fi
+  [ -b "$dev" ] || { echo "kdev: KDEV=$dev is not a block device" >&2; return 1; }
+  b=$(basename "$(readlink -f "$dev")")
+  for sd in "$KDEV_SYSFS"/class/nvme-subsystem/*; do
+    n=$sd/$b
+    if [ -f "$n/nsid" ]; then
+      if [ "$(cat "$sd/subsysnqn" 2>/dev/null)" = "$nqn" ] && [ "$(cat "$n/nsid" 2>/dev/null)" = "$nsid" ]; then
+        return 0
+      fi
+      echo "kdev: KDEV=$dev is namespace $(cat "$n/nsid" 2>/dev/null) of $(cat "$sd/subsysnqn" 2>/dev/null), not namespace $nsid of $nqn" >&2
+      return 1
+    fi
+  done
+  n=$(kdev_find "$nqn" "$nsid" 1 2>/dev/null) && n=" (that namespace is $n)" || n=" (the kernel host is not connected to it: nvme connect)"
+  echo "kdev: KDEV=$dev is not an NVMe-oF namespace the kernel host is connected to, so not namespace $nsid of $nqn$n" >&2
   return 1
 }
 

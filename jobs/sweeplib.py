@@ -16,13 +16,49 @@ TOPO = ("hca", "hca_pci", "hca_numa", "gpu", "gpu_numa", "relation", "gpu_mem_re
 # or io_uring's submit call to the completion; lat: total latency, submission
 # to completion, what the plots use (jobs/sweep asks fio for lat_percentiles).
 LATS = ("clat", "lat")
+# What each run measured, from the options fio reports in its JSON (the job
+# file as run, variables expanded): the filename's transport ID, the workload,
+# the CPUs and the engine's queue pairs (empty: the engine's default, qpairs=0)
+SETUP = ("trtype", "traddr", "trsvcid", "subnqn", "ns", "srcaddr", "device", "rw_opt", "bs", "iodepth",
+         "numjobs", "region", "cpus", "qpairs")
 METRICS = ("iops", "bw_bytes") + tuple(f"{l}_{k}" for l in LATS for k in ("mean_us",) + tuple(k for k, _ in PCTS)) + (
     "cpu_us_per_io", "usr_cpu_pct", "sys_cpu_pct", "ctx", "total_ios", "runtime_ms")
 
 
 def columns(names):
     return (["initiator"] + list(names) + ["rep", "host", "status", "rw"] + list(METRICS)
-            + list(TOPO) + ["json"])
+            + list(TOPO) + list(SETUP) + ["json"])
+
+
+def setup(data):
+    """The SETUP fields of fio's JSON document: its global options and its
+    first job's options (a job's own value wins)."""
+    opts = dict(data.get("global options", {}))
+    js = [j for _, jl in entries(data) for j in jl]
+    if js:
+        opts.update(js[0].get("job options", {}))
+    t = dict.fromkeys(SETUP, "")
+    fn = opts.get("filename", "")
+    if "=" in fn:  # our engine's transport ID; '\:' is an escaped ':'
+        for tok in fn.split():
+            k, _, v = tok.partition("=")
+            k = {"hostaddr": "srcaddr"}.get(k.lower(), k.lower())
+            if k in ("trtype", "traddr", "trsvcid", "subnqn", "ns", "srcaddr"):
+                t[k] = (t[k] + " " if t[k] else "") + v.replace("\\:", ":")
+    else:
+        t["device"] = fn
+    for k, o in (("rw_opt", "rw"), ("bs", "bs"), ("iodepth", "iodepth"), ("numjobs", "numjobs"),
+                 ("region", "size"), ("cpus", "cpus_allowed"), ("qpairs", "qpairs")):
+        t[k] = opts.get(o, opts.get("readwrite", "") if o == "rw" else "")
+    return t
+
+
+def error_line(err):
+    """The line that says why a run failed: the last of the engine's or
+    jobs/run's lines, where fio's own says only an errno."""
+    lines = [l.strip() for l in err.splitlines() if l.startswith(("nvmeof", "jobs/run:", "fio: "))]
+    own = [l for l in lines if not l.startswith("fio: ")]
+    return (own or lines or [""])[-1]
 
 
 def run_name(cell, ini, rep):
@@ -182,6 +218,7 @@ def row_from_run(base, names, cell, ini, rep, rc):
         row["status"] = f"failed (exit {rc}): {last[0][:200]}"
         return row
     row.update(topology(pre + err))
+    row.update(setup(data))
     failed_jobs = job_errors(data)
     if failed_jobs:
         row["status"] = f"failed (exit {rc}): {'; '.join(failed_jobs)[:200]}"

@@ -70,6 +70,29 @@ static int done(const struct args *a, struct nvmeof_ctrl *c, int rc)
 
 /* ---- discover ---- */
 
+/* s with every ':' written '\:', as fio splits filenames at ':' */
+static void put_escaped(const char *s)
+{
+	for (; *s; s++)
+		printf("%s%c", *s == ':' ? "\\" : "", *s);
+}
+
+/* discover -o fio: one fio filename per NVM subsystem entry, ready to paste
+ * into --filename='...' or a job file (namespace 1: list-ns lists the others) */
+static void print_fio_filenames(const struct nvmeof_disc_log *l)
+{
+	for (uint32_t i = 0; i < l->nentries; i++) {
+		const struct nvmeof_disc_entry *e = &l->entries[i];
+		if (e->subtype != 2 || (e->trtype != 1 && e->trtype != 3))
+			continue; /* referrals and discovery controllers; transports the engine lacks */
+		printf("trtype=%s adrfam=%s traddr=", e->trtype == 3 ? "TCP" : "RDMA", e->adrfam == 2 ? "IPv6" : "IPv4");
+		put_escaped(e->traddr);
+		printf(" trsvcid=%s subnqn=", e->trsvcid);
+		put_escaped(e->subnqn);
+		printf(" ns=1\n");
+	}
+}
+
 int cmd_discover(struct args *a)
 {
 	struct nvmeof_ctrl_opts o;
@@ -82,7 +105,9 @@ int cmd_discover(struct args *a)
 		return fail(a, NULL);
 	if (nvmeof_discover(c, &l))
 		return done(a, c, fail(a, NULL));
-	if (!a->json) {
+	if (a->fio) {
+		print_fio_filenames(l);
+	} else if (!a->json) {
 		printf("\nDiscovery Log Number of Records %llu, Generation counter %llu\n",
 		       (unsigned long long)l->numrec, (unsigned long long)l->genctr);
 		for (uint32_t i = 0; i < l->nentries; i++) {

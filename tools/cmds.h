@@ -24,6 +24,7 @@ struct args {
 	uint64_t lpo, slba;
 	uint8_t lid, lsp;
 	bool lid_set, rae, raw, json, fua, deac;
+	bool fio; /* discover -o fio */
 	int gpu;
 };
 
@@ -46,5 +47,7 @@ int cmd_flush(struct args *a);
 int cmd_list_rdma(struct args *a);
 /* io-passthru, admin-passthru (passthru.c): its own options; argv[1] names which */
 int tool_passthru(int argc, char **argv);
+/* failover-check (fcheck.c): its own options, paths as repeated -a */
+int tool_failover_check(int argc, char **argv);
 
 #endif

@@ -101,13 +101,13 @@ int cmd_read(struct args *a)
 		if (!p || (own && nvmeof_cuda_copy(io.mr, 0, p, bytes, false)))
 			rc = io_fail(a, "copy from the GPU: %s", NULL);
 		else if (!(f = !a->data || !strcmp(a->data, "-") ? stdout : fopen(a->data, "wb")))
-			rc = io_fail(a, "cannot create %s", a->data);
+			rc = io_fail(a, "cannot create %s", tool_shown_path(a->data));
 		else if (fwrite(p, 1, bytes, f) != bytes || fflush(f))
-			rc = io_fail(a, "cannot write %s", a->data ? a->data : "stdout");
+			rc = io_fail(a, "cannot write %s", a->data ? tool_shown_path(a->data) : "stdout");
 		free(own);
 	}
 	if (f && f != stdout && fclose(f) && !rc)
-		rc = io_fail(a, "cannot write %s", a->data);
+		rc = io_fail(a, "cannot write %s", tool_shown_path(a->data));
 	rc = io_close(a, &io, rc);
 	if (!rc && f != stdout)
 		fprintf(stderr, "read: %u blocks from %llu of namespace %u into %s\n", a->nlb,
@@ -160,7 +160,7 @@ int cmd_write(struct args *a)
 	}
 	FILE *f = !strcmp(a->data, "-") ? stdin : fopen(a->data, "rb");
 	if (!f)
-		return io_fail(a, "cannot open %s", a->data);
+		return io_fail(a, "cannot open %s", tool_shown_path(a->data));
 	/* Only what the command transfers is read, once the LBA size is
 	 * known: --block-count blocks (of an endless /dev/zero too), straight
 	 * into the buffer the write goes from; else the whole input, up to
@@ -177,13 +177,13 @@ int cmd_write(struct args *a)
 		else if (more || ferror(f) || !have || have % io.ns->lba_size) {
 			char m[200];
 			if (ferror(f))
-				snprintf(m, sizeof(m), "cannot read %s", a->data);
+				snprintf(m, sizeof(m), "cannot read %s", tool_shown_path(a->data));
 			else if (more)
 				snprintf(m, sizeof(m), "%s has more bytes than the %u blocks from %llu to the end "
-					 "of namespace %u hold", a->data, nlb, (unsigned long long)a->slba, a->nsid);
+					 "of namespace %u hold", tool_shown_path(a->data), nlb, (unsigned long long)a->slba, a->nsid);
 			else
 				snprintf(m, sizeof(m), "%s has %zu bytes, not a whole number of %u-byte blocks "
-					 "(give --block-count to pad with zeroes)", a->data, have, io.ns->lba_size);
+					 "(give --block-count to pad with zeroes)", tool_shown_path(a->data), have, io.ns->lba_size);
 			rc = io_fail(a, "%s", m);
 		}
 		nlb = (uint32_t)(have / io.ns->lba_size);
@@ -199,7 +199,7 @@ int cmd_write(struct args *a)
 		else if (in)
 			memcpy(p, in, bytes);
 		else if (read_upto(f, p, bytes, &more), ferror(f)) /* short: zeroes pad it */
-			rc = io_fail(a, "cannot read %s", a->data);
+			rc = io_fail(a, "cannot read %s", tool_shown_path(a->data));
 		if (!rc && stage && nvmeof_cuda_copy(io.mr, 0, p, bytes, true))
 			rc = io_fail(a, "copy to the GPU: %s", NULL);
 	}

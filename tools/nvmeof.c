@@ -52,6 +52,8 @@ static void usage(FILE *f)
 	/* parsed apart, with nvme-cli's own options (passthru.c) */
 	fprintf(f, "  %-15s %s\n  %-15s %s\n", "io-passthru", "one raw I/O command, nvme-cli's options",
 		"admin-passthru", "one raw admin command, nvme-cli's options");
+	fprintf(f, "  %-15s %s\n", "failover-check",
+		"write versioned blocks while paths fail and heal; report lost updates");
 }
 
 /* The subcommand being parsed: every usage error starts "nvmeof SUBCOMMAND:". */
@@ -72,7 +74,7 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 	fprintf(f, "usage: nvmeof %s -a ADDR %s[OPTIONS]\n%s\n\n", c->name, disc ? "" : "-n NQN ", c->help);
 	fprintf(f, "  -t, --transport=rdma     the transport: rdma or tcp (as nvme-cli's -t)\n"
 		   "  -a, --traddr=ADDR        target address\n"
-		   "  -s, --trsvcid=PORT       port, 1 to 65535 (%s)\n"
+		   "  -s, --trsvcid=PORT       port, 1 to 65535 (%s%s)\n"
 		   "  -w, --src=ADDR           local address (chooses the RDMA device); also --host-traddr\n"
 		   "  -q, --hostnqn=NQN        host NQN (default /etc/nvme/hostnqn, else a generated one)\n"
 		   "  -I, --hostid=UUID        host ID\n"
@@ -89,10 +91,11 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 		   "                           authentication without authenticating it\n"
 		   "  %s--hdr-digest         NVMe/TCP header digest (CRC32C), as nvme-cli's -g\n"
 		   "  -G, --data-digest        NVMe/TCP data digest (CRC32C), as nvme-cli's -G\n",
-		d.trsvcid, c->what & ARG_IO ? "    " : "-g, ");
+		d.trsvcid, disc ? "; over TCP " NVMEOF_TCP_DISC_PORT : "", c->what & ARG_IO && c->fn != cmd_write_zeroes ? "    " : "-g, ");
 	fprintf(f, "      --tcp-priority=N     NVMe/TCP: SO_PRIORITY of the sockets, 0 to 15 (system's)\n"
 		   "      --tcp-tos=N          NVMe/TCP: IP_TOS / IPV6_TCLASS of the sockets, 0 to 255\n"
-		   "      --tcp-busy-poll=US   NVMe/TCP: SO_BUSY_POLL, microseconds (0: system's)\n"
+		   "      --tcp-busy-poll=US   NVMe/TCP: SO_BUSY_POLL; above 0, each (non-blocking) read\n"
+		   "                           polls the NIC once (0: system's)\n"
 		   "      --tcp-zerocopy=BYTES NVMe/TCP: write payloads this large go with MSG_ZEROCOPY (0: none)\n");
 	if (disc)
 		fprintf(f, "  -n, --nqn=NQN            discovery NQN (%s)\n", NVMEOF_DISCOVERY_NQN);
@@ -102,7 +105,8 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 		   "                           -t MS, a number, means the same\n", d.cmd_timeout_ms,
 		d.connect_timeout_ms);
 	if (c->what & ARG_OUT)
-		fprintf(f, "  -o, --output-format=FMT  normal or json\n");
+		fprintf(f, "  -o, --output-format=FMT  normal or json%s\n",
+			disc ? ", or fio: each subsystem as an fio filename, ready to paste" : "");
 	if (c->what & ARG_NSID)
 		fprintf(f, "  -N, --namespace-id=NSID  namespace (%s); -n N with a number means the same\n",
 			c->fn == cmd_smart_log || c->fn == cmd_get_log ? "0, the default: the controller" : "1");
@@ -155,7 +159,7 @@ static int parse_port(const char *s)
 	for (const char *p = s; *p && v <= 65535; p++)
 		v = *p >= '0' && *p <= '9' ? v * 10 + (uint64_t)(*p - '0') : 65536;
 	if (!*s || !v || v > 65535) {
-		fprintf(stderr, "nvmeof %s: --trsvcid: '%s' is not a port number from 1 to 65535\n", sub, s);
+		fprintf(stderr, "nvmeof %s: --trsvcid: '%s' is not a port number from 1 to 65535\n", sub, tool_shown(s));
 		return -1;
 	}
 	return 0;
@@ -173,6 +177,14 @@ static bool is_number(const char *s)
 
 int main(int argc, char **argv)
 {
+	/* nvme-cli's `nvme help SUBCOMMAND`: that subcommand's usage */
+	if (argc == 3 && !strcmp(argv[1], "help"))
+		for (size_t i = 0; i < NCMDS; i++)
+			if (!strcmp(argv[2], cmds[i].name)) {
+				sub = cmds[i].name;
+				cmd_usage(stdout, &cmds[i]);
+				return 0;
+			}
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
@@ -184,12 +196,19 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "io-passthru") || !strcmp(argv[1], "admin-passthru"))
 		return tool_passthru(argc, argv);
+	if (!strcmp(argv[1], "failover-check"))
+		return tool_failover_check(argc, argv);
 	const struct cmd *c = NULL;
 	for (size_t i = 0; i < NCMDS; i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			c = &cmds[i];
 	if (!c) {
-		fprintf(stderr, "nvmeof: unknown subcommand '%s'\n", tool_shown(argv[1]));
+		/* nvme-cli's: this tool keeps no connection between commands */
+		const char *name = argv[1];
+		fprintf(stderr, "nvmeof: unknown subcommand '%s'%s\n", tool_shown(argv[1]),
+			strcmp(name, "connect") && strcmp(name, "list") ? "" :
+			": each subcommand connects and disconnects by itself (-a ADDR -n NQN), no connection "
+			"stays; list-ns lists a subsystem's namespaces");
 		usage(stderr);
 		return 2;
 	}
@@ -221,6 +240,8 @@ int main(int argc, char **argv)
 		{"tcp-tos", required_argument, 0, OPT_TCP_TOS},
 		{"tcp-busy-poll", required_argument, 0, OPT_TCP_BUSY_POLL},
 		{"tcp-zerocopy", required_argument, 0, OPT_TCP_ZEROCOPY},
+		/* nvme-cli's, refused with how this tool differs */
+		{"human-readable", no_argument, 0, 'H'}, {"data-size", required_argument, 0, 'z'},
 		{0, 0, 0, 0},
 	};
 	struct args a = {.nsid = 1, .gpu = -1, .tcp_priority = -1, .tcp_tos = -1};
@@ -231,8 +252,10 @@ int main(int argc, char **argv)
 	opterr = 0;
 	int li = -1;
 	/* -g: nvme-cli's header digest, but --gpu=N where the data moves */
-	const char *shorts = c->what & ARG_IO ? ":a:s:w:q:I:n:t:o:N:e:i:l:L:S:C:rbB:c:d:fDg:Gh"
-					      : ":a:s:w:q:I:n:t:o:N:e:i:l:L:S:C:rbB:c:d:fDgGh";
+	/* write-zeroes moves no data: its -g is nvme-cli's, the header digest */
+	bool gpu = c->what & ARG_IO && c->fn != cmd_write_zeroes;
+	const char *shorts = gpu ? ":a:s:w:q:I:n:t:o:N:e:i:l:L:S:C:rbB:c:d:fDg:GhHz:"
+					      : ":a:s:w:q:I:n:t:o:N:e:i:l:L:S:C:rbB:c:d:fDgGhHz:";
 	while ((ch = getopt_long(argc, argv, shorts, lo, &li)) != -1) {
 		/* the option by its name, never its value (which may be a secret) */
 		char optbuf[48];
@@ -249,7 +272,7 @@ int main(int argc, char **argv)
 		case 'N': need = ARG_NSID; break;
 		case 'e': need = ARG_ENTRIES; break;
 		case 'i': case 'l': case 'L': case OPT_LSP: case 'r': case 'b': need = ARG_LOG; break;
-		case 'B': case 'c': case 'd': case 'f': case 'D': need = ARG_IO; break;
+		case 'B': case 'c': case 'd': case 'f': case 'D': case 'z': need = ARG_IO; break;
 		}
 		/* a subcommand without a target takes none of a target's options */
 		if (c->what & ARG_LOCAL && ch != 'o' && ch != 'h' && ch != OPT_SYSFS && ch != ':' && ch != '?')
@@ -305,6 +328,11 @@ int main(int argc, char **argv)
 					return 2;
 				a.nsid = (uint32_t)v;
 				nsid_set = true;
+			} else if (is_number(optarg)) {
+				fprintf(stderr, "nvmeof %s: -n %s: a number is a namespace ID, and %s takes none: -n is the %s "
+					"NQN (NQNs are never numbers)\n", sub, optarg, sub,
+					c->fn == cmd_discover ? "discovery" : "subsystem");
+				return 2;
 			} else {
 				a.nqn = optarg;
 			}
@@ -334,8 +362,11 @@ int main(int argc, char **argv)
 		case 'o':
 			if (!strcmp(optarg, "json"))
 				a.json = true;
+			else if (!strcmp(optarg, "fio") && !strcmp(sub, "discover"))
+				a.fio = true; /* each subsystem as an fio filename */
 			else if (strcmp(optarg, "normal")) {
-				fprintf(stderr, "nvmeof %s: --output-format: '%s' is not normal or json\n", sub, tool_shown(optarg));
+				fprintf(stderr, "nvmeof %s: --output-format: '%s' is not normal or json%s\n", sub,
+					tool_shown(optarg), strcmp(sub, "discover") ? "" : " or fio");
 				return 2;
 			}
 			break;
@@ -384,7 +415,8 @@ int main(int argc, char **argv)
 		case 'c':
 			if (parse_u64("block-count", optarg, 0xffffffffu, &v) || !v) {
 				if (!v)
-					fprintf(stderr, "nvmeof %s: --block-count must be at least 1\n", sub);
+					fprintf(stderr, "nvmeof %s: --block-count must be at least 1 (it counts from 1, "
+						"unlike nvme-cli's -c: -c 1 reads one block)\n", sub);
 				return 2;
 			}
 			a.nlb = (uint32_t)v;
@@ -393,7 +425,11 @@ int main(int argc, char **argv)
 		case 'f': a.fua = true; break;
 		case 'D': a.deac = true; break;
 		case 'g':
-			if (!(c->what & ARG_IO)) {
+			if (!gpu && ch == 'g' && opt[1] == '-') {
+				fprintf(stderr, "nvmeof %s: option --gpu is not one of this subcommand's (see --help)\n", sub);
+				return 2;
+			}
+			if (!gpu) {
 				a.hdgst = true;
 				break;
 			}
@@ -404,11 +440,24 @@ int main(int argc, char **argv)
 		case OPT_HDGST: a.hdgst = true; break;
 		case 'G': a.ddgst = true; break;
 		case OPT_SYSFS: a.sysfs = optarg; break;
+		case 'H':
+			fprintf(stderr, "nvmeof %s: -H (nvme-cli's human-readable decoding) is not here: the normal "
+				"output is nvme-cli's plain one, and -o json has every field\n", sub);
+			return 2;
+		case 'z':
+			fprintf(stderr, "nvmeof %s: -z/--data-size is nvme-cli's; here the size is --block-count (-c N "
+				"blocks, from 1) of the namespace's block size%s\n", sub,
+				c->fn == cmd_write ? ", by default the file's size" : "");
+			return 2;
 		case 'h':
 			cmd_usage(stdout, c);
 			return 0;
 		case ':':
-			fprintf(stderr, "nvmeof %s: option %s needs a value\n", c->name, opt);
+			if (optopt == 'g')
+				fprintf(stderr, "nvmeof %s: -g is --gpu=N here; nvme-cli's header digest is --hdr-digest\n",
+					c->name);
+			else
+				fprintf(stderr, "nvmeof %s: option %s needs a value\n", c->name, opt);
 			return 2;
 		default:
 			fprintf(stderr, "nvmeof %s: unknown option %s (see --help)\n", c->name, opt);

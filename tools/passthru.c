@@ -41,6 +41,10 @@ static void usage(FILE *f, const char *name)
 		"  -t, --timeout=MS         command timeout in ms; -t rdma or -t tcp: the transport\n"
 		"  -g, --hdr-digest         NVMe/TCP header digest (CRC32C), as nvme-cli's -g\n"
 		"  -G, --data-digest        NVMe/TCP data digest (CRC32C), as nvme-cli's -G\n"
+		"  -S, --dhchap-secret=KEY, -C, --dhchap-ctrl-secret=KEY  in-band authentication,\n"
+		"                           as the other subcommands take it; also\n"
+		"      --dhchap-secret-file=FILE, --dhchap-ctrl-secret-file=FILE,\n"
+		"      --dhchap-hashes=LIST, --dhchap-dhgroups=LIST, --allow-unauthenticated-ctrl\n"
 		"  -O, --opcode=OPC         the command's opcode (required; 0x7f, Fabrics, is refused)\n"
 		"  -f, --flags=N            CDW0 bits 15:8 (PSDT is the library's; fused commands are refused)\n"
 		"  -n, -N, --namespace-id=NSID  NSID (default 0); a number for -n is the namespace\n"
@@ -66,7 +70,8 @@ static int num(const char *s, uint64_t max, uint64_t *v)
 	return 0;
 }
 
-enum { OPT_CDW = 0x100 }; /* OPT_CDW + n: --cdwN */
+/* OPT_CDW + n: --cdwN; the authentication options after them */
+enum { OPT_CDW = 0x100, OPT_SECRET_FILE = 0x120, OPT_CTRL_SECRET_FILE, OPT_HASHES, OPT_DHGROUPS, OPT_ALLOW_UNAUTH };
 
 static int parse(int argc, char **argv, struct pt *p)
 {
@@ -85,14 +90,45 @@ static int parse(int argc, char **argv, struct pt *p)
 		{"cdw10", required_argument, 0, OPT_CDW + 10}, {"cdw11", required_argument, 0, OPT_CDW + 11},
 		{"cdw12", required_argument, 0, OPT_CDW + 12}, {"cdw13", required_argument, 0, OPT_CDW + 13},
 		{"cdw14", required_argument, 0, OPT_CDW + 14}, {"cdw15", required_argument, 0, OPT_CDW + 15},
+		{"dhchap-secret", required_argument, 0, 'S'}, {"dhchap-ctrl-secret", required_argument, 0, 'C'},
+		{"dhchap-secret-file", required_argument, 0, OPT_SECRET_FILE},
+		{"dhchap-ctrl-secret-file", required_argument, 0, OPT_CTRL_SECRET_FILE},
+		{"dhchap-hashes", required_argument, 0, OPT_HASHES}, {"dhchap-dhgroups", required_argument, 0, OPT_DHGROUPS},
+		{"allow-unauthenticated-ctrl", no_argument, 0, OPT_ALLOW_UNAUTH},
 		{0, 0, 0, 0},
 	};
-	int ch;
+	int ch, li = -1;
 	uint64_t v;
 	optind = 2;
-	while ((ch = getopt_long(argc, argv, "a:s:n:q:w:t:O:f:N:l:rWi:bo:M:hgG2:3:4:5:6:7:8:9:", lo, NULL)) != -1) {
+	/* getopt's own messages would print a whole "--option=value", which
+	 * may be a secret: ours name the option only */
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":a:s:n:q:w:t:O:f:N:l:rWi:bo:M:hgGS:C:2:3:4:5:6:7:8:9:", lo, &li)) != -1) {
 		const char *bad = NULL;
+		char optbuf[48];
+		if (li >= 0)
+			snprintf(optbuf, sizeof(optbuf), "--%s", lo[li].name);
+		else if (ch != '?' && ch != ':')
+			snprintf(optbuf, sizeof(optbuf), "-%c", ch);
+		const char *opt = li >= 0 || (ch != '?' && ch != ':') ? optbuf : tool_optname(argv[optind - 1]);
+		li = -1;
 		switch (ch) {
+		case 'S': tool_secret_arg(&p->a, SECRET_HOST, optarg); break;
+		case 'C': tool_secret_arg(&p->a, SECRET_CTRL, optarg); break;
+		case OPT_SECRET_FILE:
+		case OPT_CTRL_SECRET_FILE:
+			if (tool_secret_file(&p->a, ch == OPT_SECRET_FILE ? SECRET_HOST : SECRET_CTRL, optarg))
+				return 2;
+			break;
+		case OPT_HASHES: p->a.dhchap_hashes = optarg; break;
+		case OPT_DHGROUPS: p->a.dhchap_dhgroups = optarg; break;
+		case OPT_ALLOW_UNAUTH: p->a.allow_unauth_ctrl = true; break;
+		case ':':
+			fprintf(stderr, "nvmeof %s: option %s needs a value\n", p->a.name, opt);
+			return 2;
+		case '?':
+			fprintf(stderr, "nvmeof %s: unknown option %s (see --help)\n", p->a.name, opt);
+			return 2;
 		case 'a': p->a.traddr = optarg; break;
 		case 's': p->a.trsvcid = optarg; break;
 		case 'n':
@@ -153,10 +189,12 @@ static int parse(int argc, char **argv, struct pt *p)
 			return 2;
 		}
 		if (bad) {
-			fprintf(stderr, "nvmeof %s: bad --%s value '%s'\n", p->a.name, bad, optarg ? optarg : "");
+			fprintf(stderr, "nvmeof %s: bad --%s value '%s'\n", p->a.name, bad, tool_shown(optarg ? optarg : ""));
 			return 2;
 		}
 	}
+	if (tool_secret_check())
+		return 2;
 	const char *missing = optind < argc ? "no further arguments" : !p->a.traddr ? "the target address (-a ADDR)"
 				: !p->a.nqn ? "the subsystem NQN (-n NQN)" : !p->opcode_set ? "--opcode" : NULL;
 	if (missing) {
@@ -205,7 +243,7 @@ static int run(struct pt *p)
 	if (p->write && mr) {
 		FILE *f = p->input ? fopen(p->input, "rb") : stdin;
 		if (!f) {
-			fprintf(stderr, "nvmeof %s: %s: %s\n", p->a.name, p->input, strerror(errno));
+			fprintf(stderr, "nvmeof %s: %s: %s\n", p->a.name, tool_shown_path(p->input), strerror(errno));
 			goto out;
 		}
 		size_t got = fread(nvmeof_mr_addr(mr), 1, p->data_len, f);
@@ -213,7 +251,7 @@ static int run(struct pt *p)
 			fclose(f);
 		if (got != p->data_len) {
 			fprintf(stderr, "nvmeof %s: %s holds fewer than the %u bytes of --data-len\n", p->a.name,
-				p->input ? p->input : "standard input", p->data_len);
+				p->input ? tool_shown_path(p->input) : "standard input", p->data_len);
 			goto out;
 		}
 	}

@@ -4,6 +4,7 @@
  * messages show option names and, of values, only those that do not look
  * like a DHHC-1 secret; the library's never contain one.
  */
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,13 +32,13 @@ int tool_secret_file(struct args *a, int which, const char *path)
 	FILE *fp = fopen(path, "re");
 	struct stat st;
 	if (!fp) {
-		fprintf(stderr, "nvmeof: %s-file '%s': %s\n", names[which], path, strerror(errno));
+		fprintf(stderr, "nvmeof: %s-file '%s': %s\n", names[which], tool_shown_path(path), strerror(errno));
 		return -1;
 	}
 	/* SPDK's keyring refuses such files; a warning keeps nvme-cli's habits working */
 	if (!fstat(fileno(fp), &st) && (st.st_mode & (S_IRWXG | S_IRWXO)))
 		fprintf(stderr, "nvmeof: warning: %s-file '%s' is readable by group or others (mode %03o): "
-			"chmod 600 it\n", names[which], path, (unsigned)(st.st_mode & 0777));
+			"chmod 600 it\n", names[which], tool_shown_path(path), (unsigned)(st.st_mode & 0777));
 	char *out = file_secret[which];
 	size_t len = sizeof(file_secret[which]);
 	/* stdio reads through a buffer of ours, wiped after fclose: its own
@@ -50,7 +51,7 @@ int tool_secret_file(struct args *a, int which, const char *path)
 	size_t n = got ? strcspn(out, "\r\n") : 0;
 	if (!got || !n || (n == strlen(out) && n == len - 1)) {
 		OPENSSL_cleanse(out, len);
-		fprintf(stderr, "nvmeof: %s-file '%s': %s\n", names[which], path,
+		fprintf(stderr, "nvmeof: %s-file '%s': %s\n", names[which], tool_shown_path(path),
 			!got || !n ? "empty: no secret on its first line" : "its first line is longer than any DHHC-1 secret");
 		return -1;
 	}
@@ -98,9 +99,23 @@ void tool_secret_wipe(void)
 
 bool tool_secret_wiped(void) { return wiped; }
 
+static bool secret_like(const char *word)
+{
+	return word && (strcasestr(word, "DHHC-1") || strcasestr(word, "NVMeTLSkey-1"));
+}
+
 const char *tool_shown(const char *word)
 {
-	return word && strstr(word, "DHHC-1") ? "<a DH-HMAC-CHAP secret, not shown>" : word;
+	if (secret_like(word))
+		return "<a secret, not shown>";
+	/* no word the tool echoes (a number, a port, a format, a transport,
+	 * a subcommand) is this long; a secret's body without its prefix is */
+	return word && strlen(word) > TOOL_SHOWN_MAX ? "<a value too long to show>" : word;
+}
+
+const char *tool_shown_path(const char *path)
+{
+	return secret_like(path) ? "<a secret, not shown>" : path;
 }
 
 const char *tool_optname(const char *word)

@@ -25,8 +25,13 @@ int tool_secret_check(void);
 void tool_secret_wipe(void);
 bool tool_secret_wiped(void);
 /* What a message may show of a command-line word: the word, or a
- * placeholder when it holds a DH-HMAC-CHAP secret. */
+ * placeholder when it holds a secret (DHHC-1 or NVMeTLSkey-1, any case) or
+ * is longer than TOOL_SHOWN_MAX (a secret's body without its prefix). */
+#define TOOL_SHOWN_MAX 32
 const char *tool_shown(const char *word);
+/* The same for a file's path, which may be long: only a secret's prefix
+ * hides it. */
+const char *tool_shown_path(const char *path);
 /* An option as typed, for a message: its name, never a value joined to it
  * ("--dhchap-secret=..." shows "--dhchap-secret", "-SDHHC-1..." "-S"). */
 const char *tool_optname(const char *word);

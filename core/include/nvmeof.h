@@ -118,8 +118,9 @@ struct nvmeof_ctrl_opts {
 	uint32_t num_io_queues;  /* I/O queues asked of the controller; 64 */
 	uint32_t cmd_timeout_ms; /* per-command timeout; 30000 */
 	uint32_t connect_timeout_ms; /* each CM step and the fabrics connect; 3000 */
-	uint32_t kato_ms;        /* keep-alive timeout; 0 = none. With KATO, a thread of
-				  * the controller sends Keep Alive every ka_interval_ms */
+	uint32_t kato_ms;        /* keep-alive timeout; 5000 (the Linux host's); 0 = none.
+				  * With KATO, a thread of the controller sends Keep
+				  * Alive every ka_interval_ms */
 	uint32_t ka_interval_ms; /* 0: KATO / 2 */
 	uint32_t reconnect_delay_ms; /* 0: no reconnect (default). Else, after a
 				      * connection loss, try every this many ms */
@@ -207,9 +208,12 @@ struct nvmeof_ctrl_opts {
 	 * priority), 0 to 15; -1 (default): the system's.
 	 * tcp_tos: IP_TOS, or IPV6_TCLASS over IPv6 (DSCP in the upper six
 	 * bits), 0 to 255; -1 (default): the system's.
-	 * tcp_busy_poll_us: SO_BUSY_POLL, microseconds a read busy-polls the
-	 * NIC's receive queue before it sleeps (drivers with NAPI busy
-	 * polling), 0 to 1000000; 0 (default): the system's (net.core.busy_read). */
+	 * tcp_busy_poll_us: SO_BUSY_POLL on the sockets, 0 to 1000000 (drivers
+	 * with NAPI busy polling); 0 (default): the system's
+	 * (net.core.busy_read). The library's socket reads never block, so
+	 * any value above 0 acts as an on switch: each read polls the NIC's
+	 * receive queue once, whatever the microseconds. A sleeping wait
+	 * (epoll_wait) follows net.core.busy_poll instead. */
 	int32_t tcp_priority;
 	int32_t tcp_tos;
 	uint32_t tcp_busy_poll_us;
@@ -332,7 +336,10 @@ struct nvmeof_mr;
 int nvmeof_mr_register(struct nvmeof_ctrl *ctrl, void *addr, size_t len, struct nvmeof_mr **out);
 /* Page-aligned, zeroed, registered host memory. */
 int nvmeof_mr_alloc(struct nvmeof_ctrl *ctrl, size_t len, struct nvmeof_mr **out);
-/* The caller must have no command in flight on the region. */
+/* The caller must have no command in flight on the region: over NVMe/TCP,
+ * where nothing else would keep a late transfer out of freed memory, a
+ * region that a command still uses is not released (NVMEOF_EBUSY, the
+ * region intact); over RDMA deregistration revokes its key. */
 int nvmeof_mr_release(struct nvmeof_mr *mr);
 void *nvmeof_mr_addr(const struct nvmeof_mr *mr);
 size_t nvmeof_mr_len(const struct nvmeof_mr *mr);
@@ -461,6 +468,12 @@ struct nvmeof_cpl {
 	 * none did: err NVMEOF_ETIMEDOUT, NVMEOF_ECLOSED). The library owns
 	 * this struct, so appending keeps the ABI. */
 	uint16_t sqhd, sqid, cid;
+	/* version 0.6: the command failed (err set) while one of its commands
+	 * was on the wire when the connection went (err NVMEOF_ETIMEDOUT or
+	 * NVMEOF_ECLOSED, or an error of another of its commands): it may
+	 * still execute behind the controller. false: it never reached the
+	 * wire, or the controller answered all of it. */
+	bool in_doubt;
 };
 typedef void (*nvmeof_cb)(void *arg, const struct nvmeof_cpl *cpl);
 /* One line for a completion: "success", "LBA Out of Range (SCT 0x0, SC 0x80, DNR)". */
@@ -622,6 +635,10 @@ int nvmeof_ns_ids(struct nvmeof_ctrl *ctrl, uint32_t nsid, struct nvmeof_ns_ids 
 
 /* ---- Discovery ------------------------------------------------------------------ */
 #define NVMEOF_DISCOVERY_NQN "nqn.2014-08.org.nvmexpress.discovery"
+/* The NVMe/TCP discovery port (IANA): nvmeof_discovery_connect over TCP
+ * uses it when trsvcid is left at nvmeof_ctrl_opts_init's default or NULL;
+ * over RDMA discovery stays on 4420. */
+#define NVMEOF_TCP_DISC_PORT "8009"
 
 struct nvmeof_disc_entry {
 	uint8_t trtype;            /* 1 RDMA, 2 FC, 3 TCP, FEh loop */
@@ -647,13 +664,21 @@ struct nvmeof_disc_log {
 };
 /* A discovery controller: opts->subnqn NULL means the well-known discovery
  * NQN. kato_ms 0 becomes 30000 (a discovery controller that stays connected
- * must keep alive). No namespaces, no I/O queues. */
+ * must keep alive); otherwise, the default's 5000 included, as given. No
+ * namespaces, no I/O queues. */
 int nvmeof_discovery_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl **out);
 /* Reads the whole Discovery Log Page: the header, then the entries four at a
  * time at increasing offsets; starts over (up to 10 times) when GENCTR
  * changed meanwhile. Free with nvmeof_disc_log_free. */
 int nvmeof_discover(struct nvmeof_ctrl *ctrl, struct nvmeof_disc_log **out);
 void nvmeof_disc_log_free(struct nvmeof_disc_log *log);
+/* A log entry as a connect's options: o's trtype, traddr, trsvcid and
+ * subnqn point into e (valid while the log is), the rest of o as it was.
+ * Refused up front, NVMEOF_ENOTSUP with a message naming the subsystem,
+ * when the entry asks for what this library does not do: a secure channel
+ * (TREQ "required", or a TLS security type in its TSAS; TLS is not
+ * supported yet), or a transport other than RDMA and TCP. */
+int nvmeof_disc_entry_opts(const struct nvmeof_disc_entry *e, struct nvmeof_ctrl_opts *o);
 /* nvme-cli's words: "rdma", "ipv4", "nvme subsystem", "connected", ... */
 const char *nvmeof_trtype_str(uint8_t v);
 const char *nvmeof_adrfam_str(uint8_t v);
@@ -779,14 +804,13 @@ struct nvmeof_mpath_opts {
 	const char *sysfs_root;    /* NULL: "/sys" (tests: a fake tree) */
 	nvmeof_event_cb event_cb;  /* the controllers' events, after the paths' own handling */
 	void *event_arg;
-	/* version 0.5: Command Quiesce Time where a controller reports none
-	 * (NVMe Base 2.1, 9.6). A write (or other command that modifies media)
-	 * whose path lost its connection or timed it out may still be executing
-	 * behind that path; it is issued again elsewhere only after the
-	 * controller's CQT plus three keep-alive timeouts (with keep-alive) have
-	 * passed since the loss. A controller that reports no CQT counts this
-	 * many ms instead. 1000 (default); 0: no hold without CQT or keep-alive.
-	 * Reads go again at once. */
+	/* version 0.5: the hold of a lost write (NVMe Base 2.1, 9.6). A write
+	 * that was on the wire when its path lost its connection or timed it
+	 * out may still be executing behind that path; it is issued again
+	 * only after the longer of this and the controller's Command Quiesce
+	 * Time, plus two keep-alive timeouts (with keep-alive), have passed
+	 * since the loss. 1000 (default); 0: no hold at all, whatever the
+	 * controller reports. Reads go again at once. */
 	uint32_t quiesce_ms;
 };
 #define nvmeof_mpath_opts_init(opts) nvmeof_mpath_opts_init_sz((opts), sizeof(*(opts)))

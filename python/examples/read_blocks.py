@@ -3,7 +3,8 @@
 (the seed's host-memory example) and prints what the controller is and the
 first bytes read. Reads only.
 
-    python3 read_blocks.py TARGET_ADDR SUBSYSTEM_NQN [--source LOCAL_ADDR] [--nsid N]
+    python3 read_blocks.py TARGET_ADDR SUBSYSTEM_NQN [--port N] [--transport rdma|tcp]
+        [--source LOCAL_ADDR] [--nsid N]
 """
 import argparse
 
@@ -15,10 +16,13 @@ def main() -> None:
     ap.add_argument("target")
     ap.add_argument("subnqn")
     ap.add_argument("--source", help="a local address: chooses the RDMA device")
+    ap.add_argument("--port", type=int, help="the target's port (the library's default: 4420)")
+    ap.add_argument("--transport", choices=("rdma", "tcp"), default="rdma", help="tcp for an NVMe/TCP target")
     ap.add_argument("--nsid", type=int, default=1)
     a = ap.parse_args()
     print("nvmeof %s, library %s" % (nvmeof.__version__, nvmeof.library_path()))
-    with nvmeof.Controller.connect(a.target, a.subnqn, source=a.source) as controller:
+    with nvmeof.Controller.connect(a.target, a.subnqn, source=a.source, port=a.port,
+                                   transport=a.transport) as controller:
         info = controller.info
         print("controller %d: %s, serial %s, namespaces %s"
               % (info.cntlid, info.model, info.serial, controller.namespaces))

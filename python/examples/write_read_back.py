@@ -4,6 +4,7 @@ place) to --slba and reads it back into memory allocated by the library,
 then compares. It OVERWRITES those blocks: use a disposable namespace.
 
     python3 write_read_back.py TARGET_ADDR SUBSYSTEM_NQN --slba N [--blocks N] [--nsid N]
+        [--port N] [--transport rdma|tcp]
 """
 import argparse
 import os
@@ -20,8 +21,11 @@ def main() -> int:
     ap.add_argument("--blocks", type=int, default=64)
     ap.add_argument("--nsid", type=int, default=1)
     ap.add_argument("--source", help="a local address: chooses the RDMA device")
+    ap.add_argument("--port", type=int, help="the target's port (the library's default: 4420)")
+    ap.add_argument("--transport", choices=("rdma", "tcp"), default="rdma", help="tcp for an NVMe/TCP target")
     a = ap.parse_args()
-    with nvmeof.Controller.connect(a.target, a.subnqn, source=a.source) as controller:
+    with nvmeof.Controller.connect(a.target, a.subnqn, source=a.source, port=a.port,
+                                   transport=a.transport) as controller:
         namespace = controller.namespace(a.nsid)
         n = a.blocks * namespace.lba_size
         pattern = bytearray(os.urandom(n))

@@ -33,6 +33,7 @@ from .errors import (BusyError, ClosedError, ConnectionRejectedError, CudaError,
 from .memory import GpuMemory, HostMemory, MemoryRegion, RegisteredMemory
 from .namespace import Namespace, NamespaceInfo
 from .paths import Paths
+from .discovery import discover
 from . import protocol
 from .lowlevel import Completion, RawQueue, RDMAQueue, Request
 from .protocol import NVME_RDMA_PORT

@@ -170,6 +170,8 @@ class Cpl(ctypes.Structure):
         ("sqhd", ctypes.c_uint16),
         ("sqid", ctypes.c_uint16),
         ("cid", ctypes.c_uint16),
+        # 0.6: a command of it was on the wire when the connection went
+        ("in_doubt", c_bool),
     ]
 
 

@@ -36,11 +36,27 @@ def _check(rc: int, what: Optional[str] = None) -> int:
     return rc
 
 
+_SECRET_PREFIXES = ("dhhc-1", "nvmetlskey-1")
+
+
+def _shown(v):
+    """What a message may show of a value: its repr, or a placeholder when
+    it may be a secret given in the wrong place (a secret's prefix, in any
+    case, or longer than any legal value of a keyword shown this way)."""
+    if isinstance(v, (str, bytes)):
+        t = v.lower() if isinstance(v, str) else v.decode("latin-1").lower()
+        if any(p in t for p in _SECRET_PREFIXES):
+            return "<a secret, not shown>"
+        if len(v) > 32:
+            return "<a value too long to show>"
+    return repr(v)
+
+
 def _text(v, name, optional=False):
     if v is None and optional:
         return None
     if not isinstance(v, str) or not v:
-        raise TypeError("nvmeof: %s must be a non-empty str, not %r" % (name, v))
+        raise TypeError("nvmeof: %s must be a non-empty str, not %s" % (name, _shown(v)))
     if "\0" in v:
         raise ValueError("nvmeof: %s contains a NUL character" % name)
     return v.encode()
@@ -48,7 +64,7 @@ def _text(v, name, optional=False):
 
 def _uint(v, name, lo, hi):
     if isinstance(v, bool) or not isinstance(v, int):
-        raise TypeError("nvmeof: %s must be an int, not %r" % (name, v))
+        raise TypeError("nvmeof: %s must be an int, not %s" % (name, _shown(v)))
     if not lo <= v <= hi:
         raise ValueError("nvmeof: %s must be %d..%d, not %d" % (name, lo, hi, v))
     return v
@@ -79,7 +95,9 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
                     allow_unauthenticated_ctrl: Optional[bool] = None,
                     dhchap_hashes: Optional[str] = None,
                     dhchap_dhgroups: Optional[str] = None, transport: Optional[str] = None,
-                    hdr_digest: Optional[bool] = None, data_digest: Optional[bool] = None) -> S.CtrlOpts:
+                    hdr_digest: Optional[bool] = None, data_digest: Optional[bool] = None,
+                    tcp_priority: Optional[int] = None, tcp_tos: Optional[int] = None,
+                    tcp_busy_poll_us: Optional[int] = None, tcp_zerocopy: Optional[int] = None) -> S.CtrlOpts:
     """Checks the arguments of Controller() and fills struct nvmeof_ctrl_opts:
     opts, or the library's defaults (nvmeof_ctrl_opts_init), with only the
     arguments that are not None put over them. Raises TypeError/ValueError
@@ -103,7 +121,7 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
         o.kato_ms = _uint(keep_alive_ms, "keep_alive_ms", 0, 0xFFFFFFFF)
     if timeout is not None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < 4e6:
-            raise ValueError("nvmeof: timeout must be a positive number of seconds, not %r" % (timeout,))
+            raise ValueError("nvmeof: timeout must be a positive number of seconds, not %s" % _shown(timeout))
         o.cmd_timeout_ms = max(1, int(timeout * 1000))
         # each connection step: the library's own limit, or less when timeout is shorter
         o.connect_timeout_ms = min(o.connect_timeout_ms, o.cmd_timeout_ms)
@@ -121,14 +139,21 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
     if dhchap_dhgroups is not None:
         o.dhchap_dhgroups = _text(dhchap_dhgroups, "dhchap_dhgroups")
     if transport is not None:
-        if transport not in ("rdma", "tcp"):
-            raise ValueError("nvmeof: transport must be 'rdma' or 'tcp', not %r" % (transport,))
-        o.trtype = transport.encode()
+        if not isinstance(transport, str) or transport.lower() not in ("rdma", "tcp"):
+            raise ValueError("nvmeof: transport must be 'rdma' or 'tcp', not %s" % _shown(transport))
+        o.trtype = transport.lower().encode()
     for name, v in (("hdr_digest", hdr_digest), ("data_digest", data_digest)):
         if v is not None:
             if not isinstance(v, bool):
                 raise TypeError("nvmeof: %s must be True or False" % name)
             setattr(o, name, v)
+    # NVMe/TCP's socket options, as the C library and the engine take them
+    # (the library refuses them over RDMA, and a value the kernel refuses)
+    for name, v, lo, hi in (("tcp_priority", tcp_priority, -1, 15), ("tcp_tos", tcp_tos, -1, 255),
+                            ("tcp_busy_poll_us", tcp_busy_poll_us, 0, 1000000),
+                            ("tcp_zerocopy", tcp_zerocopy, 0, 1 << 30)):
+        if v is not None:
+            setattr(o, name, _uint(v, name, lo, hi))
     return o
 
 
@@ -157,7 +182,8 @@ class Controller:
       host_nqn, host_id   this host's identity (default /etc/nvme/hostnqn,
                      /etc/nvme/hostid, else one per process)
       queue_depth    commands in flight per queue (capped by the controller)
-      keep_alive_ms  KATO; a library thread sends Keep Alive at half of it
+      keep_alive_ms  KATO (the library's default 5000; 0: none); a library
+                     thread sends Keep Alive at half of it
       timeout        seconds: each command's timeout, and each connection
                      step's when shorter than the library's own limit
       dhchap_secret  the host's DH-HMAC-CHAP secret, DHHC-1:XX:<base64>: as
@@ -172,6 +198,14 @@ class Controller:
                      require authentication without authenticating it
       dhchap_hashes, dhchap_dhgroups  what the host offers, comma-separated
                      ("sha384,sha512"; "ffdhe3072,ffdhe4096"); default all
+      transport      "rdma" (the default) or "tcp" (NVMe/TCP; any case)
+      hdr_digest, data_digest  NVMe/TCP's header and data digests (CRC32C)
+      tcp_priority, tcp_tos, tcp_busy_poll_us, tcp_zerocopy  NVMe/TCP's
+                     socket options, as nvmeof_ctrl_opts has them:
+                     SO_PRIORITY (0-15), IP_TOS/IPV6_TCLASS (0-255),
+                     SO_BUSY_POLL (above 0: each read polls the NIC once),
+                     MSG_ZEROCOPY for writes of at least this many bytes;
+                     None (and -1 for the first two): the system's
     Controller.connect(...) is the same call."""
 
     def __init__(self, host: str, subsystem_nqn: str, *, port: Union[int, str, None] = None,
@@ -181,14 +215,18 @@ class Controller:
                  dhchap_secret: Optional[str] = None, dhchap_ctrl_secret: Optional[str] = None,
                  allow_unauthenticated_ctrl: Optional[bool] = None, dhchap_hashes: Optional[str] = None,
                  dhchap_dhgroups: Optional[str] = None, transport: Optional[str] = None,
-                 hdr_digest: Optional[bool] = None, data_digest: Optional[bool] = None) -> None:
+                 hdr_digest: Optional[bool] = None, data_digest: Optional[bool] = None,
+                 tcp_priority: Optional[int] = None, tcp_tos: Optional[int] = None,
+                 tcp_busy_poll_us: Optional[int] = None, tcp_zerocopy: Optional[int] = None) -> None:
         lib = _lib.load()
         o = connect_options(host, subsystem_nqn, port, source, host_nqn, host_id, queue_depth,
                             keep_alive_ms, timeout, dhchap_secret=dhchap_secret,
                             dhchap_ctrl_secret=dhchap_ctrl_secret,
                             allow_unauthenticated_ctrl=allow_unauthenticated_ctrl,
                             dhchap_hashes=dhchap_hashes, dhchap_dhgroups=dhchap_dhgroups,
-                            transport=transport, hdr_digest=hdr_digest, data_digest=data_digest)
+                            transport=transport, hdr_digest=hdr_digest, data_digest=data_digest,
+                            tcp_priority=tcp_priority, tcp_tos=tcp_tos, tcp_busy_poll_us=tcp_busy_poll_us,
+                            tcp_zerocopy=tcp_zerocopy)
         h = c_void_p()
         _check(lib.nvmeof_ctrl_connect(byref(o), byref(h)))
         self._h = h.value

@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from . import _lib
 from . import _structs as S
 from .errors import Error, TimeoutError, from_code
+from .controller import _shown
 
 POLICIES = {"queue-depth": 0, "round-robin": 1, "numa": 2}
 _ANA = {1: "optimized", 2: "non-optimized", 3: "inaccessible", 4: "persistent-loss", 15: "change"}
@@ -79,7 +80,7 @@ class Paths:
     def __init__(self, controllers: Sequence[Any], nsid: int, iopolicy: str = "queue-depth",
                  timeout: float = 30.0) -> None:
         if iopolicy not in POLICIES:
-            raise ValueError("nvmeof: iopolicy %r: one of %s" % (iopolicy, ", ".join(POLICIES)))
+            raise ValueError("nvmeof: iopolicy %s: one of %s" % (_shown(iopolicy), ", ".join(POLICIES)))
         lib = _lib.load()
         _declare(lib)
         self._lib, self._mp, self._mq, self._mr, self._len = lib, None, None, None, 0

@@ -11,7 +11,10 @@
  * wrong response, any protocol violation) is final, for a connect and a
  * reconnect alike (OpenSSL out of memory, NVMEOF_ENOMEM, would not be, but
  * does not happen here). With a controller secret (the first byte odd) nothing
- * may end in success: the controller's response cannot be forged. */
+ * may end in success: the controller's response cannot be forged. The
+ * transaction runs as the controller asked for it or as the host started
+ * it (bit 2 of the first byte), and auth_required's decision on a
+ * Connect's answer (its AUTHREQ bits from the input) is checked too. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,7 +58,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t sqe[64];
 	uint32_t len;
 	int part = 0;
+	/* whether a Connect's answer asks for authentication, from its
+	 * first four bytes: TLS is refused, ATR needs a host secret, and a
+	 * controller secret is checked also when the controller does not ask
+	 * (the host starts the transaction), unless allowed not to be */
+	uint32_t cdw0 = (uint32_t)data[0] | (uint32_t)(size > 1 ? data[1] : 0) << 8 |
+			(uint32_t)(size > 2 ? data[2] : 0) << 16 | (uint32_t)faults << 24;
+	bool needed, hi;
+	bool has_hk = data[0] & 8, has_ck = data[0] & 1, allow = data[0] & 16;
+	int req = auth_required(cdw0, has_hk, has_ck, allow, 1, "nqn.sub", "nqn.host", &needed, &hi);
+	if ((cdw0 & NVMF_CONNECT_AUTHREQ_ASCR) ? req != NVMEOF_ENOTSUP
+	    : (cdw0 & NVMF_CONNECT_AUTHREQ_ATR) ? (has_hk ? req || !needed || hi : req != NVMEOF_EINVAL)
+	    : req || needed != (has_ck && !allow) || hi != needed)
+		abort();
 	auth_tx_init(&t, &hk, (data[0] & 1) ? &ck : NULL, "nqn.host", "nqn.sub", 1, 0x1234);
+	/* the host-started transaction (the controller did not ask): the
+	 * same steps and the same classification of every end */
+	t.host_initiated = data[0] & 4;
 	if (data[0] & 2) /* a restricted offer */
 		t.dhgroups = (1u << AUTH_DH_NULL) | (1u << AUTH_DH_FFDHE2048);
 	for (int step = 0; step < 8; step++) {

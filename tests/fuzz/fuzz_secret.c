@@ -67,7 +67,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	auth_key_clear(&k);
 	uint32_t mask;
-	if (!auth_offer_parse(s, size & 1, &mask) && (mask & ~(size & 1 ? AUTH_DHGROUPS_ALL : AUTH_HASHES_ALL)))
+	rc = auth_offer_parse(s, size & 1, &mask);
+	if (!rc && (mask & ~(size & 1 ? AUTH_DHGROUPS_ALL : AUTH_HASHES_ALL)))
+		abort();
+	/* a refused list (a secret pasted there, say) shows at most one short
+	 * word of itself: no 12 characters of base64 (the message's own words
+	 * hold no such run) */
+	if (rc) {
+		const char *msg = nvmeof_errmsg();
+		for (size_t i = 0; i + 12 <= size; i++) {
+			char frag[13];
+			memcpy(frag, s + i, 12);
+			frag[12] = 0;
+			if (strspn(frag, b64) == 12 && strstr(msg, frag))
+				abort();
+		}
+	}
+	/* every message, whatever built it, cuts out a secret's prefix and
+	 * what follows it */
+	nvmeof_err(NVMEOF_EINVAL, "address '%s' refused", s);
+	if (strcasestr(nvmeof_errmsg(), "DHHC-1") || strcasestr(nvmeof_errmsg(), "NVMeTLSkey-1"))
 		abort();
 	free(s);
 	return 0;

@@ -179,6 +179,27 @@ t_wrong_and_missing_secrets_fail_clearly() {
   must_fail 'CRC-32 mismatch' --dhchap-secret="${HK%?????}AAAA:"
 }
 
+# io-passthru and admin-passthru take the same secret options (and files) as
+# the other subcommands: they reach an authenticating target, and refuse
+# one by name without them; no message shows a secret
+t_passthru_subcommands_authenticate() {
+  target sha256 ffdhe2048 "$HK" "$CK"
+  local rc=0
+  timeout 60 "$T" admin-passthru "${CONN[@]}" -O 6 --cdw10=1 -l 4096 -r > "$SCRATCH/out" 2>&1 || rc=$?
+  [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "admin-passthru without a secret: rc $rc"
+  grep -q 'requires in-band authentication' "$SCRATCH/out" || fail "$(cat "$SCRATCH/out")"
+  printf '%s\n' "$HK" > "$SCRATCH/hk"
+  chmod 600 "$SCRATCH/hk"
+  timeout 60 "$T" admin-passthru "${CONN[@]}" -O 6 --cdw10=1 -l 4096 -r --dhchap-secret-file="$SCRATCH/hk" \
+    -C "$CK" > "$SCRATCH/out" 2>&1 || fail "admin-passthru with the secrets: $(cat "$SCRATCH/out")"
+  grep -q 'NVMe command result:' "$SCRATCH/out" || fail "no result: $(head -3 "$SCRATCH/out")"
+  timeout 60 "$T" io-passthru "${CONN[@]}" -n 1 -O 0 -S "$HK" --dhchap-ctrl-secret="$CK" > "$SCRATCH/out2" 2>&1 ||
+    fail "io-passthru Flush with the secrets: $(cat "$SCRATCH/out2")"
+  clean "$SCRATCH/out" "$SCRATCH/out2"
+  ! grep -qF "${HK:10:20}" "$SCRATCH/out" "$SCRATCH/out2" && ! grep -qF "${CK:10:20}" "$SCRATCH/out" "$SCRATCH/out2" ||
+    fail "a secret in the output"
+}
+
 t_kernel_host_with_the_same_secrets_reads_what_we_wrote() {
   target sha256 ffdhe2048 "$HK" "$CK"
   head -c 65536 /dev/urandom > "$SCRATCH/in"

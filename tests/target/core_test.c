@@ -597,6 +597,29 @@ out:
 		nvmeof_ctrl_close(c);
 }
 
+/* Keep-alive is on without asking, as on the Linux host (KATO 5 s, a
+ * Keep Alive every 2.5 s): a controller behind a cut path ends its
+ * association within KATO instead of living on, and the host's health
+ * call sees a dead one. Counts: two within 10 s (four expected). */
+TEST(defaults_keep_the_controller_alive)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	opts_a(&o);
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	double t0 = now_s();
+	struct timespec tick = {0, 100000000};
+	while (nvmeof_ctrl_keep_alives(c) < 2 && now_s() - t0 < 10)
+		nanosleep(&tick, NULL);
+	printf("    %llu Keep Alive(s) in %.1f s with the default options\n",
+	       (unsigned long long)nvmeof_ctrl_keep_alives(c), now_s() - t0);
+	CHECK(nvmeof_ctrl_keep_alives(c) >= 2);
+	CHECK_EQ(nvmeof_ctrl_health(c, NULL, 0), 0);
+out:
+	if (c)
+		nvmeof_ctrl_close(c);
+}
+
 TEST(target_ends_association_when_keep_alives_stop)
 {
 	struct nvmeof_ctrl_opts o;
@@ -1856,7 +1879,7 @@ int main(int argc, char **argv)
 		T(poll_group_reconnects_every_queue), T(close_never_waits_for_the_targets_disconnect_answer), T(reconnect_refused_with_dnr_fails_at_once), T(ctrl_get_info_writes_only_the_callers_struct),
 		T(queue_created_right_after_destroy),
 		T(sixty_four_queue_pairs_connect_under_load_and_all_carry_io),
-		T(keep_alive_goes_out_during_a_long_admin_command),
+		T(keep_alive_goes_out_during_a_long_admin_command), T(defaults_keep_the_controller_alive),
 		T(idle_wait_sleeps_long_and_a_disconnect_wakes_it),
 		T(retry_delay_enabled_where_the_controller_reports_one),
 		T(admin_timeout_recreates_the_association),

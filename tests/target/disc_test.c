@@ -164,10 +164,8 @@ TEST(discovery_entry_connects_with_verified_io)
 	       e->trsvcid, e->portid, e->treq);
 	struct nvmeof_ctrl_opts co;
 	nvmeof_ctrl_opts_init(&co);
-	co.trtype = nvmeof_trtype_str(e->trtype);
-	co.traddr = e->traddr;
-	co.trsvcid = e->trsvcid;
-	co.subnqn = e->subnqn;
+	MUST(nvmeof_disc_entry_opts(e, &co));
+	CHECK_STR(co.trtype, over_tcp() ? "tcp" : "rdma");
 	co.cmd_timeout_ms = 10000;
 	MUST(nvmeof_ctrl_connect(&co, &c));
 	CHECK_STR(nvmeof_ctrl_info(c)->hca, over_tcp() ? "tcp" : "rxe0");
@@ -208,6 +206,55 @@ TEST(discovery_as_any_host_hides_subsystem_b)
 	uint8_t tr = over_tcp() ? 3 : 1;
 	CHECK(find(l, tr, env("NVMEOF_TB_NQN_A")) != NULL);
 	CHECK(find(l, tr, env("NVMEOF_TB_NQN_B")) == NULL);
+out:
+	nvmeof_disc_log_free(l);
+	if (c)
+		CHECK_EQ(nvmeof_ctrl_close(c), 0);
+}
+
+/* Discovery over NVMe/TCP with the port left at its default goes to 8009,
+ * the kernel's and nvme-cli's; over RDMA it stays 4420. The test bed's
+ * target serves discovery on both (target-up: port 7 is TCP 8009, with
+ * subsystem A, and its log names that port). */
+TEST(tcp_discovery_defaults_to_port_8009)
+{
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_disc_log *l = NULL;
+	nvmeof_ctrl_opts_init(&o);
+	o.trtype = "tcp";
+	o.traddr = env("NVMEOF_TB_ADDR");
+	o.cmd_timeout_ms = 10000;
+	MUST(nvmeof_discovery_connect(&o, &c));
+	MUST(nvmeof_discover(c, &l));
+	const struct nvmeof_disc_entry *e = find(l, 3, env("NVMEOF_TB_NQN_A"));
+	CHECK(e != NULL);
+	if (e)
+		CHECK_STR(e->trsvcid, env("NVMEOF_TB_DISC_PORT")); /* the log of port 7 */
+	nvmeof_disc_log_free(l);
+	l = NULL;
+	CHECK_EQ(nvmeof_ctrl_close(c), 0);
+	c = NULL;
+	/* a port given is the port used, 4420 included */
+	o.trsvcid = env("NVMEOF_TB_PORT");
+	MUST(nvmeof_discovery_connect(&o, &c));
+	MUST(nvmeof_discover(c, &l));
+	e = find(l, 3, env("NVMEOF_TB_NQN_A"));
+	CHECK(e != NULL);
+	if (e)
+		CHECK_STR(e->trsvcid, env("NVMEOF_TB_PORT"));
+	nvmeof_disc_log_free(l);
+	l = NULL;
+	CHECK_EQ(nvmeof_ctrl_close(c), 0);
+	c = NULL;
+	/* RDMA's default stays 4420 */
+	nvmeof_ctrl_opts_init(&o);
+	o.trtype = "rdma";
+	o.traddr = env("NVMEOF_TB_ADDR");
+	o.cmd_timeout_ms = 10000;
+	MUST(nvmeof_discovery_connect(&o, &c));
+	MUST(nvmeof_discover(c, &l));
+	CHECK(find(l, 1, env("NVMEOF_TB_NQN_A")) != NULL);
 out:
 	nvmeof_disc_log_free(l);
 	if (c)
@@ -554,6 +601,7 @@ int main(int argc, char **argv)
 	static const struct test_case all[] = {
 		T(discovery_log_lists_both_subsystems_on_both_ports), T(discovery_as_any_host_hides_subsystem_b),
 		T(discovery_of_an_nvm_subsystem_is_refused), T(discovery_entry_connects_with_verified_io),
+		T(tcp_discovery_defaults_to_port_8009),
 		T(log_pages_and_identifiers), T(write_zeroes_and_fua),
 		T(namespace_disabled_and_enabled_through_events), T(namespace_events_with_keep_alive),
 		T(discovery_change_events_keep_coming), T(ana_change_events_keep_coming),

@@ -96,6 +96,11 @@ t_digest_options_are_negotiated() {
   off=$(grep -c 'ICResp: .*digest off' "$SCRATCH/log" || true)
   echo "    with hdr_digest=1 data_digest=1: $on connection(s) with both digests, $off without"
   [ "$on" -ge 2 ] && [ "$off" = 0 ] || { grep 'ICResp' "$SCRATCH/log"; fail "the digests asked for were not negotiated on every connection"; }
+  # SPDK's spelling, digest_enable=BOTH, asks for the same
+  ours --name=s --filename="$FA1" --thread=1 --rw=read --bs=4k --size=1m --offset=700m --digest_enable=BOTH \
+    --verbose=1 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio with digest_enable=BOTH exited non-zero"; }
+  on=$(grep -c 'ICResp: .*header digest on, data digest on' "$SCRATCH/log" || true)
+  [ "$on" -ge 2 ] || { grep 'ICResp' "$SCRATCH/log"; fail "digest_enable=BOTH negotiated no digests"; }
   ours --name=n --filename="$FA1" --thread=1 --rw=read --bs=4k --size=1m --offset=700m --verbose=1 > "$SCRATCH/log" 2>&1 ||
     { tail -20 "$SCRATCH/log"; fail "fio without digests exited non-zero"; }
   on=$(grep -c 'ICResp: .*header digest off, data digest off' "$SCRATCH/log" || true)
@@ -505,6 +510,13 @@ t_qpairs_default_one_per_cpu() {
   ours --name=auto --filename="$FA1" --rw=randread --bs=4k --size=16m --iodepth=8 \
     > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
   grep '^nvmeof: job' "$SCRATCH/log" | sed 's/^/    /' || true # shown only; the checks below say what is missing
+  # the start lines count them, the first says why (SPDK's plugin opens one)
+  grep -q "queue pair 1 of $want.*(qpairs=0: one per CPU the job may run on, at most 4; qpairs=1: one)" \
+    "$SCRATCH/log" || fail "no start line 'queue pair 1 of $want' saying why"
+  [ "$(grep -c "queue pair [0-9] of $want" "$SCRATCH/log")" = "$want" ] || fail "not $want lines 'queue pair N of $want'"
+  # and the end-of-job lines name their job too
+  [ "$(grep -c '^nvmeof: queue [0-9]*: .*; completion vector .*; job auto (1)$' "$SCRATCH/log")" = "$want" ] ||
+    { grep '^nvmeof: queue' "$SCRATCH/log"; fail "not $want end-of-job lines naming job auto (1)"; }
   if [ "$want" -gt 1 ]; then
     [ "$(qp_lines "$SCRATCH/log")" = "$want" ] || fail "not $want queue pairs for $ncpu CPUs"
   else
@@ -513,6 +525,40 @@ t_qpairs_default_one_per_cpu() {
   one_qpair "a job pinned to one CPU" --iodepth=8 --cpus_allowed=0
   one_qpair "a QD1 job" --iodepth=1
 }
+# SPDK's example filename has no subnqn: the engine asks the discovery
+# controller there and takes the only NVM subsystem it lists for this host
+# (subsystem B allows host B only), saying so; for host B, which sees A and
+# B, it refuses, naming both.
+t_no_subnqn_takes_the_only_subsystem() {
+  local f="trtype=$TRTYPE adrfam=IPv4 traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT ns=1"
+  ours --name=nq --filename="$f" --thread=1 --rw=read --bs=4k --size=1m > "$SCRATCH/log" 2>&1 ||
+    { tail -20 "$SCRATCH/log"; fail "fio without subnqn exited non-zero"; }
+  expect_fio_ok "$SCRATCH/log"
+  grep -m1 '^nvmeof: job nq' "$SCRATCH/log" | sed 's/^/    /'
+  grep -q "^nvmeof: job nq (1): $NVMEOF_TB_NQN_A: .*queue pair 1 of .*; no subnqn given: the only NVM subsystem discovery lists$" \
+    "$SCRATCH/log" || fail "the start line does not say subsystem A was taken from discovery"
+  ! ours --name=nq --filename="$f hostnqn=${NVMEOF_TB_HOSTNQN_B//:/\\:}" --thread=1 --rw=read --bs=4k --size=1m \
+    > "$SCRATCH/log" 2>&1 || fail "fio without subnqn ran where discovery lists two subsystems"
+  grep -m1 'no subnqn' "$SCRATCH/log" | sed 's/^/    /'
+  grep -q "lists several NVM subsystems: .*$NVMEOF_TB_NQN_A" "$SCRATCH/log" && grep -q "several.*$NVMEOF_TB_NQN_B" "$SCRATCH/log" ||
+    fail "the refusal does not name both subsystems"
+}
+
+# quiet=1: no start, placement or per-queue lines, one summary line per job
+# with its counts; the version line stays.
+t_quiet_one_line_per_job() {
+  ours --name=q --filename="$FA1" --thread=1 --numjobs=2 --rw=randread --bs=4k --size=16m --iodepth=8 \
+    --number_ios=500 --quiet=1 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  expect_fio_ok "$SCRATCH/log"
+  grep '^nvmeof' "$SCRATCH/log" | sed 's/^/    /'
+  [ "$(grep -c '^nvmeof' "$SCRATCH/log")" = 3 ] || fail "not three nvmeof lines (version and one per job)"
+  grep -q '^nvmeof: engine ' "$SCRATCH/log" || fail "no version line"
+  for n in 1 2; do
+    grep -qE "^nvmeof: job q \($n\): [1-4] queue pair\(s\), [1-9][0-9]* command\(s\), [1-9][0-9]* doorbell\(s\), 0 reconnect\(s\), 0 timed out, 0 retried, 0 abandoned$" \
+      "$SCRATCH/log" || fail "no summary line for job q ($n)"
+  done
+}
+
 one_qpair() { # what fio-args...: by default, that job gets one queue pair
   local what=$1; shift
   ours --name=one --filename="$FA1" --rw=randread --bs=4k --size=16m "$@" \

@@ -67,7 +67,7 @@ wait_connected() {
 # every test after it would fail for that.
 tb_restore() {
   command -v tb > /dev/null || return 0
-  { tb link-up; tb port-up rdma; tb port-up tcp; tb mpath-up 1; tb mpath-up 2; tb ana 1 optimized
+  { tb link-up; tb port-up rdma; tb port-up tcp; tb mpath-up 1; tb mpath-up 2; tb heal 1; tb heal 2; tb heal 3; tb ana 1 optimized
     tb ana 2 optimized; tb ns-enable "$NVMEOF_TB_NQN_A" 1; tb ns-enable "$NVMEOF_TB_NQN_A" 2
     tb host-allow "$NVMEOF_TB_NQN_A"; } > /dev/null 2>&1 || true
 }

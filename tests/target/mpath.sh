@@ -182,9 +182,13 @@ t_fio_multipath_and_single_path_files_in_one_job() {
 # in flight at the loss includes writes to hold (a verifying job's read-back
 # bursts could fill the queue at that moment; data across a loss is the
 # verifying test's above). A one-path job refuses it.
+# The hold is what quiesce_time= and kato= make it (nvmet reports no CQT):
+# the longer of 1.5 s and CQT, plus two keep-alive timeouts of 1 s, 3.5 s;
+# the end-of-job lines measure it from the loss to the re-issue, which the
+# next poll after the hold makes (1 s of slack for a slow guest).
 t_fio_injected_path_loss_is_measured() {
   ours --name=mp --filename="$FM" --iopolicy=round-robin --rw=randwrite --bs=4k --size=8m --iodepth=32 \
-    --time_based --runtime=6 --path_loss=1@2000 > "$SCRATCH/log" 2>&1 ||
+    --quiesce_time=1500ms --kato=1s --time_based --runtime=7 --path_loss=1@2000 > "$SCRATCH/log" 2>&1 ||
     { tail -30 "$SCRATCH/log"; fail "fio failed across the injected loss"; }
   expect_ok "$SCRATCH/log"
   grep '^nvmeof: path\|^nvmeof: queue pair .* failed over' "$SCRATCH/log"
@@ -192,6 +196,11 @@ t_fio_injected_path_loss_is_measured() {
   # a lost connection may still run its writes: they waited the quiesce time
   grep -q '^nvmeof: path 1 .* [1-9][0-9]* write(s) held for the quiesce time (longest [1-9]' "$SCRATCH/log" ||
     fail "path 1 shows no write held for the quiesce time"
+  local hold
+  hold=$(sed -n 's/^nvmeof: path 1 loss 1 .*writes held \([0-9]*\) ms$/\1/p' "$SCRATCH/log" | sort -n | tail -1)
+  echo "longest hold: ${hold:-none} ms (quiesce_time 1.5 s + 2 x kato 1 s = 3.5 s)"
+  [ -n "$hold" ] && [ "$hold" -ge 3500 ] && [ "$hold" -lt 4500 ] ||
+    fail "the hold is ${hold:-none} ms, not 3500 ms (+ up to 1 s)"
   # every queue pair saw the loss; those with commands out measured their re-issue
   grep -q '^nvmeof: path 1 loss 1 (queue pair [0-9]*): [1-9][0-9]* command(s); from detection, first re-issued on another path after [0-9][0-9]* ms, first completed there after [0-9][0-9]* ms' "$SCRATCH/log" ||
     fail "the loss is not measured"

@@ -71,10 +71,14 @@ static const char *path_hca(int i)
 	return path_tcp(i) ? "tcp" : i ? "rxe1" : "rxe0";
 }
 
+static uint32_t path_kato_ms = UINT32_MAX; /* UINT32_MAX: the library's default */
+
 static int connect_path(int i, const char *nqn, uint32_t reconnect_ms, struct nvmeof_ctrl **out)
 {
 	struct nvmeof_ctrl_opts o;
 	nvmeof_ctrl_opts_init(&o);
+	if (path_kato_ms != UINT32_MAX)
+		o.kato_ms = path_kato_ms;
 	o.trtype = path_tcp(i) ? "tcp" : "rdma";
 	o.traddr = env(i == 0 ? "NVMEOF_TB_ADDR" : "NVMEOF_TB_ADDR2");
 	o.src_addr = o.traddr;  /* each path through its own HCA */
@@ -733,7 +737,17 @@ TEST(two_namespaces_multipathed_over_the_same_controllers)
 	struct paths p, p2;
 	uint32_t errs = 0, bads = 0;
 	memset(&p2, 0, sizeof(p2));
-	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 500));
+	/* No keep-alive: one thread polls both multipaths in turn, so the
+	 * holds of their writes lost with the port add up, and with the
+	 * keep-alive term of each (16 s with the default KATO and a hold of
+	 * three KATOs, which failed here; 11 s with two) they come to the
+	 * paths' ctrl_loss_tmo (30 s) before the port is back; what is
+	 * checked here is two namespaces over the same controllers, not the
+	 * hold. */
+	path_kato_ms = 0;
+	int rc = open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 500);
+	path_kato_ms = UINT32_MAX;
+	MUST(rc);
 	if (!p.mq)
 		goto out;
 	p2.c[0] = p.c[0];
@@ -1380,6 +1394,75 @@ out:
 	close_paths(&p);
 }
 
+static bool admin_up(struct nvmeof_ctrl *c)
+{
+	pthread_mutex_lock(ctrl_admin_lock(c));
+	bool up = q_connected(ctrl_admin(c));
+	pthread_mutex_unlock(ctrl_admin_lock(c));
+	return up;
+}
+
+/* Losing one I/O queue ends its controller's association, as the kernel
+ * host's error recovery does: Keep Alive stops at once (the controller's
+ * KATO then runs out, so that it stops executing what the lost queue had
+ * sent: the term the hold of a lost write counts on) and the admin
+ * queue's connection goes down. Without a reconnect the controller is dead
+ * (its health says why); with one, a new association comes after the
+ * delay, keep-alive resumes and the path carries I/O again. Meanwhile the
+ * other path carries the I/O. Counts, not times: KATO 1 s sends a Keep
+ * Alive every 500 ms, so the 2 s watched would see about 4 more had it
+ * gone on (one answered late may still count). */
+static void io_loss_fences(uint32_t reconnect_ms)
+{
+	struct paths p;
+	path_kato_ms = 1000;
+	int rc = open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, reconnect_ms);
+	path_kato_ms = UINT32_MAX;
+	MUST(rc);
+	uint64_t t0 = mono_us();
+	while (nvmeof_ctrl_keep_alives(p.c[1]) < 2 && mono_us() - t0 < 10000000)
+		usleep(50000);
+	CHECK(nvmeof_ctrl_keep_alives(p.c[1]) >= 2); /* it runs before the loss */
+	MUST(nvmeof_mpath_queue_path_disconnect(p.mq, 1));
+	nvmeof_mpath_queue_poll(p.mq, 0); /* takes the loss */
+	uint64_t ka = nvmeof_ctrl_keep_alives(p.c[1]);
+	t0 = mono_us();
+	while (admin_up(p.c[1]) && mono_us() - t0 < 2000000)
+		usleep(10000);
+	CHECK(!admin_up(p.c[1]));
+	char msg[512];
+	CHECK(nvmeof_ctrl_health(p.c[1], msg, sizeof(msg)) != 0);
+	printf("    path 2's controller after its I/O queue's loss: %s\n", msg);
+	CHECK(strstr(msg, "I/O queue") != NULL && strstr(msg, "lost its connection") != NULL);
+	struct io_state st = {0};
+	t0 = mono_us();
+	while (mono_us() - t0 < 2000000) { /* the other path carries meanwhile */
+		MUST(nvmeof_mpath_read(p.mq, 0, NBLK, p.r, 0, io_done, &st));
+		CHECK_EQ(nvmeof_mpath_queue_wait(p.mq, 1, 10000), 1);
+		usleep(100000);
+	}
+	CHECK_EQ(st.errors, 0);
+	uint64_t ka2 = nvmeof_ctrl_keep_alives(p.c[1]);
+	printf("    Keep Alives in the 2 s after the loss: %llu\n", (unsigned long long)(ka2 - ka));
+	CHECK(ka2 <= ka + 1);
+	if (reconnect_ms) { /* a new association, keep-alive again, and the path back */
+		t0 = mono_us();
+		while ((nvmeof_ctrl_health(p.c[1], NULL, 0) || nvmeof_ctrl_keep_alives(p.c[1]) < ka2 + 2) &&
+		       mono_us() - t0 < 20000000) {
+			nvmeof_mpath_queue_poll(p.mq, 0);
+			usleep(20000);
+		}
+		CHECK_EQ(nvmeof_ctrl_health(p.c[1], NULL, 0), 0);
+		CHECK(nvmeof_ctrl_keep_alives(p.c[1]) >= ka2 + 2);
+		CHECK(admin_up(p.c[1]));
+	}
+out:
+	close_paths(&p);
+}
+
+TEST(an_io_queues_loss_stops_keep_alive_and_drops_the_admin_queue) { io_loss_fences(0); }
+TEST(an_io_queues_loss_recreates_the_association_after_the_delay) { io_loss_fences(3000); }
+
 int main(int argc, char **argv)
 {
 	static const struct test_case all[] = {
@@ -1399,6 +1482,8 @@ int main(int argc, char **argv)
 		T(events_come_when_the_first_event_request_could_not_be_sent),
 		T(destroying_one_multipath_waits_for_no_other_ones_event_callback),
 		T(an_event_callback_destroys_another_multipath_at_once),
+		T(an_io_queues_loss_stops_keep_alive_and_drops_the_admin_queue),
+		T(an_io_queues_loss_recreates_the_association_after_the_delay),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return run_named_tests("target-mpath", all, sizeof(all) / sizeof(all[0]), argc, argv);

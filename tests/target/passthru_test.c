@@ -409,6 +409,50 @@ out:
 	teardown(&f);
 }
 
+/* Over NVMe/TCP nothing revokes a region's address as deregistration
+ * revokes an RDMA key: a region with a command in flight, the library's
+ * own or the caller's keyed SGL into it, is not released (NVMEOF_EBUSY,
+ * the region intact), and is once the command completed. Nothing is
+ * polled between the submissions and the refusals, so the commands are
+ * certainly in flight. Over RDMA the key's deregistration is the guard. */
+TEST(a_region_with_a_command_in_flight_is_not_released_over_tcp)
+{
+	struct fixture f;
+	uint8_t sqe[NVME_SQE_SIZE];
+	struct cb_rec r = {0};
+	const char *t = getenv("NVMEOF_TB_TRTYPE");
+	if (setup(&f, 8, false))
+		goto out;
+	if (!t || strcmp(t, "tcp")) {
+		printf("    (RDMA: deregistration revokes the key; nothing to count)\n");
+		goto out;
+	}
+	uint8_t *buf = nvmeof_mr_addr(f.mr);
+	MUST(nvmeof_read(f.q, f.ns, 0, 4, f.mr, 0, rec_cb, &r));
+	rw_sqe(sqe, NVME_CMD_READ, NSID, 8, 2);
+	sqe[1] = 0x40;
+	put_le64(sqe + 24, (uint64_t)(uintptr_t)buf + 32768);
+	put_le64(sqe + 32, 8192 | (uint64_t)nvmeof_mr_rkey(f.mr) << 24 | 0x40ull << 56);
+	MUST(nvmeof_io_raw(f.q, sqe, NULL, 0, 0, NVMEOF_RAW_CALLER_SGL, rec_cb, &r));
+	CHECK_EQ(nvmeof_mr_release(f.mr), NVMEOF_EBUSY);
+	CHECK(strstr(nvmeof_errmsg(), "2 commands in flight") != NULL);
+	while (r.calls < 1 && nvmeof_queue_wait(f.q, 1, 5000) > 0)
+		;
+	if (r.calls < 2) {
+		/* one still out: still refused, naming one */
+		CHECK_EQ(nvmeof_mr_release(f.mr), NVMEOF_EBUSY);
+		CHECK(strstr(nvmeof_errmsg(), "1 command in flight") != NULL);
+	}
+	while (r.calls < 2 && nvmeof_queue_wait(f.q, 1, 5000) > 0)
+		;
+	CHECK_EQ(r.calls, 2);
+	CHECK_EQ(r.cpl.err, 0);
+	CHECK_EQ(nvmeof_mr_release(f.mr), 0);
+	f.mr = NULL;
+out:
+	teardown(&f);
+}
+
 /* An event loop's wait: after the arm, a completion not yet in makes the
  * descriptor readable (5 s: a generous bound on one read in the guest). */
 TEST(queue_fd_wakes_an_event_loop)
@@ -538,6 +582,7 @@ int main(int argc, char **argv)
 		T(vendor_opcode_is_answered_invalid_opcode_by_name),
 		T(caller_sgl_checked_against_the_registered_regions),
 		T(queue_full_returns_eqfull),
+		T(a_region_with_a_command_in_flight_is_not_released_over_tcp),
 		T(queue_fd_wakes_an_event_loop),
 		T(commands_that_would_upset_the_library_are_refused),
 		T(raw_admin_commands_leave_slots_for_the_library),

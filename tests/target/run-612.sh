@@ -20,7 +20,7 @@ NVMEOF_BUILD=build/san NVMEOF_ASAN_RT=$(cc -print-file-name=libasan.so) \
 # host reading what we wrote, a reconnect that authenticates again
 echo "=== auth.sh over TCP: build/out"
 NVMEOF_BUILD=build/out NVMEOF_TB_TRTYPE=tcp tests/suite 6.12/auth.sh-tcp 300 bash tests/target/auth.sh \
-  t_info_reports_how_it_authenticated t_wrong_and_missing_secrets_fail_clearly \
+  t_info_reports_how_it_authenticated t_wrong_and_missing_secrets_fail_clearly t_passthru_subcommands_authenticate \
   t_kernel_host_with_the_same_secrets_reads_what_we_wrote t_reconnect_authenticates_again || rc=1
 # SPDK's target too, where its prebuilt copy is beside the checkout (exit 77: skipped, saying why)
 echo "=== auth_spdk.sh"

@@ -2,7 +2,7 @@
 # IN-GUEST: the real-target suites, in two parts that make test boots apart
 # so that each boot stays well inside its limit on a slow machine:
 #   run-all.sh plain       the plain build (build/out): core, cross-check,
-#                          engine, faults, discovery, tool, sweep, multipath,
+#                          engine, faults, discovery, tool, sweep, multipath, failover,
 #                          Python, valgrind; the link cut last
 #   run-all.sh sanitized   the same suites with ASan+UBSan (build/san), the
 #                          library's failover sanitized, and ThreadSanitizer
@@ -23,11 +23,14 @@ TCP_CORE="identify_matches_testbed roundtrip_sizes_ns1_512 roundtrip_sizes_ns2_4
   four_queues_four_threads queue_full_and_batched_commit out_of_range_lba_names_the_status
   keep_alive_keeps_the_association reconnect_keeps_write_order_and_the_controller poll_group_of_four_queues
   poll_group_reconnects_every_queue idle_wait_sleeps_long_and_a_disconnect_wakes_it tcp_refuses_what_is_rdmas
-  nobody_listening_on_port wrong_subsystem_nqn reconnect_takes_the_new_associations_in_capsule_size"
+  nobody_listening_on_port wrong_subsystem_nqn reconnect_takes_the_new_associations_in_capsule_size
+  defaults_keep_the_controller_alive"
 TCP_CORE_DIGESTS="roundtrip_sizes_ns2_4k roundtrip_keyed_only four_queues_four_threads"
 # Several paths: both over TCP; then one RDMA and one TCP path (path 2 TCP), each lost in turn
 TCP_MPATH="two_paths_two_hcas_one_namespace queue_depth_uses_both_with_verify ana_states_route_io
-  port_removed_and_restored_under_io both_ports_removed_fails_naming_the_paths"
+  port_removed_and_restored_under_io both_ports_removed_fails_naming_the_paths
+  an_io_queues_loss_stops_keep_alive_and_drops_the_admin_queue
+  an_io_queues_loss_recreates_the_association_after_the_delay"
 MIXED_MPATH="two_paths_two_hcas_one_namespace round_robin_alternates_with_verify
   caller_memory_on_every_path_and_one_wait_over_two_queues port_removed_and_restored_under_io
   path2_port_removed_and_restored_under_io"
@@ -69,7 +72,7 @@ per_build() {
   run "$b/faults.sh" 900 bash tests/target/faults.sh "${faults_args[@]}"
   run "$b/target_disc" 600 "$NVMEOF_BUILD/tests/target_disc"
   run "$b/target_disc-tcp" 300 env NVMEOF_TB_TRTYPE=tcp "$NVMEOF_BUILD/tests/target_disc" \
-    discovery_entry_connects_with_verified_io discovery_as_any_host_hides_subsystem_b
+    discovery_entry_connects_with_verified_io discovery_as_any_host_hides_subsystem_b tcp_discovery_defaults_to_port_8009
   run "$b/tool.sh" 600 bash tests/target/tool.sh "${tool_args[@]}"
   run "$b/target_passthru" 300 "$NVMEOF_BUILD/tests/target_passthru"
   run "$b/target_passthru-tcp" 300 env NVMEOF_TB_TRTYPE=tcp "$NVMEOF_BUILD/tests/target_passthru"
@@ -88,6 +91,9 @@ plain() {
   run sweep.sh 900 bash tests/target/sweep.sh
   # several paths: with the tool and the kernel's multipath
   run mpath.sh 1200 bash tests/target/mpath.sh
+  # no acknowledged write lost across partitions that heal, port removal,
+  # ANA states and split writes (nvmeof failover-check; about 5 minutes)
+  run failover.sh 900 bash tests/target/failover.sh
   run target_mpath-tcp 600 env NVMEOF_TB_TRTYPE=tcp build/out/tests/target_mpath $TCP_MPATH
   run target_mpath-mixed 600 env NVMEOF_TB_TRTYPE2=tcp build/out/tests/target_mpath $MIXED_MPATH
   # the engine under fio's releases (make fio-release); skips only without their archives

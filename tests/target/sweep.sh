@@ -106,9 +106,27 @@ t_bad_arguments_say_what_is_wrong() {
   expect_usage_error "at most two" qd1-latency.fio BS=4k RW=read RUNTIME=1
   expect_usage_error "--reps 0: at least 1" --reps 0 qd1-latency.fio BS=4k
   expect_usage_error "unknown initiator 'spdk'" --initiator spdk qd1-latency.fio BS=4k
-  expect_usage_error 'does not read ${QPAIRS}' qd1-latency.fio QPAIRS=1,2
+  expect_usage_error 'does not read ${RW}' iops.fio RW=read,write
   jobs/plot "$SCRATCH/nothing" > "$SCRATCH/elog" 2>&1 && fail "jobs/plot on a missing folder succeeded"
   grep -q "no such folder" "$SCRATCH/elog" || { cat "$SCRATCH/elog"; fail "jobs/plot error unclear"; }
+}
+
+# INITIATOR=kernel measures the kernel host's device of SUBNQN's namespace NS
+# and nothing else: another namespace's device, or none, is refused before fio.
+t_jobs_run_kernel_device_is_checked() {
+  source jobs/kdev.sh
+  kdev_setup || fail "the kernel host did not connect"
+  local dev=$KDEV rc=0
+  INITIATOR=kernel KDEV=$dev NS=1 REGION=16m jobs/run qd1-latency.fio --output-format=terse > "$SCRATCH/k" 2>&1 ||
+    { kdev_teardown; cat "$SCRATCH/k"; fail "jobs/run on namespace 1's device $dev failed"; }
+  INITIATOR=kernel KDEV=$dev NS=2 jobs/run qd1-latency.fio > "$SCRATCH/k2" 2>&1 || rc=$?
+  INITIATOR=kernel KDEV=/dev/nvme99n1 jobs/run qd1-latency.fio > "$SCRATCH/k3" 2>&1 || rc=$((rc * 10 + $?))
+  kdev_teardown
+  cat "$SCRATCH/k2" "$SCRATCH/k3" | sed 's/^/    /'
+  [ "$rc" = 22 ] || fail "exit statuses $rc, expected 2 and 2"
+  grep -q "KDEV=$dev is namespace 1 of $NVMEOF_TB_NQN_A, not namespace 2" "$SCRATCH/k2" || fail "NS=2: not said"
+  grep -q "KDEV=/dev/nvme99n1 does not exist" "$SCRATCH/k3" || fail "a missing device: not said"
+  [ ! -e /dev/nvme99n1 ] || fail "fio created /dev/nvme99n1"
 }
 
 servers_up() { # starts two fio servers on loopback ports 8765 and 8766

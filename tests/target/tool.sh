@@ -53,6 +53,22 @@ t_discover_agrees_with_nvme_cli() {
   nvme discover -t tcp "${A[@]}" -q "$NVMEOF_TB_HOSTNQN_B" -o json 2>/dev/null | grep -q "$NVMEOF_TB_NQN_B" || fail "nvme-cli sees no B on TCP"
 }
 
+# discover -o fio: a filename per NVM subsystem that fio takes as it is
+t_discover_o_fio_filenames_run_in_fio() {
+  referral add
+  "$T" discover "${A[@]}" -o fio > "$SCRATCH/fio.txt" || { referral del; fail "discover -o fio failed"; }
+  referral del
+  cat "$SCRATCH/fio.txt"
+  grep -q 'subtype\|discovery' "$SCRATCH/fio.txt" && fail "discover -o fio printed more than filenames"
+  local fn
+  fn=$(grep -F "subnqn=${NVMEOF_TB_NQN_A//:/\\:} " "$SCRATCH/fio.txt" | head -1)
+  [ -n "$fn" ] || fail "no filename for $NVMEOF_TB_NQN_A"
+  [[ $fn == "trtype=RDMA adrfam=IPv4 traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT "* ]] || fail "filename: $fn"
+  timeout 120 fio --name=pasted --ioengine=external:"$PWD/$B/libnvmeof_fio.so" --thread=1 --filename="$fn" \
+    --rw=randread --bs=4k --size=16m --number_ios=64 > "$SCRATCH/fio.out" 2>&1 || { cat "$SCRATCH/fio.out"; fail "fio on the pasted filename failed"; }
+  grep -q 'pasted: (groupid=0' "$SCRATCH/fio.out" || { cat "$SCRATCH/fio.out"; fail "no fio report"; }
+}
+
 t_id_ctrl_agrees_with_kernel() {
   local dev
   "$T" id-ctrl "${NA[@]}" -o json > "$SCRATCH/ours.json" || fail "id-ctrl failed"

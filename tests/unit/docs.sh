@@ -10,7 +10,8 @@
 # - man/nvmeof-fio.7 is what man/engine-man.py makes of docs/engine.md;
 # - groff (and man -l) render both pages without a warning;
 # - the bash completion offers every subcommand and a subcommand's options;
-# - jobs/nvmeof-example.fio parses with plain fio and this engine: it gets as
+# - jobs/nvmeof-example.fio, unedited, runs from the build tree with plain fio
+#   and this engine given as its header says (IOENGINE, FILENAME): it gets as
 #   far as connecting (no RDMA device is visible here) with no option refused;
 # - no document, help text or comment names an issue number or reads as a
 #   work log.
@@ -51,7 +52,7 @@ n=$(grep -c '^Example:' man/nvmeof.1)
 # ---- the engine --------------------------------------------------------------
 # name and .def of each entry of the option table (and of the entries a
 # header's macro puts in it, its lines continued with backslashes)
-python3 - engine/options.c engine/tcp_opts.h > "$tmp/table" <<'PY'
+python3 - engine/options.c engine/tcp_opts.h engine/engine.h > "$tmp/table" <<'PY'
 import re, sys
 for f in sys.argv[1:]:
     src = re.sub(r"[ \t]*\\\n", "\n", open(f).read())
@@ -105,22 +106,36 @@ if command -v fio >/dev/null; then
   # none read would check nothing: fio's --enghelp format changed
   [ -z "$libdef" ] && [ "$ndef" -gt 0 ] && ok "docs/engine.md's library defaults are --enghelp's ($ndef)" ||
     bad "docs/engine.md's library defaults are --enghelp's" "$ndef read from --enghelp;$libdef"
-  # the example job file: plain fio, this engine, no RDMA device visible
+  # the example job file, as it is: plain fio, this engine, no RDMA device visible
   mkdir -p "$tmp/nosysfs"
-  sed "s|^ioengine=external:.*|ioengine=external:$ENG|" jobs/nvmeof-example.fio > "$tmp/example.fio"
   pre=
   readelf -d "$ENG" | grep -q 'NEEDED.*libasan' && pre=$(${CC:-cc} -print-file-name=libasan.so)
   rc=0
-  out=$(SYSFS_PATH=$tmp/nosysfs LD_PRELOAD=$pre ASAN_OPTIONS=detect_leaks=0 timeout 60 fio "$tmp/example.fio" 2>&1) || rc=$?
+  out=$(IOENGINE=external:$ENG FILENAME='trtype=RDMA traddr=192.0.2.20 subnqn=nqn.2026-07.io.example\:storage ns=1' \
+    SYSFS_PATH=$tmp/nosysfs LD_PRELOAD=$pre ASAN_OPTIONS=detect_leaks=0 timeout 60 fio jobs/nvmeof-example.fio 2>&1) || rc=$?
   if [ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -q 'no RDMA device on this host' <<< "$out" &&
      ! grep -qiE 'expected a|bad option|invalid|unknown|conflicts' <<< "$out"; then
-    ok "jobs/nvmeof-example.fio parses with plain fio and gets as far as connecting"
+    ok "jobs/nvmeof-example.fio runs unedited with plain fio and gets as far as connecting"
   else
-    bad "jobs/nvmeof-example.fio parses with plain fio and gets as far as connecting" "rc $rc: $(head -c 600 <<< "$out")"
+    bad "jobs/nvmeof-example.fio runs unedited with plain fio and gets as far as connecting" "rc $rc: $(head -c 600 <<< "$out")"
   fi
+  # troubleshooting.md quotes what fio says of a wrong engine path
+  out=$(fio --name=t --ioengine=external:"$tmp/no/libnvmeof_fio.so" --filename=x --size=1m 2>&1)
+  want=$(sed -n 's/.*`external:` makes fio [0-9.]* print `\(fio: [^"]*\)"PATH"`.*/\1/p' docs/troubleshooting.md)
+  [ -n "$want" ] && grep -qF "$want\"$tmp/no/libnvmeof_fio.so\"" <<< "$out" &&
+    ok "docs/troubleshooting.md quotes fio's wrong-engine-path message" ||
+    bad "docs/troubleshooting.md quotes fio's wrong-engine-path message" "docs: '$want'" "fio: $out"
 else
   skip "fio --enghelp against docs/engine.md" "fio is not installed"
 fi
+
+# an installed user has no docs/: the man page describes the engine's lines
+eoj=$(man -l man/nvmeof-fio.7 2>/dev/null | sed -n '/^THE END-OF-JOB LINES/,/^[A-Z]/p')
+for l in "nvmeof: engine" "controller CNTLID" "placement:" "connect retries"; do
+  grep -qF "$l" <<< "$eoj" ||
+    { bad "nvmeof-fio(7) describes the end-of-job lines" "no '$l' in its section THE END-OF-JOB LINES"; l=; break; }
+done
+[ -z "$l" ] || ok "nvmeof-fio(7) describes the end-of-job lines"
 
 # ---- rendering ---------------------------------------------------------------
 for page in man/nvmeof.1 man/nvmeof-fio.7; do
@@ -138,13 +153,15 @@ done
 # ---- bash completion ---------------------------------------------------------
 comp=$(bash -c 'source contrib/bash-completion/nvmeof
   comp() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _nvmeof; echo "${COMPREPLY[*]}"; }
-  comp "$1" ""; comp "$1" read --st; comp "$1" list-rdma --output-format=' _ "$TOOL" 2>&1)
+  comp "$1" ""; comp "$1" read --st; comp "$1" list-rdma --output-format=
+  comp "$1" discover -t ""; comp "$1" discover -o ""' _ "$TOOL" 2>&1)
 first=$(sed -n 1p <<< "$comp")
 nocomp=
 for s in $subs; do grep -qw -- "$s" <<< "$first" || nocomp="$nocomp $s"; done
 [ -z "$nocomp" ] && ok "the bash completion offers every subcommand" ||
   bad "the bash completion offers every subcommand" "missing:$nocomp; got: $first"
 [ "$(sed -n 2p <<< "$comp")" = "--start-block" ] && [ "$(sed -n 3p <<< "$comp")" = "normal json" ] &&
+  [ "$(sed -n 4p <<< "$comp")" = "rdma tcp" ] && [ "$(sed -n 5p <<< "$comp")" = "normal json fio" ] &&
   ok "the bash completion offers a subcommand's options and their values" ||
   bad "the bash completion offers a subcommand's options and their values" "$comp"
 

@@ -67,6 +67,67 @@ else
   bad "time options: kato=5 is 5 s, units ms, s, m as fio's" "$(grep trace <<< "$out" | head -1 | cut -c1-300)"
 fi
 
+# A bare number implausible as seconds (the tool's --timeout is milliseconds):
+# refused with the milliseconds meant; with its unit it is taken.
+for o in cmd_timeout=30000 kato=5000; do
+  run --filename="$FN" --verbose=1 "--$o"
+  if [ "$rc" != 0 ] && grep -qF "nvmeof: $o: a bare number is seconds" <<< "$out" &&
+     grep -qF "did you mean ${o#*=}ms?" <<< "$out" && ! grep -q 'trace.*connecting' <<< "$out"; then
+    ok "$o refused before connecting: did you mean ${o#*=}ms?"
+  else
+    bad "$o refused before connecting: did you mean ${o#*=}ms?" "rc $rc: $(echo $out | cut -c1-300)"
+  fi
+done
+run --filename="$FN" --verbose=1 --cmd_timeout=30000ms --kato=999
+if grep -q 'kato 999000 ms, .*cmd_timeout 30000 ms' <<< "$out"; then
+  ok "cmd_timeout=30000ms and kato=999 (seconds) are taken"
+else
+  bad "cmd_timeout=30000ms and kato=999 (seconds) are taken" "$(grep trace <<< "$out" | head -1 | cut -c1-300)"
+fi
+
+# SPDK's NVMe-oF example filename has no subnqn: the refusal says how to get it.
+# The engine asks the discovery controller there for the only subsystem:
+# nothing listens on 127.0.0.1 port 4, and the refusal says that too.
+run --filename='trtype=TCP adrfam=IPv4 traddr=127.0.0.1 trsvcid=4 ns=1'
+if [ "$rc" != 0 ] && grep -qF 'no subnqn' <<< "$out" &&
+   grep -qF 'nvmeof discover -t tcp -a 127.0.0.1 -s 4 -o fio' <<< "$out" &&
+   grep -qF 'asking the discovery controller there for it: ' <<< "$out"; then
+  ok "a filename without subnqn names nvmeof discover -o fio with its address"
+else
+  bad "a filename without subnqn names nvmeof discover -o fio with its address" "rc $rc: $(echo $out | cut -c1-300)"
+fi
+
+# No RDMA device here: the failure also points an NVMe/TCP user to trtype=TCP.
+run --filename="$FN"
+if [ "$rc" != 0 ] && grep -qF 'no RDMA device on this host' <<< "$out" && grep -qF 'NVMe/TCP target: trtype=TCP' <<< "$out"; then
+  ok "no RDMA device: the message names trtype=TCP for an NVMe/TCP target"
+else
+  bad "no RDMA device: the message names trtype=TCP for an NVMe/TCP target" "rc $rc: $(echo $out | cut -c1-400)"
+fi
+
+# SPDK's digest_enable= is hdr_digest/data_digest: over RDMA the library
+# refuses the digests it turned on; NONE turns none on; a bad value is named.
+for v in BOTH header data none bogus; do
+  run --filename="$FN" "--digest_enable=$v"
+  case $v in
+    none) want="no RDMA device on this host" ;;
+    bogus) want="valid values: NONE" ;;
+    *) want="header and data digests are NVMe/TCP's" ;;
+  esac
+  if [ "$rc" != 0 ] && grep -qF "$want" <<< "$out"; then
+    ok "digest_enable=$v: $want"
+  else
+    bad "digest_enable=$v: $want" "rc $rc: $(echo $out | cut -c1-300)"
+  fi
+done
+
+# The engine says its version and commit once per fio process, whatever the job count.
+run --filename="$FN" --numjobs=3 --thread=1
+ver=$(sed -n 's/^VERSION = //p' Makefile)
+n=$(grep -cE "^nvmeof: engine $ver \(commit ([0-9a-f]{12}(-dirty)?|unknown)\), built for fio-" <<< "$out")
+[ "$n" = 1 ] && ok "one 'nvmeof: engine $ver (commit ...)' line for three jobs" ||
+  bad "one 'nvmeof: engine $ver (commit ...)' line for three jobs" "$n lines: $(echo $out | cut -c1-300)"
+
 # A size as fio writes one: tcp_zerocopy=64k is taken, and reaches the
 # library, which refuses it over RDMA (the filename's transport).
 run --filename="$FN" --tcp_zerocopy=64k

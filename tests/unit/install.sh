@@ -20,7 +20,7 @@ expected_files() { # PREFIX [noengine], relative to DESTDIR
   printf '%s\n' "$p/bin/nvmeof" "$p/include/nvmeof.h" "$p/lib/libnvmeof.so.$version" "$p/lib/libnvmeof.so.0" \
     "$p/lib/libnvmeof.so" "$p/lib/libnvmeof.a" "$p/lib/pkgconfig/nvmeof.pc" \
     "$p/share/nvmeof/jobs/run" "$p/share/nvmeof/jobs/common.fio.inc" "$p/share/nvmeof/jobs/kdev.sh" \
-    "$p/share/man/man1/nvmeof.1" "$p/share/man/man7/nvmeof-fio.7" "$p/share/bash-completion/completions/nvmeof"
+    "$p/share/nvmeof/jobs/jobfile.py" "$p/share/man/man1/nvmeof.1" "$p/share/man/man7/nvmeof-fio.7" "$p/share/bash-completion/completions/nvmeof"
   [ "${2:-}" = noengine ] || echo "$p/lib/fio/libnvmeof_fio.so"
   for j in jobs/*.fio; do echo "$p/share/nvmeof/jobs/${j#jobs/}"; done
 }
@@ -56,6 +56,8 @@ for prefix in "" /opt/nvmeof-test /opt/nvmeof-nofio; do
   check "$name: soname is libnvmeof.so.0 (got '$soname')" test "$soname" = libnvmeof.so.0
   check "$name: jobs/run defaults to the installed engine" \
     grep -q "ENGINE:-$p/lib/fio/libnvmeof_fio.so}" "$d$p/share/nvmeof/jobs/run"
+  check "$name: the installed jobs/run --list names its job files" \
+    bash -c "'$d$p/share/nvmeof/jobs/run' --list | grep -q '^  iops.fio'"
 
   # A program built from pkg-config alone; the sysroot maps the .pc's paths
   # into DESTDIR.

@@ -17,6 +17,9 @@ static void say(const char *m) { if (write(2, m, strlen(m)) < 0) {} }
 
 static void scan(void)
 {
+	static const char *const prefix[] = {"DHHC-1:", "NVMeTLSkey-1:"};
+	unsigned long scanned = 0;
+	unsigned regions = 0;
 	FILE *maps = fopen("/proc/self/maps", "re");
 	char line[512];
 	if (!maps) {
@@ -29,12 +32,21 @@ static void scan(void)
 		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || strcmp(perms, "rw-p") ||
 		    strstr(line, "[vvar") || strstr(line, "[vsyscall"))
 			continue;
-		if (memmem((const void *)lo, hi - lo, "DHHC-1:", 7)) {
-			say("memscan: a DHHC-1 secret in live memory: ");
-			say(line);
-		}
+		scanned += hi - lo;
+		regions++;
+		for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+			if (memmem((const void *)lo, hi - lo, prefix[i], strlen(prefix[i]))) {
+				say("memscan: a secret (");
+				say(prefix[i]);
+				say(") in live memory: ");
+				say(line);
+			}
 	}
 	fclose(maps);
+	/* proof that the scan ran, and over how much */
+	char msg[96];
+	snprintf(msg, sizeof(msg), "memscan: scanned %lu bytes in %u regions\n", scanned, regions);
+	say(msg);
 }
 
 static int done;

@@ -47,6 +47,91 @@ never_shown "a length that is not its hash's" id-ctrl "${C[@]}" \
 never_shown "-S and -C with nobody there" id-ctrl "${C[@]}" -S "$KEY" -C "$KEY"
 never_shown "an unknown hash to offer" id-ctrl "${C[@]}" -S "$KEY" --dhchap-hashes=sha256,md5
 
+# the passthru subcommands: getopt's own "unrecognized option '--x=VALUE'"
+# is off, values are never echoed, and they take the same secret options
+never_shown "passthru --dhchap-secret= (an unknown option once)" io-passthru "${C[@]}" -O 0 --dhchap-secret="$KEY"
+if grep -q "visible to other users" "$tmp/out"; then ok "io-passthru takes --dhchap-secret (and warns about it)"
+else bad "io-passthru takes --dhchap-secret (and warns about it)" "$(head -3 "$tmp/out")"; fi
+never_shown "passthru secret as a number" admin-passthru "${C[@]}" -O 6 -t "$KEY"
+never_shown "passthru abbreviated --dhchap-s= (ambiguous)" io-passthru "${C[@]}" -O 0 --dhchap-s="$KEY"
+never_shown "admin-passthru --dhchap-secret-file" admin-passthru "${C[@]}" -O 6 --dhchap-secret-file="$tmp/nofile"
+never_shown "a secret as --dhchap-hashes" id-ctrl "${C[@]}" --dhchap-hashes="$KEY"
+never_shown "a secret as --dhchap-dhgroups" id-ctrl "${C[@]}" --dhchap-dhgroups="sha256,$KEY"
+
+# every subcommand, every option that takes a value, joined and apart, with
+# a DH-HMAC-CHAP secret, a TLS PSK (NVMe/TCP's interchange format) and, where
+# a value is short by nature, a secret's body alone: no message shows any of
+# it (the tool's own, getopt's, or the library's)
+TLSKEY="NVMeTLSkey-1:01:VRLbtnN9AQb2WXW3c9+wEf/DRLz0QuLdbYvEhwtdWwNf9LrZ:"
+leaks=0 runs=0
+sweep_one() { # KEY-BODY ARGS...
+  local body=$1 i; shift
+  timeout 30 "$T" "$@" > "$tmp/out" 2>&1
+  runs=$((runs + 1))
+  for ((i = 0; i + 16 <= ${#body}; i += 4)); do
+    if grep -qF "${body:i:16}" "$tmp/out"; then
+      leaks=$((leaks + 1)); [ $leaks -le 5 ] && echo "  leak: ${*:1:2} ... ${*: -1:1}: $(head -2 "$tmp/out" | cut -c1-160)"
+      return
+    fi
+  done
+}
+# one subcommand of each kind of option set (the others share a parser and
+# a set with one of these)
+SUBS=(discover id-ctrl id-ns smart-log get-log read write-zeroes list-rdma io-passthru admin-passthru)
+VOPTS=(-a -s -w -q -I -n -t -o -N -e -i -l -L -B -c -d -g -O -f -2 -4 -9 -M --lsp --timeout --transport --hostid
+       --sysfs --dhchap-hashes --dhchap-dhgroups --dhchap-secret-file --dhchap-ctrl-secret-file --tcp-priority
+       --tcp-tos --tcp-busy-poll --tcp-zerocopy --opcode --flags --namespace-id --data-len --input-file --cdw10
+       --output-format --log-id --log-len --start-block --block-count --data --gpu --metadata)
+SHORTV=(-s -t -o -N -e -i -l -L -B -c -O -f -4 --lsp --timeout --tcp-tos --tcp-busy-poll --tcp-zerocopy --flags
+        --dhchap-hashes --dhchap-dhgroups --data-len --output-format)
+for sub in "${SUBS[@]}"; do
+  P=(); case $sub in *-passthru) P=(-O 6);; esac
+  for k in "$KEY" "$TLSKEY"; do
+    b=${k#*:*:}; b=${b%:}
+    for o in "${VOPTS[@]}"; do
+      if [ "${o:0:2}" = -- ]; then j="$o=$k"; else j="$o$k"; fi
+      sweep_one "$b" "$sub" "${C[@]}" "${P[@]}" "$o" "$k"
+      sweep_one "$b" "$sub" "${C[@]}" "${P[@]}" "$j"
+    done
+  done
+  bare=${KEY:10:48}
+  for o in "${SHORTV[@]}"; do sweep_one "$bare" "$sub" "${C[@]}" "${P[@]}" "$o" "$bare"; done
+done
+if [ $leaks = 0 ]; then ok "no secret in $runs runs: every subcommand, option and form"
+else bad "no secret in every subcommand, option and form" "$leaks of $runs runs showed one"; fi
+
+# the engine: every option that takes a value and every filename key; fio's
+# own lines ("fio: failed parsing ...") are fio's and left out
+PREE=()
+readelf -d "$PWD/$B/libnvmeof_fio.so" | grep -q 'NEEDED.*libasan' &&
+  PREE=(env LD_PRELOAD="$(${CC:-cc} -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0)
+eleaks=0 eruns=0
+eng_one() { # BODY fio-args...
+  local body=$1 i; shift
+  timeout 60 "${PREE[@]}" fio --name=s --ioengine=external:"$PWD/$B/libnvmeof_fio.so" --rw=read --size=1m "$@" \
+    2>&1 | grep -v '^fio: ' > "$tmp/eng.out"
+  eruns=$((eruns + 1))
+  for ((i = 0; i + 16 <= ${#body}; i += 4)); do
+    if grep -qF "${body:i:16}" "$tmp/eng.out"; then
+      eleaks=$((eleaks + 1)); [ $eleaks -le 5 ] && echo "  engine leak: ${*: -1:1}: $(head -2 "$tmp/eng.out" | cut -c1-160)"
+      return
+    fi
+  done
+}
+EF="traddr=127.0.0.1 subnqn=nqn.x ns=1"
+for o in cmd_timeout comp_vector connect_retries connect_timeout ctrl_loss_tmo dhchap_ctrl_secret_file \
+         dhchap_dhgroups dhchap_hashes dhchap_secret_file gpu hca hostid hostnqn iopolicy kato num_io_queues \
+         numa_node path_loss qd_limit qpair_select qpairs quiesce_time reconnect_delay spin_us src_addr \
+         tcp_busy_poll tcp_priority tcp_tos tcp_zerocopy trtype; do
+  for k in "$KEY" "$TLSKEY"; do b=${k#*:*:}; eng_one "${b%:}" --filename="$EF" --$o="$k"; done
+done
+for key in traddr trsvcid subnqn hostnqn srcaddr ns trtype adrfam; do
+  f=$(sed "s/\b$key=[^ ]*//" <<< "$EF")
+  eng_one "$BODY" --filename="$f $key=${KEY//:/\\:}"
+done
+if [ $eleaks = 0 ]; then ok "no secret in the engine's messages in $eruns runs: every option and filename key"
+else bad "no secret in the engine's messages, every option and filename key" "$eleaks of $eruns runs showed one"; fi
+
 # the file forms
 printf '%s\n' "$KEY" > "$tmp/k"
 chmod 644 "$tmp/k"
@@ -109,7 +194,8 @@ if ! readelf -d "$T" "$B/libnvmeof_fio.so" | grep -q 'NEEDED.*libasan'; then
     LD_PRELOAD="$tmp/memscan.so" timeout 30 "$T" id-ctrl "${C[@]}" $how > "$tmp/out" 2>&1
     what="no secret in the tool's memory after its connect ($([ "${how:0:2}" = -S ] && echo -S -C || echo files))"
     if ! grep -q "nvmeof id-ctrl: " "$tmp/out"; then bad "$what" "no connect failure: $(head -3 "$tmp/out")"
-    elif ! grep -q memscan "$tmp/out"; then ok "$what"
+    elif ! grep -q "memscan: scanned [1-9][0-9]* bytes" "$tmp/out"; then bad "$what" "the scan did not run: $(head -3 "$tmp/out")"
+    elif ! grep -q "memscan: a " "$tmp/out"; then ok "$what ($(grep -o 'scanned [0-9]* bytes' "$tmp/out"))"
     else bad "$what" "$(grep memscan "$tmp/out" | head -3)"; fi
   done
   for mode in process thread; do
@@ -119,7 +205,10 @@ if ! readelf -d "$T" "$B/libnvmeof_fio.so" | grep -q 'NEEDED.*libasan'; then
       --dhchap_ctrl_secret_file="$tmp/k" "${th[@]}" --rw=read --size=1m > "$tmp/fio.out" 2> "$tmp/fio.err"
     if ! grep -q "nvmeof: connect to" "$tmp/fio.err"; then
       bad "no secret in the engine's memory after a connect ($mode)" "no connect failure: $(head -3 "$tmp/fio.err")"
-    elif ! grep -q memscan "$tmp/fio.err"; then ok "no secret in the engine's memory after a connect ($mode)"
+    elif ! grep -q "memscan: scanned [1-9][0-9]* bytes" "$tmp/fio.err"; then
+      bad "no secret in the engine's memory after a connect ($mode)" "the scan did not run: $(head -3 "$tmp/fio.err")"
+    elif ! grep -q "memscan: a " "$tmp/fio.err"; then
+      ok "no secret in the engine's memory after a connect ($mode, $(grep -o 'scanned [0-9]* bytes' "$tmp/fio.err"))"
     else bad "no secret in the engine's memory after a connect ($mode)" "$(grep memscan "$tmp/fio.err" | head -3)"; fi
   done
 fi

@@ -25,6 +25,10 @@ struct path_rec {
 	uint64_t at_ms[MAXC];     /* when the command reached this path */
 	int drop;                 /* never answer (a path that went silent) */
 	uint16_t status;          /* answer every command with this status (SCT << 8 | SC) */
+	/* per command, by arrival (a split write's chunks apart): answer
+	 * command i with status_at[i] - 1 (0: as above), or never */
+	uint16_t status_at[MAXC];
+	bool drop_at[MAXC];
 };
 
 static enum fw_action responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge, uint8_t *cqe)
@@ -36,10 +40,11 @@ static enum fw_action responder(void *ctx, const uint8_t *sqe, const struct ibv_
 		r->slba[r->n] = get_le64(sqe + 40);
 		r->at_ms[r->n] = nvmeof_now_ms();
 	}
-	r->n++;
-	if (r->status)
-		put_le16(cqe + 14, (uint16_t)(r->status << 1));
-	return r->drop ? FW_DROP : FW_RESPOND;
+	int i = r->n++;
+	uint16_t st = i < MAXC && r->status_at[i] ? (uint16_t)(r->status_at[i] - 1) : r->status;
+	if (st)
+		put_le16(cqe + 14, (uint16_t)(st << 1));
+	return r->drop || (i < MAXC && r->drop_at[i]) ? FW_DROP : FW_RESPOND;
 }
 
 static int count_opc(const struct path_rec *r, uint8_t opc)
@@ -56,6 +61,9 @@ struct done {
 	uint64_t at_ms;
 	struct nvmeof_mpath_queue *destroy; /* the callback tries to destroy this queue */
 	int destroy_rc;
+	struct nvmeof_mpath_queue *poll;    /* the callback polls this queue (after the disconnect below) */
+	int poll_rc;
+	int disconnect;                     /* the callback disconnects path disconnect - 1 first (0: none) */
 };
 
 static void cb(void *arg, const struct nvmeof_cpl *cpl)
@@ -66,6 +74,10 @@ static void cb(void *arg, const struct nvmeof_cpl *cpl)
 	d->at_ms = nvmeof_now_ms();
 	if (d->destroy)
 		d->destroy_rc = nvmeof_mpath_queue_destroy(d->destroy);
+	if (d->poll && d->disconnect)
+		nvmeof_mpath_queue_path_disconnect(d->poll, (uint32_t)d->disconnect - 1);
+	if (d->poll)
+		d->poll_rc = nvmeof_mpath_queue_poll(d->poll, 16);
 }
 
 struct two {
@@ -78,6 +90,9 @@ struct two {
 	struct nvmeof_mpath_queue *mq;
 	char buf[4096];
 };
+
+/* bytes per command of the next two_paths' queues (0: no limit) */
+static uint64_t next_max_xfer;
 
 /* Path A (index 0) carries everything while it is usable (numa policy,
  * first of equals); B (1) takes over. */
@@ -106,7 +121,8 @@ static struct two *two_paths(uint32_t cmd_timeout_ms, uint32_t quiesce_ms, uint3
 		snprintf(p->traddr, sizeof(p->traddr), "10.0.0.%d", i + 1);
 		snprintf(p->trsvcid, sizeof(p->trsvcid), "4420");
 		snprintf(p->hca, sizeof(p->hca), "fake%d", i);
-		struct q_params qp = {.qid = 1, .depth = 8, .cmd_timeout_ms = cmd_timeout_ms, .wait_mode = NVMEOF_WAIT_POLL};
+		struct q_params qp = {.qid = 1, .depth = 8, .cmd_timeout_ms = cmd_timeout_ms, .wait_mode = NVMEOF_WAIT_POLL,
+				      .max_xfer = next_max_xfer};
 		t->fw[i] = fw_new(8, responder, &t->rec[i]);
 		if (q_open_fake(&qp, t->fw[i], &qs[i])) {
 			fprintf(stderr, "q_open_fake: %s\n", nvmeof_errmsg());
@@ -115,6 +131,7 @@ static struct two *two_paths(uint32_t cmd_timeout_ms, uint32_t quiesce_ms, uint3
 		t->mr[i] = (struct nvmeof_mr){.addr = t->buf, .len = sizeof(t->buf), .lkey = 0x11, .rkey = 0xab0u + i};
 		t->mmr.mr[i] = &t->mr[i];
 	}
+	next_max_xfer = 0;
 	if (mq_create_over(&t->mp, qs, q_close, &t->mq)) {
 		fprintf(stderr, "mq_create_over: %s\n", nvmeof_errmsg());
 		exit(1);
@@ -353,6 +370,297 @@ TEST(flush_goes_through_one_path_and_fails_over)
 	two_free(t);
 }
 
+/* Polls for ms, whatever completes. */
+static void poll_for(struct two *t, uint32_t ms)
+{
+	uint64_t end = nvmeof_now_ms() + ms;
+	while (nvmeof_now_ms() < end) {
+		nvmeof_mpath_queue_poll(t->mq, 16);
+		struct timespec ts = {0, 200000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* A write split in two (above MDTS) whose first chunk is answered with
+ * first_status while the second is still executing behind A's controller
+ * when A's connection goes: the write is in doubt (that chunk may still
+ * land), so it reaches B only after the hold, and never completes to the
+ * caller before. */
+static void split_write_in_doubt(uint16_t first_status, const char *what)
+{
+	printf("    first chunk: %s\n", what);
+	next_max_xfer = 512;
+	struct two *t = two_paths(10000, 300, 1000);
+	struct done w = {0};
+	t->rec[0].status_at[0] = (uint16_t)(first_status + 1);
+	t->rec[0].drop_at[1] = true;
+	CHECK_EQ(nvmeof_mpath_write(t->mq, 4242, 2, &t->mmr, 0, 0, cb, &w), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	CHECK_EQ(count_opc(&t->rec[0], NVME_CMD_WRITE), 2);
+	poll_for(t, 20); /* the first chunk's answer is in */
+	CHECK_EQ(w.calls, 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_WRITE), 0);
+	uint64_t lost = nvmeof_now_ms();
+	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 0), 0);
+	poll_for(t, 100);
+	CHECK_EQ(w.calls, 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_WRITE), 0);
+	poll_until(t, &w, 5000);
+	CHECK_EQ(w.calls, 1);
+	CHECK_EQ(w.cpl.err, 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_WRITE), 2);
+	/* 300 ms from the loss (the ms clock takes a few off) */
+	CHECK(t->rec[1].at_ms[0] - lost >= 290);
+	struct nvmeof_path_stats st = {.size = sizeof(st)};
+	CHECK_EQ(nvmeof_mpath_queue_path_stats(t->mq, 0, &st), 0);
+	CHECK_EQ(st.held, 1);
+	two_free(t);
+}
+
+TEST(split_write_path_status_and_loss_is_held)
+{
+	split_write_in_doubt(0x302, "Asymmetric Access Inaccessible, no DNR");
+}
+
+TEST(split_write_dnr_status_and_loss_is_held)
+{
+	split_write_in_doubt(0x4002, "Invalid Field in Command, DNR");
+}
+
+/* Commands that waited for a path and fail at once from one poll, the
+ * first one's callback disconnecting B and polling: that nested poll
+ * holds B's two lost writes while the outer poll still walks the ones
+ * that waited. Each command completes once, and nothing stays in flight. */
+TEST(a_poll_from_a_callback_during_the_retry_of_waiting_commands)
+{
+	struct two *t = two_paths(10000, 300, 100);
+	struct done w[2] = {{0}}, r[3] = {{0}};
+	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 0), 0);
+	nvmeof_mpath_queue_poll(t->mq, 16); /* A is gone for good (no reconnect) */
+	t->rec[1].drop = 1;
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(nvmeof_mpath_write(t->mq, 100 + (uint64_t)i, 1, &t->mmr, 0, 0, cb, &w[i]), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_WRITE), 2);
+	/* B still connected but Inaccessible: reads wait, up to ANATT */
+	mp_set_ana(&t->mp.p[1], NVMEOF_ANA_INACCESSIBLE, nvmeof_now_ms());
+	r[0].poll = t->mq;
+	r[0].disconnect = 2;
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 512, cb, &r[i]), 0);
+	CHECK_EQ(t->mq->nparked, 3);
+	poll_for(t, 200); /* past ANATT (100 ms): the reads fail, the writes are held, then fail */
+	poll_until(t, &w[0], 2000);
+	poll_until(t, &w[1], 2000);
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ(r[i].calls, 1);
+		CHECK(r[i].cpl.err != 0);
+	}
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(w[i].calls, 1);
+	CHECK_EQ(nvmeof_mpath_queue_inflight(t->mq), 0);
+	CHECK_EQ(t->mq->nfree, t->mq->nreqs);
+	two_free(t);
+}
+
+/* Destroy completes what is in flight (on B, the second path queue
+ * destroyed) and what waits for a path; their callbacks poll the queue
+ * being destroyed, which refuses (its path queues are going), and each
+ * completes once. */
+TEST(callbacks_run_by_destroy_may_poll)
+{
+	struct two *t = two_paths(10000, 300, 1000);
+	struct done w = {0}, r = {0};
+	mp_set_ana(&t->mp.p[0], NVMEOF_ANA_INACCESSIBLE, nvmeof_now_ms());
+	t->rec[1].drop = 1;
+	w.poll = t->mq;
+	w.poll_rc = 1;
+	CHECK_EQ(nvmeof_mpath_write(t->mq, 100, 1, &t->mmr, 0, 0, cb, &w), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_WRITE), 1);
+	mp_set_ana(&t->mp.p[1], NVMEOF_ANA_INACCESSIBLE, nvmeof_now_ms());
+	r.poll = t->mq;
+	r.poll_rc = 1;
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 512, cb, &r), 0);
+	CHECK_EQ(t->mq->nparked, 1);
+	CHECK_EQ(nvmeof_mpath_queue_destroy(t->mq), 0);
+	t->mq = NULL;
+	CHECK_EQ(w.calls, 1);
+	CHECK_EQ(w.cpl.err, NVMEOF_ECLOSED);
+	CHECK_EQ(w.poll_rc, NVMEOF_ECLOSED);
+	CHECK_EQ(r.calls, 1);
+	CHECK_EQ(r.cpl.err, NVMEOF_ECLOSED);
+	CHECK_EQ(r.poll_rc, NVMEOF_ECLOSED);
+	two_free(t);
+}
+
+/* A path whose controller no longer has the namespace (detached from it
+ * alone: gone in its table) carries none of its commands while another
+ * path does, whatever its group's state. */
+TEST(a_namespace_gone_from_one_path_is_served_by_the_other)
+{
+	struct two *t = two_paths(10000, 300, 1000);
+	struct nvmeof_ns gone = t->ns;
+	gone.gone = true;
+	t->mp.p[0].ns = &gone;
+	struct done r = {0};
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 512, cb, &r), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	poll_until(t, &r, 5000);
+	CHECK_EQ(r.calls, 1);
+	CHECK_EQ(r.cpl.err, 0);
+	CHECK_EQ(t->rec[0].n, 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_READ), 1);
+	two_free(t);
+}
+
+/* The hold of a write lost on A, from what A's controller reports in
+ * Identify Controller (CQT, bytes 387:386, parsed as the library reads
+ * it) and its keep-alive timeout: the write reaches B no sooner than
+ * want_ms after the loss, and not much later (1.5 s of slack for a slow
+ * machine; the hold ends at the first poll after it). */
+static void hold_from_ctrl(uint32_t quiesce_ms, uint16_t cqt_ms, uint32_t kato_ms, uint32_t want_ms)
+{
+	printf("    quiesce_time %u ms, CQT %u ms, KATO %u ms: hold %u ms\n", quiesce_ms, cqt_ms, kato_ms, want_ms);
+	struct two *t = two_paths(10000, quiesce_ms, 1000);
+	static uint8_t id[4096];
+	memset(id, 0, sizeof(id));
+	put_le16(id + 386, cqt_ms);
+	struct nvmeof_ctrl_info ci;
+	nvme_id_ctrl_parse(id, &ci);
+	mp_path_take_ctrl(&t->mp.p[0], &ci, kato_ms);
+	struct done w = {0};
+	t->rec[0].drop = 1;
+	CHECK_EQ(nvmeof_mpath_write(t->mq, 4242, 1, &t->mmr, 0, 0, cb, &w), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	uint64_t lost = nvmeof_now_ms();
+	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 0), 0);
+	poll_until(t, &w, 10000);
+	CHECK_EQ(w.calls, 1);
+	CHECK_EQ(w.cpl.err, 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_WRITE), 1);
+	uint64_t at = t->rec[1].at_ms[0] - lost;
+	printf("    the write reached B %llu ms after the loss\n", (unsigned long long)at);
+	struct nvmeof_path_stats st = {.size = sizeof(st)};
+	CHECK_EQ(nvmeof_mpath_queue_path_stats(t->mq, 0, &st), 0);
+	if (want_ms) {
+		CHECK(at >= want_ms - 5);
+		CHECK(at < want_ms + 1500);
+		CHECK_EQ(st.held, 1);
+	} else {
+		CHECK_EQ(st.held, 0);
+	}
+	two_free(t);
+}
+
+/* CQT longer than quiesce_time: CQT decides. */
+TEST(the_hold_is_the_controllers_cqt_where_longer)
+{
+	hold_from_ctrl(100, 400, 0, 400);
+}
+
+/* CQT shorter than quiesce_time: quiesce_time decides. */
+TEST(the_hold_is_quiesce_time_where_longer_than_cqt)
+{
+	hold_from_ctrl(400, 50, 0, 400);
+}
+
+/* With keep-alive, two keep-alive timeouts more. */
+TEST(the_hold_adds_two_keep_alive_timeouts)
+{
+	hold_from_ctrl(100, 0, 150, 400);
+	hold_from_ctrl(100, 200, 100, 400);
+}
+
+/* quiesce_time 0: no hold, whatever the controller reports. */
+TEST(quiesce_time_0_holds_nothing_whatever_the_controller_reports)
+{
+	hold_from_ctrl(0, 400, 150, 0);
+}
+
+/* A CQT that a new association reports (read after the queue was
+ * created) holds the next write that path loses. */
+TEST(a_cqt_read_after_the_queue_was_created_holds_the_next_loss)
+{
+	struct two *t = two_paths(10000, 100, 1000);
+	static uint8_t id[4096];
+	memset(id, 0, sizeof(id));
+	put_le16(id + 386, 400);
+	struct nvmeof_ctrl_info ci;
+	nvme_id_ctrl_parse(id, &ci);
+	mp_path_take_ctrl(&t->mp.p[0], &ci, 0); /* after mq_create_over */
+	struct done w = {0};
+	t->rec[0].drop = 1;
+	CHECK_EQ(nvmeof_mpath_write(t->mq, 4242, 1, &t->mmr, 0, 0, cb, &w), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	uint64_t lost = nvmeof_now_ms();
+	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 0), 0);
+	poll_until(t, &w, 10000);
+	CHECK_EQ(w.calls, 1);
+	CHECK(t->rec[1].at_ms[0] - lost >= 395);
+	two_free(t);
+}
+
+/* A write whose post A refused never reached the wire: it cannot land
+ * late, so it goes to B at once, not held. A held write, re-issued on B
+ * when its hold ends, counts as failed over from A as one re-routed at
+ * once does. */
+TEST(a_write_that_never_reached_the_wire_is_not_held)
+{
+	struct two *t = two_paths(10000, 300, 1000);
+	struct done w1 = {0}, w2 = {0};
+	fw_fail_next_post(t->fw[0]);
+	CHECK_EQ(nvmeof_mpath_write(t->mq, 1000, 1, &t->mmr, 0, 0, cb, &w1), 0);
+	nvmeof_mpath_queue_commit(t->mq); /* refused: it fails from A's poll */
+	CHECK_EQ(t->rec[0].n, 0);
+	poll_for(t, 100);
+	CHECK_EQ(w1.calls, 1);
+	CHECK_EQ(w1.cpl.err, 0);
+	CHECK_EQ(t->rec[1].n, 1);
+	struct nvmeof_path_stats st = {.size = sizeof(st)};
+	CHECK_EQ(nvmeof_mpath_queue_path_stats(t->mq, 0, &st), 0);
+	CHECK_EQ(st.held, 0);
+	CHECK_EQ(st.failovers, 1);
+	/* a write on the wire at A's loss: held, then re-issued on B */
+	t->rec[0].drop = 1;
+	CHECK_EQ(nvmeof_mpath_write(t->mq, 2000, 1, &t->mmr, 0, 0, cb, &w2), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	CHECK_EQ(t->rec[0].n, 1);
+	CHECK_EQ(nvmeof_mpath_queue_path_disconnect(t->mq, 0), 0);
+	poll_until(t, &w2, 5000);
+	CHECK_EQ(w2.calls, 1);
+	CHECK_EQ(w2.cpl.err, 0);
+	CHECK_EQ(nvmeof_mpath_queue_path_stats(t->mq, 0, &st), 0);
+	CHECK_EQ(st.held, 1);
+	CHECK_EQ(st.failovers, 2);
+	two_free(t);
+}
+
+/* A answers Inaccessible while B is Inaccessible too: the read waits,
+ * then goes to B once B is usable, and counts as failed over from A. */
+TEST(a_command_that_waited_for_a_path_counts_as_failed_over)
+{
+	struct two *t = two_paths(1000, 0, 2000);
+	struct done r = {0};
+	mp_set_ana(&t->mp.p[1], NVMEOF_ANA_INACCESSIBLE, nvmeof_now_ms());
+	t->rec[0].status = 0x302; /* Asymmetric Access Inaccessible */
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 0, cb, &r), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	poll_for(t, 20);
+	CHECK_EQ(r.calls, 0);
+	CHECK_EQ(t->rec[0].n, 1);
+	mp_set_ana(&t->mp.p[1], NVMEOF_ANA_OPTIMIZED, nvmeof_now_ms());
+	poll_until(t, &r, 5000);
+	CHECK_EQ(r.calls, 1);
+	CHECK_EQ(r.cpl.err, 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_READ), 1);
+	struct nvmeof_path_stats st = {.size = sizeof(st)};
+	CHECK_EQ(nvmeof_mpath_queue_path_stats(t->mq, 0, &st), 0);
+	CHECK_EQ(st.path_errors, 1);
+	CHECK_EQ(st.failovers, 1);
+	two_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
@@ -360,6 +668,13 @@ int main(int argc, char **argv)
 		T(inaccessible_live_paths_wait_for_one), T(inaccessible_live_paths_wait_is_bounded),
 		T(destroy_from_callback_refused), T(path_disconnect_is_measured),
 		T(internal_path_error_on_the_only_path_is_paced), T(flush_goes_through_one_path_and_fails_over),
+		T(split_write_path_status_and_loss_is_held), T(split_write_dnr_status_and_loss_is_held),
+		T(a_poll_from_a_callback_during_the_retry_of_waiting_commands), T(callbacks_run_by_destroy_may_poll),
+		T(a_namespace_gone_from_one_path_is_served_by_the_other),
+		T(the_hold_is_the_controllers_cqt_where_longer), T(the_hold_is_quiesce_time_where_longer_than_cqt),
+		T(the_hold_adds_two_keep_alive_timeouts), T(quiesce_time_0_holds_nothing_whatever_the_controller_reports),
+		T(a_cqt_read_after_the_queue_was_created_holds_the_next_loss),
+		T(a_write_that_never_reached_the_wire_is_not_held), T(a_command_that_waited_for_a_path_counts_as_failed_over),
 	};
 	return run_named_tests("unit-mpathio", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

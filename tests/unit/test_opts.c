@@ -59,7 +59,7 @@ TEST(init_fills_the_documented_defaults)
 	CHECK_EQ(o.num_io_queues, 64);
 	CHECK_EQ(o.cmd_timeout_ms, 30000);
 	CHECK_EQ(o.connect_timeout_ms, 3000);
-	CHECK_EQ(o.kato_ms, 0);
+	CHECK_EQ(o.kato_ms, 5000); /* the Linux host's NVME_DEFAULT_KATO */
 	CHECK(o.trace == NULL && o.trace_arg == NULL); /* version 0.2: no trace unless asked */
 	CHECK_EQ(o.ka_interval_ms, 0);
 	CHECK_EQ(o.reconnect_delay_ms, 0);
@@ -289,6 +289,47 @@ TEST(connect_without_an_rdma_device_blames_this_host)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* A discovery log entry becomes a connect's options, or is refused before
+ * anything is sent when it asks for what this library does not do: a
+ * secure channel (TREQ "required", or a TLS security type), or a transport
+ * other than RDMA and TCP. */
+TEST(discovery_entry_to_options_refuses_tls_up_front)
+{
+	struct nvmeof_disc_entry e;
+	struct nvmeof_ctrl_opts o;
+	memset(&e, 0, sizeof(e));
+	e.trtype = 3;
+	e.adrfam = 1;
+	e.subtype = 2;
+	snprintf(e.traddr, sizeof(e.traddr), "192.0.2.1");
+	snprintf(e.trsvcid, sizeof(e.trsvcid), "4420");
+	snprintf(e.subnqn, sizeof(e.subnqn), "nqn.2026-12.io.nvmeof:x");
+	nvmeof_ctrl_opts_init(&o);
+	MUST(nvmeof_disc_entry_opts(&e, &o));
+	CHECK_STR(o.trtype, "tcp");
+	CHECK_STR(o.traddr, "192.0.2.1");
+	CHECK_STR(o.trsvcid, "4420");
+	CHECK_STR(o.subnqn, "nqn.2026-12.io.nvmeof:x");
+	CHECK_EQ(o.queue_depth, 128); /* the rest as it was */
+	e.treq = 2; /* secure channel not required: fine */
+	MUST(nvmeof_disc_entry_opts(&e, &o));
+	e.treq = 1; /* required */
+	CHECK_EQ(nvmeof_disc_entry_opts(&e, &o), NVMEOF_ENOTSUP);
+	CHECK(strstr(nvmeof_errmsg(), "TLS") != NULL && strstr(nvmeof_errmsg(), "nqn.2026-12.io.nvmeof:x") != NULL);
+	e.treq = 0;
+	e.tcp_sectype = 2; /* TLS 1.3 */
+	CHECK_EQ(nvmeof_disc_entry_opts(&e, &o), NVMEOF_ENOTSUP);
+	CHECK(strstr(nvmeof_errmsg(), "TLS 1.3") != NULL);
+	e.tcp_sectype = 0;
+	e.trtype = 2; /* FC */
+	CHECK_EQ(nvmeof_disc_entry_opts(&e, &o), NVMEOF_ENOTSUP);
+	e.trtype = 1;
+	MUST(nvmeof_disc_entry_opts(&e, &o));
+	CHECK_STR(o.trtype, "rdma");
+	CHECK_EQ(nvmeof_disc_entry_opts(NULL, &o), NVMEOF_EINVAL);
+out:;
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -300,6 +341,7 @@ int main(void)
 		T(queue_opts_by_size),
 		T(connect_refuses_ports_outside_1_to_65535),
 		T(connect_without_an_rdma_device_blames_this_host),
+		T(discovery_entry_to_options_refuses_tls_up_front),
 	};
 	return run_tests("unit-opts", t, sizeof(t) / sizeof(t[0]));
 }

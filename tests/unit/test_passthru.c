@@ -57,6 +57,50 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
+/* A caller's keyed SGL is checked against the caller's regions only: a
+ * library buffer (a log being read) is never one, even at the caller's
+ * key. Over NVMe/TCP (no PD) every key is 0, so the address alone would
+ * otherwise do. */
+TEST(caller_sgl_never_names_a_library_region)
+{
+	struct mem_ctx mc;
+	struct nvmeof_mr *user = NULL, *lib = NULL;
+	mem_ctx_init(&mc, NULL, false);
+	MUST(mem_alloc(&mc, NULL, 8192, &user));
+	MUST(mem_alloc_internal(&mc, NULL, 8192, &lib));
+	pthread_mutex_lock(&mc.lock);
+	CHECK(mem_find_locked(&mc, (uint64_t)(uintptr_t)user->addr + 4096, 4096, 0) == user);
+	CHECK(mem_find_locked(&mc, (uint64_t)(uintptr_t)lib->addr, 4096, 0) == NULL);
+	CHECK(mem_find_locked(&mc, (uint64_t)(uintptr_t)lib->addr + 4096, 4096, lib->rkey) == NULL);
+	pthread_mutex_unlock(&mc.lock);
+	MUST(nvmeof_mr_release(lib));
+	MUST(nvmeof_mr_release(user));
+out:
+	mem_ctx_destroy(&mc);
+}
+
+/* A region that a request still holds is not released: EBUSY, the region
+ * intact and still found; released once the count is back to 0. */
+TEST(a_region_held_by_a_request_is_not_released)
+{
+	struct mem_ctx mc;
+	struct nvmeof_mr *m = NULL;
+	mem_ctx_init(&mc, NULL, false);
+	MUST(mem_alloc(&mc, NULL, 4096, &m));
+	m->inflight = 1;
+	CHECK_EQ(nvmeof_mr_release(m), NVMEOF_EBUSY);
+	CHECK(strstr(nvmeof_errmsg(), "1 command in flight") != NULL);
+	CHECK_EQ(mem_ctx_count(&mc), 1);
+	pthread_mutex_lock(&mc.lock);
+	CHECK(mem_find_locked(&mc, (uint64_t)(uintptr_t)m->addr, 4096, 0) == m);
+	pthread_mutex_unlock(&mc.lock);
+	m->inflight = 0;
+	MUST(nvmeof_mr_release(m));
+	CHECK_EQ(mem_ctx_count(&mc), 0);
+out:
+	mem_ctx_destroy(&mc);
+}
+
 /* The library owns the CID and, given a region, the data pointer; every
  * other byte goes out as the caller wrote it, and the answer's CQE comes
  * back whole. */
@@ -200,6 +244,45 @@ out:
 	fw_free(fw);
 }
 
+/* A raw Abort of an admin command names one of the caller's raw admin
+ * commands in flight, never a CID the library owns or that is not out:
+ * refused before anything is sent. An Abort of an I/O queue's command is
+ * the caller's business. */
+TEST(raw_abort_names_only_the_callers_admin_commands)
+{
+	struct rec rec = {.hold = 1};
+	struct fake_wire *fw = fw_new(16, responder, &rec);
+	struct q_params p = {.qid = 0, .depth = 16, .cmd_timeout_ms = 30000, .max_xfer = 1 << 20,
+			     .wait_mode = NVMEOF_WAIT_POLL};
+	struct nvmeof_queue *q = NULL;
+	MUST(q_open_fake(&p, fw, &q));
+	uint8_t vs[64] = {0xc0}; /* vendor specific: held unanswered */
+	uint16_t cid = NVMEOF_CID_NONE;
+	struct got g = {0}, ga = {0};
+	MUST(nvmeof_io_raw_cid(q, vs, NULL, 0, 0, 0, got_cb, &g, &cid));
+	CHECK(cid != NVMEOF_CID_NONE);
+	CHECK_EQ(rec.n, 1);
+	uint8_t ab[64] = {NVME_ADMIN_ABORT};
+	put_le16(ab + 40, 0);                 /* SQID: the admin queue */
+	put_le16(ab + 42, (uint16_t)(cid + 1)); /* a CID no caller command has */
+	CHECK_EQ(nvmeof_io_raw(q, ab, NULL, 0, 0, 0, got_cb, &ga), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "not a raw admin command of the caller in flight") != NULL);
+	put_le16(ab + 42, NVMEOF_CID_NONE);
+	CHECK_EQ(nvmeof_io_raw(q, ab, NULL, 0, 0, 0, got_cb, &ga), NVMEOF_EINVAL);
+	CHECK_EQ(rec.n, 1); /* nothing was sent */
+	rec.hold = 0;
+	put_le16(ab + 42, cid);               /* the caller's own: goes out */
+	MUST(nvmeof_io_raw(q, ab, NULL, 0, 0, 0, got_cb, &ga));
+	CHECK_EQ(rec.n, 2);
+	put_le16(ab + 40, 3);                 /* an I/O queue's command: the caller's */
+	put_le16(ab + 42, 0x77);
+	MUST(nvmeof_io_raw(q, ab, NULL, 0, 0, 0, got_cb, &ga));
+	CHECK_EQ(rec.n, 3);
+out:
+	q_close(q);
+	fw_free(fw);
+}
+
 /* nvmeof_io_raw_cid says at submission the CID the command goes out with,
  * the one its completion then carries: a caller can track its commands by
  * CID before they complete. One waiting for its queue to reconnect has
@@ -270,7 +353,10 @@ out:
 int main(int argc, char **argv)
 {
 	static const struct test_case all[] = {
+		T(caller_sgl_never_names_a_library_region),
+		T(a_region_held_by_a_request_is_not_released),
 		T(raw_command_goes_out_as_written_but_for_cid_and_dptr),
+		T(raw_abort_names_only_the_callers_admin_commands),
 		T(timed_out_raw_sync_call_leaves_the_queue_usable),
 		T(raw_command_on_the_wire_at_a_loss_is_not_sent_again),
 		T(raw_command_cid_is_known_at_submission),

@@ -743,6 +743,24 @@ TEST(ana_namespace_followed_to_its_new_group)
 	CHECK_EQ(nvme_ana_ns_state(r, 40, 2, &grp, &st), (unsigned long long)-1);
 }
 
+/* A log with NSID lists that lists the namespace nowhere: the controller
+ * no longer has it (detached from this controller alone), and the path is
+ * not usable, whatever the group it was last seen in says. */
+TEST(ana_namespace_missing_from_a_log_with_lists_has_no_state)
+{
+	uint8_t d[128];
+	size_t len = ana_log(d, NVMEOF_ANA_OPTIMIZED, NVMEOF_ANA_OPTIMIZED);
+	put_le32(d + 20, 1); /* group 1 lists NSID 1 only */
+	memmove(d + 52, d + 56, 32);
+	len = 84;
+	uint32_t grp = 1;
+	uint8_t st = 0xff;
+	CHECK_EQ(nvme_ana_ns_state(d, len, 1, &grp, &st), 0);
+	CHECK_EQ(st, NVMEOF_ANA_OPTIMIZED);
+	CHECK_EQ(nvme_ana_ns_state(d, len, 2, &grp, &st), 1);
+	CHECK_EQ(grp, 1);
+}
+
 TEST(ana_group_state_lookup)
 {
 	uint8_t d[128];
@@ -816,6 +834,7 @@ int main(void)
 		T(async_event_config_and_decode), T(discovery_log_header_and_entries),
 		T(error_and_smart_logs), T(changed_ns_list_and_descriptors), T(ana_log_groups), T(event_log_lengths),
 		T(identify_fields_for_events_and_write_zeroes), T(identify_command_retry_delay_times), T(identify_ana_fields), T(ana_group_state_lookup), T(ana_namespace_followed_to_its_new_group),
+		T(ana_namespace_missing_from_a_log_with_lists_has_no_state),
 		T(path_statuses_fail_over),
 	};
 	return run_tests("unit-protocol", t, sizeof(t) / sizeof(t[0]));

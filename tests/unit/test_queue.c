@@ -78,6 +78,8 @@ struct fixture {
 	struct nvmeof_cpl last;
 	int resubmit;             /* callbacks that submit one more read */
 	int resubmit_rc;
+	int rewrite;              /* callbacks that submit one more write (LBA 4242) */
+	uint64_t cb_ms;           /* when the last callback ran */
 	bool poll_in_cb;          /* callbacks that poll the queue */
 	int poll_rc;
 	bool wire_closed_at_cb;   /* the connection was closed when the last callback ran */
@@ -91,6 +93,11 @@ static void cb(void *arg, const struct nvmeof_cpl *cpl)
 	f->calls++;
 	f->last = *cpl;
 	f->wire_closed_at_cb = fw_closed(f->fw);
+	f->cb_ms = nvmeof_now_ms();
+	if (f->rewrite > 0) {
+		f->rewrite--;
+		f->resubmit_rc = nvmeof_write(f->q, &f->ns, 4242, 8, &f->mr, 0, cb, f);
+	}
 	if (f->poll_in_cb)
 		f->poll_rc = nvmeof_queue_poll(f->q, 0);
 	if (f->close_in_cb)
@@ -653,6 +660,107 @@ TEST(lost_write_is_replayed_after_the_quiesce_time)
 	/* reconnect_delay is 1 ms: the replay waited for the quiesce time,
 	 * counted from the loss (noticed just before lost was read) */
 	CHECK(nvmeof_now_ms() - lost >= 195);
+	teardown(f);
+}
+
+/* Polls until the wire has seen sent commands, reconnecting as needed;
+ * the ms it took from t0 (UINT64_MAX: not within 5 s). */
+static uint64_t until_sent(struct fixture *f, int sent, uint64_t t0)
+{
+	for (int i = 0; i < 5000; i++) {
+		nvmeof_queue_poll(f->q, 0);
+		if (f->rec.n >= sent)
+			return nvmeof_now_ms() - t0;
+		sleep_ms(1);
+	}
+	return UINT64_MAX;
+}
+
+/* A write that timed out on the wire fails to its caller, but may still
+ * execute behind the controller: the caller's next write to the same
+ * blocks, submitted from the failed one's callback, must not reach the
+ * next connection before the quiesce time from the loss, as a replayed
+ * write would not (reconnect_delay is 1 ms). */
+TEST(a_timed_out_write_holds_the_next_write_for_the_quiesce_time)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 100, false);
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
+	q_set_quiesce(f->q, 300);
+	f->rec.hold = 1;
+	f->rewrite = 1;
+	CHECK_EQ(nvmeof_write(f->q, &f->ns, 4242, 8, &f->mr, 0, cb, f), 0);
+	for (int i = 0; i < 5000 && !f->calls; i++) {
+		nvmeof_queue_poll(f->q, 0);
+		sleep_ms(1);
+	}
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, NVMEOF_ETIMEDOUT);
+	CHECK(f->last.in_doubt); /* on the wire at the loss: it may still land */
+	CHECK_EQ(f->resubmit_rc, 0);
+	/* the callback ran when the loss was handled: the quiesce counts from
+	 * just before it */
+	uint64_t ms = until_sent(f, 2, f->cb_ms);
+	CHECK(ms != UINT64_MAX);
+	CHECK_EQ(f->rec.sqe[1][0], NVME_CMD_WRITE);
+	printf("    the next write went out %llu ms after the loss\n", (unsigned long long)ms);
+	CHECK(ms >= 295);
+	teardown(f);
+}
+
+/* A write split in two whose first command was answered with an error
+ * (DNR) while the second was still on the wire when the connection went:
+ * it fails to its caller with that error, in doubt (the second may still
+ * land), and the caller's next write waits the quiesce time too. */
+TEST(a_split_write_failed_with_a_command_on_the_wire_holds_the_next_write)
+{
+	struct fixture *f = setup(4, 4096, 0, 64 << 10, 30000, false);
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
+	q_set_quiesce(f->q, 300);
+	f->rec.hold = 1;
+	f->rec.fail_at = 1;
+	f->rewrite = 1;
+	CHECK_EQ(nvmeof_write(f->q, &f->ns, 4242, 16, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(f->rec.n, 2);
+	f->rec.hold = 0;
+	f->rec.fail_at = 0;
+	CHECK_EQ(fw_inject(f->fw, f->rec.held[0]), 0); /* the first command's error */
+	nvmeof_queue_poll(f->q, 0);
+	CHECK_EQ(f->calls, 0); /* the second is still out */
+	fw_break(f->fw);
+	for (int i = 0; i < 1000 && !f->calls; i++)
+		nvmeof_queue_poll(f->q, 0);
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, NVMEOF_ENVME);
+	CHECK(f->last.in_doubt);
+	CHECK_EQ(f->resubmit_rc, 0);
+	uint64_t ms = until_sent(f, 3, f->cb_ms);
+	CHECK(ms != UINT64_MAX);
+	CHECK_EQ(f->rec.sqe[2][0], NVME_CMD_WRITE);
+	printf("    the next write went out %llu ms after the loss\n", (unsigned long long)ms);
+	CHECK(ms >= 295);
+	teardown(f);
+}
+
+/* The same for a synchronous write that gave up while on the wire. */
+TEST(an_abandoned_sync_write_holds_the_next_write_for_the_quiesce_time)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 30000, false);
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
+	q_set_quiesce(f->q, 300);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_write_sync(f->q, &f->ns, 4242, 8, &f->mr, 0, 50), NVMEOF_ETIMEDOUT);
+	uint64_t lost = nvmeof_now_ms();
+	CHECK(fw_closed(f->fw));
+	f->rec.hold = 0;
+	CHECK_EQ(nvmeof_write(f->q, &f->ns, 4242, 8, &f->mr, 0, cb, f), 0);
+	uint64_t ms = until_sent(f, 2, lost);
+	CHECK(ms != UINT64_MAX);
+	CHECK_EQ(f->rec.sqe[1][0], NVME_CMD_WRITE);
+	printf("    the next write went out %llu ms after the loss\n", (unsigned long long)ms);
+	CHECK(ms >= 295);
+	drain(f, 1);
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, 0);
 	teardown(f);
 }
 
@@ -1874,6 +1982,9 @@ int main(int argc, char **argv)
 		T(refused_post_after_a_reconnect_completes_in_that_poll), T(refused_sync_calls_keep_no_slot),
 		T(failed_sync_call_leaves_no_callback_into_its_stack),
 		T(after_reconnect_what_waited_goes_one_at_a_time_in_order), T(lost_write_is_replayed_after_the_quiesce_time),
+		T(a_timed_out_write_holds_the_next_write_for_the_quiesce_time),
+		T(an_abandoned_sync_write_holds_the_next_write_for_the_quiesce_time),
+		T(a_split_write_failed_with_a_command_on_the_wire_holds_the_next_write),
 		T(trace_hook_hears_each_reconnect_state_and_no_io),
 		T(reconnect_work_runs_off_the_poll),
 		T(an_attempt_lost_during_its_work_hands_what_it_kept_to_abandon),

@@ -3,15 +3,21 @@
  * ask for is what the connected socket carries, the system's values stay
  * where nothing is asked, and values out of range or over RDMA are refused
  * before anything is sent. A loopback listener stands in for the target:
- * only the socket is under test, no PDU is exchanged.
+ * only the socket is under test, no PDU is exchanged. Every queue socket
+ * ends with a reset: what the host still had queued never reaches the
+ * controller once the queue has failed or closed.
  */
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
+#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "nvmeof.h"
+#include "tcp_conn.h"
 #include "tcp_sock.h"
 
 struct lo {
@@ -130,12 +136,125 @@ TEST(out_of_range_or_over_rdma_refused_before_connecting)
 	}
 }
 
+static void check_no_linger(int fd)
+{
+	struct linger l = {.l_onoff = -1, .l_linger = -1};
+	socklen_t n = sizeof(l);
+	CHECK_EQ(getsockopt(fd, SOL_SOCKET, SO_LINGER, &l, &n), 0);
+	CHECK_EQ(l.l_onoff, 1);
+	CHECK_EQ(l.l_linger, 0);
+}
+
+/* As the Linux host's sock_no_linger: a close drops what the socket still
+ * holds and resets the connection, zerocopy or not, options or none. */
+TEST(every_queue_socket_lingers_zero)
+{
+	struct lo l;
+	struct nvmeof_ctrl_opts o;
+	int fd = -1;
+	uint8_t cls;
+	lo_up(&l);
+	nvmeof_ctrl_opts_init(&o);
+	CHECK_EQ(tcp_sock_connect((struct sockaddr *)&l.a, NULL, &o, 3000, 1, &fd, &cls), 0);
+	CHECK_EQ(opt(fd, SOL_SOCKET, SO_ZEROCOPY), 0);
+	check_no_linger(fd);
+	close(fd);
+	CHECK_EQ(tcp_sock_connect((struct sockaddr *)&l.a, NULL, NULL, 3000, 0, &fd, &cls), 0);
+	check_no_linger(fd);
+	close(fd);
+	close(l.ls);
+}
+
+/* Sends until the kernel takes no more: the peer reads nothing, so part of
+ * it waits in the host's socket, not yet sent. */
+static size_t queue_up(int fd)
+{
+	static uint8_t junk[4096];
+	size_t total = 0;
+	for (;;) {
+		ssize_t n = send(fd, junk, sizeof(junk), MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n <= 0)
+			return total;
+		total += (size_t)n;
+	}
+}
+
+/* What the peer reads to its end, and how it ended: 0 for an orderly close
+ * (a FIN after all the data), else the errno. */
+static size_t drain(int fd, int *end)
+{
+	static uint8_t sink[1 << 16];
+	size_t got = 0;
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		CHECK_EQ(poll(&p, 1, 5000), 1); /* bounded: a silent peer fails here */
+		ssize_t n = recv(fd, sink, sizeof(sink), 0);
+		if (n > 0) {
+			got += (size_t)n;
+			continue;
+		}
+		*end = n ? errno : 0;
+		return got;
+	}
+}
+
+/* A path that heals after its queue failed: the controller, which stopped
+ * reading (a partition), reads on. A write the host had queued must not
+ * reach it then, since its retry on another path and newer writes may have
+ * completed meanwhile: the controller sees a reset, not the stale data. */
+static void peer_gets_no_stale_data(void (*end)(struct tcp_conn *))
+{
+	struct lo l;
+	struct nvmeof_ctrl_opts o;
+	struct ibv_wc wc[8];
+	struct tcp_cq cq = {.wc = wc, .cap = 8, .epfd = epoll_create1(0)};
+	struct tcp_neg neg = {.maxh2cdata = 1 << 16};
+	int fd = -1, sz = 4096, e = -1;
+	uint8_t cls;
+	lo_up(&l);
+	CHECK_EQ(setsockopt(l.ls, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz)), 0);
+	nvmeof_ctrl_opts_init(&o);
+	CHECK_EQ(tcp_sock_connect((struct sockaddr *)&l.a, NULL, &o, 3000, 1, &fd, &cls), 0);
+	int peer = accept(l.ls, NULL, NULL);
+	CHECK(peer >= 0);
+	CHECK_EQ(setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)), 0);
+	size_t queued = queue_up(fd);
+	struct tcp_conn *t = tcp_conn_new(1, 4, false, false, 0);
+	tcp_conn_rx_init(t);
+	tcp_rx_negotiated(&t->rx, &neg);
+	CHECK_EQ(tcp_conn_attach(t, fd, &neg, &cq), 0);
+	end(t);
+	size_t got = drain(peer, &e);
+	CHECK(got < queued);
+	CHECK_EQ(e, ECONNRESET);
+	tcp_conn_free(t);
+	close(peer);
+	close(cq.epfd);
+	close(l.ls);
+}
+
+static void fail_it(struct tcp_conn *t) { tcp_conn_fail(t, "partitioned"); }
+static void close_it(struct tcp_conn *t) { tcp_conn_detach(t); }
+
+TEST(a_failed_connection_resets_and_sends_nothing_it_held)
+{
+	peer_gets_no_stale_data(fail_it);
+}
+
+TEST(a_closed_connection_resets_and_sends_nothing_it_held)
+{
+	peer_gets_no_stale_data(close_it);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
 		T(socket_options_reach_the_socket),
 		T(unset_options_leave_the_systems_values),
 		T(out_of_range_or_over_rdma_refused_before_connecting),
+		T(every_queue_socket_lingers_zero),
+		T(a_failed_connection_resets_and_sends_nothing_it_held),
+		T(a_closed_connection_resets_and_sends_nothing_it_held),
 	};
 	return run_tests("tcpsock", t, sizeof(t) / sizeof(t[0]));
 }

@@ -54,6 +54,8 @@ static bool rig_up(struct rig *r, uint32_t zc_min, uint32_t maxh2cdata, int host
 	r->host = socket(AF_INET, SOCK_STREAM, 0);
 	CHECK_EQ(set(r->host, SOL_SOCKET, SO_SNDBUF, host_sndbuf), 0);
 	CHECK_EQ(set(r->host, IPPROTO_TCP, TCP_NODELAY, 1), 0);
+	struct linger no = {.l_onoff = 1, .l_linger = 0}; /* as tcp_sock_connect sets it */
+	CHECK_EQ(setsockopt(r->host, SOL_SOCKET, SO_LINGER, &no, sizeof(no)), 0);
 	if (set(r->host, SOL_SOCKET, SO_ZEROCOPY, 1)) {
 		close(r->host);
 		close(l);

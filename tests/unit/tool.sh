@@ -54,6 +54,28 @@ expect 2 "^nvmeof read: --start-block: 'x' is not a number" "$T" read "${A[@]}" 
 expect 2 "^nvmeof id-ctrl: --output-format: 'xml' is not normal or json" "$T" id-ctrl "${A[@]}" -n nqn.x -o xml
 expect 2 "^nvmeof id-ctrl: --timeout must be at least 1 ms" "$T" id-ctrl "${A[@]}" -n nqn.x --timeout=0
 expect 2 "^nvmeof read: --block-count must be at least 1" "$T" read "${A[@]}" -n nqn.x -c 0
+# nvme-cli's habits: taken where they mean the same, else the message says how it differs
+expect 2 "counts from 1, unlike nvme-cli's -c: -c 1 reads one block" "$T" read "${A[@]}" -n nqn.x -c 0
+expect 2 "^nvmeof read: -z/--data-size is nvme-cli's; here the size is --block-count" "$T" read "${A[@]}" -n nqn.x -z 4096
+expect 2 "^nvmeof id-ns: -H (nvme-cli's human-readable decoding) is not here" "$T" id-ns "${A[@]}" -n nqn.x -H
+expect 2 "^nvmeof id-ctrl: -H (nvme-cli's human-readable decoding) is not here" "$T" id-ctrl "${A[@]}" -n nqn.x -H
+expect 2 "^nvmeof read: -g is --gpu=N here; nvme-cli's header digest is --hdr-digest" "$T" read "${A[@]}" -n nqn.x -c 1 -g
+for sc in list-ns id-ctrl; do
+  expect 2 "^nvmeof $sc: -n 1: a number is a namespace ID, and $sc takes none: -n is the subsystem NQN" \
+    "$T" $sc "${A[@]}" -n 1
+done
+expect 2 "^nvmeof discover: -n 1: a number is a namespace ID, and discover takes none: -n is the discovery NQN" \
+  "$T" discover "${A[@]}" -n 1
+expect 0 "^usage: nvmeof discover" "$T" help discover
+# write-zeroes moves no data: -g is nvme-cli's header digest there, --gpu is not its option
+expect 1 "^nvmeof write-zeroes: .*digests are NVMe/TCP's" "$T" write-zeroes "${A[@]}" -n nqn.x -c 1 -g
+expect 2 "^nvmeof write-zeroes: option --gpu is not one of this subcommand's" "$T" write-zeroes "${A[@]}" -n nqn.x -c 1 --gpu=0
+expect 2 "^nvmeof id-ctrl: option --gpu is not one of this subcommand's" "$T" id-ctrl "${A[@]}" -n nqn.x --gpu=0
+"$T" write-zeroes --help | grep -q -- '-g, --hdr-digest' && ok "write-zeroes --help shows -g, --hdr-digest" ||
+  bad "write-zeroes --help shows -g, --hdr-digest" "$("$T" write-zeroes --help | grep digest)"
+for sc in connect list; do
+  expect 2 "^nvmeof: unknown subcommand '$sc': each subcommand connects and disconnects by itself" "$T" $sc -a 127.0.0.1
+done
 expect 2 "^nvmeof error-log: --log-entries must be at least 1" "$T" error-log "${A[@]}" -n nqn.x -e 0
 # io-passthru with nvme-cli's letters: -t rdma beside -a, a number for -n is
 # the namespace (the NQN stays), -4 and -6 are --cdw10 and --cdw12; data

@@ -9,6 +9,8 @@ import re
 import tomllib
 import zipfile
 
+import pytest
+
 import nvmeof
 from nvmeof import _structs as S
 
@@ -99,3 +101,23 @@ def test_public_api_has_docstrings_and_type_hints():
 def test_help_tells_how_to_install_the_library():
     assert "make install" in nvmeof.__doc__ and "NVMEOF_LIB" in nvmeof.__doc__
     assert "connect_defaults" in inspect.getdoc(nvmeof.Controller)
+
+
+def test_examples_take_port_and_transport():
+    """An NVMe/TCP user runs the examples as they are: --port and --transport
+    reach the connect (nothing listens on 127.0.0.1 port 4: refused there)."""
+    import subprocess
+    import sys
+    ex = os.path.join(os.path.dirname(__file__), "..", "..", "..", "python", "examples")
+    for name, extra in (("read_blocks.py", []), ("write_read_back.py", ["--slba", "0"])):
+        r = subprocess.run([sys.executable, os.path.join(ex, name), "127.0.0.1", "nqn.2026-12.io.nvmeof:x",
+                            "--port", "4", "--transport", "tcp"] + extra, capture_output=True, text=True,
+                           timeout=60, env=dict(os.environ, PYTHONPATH=os.path.join(ex, "..")))
+        assert r.returncode != 0 and "nothing listens on that port" in r.stderr, (name, r.stderr[-400:])
+
+
+def test_discover_reaches_the_discovery_controller():
+    """nvmeof.discover connects to the discovery controller it is given:
+    nothing listens on 127.0.0.1 port 4, and the error says so."""
+    with pytest.raises(nvmeof.ConnectionRejectedError, match="nothing listens on that port"):
+        nvmeof.discover("127.0.0.1", port=4, transport="tcp")

@@ -88,3 +88,30 @@ def test_jobs_sweep_without_target_stops_at_once(tmp_path):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "set TARGET" in lines[0], r.stderr
     assert not out.exists() and "run 1 of" not in r.stdout
+
+
+def test_each_row_names_its_setup(tmp_path):
+    """The CSV says what was measured: transport ID, workload, region, CPUs,
+    queue pairs, from the options fio reports (the job file as run)."""
+    import json
+    data = {"global options": {"ioengine": "external:/x/libnvmeof_fio.so", "size": "100%", "cpus_allowed": "0-3",
+                               "filename": "trtype=TCP adrfam=IPv4 traddr=192.0.2.1 trsvcid=4420 "
+                                           "subnqn=nqn.2026-12.io.x\\:a ns=2 srcaddr=192.0.2.9", "qpairs": "1"},
+            "jobs": [dict(_job(0, 100), **{"job options": {"rw": "randwrite", "bs": "8k", "iodepth": "64",
+                                                             "numjobs": "1"}})]}
+    (tmp_path / "s.json").write_text(json.dumps(data))
+    (tmp_path / "s.err").write_text("")
+    row = sweeplib.row_from_run(str(tmp_path / "s"), ["BS"], [("BS", "8k")], "ours", 1, 0)
+    want = {"trtype": "TCP", "traddr": "192.0.2.1", "trsvcid": "4420", "subnqn": "nqn.2026-12.io.x:a", "ns": "2",
+            "srcaddr": "192.0.2.9", "rw_opt": "randwrite", "bs": "8k", "iodepth": "64", "region": "100%",
+            "cpus": "0-3", "qpairs": "1", "device": ""}
+    assert {k: row[k] for k in want} == want
+    assert set(want) <= set(sweeplib.columns(["BS"]))
+
+
+def test_a_failed_run_names_the_engine_line():
+    err = ("nvmeof: job j (1): nqn.x: controller CNTLID 1, I/O queue 1\n"
+           "nvmeof: connect to 127.0.0.1 port 4420 subsystem nqn.x:y: nothing listens on that port\n"
+           "fio: pid=0, err=111/file:engine/probe.c:24, func=nvmeof connect, error=Connection refused\n")
+    assert sweeplib.error_line(err).startswith("nvmeof: connect to 127.0.0.1 port 4420")
+    assert sweeplib.error_line("jobs/run: iops.fio does not read RW\n").startswith("jobs/run:")

@@ -176,5 +176,32 @@ def test_transport_options():
     assert connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x").trtype is None
     with pytest.raises(ValueError, match="'rdma' or 'tcp'"):
         connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="fc")
+    # fio's filename says trtype=TCP and the tool takes -t TCP: any case
+    assert connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="TCP").trtype == b"tcp"
     with pytest.raises(TypeError, match="data_digest"):
         connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x", data_digest=1)
+
+
+def test_help_names_the_tcp_keywords():
+    import nvmeof
+    doc = nvmeof.Controller.__doc__
+    for k in ("transport", "hdr_digest", "data_digest"):
+        assert "      " + k in doc or ", " + k in doc or k + "," in doc, k
+
+
+def test_tcp_socket_options_as_the_library_and_the_engine_take_them():
+    from nvmeof.controller import connect_options
+    o = connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="tcp", tcp_priority=5, tcp_tos=184,
+                        tcp_busy_poll_us=50, tcp_zerocopy=65536)
+    assert (o.tcp_priority, o.tcp_tos, o.tcp_busy_poll_us, o.tcp_zerocopy) == (5, 184, 50, 65536)
+    d = connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x")
+    assert (d.tcp_priority, d.tcp_tos, d.tcp_busy_poll_us, d.tcp_zerocopy) == (-1, -1, 0, 0)  # the system's
+    for kw, bad in (("tcp_priority", 16), ("tcp_tos", 256), ("tcp_busy_poll_us", 1000001),
+                    ("tcp_zerocopy", (1 << 30) + 1), ("tcp_priority", -2)):
+        with pytest.raises(ValueError, match=kw):
+            connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="tcp", **{kw: bad})
+    with pytest.raises(TypeError, match="tcp_tos"):
+        connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="tcp", tcp_tos="184")
+    # the library refuses them over RDMA, before anything is sent
+    with pytest.raises(nvmeof.Error, match="NVMe/TCP's socket options"):
+        nvmeof.Controller("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="rdma", tcp_priority=3)

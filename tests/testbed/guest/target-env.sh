@@ -2,6 +2,7 @@
 export NVMEOF_TB_ADDR=192.0.2.1            # documentation range, on dummy0 in the guest
 export NVMEOF_TB_UNREACHABLE=192.0.2.77    # on the same subnet, nobody answers
 export NVMEOF_TB_PORT=4420
+export NVMEOF_TB_DISC_PORT=8009           # NVMe/TCP's discovery port (port 7: TCP, subsystem A)
 export NVMEOF_TB_NQN_A=nqn.2026-12.io.nvmeof:testbed-a   # any host; ns1 null_blk 512 B, ns2 file 4 KiB
 export NVMEOF_TB_NQN_B=nqn.2026-12.io.nvmeof:testbed-b   # only NVMEOF_TB_HOSTNQN_B
 export NVMEOF_TB_HOSTNQN_B=nqn.2014-08.org.nvmexpress:uuid:6e766d65-6f66-4000-8000-00000000000b
@@ -21,3 +22,7 @@ export NVMEOF_TB_ADDR2=198.51.100.1        # TEST-NET-2, on dummy1
 export NVMEOF_TB_MPORT=4430             # not 4421: tool.sh expects nobody there
 export NVMEOF_TB_NQN_M=nqn.2026-12.io.nvmeof:testbed-m   # any host; ns1 and ns2 files 64 MiB, 4 KiB blocks (tmpfs)
 export NVMEOF_TB_ANAGRP=2
+# Path 3 (tb wire-up, for partitions over RDMA): the target at NVMEOF_TB_ADDR3
+# on one end of a veth pair, the host at NVMEOF_TB_SRC3 on the other
+# (TEST-NET-3), each end with its own Soft-RoCE device.
+export NVMEOF_TB_ADDR3=203.0.113.1 NVMEOF_TB_SRC3=203.0.113.2

@@ -29,6 +29,13 @@
 
 #include "fio.h"
 
+/* fio 3.42 renamed in_ramp_time() to in_ramp_period() (the same test: is
+ * the job still in its ramp?). The Makefile reads which one the fio source
+ * declares (fio_time.h) and says so with NVMEOF_FIO_IN_RAMP_PERIOD. */
+#ifdef NVMEOF_FIO_IN_RAMP_PERIOD
+#define in_ramp_time in_ramp_period
+#endif
+
 #include "nvmeof.h"
 #include "qmap.h"
 #include "tid.h"

@@ -3,21 +3,15 @@
 # reading of DH-HMAC-CHAP: keys through its keyring, its own choice of hash
 # and group), on the 6.12 test bed beside auth.sh:
 #   NVMEOF_TB_STATE=build/testbed612 tests/testbed/run bash tests/target/auth_spdk.sh
-# Optional: SPDK's nvmf_tgt is not part of the project. Where its prebuilt
-# copy (NVMEOF_SPDK, default ../shared/spdk-target beside the checkout, or
-# /work/shared/spdk-target) is absent, the suite says so and skips (exit 77).
+# SPDK's nvmf_tgt is not part of the project: tests/target/spdk-dir.sh says
+# where its prebuilt copy is, and when the suite skips.
 # NVMEOF_TB_TRTYPE=tcp: the same over SPDK's NVMe/TCP transport.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/spdk-dir.sh"
 B=${NVMEOF_BUILD:-build/out}
 T=$B/nvmeof
-S=${NVMEOF_SPDK:-}
-for d in "$S" ../shared/spdk-target /work/shared/spdk-target; do
-  [ -n "$d" ] && [ -x "$d/start" ] && { S=$d; break; }
-done
-if [ -z "$S" ] || [ ! -x "$S/start" ]; then
-  echo "auth_spdk: skipped: SPDK's target is not here (set NVMEOF_SPDK to its folder; see tests/target/auth_spdk.sh)"
-  exit 77
-fi
+spdk_dir auth_spdk
+S=$SPDK
 R=$S/rpc
 TR=rdma; [ "${NVMEOF_TB_TRTYPE:-}" = tcp ] && TR=tcp
 PORT=4422 # not nvmet's 4420, nor 4421 (tool.sh expects nobody there)

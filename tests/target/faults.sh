@@ -167,8 +167,6 @@ t_two_controllers_wait_sleep_does_not_spin() {
   python3 -c "import sys; sys.exit(0 if $sleep < 0.7 * $poll else 1)" || fail "wait=sleep burns as much CPU as wait=poll"
 }
 
-if [ $# -gt 0 ]; then run_tests "$@"; else
-  run_tests t_reconnect_across_port_outage_keeps_data t_port_removed_during_io t_namespace_disabled_during_io \
-    t_job_ends_while_target_away t_job_on_two_controllers_ends_while_target_away \
-    t_two_controllers_wait_sleep_does_not_spin t_target_back_after_loss
-fi
+# every test but the link cut (after it the 6.1 target accepts no more
+# connections: run-all.sh runs it alone, last), so a new test runs by default
+if [ $# -gt 0 ]; then run_tests "$@"; else run_tests --except t_link_cut_during_io; fi

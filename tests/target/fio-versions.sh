@@ -1,32 +1,43 @@
 #!/bin/bash
-# IN-GUEST: the engine under a second fio release (make fio-release: Debian
-# 13's fio, FIO2_SUITE=trixie, built from its source package into
-# build/fio-trixie, the engine built against it in build/fio-trixie-out),
-# beside the installed fio the rest of the suites use: a subset of the
-# engine suite covering connect, verify, JSON and terse output and a
-# refused connect; then each engine under the other fio refuses in one line.
-#   tests/testbed/run bash tests/target/fio-versions.sh [SUITE]
+# IN-GUEST: the engine under other fio releases beside the installed one:
+# each of fio 3.39 (Debian 13) and 3.42 (the newest release), built from the
+# upstream archives by make fio-release into build/fio-VERSION, the engine
+# built against it in build/fio-VERSION-out. Under each, the engine suite's
+# connect, verify, JSON and terse output and refused-connect tests; then
+# every fio refuses, in one line, the engine built for each other fio.
+#   tests/testbed/run bash tests/target/fio-versions.sh [VERSION...]
+# The archives are not part of the project: where their folder
+# (NVMEOF_FIO_RELEASES, else ../shared/fio-releases beside the checkout) is
+# absent the suite skips, saying why (tests/skips); where it is there and a
+# release was not built, that fails.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-SUITE=${1:-${FIO2_SUITE:-trixie}}
-F2=build/fio-$SUITE
+REL=${NVMEOF_FIO_RELEASES:-../shared/fio-releases}
+VERSIONS=${*:-3.39 3.42}
 pass=0 fail=0
 ok() { echo "ok     $1"; pass=$((pass + 1)); }
 bad() { echo "FAILED $1"; shift; printf '    %s\n' "$@"; fail=$((fail + 1)); }
-[ -x "$F2/fio" ] && [ -f "$F2-out/libnvmeof_fio.so" ] ||
-  { echo "fio-versions: no $F2/fio or $F2-out/libnvmeof_fio.so: run make fio-release FIO2_SUITE=$SUITE first"; exit 1; }
-v1=$(/usr/bin/fio --version) v2=$("$F2/fio" --version)
-echo "fio-versions: the installed $v1 and $v2 from $SUITE"
+[ -d "$REL" ] || { echo "fio-versions: skipped: no fio release archives at $REL (NVMEOF_FIO_RELEASES)"; exit 77; }
+# fio and the engine built for it, each line "FIO ENGINE"
+pairs=("/usr/bin/fio build/out/libnvmeof_fio.so")
+for v in $VERSIONS; do
+  F=build/fio-$v
+  if ! [ -x "$F/fio" ] || ! [ -f "$F-out/libnvmeof_fio.so" ]; then
+    bad "fio $v and the engine built against it" "no $F/fio or $F-out/libnvmeof_fio.so: make fio-release failed (build/fio-release.log)"
+    continue
+  fi
+  pairs+=("$F/fio $F-out/libnvmeof_fio.so")
+  fv=$("$F/fio" --version)
+  if NVMEOF_FIO=$PWD/$F/fio NVMEOF_BUILD=$F-out bash tests/target/engine.sh t_verify_write_then_read \
+       t_verify_randrw_4k_ns2 t_json_and_terse_output_parse_in_threads_and_processes t_wrong_nqn_fails_clearly; then
+    ok "the engine suite's connect, verify, JSON and failure tests under $fv"
+  else
+    bad "the engine suite's connect, verify, JSON and failure tests under $fv"
+  fi
+done
 
-if NVMEOF_FIO=$PWD/$F2/fio NVMEOF_BUILD=$F2-out bash tests/target/engine.sh t_verify_write_then_read \
-     t_verify_randrw_4k_ns2 t_json_and_terse_output_parse_in_threads_and_processes t_wrong_nqn_fails_clearly; then
-  ok "the engine suite's connect, verify, JSON and failure tests under $v2"
-else
-  bad "the engine suite's connect, verify, JSON and failure tests under $v2"
-fi
-
-# each engine under the other fio: one line, and fio runs nothing
-cross() { # fio engine built-for
+# each engine under each other fio: one line, and fio runs nothing
+cross() { # fio engine-built-for-it fio-the-engine-was-built-for
   local out rc
   out=$("$1" --name=x --ioengine=external:"$PWD/$2" --filename='traddr=192.0.2.1 subnqn=nqn.x ns=1' \
     --rw=read --size=4k 2>&1); rc=$?
@@ -36,11 +47,16 @@ cross() { # fio engine built-for
     bad "$("$1" --version) refuses the engine built for $3" "exit $rc: $(head -5 <<< "$out")"
   fi
 }
-if [ "$v1" != "$v2" ]; then
-  cross "$F2/fio" build/out/libnvmeof_fio.so "$v1"
-  cross /usr/bin/fio "$F2-out/libnvmeof_fio.so" "$v2"
-else
-  echo "       (one version twice: no cross check)"
-fi
+for a in "${pairs[@]}"; do
+  for b in "${pairs[@]}"; do
+    read -r fa ea <<< "$a"; read -r fb eb <<< "$b"
+    [ "$fa" = "$fb" ] && continue
+    if [ "$("$fa" --version)" = "$("$fb" --version)" ]; then
+      bad "$fa and $fb are different fio releases" "both $("$fa" --version)"
+      continue
+    fi
+    cross "$fa" "$eb" "$("$fb" --version)"
+  done
+done
 echo "fio-versions: $pass passed, $fail failed"
 [ "$fail" = 0 ]

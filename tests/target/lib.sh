@@ -42,20 +42,25 @@ io_pkts() { if [ "${NVMEOF_TB_TRTYPE:-}" = tcp ]; then tcp_segs; else rdma_pkts;
 # (some hundred commands; an
 # idle association sends a few keep-alives a second), at most 30 s. A fixed
 # sleep before a fault was not enough for a sanitized fio on a busy guest:
-# the fault came before the first connect.
+# the fault came before the first connect. Fails, saying why, when the job
+# ended before its I/O was under way or did not connect within 60 s: a
+# fault then would hit nothing. I/O slower than that after a connect goes on.
 wait_connected() {
   local i p0
   for ((i = 0; i < 300; i++)); do
     grep -q 'controller CNTLID' "$1" 2>/dev/null && break
-    kill -0 "$2" 2>/dev/null || return 0
+    kill -0 "$2" 2>/dev/null || { echo "    wait_connected: the job ended before it connected" >&2; return 1; }
     sleep 0.2
   done
+  grep -q 'controller CNTLID' "$1" 2>/dev/null ||
+    { echo "    wait_connected: the job did not connect within 60 s" >&2; return 1; }
   p0=$(io_pkts)
   for ((i = 0; i < 300; i++)); do
     [ $(($(io_pkts) - p0)) -ge 1000 ] && return 0
-    kill -0 "$2" 2>/dev/null || return 0
+    kill -0 "$2" 2>/dev/null || { echo "    wait_connected: the job ended before its I/O was under way" >&2; return 1; }
     sleep 0.1
   done
+  return 0
 }
 # After a failed test, the target as the test bed made it: a test that
 # stopped half-way may have left a port, path, link or namespace away, and

@@ -1,16 +1,14 @@
 #!/bin/bash
-# IN-GUEST: raw commands against SPDK's nvmf_tgt (../shared/spdk-target,
-# or NVMEOF_SPDK), which implements Compare where the kernel's nvmet does
+# IN-GUEST: raw commands against SPDK's nvmf_tgt (tests/target/spdk-dir.sh
+# says where), which implements Compare where the kernel's nvmet does
 # not: equal data succeeds, other data fails (SPDK v25.09 answers Internal
-# Error rather than Compare Failure, on malloc and AIO bdevs alike). Skips,
-# saying why, without that directory.
+# Error rather than Compare Failure, on malloc and AIO bdevs alike).
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/spdk-dir.sh"
 B=${NVMEOF_BUILD:-build/out}
-SPDK=${NVMEOF_SPDK:-../shared/spdk-target}
+spdk_dir passthru-spdk
 NQN=nqn.2026-12.io.nvmeof:spdk-passthru
 PORT=4431
-# an optional suite: without SPDK's target it is skipped as a whole (77)
-[ -x "$SPDK/start" ] || { echo "passthru-spdk: skipped: no SPDK target at $SPDK"; exit 77; }
 
 t_compare_on_spdk() {
   local pid R=$SPDK/rpc rc=0

@@ -91,8 +91,11 @@ static int setup(struct fixture *f, uint32_t depth, bool batch)
 		rc = nvmeof_mr_alloc(f->c, 64 * 1024, &f->mr);
 	if (!rc && !(f->ns = nvmeof_ns_get(f->c, NSID)))
 		rc = -1;
-	if (rc)
-		fprintf(stderr, "setup: %s\n", nvmeof_errmsg());
+	if (rc) {
+		fprintf(stderr, "    setup: %s\n", nvmeof_errmsg());
+		/* a test that could not set up tested nothing: it fails */
+		check_failed_in_test = 1;
+	}
 	return rc;
 }
 

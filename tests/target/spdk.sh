@@ -1,19 +1,12 @@
 #!/bin/bash
 # Interoperability with SPDK's nvmf_tgt, a second NVMe-oF target beside the
 # kernel's nvmet, for what nvmet cannot show. Inside the test bed guest; the
-# prebuilt target lives in ../shared/spdk-target beside the checkout (or
-# NVMEOF_SPDK_TARGET). Where it is absent (a fresh clone) the suite skips,
-# saying why.
+# prebuilt target is found as tests/target/spdk-dir.sh says (../shared
+# beside the checkout, or NVMEOF_SPDK).
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/spdk-dir.sh"
 B=${NVMEOF_BUILD:-build/out}
-SPDK=${NVMEOF_SPDK_TARGET:-}
-for d in ../shared/spdk-target ../../shared/spdk-target; do
-  [ -z "$SPDK" ] && [ -x "$d/bin/nvmf_tgt" ] && SPDK=$(cd "$d" && pwd)
-done
-if [ -z "$SPDK" ] || [ ! -x "$SPDK/bin/nvmf_tgt" ]; then
-  echo "spdk: skipped: no SPDK target (../shared/spdk-target or NVMEOF_SPDK_TARGET)"
-  exit 77
-fi
+spdk_dir spdk
 R=$SPDK/rpc
 export NVMEOF_SPDK_PORT=4440   # neither nvmet's ports nor 4421 (tool.sh expects nobody there)
 export NVMEOF_SPDK_NQN=nqn.2026-12.io.nvmeof:spdk

@@ -4,7 +4,8 @@
 # limit with everything it started and named, and the suite goes on; set -e
 # binds inside a test; a skip is counted as one; the suite's closing line;
 # and a suite killed at its own limit (tests/suite) takes the running test's
-# processes with it, those in a process group of their own included.
+# processes with it, those in a process group of their own included; and
+# the real-target C suites fail, test by test, where no target answers.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tests/tally.sh
@@ -114,5 +115,153 @@ if [[ $pid =~ ^[0-9]+$ ]] && ! gone "$pid"; then
 else
   bad "end_tree returns once a daemon that is not its child is gone" "no daemon started: '$pid'"
 fi
+
+# A suite that runs another inside one of its tests: the inner suite's
+# closing line comes first; each test is counted once, as the outer suite's,
+# and one failure inside is one failure.
+sum=$tmp/nested.tsv
+env -u NVMEOF_TB_RUN NVMEOF_SUMMARY="$sum" tests/suite nested 60 bash -c \
+  'echo "inner: 26 passed, 1 failed, 0 skipped"; echo "FAILED t_inner"; echo "outer: 18 passed, 1 failed, 0 skipped"; exit 1' \
+  > /dev/null 2>&1
+grep -q '^suite nested [0-9]* 60 18 1 0 1$' "$sum" && ok "a nested suite's tests are counted once, as the outer suite's" ||
+  bad "a nested suite's tests are counted once, as the outer suite's" "$(cat "$sum")"
+
+# make unit: a stage that fails hides none after it; each runs and reports
+# (a stand-in for tests/suite records the stages; every one fails).
+printf '#!/bin/bash\necho "$1" >> %q\nexit 1\n' "$tmp/stages" > "$tmp/fakesuite"
+chmod +x "$tmp/fakesuite"
+rc=0
+env -u MAKEFLAGS -u MAKELEVEL timeout 120 make -s unit SUITE="$tmp/fakesuite" UNIT_TESTS=/bin/false > "$tmp/make.log" 2>&1 || rc=$?
+want="out/false out/selftest-double out/layers.sh out/exports.sh out/secrets.sh out/engine_opts.sh out/fio-version.sh
+  out/list-rdma.sh out/version.sh out/docs.sh out/jobs.sh out/tool.sh install.sh harness.sh python-venv.sh python-unit"
+missing=$(for w in $want; do grep -qx -- "$w" "$tmp/stages" 2> /dev/null || echo "$w"; done)
+[ "$rc" != 0 ] && [ -z "$missing" ] && ok "make unit runs every stage when each fails, and fails" ||
+  bad "make unit runs every stage when each fails, and fails" "exit $rc; not run:" $missing "$(tail -3 "$tmp/make.log")"
+
+# A whole-suite skip (exit 77) inside the test bed fails unless tests/skips
+# declares it by name; outside the bed it is a skip.
+sum=$tmp/skips.tsv
+rc1=0 rc2=0 rc3=0
+NVMEOF_TB_RUN=1 NVMEOF_SUMMARY="$sum" tests/suite no-such-suite 60 bash -c 'echo "skipped: why"; exit 77' \
+  > /dev/null 2>&1 || rc1=$?
+NVMEOF_TB_RUN=1 NVMEOF_SUMMARY="$sum" tests/suite spdk.sh 60 bash -c 'echo "skipped: why"; exit 77' \
+  > "$tmp/declared" 2>&1 || rc2=$?
+env -u NVMEOF_TB_RUN NVMEOF_SUMMARY="$sum" tests/suite no-such-suite-host 60 bash -c 'exit 77' > /dev/null 2>&1 || rc3=$?
+[ "$rc1" = 1 ] && grep -q '^suite no-such-suite [0-9]* 60 0 1 0 1$' "$sum" &&
+  ok "a whole-suite skip inside the test bed that tests/skips does not declare fails" ||
+  bad "a whole-suite skip inside the test bed that tests/skips does not declare fails" "exit $rc1: $(cat "$sum")"
+[ "$rc2" = 0 ] && grep -q '^suite spdk.sh [0-9]* 60 0 0 1 0$' "$sum" && grep -q 'as tests/skips allows: SPDK' "$tmp/declared" &&
+  ok "a declared whole-suite skip inside the test bed is a skip, with its reason" ||
+  bad "a declared whole-suite skip inside the test bed is a skip, with its reason" "exit $rc2: $(cat "$sum")"
+[ "$rc3" = 0 ] && grep -q '^suite no-such-suite-host [0-9]* 60 0 0 1 0$' "$sum" &&
+  ok "a whole-suite skip outside the test bed is a skip" || bad "a whole-suite skip outside the test bed is a skip" "exit $rc3"
+rc=0
+sout=$(tests/summary "$sum" 2>&1) || rc=$?
+[ "$rc" = 1 ] && grep -q 'spdk.sh .* SKIPPED' <<< "$sout" && ok "the summary fails the run and marks the skipped suites" ||
+  bad "the summary fails the run and marks the skipped suites" "exit $rc" "$sout"
+# every name tests/skips declares is a suite some runner names
+for n in $(awk '!/^#/ && NF { print $1 }' tests/skips); do
+  grep -rqF -- "$n" tests/target/run-all.sh tests/target/run-612.sh tests/target/run-placement.sh Makefile ||
+    bad "tests/skips: $n is a suite that runs" "no runner names it"
+done
+
+# The SPDK suites find SPDK in one place (tests/target/spdk-dir.sh): they skip
+# only where no ../shared is beside the checkout; a ../shared without the
+# target, or an NVMEOF_SPDK without it, is a failure.
+mkdir -p "$tmp/co/repo" "$tmp/co2/repo" "$tmp/co2/shared" "$tmp/co/nospdk"
+spdk_rc() { (cd "$1" && source "$OLDPWD/tests/target/spdk-dir.sh" && spdk_dir t > /dev/null); echo $?; }
+r1=$(unset NVMEOF_SPDK; spdk_rc "$tmp/co/repo") r2=$(unset NVMEOF_SPDK; spdk_rc "$tmp/co2/repo")
+r3=$(NVMEOF_SPDK=$tmp/co/nospdk spdk_rc "$tmp/co/repo")
+[ "$r1" = 77 ] && [ "$r2" = 1 ] && [ "$r3" = 1 ] &&
+  ok "SPDK's suites skip only without ../shared; a ../shared or NVMEOF_SPDK without the target fails" ||
+  bad "SPDK's suites skip only without ../shared; a ../shared or NVMEOF_SPDK without the target fails" \
+    "no ../shared: $r1, ../shared without it: $r2, NVMEOF_SPDK without it: $r3"
+for f in spdk.sh passthru-spdk.sh auth_spdk.sh; do
+  grep -q '^spdk_dir ' "tests/target/$f" && ! grep -q 'exit 77' "tests/target/$f" ||
+    bad "tests/target/$f finds SPDK through spdk-dir.sh alone"
+done
+
+# fio's releases (tests/target/fio-versions.sh, engine/build-fio-release):
+# the suite skips only without the archives' folder; with it, a release not
+# built fails; an archive that does not match its checksum is not built.
+rc1=0 rc2=0 rc3=0
+NVMEOF_FIO_RELEASES=$tmp/no-such-folder bash tests/target/fio-versions.sh > /dev/null 2>&1 || rc1=$?
+mkdir -p "$tmp/rel"
+NVMEOF_FIO_RELEASES=$tmp/rel bash tests/target/fio-versions.sh 9.99 > "$tmp/rel.out" 2>&1 || rc2=$?
+echo "not fio" > "$tmp/rel/fio-9.99.tar.xz"
+echo "0000000000000000000000000000000000000000000000000000000000000000  fio-9.99.tar.xz" > "$tmp/rel/SHA256SUMS"
+NVMEOF_FIO_RELEASES=$tmp/rel engine/build-fio-release 9.99 "$tmp/fio-9.99" > "$tmp/bfr.out" 2>&1 || rc3=$?
+[ "$rc1" = 77 ] && [ "$rc2" = 1 ] && grep -q '^FAILED fio 9.99' "$tmp/rel.out" &&
+  ok "fio-versions.sh skips only without the archives; a release not built fails" ||
+  bad "fio-versions.sh skips only without the archives; a release not built fails" "no folder: exit $rc1; not built: exit $rc2"
+[ "$rc3" = 1 ] && grep -q 'does not match SHA256SUMS' "$tmp/bfr.out" && [ ! -e "$tmp/fio-9.99" ] &&
+  ok "build-fio-release refuses an archive that does not match its checksum" ||
+  bad "build-fio-release refuses an archive that does not match its checksum" "exit $rc3: $(cat "$tmp/bfr.out")"
+
+# wait_connected fails when the job never connected: it ended first, or it
+# did not connect within its limit; it returns 0 once the job connected
+# and its I/O is under way.
+: > "$tmp/noconn.log"
+sleep 0.1 & dead=$!; wait $dead
+rc=0
+(source tests/target/lib.sh; io_pkts() { echo 0; }; wait_connected "$tmp/noconn.log" $dead) > "$tmp/wc.out" 2>&1 || rc=$?
+[ "$rc" != 0 ] && ok "wait_connected fails when the job ended without connecting" ||
+  bad "wait_connected fails when the job ended without connecting" "exit $rc: $(cat "$tmp/wc.out")"
+echo "nvmeof: job x: controller CNTLID 1, I/O queue 1," > "$tmp/conn.log"
+echo 0 > "$tmp/pkts"
+rc=0
+(source tests/target/lib.sh
+  io_pkts() { local v=$(($(cat "$tmp/pkts") + 600)); echo $v > "$tmp/pkts"; echo $v; }
+  timeout 20 bash -c "$(declare -f wait_connected io_pkts); tmp=$tmp; wait_connected $tmp/conn.log $$") > /dev/null 2>&1 || rc=$?
+[ "$rc" = 0 ] && ok "wait_connected returns 0 once the job connected and its I/O flows" ||
+  bad "wait_connected returns 0 once the job connected and its I/O flows" "exit $rc"
+
+# Leaks are checked in every sanitized fio run of the engine: a target suite
+# that turns leak detection off for itself (the preload reaches every
+# command) turns it back on, with lsan-fio.supp, in each run of fio with
+# our engine (FIO_ENV, or auth.sh's prefio).
+for f in $(grep -l 'detect_leaks=0' tests/target/*.sh); do
+  off=$(grep -nE '(fio|"\$FIO") .*--ioengine=external|^ours\(\)' "$f" | grep -v 'FIO_ENV\|prefio\|^[0-9]*: *#')
+  [ -z "$off" ] && grep -q 'detect_leaks=1' "$f" && grep -q 'lsan-fio.supp' "$f" ||
+    bad "$f checks leaks in its sanitized fio runs" "without leak detection:" "$off"
+done
+ok "every suite that turns leak detection off turns it on for fio's runs of the engine"
+
+# make test stopped by a signal (CI's limit on the whole run) still prints
+# the summary of what finished, the stop counted as a failure, and ends the
+# stage that was running (tests/stages).
+sum=$tmp/stages.tsv
+NVMEOF_SUMMARY=$sum timeout -k 5 60 tests/stages "$sum" "tests/suite quick 60 true" \
+  "echo \$\$ > $tmp/stage2; touch $tmp/stage2.go; sleep 300" > "$tmp/stages.out" 2>&1 &
+spid=$!
+for i in $(seq 100); do [ -e "$tmp/stage2.go" ] && break; sleep 0.1; done
+kill -TERM $spid 2> /dev/null
+rc=0; wait $spid || rc=$?
+s2=$(cat "$tmp/stage2" 2> /dev/null)
+[ "$rc" = 143 ] && grep -q '^  quick ' "$tmp/stages.out" && grep -q 'stopped-by-SIGTERM .* 1 failed' "$tmp/stages.out" &&
+  grep -q '^total: 1 passed, 1 failed' "$tmp/stages.out" && [ -n "$s2" ] && gone "$s2" &&
+  ok "make test stopped by a signal prints the summary of what finished, and ends the running stage" ||
+  { [ -n "$s2" ] && kill "$s2" 2> /dev/null
+    bad "make test stopped by a signal prints the summary of what finished, and ends the running stage" \
+      "exit $rc, stage 2 '$s2'" "$(tail -5 "$tmp/stages.out")"; }
+
+# With no target (TCP to a port where nothing listens), each real-target C
+# suite's tests fail, but for those that need none: a test that could not
+# set up tested nothing. A new test that needs no target joins this list.
+NO_TARGET_OK="bad_arguments nobody_listening_on_port cuda_pci_bus_id_is_the_drivers_for_that_gpu"
+for s in core disc mpath gpu passthru; do
+  b=build/out/tests/target_$s
+  [ -x "$b" ] || { bad "target_$s fails its tests without a target" "no $b: make first"; continue; }
+  out=$(source tests/testbed/guest/target-env.sh
+    export NVMEOF_TB_TRTYPE=tcp NVMEOF_TB_ADDR=127.0.0.1 NVMEOF_TB_ADDR2=127.0.0.1 NVMEOF_TB_UNREACHABLE=127.0.0.1 \
+      NVMEOF_TB_PORT=9 NVMEOF_TB_MPORT=9 NVMEOF_CUDA_LIB=$PWD/build/out/tests/libcuda-double.so
+    env -u NVMEOF_TB_RUN timeout 120 "$b" 2>&1)
+  passed=$(sed -n 's/^ok  *\([^ ]*\).*/\1/p' <<< "$out" | while read -r t; do
+    [[ " $NO_TARGET_OK " == *" $t "* ]] || echo "$t"; done)
+  ran=$(grep -cE '^(ok|FAILED|skip|TIMEOUT) ' <<< "$out")
+  [ -z "$passed" ] && [ "$ran" -gt 0 ] && ok "target_$s fails its $ran tests without a target, but for those that need none" ||
+    bad "target_$s fails its tests without a target, but for those that need none" "passed without a target: $passed" \
+      "($ran tests ran)"
+done
 
 tally harness

@@ -73,10 +73,22 @@ def job_text(path, seen=()):
     return "".join(out)
 
 
+VAR = r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}"
+
+
 def reads(text):
-    """The ${VAR}s the job file reads, comment lines left out."""
+    """The ${VAR}s the job file reads, comment lines left out: one read only by
+    an option that a later line of the file sets again (verify.fio's runtime=0
+    after common.fio.inc's runtime=${RUNTIME}) changes nothing, and is not read."""
     body = "\n".join(l for l in text.splitlines() if not re.match(r"\s*[;#]", l))
-    return set(re.findall(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", body))
+    every = set(re.findall(VAR, body))
+    in_options = set()
+    for line in body.splitlines():
+        s = line.strip()
+        if s and s[0] != "[" and not s.startswith("${") and "=" in s:
+            in_options |= set(re.findall(VAR, s.partition("=")[2]))
+    final = set(re.findall(VAR, "\n".join(sets(text).values())))
+    return (every - in_options) | final
 
 
 def sets(text):

@@ -68,6 +68,9 @@ expect_ran() {
 jr RW=randwrite BS=8k -- iops.fio
 expect_refused "RW= to iops.fio (which fixes rw=randread) is refused" "iops.fio does not read RW"
 grep -qF "rw=randread" <<< "$out" && ok "the refusal says what the job file fixes" || bad "the refusal says what the job file fixes" "$out"
+jr RUNTIME=5 -- verify.fio
+expect_refused "RUNTIME= to verify.fio (whose runtime=0 overrides the runtime=\${RUNTIME} it includes) is refused" \
+  "verify.fio does not read RUNTIME"
 jr -- iops.fio --rw=randwrite
 expect_refused "--rw= to iops.fio (the job file would win) is refused" "iops.fio sets rw=randread itself"
 jr -- qd1-latency.fio --readwrite=randwrite

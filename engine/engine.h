@@ -291,7 +291,7 @@ int paths_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct 
 	       uint32_t depth);
 /* Per path at the end of the job: address, HCA, ANA state and changes,
  * commands carried, failovers; then everything is released. */
-void paths_close(struct jqueue *jq);
+void paths_close(struct jqueue *jq, const char *who);
 /* path_loss=: disconnects the path's queues once the job has run that
  * long (called from every getevents). */
 void paths_inject(struct thread_data *td, struct job *j);

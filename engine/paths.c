@@ -248,8 +248,11 @@ static void print_failover_latency(struct jqueue *jq)
 	}
 }
 
-void paths_close(struct jqueue *jq)
+void paths_close(struct jqueue *jq, const char *who)
 {
+	/* quiet=1: the job's one line, summed over its paths */
+	uint64_t t_cmds = 0, t_fo = 0, t_perr = 0, t_held = 0, gone = 0;
+	unsigned int npaths = jq->npaths;
 	for (unsigned int i = 0; jq->mp && i < jq->npaths; i++) {
 		struct nvmeof_path_info pi = {.size = sizeof(pi)};
 		uint64_t cmds = 0, db = 0, fo = 0, perr = 0, held = 0;
@@ -266,6 +269,7 @@ void paths_close(struct jqueue *jq)
 			if (st.hold_max_ms > hold_max)
 				hold_max = st.hold_max_ms;
 		}
+		t_cmds += cmds, t_fo += fo, t_perr += perr, t_held += held;
 		eng_info("nvmeof: path %u %s:%s (%s): ANA %s, %llu ANA change(s), %llu command(s), %llu doorbell(s), "
 			 "%llu failover(s), %llu path error(s), %llu write(s) held for the quiesce time (longest %u ms)\n",
 			 i + 1, pi.traddr, pi.trsvcid, pi.hca, nvmeof_ana_state_str(pi.ana_state),
@@ -277,12 +281,18 @@ void paths_close(struct jqueue *jq)
 		print_failover_latency(jq);
 	for (unsigned int n = 0; n < jq->nq; n++) {
 		uint32_t left = nvmeof_mpath_queue_inflight(jq->mq[n]);
+		gone += left;
 		if (left)
 			eng_info("nvmeof: multipath queue %u: %u request(s) still waiting when the job ended were "
 				 "abandoned\n", n + 1, left);
 		nvmeof_mpath_queue_destroy(jq->mq[n]);
 		jq->mq[n] = NULL;
 	}
+	if (eng_quiet && jq->nq)
+		eng_summary("nvmeof: %s: %u path(s), %llu command(s), %llu failover(s), %llu path error(s), "
+			    "%llu write(s) held, %llu abandoned\n", who, npaths, (unsigned long long)t_cmds,
+			    (unsigned long long)t_fo, (unsigned long long)t_perr, (unsigned long long)t_held,
+			    (unsigned long long)gone);
 	jq->nq = 0;
 	if (jq->mmr)
 		nvmeof_mpath_mr_release(jq->mmr);

@@ -150,7 +150,7 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 void qpairs_close(struct jqueue *jq, const char *who)
 {
 	if (jq->mp || jq->npaths) {
-		paths_close(jq);
+		paths_close(jq, who);
 		return;
 	}
 	char slept[80] = "";

@@ -71,6 +71,20 @@ t_fio_two_paths_coalesce_doorbells() {
   done
 }
 
+# quiet=1 keeps one summary line per job over several paths too (the
+# per-path lines are left out)
+t_fio_quiet_two_paths_one_line_per_job() {
+  ours --name=q --filename="$FM" --thread=1 --numjobs=2 --rw=randread --bs=4k --size=8m --iodepth=8 \
+    --number_ios=400 --quiet=1 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  expect_ok "$SCRATCH/log"
+  grep '^nvmeof' "$SCRATCH/log" | sed 's/^/    /'
+  ! grep -q '^nvmeof: path ' "$SCRATCH/log" || fail "per-path lines under quiet=1"
+  for n in 1 2; do
+    grep -qE "^nvmeof: job q \($n\): 2 path\(s\), [1-9][0-9]* command\(s\), [0-9]+ failover\(s\), [0-9]+ path error\(s\), [0-9]+ write\(s\) held, 0 abandoned$" \
+      "$SCRATCH/log" || fail "no summary line for job q ($n)"
+  done
+}
+
 t_fio_refuses_paths_to_two_subsystems() {
   local f="trtype=RDMA traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_MPORT traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=$NQN_M_ESC ns=1"
   ! ours --name=x --filename="$f" --rw=read --bs=4k --size=1m > "$SCRATCH/log" 2>&1 || fail "fio accepted it"

@@ -34,9 +34,5 @@ extern int nvmeof_on_valgrind;
  * `return nvmeof_err(NVMEOF_EINVAL, "...")`. */
 int nvmeof_err(int code, const char *fmt, ...) PRINTF(2, 3);
 int nvmeof_err_prefix(int code, const char *fmt, ...) PRINTF(2, 3);
-/* Cuts every secret (a DHHC-1 or NVMeTLSkey-1 word, any case) out of a
- * message, in place: messages and traces echo a caller's words (addresses,
- * NQNs, option values), which may be a secret given in the wrong place. */
-void nvmeof_redact(char *msg);
 
 #endif

@@ -211,7 +211,7 @@ static const char *const secret_prefix[] = {"DHHC-1", "NVMeTLSkey-1"};
 static bool secret_char(char ch)
 {
 	return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '+' ||
-	       ch == '/' || ch == '=' || ch == ':' || ch == '-' || ch == '_';
+	       ch == '/' || ch == '=' || ch == ':' || ch == '-' || ch == '_' || ch == '\\';
 }
 
 void nvmeof_redact(char *msg)

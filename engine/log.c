@@ -14,13 +14,11 @@
 
 __thread bool eng_quiet;
 
-static void redact(char *msg);
-
 static void say(const char *fmt, va_list ap)
 {
 	char line[512];
 	vsnprintf(line, sizeof(line), fmt, ap);
-	redact(line);
+	nvmeof_redact(line);
 	if (output_format & FIO_OUTPUT_NORMAL)
 		log_info("%s", line);
 	else
@@ -50,36 +48,6 @@ void eng_summary(const char *fmt, ...)
  * secret may have been put by mistake; none is ever shown. */
 static const char *const secret_prefix[] = {"DHHC-1", "NVMeTLSkey-1"};
 
-static bool secret_char(char ch)
-{
-	return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '+' ||
-	       ch == '/' || ch == '=' || ch == ':' || ch == '-' || ch == '_' || ch == '\\';
-}
-
-static void redact(char *msg)
-{
-	static const char shown[] = "<a secret, not shown>";
-	for (char *p = msg; *p; p++) {
-		size_t pl = 0;
-		for (size_t i = 0; i < sizeof(secret_prefix) / sizeof(secret_prefix[0]) && !pl; i++)
-			if (!strncasecmp(p, secret_prefix[i], strlen(secret_prefix[i])))
-				pl = strlen(secret_prefix[i]);
-		if (!pl)
-			continue;
-		char *end = p + pl;
-		while (secret_char(*end))
-			end++;
-		size_t sl = strlen(shown);
-		if (sl > (size_t)(end - p)) {
-			*p = 0; /* cut rather than keep a byte of it */
-			break;
-		}
-		memcpy(p, shown, sl);
-		memmove(p + sl, end, strlen(end) + 1);
-		p += sl - 1;
-	}
-}
-
 void eng_err(const char *fmt, ...)
 {
 	char line[1024];
@@ -87,7 +55,7 @@ void eng_err(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	redact(line);
+	nvmeof_redact(line);
 	log_err("%s", line);
 }
 

@@ -49,6 +49,12 @@ enum nvmeof_error {
 
 /* What failed last on this thread, as one line. Never NULL. */
 const char *nvmeof_errmsg(void);
+/* Cuts every secret (a DHHC-1 or NVMeTLSkey-1 word, any case) out of a
+ * NUL-terminated message, in place; what cannot be replaced by the
+ * placeholder is cut off. The library's messages and traces already pass
+ * through it; a program that prints its own words beside them (an option's
+ * value, a filename) may use the same rule. */
+void nvmeof_redact(char *msg);
 /* The name of an NVMEOF_E* code. */
 const char *nvmeof_strerror(int err);
 /* This library's version, "MAJOR.MINOR.PATCH" (pkg-config's --modversion;

@@ -120,6 +120,9 @@ void ctrl_io_lost(void *arg, struct nvmeof_queue *q);
  * queue's connection goes down and the other I/O queues leave the old
  * association at their next housekeeping (reconnecting, where they do). */
 void ctrl_fence(struct nvmeof_ctrl *c);
+/* c->lock held: let go of it, fence under admin_lock, take it again (the
+ * reset worker's and the keep-alive thread's way to a due fence). */
+void ctrl_fence_unlocked(struct nvmeof_ctrl *c);
 /* lock held: 0 when LIVE, else an error with the state's message in msg. */
 int ctrl_state_health(struct nvmeof_ctrl *c, char *msg, size_t len);
 /* The loss clock ran past ctrl_loss_tmo_ms (lock held). */

@@ -140,11 +140,7 @@ static void *reset_main(void *arg)
 	pthread_mutex_lock(&c->lock);
 	while (c->state != CTRL_DELETING && c->state != CTRL_DEAD) {
 		if (c->fence_due) { /* the lost I/O queue's poll found the admin queue busy */
-			pthread_mutex_unlock(&c->lock);
-			pthread_mutex_lock(&c->admin_lock);
-			ctrl_fence(c);
-			pthread_mutex_unlock(&c->admin_lock);
-			pthread_mutex_lock(&c->lock);
+			ctrl_fence_unlocked(c);
 			continue;
 		}
 		uint64_t now = nvmeof_now_ms();

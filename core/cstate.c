@@ -126,6 +126,15 @@ void ctrl_fence(struct nvmeof_ctrl *c)
 	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED);
 }
 
+void ctrl_fence_unlocked(struct nvmeof_ctrl *c)
+{
+	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_lock(&c->admin_lock);
+	ctrl_fence(c);
+	pthread_mutex_unlock(&c->admin_lock);
+	pthread_mutex_lock(&c->lock);
+}
+
 /* Without it the old controller would never see the loss: the host's
  * Keep Alives would keep its KATO timer satisfied while it may still
  * execute what the lost queue had sent, and the hold of a lost write on

@@ -129,11 +129,7 @@ void *ctrl_ka_main(void *arg)
 		if (c->ka_stop)
 			break;
 		if (c->fence_due) { /* an I/O queue's loss found the admin queue busy (cstate.c) */
-			pthread_mutex_unlock(&c->lock);
-			pthread_mutex_lock(&c->admin_lock);
-			ctrl_fence(c);
-			pthread_mutex_unlock(&c->admin_lock);
-			pthread_mutex_lock(&c->lock);
+			ctrl_fence_unlocked(c);
 			continue;
 		}
 		/* to a lost association it would only fail: the state machine

@@ -154,7 +154,13 @@ static void *reset_main(void *arg)
 		bool fresh = false;
 		trace_ctrl(&c->o, 0, "reset: re-creating the association");
 		pthread_mutex_lock(&c->admin_lock);
-		int rc = ctrl_reassociate(c, &fresh);
+		/* an I/O queue's reconnect may have re-created it while this
+		 * waited for the lock: a second one would end the new association
+		 * and every queue that just joined it (another outage, another hold) */
+		pthread_mutex_lock(&c->lock);
+		bool due = c->state == CTRL_RESETTING;
+		pthread_mutex_unlock(&c->lock);
+		int rc = due ? ctrl_reassociate(c, &fresh) : 0;
 		pthread_mutex_unlock(&c->admin_lock);
 		if (rc)
 			trace_ctrl(&c->o, 0, "reset failed: %s", nvmeof_errmsg());

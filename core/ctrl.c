@@ -387,11 +387,13 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 	pthread_mutex_unlock(&c->lock);
 	uint32_t gen = 0;
 	if (!(rc = queue_connect(c, &p, &q, &gen))) {
-		if (c->o.reconnect_delay_ms) {
+		if (c->o.reconnect_delay_ms)
 			q_set_reconnect(q, &ctrl_reconnect_ops, c->o.reconnect_delay_ms,
 					c->o.ctrl_loss_tmo_ms, gen);
-			q_follow_assoc(q, &c->assoc_gen);
-		}
+		/* reconnect or not: an association another queue's loss ended
+		 * (ctrl_fence) takes this queue down too, or its commands would
+		 * keep the old controller's keep-alive timer satisfied */
+		q_follow_assoc(q, &c->assoc_gen, gen);
 		q_set_loss_hook(q, ctrl_io_lost, c);
 		/* NVMe Base 2.1, 9.6; re-read after each re-association (reassoc.c) */
 		q_set_quiesce(q, q_hold_rule(Q_QUIESCE_DEFAULT_MS, c->info.cqt, c->o.kato_ms));

@@ -112,11 +112,15 @@ int nvmeof_mpath_queue_destroy(struct nvmeof_mpath_queue *mq)
 	 * commit, submissions: ECLOSED), not path queues already freed. */
 	mq->closing = true;
 	nvmeof_err(NVMEOF_ECLOSED, "multipath queue destroyed");
-	struct nvmeof_cpl c = {.err = NVMEOF_ECLOSED};
+	uint64_t now = nvmeof_now_ms();
 	uint32_t n = mq->nparked;
 	mq->nparked = 0;
-	for (uint32_t k = 0; k < n; k++)
-		mq_finish(mq, &mq->reqs[mq->parked[k]], &c);
+	for (uint32_t k = 0; k < n; k++) {
+		struct mreq *r = &mq->reqs[mq->parked[k]];
+		/* a lost write still in its hold may yet land behind the old controller */
+		struct nvmeof_cpl c = {.err = NVMEOF_ECLOSED, .in_doubt = r->held_at && r->hold_until > now};
+		mq_finish(mq, r, &c);
+	}
 	int first = 0;
 	for (uint32_t i = 0; i < mq->n; i++) {
 		int rc = mq->qdestroy(mq->q[i]);

@@ -83,7 +83,8 @@ void q_park_all(struct nvmeof_queue *q)
 		r->next_lba = r->slba0;
 		r->next_off = r->off0;
 		r->left = r->nlb0;
-		r->in_doubt = false; /* it starts over: its outcome is the next connection's */
+		/* in doubt until it goes out again (submit.c): failed before that
+		 * (a close, a reconnect given up) it may still land */
 		/* insertion sort by seq: a reconnect is rare, depth is small */
 		uint32_t k = n++;
 		while (k && q->reqs[q->park_tmp[k - 1]].seq > r->seq) {

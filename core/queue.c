@@ -67,7 +67,11 @@ void q_set_loss_hook(struct nvmeof_queue *q, void (*fn)(void *, struct nvmeof_qu
 	q->loss_hook_arg = arg;
 }
 
-void q_follow_assoc(struct nvmeof_queue *q, const uint32_t *gen) { q->assoc_now = gen; }
+void q_follow_assoc(struct nvmeof_queue *q, const uint32_t *now, uint32_t gen)
+{
+	q->assoc_now = now;
+	q->assoc_gen = gen;
+}
 
 void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats *out)
 {

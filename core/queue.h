@@ -206,9 +206,10 @@ void q_set_fail_hook(struct nvmeof_queue *q, void (*fn)(void *), void *arg);
  * parked or failed: an I/O queue's controller tears its association down
  * (cstate.c). */
 void q_set_loss_hook(struct nvmeof_queue *q, void (*fn)(void *, struct nvmeof_queue *), void *arg);
-/* The association the controller has now (an atomic counter, *gen): a live
- * queue whose Connect joined an older one is lost at its next housekeeping
- * and reconnects to the new one (after the admin queue alone re-created it). */
-void q_follow_assoc(struct nvmeof_queue *q, const uint32_t *gen);
+/* The association the controller has now (an atomic counter, *now) and the
+ * one this queue's Connect joined (gen): a live queue whose association was
+ * replaced or ended (an I/O queue's loss fences it) is lost at its next
+ * housekeeping, and reconnects to the new one where it may. */
+void q_follow_assoc(struct nvmeof_queue *q, const uint32_t *now, uint32_t gen);
 
 #endif

@@ -200,6 +200,10 @@ void q_refill(struct nvmeof_queue *q)
 				return;
 			q->replay_cur = ri;
 		}
+		/* a parked request goes again only after the quiesce time: the
+		 * lost copy can no longer land, its outcome is this one's */
+		if (r->left && q->nfree_slots)
+			r->in_doubt = false;
 		while (r->left && q->nfree_slots)
 			issue(q, ri);
 		if (r->left)

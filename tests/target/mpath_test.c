@@ -1423,8 +1423,25 @@ static void io_loss_fences(uint32_t reconnect_ms)
 	while (nvmeof_ctrl_keep_alives(p.c[1]) < 2 && mono_us() - t0 < 10000000)
 		usleep(50000);
 	CHECK(nvmeof_ctrl_keep_alives(p.c[1]) >= 2); /* it runs before the loss */
+	/* a second queue of each path: path 2's is on the association the
+	 * loss ends, and must leave it too, reconnect or not (its commands
+	 * would otherwise keep the controller's KATO timer satisfied) */
+	struct nvmeof_mpath_queue *mq2 = NULL;
+	struct nvmeof_queue_opts qo2;
+	nvmeof_queue_opts_init(&qo2);
+	qo2.depth = QD;
+	MUST(nvmeof_mpath_queue_create(p.mp, &qo2, &mq2));
 	MUST(nvmeof_mpath_queue_path_disconnect(p.mq, 1));
 	nvmeof_mpath_queue_poll(p.mq, 0); /* takes the loss */
+	struct nvmeof_path_stats st2 = {.size = sizeof(st2)};
+	t0 = mono_us();
+	do {
+		nvmeof_mpath_queue_poll(mq2, 0);
+		nvmeof_mpath_queue_path_stats(mq2, 1, &st2);
+	} while (st2.live && mono_us() - t0 < 2000000 && !usleep(10000));
+	printf("    the other queue of path 2 after the loss: %s\n", st2.live ? "still live" : "left the association");
+	CHECK(!st2.live);
+	nvmeof_mpath_queue_destroy(mq2);
 	uint64_t ka = nvmeof_ctrl_keep_alives(p.c[1]);
 	t0 = mono_us();
 	while (admin_up(p.c[1]) && mono_us() - t0 < 2000000)

@@ -196,6 +196,27 @@ TEST(lost_write_waits_quiesce_time_read_goes_at_once)
 	two_free(t);
 }
 
+/* A lost write still in its hold when the queue is destroyed fails to its
+ * caller in doubt: it may still land behind the old controller. */
+TEST(a_write_destroyed_during_its_hold_is_in_doubt)
+{
+	struct two *t = two_paths(100, 5000, 1000);
+	struct done w = {0}, r = {0};
+	t->rec[0].drop = 1;
+	CHECK_EQ(nvmeof_mpath_write(t->mq, 4242, 1, &t->mmr, 0, 0, cb, &w), 0);
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 512, cb, &r), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	poll_until(t, &r, 5000); /* the loss was found: the read went to B */
+	CHECK_EQ(r.calls, 1);
+	CHECK_EQ(w.calls, 0); /* held */
+	CHECK_EQ(nvmeof_mpath_queue_destroy(t->mq), 0);
+	t->mq = NULL;
+	CHECK_EQ(w.calls, 1);
+	CHECK_EQ(w.cpl.err, NVMEOF_ECLOSED);
+	CHECK(w.cpl.in_doubt);
+	two_free(t);
+}
+
 /* quiesce_ms 0 without CQT or keep-alive: no hold, as before. */
 TEST(no_quiesce_time_no_hold)
 {
@@ -664,7 +685,8 @@ TEST(a_command_that_waited_for_a_path_counts_as_failed_over)
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
-		T(lost_write_waits_quiesce_time_read_goes_at_once), T(no_quiesce_time_no_hold),
+		T(lost_write_waits_quiesce_time_read_goes_at_once), T(a_write_destroyed_during_its_hold_is_in_doubt),
+		T(no_quiesce_time_no_hold),
 		T(inaccessible_live_paths_wait_for_one), T(inaccessible_live_paths_wait_is_bounded),
 		T(destroy_from_callback_refused), T(path_disconnect_is_measured),
 		T(internal_path_error_on_the_only_path_is_paced), T(flush_goes_through_one_path_and_fails_over),

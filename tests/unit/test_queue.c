@@ -741,6 +741,28 @@ TEST(a_split_write_failed_with_a_command_on_the_wire_holds_the_next_write)
 	teardown(f);
 }
 
+/* A write on the wire at the loss is parked for its replay; the queue is
+ * closed before the replay (or its reconnect gives up): the write fails to
+ * its caller in doubt, for it may still land behind the old controller. */
+TEST(a_parked_write_failed_before_its_replay_is_in_doubt)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 30000, false);
+	q_set_reconnect(f->q, &fake_reconnect, 60000, 120000, 0);
+	q_set_quiesce(f->q, 300);
+	f->rec.hold = 1;
+	CHECK_EQ(nvmeof_write(f->q, &f->ns, 4242, 8, &f->mr, 0, cb, f), 0);
+	fw_break(f->fw);
+	for (int i = 0; i < 100; i++)
+		nvmeof_queue_poll(f->q, 0);
+	CHECK_EQ(f->calls, 0); /* parked: it waits for the reconnect */
+	CHECK_EQ(q_close(f->q), 0);
+	f->q = NULL;
+	CHECK_EQ(f->calls, 1);
+	CHECK_EQ(f->last.err, NVMEOF_ECLOSED);
+	CHECK(f->last.in_doubt);
+	teardown(f);
+}
+
 /* The same for a synchronous write that gave up while on the wire. */
 TEST(an_abandoned_sync_write_holds_the_next_write_for_the_quiesce_time)
 {
@@ -1984,6 +2006,7 @@ int main(int argc, char **argv)
 		T(after_reconnect_what_waited_goes_one_at_a_time_in_order), T(lost_write_is_replayed_after_the_quiesce_time),
 		T(a_timed_out_write_holds_the_next_write_for_the_quiesce_time),
 		T(an_abandoned_sync_write_holds_the_next_write_for_the_quiesce_time),
+		T(a_parked_write_failed_before_its_replay_is_in_doubt),
 		T(a_split_write_failed_with_a_command_on_the_wire_holds_the_next_write),
 		T(trace_hook_hears_each_reconnect_state_and_no_io),
 		T(reconnect_work_runs_off_the_poll),

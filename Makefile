@@ -379,7 +379,7 @@ FUZZ_CORE = $(CORE_SRC) tests/wire/fakewire.c
 # header those may include.
 FUZZ_HDRS = $(wildcard core/*.h core/include/*.h tests/wire/*.h)
 fuzz-build: build/fuzz/fuzz_identify build/fuzz/fuzz_cm build/fuzz/fuzz_tid build/fuzz/fuzz_queue build/fuzz/fuzz_auth \
-	build/fuzz/fuzz_secret build/fuzz/fuzz_tcppdu build/fuzz/fuzz_tcpconn
+	build/fuzz/fuzz_secret build/fuzz/fuzz_tcppdu build/fuzz/fuzz_tcpconn build/fuzz/fuzz_reauth
 TCPCONN_SRC = core/tcp_rx.c core/tcp_pdu.c core/tcp_crc32c.c core/tcp_cmd.c core/tcp_conn.c core/tcp_tx.c core/tcp_zc.c
 build/fuzz/fuzz_tcpconn: tests/fuzz/fuzz_tcpconn.c $(TCPCONN_SRC) $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
@@ -407,6 +407,9 @@ build/fuzz/fuzz_tid: tests/fuzz/fuzz_tid.c engine/tid.c engine/tid.h
 build/fuzz/fuzz_queue: tests/fuzz/fuzz_queue.c $(FUZZ_CORE) $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_queue.c $(FUZZ_CORE) $(LIBS)
+build/fuzz/fuzz_reauth: tests/fuzz/fuzz_reauth.c $(FUZZ_CORE) $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_reauth.c $(FUZZ_CORE) $(LIBS)
 fuzz:
 	tests/fuzz/run $(FUZZ_SECONDS)
 

@@ -61,7 +61,8 @@ int ctrl_fabrics_connect(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t
 int ctrl_connect_build(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint16_t qid, uint16_t sqsize,
 		       uint16_t cntlid, uint32_t kato, uint8_t *sqe)
 {
-	nvmf_sqe_connect(sqe, 0, qid, sqsize, 0, kato);
+	/* on every queue, as the Linux host's nvmf_connect_cmd_prep */
+	nvmf_sqe_connect(sqe, 0, qid, sqsize, c->o.disable_sqflow ? NVMF_CONNECT_DISABLE_SQFLOW : 0, kato);
 	if (nvmf_connect_data(q_scratch(q), c->hostid, cntlid, c->subnqn, c->hostnqn))
 		return nvmeof_err(NVMEOF_EINVAL, "Fabrics Connect: an NQN is empty or longer than %d bytes",
 				  NVME_NQN_MAX);

@@ -115,6 +115,9 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		return nvmeof_err(NVMEOF_ENOTSUP, "connect: hw_timestamps needs RDMA: NVMe/TCP has no NIC completion clock");
 	if (!tcp && (opts->hdr_digest || opts->data_digest))
 		return nvmeof_err(NVMEOF_EINVAL, "connect: header and data digests are NVMe/TCP's (trtype tcp)");
+	if (!tcp && opts->disable_sqflow)
+		return nvmeof_err(NVMEOF_EINVAL, "connect: disable_sqflow is NVMe/TCP's (trtype tcp): over RDMA a "
+				  "read's data and its response are separate work requests either way");
 	if ((rc = tcp_sockopts_check(opts, tcp)))
 		return rc;
 	if (!(c = calloc(1, sizeof(*c))))

@@ -19,6 +19,7 @@
 #define NVME_IDENTIFY_SIZE 4096
 #define NVMF_CONNECT_DATA_SIZE 1024
 #define NVMF_CONNECT_DATA_CNTLID_OFF 16 /* after the 16-byte HOSTID */
+#define NVMF_CONNECT_DISABLE_SQFLOW 0x04 /* CATTR bit 2: SQ flow control disabled */
 #define NVME_RDMA_CM_REQ_SIZE 32
 #define NVME_DSM_RANGE_SIZE 16
 #define NVME_NQN_MAX 223          /* bytes, without the terminating NUL */

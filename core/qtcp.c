@@ -279,3 +279,15 @@ int nvmeof_queue_tcp_zerocopy(const struct nvmeof_queue *q, uint64_t *sends, uin
 		*copied = t->zc.copied;
 	return 0;
 }
+
+int nvmeof_queue_tcp_completions(const struct nvmeof_queue *q, uint64_t *rsps, uint64_t *data_success)
+{
+	if (!q || q->tr != &tcp_transport)
+		return nvmeof_err(NVMEOF_EINVAL, "completion counts: %s", q ? "not a queue over NVMe/TCP" : "no queue");
+	const struct tcp_conn *t = q->trc;
+	if (rsps)
+		*rsps = t->rsps;
+	if (data_success)
+		*data_success = t->data_success;
+	return 0;
+}

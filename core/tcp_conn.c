@@ -344,6 +344,8 @@ static void on_pdu(struct tcp_conn *t)
 	struct tcp_cmd *c = SLOT_OF(p->cccid) < t->depth ? &t->cmds[SLOT_OF(p->cccid)] : NULL;
 	switch (p->type) {
 	case NVME_TCP_RSP:
+		t->rsps++;
+		/* FFFFh with SQ flow control disabled: passed on, never waited on */
 		t->sqhd = get_le16(p->cqe + 8);
 		if (c && c->cid == p->cccid && c->busy) {
 			/* a response while its PDUs still send from its buffers
@@ -376,19 +378,20 @@ static void on_pdu(struct tcp_conn *t)
 					 "C2HData with SUCCESS before all the Read's data came");
 		/* The controller's word that the read succeeded: no CapsuleResp
 		 * comes. The specification allows it only with SQ flow control
-		 * disabled, which we never ask for (CATTR 0), so an SQ head
-		 * pointer is due and none came; nvmet, and SPDK's target since
-		 * 2026-05 (before, it set SUCCESS without looking), set it only
-		 * when the host disabled SQ flow control, but the kernel's host
-		 * and SPDK's take it regardless, so do we (nothing here waits
-		 * on SQHD: a queue never has more commands out than the SQ holds). The completion says the last
-		 * SQHD the controller reported, not 0, which would read as the
-		 * head gone back to the start. */
+		 * disabled (disable_sqflow: CATTR bit 2 on every Connect), and
+		 * nvmet, and SPDK's target since 2026-05, set it only then; older
+		 * SPDK targets set it regardless, and the kernel's host and SPDK's
+		 * take it either way, so do we. Nothing here waits on SQHD: a
+		 * queue never has more commands out than its slots, which the SQ
+		 * holds. The completion says the last SQHD the controller
+		 * reported (FFFFh once it stopped reporting it), not 0, which
+		 * would read as the head gone back to the start. */
 		uint8_t cqe[16] = {0}, bad[16];
 		put_le16(cqe + 8, t->sqhd);
 		put_le16(cqe + 10, t->qid);
 		put_le16(cqe + 12, p->cccid);
 		c->busy = false;
+		t->data_success++;
 		tcp_conn_deliver(t, data_bad_cqe(c, cqe, bad));
 		return;
 	case NVME_TCP_R2T: on_r2t(t, p); return;

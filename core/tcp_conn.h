@@ -50,6 +50,7 @@ struct tcp_conn {
 	uint8_t *stage;
 	uint32_t shead, slen;
 	uint64_t reads;            /* socket reads on the data path, for tests and profiles */
+	uint64_t rsps, data_success; /* completions by CapsuleResp, by C2HData's SUCCESS (kept across reconnects) */
 	struct tcp_zc zc;          /* MSG_ZEROCOPY of large writes (tcp_zc.h) */
 	char why[160];             /* what broke the connection */
 };

@@ -40,6 +40,7 @@ bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b)
 	       x->hw_timestamps == y->hw_timestamps &&
 	       x->tcp_priority == y->tcp_priority && x->tcp_tos == y->tcp_tos &&
 	       x->tcp_busy_poll_us == y->tcp_busy_poll_us && x->tcp_zerocopy == y->tcp_zerocopy &&
+	       x->disable_sqflow == y->disable_sqflow &&
 	       x->trace == y->trace /* the argument is each controller's own */ &&
 	       !memcmp(a->secrets_sha256, b->secrets_sha256, sizeof(a->secrets_sha256)) &&
 	       str_same(x->dhchap_hashes, y->dhchap_hashes) && str_same(x->dhchap_dhgroups, y->dhchap_dhgroups) &&

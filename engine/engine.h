@@ -130,7 +130,7 @@ struct conn_cfg {
 	struct {
 		int priority, tos;
 		unsigned int busy_poll_us, zerocopy;
-		bool hdr_digest, data_digest;
+		bool hdr_digest, data_digest, disable_sqflow;
 	} tcp_job;
 	bool sole_subsystem; /* subnqn: the only one discovery listed (the start line says so) */
 };
@@ -195,6 +195,7 @@ struct eng_opts {
 	int tcp_priority, tcp_tos;     /* NVMe/TCP socket options; -1: the system's */
 	unsigned int tcp_busy_poll_us; /* 0: the system's */
 	unsigned int tcp_zerocopy;     /* bytes: H2CData payloads this large go with MSG_ZEROCOPY; 0: none */
+	unsigned int disable_sqflow;   /* NVMe/TCP: SQ flow control off, one PDU per read */
 	unsigned int hugepages;
 	/* library options: each applies only where set has its bit (the user
 	 * gave it), else the library's default (nvmeof_ctrl_opts_init) does */

@@ -62,6 +62,7 @@ void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct conn_cfg *k, int trt
 	o->tcp_zerocopy = tcp ? k->tcp_job.zerocopy : d.tcp_zerocopy;
 	o->hdr_digest = tcp ? k->tcp_job.hdr_digest : d.hdr_digest;
 	o->data_digest = tcp ? k->tcp_job.data_digest : d.data_digest;
+	o->disable_sqflow = tcp ? k->tcp_job.disable_sqflow : d.disable_sqflow;
 }
 
 void tcp_opts_job(struct conn_cfg *k)
@@ -72,6 +73,7 @@ void tcp_opts_job(struct conn_cfg *k)
 	k->tcp_job.zerocopy = k->o.tcp_zerocopy;
 	k->tcp_job.hdr_digest = k->o.hdr_digest;
 	k->tcp_job.data_digest = k->o.data_digest;
+	k->tcp_job.disable_sqflow = k->o.disable_sqflow;
 	tcp_opts_path(&k->o, k, k->t.trtype);
 }
 
@@ -105,6 +107,7 @@ void tcp_opts_cfg(struct nvmeof_ctrl_opts *o, const struct eng_opts *eo)
 	o->tcp_tos = eo->tcp_tos;
 	o->tcp_busy_poll_us = eo->tcp_busy_poll_us;
 	o->tcp_zerocopy = eo->tcp_zerocopy;
+	o->disable_sqflow = eo->disable_sqflow;
 	/* hdr_digest= and data_digest=, set after this, win over SPDK's spelling */
 	if (eo->digest_enable) {
 		o->hdr_digest = (eo->digest_enable - 1) & 1;

@@ -1,5 +1,5 @@
 /* The engine's NVMe/TCP socket options (tcp_priority=, tcp_tos=,
- * tcp_busy_poll=, tcp_zerocopy=): their entries in the option table and what they set in
+ * tcp_busy_poll=, tcp_zerocopy=) and disable_sqflow=: their entries in the option table and what they set in
  * the library's options (docs/engine.md, "NVMe/TCP sockets"). */
 #ifndef NVMEOF_ENGINE_TCP_OPTS_H
 #define NVMEOF_ENGINE_TCP_OPTS_H
@@ -44,6 +44,11 @@ void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct conn_cfg *k, int trt
 	 .cb = (void *)tcp_opt_zerocopy, .def = "0",                                                           \
 	 .help = "NVMe/TCP: a write's H2CData payloads of at least this many bytes (e.g. 64k) are sent with "  \
 		 "MSG_ZEROCOPY; the end-of-job line says how many the kernel copied anyway. 0: all copied",    \
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},                                            \
+	{.name = "disable_sqflow", .lname = "NVMe/TCP SQ flow control disabled", .type = FIO_OPT_BOOL,         \
+	 .off1 = offsetof(struct eng_opts, disable_sqflow), .def = "0",                                        \
+	 .help = "NVMe/TCP: every Connect asks for SQ flow control off (nvme-cli's --disable-sqflow), so a "   \
+		 "read completes with its data PDU alone, no response capsule; refused over RDMA",             \
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID}
 
 /* SPDK's fio plugin's digest_enable=NONE|HEADER|DATA|BOTH (fio matches case) */

@@ -39,6 +39,7 @@ void tool_ctrl_opts(const struct args *a, struct nvmeof_ctrl_opts *o)
 	o->tcp_tos = a->tcp_tos;
 	o->tcp_busy_poll_us = a->tcp_busy_poll_us;
 	o->tcp_zerocopy = a->tcp_zerocopy;
+	o->disable_sqflow = a->disable_sqflow;
 	o->hostid = a->hostid;
 	o->subnqn = a->nqn;
 	if (a->timeout_ms)

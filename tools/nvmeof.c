@@ -41,7 +41,7 @@ static const struct cmd {
 
 enum { OPT_LSP = 0x100, OPT_DHCHAP_FILE, OPT_DHCHAP_CTRL_FILE, OPT_DHCHAP_HASHES, OPT_DHCHAP_DHGROUPS,
        OPT_ALLOW_UNAUTH, OPT_TIMEOUT, OPT_SYSFS, OPT_HDGST,
-       OPT_TCP_PRIORITY, OPT_TCP_TOS, OPT_TCP_BUSY_POLL, OPT_TCP_ZEROCOPY };
+       OPT_TCP_PRIORITY, OPT_TCP_TOS, OPT_TCP_BUSY_POLL, OPT_TCP_ZEROCOPY, OPT_DISABLE_SQFLOW };
 
 static void usage(FILE *f)
 {
@@ -96,7 +96,9 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 		   "      --tcp-tos=N          NVMe/TCP: IP_TOS / IPV6_TCLASS of the sockets, 0 to 255\n"
 		   "      --tcp-busy-poll=US   NVMe/TCP: SO_BUSY_POLL; above 0, each (non-blocking) read\n"
 		   "                           polls the NIC once (0: system's)\n"
-		   "      --tcp-zerocopy=BYTES NVMe/TCP: write payloads this large go with MSG_ZEROCOPY (0: none)\n");
+		   "      --tcp-zerocopy=BYTES NVMe/TCP: write payloads this large go with MSG_ZEROCOPY (0: none)\n"
+		   "      --disable-sqflow     NVMe/TCP: SQ flow control off on every queue, as nvme-cli's;\n"
+		   "                           a read completes with its data PDU alone\n");
 	if (disc)
 		fprintf(f, "  -n, --nqn=NQN            discovery NQN (%s)\n", NVMEOF_DISCOVERY_NQN);
 	else
@@ -240,6 +242,7 @@ int main(int argc, char **argv)
 		{"tcp-tos", required_argument, 0, OPT_TCP_TOS},
 		{"tcp-busy-poll", required_argument, 0, OPT_TCP_BUSY_POLL},
 		{"tcp-zerocopy", required_argument, 0, OPT_TCP_ZEROCOPY},
+		{"disable-sqflow", no_argument, 0, OPT_DISABLE_SQFLOW},
 		/* nvme-cli's, refused with how this tool differs */
 		{"human-readable", no_argument, 0, 'H'}, {"data-size", required_argument, 0, 'z'},
 		{0, 0, 0, 0},
@@ -438,6 +441,7 @@ int main(int argc, char **argv)
 			a.gpu = (int)v;
 			break;
 		case OPT_HDGST: a.hdgst = true; break;
+		case OPT_DISABLE_SQFLOW: a.disable_sqflow = true; break;
 		case 'G': a.ddgst = true; break;
 		case OPT_SYSFS: a.sysfs = optarg; break;
 		case 'H':

@@ -233,6 +233,17 @@ struct nvmeof_ctrl_opts {
 	 * virtual device the kernel copies anyway. Refused over RDMA. 0
 	 * (default): every payload is copied into the socket. */
 	uint32_t tcp_zerocopy;
+	/* version 0.6: SQ flow control disabled (nvme-cli's --disable-sqflow):
+	 * each Fabrics Connect, the admin queue's and every I/O queue's, sets
+	 * CATTR bit 2, as the Linux host does. The controller then stops
+	 * reporting its SQ head (SQHD FFFFh), which the library never waits on
+	 * (a queue never has more commands out than its slots), and may answer
+	 * a successful read with its C2HData PDU alone (the SUCCESS flag), no
+	 * CapsuleResp: one PDU per read instead of two (nvmet does; SPDK's
+	 * target does since 2026-05). Refused over RDMA, where a read's data
+	 * and its response are separate work requests either way. false
+	 * (default): SQ flow control on, as the kernel and SPDK hosts leave it. */
+	bool disable_sqflow;
 };
 /* Defaults, and size = sizeof(*opts): always initialize through this macro. */
 #define nvmeof_ctrl_opts_init(opts) nvmeof_ctrl_opts_init_sz((opts), sizeof(*(opts)))
@@ -548,6 +559,11 @@ uint64_t nvmeof_queue_sleep_timeouts(const struct nvmeof_queue *q);
  * copy was saved. Counted since the queue was created, across reconnects.
  * NVMEOF_EINVAL: not a queue over TCP. */
 int nvmeof_queue_tcp_zerocopy(const struct nvmeof_queue *q, uint64_t *sends, uint64_t *copied);
+/* (0.6) How an NVMe/TCP queue's commands completed, since it was created,
+ * across reconnects: *rsps, by a CapsuleResp; *data_success, by a C2HData
+ * PDU with the SUCCESS flag and no CapsuleResp (reads, with
+ * disable_sqflow). NVMEOF_EINVAL: not a queue over TCP. */
+int nvmeof_queue_tcp_completions(const struct nvmeof_queue *q, uint64_t *rsps, uint64_t *data_success);
 /* (0.3) Tries after the first that the queue's connect took (its CM steps
  * and, for an I/O queue, its Fabrics Connect); *ms, when not NULL: how
  * long the connect took. Set when the queue was created; a reconnect

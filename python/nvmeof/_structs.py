@@ -76,6 +76,8 @@ class CtrlOpts(ctypes.Structure):
         ("tcp_busy_poll_us", ctypes.c_uint32),
         # version 0.6: write payloads this large go with MSG_ZEROCOPY; 0: none
         ("tcp_zerocopy", ctypes.c_uint32),
+        # version 0.6: SQ flow control off on every Connect (NVMe/TCP)
+        ("disable_sqflow", c_bool),
     ]
 
 

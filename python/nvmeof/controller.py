@@ -97,7 +97,8 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
                     dhchap_dhgroups: Optional[str] = None, transport: Optional[str] = None,
                     hdr_digest: Optional[bool] = None, data_digest: Optional[bool] = None,
                     tcp_priority: Optional[int] = None, tcp_tos: Optional[int] = None,
-                    tcp_busy_poll_us: Optional[int] = None, tcp_zerocopy: Optional[int] = None) -> S.CtrlOpts:
+                    tcp_busy_poll_us: Optional[int] = None, tcp_zerocopy: Optional[int] = None,
+                    disable_sqflow: Optional[bool] = None) -> S.CtrlOpts:
     """Checks the arguments of Controller() and fills struct nvmeof_ctrl_opts:
     opts, or the library's defaults (nvmeof_ctrl_opts_init), with only the
     arguments that are not None put over them. Raises TypeError/ValueError
@@ -142,7 +143,7 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
         if not isinstance(transport, str) or transport.lower() not in ("rdma", "tcp"):
             raise ValueError("nvmeof: transport must be 'rdma' or 'tcp', not %s" % _shown(transport))
         o.trtype = transport.lower().encode()
-    for name, v in (("hdr_digest", hdr_digest), ("data_digest", data_digest)):
+    for name, v in (("hdr_digest", hdr_digest), ("data_digest", data_digest), ("disable_sqflow", disable_sqflow)):
         if v is not None:
             if not isinstance(v, bool):
                 raise TypeError("nvmeof: %s must be True or False" % name)
@@ -206,6 +207,9 @@ class Controller:
                      SO_BUSY_POLL (above 0: each read polls the NIC once),
                      MSG_ZEROCOPY for writes of at least this many bytes;
                      None (and -1 for the first two): the system's
+      disable_sqflow NVMe/TCP: True asks every queue's Connect for SQ flow
+                     control off (nvme-cli's --disable-sqflow): a read then
+                     completes with its data PDU alone, no response capsule
     Controller.connect(...) is the same call."""
 
     def __init__(self, host: str, subsystem_nqn: str, *, port: Union[int, str, None] = None,
@@ -217,7 +221,8 @@ class Controller:
                  dhchap_dhgroups: Optional[str] = None, transport: Optional[str] = None,
                  hdr_digest: Optional[bool] = None, data_digest: Optional[bool] = None,
                  tcp_priority: Optional[int] = None, tcp_tos: Optional[int] = None,
-                 tcp_busy_poll_us: Optional[int] = None, tcp_zerocopy: Optional[int] = None) -> None:
+                 tcp_busy_poll_us: Optional[int] = None, tcp_zerocopy: Optional[int] = None,
+                 disable_sqflow: Optional[bool] = None) -> None:
         lib = _lib.load()
         o = connect_options(host, subsystem_nqn, port, source, host_nqn, host_id, queue_depth,
                             keep_alive_ms, timeout, dhchap_secret=dhchap_secret,
@@ -226,7 +231,7 @@ class Controller:
                             dhchap_hashes=dhchap_hashes, dhchap_dhgroups=dhchap_dhgroups,
                             transport=transport, hdr_digest=hdr_digest, data_digest=data_digest,
                             tcp_priority=tcp_priority, tcp_tos=tcp_tos, tcp_busy_poll_us=tcp_busy_poll_us,
-                            tcp_zerocopy=tcp_zerocopy)
+                            tcp_zerocopy=tcp_zerocopy, disable_sqflow=disable_sqflow)
         h = c_void_p()
         _check(lib.nvmeof_ctrl_connect(byref(o), byref(h)))
         self._h = h.value

@@ -152,6 +152,69 @@ out:
 		CHECK_EQ(nvmeof_ctrl_close(c), 0);
 }
 
+/* disable_sqflow over NVMe/TCP against nvmet: each read completes with its
+ * C2HData PDU's SUCCESS flag alone, no CapsuleResp (one PDU per read), the
+ * data verifies, and writes still get their responses. Without it every
+ * read gets a CapsuleResp and no SUCCESS flag. Over TCP whatever transport
+ * the run chose; digests as the run says. */
+static void sqflow_reads(bool disable, uint64_t *rsps, uint64_t *success)
+{
+	enum { READS = 16, NLB = 8 };
+	struct nvmeof_ctrl_opts o;
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_queue *q = NULL;
+	struct nvmeof_mr *w = NULL, *r = NULL;
+	uint64_t r0 = 0, s0 = 0, r1 = 0, s1 = 0, r2 = 0, s2 = 0;
+	opts_a(&o);
+	if (!over_tcp())
+		o.trtype = "tcp";
+	o.disable_sqflow = disable;
+	MUST(nvmeof_ctrl_connect(&o, &c));
+	MUST(nvmeof_queue_create(c, NULL, &q));
+	const struct nvmeof_ns *ns = nvmeof_ns_get(c, 1);
+	CHECK(ns != NULL);
+	if (!ns)
+		goto out;
+	size_t n = (size_t)NLB * ns->lba_size;
+	MUST(nvmeof_mr_alloc(c, n * READS, &w));
+	MUST(nvmeof_mr_alloc(c, n * READS, &r));
+	fill(nvmeof_mr_addr(w), n * READS, disable ? 0x5f : 0x5e);
+	memset(nvmeof_mr_addr(r), 0xee, n * READS);
+	MUST(nvmeof_queue_tcp_completions(q, &r0, &s0));
+	MUST(nvmeof_write_sync(q, ns, 4096, NLB * READS, w, 0, 0));
+	MUST(nvmeof_queue_tcp_completions(q, &r1, &s1));
+	for (int i = 0; i < READS; i++)
+		MUST(nvmeof_read_sync(q, ns, 4096 + (uint64_t)i * NLB, NLB, r, (size_t)i * n, 0));
+	MUST(nvmeof_queue_tcp_completions(q, &r2, &s2));
+	CHECK(!memcmp(nvmeof_mr_addr(w), nvmeof_mr_addr(r), n * READS));
+	CHECK_EQ(r1 - r0, 1); /* the write's response */
+	CHECK_EQ(s1 - s0, 0);
+	*rsps = r2 - r1;
+	*success = s2 - s1;
+	printf("    disable_sqflow %d: %d reads, %llu CapsuleResp, %llu C2HData SUCCESS\n", disable, READS,
+	       (unsigned long long)*rsps, (unsigned long long)*success);
+out:
+	if (w)
+		nvmeof_mr_release(w);
+	if (r)
+		nvmeof_mr_release(r);
+	if (q)
+		nvmeof_queue_destroy(q);
+	if (c)
+		CHECK_EQ(nvmeof_ctrl_close(c), 0);
+}
+
+TEST(tcp_disable_sqflow_reads_are_one_pdu_each)
+{
+	uint64_t rsps = 99, success = 99;
+	sqflow_reads(true, &rsps, &success);
+	CHECK_EQ(rsps, 0);
+	CHECK_EQ(success, 16);
+	sqflow_reads(false, &rsps, &success);
+	CHECK_EQ(rsps, 16);
+	CHECK_EQ(success, 0);
+}
+
 /* Write a pattern at an offset inside a larger region, read it back into a
  * different offset of another region, compare; for each size. */
 static void roundtrip(uint32_t nsid, const size_t *sizes, size_t nsizes, bool in_capsule)
@@ -1884,7 +1947,7 @@ int main(int argc, char **argv)
 		T(retry_delay_enabled_where_the_controller_reports_one),
 		T(admin_timeout_recreates_the_association),
 		T(connect_retries_is_the_number_of_tries_after_the_first),
-		T(tcp_refuses_what_is_rdmas),
+		T(tcp_refuses_what_is_rdmas), T(tcp_disable_sqflow_reads_are_one_pdu_each),
 	};
 	size_t n = sizeof(all) / sizeof(all[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -77,6 +77,16 @@ t_tcp_refuses_rdma_options() {
   ours --name=ok --filename="$f" --rw=read --bs=4k --size=1m > "$SCRATCH/log" 2>&1 || { tail -10 "$SCRATCH/log"; fail "plain TCP job failed"; }
   expect_fio_ok "$SCRATCH/log"
 }
+# disable_sqflow=1 over NVMe/TCP: nvmet answers reads with C2HData's SUCCESS
+# flag alone (target_core's tcp_disable_sqflow_reads_are_one_pdu_each counts
+# them); a verifying job's data is right.
+t_tcp_disable_sqflow_verifies() {
+  local f="trtype=TCP adrfam=IPv4 traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=${NVMEOF_TB_NQN_A//:/\\:} ns=1"
+  ours --name=q --filename="$f" --thread=1 --rw=randwrite --bs=8k --size=4m --offset=720m --iodepth=16 \
+    --verify=crc32c --do_verify=1 --disable_sqflow=1 > "$SCRATCH/log" 2>&1 ||
+    { tail -20 "$SCRATCH/log"; fail "fio with disable_sqflow=1 exited non-zero"; }
+  expect_fio_ok "$SCRATCH/log"
+}
 # hdr_digest= and data_digest= reach the connect: over NVMe/TCP every
 # connection's ICResp (verbose=1 logs what the target granted) has both
 # digests on, and the verifying job's data is right; without them, off.

@@ -25,7 +25,8 @@ TCP_CORE="identify_matches_testbed roundtrip_sizes_ns1_512 roundtrip_sizes_ns2_4
   poll_group_reconnects_every_queue idle_wait_sleeps_long_and_a_disconnect_wakes_it tcp_refuses_what_is_rdmas
   nobody_listening_on_port wrong_subsystem_nqn reconnect_takes_the_new_associations_in_capsule_size
   defaults_keep_the_controller_alive"
-TCP_CORE_DIGESTS="roundtrip_sizes_ns2_4k roundtrip_keyed_only four_queues_four_threads"
+TCP_CORE_DIGESTS="roundtrip_sizes_ns2_4k roundtrip_keyed_only four_queues_four_threads
+  tcp_disable_sqflow_reads_are_one_pdu_each"
 # Several paths: both over TCP; then one RDMA and one TCP path (path 2 TCP), each lost in turn
 TCP_MPATH="two_paths_two_hcas_one_namespace queue_depth_uses_both_with_verify ana_states_route_io
   port_removed_and_restored_under_io both_ports_removed_fails_naming_the_paths

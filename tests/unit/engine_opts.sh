@@ -137,6 +137,14 @@ else
   bad "tcp_zerocopy=64k taken, refused over RDMA by the library" "rc $rc: $(echo $out | cut -c1-300)"
 fi
 
+# disable_sqflow=1 reaches the library, which refuses it over RDMA by name.
+run --filename="$FN" --disable_sqflow=1
+if [ "$rc" != 0 ] && grep -q "disable_sqflow is NVMe/TCP's" <<< "$out"; then
+  ok "disable_sqflow=1 taken, refused over RDMA by the library"
+else
+  bad "disable_sqflow=1 taken, refused over RDMA by the library" "rc $rc: $(echo $out | cut -c1-300)"
+fi
+
 # Filenames: a ':' that fio cut at, keys twice, ports: refused before any connect.
 while IFS='|' read -r fn want; do
   run --filename="$fn" --verbose=1

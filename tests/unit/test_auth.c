@@ -1168,6 +1168,34 @@ TEST(a_reconnect_not_asked_to_authenticate_authenticates_the_controller)
 	reconnect_not_asked(0x0001); /* Invalid Command Opcode without DNR: it does no authentication */
 }
 
+/* disable_sqflow asks every queue's Connect, the admin queue's and the I/O
+ * queues', for SQ flow control off (CATTR bit 2), as the Linux host does;
+ * without it CATTR stays 0. The same build serves the first connect and
+ * the reconnect (reauth_prepare above). */
+TEST(disable_sqflow_sets_cattr_bit_2_on_every_connect)
+{
+	struct nvmeof_ctrl *c = calloc(1, sizeof(*c));
+	struct fake_wire *fw = fw_new(8, reauth_responder, NULL);
+	struct q_params p = {.qid = 1, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+	struct nvmeof_queue *q;
+	uint8_t sqe[NVME_SQE_SIZE];
+	snprintf(c->subnqn, sizeof(c->subnqn), "%s", SUBNQN);
+	snprintf(c->hostnqn, sizeof(c->hostnqn), "%s", HOSTNQN);
+	CHECK_EQ(q_open_fake(&p, fw, &q), 0);
+	for (int off = 0; off < 2; off++) {
+		c->o.disable_sqflow = !off;
+		for (uint16_t qid = 0; qid < 3; qid++) {
+			memset(sqe, 0xee, sizeof(sqe));
+			CHECK_EQ(ctrl_connect_build(c, q, qid, 31, 0, qid ? 0 : 5000, sqe), 0);
+			CHECK_EQ(sqe[4], NVMF_FCTYPE_CONNECT);
+			CHECK_EQ(sqe[46], off ? 0x00 : 0x04);
+		}
+	}
+	q_close(q);
+	fw_free(fw);
+	free(c);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
@@ -1195,6 +1223,7 @@ int main(int argc, char **argv)
 		T(an_nvme_status_on_auth_send_is_classed_by_its_dnr),
 		T(a_reconnect_not_asked_to_authenticate_authenticates_the_controller),
 		T(a_host_started_negotiate_refused_as_unsupported_is_final),
+		T(disable_sqflow_sets_cattr_bit_2_on_every_connect),
 	};
 	return run_named_tests("unit-auth", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

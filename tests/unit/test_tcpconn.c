@@ -1,8 +1,8 @@
 /*
  * An NVMe/TCP queue's data path (core/tcp_conn.c) against a controller
  * played by the test over a socket pair: what the real target never does
- * here (nvmet's MAXH2CDATA is larger than any command we send, and it never
- * sets C2HData's SUCCESS flag without SQ flow control disabled) and what a
+ * here (nvmet's MAXH2CDATA is larger than any command we send, and it sets
+ * C2HData's SUCCESS flag only with SQ flow control disabled) and what a
  * broken one might (an R2T beyond the command's data).
  */
 #include <errno.h>
@@ -237,6 +237,9 @@ TEST(c2h_success_flag_completes_the_read_without_a_response)
 	CHECK_EQ(get_le16(r.rsp + 12), 3);  /* CID */
 	CHECK_EQ(get_le16(r.rsp + 14), 0);  /* status: success */
 	CHECK_MEM(buf, d, sizeof(d));
+	/* one PDU, counted as such (nvmeof_queue_tcp_completions) */
+	CHECK_EQ(r.t->data_success, 1);
+	CHECK_EQ(r.t->rsps, 0);
 	rig_down(&r);
 }
 
@@ -631,8 +634,8 @@ TEST(c2h_term_req_names_its_reason_with_and_without_header_digest)
 	}
 }
 
-/* SUCCESS on a queue with SQ flow control on (we never ask for it off):
- * taken, as the kernel's host and SPDK's take it from SPDK's target, and the
+/* SUCCESS on a queue with SQ flow control on (disable_sqflow off): taken,
+ * as the kernel's host and SPDK's take it from older SPDK targets, and the
  * completion carries the last SQ head pointer the controller reported, not
  * a made-up 0. */
 TEST(c2h_success_with_sq_flow_control_on_keeps_the_last_sqhd)
@@ -663,6 +666,8 @@ TEST(c2h_success_with_sq_flow_control_on_keeps_the_last_sqhd)
 	CHECK_EQ(get_le16(r.rsp + 10), 1);      /* SQ ID: the queue's */
 	CHECK_EQ(get_le16(r.rsp + 8), 17);      /* SQHD: the last reported */
 	CHECK_MEM(buf, d, sizeof(d));
+	CHECK_EQ(r.t->rsps, 1);
+	CHECK_EQ(r.t->data_success, 1);
 	rig_down(&r);
 }
 

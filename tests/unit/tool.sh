@@ -45,6 +45,7 @@ expect 1 "^nvmeof id-ctrl: .*TCP connect" "$T" id-ctrl -t tcp "${A[@]}" -n nqn.x
 expect 2 "^nvmeof id-ctrl: --tcp-tos: '256' is not a number from 0 to 255" "$T" id-ctrl -t tcp "${A[@]}" -n nqn.x --tcp-tos=256
 expect 2 "^nvmeof id-ctrl: --tcp-priority: '16' is not a number from 0 to 15" "$T" id-ctrl -t tcp "${A[@]}" -n nqn.x --tcp-priority=16
 expect 1 "^nvmeof id-ctrl: .*NVMe/TCP's socket options" "$T" id-ctrl -t rdma "${A[@]}" -n nqn.x --tcp-busy-poll=50
+expect 1 "^nvmeof id-ctrl: .*disable_sqflow is NVMe/TCP's" "$T" id-ctrl -t rdma "${A[@]}" -n nqn.x --disable-sqflow
 # ports as numbers from 1 to 65535, not whatever the resolver makes of them
 for p in 0 65536 99999 abc 44x ''; do
   expect 2 "^nvmeof discover: --trsvcid: '$p' is not a port number from 1 to 65535" "$T" discover -a 127.0.0.1 -s "$p"

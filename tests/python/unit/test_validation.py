@@ -205,3 +205,14 @@ def test_tcp_socket_options_as_the_library_and_the_engine_take_them():
     # the library refuses them over RDMA, before anything is sent
     with pytest.raises(nvmeof.Error, match="NVMe/TCP's socket options"):
         nvmeof.Controller("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="rdma", tcp_priority=3)
+
+
+def test_disable_sqflow_as_the_library_and_the_engine_take_it():
+    from nvmeof.controller import connect_options
+    assert connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="tcp", disable_sqflow=True).disable_sqflow
+    assert not connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x").disable_sqflow  # off by default
+    with pytest.raises(TypeError, match="disable_sqflow"):
+        connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="tcp", disable_sqflow=1)
+    # the library refuses it over RDMA, before anything is sent
+    with pytest.raises(nvmeof.Error, match="disable_sqflow is NVMe/TCP's"):
+        nvmeof.Controller("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="rdma", disable_sqflow=True)

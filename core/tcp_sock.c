@@ -113,7 +113,9 @@ int tcp_sock_connect(const struct sockaddr *dst, const struct sockaddr *src, con
 		if (w == 0) {
 			close(fd);
 			*cls = CR_TRANSIENT_REACHED;
-			return nvmeof_err(NVMEOF_EUNREACHABLE, "queue %u: TCP connect: no answer within %u ms", qid,
+			/* a timeout, as RDMA's CM connect nobody answers: the
+			 * kernel's own "no route" (ARP unanswered) stays below */
+			return nvmeof_err(NVMEOF_ETIMEDOUT, "queue %u: TCP connect: no answer within %u ms", qid,
 					  timeout_ms);
 		}
 		if (w < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el))

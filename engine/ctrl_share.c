@@ -128,7 +128,7 @@ struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bo
 	snprintf(what, sizeof(what), "connect to %s port %s subsystem %s", k->o.traddr,
 		 k->o.trsvcid ? k->o.trsvcid : "4420", k->o.subnqn);
 	struct eng_slow slow;
-	eng_slow_begin(&slow, &s->trace, eng_connect_bound_ms(&o), what);
+	eng_slow_begin(&slow, &s->trace, &o, what);
 	for (uint32_t t = 0;; t++) {
 		int rc = nvmeof_ctrl_connect(&o, &s->c);
 		if (!rc)

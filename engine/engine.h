@@ -86,18 +86,19 @@ struct eng_trace {
 void eng_trace_line(void *arg, uint16_t qid, uint64_t time_ns, const char *msg);
 /* A connect that takes longer than ENG_SLOW_MS says once, on stderr, what
  * it is waiting for (the step after steps' last) and how long it may still
- * take (bound_ms from begin, at most): a thread that waits for end. */
+ * take (eng_connect_bound_ms(o) from begin, at most): a thread that waits for end. */
 #define ENG_SLOW_MS 2000
 struct eng_slow {
 	pthread_t th;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	bool done, running;
+	bool done, running, tcp;
+	uint32_t step_ms;
 	uint64_t t0_ms, bound_ms;
 	struct eng_trace *steps;
 	char what[400];
 };
-void eng_slow_begin(struct eng_slow *w, struct eng_trace *steps, uint64_t bound_ms, const char *what);
+void eng_slow_begin(struct eng_slow *w, struct eng_trace *steps, const struct nvmeof_ctrl_opts *o, const char *what);
 void eng_slow_end(struct eng_slow *w);
 /* The longest a connect under o may take, tries and backoffs included. */
 uint64_t eng_connect_bound_ms(const struct nvmeof_ctrl_opts *o);

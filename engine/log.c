@@ -104,7 +104,14 @@ static void *slow_watch(void *arg)
 	pthread_mutex_unlock(&w->lock);
 	if (!slow)
 		return NULL;
-	char step[260] = "its first step, resolving the address";
+	char step[260];
+	/* before the library's first trace line: RDMA resolves the address
+	 * first, NVMe/TCP connects its socket (the address is numeric) */
+	if (w->tcp)
+		snprintf(step, sizeof(step), "its first step, the TCP connect (given up after connect_timeout, %u ms)",
+			 w->step_ms);
+	else
+		snprintf(step, sizeof(step), "its first step, resolving the address");
 	pthread_mutex_lock(&w->steps->lock);
 	if (w->steps->stepped)
 		snprintf(step, sizeof(step), "the step after \"%.200s\" (queue %u)", w->steps->last, w->steps->last_qid);
@@ -119,19 +126,26 @@ static void *slow_watch(void *arg)
 
 uint64_t eng_connect_bound_ms(const struct nvmeof_ctrl_opts *o)
 {
+	uint64_t ct = o->connect_timeout_ms, tries = (uint64_t)o->connect_retries + 1;
+	/* NVMe/TCP: the TCP connect and the ICReq/ICResp exchange, each
+	 * within connect_timeout, the Fabrics Connect within cmd_timeout, a
+	 * backoff of at most 1.6 s; then the admin commands after the last */
+	if (o->trtype && !strcasecmp(o->trtype, "tcp"))
+		return tries * (2 * ct + o->cmd_timeout_ms + 1600) + 2ull * o->cmd_timeout_ms;
 	/* each try's four CM and Fabrics steps (address and route resolution
 	 * take 500 ms more each) and a backoff of at most 1.6 s, then the
 	 * admin commands after the last */
-	return (uint64_t)(o->connect_retries + 1) * (4ull * o->connect_timeout_ms + 1000 + 1600) +
-	       2ull * o->cmd_timeout_ms;
+	return tries * (4 * ct + 1000 + 1600) + 2ull * o->cmd_timeout_ms;
 }
 
-void eng_slow_begin(struct eng_slow *w, struct eng_trace *steps, uint64_t bound_ms, const char *what)
+void eng_slow_begin(struct eng_slow *w, struct eng_trace *steps, const struct nvmeof_ctrl_opts *o, const char *what)
 {
 	pthread_condattr_t ca;
 	memset(w, 0, sizeof(*w));
 	w->steps = steps;
-	w->bound_ms = bound_ms;
+	w->bound_ms = eng_connect_bound_ms(o);
+	w->tcp = o->trtype && !strcasecmp(o->trtype, "tcp");
+	w->step_ms = o->connect_timeout_ms;
 	w->t0_ms = now_ms();
 	snprintf(w->what, sizeof(w->what), "%s", what);
 	pthread_mutex_init(&w->lock, NULL);

@@ -54,10 +54,10 @@ static char help_of[H_N][200];
  * range (optval.h: why these are not fio's integer and time options). */
 static int num_of(const char *name, const char *v, long long lo, long long hi, const char *what, long long *out)
 {
-	if (!optval_num(v, lo, hi, out))
-		return 0;
-	eng_err("nvmeof: %s=%s: expected a whole number from %lld to %lld%s\n", name, eng_shown(v), lo, hi, what);
-	return 1;
+	char err[400];
+	int rc = strcmp(name, "spin_us") ? optval_count_of(name, v, eng_shown(v), lo, hi, what, out, err, sizeof(err))
+					 : optval_us_of(name, v, eng_shown(v), lo, hi, out, err, sizeof(err));
+	return rc ? eng_err("nvmeof: %s\n", err), 1 : 0;
 }
 
 static int time_of(const char *name, const char *v, long long lo_ms, long long *out_ms)
@@ -84,12 +84,12 @@ static int time_of(const char *name, const char *v, long long lo_ms, long long *
 		eo->set |= (h) < 0 ? 0 : 1u << (h);                                           \
 		return 0;                                                                     \
 	}
-SETTER(ns, ns, num_of("ns", v, 1, 4294967294ll, " (a namespace ID)", &n), -1)
-SETTER(gpu, gpu, num_of("gpu", v, -1, 1023, " (-1: host memory; else a CUDA device index)", &n), -1)
+SETTER(ns, ns, num_of("ns", v, 1, 4294967294ll, "a namespace ID", &n), -1)
+SETTER(gpu, gpu, num_of("gpu", v, -1, 1023, "-1: host memory; else a CUDA device index", &n), -1)
 SETTER(comp_vector, comp_vector,
-       num_of("comp_vector", v, -1, 65535, " (-1: chosen by locality; else below the HCA's count)", &n), -1)
-SETTER(qd_limit, qd_limit, num_of("qd_limit", v, 0, 65535, " (0: no limit)", &n), -1)
-SETTER(qpairs, qpairs, num_of("qpairs", v, 0, MAX_QPAIRS, " (0: one per CPU the job may run on)", &n), -1)
+       num_of("comp_vector", v, -1, 65535, "-1: chosen by locality; else below the HCA's count", &n), -1)
+SETTER(qd_limit, qd_limit, num_of("qd_limit", v, 0, 65535, "0: no limit", &n), -1)
+SETTER(qpairs, qpairs, num_of("qpairs", v, 0, MAX_QPAIRS, "0: one per CPU the job may run on", &n), -1)
 SETTER(num_io_queues, num_io_queues, num_of("num_io_queues", v, 1, 65535, "", &n), H_NUM_IO_QUEUES)
 SETTER(spin_us, spin_us, num_of("spin_us", v, 0, 1000000, "", &n), H_SPIN_US)
 SETTER(connect_retries, connect_retries, num_of("connect_retries", v, 0, 100, "", &n), H_CONNECT_RETRIES)
@@ -106,7 +106,7 @@ SETTER(quiesce, quiesce_ms, strcmp(v ? v : "", "-1") ? time_of("quiesce_time", v
 static int set_trsvcid(void *data, const char *v)
 {
 	long long n;
-	return (void)data, num_of("trsvcid", v, 1, 65535, " (a port)", &n);
+	return (void)data, num_of("trsvcid", v, 1, 65535, "a port", &n);
 }
 
 #define BOOL_SETTER(fn, h)                                       \

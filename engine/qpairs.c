@@ -119,7 +119,7 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 		char w[320];
 		snprintf(w, sizeof(w), "job %s (%d): I/O queue pair %u of %u on %s", td->o.name, td->thread_number,
 			 n + 1, nq, ef->cfg.t.traddr);
-		eng_slow_begin(&slow, &ef->sc->trace, eng_connect_bound_ms(&ef->cfg.o), w);
+		eng_slow_begin(&slow, &ef->sc->trace, &ef->cfg.o, w);
 		int r = nvmeof_queue_create(ef->sc->c, &qo, &jq->q[n]);
 		eng_slow_end(&slow);
 		if (r == NVMEOF_EBUSY && !eo->qpairs && n > 0) {

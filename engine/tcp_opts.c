@@ -7,16 +7,17 @@
 /* A value out of range fails the job before anything connects, naming the range. */
 static int num(const char *name, const char *v, long long lo, long long hi, const char *what, long long *n)
 {
-	if (!optval_num(v, lo, hi, n))
+	char err[400];
+	if (!optval_count_of(name, v, eng_shown(v), lo, hi, what, n, err, sizeof(err)))
 		return 0;
-	eng_err("nvmeof: %s=%s: expected a whole number from %lld to %lld%s\n", name, eng_shown(v), lo, hi, what);
+	eng_err("nvmeof: %s\n", err);
 	return 1;
 }
 
 int tcp_opt_priority(void *data, const char *v)
 {
 	long long n;
-	if (num("tcp_priority", v, -1, 15, " (-1: the system's)", &n))
+	if (num("tcp_priority", v, -1, 15, "-1: the system's", &n))
 		return 1;
 	((struct eng_opts *)data)->tcp_priority = (int)n;
 	return 0;
@@ -25,7 +26,7 @@ int tcp_opt_priority(void *data, const char *v)
 int tcp_opt_tos(void *data, const char *v)
 {
 	long long n;
-	if (num("tcp_tos", v, -1, 255, " (-1: the system's)", &n))
+	if (num("tcp_tos", v, -1, 255, "-1: the system's", &n))
 		return 1;
 	((struct eng_opts *)data)->tcp_tos = (int)n;
 	return 0;
@@ -34,7 +35,7 @@ int tcp_opt_tos(void *data, const char *v)
 int tcp_opt_busy_poll(void *data, const char *v)
 {
 	long long n;
-	if (num("tcp_busy_poll", v, 0, 1000000, " (microseconds; 0: the system's)", &n))
+	if (num("tcp_busy_poll", v, 0, 1000000, "microseconds; 0: the system's", &n))
 		return 1;
 	((struct eng_opts *)data)->tcp_busy_poll_us = (unsigned int)n;
 	return 0;

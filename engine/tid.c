@@ -1,4 +1,5 @@
 /* Transport-ID filename parsing (no I/O). */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdbool.h>
 #include <errno.h>
@@ -191,6 +192,21 @@ int tid_parse(const char *s, struct tid *t, char *err, size_t el)
 		t->trtype = before[0];
 	for (unsigned i = 0; i < t->nalt; i++)
 		t->alt[i].trtype = mixed ? before[i + 1] : t->trtype;
+	/* adrfam is not passed on (the address says its family), but one that
+	 * contradicts a numeric traddr is a mistake in the filename; a host
+	 * name is left to the resolver */
+	for (unsigned i = 0; t->adrfam && i <= t->nalt; i++) {
+		const char *a = i ? t->alt[i - 1].traddr : t->traddr;
+		char num[sizeof(t->traddr)];
+		unsigned char buf[16];
+		snprintf(num, sizeof(num), "%.*s", (int)strcspn(a, "%"), a); /* fe80::1%eth0: its scope aside */
+		int fam = inet_pton(AF_INET, num, buf) == 1 ? 4 : inet_pton(AF_INET6, num, buf) == 1 ? 6 : 0;
+		if (fam && fam != t->adrfam) {
+			snprintf(err, el, "adrfam=IPv%d but traddr=%s is an IPv%d address: drop adrfam (the address says "
+				 "its family) or give an IPv%d address", t->adrfam, a, fam, t->adrfam);
+			return -1;
+		}
+	}
 	/* a path named twice is one path, not two */
 	for (unsigned i = 0; i < t->nalt; i++)
 		for (unsigned k = 0; k <= i; k++) {

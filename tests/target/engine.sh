@@ -822,6 +822,18 @@ t_connect_timeout_bounds_each_step() {
   [ "$short" -lt 10000 ] || fail "connect_timeout=1s took $short ms"
 }
 
+# An NVMe/TCP connect nobody answers (dummy0 drops the SYN): a timeout, fio's
+# ETIMEDOUT as the library's "no answer within" says, not EHOSTUNREACH; the
+# note at 2 s names the TCP connect and its limit, not an address resolution.
+t_tcp_connect_nobody_answers_is_etimedout() {
+  failed_job_error 110 --filename="trtype=TCP traddr=$NVMEOF_TB_UNREACHABLE trsvcid=$NVMEOF_TB_PORT subnqn=${NVMEOF_TB_NQN_A//:/\\:} ns=1" \
+    --connect_timeout=4s --connect_retries=0 --thread=1
+  grep -q 'TCP connect: no answer within 4000 ms' "$SCRATCH/err" || { cat "$SCRATCH/err"; fail "no TCP connect timeout"; }
+  grep -q 'still connecting after 2\.[0-9] s, waiting for its first step, the TCP connect (given up after connect_timeout, 4000 ms); it succeeds or fails within about [0-9]* s more' "$SCRATCH/err" ||
+    { cat "$SCRATCH/err"; fail "the slow-connect note does not name the TCP connect"; }
+  ! grep -q 'resolving the address' "$SCRATCH/err" || fail "a TCP connect described as resolving an address"
+}
+
 # connect_retries= is the number of tries after the first of a queue pair's
 # connect. The target cannot be made to fail a connect on purpose: the CM
 # fault double (build/*/tests/libcmfault.so, preloaded into fio) turns the

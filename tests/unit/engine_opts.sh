@@ -37,7 +37,7 @@ while read -r opt want; do
   fi
 done <<'V'
 kato=-5 a time from 0 to 1d
-spin_us=-1 a whole number from 0 to 1000000
+spin_us=-1 a time from 0 to 1000000 us
 qd_limit=-1 a whole number from 0 to 65535
 comp_vector=-2 a whole number from -1 to 65535
 gpu=-5 a whole number from -1 to 1023
@@ -144,6 +144,37 @@ if [ "$rc" != 0 ] && grep -q "disable_sqflow is NVMe/TCP's" <<< "$out"; then
 else
   bad "disable_sqflow=1 taken, refused over RDMA by the library" "rc $rc: $(echo $out | cut -c1-300)"
 fi
+
+# Numbers as fio writes them: 0x hex, k/m/g (1024 each, fio's default
+# kb_base), and spin_us's time units; each taken (the job goes on to find no
+# RDMA device here), or refused out of range after its multiplier, the
+# message naming the forms taken.
+for o in ns=0x1 qd_limit=1k qd_limit=0x20 spin_us=20us spin_us=1ms num_io_queues=2K connect_retries=0x0; do
+  run --filename="$FN" "--$o"
+  if [ "$rc" != 0 ] && ! grep -q "${o%%=*}=.*: expected" <<< "$out" && grep -qF 'no RDMA device on this host' <<< "$out"; then
+    ok "$o taken as fio would"
+  else
+    bad "$o taken as fio would" "rc $rc: $(echo $out | cut -c1-300)"
+  fi
+done
+while read -r opt want; do
+  run --filename="$FN" "--$opt"
+  if [ "$rc" != 0 ] && grep -qF -- "nvmeof: $opt: expected $want" <<< "$out"; then
+    ok "$opt refused: expected $want"
+  else
+    bad "$opt refused: expected $want" "rc $rc: $(echo $out | cut -c1-300)"
+  fi
+done <<'V'
+qd_limit=64k a whole number from 0 to 65535 (0: no limit; decimal, 0x hex, or with k, m, g: 1k is 1024)
+ns=1.5 a whole number from 1 to 4294967294 (a namespace ID; decimal, 0x hex, or with k, m, g: 1k is 1024)
+spin_us=2s a time from 0 to 1000000 us (a bare number is microseconds, or 20us, 1ms, 1s)
+spin_us=5x a time from 0 to 1000000 us (a bare number is microseconds, or 20us, 1ms, 1s)
+V
+
+# --enghelp as the documents give it: the plain path (fio refuses external: there).
+h=$(timeout 60 fio --enghelp="$ENG",qd_limit 2>&1)
+grep -q 'qd_limit: ' <<< "$h" && ok "fio --enghelp=PATH,qd_limit shows the option" ||
+  bad "fio --enghelp=PATH,qd_limit shows the option" "$(echo $h | cut -c1-200)"
 
 # Filenames: a ':' that fio cut at, keys twice, ports: refused before any connect.
 while IFS='|' read -r fn want; do

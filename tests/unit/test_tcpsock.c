@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "nvmeof.h"
+#include "connretry.h"
 #include "tcp_conn.h"
 #include "tcp_sock.h"
 
@@ -246,6 +247,35 @@ TEST(a_closed_connection_resets_and_sends_nothing_it_held)
 	peer_gets_no_stale_data(close_it);
 }
 
+/* A SYN nobody answers (a listener whose accept queue is full drops it, as
+ * a firewall or a dead host would): the connect's own timeout ends it, and
+ * it is a timeout (fio's ETIMEDOUT), not an unreachable address, the class
+ * kept for a first contact's silence. */
+TEST(a_connect_nobody_answers_times_out)
+{
+	struct lo l;
+	int full[4], n = 0;
+	uint8_t cls = 0;
+	socklen_t sl = sizeof(l.a);
+	l.ls = socket(AF_INET, SOCK_STREAM, 0);
+	l.a = (struct sockaddr_in){.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	CHECK_EQ(bind(l.ls, (struct sockaddr *)&l.a, sizeof(l.a)), 0);
+	CHECK_EQ(listen(l.ls, 0), 0);
+	CHECK_EQ(getsockname(l.ls, (struct sockaddr *)&l.a, &sl), 0);
+	/* fill the accept queue (backlog 0 holds one, a second may be
+	 * half-open): from then on the listener drops every SYN */
+	int rc = 0;
+	while (n < 4 && (rc = tcp_sock_connect((struct sockaddr *)&l.a, NULL, NULL, 300, 1, &full[n], &cls)) == 0)
+		n++;
+	CHECK(n >= 1 && n < 4);
+	CHECK_EQ(rc, NVMEOF_ETIMEDOUT);
+	CHECK_STR(nvmeof_errmsg(), "queue 1: TCP connect: no answer within 300 ms");
+	CHECK_EQ(cls, CR_TRANSIENT_REACHED);
+	while (n--)
+		close(full[n]);
+	close(l.ls);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -255,6 +285,7 @@ int main(void)
 		T(every_queue_socket_lingers_zero),
 		T(a_failed_connection_resets_and_sends_nothing_it_held),
 		T(a_closed_connection_resets_and_sends_nothing_it_held),
+		T(a_connect_nobody_answers_times_out),
 	};
 	return run_tests("tcpsock", t, sizeof(t) / sizeof(t[0]));
 }

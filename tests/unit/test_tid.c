@@ -188,10 +188,27 @@ TEST(a_filename_cut_at_a_colon_is_named)
 	CHECK(strstr(err, "not key=value") != NULL && strstr(err, "\\:") != NULL);
 }
 
+/* adrfam must agree with each path's numeric traddr (a host name is the
+ * resolver's to answer); SPDK's plugin would not connect across families */
+TEST(adrfam_contradicting_traddr_is_refused)
+{
+	struct tid t;
+	CHECK_EQ(tid_parse("adrfam=IPv6 traddr=127.0.0.1", &t, err, sizeof(err)), (unsigned long long)-1);
+	CHECK_STR(err, "adrfam=IPv6 but traddr=127.0.0.1 is an IPv4 address: drop adrfam (the address says "
+		  "its family) or give an IPv6 address");
+	CHECK_EQ(tid_parse("adrfam=IPv4 traddr=192.0.2.1 traddr=fe80::1", &t, err, sizeof(err)),
+		 (unsigned long long)-1);
+	CHECK(strstr(err, "adrfam=IPv4 but traddr=fe80::1 is an IPv6 address") == err);
+	CHECK_EQ(tid_parse("traddr=::1 adrfam=IPv6", &t, err, sizeof(err)), 0);
+	CHECK_EQ(tid_parse("adrfam=IPv4 traddr=target.example", &t, err, sizeof(err)), 0);
+	CHECK_EQ(tid_parse("adrfam=ipv4 traddr=192.0.2.1 traddr=198.51.100.1", &t, err, sizeof(err)), 0);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
-		T(spdk_style_filename), T(keys_any_case_any_order_extra_spaces),
+		T(spdk_style_filename),
+		T(adrfam_contradicting_traddr_is_refused), T(keys_any_case_any_order_extra_spaces),
 		T(malformed_filenames_say_what_is_wrong), T(over_long_values_are_refused), T(several_paths_repeat_traddr),
 		T(paths_over_rdma_and_tcp),
 		T(a_key_twice_is_refused), T(hostaddr_is_srcaddr), T(ports_outside_1_to_65535_are_refused),

@@ -253,7 +253,7 @@ UNIT_PLAIN_ONLY = \
 	$(SUITE) $(notdir $(O))/jobs.sh 300 tests/unit/jobs.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/tool.sh 300 tests/unit/tool.sh $(O) || rc=1; \
 	$(SUITE) install.sh 600 tests/unit/install.sh || rc=1; \
-	$(SUITE) harness.sh 120 tests/unit/harness.sh || rc=1; \
+	$(SUITE) harness.sh 300 tests/unit/harness.sh || rc=1; \
 	$(SUITE) python-venv.sh 600 tests/unit/python-venv.sh || rc=1; \
 	NVMEOF_LIB=$(CURDIR)/$(O)/libnvmeof.so PYTHONDONTWRITEBYTECODE=1 \
 		$(SUITE) python-unit 300 $(PYTHON) -m pytest -p no:cacheprovider -q tests/python/unit || rc=1;

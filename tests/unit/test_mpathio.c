@@ -5,6 +5,7 @@
  * cannot be made to produce at a chosen command.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -661,6 +662,69 @@ TEST(a_command_that_waited_for_a_path_counts_as_failed_over)
 	two_free(t);
 }
 
+/* The I/O thread sets Inaccessible (a status) while the refresh thread
+ * sets Transition (the log): whichever comes second, the state and the
+ * start of its transition are the same call's. The seam puts the refresh
+ * thread's whole call where the I/O thread has decided to change the
+ * state but stored nothing yet, and lets it run until it is done or
+ * waits. A Transition left with no start was waited for without end; with
+ * its start, a command waiting in it fails at ANATT. */
+static struct ana_race {
+	struct mp_path *p;
+	pthread_t b;
+	int armed, b_done, b_waiting;
+	uint64_t b_now;
+} race;
+
+static void *race_refresh(void *arg)
+{
+	(void)arg;
+	mp_set_ana(race.p, NVMEOF_ANA_CHANGE, race.b_now);
+	__atomic_store_n(&race.b_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void race_seam(struct mp_path *p, bool waiting)
+{
+	if (p != race.p)
+		return;
+	if (waiting) {
+		__atomic_store_n(&race.b_waiting, 1, __ATOMIC_RELEASE);
+		return;
+	}
+	if (!race.armed)
+		return;
+	race.armed = 0;
+	pthread_create(&race.b, NULL, race_refresh, NULL);
+	while (!__atomic_load_n(&race.b_done, __ATOMIC_ACQUIRE) && !__atomic_load_n(&race.b_waiting, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+TEST(a_transition_set_while_a_status_sets_inaccessible_keeps_its_start)
+{
+	struct two *t = two_paths(10000, 0, 100);
+	struct done r = {0};
+	uint64_t now = nvmeof_now_ms();
+	mp_set_ana(&t->mp.p[1], NVMEOF_ANA_PERSISTENT_LOSS, now); /* B will not come back */
+	mp_set_ana(&t->mp.p[0], NVMEOF_ANA_CHANGE, now);
+	race = (struct ana_race){.p = &t->mp.p[0], .armed = 1, .b_now = nvmeof_now_ms()};
+	mp_set_ana_seam = race_seam;
+	mp_set_ana(&t->mp.p[0], NVMEOF_ANA_INACCESSIBLE, nvmeof_now_ms()); /* the I/O thread's */
+	pthread_join(race.b, NULL);
+	mp_set_ana_seam = NULL;
+	CHECK_EQ(race.armed, 0);
+	CHECK_EQ(mp_ana(&t->mp.p[0]), NVMEOF_ANA_CHANGE);
+	CHECK_EQ(t->mp.p[0].change_since_ms, race.b_now);
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 0, cb, &r), 0);
+	poll_until(t, &r, 5000);
+	CHECK_EQ(r.calls, 1);
+	CHECK_EQ(r.cpl.err, NVMEOF_ETIMEDOUT);
+	CHECK(strstr(nvmeof_errmsg(), "ANATT") != NULL);
+	CHECK(r.at_ms >= race.b_now + 100); /* not before ANATT: the bound is counted from the transition's start */
+	CHECK_EQ(t->rec[0].n + t->rec[1].n, 0);
+	two_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
@@ -675,6 +739,7 @@ int main(int argc, char **argv)
 		T(the_hold_adds_two_keep_alive_timeouts), T(quiesce_time_0_holds_nothing_whatever_the_controller_reports),
 		T(a_cqt_read_after_the_queue_was_created_holds_the_next_loss),
 		T(a_write_that_never_reached_the_wire_is_not_held), T(a_command_that_waited_for_a_path_counts_as_failed_over),
+		T(a_transition_set_while_a_status_sets_inaccessible_keeps_its_start),
 	};
 	return run_named_tests("unit-mpathio", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

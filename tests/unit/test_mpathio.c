@@ -6,11 +6,14 @@
  */
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "check.h"
 #include "fakewire.h"
+#include "losses.h"
 #include "mem.h"
 #include "mpath_q.h"
 #include "protocol.h"
@@ -725,6 +728,50 @@ TEST(a_transition_set_while_a_status_sets_inaccessible_keeps_its_start)
 	two_free(t);
 }
 
+/* The engine's end-of-job lines of a path's losses: the library keeps the
+ * first MQ_LOSS_MAX and counts them all; a loss past those is said not
+ * kept, not told with another loss's numbers. The losses are put in the
+ * queue's record by hand: the fake wire does not reconnect, so a path is
+ * lost once. */
+static char said[16][256];
+static int nsaid;
+
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (nsaid < 16)
+		vsnprintf(said[nsaid], sizeof(said[0]), fmt, ap);
+	nsaid++;
+	va_end(ap);
+}
+
+TEST(the_engine_tells_each_kept_loss_by_its_own_numbers_and_no_more)
+{
+	struct two *t = two_paths(1000, 0, 1000);
+	t->mq->nloss[0] = MQ_LOSS_MAX + 2;
+	for (uint32_t k = 0; k < MQ_LOSS_MAX; k++)
+		t->mq->loss[0][k] = (struct mq_loss){.detected_ms = 1000 * (k + 1), .reissue_ms = 1000 * (k + 1) + k,
+						    .complete_ms = 1000 * (k + 1) + 2 * k, .hold_ms = 10 * k, .cmds = k + 1};
+	nsaid = 0;
+	losses_tell(t->mq, 0, 2, say);
+	CHECK_EQ(nsaid, MQ_LOSS_MAX + 1);
+	char want[256];
+	for (uint32_t k = 0; k < MQ_LOSS_MAX; k++) {
+		snprintf(want, sizeof(want), "nvmeof: path 1 loss %u (queue pair 3): %u command(s); from detection, first "
+			 "re-issued on another path after %u ms, first completed there after %u ms; writes held %u ms\n",
+			 k + 1, k + 1, k, 2 * k, 10 * k);
+		CHECK_EQ(strcmp(said[k], want), 0);
+	}
+	CHECK_EQ(strcmp(said[MQ_LOSS_MAX], "nvmeof: path 1 loss 9 (queue pair 3): not kept (the first 8 are)\n"), 0);
+	if (nsaid > MQ_LOSS_MAX && strcmp(said[MQ_LOSS_MAX], "nvmeof: path 1 loss 9 (queue pair 3): not kept (the first 8 are)\n"))
+		fprintf(stderr, "    said: %s", said[MQ_LOSS_MAX]);
+	nsaid = 0; /* a path never lost: nothing */
+	losses_tell(t->mq, 1, 0, say);
+	CHECK_EQ(nsaid, 0);
+	two_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
@@ -740,6 +787,7 @@ int main(int argc, char **argv)
 		T(a_cqt_read_after_the_queue_was_created_holds_the_next_loss),
 		T(a_write_that_never_reached_the_wire_is_not_held), T(a_command_that_waited_for_a_path_counts_as_failed_over),
 		T(a_transition_set_while_a_status_sets_inaccessible_keeps_its_start),
+		T(the_engine_tells_each_kept_loss_by_its_own_numbers_and_no_more),
 	};
 	return run_named_tests("unit-mpathio", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

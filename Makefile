@@ -155,6 +155,8 @@ $(O)/tests/unit_protocol: $(O)/core/protocol.o $(O)/core/status.o $(O)/core/name
 $(O)/tests/unit_tcppdu: $(O)/core/tcp_crc32c.o $(O)/core/tcp_pdu.o $(O)/core/tcp_rx.o
 $(O)/tests/unit_tcpconn $(O)/tests/unit_tcpzc: $(O)/core/tcp_crc32c.o $(O)/core/tcp_pdu.o $(O)/core/tcp_rx.o $(O)/core/tcp_cmd.o \
 	$(O)/core/tcp_conn.o $(O)/core/tcp_tx.o $(O)/core/tcp_zc.o
+# the engine's lines of a path's losses, read from a multipath queue
+$(O)/tests/unit_mpathio: $(O)/engine/losses.o
 $(O)/tests/unit_queue $(O)/tests/unit_connretry $(O)/tests/unit_hwts $(O)/tests/unit_mpathio $(O)/tests/unit_passthru \
 	$(O)/tests/unit_auth: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 $(O)/tests/unit_authmem: $(O)/libnvmeof.a
@@ -171,7 +173,8 @@ $(O)/tests/unit_mpath $(O)/tests/target_mpath: $(O)/libnvmeof.a
 $(O)/tests/unit_qmap: $(O)/engine/qmap.o
 $(O)/tests/unit_topo: $(O)/engine/topo.o
 $(O)/tests/unit_irq: $(O)/engine/irq.o
-$(O)/tools/rdma.o $(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o $(O)/tests/unit/test_irq.o: CPPFLAGS_ALL += -Iengine
+$(O)/tools/rdma.o $(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o $(O)/tests/unit/test_irq.o \
+	$(O)/tests/unit/test_mpathio.o: CPPFLAGS_ALL += -Iengine
 $(O)/tests/wire/fakewire.o $(O)/tests/unit/test_queue.o $(O)/tests/unit/test_connretry.o $(O)/tests/unit/test_hwts.o \
 	$(O)/tests/unit/test_mpathio.o $(O)/tests/unit/test_auth.o \
 	$(O)/bench/percmd.o: CPPFLAGS_ALL += -Itests/wire
@@ -235,7 +238,8 @@ $(O)/tests/unit/fio_version.o: CSTD = -std=gnu11
 $(O)/tests/fio_version: $(O)/tests/unit/fio_version.o
 	$(CC) $(SANFLAGS) -rdynamic -o $@ $^ -ldl
 # fio needs one symbol of it (engine/libnvmeof_fio.map); the core inside stays hidden.
-ENGINE_OBJ = $(FIO_ENGINE_OBJ) $(O)/engine/tid.o $(O)/engine/optval.o $(O)/engine/topo.o $(O)/engine/qmap.o $(O)/engine/irq.o $(CORE_OBJ)
+ENGINE_OBJ = $(FIO_ENGINE_OBJ) $(O)/engine/tid.o $(O)/engine/optval.o $(O)/engine/topo.o $(O)/engine/qmap.o $(O)/engine/irq.o \
+	$(O)/engine/losses.o $(CORE_OBJ)
 $(ENGINE): $(ENGINE_OBJ) engine/libnvmeof_fio.map
 	$(CC) -shared $(SANFLAGS) -o $@ $(ENGINE_OBJ) $(LIBS) -lnuma -Wl,--version-script=engine/libnvmeof_fio.map
 

@@ -39,11 +39,16 @@ void nvmeof_mpath_opts_init_sz(struct nvmeof_mpath_opts *o, size_t size)
  * ANATT bound. A spin lock: the section is a few stores, taken only when
  * the state is set. Readers take neither (relaxed loads): they may see
  * one change a moment late. */
+void (*mp_set_ana_seam)(struct mp_path *p, bool waiting);
+
 void mp_set_ana(struct mp_path *p, uint8_t st, uint64_t now_ms)
 {
 	while (__atomic_test_and_set(&p->ana_lock, __ATOMIC_ACQUIRE))
-		;
+		if (mp_set_ana_seam)
+			mp_set_ana_seam(p, true);
 	if (__atomic_load_n(&p->ana, __ATOMIC_RELAXED) != st) {
+		if (mp_set_ana_seam)
+			mp_set_ana_seam(p, false);
 		__atomic_store_n(&p->change_since_ms, st == NVMEOF_ANA_CHANGE ? now_ms : 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&p->ana, st, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&p->ana_changes, 1, __ATOMIC_RELAXED);

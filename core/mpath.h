@@ -71,6 +71,10 @@ struct nvmeof_mpath_mr {
 /* Sets a path's ANA state (from a status or the log), counting changes and
  * stamping the start of a transition. */
 void mp_set_ana(struct mp_path *p, uint8_t st, uint64_t now_ms);
+/* Tests only (NULL otherwise): called by mp_set_ana once it has decided to
+ * change the state, before it stores anything, and by a call waiting for
+ * that one, while it waits: a test places another thread's call there. */
+extern void (*mp_set_ana_seam)(struct mp_path *p, bool waiting);
 static inline uint8_t mp_ana(const struct mp_path *p) { return __atomic_load_n(&p->ana, __ATOMIC_RELAXED); }
 /* What the path takes from its controller's Identify Controller data (on
  * creation and after each re-association): CQT and the keep-alive

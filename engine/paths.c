@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "losses.h"
 #include "tcp_opts.h"
 
 /* The configuration of path i of k: the same but for its address. */
@@ -212,22 +213,8 @@ void paths_inject(struct thread_data *td, struct job *j)
  * commands that failed over, fio's percentiles. */
 static void print_losses(struct jqueue *jq, unsigned int i)
 {
-	for (unsigned int n = 0; n < jq->nq; n++) {
-		int cnt = nvmeof_mpath_queue_path_loss(jq->mq[n], i, 0, NULL);
-		for (int e = 0; e < cnt; e++) {
-			/* the count is of every loss; only those kept fill l (a
-			 * loss is detected at a time after the clock's start) */
-			struct nvmeof_path_loss l = {.size = sizeof(l)};
-			if (nvmeof_mpath_queue_path_loss(jq->mq[n], i, (uint32_t)e, &l) < 0 || !l.detected_ms) {
-				eng_info("nvmeof: path %u loss %d (queue pair %u): not kept (the first 8 are)\n", i + 1, e + 1,
-					 n + 1);
-				break;
-			}
-			eng_info("nvmeof: path %u loss %d (queue pair %u): %u command(s); from detection, first re-issued "
-				 "on another path after %lld ms, first completed there after %lld ms; writes held %u ms\n",
-				 i + 1, e + 1, n + 1, l.cmds, (long long)l.reissue_ms, (long long)l.complete_ms, l.hold_ms);
-		}
-	}
+	for (unsigned int n = 0; n < jq->nq; n++)
+		losses_tell(jq->mq[n], i, n, eng_info);
 }
 
 static void print_failover_latency(struct jqueue *jq)

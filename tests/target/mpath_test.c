@@ -1480,6 +1480,194 @@ out:
 TEST(an_io_queues_loss_stops_keep_alive_and_drops_the_admin_queue) { io_loss_fences(0); }
 TEST(an_io_queues_loss_recreates_the_association_after_the_delay) { io_loss_fences(3000); }
 
+/* A path lost while completion callbacks poll the multipath queue and
+ * try to destroy it (refused), under versioned writes (one at a time per
+ * unit, NBLK / BLKS_PER_IO units, both paths): path 1's port removed; path
+ * 1 cut by one of those callbacks (the host's loss: its writes on the wire
+ * are held, then re-sent while callbacks poll); the queue destroyed as
+ * soon as the port's loss is seen, the callbacks it runs polling it. Every
+ * callback runs once, nothing stays in flight, nothing fails but what the
+ * destroy failed, and every unit reads back its newest acknowledged
+ * version (or, for a write the destroy failed, that one: it may have
+ * landed). */
+#define CBL_OPS 20000
+#define CBL_UNITS (NBLK / BLKS_PER_IO)
+struct cbl_op { struct cbl *s; uint32_t unit, ver, calls; };
+struct cbl {
+	struct nvmeof_mpath_queue *mq;
+	struct cbl_op *ops;
+	uint32_t nops, done, errors, twice, poll_errors, destroy_ok, in_destroy;
+	uint32_t cut_at;                             /* the callback of this completion cuts path 1 (0: none) */
+	uint32_t acked[CBL_UNITS], doubt[CBL_UNITS]; /* newest acknowledged version; 0: none; an in-doubt one */
+	bool busy[CBL_UNITS];
+	char msg[256];
+};
+
+static void cbl_fill(uint8_t *b, size_t n, uint32_t unit, uint32_t ver) { fill(b, n, (uint64_t)unit << 32 | ver); }
+
+static void cbl_done(void *arg, const struct nvmeof_cpl *cpl)
+{
+	struct cbl_op *o = arg;
+	struct cbl *s = o->s;
+	if (o->calls++) {
+		s->twice++;
+		return;
+	}
+	s->done++;
+	s->busy[o->unit] = false;
+	if (!cpl->err) {
+		s->acked[o->unit] = o->ver;
+	} else {
+		if (!s->errors++)
+			snprintf(s->msg, sizeof(s->msg), "unit %u version %u: %s", o->unit, o->ver, nvmeof_errmsg());
+		s->doubt[o->unit] = o->ver;
+	}
+	if (s->done == s->cut_at) /* a loss placed while a callback runs */
+		nvmeof_mpath_queue_path_disconnect(s->mq, 0);
+	/* a nested poll, and a destroy that must be refused */
+	int rc = nvmeof_mpath_queue_poll(s->mq, 4);
+	if (rc < 0 && !(s->in_destroy && rc == NVMEOF_ECLOSED))
+		s->poll_errors++;
+	if (nvmeof_mpath_queue_destroy(s->mq) != NVMEOF_EBUSY)
+		s->destroy_ok++;
+}
+
+/* Submits versioned writes to free units until QD are in flight. */
+static void cbl_submit(struct paths *p, struct cbl *s, size_t bs)
+{
+	uint8_t *w = nvmeof_mpath_mr_addr(p->w);
+	for (uint32_t u = 0; u < CBL_UNITS && s->nops < CBL_OPS && nvmeof_mpath_queue_inflight(p->mq) < QD; u++) {
+		uint32_t k = (s->nops + u) % CBL_UNITS;
+		if (s->busy[k] || s->doubt[k])
+			continue;
+		struct cbl_op *o = &s->ops[s->nops];
+		*o = (struct cbl_op){s, k, s->acked[k] + 1, 0};
+		size_t off = (size_t)k * BLKS_PER_IO * bs;
+		cbl_fill(w + off, BLKS_PER_IO * bs, k, o->ver);
+		int rc = nvmeof_mpath_write(p->mq, (uint64_t)k * BLKS_PER_IO, BLKS_PER_IO, p->w, off, 0, cbl_done, o);
+		if (rc == NVMEOF_EQFULL)
+			break;
+		if (rc) {
+			if (!s->errors++)
+				snprintf(s->msg, sizeof(s->msg), "submit: %s", nvmeof_errmsg());
+			break;
+		}
+		s->busy[k] = true;
+		s->nops++;
+	}
+}
+
+enum cbl_mode { CBL_PORT, CBL_CUT_IN_CB, CBL_DESTROY };
+static void loss_under_polling_callbacks(enum cbl_mode mode)
+{
+	bool destroy = mode == CBL_DESTROY;
+	struct paths p;
+	struct cbl s = {0};
+	path_kato_ms = 0; /* the hold is quiesce_time alone (1 s), not two keep-alive timeouts more */
+	int rc = open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 0);
+	path_kato_ms = UINT32_MAX;
+	MUST(rc);
+	s.mq = p.mq;
+	s.ops = calloc(CBL_OPS, sizeof(*s.ops));
+	size_t bs = nvmeof_mpath_ns(p.mp)->lba_size;
+	/* the loss once I/O flows on both paths: 200 writes in */
+	struct bg b = {{"tb mpath-down 1", NULL}, 0};
+	pthread_t t;
+	bool bg_started = false;
+	if (mode == CBL_CUT_IN_CB)
+		s.cut_at = 200;
+	uint32_t lost_at = 0, held_seen = 0;
+	uint64_t guard = mono_us() + 60 * 1000000u; /* bounds the loop, asserts nothing */
+	while (mono_us() < guard && s.nops < CBL_OPS) {
+		cbl_submit(&p, &s, bs);
+		/* the destroy comes as soon as the loss is seen, with writes
+		 * just sent on path 2 and path 1's held or re-sent */
+		if (destroy && lost_at) {
+			nvmeof_mpath_queue_commit(p.mq);
+			break;
+		}
+		if (nvmeof_mpath_queue_wait(p.mq, 1, 1000) < 0)
+			break;
+		if (mode != CBL_CUT_IN_CB && !bg_started && s.done >= 200)
+			bg_started = !pthread_create(&t, NULL, run_bg, &b);
+		if (!lost_at && !path_live(&p, 0))
+			lost_at = s.done + 1;
+		held_seen = (uint32_t)path_stats(&p, 0).held;
+		/* the held writes (if any were on the wire) went again, through
+		 * callbacks that poll, and more after */
+		if (!destroy && lost_at && s.done >= lost_at + 400)
+			break;
+	}
+	if (bg_started)
+		pthread_join(t, NULL);
+	uint32_t in_flight = nvmeof_mpath_queue_inflight(p.mq);
+	printf("    path 1 lost after %u writes; %u held; %u in flight at the %s\n", lost_at, held_seen, in_flight,
+	       destroy ? "destroy" : "end");
+	CHECK(lost_at != 0);
+	if (destroy) {
+		s.in_destroy = 1;
+		MUST(nvmeof_mpath_queue_destroy(p.mq));
+		p.mq = NULL;
+		CHECK(in_flight != 0); /* the destroy completed something */
+		/* path 1's controller died with its queue (no reconnect): read
+		 * back over new controllers, both ports up */
+		close_paths(&p);
+		restore_target();
+		MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 0));
+	} else {
+		if (mode == CBL_CUT_IN_CB)
+			CHECK(held_seen != 0); /* the cut took writes on the wire (a port's removal may drain them first) */
+		while (nvmeof_mpath_queue_inflight(p.mq) && nvmeof_mpath_queue_wait(p.mq, 1, 1000) >= 0)
+			;
+		CHECK_EQ(nvmeof_mpath_queue_inflight(p.mq), 0);
+		CHECK_EQ(s.errors, 0);
+	}
+	if (s.errors)
+		printf("    %u write(s) failed (in doubt), the first: %s\n", s.errors, s.msg);
+	uint32_t calls = 0;
+	for (uint32_t i = 0; i < s.nops; i++)
+		calls += s.ops[i].calls == 1;
+	CHECK_EQ(calls, s.nops); /* every callback ran, once */
+	CHECK_EQ(s.twice, 0);
+	CHECK_EQ(s.done, s.nops);
+	CHECK_EQ(s.poll_errors, 0);
+	CHECK_EQ(s.destroy_ok, 0);
+	/* read back (over path 2): the newest acknowledged version, or the in-doubt one */
+	uint8_t *r = nvmeof_mpath_mr_addr(p.r), want[BLKS_PER_IO * 4096];
+	struct io_state rs = {0};
+	MUST(nvmeof_mpath_read(p.mq, 0, NBLK, p.r, 0, io_done, &rs));
+	CHECK_EQ(nvmeof_mpath_queue_wait(p.mq, 1, 10000), 1);
+	CHECK_EQ(rs.errors, 0);
+	uint32_t lost = 0, doubt_landed = 0;
+	for (uint32_t k = 0; k < CBL_UNITS; k++) {
+		size_t n = BLKS_PER_IO * bs;
+		if (!s.acked[k] && !s.doubt[k])
+			continue;
+		cbl_fill(want, n, k, s.acked[k]);
+		if (s.acked[k] && !memcmp(r + k * n, want, n))
+			continue;
+		cbl_fill(want, n, k, s.doubt[k]);
+		if (s.doubt[k] && !memcmp(r + k * n, want, n)) {
+			doubt_landed++;
+			continue;
+		}
+		if (lost++ < 4)
+			fprintf(stderr, "    unit %u: not version %u (acknowledged) nor %u (in doubt)\n", k, s.acked[k], s.doubt[k]);
+	}
+	printf("    %u writes, %u in doubt (%u of them landed), %u lost updates\n", s.nops, s.errors, doubt_landed, lost);
+	CHECK_EQ(lost, 0);
+out:
+	free(s.ops);
+	restore_target();
+	close_paths(&p);
+}
+TEST(port_removed_while_callbacks_poll_loses_nothing) { loss_under_polling_callbacks(CBL_PORT); }
+TEST(path_cut_from_a_callback_holds_its_writes_and_loses_nothing) { loss_under_polling_callbacks(CBL_CUT_IN_CB); }
+TEST(queue_destroyed_at_a_port_loss_runs_each_callback_once_and_loses_nothing)
+{
+	loss_under_polling_callbacks(CBL_DESTROY);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case all[] = {
@@ -1501,6 +1689,9 @@ int main(int argc, char **argv)
 		T(an_event_callback_destroys_another_multipath_at_once),
 		T(an_io_queues_loss_stops_keep_alive_and_drops_the_admin_queue),
 		T(an_io_queues_loss_recreates_the_association_after_the_delay),
+		T(port_removed_while_callbacks_poll_loses_nothing),
+		T(path_cut_from_a_callback_holds_its_writes_and_loses_nothing),
+		T(queue_destroyed_at_a_port_loss_runs_each_callback_once_and_loses_nothing),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return run_named_tests("target-mpath", all, sizeof(all) / sizeof(all[0]), argc, argv);

@@ -5,11 +5,15 @@
  * cannot be made to produce at a chosen command.
  */
 #include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "check.h"
 #include "fakewire.h"
+#include "losses.h"
 #include "mem.h"
 #include "mpath_q.h"
 #include "protocol.h"
@@ -682,6 +686,113 @@ TEST(a_command_that_waited_for_a_path_counts_as_failed_over)
 	two_free(t);
 }
 
+/* The I/O thread sets Inaccessible (a status) while the refresh thread
+ * sets Transition (the log): whichever comes second, the state and the
+ * start of its transition are the same call's. The seam puts the refresh
+ * thread's whole call where the I/O thread has decided to change the
+ * state but stored nothing yet, and lets it run until it is done or
+ * waits. A Transition left with no start was waited for without end; with
+ * its start, a command waiting in it fails at ANATT. */
+static struct ana_race {
+	struct mp_path *p;
+	pthread_t b;
+	int armed, b_done, b_waiting;
+	uint64_t b_now;
+} race;
+
+static void *race_refresh(void *arg)
+{
+	(void)arg;
+	mp_set_ana(race.p, NVMEOF_ANA_CHANGE, race.b_now);
+	__atomic_store_n(&race.b_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void race_seam(struct mp_path *p, bool waiting)
+{
+	if (p != race.p)
+		return;
+	if (waiting) {
+		__atomic_store_n(&race.b_waiting, 1, __ATOMIC_RELEASE);
+		return;
+	}
+	if (!race.armed)
+		return;
+	race.armed = 0;
+	pthread_create(&race.b, NULL, race_refresh, NULL);
+	while (!__atomic_load_n(&race.b_done, __ATOMIC_ACQUIRE) && !__atomic_load_n(&race.b_waiting, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+TEST(a_transition_set_while_a_status_sets_inaccessible_keeps_its_start)
+{
+	struct two *t = two_paths(10000, 0, 100);
+	struct done r = {0};
+	uint64_t now = nvmeof_now_ms();
+	mp_set_ana(&t->mp.p[1], NVMEOF_ANA_PERSISTENT_LOSS, now); /* B will not come back */
+	mp_set_ana(&t->mp.p[0], NVMEOF_ANA_CHANGE, now);
+	race = (struct ana_race){.p = &t->mp.p[0], .armed = 1, .b_now = nvmeof_now_ms()};
+	mp_set_ana_seam = race_seam;
+	mp_set_ana(&t->mp.p[0], NVMEOF_ANA_INACCESSIBLE, nvmeof_now_ms()); /* the I/O thread's */
+	pthread_join(race.b, NULL);
+	mp_set_ana_seam = NULL;
+	CHECK_EQ(race.armed, 0);
+	CHECK_EQ(mp_ana(&t->mp.p[0]), NVMEOF_ANA_CHANGE);
+	CHECK_EQ(t->mp.p[0].change_since_ms, race.b_now);
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 0, cb, &r), 0);
+	poll_until(t, &r, 5000);
+	CHECK_EQ(r.calls, 1);
+	CHECK_EQ(r.cpl.err, NVMEOF_ETIMEDOUT);
+	CHECK(strstr(nvmeof_errmsg(), "ANATT") != NULL);
+	CHECK(r.at_ms >= race.b_now + 100); /* not before ANATT: the bound is counted from the transition's start */
+	CHECK_EQ(t->rec[0].n + t->rec[1].n, 0);
+	two_free(t);
+}
+
+/* The engine's end-of-job lines of a path's losses: the library keeps the
+ * first MQ_LOSS_MAX and counts them all; a loss past those is said not
+ * kept, not told with another loss's numbers. The losses are put in the
+ * queue's record by hand: the fake wire does not reconnect, so a path is
+ * lost once. */
+static char said[16][256];
+static int nsaid;
+
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (nsaid < 16)
+		vsnprintf(said[nsaid], sizeof(said[0]), fmt, ap);
+	nsaid++;
+	va_end(ap);
+}
+
+TEST(the_engine_tells_each_kept_loss_by_its_own_numbers_and_no_more)
+{
+	struct two *t = two_paths(1000, 0, 1000);
+	t->mq->nloss[0] = MQ_LOSS_MAX + 2;
+	for (uint32_t k = 0; k < MQ_LOSS_MAX; k++)
+		t->mq->loss[0][k] = (struct mq_loss){.detected_ms = 1000 * (k + 1), .reissue_ms = 1000 * (k + 1) + k,
+						    .complete_ms = 1000 * (k + 1) + 2 * k, .hold_ms = 10 * k, .cmds = k + 1};
+	nsaid = 0;
+	losses_tell(t->mq, 0, 2, say);
+	CHECK_EQ(nsaid, MQ_LOSS_MAX + 1);
+	char want[256];
+	for (uint32_t k = 0; k < MQ_LOSS_MAX; k++) {
+		snprintf(want, sizeof(want), "nvmeof: path 1 loss %u (queue pair 3): %u command(s); from detection, first "
+			 "re-issued on another path after %u ms, first completed there after %u ms; writes held %u ms\n",
+			 k + 1, k + 1, k, 2 * k, 10 * k);
+		CHECK_EQ(strcmp(said[k], want), 0);
+	}
+	CHECK_EQ(strcmp(said[MQ_LOSS_MAX], "nvmeof: path 1 loss 9 (queue pair 3): not kept (the first 8 are)\n"), 0);
+	if (nsaid > MQ_LOSS_MAX && strcmp(said[MQ_LOSS_MAX], "nvmeof: path 1 loss 9 (queue pair 3): not kept (the first 8 are)\n"))
+		fprintf(stderr, "    said: %s", said[MQ_LOSS_MAX]);
+	nsaid = 0; /* a path never lost: nothing */
+	losses_tell(t->mq, 1, 0, say);
+	CHECK_EQ(nsaid, 0);
+	two_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
@@ -697,6 +808,8 @@ int main(int argc, char **argv)
 		T(the_hold_adds_two_keep_alive_timeouts), T(quiesce_time_0_holds_nothing_whatever_the_controller_reports),
 		T(a_cqt_read_after_the_queue_was_created_holds_the_next_loss),
 		T(a_write_that_never_reached_the_wire_is_not_held), T(a_command_that_waited_for_a_path_counts_as_failed_over),
+		T(a_transition_set_while_a_status_sets_inaccessible_keeps_its_start),
+		T(the_engine_tells_each_kept_loss_by_its_own_numbers_and_no_more),
 	};
 	return run_named_tests("unit-mpathio", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

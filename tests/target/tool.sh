@@ -64,7 +64,12 @@ t_discover_o_fio_filenames_run_in_fio() {
   fn=$(grep -F "subnqn=${NVMEOF_TB_NQN_A//:/\\:} " "$SCRATCH/fio.txt" | head -1)
   [ -n "$fn" ] || fail "no filename for $NVMEOF_TB_NQN_A"
   [[ $fn == "trtype=RDMA adrfam=IPv4 traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT "* ]] || fail "filename: $fn"
-  timeout 120 fio --name=pasted --ioengine=external:"$PWD/$B/libnvmeof_fio.so" --thread=1 --filename="$fn" \
+  # fio is not instrumented: a sanitized engine needs the ASan runtime first,
+  # and its leaks are checked (fio's own dropped by lsan-fio.supp)
+  local pre=()
+  [ -z "${NVMEOF_ASAN_RT:-}" ] || pre=(env LD_PRELOAD="$NVMEOF_ASAN_RT" ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2
+    LSAN_OPTIONS=suppressions=$PWD/tests/target/lsan-fio.supp:print_suppressions=0)
+  timeout 120 "${pre[@]}" fio --name=pasted --ioengine=external:"$PWD/$B/libnvmeof_fio.so" --thread=1 --filename="$fn" \
     --rw=randread --bs=4k --size=16m --number_ios=64 > "$SCRATCH/fio.out" 2>&1 || { cat "$SCRATCH/fio.out"; fail "fio on the pasted filename failed"; }
   grep -q 'pasted: (groupid=0' "$SCRATCH/fio.out" || { cat "$SCRATCH/fio.out"; fail "no fio report"; }
 }

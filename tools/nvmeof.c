@@ -262,12 +262,7 @@ int main(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, shorts, lo, &li)) != -1) {
 		/* the option by its name, never its value (which may be a secret) */
 		char optbuf[48];
-		if (li >= 0)
-			snprintf(optbuf, sizeof(optbuf), "--%s", lo[li].name);
-		else if (ch != '?' && ch != ':')
-			snprintf(optbuf, sizeof(optbuf), "-%c", ch);
-		const char *opt = li >= 0 || (ch != '?' && ch != ':') ? optbuf : tool_optname(argv[optind - 1]);
-		li = -1;
+		const char *opt = tool_optlabel(lo, &li, ch, argv, optbuf, sizeof(optbuf));
 		/* an option this subcommand does not take is an error, not ignored */
 		unsigned need = 0;
 		switch (ch) {

@@ -106,12 +106,7 @@ static int parse(int argc, char **argv, struct pt *p)
 	while ((ch = getopt_long(argc, argv, ":a:s:n:q:w:t:O:f:N:l:rWi:bo:M:hgGS:C:2:3:4:5:6:7:8:9:", lo, &li)) != -1) {
 		const char *bad = NULL;
 		char optbuf[48];
-		if (li >= 0)
-			snprintf(optbuf, sizeof(optbuf), "--%s", lo[li].name);
-		else if (ch != '?' && ch != ':')
-			snprintf(optbuf, sizeof(optbuf), "-%c", ch);
-		const char *opt = li >= 0 || (ch != '?' && ch != ':') ? optbuf : tool_optname(argv[optind - 1]);
-		li = -1;
+		const char *opt = tool_optlabel(lo, &li, ch, argv, optbuf, sizeof(optbuf));
 		switch (ch) {
 		case 'S': tool_secret_arg(&p->a, SECRET_HOST, optarg); break;
 		case 'C': tool_secret_arg(&p->a, SECRET_CTRL, optarg); break;

@@ -6,6 +6,7 @@
  */
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,19 @@ const char *tool_shown(const char *word)
 const char *tool_shown_path(const char *path)
 {
 	return secret_like(path) ? "<a secret, not shown>" : path;
+}
+
+const char *tool_optlabel(const struct option *lo, int *li, int ch, char *const argv[], char *buf, size_t n)
+{
+	const char *opt = buf;
+	if (*li >= 0)
+		snprintf(buf, n, "--%s", lo[*li].name);
+	else if (ch != '?' && ch != ':')
+		snprintf(buf, n, "-%c", ch);
+	else
+		opt = tool_optname(argv[optind - 1]);
+	*li = -1;
+	return opt;
 }
 
 const char *tool_optname(const char *word)

@@ -35,5 +35,11 @@ const char *tool_shown_path(const char *path);
 /* An option as typed, for a message: its name, never a value joined to it
  * ("--dhchap-secret=..." shows "--dhchap-secret", "-SDHHC-1..." "-S"). */
 const char *tool_optname(const char *word);
+/* The option getopt_long just returned (ch, and *li the long option's index,
+ * reset to -1 for the next call), by its name: "--name" or "-c", or for an
+ * unknown or valueless one ('?', ':') the word it stopped at, as
+ * tool_optname shows it. buf holds the name; never a value. */
+struct option;
+const char *tool_optlabel(const struct option *lo, int *li, int ch, char *const argv[], char *buf, size_t n);
 
 #endif

@@ -125,9 +125,12 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 	 * library gave up on it), for the rest of the job: the job goes on
 	 * as long as one of its queue pairs lives. */
 	if (jq->mp) {
-		if (io_u->ddir != DDIR_READ && io_u->ddir != DDIR_WRITE) {
+		/* fio's syncs (fsync=, end_fsync=, the one before a verify
+		 * pass) are a Flush through one path: the namespace's cache is
+		 * the subsystem's, whichever controller carried the writes */
+		if (io_u->ddir == DDIR_TRIM) {
 			io_u->error = EOPNOTSUPP;
-			log_io_error(j, io_ddir_name(io_u->ddir), "several paths carry reads and writes only");
+			log_io_error(j, io_ddir_name(io_u->ddir), "several paths carry reads, writes and syncs only");
 			return FIO_Q_COMPLETED;
 		}
 		/* multipath queues in turn (by the submitting CPU measured no
@@ -136,8 +139,12 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 		unsigned int n = jq->next;
 		struct nvmeof_mpath_queue *mq = jq->mq[n];
 		jq->next = n + 1 == jq->nq ? 0 : n + 1;
-		rc = io_u->ddir == DDIR_READ ? nvmeof_mpath_read(mq, slba, nlb, jq->mmr, off, done_cb, x)
-					     : nvmeof_mpath_write(mq, slba, nlb, jq->mmr, off, 0, done_cb, x);
+		if (io_u->ddir == DDIR_READ)
+			rc = nvmeof_mpath_read(mq, slba, nlb, jq->mmr, off, done_cb, x);
+		else if (io_u->ddir == DDIR_WRITE)
+			rc = nvmeof_mpath_write(mq, slba, nlb, jq->mmr, off, 0, done_cb, x);
+		else
+			rc = nvmeof_mpath_flush(mq, done_cb, x);
 		if (!rc)
 			jq->dirty |= 1ull << n;
 		if (rc == NVMEOF_EQFULL)

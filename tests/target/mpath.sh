@@ -49,6 +49,22 @@ t_fio_two_paths_randrw_verify() {
   done
 }
 
+# fio's syncs over several paths are Flushes, one each through one path
+# (fio's sync before a verify pass failed the job with EOPNOTSUPP when it
+# came): every command a path carried is a write or a flush, the writes
+# 256, the flushes as many as fio counts syncs.
+t_fio_two_paths_fsync_flushes() {
+  ours --name=fs --filename="$FM" --iopolicy=round-robin --rw=write --bs=4k --size=1m --iodepth=4 \
+    --fsync=8 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio with fsync=8 over two paths failed"; }
+  expect_ok "$SCRATCH/log"
+  local a b syncs
+  a=$(path_cmds "$SCRATCH/log" 1); b=$(path_cmds "$SCRATCH/log" 2)
+  syncs=$(sed -n 's/.*issued rwts: total=0,256,0,\([0-9]*\) .*/\1/p' "$SCRATCH/log")
+  grep -E '^nvmeof: path|issued rwts' "$SCRATCH/log"
+  [ -n "$syncs" ] && [ "$syncs" -ge 32 ] || fail "fio issued ${syncs:-no} syncs with 256 writes, fsync=8"
+  [ $((a + b)) = $((256 + syncs)) ] || fail "paths carried $a + $b commands for 256 writes and $syncs flushes"
+}
+
 # A two-path job at depth coalesces doorbells per path as a one-path job
 # does (engine.sh: t_doorbells_coalesce_at_depth): ringing once per
 # command, a system call each on Soft-RoCE, held two paths to 0.67 of one

@@ -98,13 +98,19 @@ t_fio_quiet_two_paths_one_line_per_job() {
   for n in 1 2; do
     grep -qE "^nvmeof: job q \($n\): 2 path\(s\), [1-9][0-9]* command\(s\), [0-9]+ failover\(s\), [0-9]+ path error\(s\), [0-9]+ write\(s\) held, 0 abandoned$" \
       "$SCRATCH/log" || fail "no summary line for job q ($n)"
+    [ "$(grep -c "^nvmeof: job q ($n): " "$SCRATCH/log")" = 1 ] || fail "not one line for job q ($n)"
   done
 }
 
-t_fio_refuses_paths_to_two_subsystems() {
+# A job's paths share one subnqn=; the second path's port does not offer
+# that subsystem (port 1 has A and B, not M): the job fails on that path's
+# connect, naming it, and runs no I/O. (Paths that reach two subsystems
+# are refused by the library: target_mpath's paths_to_two_subsystems_refused.)
+t_fio_fails_when_a_paths_port_lacks_the_subsystem() {
   local f="trtype=RDMA traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_MPORT traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=$NQN_M_ESC ns=1"
   ! ours --name=x --filename="$f" --rw=read --bs=4k --size=1m > "$SCRATCH/log" 2>&1 || fail "fio accepted it"
-  grep -q 'no active namespace\|not one subsystem\|Invalid' "$SCRATCH/log" || { cat "$SCRATCH/log"; fail "no reason given"; }
+  grep -F "path 2 ($NVMEOF_TB_ADDR): connect to $NVMEOF_TB_ADDR port $NVMEOF_TB_PORT subsystem $NVMEOF_TB_NQN_M: " "$SCRATCH/log" |
+    grep 'Connect Invalid Parameters' || { cat "$SCRATCH/log"; fail "no refused Connect of path 2 ($NVMEOF_TB_ADDR:$NVMEOF_TB_PORT) reported"; }
   ! grep -q 'READ: bw=[1-9]' "$SCRATCH/log" || fail "I/O ran"
 }
 
@@ -139,7 +145,7 @@ t_fio_port_removed_and_back_under_verify() {
 # a removed port's commands are lost unanswered, and so held, or answered
 # with a path status, which needs no hold, is the target's timing: the
 # injected loss below always loses them, and its test requires the hold.)
-t_fio_two_paths_randrw_losses_and_ana_flips() {
+t_fio_two_paths_randrw_verifies_across_two_losses_and_ana_flips() {
   ours --name=mp --filename="$FM" --iopolicy=round-robin --reconnect_delay=300ms --ctrl_loss_tmo=30s \
     --rw=randrw --bs=4k --size=8m --iodepth=16 --verify=crc32c --verify_backlog=32 \
     --time_based --runtime=28 > "$SCRATCH/log" 2>&1 &
@@ -158,12 +164,19 @@ t_fio_two_paths_randrw_losses_and_ana_flips() {
   expect_ok "$SCRATCH/log"
   grep '^nvmeof: path' "$SCRATCH/log"
   grep -q '^nvmeof: path 1 loss 2 ' "$SCRATCH/log" || fail "path 1 was not lost twice (did it reconnect in between?)"
+  # the flips reached the job: each path's state changed at least twice
+  # after the first (events may fold the 0.2 s step into one)
+  local p n
+  for p in 1 2; do
+    n=$(sed -n "s/^nvmeof: path $p .* ANA [a-z-]*, \([0-9]*\) ANA change(s).*/\1/p" "$SCRATCH/log" | head -1)
+    [ "${n:-0}" -ge 3 ] || fail "path $p saw ${n:-no} ANA change(s)"
+  done
 }
 
 # Namespaces 1 and 2 of the subsystem, each multipathed over the same two
 # controllers, as two files of one verifying job; port 1 goes and comes
 # back under both.
-t_fio_two_namespaces_multipathed_in_one_job() {
+t_fio_two_namespaces_in_one_job_get_a_multipath_each_and_verify_across_a_loss() {
   local fm2="${FM% ns=1} ns=2" n
   # ns 2's part of the job zeroed first: afterwards it must hold what the
   # job wrote there (not the other file's namespace)
@@ -182,6 +195,7 @@ t_fio_two_namespaces_multipathed_in_one_job() {
   grep '^nvmeof: path [12] [^l]' "$SCRATCH/log"
   n=$(grep -c '^nvmeof: path 1 [^l].*ANA' "$SCRATCH/log")
   [ "$n" = 2 ] || fail "$n multipath(s) reported, not one per namespace"
+  grep -q '^nvmeof: path 1 loss 1 ' "$SCRATCH/log" || fail "the port's loss reached neither file's queues"
   "$T" read "${P1[@]}" --namespace-id=2 --start-block=0 --block-count=128 --data="$SCRATCH/ns2" || fail "read failed"
   [ "$(tr -d '\0' < "$SCRATCH/ns2" | head -c 1 | wc -c)" = 1 ] || fail "namespace 2 holds nothing the job wrote"
 }
@@ -193,7 +207,7 @@ t_fio_two_namespaces_multipathed_in_one_job() {
 # of its reads waits out the engine's 1 s slice. 100 reads in 3 s is a
 # generous floor (each takes well under 10 ms here; sleeping on the
 # multipath's channels alone allows a few dozen).
-t_fio_multipath_and_single_path_files_in_one_job() {
+t_fio_single_path_file_beside_a_multipath_one_waits_out_no_slice() {
   local single="trtype=RDMA traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_MPORT subnqn=$NQN_M_ESC ns=2" n
   ours --name=mixed --filename="$single:$FM" --file_service_type=sequential --rw=randread --bs=4k \
     --size=64m --iodepth=1 --wait=sleep \
@@ -405,7 +419,7 @@ t_kernel_multipath_reads_what_we_wrote() {
 }
 
 # The Python package's Paths over an RDMA and a TCP controller of subsystem M
-t_python_paths_over_rdma_and_tcp() {
+t_python_paths_over_rdma_and_tcp_read_back_and_both_carry() {
   PYTHONPATH=python NVMEOF_LIB=$PWD/$B/libnvmeof.so python3 - <<'PY' || fail "python Paths over RDMA and TCP failed"
 import os, nvmeof
 e = os.environ

@@ -295,6 +295,8 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static bool path_live(struct paths *p, uint32_t i);
+
 /* While one path reconnects, the wait sleeps on the other path's channel
  * until the reconnect's next step (its attempt, seconds away), instead of
  * napping between polls: the waiting thread's voluntary context switches
@@ -307,13 +309,19 @@ TEST(multipath_wait_sleeps_on_the_live_path_while_another_reconnects)
 	nvmeof_mpath_queue_poll(p.mq, 0); /* takes the loss: path 2 waits for its attempt */
 	struct rusage r0, r1;
 	getrusage(RUSAGE_THREAD, &r0);
+	double c0 = thread_cpu_s();
 	CHECK_EQ(nvmeof_mpath_queue_wait(p.mq, 1, 1000), 0);
+	double cpu = thread_cpu_s() - c0;
 	getrusage(RUSAGE_THREAD, &r1);
 	long wakes = r1.ru_nvcsw - r0.ru_nvcsw;
-	printf("    an idle 1 s wait while path 2 reconnects woke %ld time(s)\n", wakes);
+	printf("    an idle 1 s wait while path 2 reconnects woke %ld time(s), %.3f s of CPU\n", wakes, cpu);
 	/* 2 ms naps: about 500; sleeps of up to 100 ms: about 10. 100 leaves
 	 * room for a slow emulator's extra wake-ups either way */
 	CHECK(wakes < 100);
+	/* a wait that spins or yields (few voluntary switches) costs a CPU's
+	 * worth, 1 s; a sleeping one tens of ms: 0.25 s is 4x from the first */
+	CHECK(cpu < 0.25);
+	CHECK(!path_live(&p, 1)); /* the wait was over while path 2 still waited for its attempt */
 	struct io_state st = {0};
 	MUST(nvmeof_mpath_read(p.mq, 0, NBLK, p.r, 0, io_done, &st));
 	CHECK_EQ(nvmeof_mpath_queue_wait(p.mq, 1, 10000), 1);
@@ -657,7 +665,7 @@ static void *run_bg(void *arg)
 /* A moment with no usable path while both controllers stay connected:
  * path 1 goes Inaccessible while path 2 still is, and 200 ms later path 2
  * turns Optimized. The I/O waits for it instead of failing. */
-TEST(no_usable_path_for_a_moment_loses_nothing)
+TEST(a_two_step_ana_swap_under_io_loses_nothing)
 {
 	struct paths p;
 	uint32_t errs = 0, bads = 0;
@@ -674,6 +682,7 @@ TEST(no_usable_path_for_a_moment_loses_nothing)
 		     errs, bads);
 	pthread_join(t, NULL);
 	CHECK_EQ(ana_of(&p, 1), NVMEOF_ANA_OPTIMIZED);
+	CHECK_EQ(ana_of(&p, 0), NVMEOF_ANA_INACCESSIBLE);
 	uint64_t c1 = path_cmds(&p, 1);
 	ROUNDS_UNTIL(&p, 0, 2, errs, bads);
 	CHECK(path_cmds(&p, 1) > c1);
@@ -923,23 +932,29 @@ out:
 	close_paths(&p);
 }
 
-/* Every path in ANA Transition past ANATT: the command fails, saying so. */
-TEST(transition_past_anatt_fails_clearly)
+/* Every path in ANA Transition past ANATT: the command fails, saying so
+ * (each path's time in Transition against ANATT), and not before ANATT. */
+TEST(transition_past_anatt_fails_clearly_after_anatt)
 {
 	struct paths p;
 	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 0));
 	if (!p.mq)
 		goto out;
+	struct nvmeof_ana_caps a = {.size = sizeof(a)};
+	MUST(nvmeof_ctrl_ana_caps(p.c[0], &a));
+	uint64_t t0 = mono_us();
 	tb("tb ana 1 change%s%s", "", "");
 	tb("tb ana 2 change%s%s", "", "");
 	uint32_t bad, errs = 0;
 	char m[512] = "";
 	for (int k = 0; k < 100 && !errs; k++)
 		errs = round_trip(&p, 0, 3, &bad, m, sizeof(m));
+	uint64_t ms = (mono_us() - t0) / 1000;
 	CHECK(errs > 0);
-	printf("    %s\n", m);
-	CHECK(strstr(m, "ANATT"));
-	CHECK(strstr(m, "timed") || strstr(m, "TIMEDOUT") || strstr(m, "ANA Transition"));
+	printf("    after %llu ms (ANATT %u s): %s\n", (unsigned long long)ms, a.anatt, m);
+	CHECK(strstr(m, "in ANA Transition for") && strstr(m, "past ANATT"));
+	CHECK(strstr(m, env("NVMEOF_TB_ADDR")) && strstr(m, env("NVMEOF_TB_ADDR2")));
+	CHECK(ms >= a.anatt * 1000ull); /* the host learnt of the Transition after t0 */
 out:
 	restore_target();
 	close_paths(&p);
@@ -996,7 +1011,7 @@ static void *race_main(void *arg)
 	return NULL;
 }
 
-TEST(two_multipaths_at_once_one_gets_the_events)
+TEST(two_multipaths_at_once_one_is_made_the_other_refused_busy)
 {
 	int both = 0, one = 0;
 	for (int round = 0; round < 8; round++) {
@@ -1264,7 +1279,8 @@ TEST(events_come_when_the_first_event_request_could_not_be_sent)
 		MUST(connect_path(i, env("NVMEOF_TB_NQN_M"), 0, &p.c[i]));
 	__atomic_store_n(&aer_fault_submits, 1, __ATOMIC_RELAXED);
 	int rc = open_ns(&p, 1, NVMEOF_IOPOLICY_ROUND_ROBIN);
-	__atomic_store_n(&aer_fault_submits, 0, __ATOMIC_RELAXED);
+	/* the fault was used: one event request's submission failed */
+	CHECK_EQ(__atomic_exchange_n(&aer_fault_submits, 0, __ATOMIC_RELAXED), 0);
 	if (rc) {
 		printf("    first create: %s\n", nvmeof_errmsg());
 		check_failed_in_test = 1;
@@ -1432,6 +1448,7 @@ static void io_loss_fences(uint32_t reconnect_ms)
 	qo2.depth = QD;
 	MUST(nvmeof_mpath_queue_create(p.mp, &qo2, &mq2));
 	MUST(nvmeof_mpath_queue_path_disconnect(p.mq, 1));
+	uint64_t t_loss = mono_us();
 	nvmeof_mpath_queue_poll(p.mq, 0); /* takes the loss */
 	struct nvmeof_path_stats st2 = {.size = sizeof(st2)};
 	t0 = mono_us();
@@ -1472,6 +1489,24 @@ static void io_loss_fences(uint32_t reconnect_ms)
 		CHECK_EQ(nvmeof_ctrl_health(p.c[1], NULL, 0), 0);
 		CHECK(nvmeof_ctrl_keep_alives(p.c[1]) >= ka2 + 2);
 		CHECK(admin_up(p.c[1]));
+		uint64_t back_ms = (mono_us() - t_loss) / 1000;
+		printf("    path 2's controller back %llu ms after the loss (reconnect delay %u ms)\n",
+		       (unsigned long long)back_ms, reconnect_ms);
+		CHECK(back_ms >= reconnect_ms);
+		/* and its path carries I/O again (round robin: every other read) */
+		t0 = mono_us();
+		while (!path_live(&p, 1) && mono_us() - t0 < 10000000) {
+			nvmeof_mpath_queue_poll(p.mq, 0);
+			usleep(20000);
+		}
+		CHECK(path_live(&p, 1));
+		uint64_t c1 = path_cmds(&p, 1);
+		for (int i = 0; i < 4; i++) {
+			MUST(nvmeof_mpath_read(p.mq, 0, NBLK, p.r, 0, io_done, &st));
+			CHECK_EQ(nvmeof_mpath_queue_wait(p.mq, 1, 10000), 1);
+		}
+		CHECK(path_cmds(&p, 1) > c1);
+		CHECK_EQ(st.errors, 0);
 	}
 out:
 	close_paths(&p);
@@ -1620,6 +1655,9 @@ static void loss_under_polling_callbacks(enum cbl_mode mode)
 		while (nvmeof_mpath_queue_inflight(p.mq) && nvmeof_mpath_queue_wait(p.mq, 1, 1000) >= 0)
 			;
 		CHECK_EQ(nvmeof_mpath_queue_inflight(p.mq), 0);
+		/* held for the quiesce time (1 s, keep-alive off), not re-sent at once */
+		if (mode == CBL_CUT_IN_CB)
+			CHECK(path_stats(&p, 0).hold_max_ms >= 1000);
 		CHECK_EQ(s.errors, 0);
 	}
 	if (s.errors)
@@ -1675,12 +1713,12 @@ int main(int argc, char **argv)
 		T(queue_depth_uses_both_with_verify), T(numa_without_nodes_keeps_one_path), T(ana_states_route_io),
 		T(port_removed_and_restored_under_io), T(path2_port_removed_and_restored_under_io), T(two_namespaces_multipathed_over_the_same_controllers),
 		T(port_removed_under_reads_no_poll_stalls_and_the_other_path_carries), T(both_ports_removed_fails_naming_the_paths),
-		T(transition_past_anatt_fails_clearly), T(paths_to_two_subsystems_refused),
-		T(two_multipaths_at_once_one_gets_the_events), T(multipath_wait_sleeps_on_every_path),
+		T(transition_past_anatt_fails_clearly_after_anatt), T(paths_to_two_subsystems_refused),
+		T(two_multipaths_at_once_one_is_made_the_other_refused_busy), T(multipath_wait_sleeps_on_every_path),
 		T(multipath_wait_sleeps_on_the_live_path_while_another_reconnects),
 		T(caller_memory_on_every_path_and_one_wait_over_two_queues),
 		T(batched_submissions_ring_once_per_path), T(refresh_reads_every_paths_ana_log),
-		T(no_usable_path_for_a_moment_loses_nothing),
+		T(a_two_step_ana_swap_under_io_loses_nothing),
 		T(namespace_moved_to_another_ana_group_is_followed),
 		T(refresh_from_a_thread_while_events_arrive), T(a_busy_controller_delays_no_other_paths_ana_update),
 		T(path_info_follows_a_reassociation), T(inaccessible_path_returns_without_a_notice),

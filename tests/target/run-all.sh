@@ -134,7 +134,7 @@ sanitized() {
   # the library's failover, and the engine's jobs sharing one multipath
   run san/target_mpath 900 build/san/tests/target_mpath two_paths_two_hcas_one_namespace \
     queue_depth_uses_both_with_verify ana_states_route_io port_removed_and_restored_under_io \
-    two_multipaths_at_once_one_gets_the_events batched_submissions_ring_once_per_path \
+    two_multipaths_at_once_one_is_made_the_other_refused_busy batched_submissions_ring_once_per_path \
     caller_memory_on_every_path_and_one_wait_over_two_queues
   run san/mpath.sh 900 bash tests/target/mpath.sh t_fio_jobs_sharing_paths_must_agree_on_iopolicy \
     t_qp_sweep_over_both_hcas
@@ -149,7 +149,7 @@ sanitized() {
   # the multipath's ANA refresh threads against events and a busy controller;
   # two multipaths attaching to one controller's events at once
   run tsan/target_mpath 600 build/tsan/tests/target_mpath refresh_from_a_thread_while_events_arrive \
-    a_busy_controller_delays_no_other_paths_ana_update two_multipaths_at_once_one_gets_the_events
+    a_busy_controller_delays_no_other_paths_ana_update two_multipaths_at_once_one_is_made_the_other_refused_busy
 }
 
 case $PART in

@@ -1,0 +1,199 @@
+/*
+ * A controller's fence (core/cstate.c) on the loopback test wire: the loss
+ * of an I/O queue ends the association, and nothing of the host may keep
+ * the old one alive afterwards (no Keep Alive once the fence is due), and
+ * what the fence runs on the thread that saw the loss (the admin queue's
+ * callbacks) leaves that thread's own callbacks their own message. The
+ * controller is a bare struct with its admin queue and one I/O queue on
+ * test wires: no target, no threads but the keep-alive one under test.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "cpriv.h"
+#include "fakewire.h"
+#include "internal.h"
+#include "protocol.h"
+#include "util.h"
+
+#define OPC_KEEP_ALIVE 0x18
+#define OPC_AER 0x0c
+#define KA_DUE_VALUE 1 /* keepalive.c's KA_DUE: the thread waits for the admin lock */
+
+struct admin_rec {
+	int keep_alives, aers;
+};
+
+/* The admin wire: Keep Alive answered, an event request never (as a
+ * controller with nothing to report). */
+static enum fw_action admin_responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
+				      uint8_t *cqe)
+{
+	(void)sge;
+	(void)nsge;
+	(void)cqe;
+	struct admin_rec *r = ctx;
+	if (sqe[0] == OPC_KEEP_ALIVE)
+		__atomic_add_fetch(&r->keep_alives, 1, __ATOMIC_RELAXED);
+	if (sqe[0] == OPC_AER) {
+		r->aers++;
+		return FW_DROP;
+	}
+	return FW_RESPOND;
+}
+
+/* The I/O wire: nothing answered (a command on the wire at the loss). */
+static enum fw_action io_responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
+				   uint8_t *cqe)
+{
+	(void)ctx;
+	(void)sqe;
+	(void)sge;
+	(void)nsge;
+	(void)cqe;
+	return FW_DROP;
+}
+
+struct fctrl {
+	struct nvmeof_ctrl *c;
+	struct fake_wire *aw, *iw;
+	struct nvmeof_queue *ioq;
+	struct admin_rec ar;
+};
+
+static struct fctrl *fctrl_new(uint32_t kato_ms)
+{
+	struct fctrl *f = calloc(1, sizeof(*f));
+	struct nvmeof_ctrl *c = f->c = calloc(1, sizeof(*c));
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->admin_lock, NULL);
+	pthread_cond_init(&c->ka_cond, NULL);
+	pthread_cond_init(&c->state_cond, NULL);
+	c->o.kato_ms = kato_ms;
+	c->o.ka_interval_ms = kato_ms / 2;
+	c->o.cmd_timeout_ms = 30000;
+	c->state = CTRL_LIVE;
+	c->admin_live = true;
+	f->aw = fw_new(8, admin_responder, &f->ar);
+	f->iw = fw_new(8, io_responder, NULL);
+	struct q_params ap = {.qid = 0, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+	struct q_params ip = {.qid = 1, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+	CHECK_EQ(q_open_fake(&ap, f->aw, &c->admin), 0);
+	CHECK_EQ(q_open_fake(&ip, f->iw, &f->ioq), 0);
+	q_set_fail_hook(c->admin, ctrl_admin_lost, c);
+	q_follow_assoc(f->ioq, &c->assoc_gen, c->assoc_gen);
+	q_set_loss_hook(f->ioq, ctrl_io_lost, c);
+	return f;
+}
+
+static void fctrl_free(struct fctrl *f)
+{
+	q_close(f->ioq);
+	q_close(f->c->admin);
+	fw_free(f->iw);
+	fw_free(f->aw);
+	pthread_cond_destroy(&f->c->state_cond);
+	pthread_cond_destroy(&f->c->ka_cond);
+	pthread_mutex_destroy(&f->c->admin_lock);
+	pthread_mutex_destroy(&f->c->lock);
+	free(f->c);
+	free(f);
+}
+
+static bool fence_pending(struct nvmeof_ctrl *c)
+{
+	pthread_mutex_lock(&c->lock);
+	bool due = c->fence_due;
+	pthread_mutex_unlock(&c->lock);
+	return due;
+}
+
+static struct io_done {
+	int calls, err;
+	char msg[512];
+} iod;
+static void io_cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	(void)arg;
+	iod.calls++;
+	iod.err = cpl->err;
+	snprintf(iod.msg, sizeof(iod.msg), "%s", nvmeof_errmsg());
+}
+
+/* One read on the wire of the I/O queue, then the connection's loss, seen
+ * by this thread's poll: the loss hook (ctrl_io_lost) runs here. */
+static void lose_io_queue(struct fctrl *f)
+{
+	static uint8_t data[4096];
+	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
+	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
+	memset(&iod, 0, sizeof(iod));
+	CHECK_EQ(nvmeof_read(f->ioq, &ns, 0, 1, &mr, 0, io_cb, NULL), 0);
+	nvmeof_queue_poll(f->ioq, 0);
+	fw_break(f->iw);
+	for (int i = 0; i < 100 && !iod.calls; i++)
+		nvmeof_queue_poll(f->ioq, 0);
+}
+
+/* The keep-alive thread found a Keep Alive due while another thread held
+ * the admin queue; an I/O queue is lost meanwhile (the fence is due, the
+ * admin queue still held). Once the holder lets go, the thread fences: it
+ * sends no Keep Alive first, which would keep the old association's KATO
+ * timer satisfied past the fence. */
+TEST(a_keep_alive_due_when_an_io_queue_is_lost_is_not_sent)
+{
+	struct fctrl *f = fctrl_new(200);
+	struct nvmeof_ctrl *c = f->c;
+	pthread_mutex_lock(&c->admin_lock); /* a long admin command of another thread */
+	c->ka_running = true;
+	CHECK_EQ(pthread_create(&c->ka_thread, NULL, ctrl_ka_main, c), 0);
+	/* the thread's Keep Alive is due and waits for the admin lock */
+	for (int i = 0; i < 5000 && atomic_load(&c->ka_due) != KA_DUE_VALUE; i++)
+		usleep(1000);
+	CHECK_EQ(atomic_load(&c->ka_due), KA_DUE_VALUE);
+	lose_io_queue(f);
+	CHECK_EQ(iod.calls, 1);
+	CHECK(fence_pending(c)); /* the admin queue was held: not fenced from this poll */
+	CHECK_EQ(ctrl_state(c), CTRL_DEAD);
+	pthread_mutex_unlock(&c->admin_lock);
+	for (int i = 0; i < 5000 && fence_pending(c); i++)
+		usleep(1000);
+	CHECK(!fence_pending(c));
+	CHECK(!q_connected(c->admin)); /* fenced */
+	ctrl_ka_stop(c);
+	CHECK_EQ(__atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED), 0);
+	fctrl_free(f);
+}
+
+/* The same from the holder's side: a holder whose wait finds a Keep Alive
+ * due (ctrl_ka_on_wait) sends none once a fence is due. */
+TEST(a_holders_wait_sends_no_keep_alive_once_a_fence_is_due)
+{
+	struct fctrl *f = fctrl_new(200);
+	struct nvmeof_ctrl *c = f->c;
+	pthread_mutex_lock(&c->admin_lock);
+	lose_io_queue(f); /* admin queue held by this thread: the fence stays due */
+	CHECK(fence_pending(c));
+	atomic_store(&c->ka_due, KA_DUE_VALUE);
+	ctrl_ka_on_wait(c);
+	nvmeof_queue_poll(c->admin, 0);
+	CHECK_EQ(__atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED), 0);
+	ctrl_fence(c);
+	CHECK(!q_connected(c->admin));
+	pthread_mutex_unlock(&c->admin_lock);
+	fctrl_free(f);
+}
+
+int main(void)
+{
+	static const struct test_case t[] = {
+		T(a_keep_alive_due_when_an_io_queue_is_lost_is_not_sent),
+		T(a_holders_wait_sends_no_keep_alive_once_a_fence_is_due),
+	};
+	return run_tests("unit-fence", t, sizeof(t) / sizeof(t[0]));
+}

@@ -189,11 +189,63 @@ TEST(a_holders_wait_sends_no_keep_alive_once_a_fence_is_due)
 	fctrl_free(f);
 }
 
+static struct admin_done {
+	int calls, err;
+	int lock_held; /* trylock of the admin lock from the callback: EBUSY */
+	pthread_t thread;
+} ad;
+static struct nvmeof_ctrl *ad_ctrl;
+static void admin_cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	(void)arg;
+	ad.calls++;
+	ad.err = cpl->err;
+	ad.thread = pthread_self();
+	int rc = pthread_mutex_trylock(&ad_ctrl->admin_lock);
+	if (!rc)
+		pthread_mutex_unlock(&ad_ctrl->admin_lock);
+	ad.lock_held = rc;
+}
+
+/* The fence from the poll that saw an I/O queue's loss (the admin queue
+ * free) runs the admin queue's callbacks on that thread, with the admin
+ * lock held (as every admin callback); the I/O queue's own callbacks then
+ * read their own queue's loss in nvmeof_errmsg(), not the admin queue's. */
+TEST(admin_callbacks_run_by_a_fence_leave_the_io_callbacks_their_message)
+{
+	struct fctrl *f = fctrl_new(0);
+	struct nvmeof_ctrl *c = f->c;
+	memset(&ad, 0, sizeof(ad));
+	ad_ctrl = c;
+	uint8_t sqe[NVME_SQE_SIZE];
+	memset(sqe, 0, sizeof(sqe));
+	sqe[0] = OPC_AER;
+	pthread_mutex_lock(&c->admin_lock);
+	CHECK_EQ(q_submit_aer(c->admin, sqe, admin_cb, NULL), 0);
+	nvmeof_queue_poll(c->admin, 0);
+	pthread_mutex_unlock(&c->admin_lock);
+	CHECK_EQ(f->ar.aers, 1);
+	lose_io_queue(f);
+	CHECK(!fence_pending(c));
+	CHECK(!q_connected(c->admin));
+	CHECK_EQ(ad.calls, 1);
+	CHECK_EQ(ad.err, NVMEOF_ECLOSED);
+	CHECK(pthread_equal(ad.thread, pthread_self()));
+	CHECK_EQ(ad.lock_held, EBUSY);
+	CHECK_EQ(iod.calls, 1);
+	CHECK_EQ(iod.err, NVMEOF_ECLOSED);
+	if (!strstr(iod.msg, "queue 1 "))
+		fprintf(stderr, "    the read's message: %s\n", iod.msg);
+	CHECK(strstr(iod.msg, "queue 1 ") != NULL);
+	fctrl_free(f);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
 		T(a_keep_alive_due_when_an_io_queue_is_lost_is_not_sent),
 		T(a_holders_wait_sends_no_keep_alive_once_a_fence_is_due),
+		T(admin_callbacks_run_by_a_fence_leave_the_io_callbacks_their_message),
 	};
 	return run_tests("unit-fence", t, sizeof(t) / sizeof(t[0]));
 }

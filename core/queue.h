@@ -180,12 +180,18 @@ void q_set_quiesce(struct nvmeof_queue *q, uint32_t ms);
  * keep-alive on, two keep-alive timeouts: the controller's keep-alive
  * timer runs out at most KATO after the last command it received (two
  * where traffic counts and the timer is checked once per KATO, as nvmet
- * does), and that command reached it before the host saw the loss. */
-static inline uint32_t q_hold_rule(uint32_t quiesce_ms, uint32_t cqt_ms, uint32_t kato_ms)
+ * does), and that command reached it before the host saw the loss. The
+ * controller's timer counts in its granularity, KAS (Identify Controller
+ * bytes 321:320, 100 ms units), and may round KATO up to it:
+ * each keep-alive timeout counts as KATO rounded up to a multiple of KAS. */
+static inline uint32_t q_hold_rule(uint32_t quiesce_ms, uint32_t cqt_ms, uint32_t kato_ms, uint16_t kas)
 {
 	if (!quiesce_ms)
 		return 0;
-	uint64_t ms = (uint64_t)(quiesce_ms > cqt_ms ? quiesce_ms : cqt_ms) + 2ull * kato_ms;
+	uint64_t kato = kato_ms, unit = 100ull * kas;
+	if (unit)
+		kato = (kato + unit - 1) / unit * unit;
+	uint64_t ms = (uint64_t)(quiesce_ms > cqt_ms ? quiesce_ms : cqt_ms) + 2 * kato;
 	return ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
 }
 #define Q_QUIESCE_DEFAULT_MS 1000 /* as MP_QUIESCE_DEFAULT_MS: docs/library.md "Write ordering across a path loss" */

@@ -395,7 +395,7 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 	if (!(rc = queue_connect(c, &p, &q, &gen, &cqt, &kas))) {
 		if (c->o.reconnect_delay_ms)
 			q_set_reconnect(q, &ctrl_reconnect_ops, c->o.reconnect_delay_ms,
-					c->o.ctrl_loss_tmo_ms, gen);
+					c->o.ctrl_loss_tmo_ms);
 		/* reconnect or not: an association another queue's loss ended
 		 * (ctrl_fence) takes this queue down too, or its commands would
 		 * keep the old controller's keep-alive timer satisfied */

@@ -3,7 +3,9 @@
  * of an I/O queue ends the association, and nothing of the host may keep
  * the old one alive afterwards (no Keep Alive once the fence is due), and
  * what the fence runs on the thread that saw the loss (the admin queue's
- * callbacks) leaves that thread's own callbacks their own message. The
+ * callbacks) leaves that thread's own callbacks their own message; and
+ * a queue that reconnects to an association another queue re-created
+ * takes that association's quiesce time. The
  * controller is a bare struct with its admin queue and one I/O queue on
  * test wires: no target, no threads but the keep-alive one under test.
  */
@@ -19,6 +21,7 @@
 #include "fakewire.h"
 #include "internal.h"
 #include "protocol.h"
+#include "qpriv.h"
 #include "util.h"
 
 #define OPC_KEEP_ALIVE 0x18
@@ -47,16 +50,16 @@ static enum fw_action admin_responder(void *ctx, const uint8_t *sqe, const struc
 	return FW_RESPOND;
 }
 
-/* The I/O wire: nothing answered (a command on the wire at the loss). */
+/* The I/O wire: a Fabrics command (a reconnect's Connect) answered,
+ * nothing else (a command on the wire at the loss). */
 static enum fw_action io_responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
 				   uint8_t *cqe)
 {
 	(void)ctx;
-	(void)sqe;
 	(void)sge;
 	(void)nsge;
 	(void)cqe;
-	return FW_DROP;
+	return sqe[0] == NVME_FABRICS_OPCODE ? FW_RESPOND : FW_DROP;
 }
 
 struct fctrl {
@@ -240,12 +243,54 @@ TEST(admin_callbacks_run_by_a_fence_leave_the_io_callbacks_their_message)
 	fctrl_free(f);
 }
 
+/* A single-queue controller's I/O queue holds what it loses for the
+ * quiesce time of the association it is on: after another queue re-created
+ * the association (a new generation, a controller that now reports CQT
+ * 3 s and a keep-alive granularity of 100 ms), this queue's reconnect
+ * (the controller's own, reassoc.c) takes the new CQT and KAS, not the
+ * values it was created with. */
+TEST(a_reconnect_to_a_new_association_takes_its_quiesce_time)
+{
+	struct fctrl *f = fctrl_new(150);
+	struct nvmeof_ctrl *c = f->c;
+	c->o.reconnect_delay_ms = 1;
+	c->o.connect_timeout_ms = 1000;
+	snprintf(c->subnqn, sizeof(c->subnqn), "nqn.2014-08.org.example:fence");
+	snprintf(c->hostnqn, sizeof(c->hostnqn), "nqn.2014-08.org.example:host");
+	q_set_owner(f->ioq, c, 0); /* the reconnect's controller (no read here: its region would be checked) */
+	q_set_reconnect(f->ioq, &ctrl_reconnect_ops, 1, 60000);
+	/* as created on an association whose controller reported no CQT */
+	q_set_quiesce(f->ioq, q_hold_rule(Q_QUIESCE_DEFAULT_MS, 0, c->o.kato_ms, 0));
+	CHECK_EQ(f->ioq->quiesce_ms, 1300);
+	/* another queue's reconnect re-created the association meanwhile */
+	pthread_mutex_lock(&c->admin_lock);
+	pthread_mutex_lock(&c->lock);
+	c->info.cqt = 3000;
+	c->info.kas = 1;
+	pthread_mutex_unlock(&c->lock);
+	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&c->admin_lock);
+	fw_break(f->iw);
+	for (int i = 0; i < 5000 && !(q_is_live(f->ioq) && f->ioq->st.reconnects > 0); i++) {
+		nvmeof_queue_poll(f->ioq, 0);
+		usleep(1000);
+	}
+	CHECK(q_is_live(f->ioq));
+	CHECK_EQ(f->ioq->st.reconnects, 1);
+	CHECK_EQ(q_assoc_gen(f->ioq), 1);
+	/* max(1 s, CQT 3 s) + 2 x KATO 150 ms rounded up to 200 ms */
+	CHECK_EQ(f->ioq->quiesce_ms, 3400);
+	CHECK(q_connected(c->admin)); /* no fence: the lost queue was on the old association */
+	fctrl_free(f);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
 		T(a_keep_alive_due_when_an_io_queue_is_lost_is_not_sent),
 		T(a_holders_wait_sends_no_keep_alive_once_a_fence_is_due),
 		T(admin_callbacks_run_by_a_fence_leave_the_io_callbacks_their_message),
+		T(a_reconnect_to_a_new_association_takes_its_quiesce_time),
 	};
 	return run_tests("unit-fence", t, sizeof(t) / sizeof(t[0]));
 }

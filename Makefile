@@ -280,8 +280,10 @@ unit: all
 # setup first: it installs what the build needs (rdma-core headers, fio).
 test-unit: setup
 	rc=0; $(MAKE) unit || rc=1; $(MAKE) unit SAN=1 || rc=1; \
-	$(MAKE) build/tsan/tests/unit_queue TSAN=1 && \
-	tests/suite tsan/unit_queue 900 build/tsan/tests/unit_queue || rc=1; \
+	if $(MAKE) build/tsan/tests/unit_queue build/tsan/tests/unit_fence TSAN=1; then \
+		tests/suite tsan/unit_queue 900 build/tsan/tests/unit_queue || rc=1; \
+		tests/suite tsan/unit_fence 300 build/tsan/tests/unit_fence || rc=1; \
+	else rc=1; fi; \
 	exit $$rc
 
 # Everything the build and the test bed need from the system (apt, as root),

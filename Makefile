@@ -62,7 +62,7 @@ CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
 UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue $(O)/tests/unit_topo \
 	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio $(O)/tests/unit_connretry $(O)/tests/unit_auth \
 	$(O)/tests/unit_regaccess $(O)/tests/unit_irq $(O)/tests/unit_hwts $(O)/tests/unit_mpath $(O)/tests/unit_mpathio \
-	$(O)/tests/unit_passthru $(O)/tests/unit_tcppdu $(O)/tests/unit_tcpconn $(O)/tests/unit_authmem \
+	$(O)/tests/unit_passthru $(O)/tests/unit_tcppdu $(O)/tests/unit_tcpconn $(O)/tests/unit_authmem $(O)/tests/unit_fence \
 	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc $(O)/tests/unit_tcpfirst $(O)/tests/unit_fcheck
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_passthru $(O)/tests/target_mpath $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
 	$(O)/tests/gpu_check $(O)/tests/libregspy.so $(O)/tests/libcmfault.so
@@ -158,7 +158,7 @@ $(O)/tests/unit_tcpconn $(O)/tests/unit_tcpzc: $(O)/core/tcp_crc32c.o $(O)/core/
 # the engine's lines of a path's losses, read from a multipath queue
 $(O)/tests/unit_mpathio: $(O)/engine/losses.o
 $(O)/tests/unit_queue $(O)/tests/unit_connretry $(O)/tests/unit_hwts $(O)/tests/unit_mpathio $(O)/tests/unit_passthru \
-	$(O)/tests/unit_auth: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
+	$(O)/tests/unit_auth $(O)/tests/unit_fence: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 $(O)/tests/unit_authmem: $(O)/libnvmeof.a
 $(O)/tests/unit/test_passthru.o: CPPFLAGS_ALL += -Itests/wire
 $(O)/tests/unit_opts $(O)/tests/unit_tcpsock $(O)/tests/unit_tcpfirst $(O)/tests/unit_adminio $(O)/tests/unit_regaccess $(O)/tests/target_core $(O)/tests/target_disc \
@@ -176,7 +176,7 @@ $(O)/tests/unit_irq: $(O)/engine/irq.o
 $(O)/tools/rdma.o $(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o $(O)/tests/unit/test_irq.o \
 	$(O)/tests/unit/test_mpathio.o: CPPFLAGS_ALL += -Iengine
 $(O)/tests/wire/fakewire.o $(O)/tests/unit/test_queue.o $(O)/tests/unit/test_connretry.o $(O)/tests/unit/test_hwts.o \
-	$(O)/tests/unit/test_mpathio.o $(O)/tests/unit/test_auth.o \
+	$(O)/tests/unit/test_mpathio.o $(O)/tests/unit/test_auth.o $(O)/tests/unit/test_fence.o \
 	$(O)/bench/percmd.o: CPPFLAGS_ALL += -Itests/wire
 $(O)/tests/gpu_check: $(O)/tests/gpu-check/gpu_check.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
@@ -280,8 +280,10 @@ unit: all
 # setup first: it installs what the build needs (rdma-core headers, fio).
 test-unit: setup
 	rc=0; $(MAKE) unit || rc=1; $(MAKE) unit SAN=1 || rc=1; \
-	$(MAKE) build/tsan/tests/unit_queue TSAN=1 && \
-	tests/suite tsan/unit_queue 900 build/tsan/tests/unit_queue || rc=1; \
+	if $(MAKE) build/tsan/tests/unit_queue build/tsan/tests/unit_fence TSAN=1; then \
+		tests/suite tsan/unit_queue 900 build/tsan/tests/unit_queue || rc=1; \
+		tests/suite tsan/unit_fence 300 build/tsan/tests/unit_fence || rc=1; \
+	else rc=1; fi; \
 	exit $$rc
 
 # Everything the build and the test bed need from the system (apt, as root),

@@ -163,8 +163,16 @@ void ctrl_io_lost(void *arg, struct nvmeof_queue *q)
 	if (!fence)
 		return;
 	if (!pthread_mutex_trylock(&c->admin_lock)) {
+		/* The fence fails what the admin queue carried: its callbacks run
+		 * here, on this poll's thread, with the admin lock held
+		 * (docs/library.md, "Threading rules"). The lost queue's own
+		 * callbacks come after this hook and read this thread's message:
+		 * their queue's loss, not the admin queue's. */
+		char mine[512];
+		snprintf(mine, sizeof(mine), "%s", nvmeof_errmsg());
 		ctrl_fence(c);
 		pthread_mutex_unlock(&c->admin_lock);
+		nvmeof_err(0, "%s", mine);
 		return;
 	}
 	pthread_mutex_lock(&c->lock);

@@ -290,7 +290,7 @@ int nvmeof_ctrl_close(struct nvmeof_ctrl *c)
  * connection, from the same budget (connretry.h). The message of a final
  * failure names the queue, the step, and the tries and time. */
 static int queue_connect(struct nvmeof_ctrl *c, struct q_params *p, struct nvmeof_queue **out,
-			 uint32_t *gen)
+			 uint32_t *gen, uint16_t *cqt, uint16_t *kas)
 {
 	struct conn_retry retry;
 	struct nvmeof_queue *q = NULL;
@@ -306,6 +306,8 @@ static int queue_connect(struct nvmeof_ctrl *c, struct q_params *p, struct nvmeo
 		pthread_mutex_lock(&c->admin_lock);
 		uint16_t cntlid = c->info.cntlid;
 		*gen = c->assoc_gen; /* the association this Connect joins */
+		*cqt = c->info.cqt;  /* and its CQT and KAS: a re-association rewrites c->info under admin_lock */
+		*kas = c->info.kas;
 		pthread_mutex_unlock(&c->admin_lock);
 		uint16_t status = 0;
 		rc = ctrl_fabrics_connect(c, q, qid, (uint16_t)p->depth, cntlid, 0, NULL, &status);
@@ -389,17 +391,18 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 	c->qid_used[qid] = 1; /* reserved while we connect without the lock */
 	pthread_mutex_unlock(&c->lock);
 	uint32_t gen = 0;
-	if (!(rc = queue_connect(c, &p, &q, &gen))) {
+	uint16_t cqt = 0, kas = 0;
+	if (!(rc = queue_connect(c, &p, &q, &gen, &cqt, &kas))) {
 		if (c->o.reconnect_delay_ms)
 			q_set_reconnect(q, &ctrl_reconnect_ops, c->o.reconnect_delay_ms,
-					c->o.ctrl_loss_tmo_ms, gen);
+					c->o.ctrl_loss_tmo_ms);
 		/* reconnect or not: an association another queue's loss ended
 		 * (ctrl_fence) takes this queue down too, or its commands would
 		 * keep the old controller's keep-alive timer satisfied */
 		q_follow_assoc(q, &c->assoc_gen, gen);
 		q_set_loss_hook(q, ctrl_io_lost, c);
 		/* NVMe Base 2.1, 9.6; re-read after each re-association (reassoc.c) */
-		q_set_quiesce(q, q_hold_rule(Q_QUIESCE_DEFAULT_MS, c->info.cqt, c->o.kato_ms));
+		q_set_quiesce(q, q_hold_rule(Q_QUIESCE_DEFAULT_MS, cqt, c->o.kato_ms, kas));
 	}
 	pthread_mutex_lock(&c->lock);
 	if (rc)

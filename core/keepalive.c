@@ -67,8 +67,11 @@ void ctrl_ka_on_wait(void *arg)
 		return;
 	pthread_mutex_lock(&c->lock);
 	bool out = c->ka_async_out;
+	/* an I/O queue's loss ended the association: a Keep Alive now would
+	 * keep the old controller's KATO timer satisfied past the fence */
+	bool fencing = c->fence_due;
 	pthread_mutex_unlock(&c->lock);
-	if (out)
+	if (out || fencing)
 		return; /* one at a time: the thread reports one that stays unanswered */
 	nvme_sqe_keep_alive(c->ka_sqe, 0);
 	/* A request of its own (the reserved one carries the holder's command),
@@ -89,12 +92,21 @@ static void ka_send(struct nvmeof_ctrl *c)
 		ka_record(c, NVMEOF_ETIMEDOUT, "the last one sent from an admin command's wait is not answered "
 					       "within KATO");
 	atomic_store(&c->ka_due, KA_DUE);
-	while (!c->ka_stop) {
+	/* Not once an I/O queue's loss has ended the association (ctrl_io_lost,
+	 * seen while this waited for the admin lock): the fence comes instead
+	 * (ctrl_ka_main), and a Keep Alive before it would keep the old
+	 * controller's KATO timer satisfied. */
+	while (!c->ka_stop && !c->fence_due && c->state == CTRL_LIVE) {
 		pthread_mutex_unlock(&c->lock);
 		if (!pthread_mutex_trylock(&c->admin_lock)) {
 			int rc = 0;
+			pthread_mutex_lock(&c->lock);
+			bool gone = c->fence_due || c->state != CTRL_LIVE;
+			pthread_mutex_unlock(&c->lock);
 			/* unless the last holder sent it already */
-			bool mine = atomic_exchange(&c->ka_due, KA_IDLE) == KA_DUE;
+			bool mine = !gone && atomic_exchange(&c->ka_due, KA_IDLE) == KA_DUE;
+			if (gone)
+				atomic_store(&c->ka_due, KA_IDLE);
 			if (mine) {
 				uint8_t sqe[NVME_SQE_SIZE];
 				nvme_sqe_keep_alive(sqe, 0);

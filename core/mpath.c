@@ -60,12 +60,13 @@ void mp_path_take_ctrl(struct mp_path *p, const struct nvmeof_ctrl_info *ci, uin
 {
 	__atomic_store_n(&p->cqt_ms, ci->cqt, __ATOMIC_RELAXED);
 	__atomic_store_n(&p->kato_ms, kato_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->kas, ci->kas, __ATOMIC_RELAXED);
 }
 
 uint32_t mp_hold_ms(const struct nvmeof_mpath *mp, const struct mp_path *p)
 {
 	return q_hold_rule(mp->o.quiesce_ms, __atomic_load_n(&p->cqt_ms, __ATOMIC_RELAXED),
-			   __atomic_load_n(&p->kato_ms, __ATOMIC_RELAXED));
+			   __atomic_load_n(&p->kato_ms, __ATOMIC_RELAXED), __atomic_load_n(&p->kas, __ATOMIC_RELAXED));
 }
 
 static int path_identify(struct mp_path *p);

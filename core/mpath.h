@@ -26,6 +26,7 @@ struct mp_path {
 	bool ana_reporting;
 	uint32_t anatt_ms;         /* atomic: re-read after a re-association */
 	uint32_t cqt_ms, kato_ms;  /* atomic: the controller's CQT and keep-alive timeout, likewise (mp_hold_ms) */
+	uint16_t kas;              /* atomic: its keep-alive granularity (100 ms units), likewise */
 	int numa_node;             /* the HCA's; -1 unknown */
 	char traddr[64], trsvcid[8], hca[64];
 	uint16_t cntlid;           /* atomic: a re-association brings a new one */

@@ -450,12 +450,11 @@ bool q_is_dead(const struct nvmeof_queue *q) { return q->state == Q_FAILED || q-
 void q_set_failover(struct nvmeof_queue *q) { q->failover = true; }
 
 void q_set_reconnect(struct nvmeof_queue *q, const struct q_reconnect_ops *ops, uint32_t delay_ms,
-		     uint32_t loss_tmo_ms, uint32_t assoc_gen)
+		     uint32_t loss_tmo_ms)
 {
 	q->reconnect = ops;
 	q->reconnect_delay_ms = delay_ms;
 	q->ctrl_loss_tmo_ms = loss_tmo_ms ? loss_tmo_ms : Q_CTRL_LOSS_TMO_DEFAULT_MS;
-	q->assoc_gen = assoc_gen;
 }
 
 /* CLOSING first: a callback run by the teardown that submits is refused,

@@ -82,7 +82,7 @@ struct q_reconnect_ops {
  * loss_tmo_ms (0: Q_CTRL_LOSS_TMO_DEFAULT_MS), the queue runs an attempt
  * (from its poll) while requests wait. */
 void q_set_reconnect(struct nvmeof_queue *q, const struct q_reconnect_ops *ops, uint32_t delay_ms,
-		     uint32_t loss_tmo_ms, uint32_t assoc_gen);
+		     uint32_t loss_tmo_ms);
 /* For prepare, on its worker: the transport's new connection (CM steps,
  * QP, receives), nothing else of the queue. */
 int q_reopen_wire(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_ms);
@@ -180,12 +180,18 @@ void q_set_quiesce(struct nvmeof_queue *q, uint32_t ms);
  * keep-alive on, two keep-alive timeouts: the controller's keep-alive
  * timer runs out at most KATO after the last command it received (two
  * where traffic counts and the timer is checked once per KATO, as nvmet
- * does), and that command reached it before the host saw the loss. */
-static inline uint32_t q_hold_rule(uint32_t quiesce_ms, uint32_t cqt_ms, uint32_t kato_ms)
+ * does), and that command reached it before the host saw the loss. The
+ * controller's timer counts in its granularity, KAS (Identify Controller
+ * bytes 321:320, 100 ms units), and may round KATO up to it:
+ * each keep-alive timeout counts as KATO rounded up to a multiple of KAS. */
+static inline uint32_t q_hold_rule(uint32_t quiesce_ms, uint32_t cqt_ms, uint32_t kato_ms, uint16_t kas)
 {
 	if (!quiesce_ms)
 		return 0;
-	uint64_t ms = (uint64_t)(quiesce_ms > cqt_ms ? quiesce_ms : cqt_ms) + 2ull * kato_ms;
+	uint64_t kato = kato_ms, unit = 100ull * kas;
+	if (unit)
+		kato = (kato + unit - 1) / unit * unit;
+	uint64_t ms = (uint64_t)(quiesce_ms > cqt_ms ? quiesce_ms : cqt_ms) + 2 * kato;
 	return ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
 }
 #define Q_QUIESCE_DEFAULT_MS 1000 /* as MP_QUIESCE_DEFAULT_MS: docs/library.md "Write ordering across a path loss" */
@@ -206,10 +212,13 @@ void q_set_fail_hook(struct nvmeof_queue *q, void (*fn)(void *), void *arg);
  * parked or failed: an I/O queue's controller tears its association down
  * (cstate.c). */
 void q_set_loss_hook(struct nvmeof_queue *q, void (*fn)(void *, struct nvmeof_queue *), void *arg);
-/* The association the controller has now (an atomic counter, *now) and the
- * one this queue's Connect joined (gen): a live queue whose association was
- * replaced or ended (an I/O queue's loss fences it) is lost at its next
- * housekeeping, and reconnects to the new one where it may. */
+/* The association the controller has now (an atomic counter, *now; NULL:
+ * none to follow) and the one this queue's Connect joined (gen): a live
+ * queue whose association was replaced or ended (an I/O queue's loss
+ * fences it) is lost at its next housekeeping, and reconnects to the new
+ * one where it may. The one place a new queue's association is set, with
+ * or without reconnect; afterwards only a reconnect's successful Connect
+ * moves it (q_stage_limits' assoc_gen), a failed one keeping the old. */
 void q_follow_assoc(struct nvmeof_queue *q, const uint32_t *now, uint32_t gen);
 
 #endif

@@ -52,7 +52,7 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	uint32_t icd = c->info.in_capsule_max, wire_icd = ctrl_wire_icd(&c->info);
 	uint64_t max_xfer = c->info.max_xfer;
 	uint16_t crdt[3] = {c->info.crdt[0], c->info.crdt[1], c->info.crdt[2]};
-	uint16_t cqt = c->info.cqt;
+	uint16_t cqt = c->info.cqt, kas = c->info.kas;
 	pthread_mutex_unlock(&c->lock);
 	pthread_mutex_unlock(&c->admin_lock);
 	if (rc)
@@ -65,7 +65,7 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	 * anything is re-issued */
 	q_stage_limits(q, icd, max_xfer, crdt, gen);
 	/* the new controller's CQT holds what this connection loses next */
-	q_set_quiesce(q, q_hold_rule(Q_QUIESCE_DEFAULT_MS, cqt, c->o.kato_ms));
+	q_set_quiesce(q, q_hold_rule(Q_QUIESCE_DEFAULT_MS, cqt, c->o.kato_ms, kas));
 	q_stage_wire_icd(q, wire_icd);
 	if ((rc = q_reopen_wire(q, cntlid, c->o.connect_timeout_ms)) ||
 	    (rc = ctrl_connect_build(c, q, qid, (uint16_t)q_sqsize(q), cntlid, 0, sqe)))

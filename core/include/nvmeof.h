@@ -1011,8 +1011,10 @@ int nvmeof_io_raw_sync(struct nvmeof_queue *q, const void *sqe, struct nvmeof_mr
 /* On the admin queue, under its lock (callable from any thread, never from
  * a callback). An asynchronous admin command's cb runs on whichever thread
  * polls the admin queue next, with its lock held: nvmeof_admin_poll, a
- * synchronous admin call, or the controller's event or keep-alive thread;
- * the callback must not call the admin functions. The admin queue is not
+ * synchronous admin call, the controller's event, keep-alive or reset
+ * thread, or, when an I/O queue's loss ends the association, the thread
+ * polling that queue (inside its poll); the callback must not call the
+ * admin functions, nor poll, wait on or destroy a queue. The admin queue is not
  * reconnected: a synchronous admin command that times out leaves the
  * controller without one (as the library's own commands do). */
 int nvmeof_admin_raw(struct nvmeof_ctrl *ctrl, const void *sqe, struct nvmeof_mr *mr, size_t off,

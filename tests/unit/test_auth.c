@@ -1119,7 +1119,7 @@ static void reconnect_not_asked(uint16_t send_status)
 	snprintf(c->subnqn, sizeof(c->subnqn), "%s", SUBNQN);
 	snprintf(c->hostnqn, sizeof(c->hostnqn), "%s", HOSTNQN);
 	CHECK_EQ(q_open_fake(&p, fw, &rw.q), 0);
-	q_set_reconnect(rw.q, &ops, 1, 60000, 0);
+	q_set_reconnect(rw.q, &ops, 1, 60000);
 	CHECK_EQ(nvmeof_read(rw.q, &ns, 0, 1, &mr, 0, reauth_cb, NULL), 0);
 	q_set_owner(rw.q, c, 0); /* after the read: the test's region belongs to no controller */
 	uint32_t connects = fw_connects(fw);

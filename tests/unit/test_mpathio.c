@@ -544,13 +544,16 @@ TEST(a_namespace_gone_from_one_path_is_served_by_the_other)
  * it) and its keep-alive timeout: the write reaches B no sooner than
  * want_ms after the loss, and not much later (1.5 s of slack for a slow
  * machine; the hold ends at the first poll after it). */
-static void hold_from_ctrl(uint32_t quiesce_ms, uint16_t cqt_ms, uint32_t kato_ms, uint32_t want_ms)
+static void hold_from_ctrl_kas(uint32_t quiesce_ms, uint16_t cqt_ms, uint32_t kato_ms, uint16_t kas,
+			       uint32_t want_ms)
 {
-	printf("    quiesce_time %u ms, CQT %u ms, KATO %u ms: hold %u ms\n", quiesce_ms, cqt_ms, kato_ms, want_ms);
+	printf("    quiesce_time %u ms, CQT %u ms, KATO %u ms, KAS %u: hold %u ms\n", quiesce_ms, cqt_ms, kato_ms,
+	       kas, want_ms);
 	struct two *t = two_paths(10000, quiesce_ms, 1000);
 	static uint8_t id[4096];
 	memset(id, 0, sizeof(id));
 	put_le16(id + 386, cqt_ms);
+	put_le16(id + 320, kas);
 	struct nvmeof_ctrl_info ci;
 	nvme_id_ctrl_parse(id, &ci);
 	mp_path_take_ctrl(&t->mp.p[0], &ci, kato_ms);
@@ -578,6 +581,11 @@ static void hold_from_ctrl(uint32_t quiesce_ms, uint16_t cqt_ms, uint32_t kato_m
 	two_free(t);
 }
 
+static void hold_from_ctrl(uint32_t quiesce_ms, uint16_t cqt_ms, uint32_t kato_ms, uint32_t want_ms)
+{
+	hold_from_ctrl_kas(quiesce_ms, cqt_ms, kato_ms, 0, want_ms);
+}
+
 /* CQT longer than quiesce_time: CQT decides. */
 TEST(the_hold_is_the_controllers_cqt_where_longer)
 {
@@ -595,6 +603,23 @@ TEST(the_hold_adds_two_keep_alive_timeouts)
 {
 	hold_from_ctrl(100, 0, 150, 400);
 	hold_from_ctrl(100, 200, 100, 400);
+}
+
+/* The rule itself: the controller's keep-alive timer may run to KATO
+ * rounded up to its granularity (KAS, 100 ms units, Identify Controller
+ * bytes 321:320), so each keep-alive timeout counts as that. */
+TEST(the_hold_rounds_kato_up_to_the_keep_alive_granularity)
+{
+	CHECK_EQ(q_hold_rule(1000, 0, 5000, 0), 11000);   /* no granularity reported: KATO as is */
+	CHECK_EQ(q_hold_rule(1000, 0, 5000, 1), 11000);   /* a multiple of 100 ms already */
+	CHECK_EQ(q_hold_rule(1000, 0, 150, 1), 1400);     /* 150 ms: 200 ms */
+	CHECK_EQ(q_hold_rule(1000, 0, 5000, 30), 13000);  /* 3 s granularity: 6 s */
+	CHECK_EQ(q_hold_rule(1000, 2000, 1, 10), 4000);   /* 1 ms: one 1 s unit */
+	CHECK_EQ(q_hold_rule(1000, 0, 0, 10), 1000);      /* keep-alive off */
+	CHECK_EQ(q_hold_rule(0, 2000, 5000, 10), 0);      /* quiesce_time 0: none */
+	CHECK_EQ(q_hold_rule(1000, 0, UINT32_MAX, 0xffff), UINT32_MAX);
+	/* and from Identify Controller as the library reads it */
+	hold_from_ctrl_kas(100, 0, 150, 1, 500);
 }
 
 /* quiesce_time 0: no hold, whatever the controller reports. */
@@ -804,7 +829,8 @@ int main(int argc, char **argv)
 		T(split_write_path_status_and_loss_is_held), T(split_write_dnr_status_and_loss_is_held),
 		T(a_poll_from_a_callback_during_the_retry_of_waiting_commands), T(callbacks_run_by_destroy_may_poll),
 		T(a_namespace_gone_from_one_path_is_served_by_the_other),
-		T(the_hold_is_the_controllers_cqt_where_longer), T(the_hold_is_quiesce_time_where_longer_than_cqt),
+		T(the_hold_is_the_controllers_cqt_where_longer), T(the_hold_rounds_kato_up_to_the_keep_alive_granularity),
+		T(the_hold_is_quiesce_time_where_longer_than_cqt),
 		T(the_hold_adds_two_keep_alive_timeouts), T(quiesce_time_0_holds_nothing_whatever_the_controller_reports),
 		T(a_cqt_read_after_the_queue_was_created_holds_the_next_loss),
 		T(a_write_that_never_reached_the_wire_is_not_held), T(a_command_that_waited_for_a_path_counts_as_failed_over),

@@ -179,7 +179,7 @@ TEST(timed_out_raw_sync_call_leaves_the_queue_usable)
 	struct nvmeof_queue *q = NULL;
 	struct nvmeof_cpl cpl;
 	MUST(q_open_fake(&p, fw, &q));
-	q_set_reconnect(q, &fake_reconnect, 1, 10000, 0);
+	q_set_reconnect(q, &fake_reconnect, 1, 10000);
 	uint8_t sqe[64] = {0x05};
 	/* the loopback wire has no completion channel for an event loop */
 	CHECK_EQ(nvmeof_queue_fd(q), NVMEOF_ENOTSUP);
@@ -216,7 +216,7 @@ TEST(raw_command_on_the_wire_at_a_loss_is_not_sent_again)
 			     .wait_mode = NVMEOF_WAIT_POLL};
 	struct nvmeof_queue *q = NULL;
 	MUST(q_open_fake(&p, fw, &q));
-	q_set_reconnect(q, &fake_reconnect, 1, 10000, 0);
+	q_set_reconnect(q, &fake_reconnect, 1, 10000);
 	uint8_t sqe[64] = {0x01}; /* a Write: whether it ran is unknown after the loss */
 	put_le32(sqe + 4, 1);
 	struct got g = {0}, g2 = {0};
@@ -296,7 +296,7 @@ TEST(raw_command_cid_is_known_at_submission)
 	struct nvmeof_queue *q = NULL;
 	MUST(q_open_fake(&p, fw, &q));
 	/* a long delay: the queue stays reconnecting once broken */
-	q_set_reconnect(q, &fake_reconnect, 60000, 120000, 0);
+	q_set_reconnect(q, &fake_reconnect, 60000, 120000);
 	uint8_t sqe[64] = {0x00}; /* Flush */
 	put_le32(sqe + 4, 1);
 	struct got g[3] = {{0}};

@@ -597,7 +597,7 @@ TEST(refused_post_after_a_reconnect_completes_in_that_poll)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
 	refuse_wire = f->fw;
-	q_set_reconnect(f->q, &fake_reconnect_then_refuse, 1, 10000, 0);
+	q_set_reconnect(f->q, &fake_reconnect_then_refuse, 1, 10000);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
 	fw_break(f->fw);
@@ -638,7 +638,7 @@ TEST(refused_sync_calls_keep_no_slot)
 TEST(lost_write_is_replayed_after_the_quiesce_time)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 30000, false);
-	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000);
 	q_set_quiesce(f->q, 200);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_write(f->q, &f->ns, 4242, 8, &f->mr, 0, cb, f), 0);
@@ -684,7 +684,7 @@ static uint64_t until_sent(struct fixture *f, int sent, uint64_t t0)
 TEST(a_timed_out_write_holds_the_next_write_for_the_quiesce_time)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 100, false);
-	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000);
 	q_set_quiesce(f->q, 300);
 	f->rec.hold = 1;
 	f->rewrite = 1;
@@ -714,7 +714,7 @@ TEST(a_timed_out_write_holds_the_next_write_for_the_quiesce_time)
 TEST(a_split_write_failed_with_a_command_on_the_wire_holds_the_next_write)
 {
 	struct fixture *f = setup(4, 4096, 0, 64 << 10, 30000, false);
-	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000);
 	q_set_quiesce(f->q, 300);
 	f->rec.hold = 1;
 	f->rec.fail_at = 1;
@@ -747,7 +747,7 @@ TEST(a_split_write_failed_with_a_command_on_the_wire_holds_the_next_write)
 TEST(a_parked_write_failed_before_its_replay_is_in_doubt)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 30000, false);
-	q_set_reconnect(f->q, &fake_reconnect, 60000, 120000, 0);
+	q_set_reconnect(f->q, &fake_reconnect, 60000, 120000);
 	q_set_quiesce(f->q, 300);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_write(f->q, &f->ns, 4242, 8, &f->mr, 0, cb, f), 0);
@@ -767,7 +767,7 @@ TEST(a_parked_write_failed_before_its_replay_is_in_doubt)
 TEST(an_abandoned_sync_write_holds_the_next_write_for_the_quiesce_time)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 30000, false);
-	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000);
 	q_set_quiesce(f->q, 300);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_write_sync(f->q, &f->ns, 4242, 8, &f->mr, 0, 50), NVMEOF_ETIMEDOUT);
@@ -789,7 +789,7 @@ TEST(an_abandoned_sync_write_holds_the_next_write_for_the_quiesce_time)
 TEST(after_reconnect_what_waited_goes_one_at_a_time_in_order)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 30000, false);
-	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_write(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);      /* W1: on the wire */
 	fw_break(f->fw);
@@ -873,7 +873,7 @@ TEST(reconnect_work_runs_off_the_poll)
 	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 30000, false);
 	struct nvmeof_queue_stats st;
 	memset(&slow, 0, sizeof(slow));
-	q_set_reconnect(f->q, &fake_reconnect_slow_work, 1, 30000, 0);
+	q_set_reconnect(f->q, &fake_reconnect_slow_work, 1, 30000);
 	fw_break(f->fw);
 	for (int i = 0; i < 20000 && !__atomic_load_n(&slow.calls, __ATOMIC_RELAXED); i++) {
 		nvmeof_queue_poll(f->q, 0);
@@ -952,7 +952,7 @@ TEST(an_attempt_lost_during_its_work_hands_what_it_kept_to_abandon)
 	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 30000, false);
 	memset(&slow, 0, sizeof(slow));
 	memset(&keep, 0, sizeof(keep));
-	q_set_reconnect(f->q, &fake_reconnect_keeps, 1, 30000, 0);
+	q_set_reconnect(f->q, &fake_reconnect_keeps, 1, 30000);
 	fw_break(f->fw);
 	for (int i = 0; i < 20000 && !__atomic_load_n(&slow.calls, __ATOMIC_RELAXED); i++) {
 		nvmeof_queue_poll(f->q, 0);
@@ -996,7 +996,7 @@ TEST(trace_hook_hears_each_reconnect_state_and_no_io)
 	o.trace = trace_rec;
 	o.trace_arg = &tr;
 	f->q->copts = &o;
-	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000);
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
 	drain(f, 1);
 	CHECK_EQ(tr.n, 0); /* I/O on a live queue: not a word */
@@ -1046,7 +1046,7 @@ TEST(timeout_with_reconnect_recovers_the_slot)
 	struct fixture *f = setup(4, 1 << 20, 0, 8192, 1000, false);
 	struct nvmeof_queue_stats st;
 	uint8_t cqe[16];
-	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000);
 	f->rec.hold = 1;
 	uint64_t t_a = nvmeof_now_ms();
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0); /* A: never answered */
@@ -1108,7 +1108,7 @@ TEST(abandoned_sync_call_recovers_with_reconnect)
 {
 	struct fixture *f = setup(2, 1 << 20, 0, 8192, 30000, false);
 	struct nvmeof_queue_stats st;
-	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read_sync(f->q, &f->ns, 0, 8, &f->mr, 0, 50), NVMEOF_ETIMEDOUT);
 	CHECK(fw_closed(f->fw));
@@ -1134,7 +1134,7 @@ static int rearm_zero(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const struc
 {
 	(void)c;
 	(void)cpl;
-	q_set_reconnect(q, &fake_reconnect_rearm_zero, 1, 0, 1);
+	q_set_reconnect(q, &fake_reconnect_rearm_zero, 1, 0);
 	return 0;
 }
 static const struct q_reconnect_ops fake_reconnect_rearm_zero = {.prepare = reopen_only, .finish = rearm_zero};
@@ -1143,7 +1143,7 @@ TEST(a_second_outage_is_recovered_too)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
 	struct nvmeof_queue_stats st;
-	q_set_reconnect(f->q, &fake_reconnect_rearm_zero, 1, 0, 0);
+	q_set_reconnect(f->q, &fake_reconnect_rearm_zero, 1, 0);
 	for (int outage = 1; outage <= 2; outage++) {
 		f->rec.hold = 1;
 		CHECK_EQ(nvmeof_read(f->q, &f->ns, (uint64_t)outage, 1, &f->mr, 0, cb, f), 0);
@@ -1165,7 +1165,7 @@ TEST(a_second_outage_is_recovered_too)
 TEST(after_reconnect_new_limits_apply_to_reissued_commands)
 {
 	struct fixture *f = setup(8, 1 << 20, 0, 64 << 10, 30000, false);
-	q_set_reconnect(f->q, &fake_reconnect_smaller_mdts, 1, 10000, 0);
+	q_set_reconnect(f->q, &fake_reconnect_smaller_mdts, 1, 10000);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 32, &f->mr, 0, cb, f), 0); /* 16 KiB, one command */
 	CHECK_EQ(f->rec.n, 1);
@@ -1195,7 +1195,7 @@ static const struct q_reconnect_ops fake_reconnect_fails = {.prepare = reopen_fa
 TEST(after_giving_up_the_closed_connection_is_never_polled)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 4096, 30000, false);
-	q_set_reconnect(f->q, &fake_reconnect_fails, 1, 30, 0);
+	q_set_reconnect(f->q, &fake_reconnect_fails, 1, 30);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
 	fw_break(f->fw);
@@ -1280,7 +1280,7 @@ TEST(a_loss_during_the_reconnect_keeps_what_waits)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 4096, 30000, false);
 	reconnect_attempts = 0;
-	q_set_reconnect(f->q, &fake_reconnect_lost_during_connect, 1, 10000, 0);
+	q_set_reconnect(f->q, &fake_reconnect_lost_during_connect, 1, 10000);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
 	fw_break(f->fw);
@@ -1332,7 +1332,7 @@ TEST(finish_may_stage_more_commands_before_the_queue_is_live)
 		reconnect_attempts = 0;
 		more_steps = 0;
 		more_fail_at = fail ? 2 : 0; /* the first attempt's second step fails: a new attempt */
-		q_set_reconnect(f->q, &fake_reconnect_with_steps, 1, 10000, 0);
+		q_set_reconnect(f->q, &fake_reconnect_with_steps, 1, 10000);
 		f->rec.hold = 1;
 		CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
 		fw_break(f->fw);
@@ -1680,7 +1680,7 @@ static void pair_setup(struct pair *pr, const struct q_reconnect_ops *hook)
 		fw_reset(f->fw);
 		CHECK_EQ(q_open_fake(&p, f->fw, &f->q), 0);
 		if (hook)
-			q_set_reconnect(f->q, hook, 1, 10000, 0);
+			q_set_reconnect(f->q, hook, 1, 10000);
 		pr->f[i] = f;
 	}
 }
@@ -1794,7 +1794,7 @@ TEST(a_slow_reconnect_attempt_does_not_hold_a_wait)
 	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
 	struct nvmeof_queue_stats st;
 	slow_hook_done = 0;
-	q_set_reconnect(f->q, &slow_reconnect, 1, 60000, 0);
+	q_set_reconnect(f->q, &slow_reconnect, 1, 60000);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
 	fw_break(f->fw);
@@ -1822,7 +1822,7 @@ TEST(destroy_during_a_reconnect_attempt)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
 	slow_hook_done = 0;
-	q_set_reconnect(f->q, &slow_reconnect, 1, 60000, 0);
+	q_set_reconnect(f->q, &slow_reconnect, 1, 60000);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
 	fw_break(f->fw);
@@ -1873,7 +1873,7 @@ TEST(a_poll_inside_a_callback_leaves_the_batchs_other_slots_alone)
 TEST(a_poll_inside_a_callback_then_a_reconnect_completes_nothing_unanswered)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
-	q_set_reconnect(f->q, &fake_reconnect, 1, 10000, 0);
+	q_set_reconnect(f->q, &fake_reconnect, 1, 10000);
 	nest_calls = nest_done = 0;
 	for (int i = 0; i < 3; i++)
 		CHECK_EQ(nvmeof_read(f->q, &f->ns, (uint64_t)i, 1, &f->mr, 0, nest_cb, f), 0);
@@ -1914,7 +1914,8 @@ static const struct q_reconnect_ops refused_connect_ops = {.prepare = stage_gen_
 TEST(a_failed_connect_keeps_the_queues_association_generation)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
-	q_set_reconnect(f->q, &refused_connect_ops, 1000, 60000, 3);
+	q_set_reconnect(f->q, &refused_connect_ops, 1000, 60000);
+	q_follow_assoc(f->q, NULL, 3); /* joined association 3; no controller's counter to follow */
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
 	fw_break(f->fw);
@@ -1935,7 +1936,7 @@ TEST(ctrl_loss_tmo_fails_what_waits_during_a_long_attempt)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
 	slow_hook_done = slow_hook_ran_out = 0;
-	q_set_reconnect(f->q, &slow_reconnect, 1, 300, 0);
+	q_set_reconnect(f->q, &slow_reconnect, 1, 300);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
 	fw_break(f->fw);

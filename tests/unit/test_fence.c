@@ -1,0 +1,296 @@
+/*
+ * A controller's fence (core/cstate.c) on the loopback test wire: the loss
+ * of an I/O queue ends the association, and nothing of the host may keep
+ * the old one alive afterwards (no Keep Alive once the fence is due), and
+ * what the fence runs on the thread that saw the loss (the admin queue's
+ * callbacks) leaves that thread's own callbacks their own message; and
+ * a queue that reconnects to an association another queue re-created
+ * takes that association's quiesce time. The
+ * controller is a bare struct with its admin queue and one I/O queue on
+ * test wires: no target, no threads but the keep-alive one under test.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "cpriv.h"
+#include "fakewire.h"
+#include "internal.h"
+#include "protocol.h"
+#include "qpriv.h"
+#include "util.h"
+
+#define OPC_KEEP_ALIVE 0x18
+#define OPC_AER 0x0c
+#define KA_DUE_VALUE 1 /* keepalive.c's KA_DUE: the thread waits for the admin lock */
+
+struct admin_rec {
+	int keep_alives, aers;
+};
+
+/* The admin wire: Keep Alive answered, an event request never (as a
+ * controller with nothing to report). */
+static enum fw_action admin_responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
+				      uint8_t *cqe)
+{
+	(void)sge;
+	(void)nsge;
+	(void)cqe;
+	struct admin_rec *r = ctx;
+	if (sqe[0] == OPC_KEEP_ALIVE)
+		__atomic_add_fetch(&r->keep_alives, 1, __ATOMIC_RELAXED);
+	if (sqe[0] == OPC_AER) {
+		r->aers++;
+		return FW_DROP;
+	}
+	return FW_RESPOND;
+}
+
+/* The I/O wire: a Fabrics command (a reconnect's Connect) answered,
+ * nothing else (a command on the wire at the loss). */
+static enum fw_action io_responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
+				   uint8_t *cqe)
+{
+	(void)ctx;
+	(void)sge;
+	(void)nsge;
+	(void)cqe;
+	return sqe[0] == NVME_FABRICS_OPCODE ? FW_RESPOND : FW_DROP;
+}
+
+struct fctrl {
+	struct nvmeof_ctrl *c;
+	struct fake_wire *aw, *iw;
+	struct nvmeof_queue *ioq;
+	struct admin_rec ar;
+};
+
+static struct fctrl *fctrl_new(uint32_t kato_ms)
+{
+	struct fctrl *f = calloc(1, sizeof(*f));
+	struct nvmeof_ctrl *c = f->c = calloc(1, sizeof(*c));
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->admin_lock, NULL);
+	pthread_cond_init(&c->ka_cond, NULL);
+	pthread_cond_init(&c->state_cond, NULL);
+	c->o.kato_ms = kato_ms;
+	c->o.ka_interval_ms = kato_ms / 2;
+	c->o.cmd_timeout_ms = 30000;
+	c->state = CTRL_LIVE;
+	c->admin_live = true;
+	f->aw = fw_new(8, admin_responder, &f->ar);
+	f->iw = fw_new(8, io_responder, NULL);
+	struct q_params ap = {.qid = 0, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+	struct q_params ip = {.qid = 1, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+	CHECK_EQ(q_open_fake(&ap, f->aw, &c->admin), 0);
+	CHECK_EQ(q_open_fake(&ip, f->iw, &f->ioq), 0);
+	q_set_fail_hook(c->admin, ctrl_admin_lost, c);
+	q_follow_assoc(f->ioq, &c->assoc_gen, c->assoc_gen);
+	q_set_loss_hook(f->ioq, ctrl_io_lost, c);
+	return f;
+}
+
+static void fctrl_free(struct fctrl *f)
+{
+	q_close(f->ioq);
+	q_close(f->c->admin);
+	fw_free(f->iw);
+	fw_free(f->aw);
+	pthread_cond_destroy(&f->c->state_cond);
+	pthread_cond_destroy(&f->c->ka_cond);
+	pthread_mutex_destroy(&f->c->admin_lock);
+	pthread_mutex_destroy(&f->c->lock);
+	free(f->c);
+	free(f);
+}
+
+static bool fence_pending(struct nvmeof_ctrl *c)
+{
+	pthread_mutex_lock(&c->lock);
+	bool due = c->fence_due;
+	pthread_mutex_unlock(&c->lock);
+	return due;
+}
+
+static struct io_done {
+	int calls, err;
+	char msg[512];
+} iod;
+static void io_cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	(void)arg;
+	iod.calls++;
+	iod.err = cpl->err;
+	snprintf(iod.msg, sizeof(iod.msg), "%s", nvmeof_errmsg());
+}
+
+/* One read on the wire of the I/O queue, then the connection's loss, seen
+ * by this thread's poll: the loss hook (ctrl_io_lost) runs here. */
+static void lose_io_queue(struct fctrl *f)
+{
+	static uint8_t data[4096];
+	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
+	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
+	memset(&iod, 0, sizeof(iod));
+	CHECK_EQ(nvmeof_read(f->ioq, &ns, 0, 1, &mr, 0, io_cb, NULL), 0);
+	nvmeof_queue_poll(f->ioq, 0);
+	fw_break(f->iw);
+	for (int i = 0; i < 100 && !iod.calls; i++)
+		nvmeof_queue_poll(f->ioq, 0);
+}
+
+/* The keep-alive thread found a Keep Alive due while another thread held
+ * the admin queue; an I/O queue is lost meanwhile (the fence is due, the
+ * admin queue still held). Once the holder lets go, the thread fences: it
+ * sends no Keep Alive first, which would keep the old association's KATO
+ * timer satisfied past the fence. */
+TEST(a_keep_alive_due_when_an_io_queue_is_lost_is_not_sent)
+{
+	struct fctrl *f = fctrl_new(200);
+	struct nvmeof_ctrl *c = f->c;
+	pthread_mutex_lock(&c->admin_lock); /* a long admin command of another thread */
+	c->ka_running = true;
+	CHECK_EQ(pthread_create(&c->ka_thread, NULL, ctrl_ka_main, c), 0);
+	/* the thread's Keep Alive is due and waits for the admin lock */
+	for (int i = 0; i < 5000 && atomic_load(&c->ka_due) != KA_DUE_VALUE; i++)
+		usleep(1000);
+	CHECK_EQ(atomic_load(&c->ka_due), KA_DUE_VALUE);
+	lose_io_queue(f);
+	CHECK_EQ(iod.calls, 1);
+	CHECK(fence_pending(c)); /* the admin queue was held: not fenced from this poll */
+	CHECK_EQ(ctrl_state(c), CTRL_DEAD);
+	pthread_mutex_unlock(&c->admin_lock);
+	for (int i = 0; i < 5000 && fence_pending(c); i++)
+		usleep(1000);
+	CHECK(!fence_pending(c));
+	CHECK(!q_connected(c->admin)); /* fenced */
+	ctrl_ka_stop(c);
+	CHECK_EQ(__atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED), 0);
+	fctrl_free(f);
+}
+
+/* The same from the holder's side: a holder whose wait finds a Keep Alive
+ * due (ctrl_ka_on_wait) sends none once a fence is due. */
+TEST(a_holders_wait_sends_no_keep_alive_once_a_fence_is_due)
+{
+	struct fctrl *f = fctrl_new(200);
+	struct nvmeof_ctrl *c = f->c;
+	pthread_mutex_lock(&c->admin_lock);
+	lose_io_queue(f); /* admin queue held by this thread: the fence stays due */
+	CHECK(fence_pending(c));
+	atomic_store(&c->ka_due, KA_DUE_VALUE);
+	ctrl_ka_on_wait(c);
+	nvmeof_queue_poll(c->admin, 0);
+	CHECK_EQ(__atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED), 0);
+	ctrl_fence(c);
+	CHECK(!q_connected(c->admin));
+	pthread_mutex_unlock(&c->admin_lock);
+	fctrl_free(f);
+}
+
+static struct admin_done {
+	int calls, err;
+	int lock_held; /* trylock of the admin lock from the callback: EBUSY */
+	pthread_t thread;
+} ad;
+static struct nvmeof_ctrl *ad_ctrl;
+static void admin_cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	(void)arg;
+	ad.calls++;
+	ad.err = cpl->err;
+	ad.thread = pthread_self();
+	int rc = pthread_mutex_trylock(&ad_ctrl->admin_lock);
+	if (!rc)
+		pthread_mutex_unlock(&ad_ctrl->admin_lock);
+	ad.lock_held = rc;
+}
+
+/* The fence from the poll that saw an I/O queue's loss (the admin queue
+ * free) runs the admin queue's callbacks on that thread, with the admin
+ * lock held (as every admin callback); the I/O queue's own callbacks then
+ * read their own queue's loss in nvmeof_errmsg(), not the admin queue's. */
+TEST(admin_callbacks_run_by_a_fence_leave_the_io_callbacks_their_message)
+{
+	struct fctrl *f = fctrl_new(0);
+	struct nvmeof_ctrl *c = f->c;
+	memset(&ad, 0, sizeof(ad));
+	ad_ctrl = c;
+	uint8_t sqe[NVME_SQE_SIZE];
+	memset(sqe, 0, sizeof(sqe));
+	sqe[0] = OPC_AER;
+	pthread_mutex_lock(&c->admin_lock);
+	CHECK_EQ(q_submit_aer(c->admin, sqe, admin_cb, NULL), 0);
+	nvmeof_queue_poll(c->admin, 0);
+	pthread_mutex_unlock(&c->admin_lock);
+	CHECK_EQ(f->ar.aers, 1);
+	lose_io_queue(f);
+	CHECK(!fence_pending(c));
+	CHECK(!q_connected(c->admin));
+	CHECK_EQ(ad.calls, 1);
+	CHECK_EQ(ad.err, NVMEOF_ECLOSED);
+	CHECK(pthread_equal(ad.thread, pthread_self()));
+	CHECK_EQ(ad.lock_held, EBUSY);
+	CHECK_EQ(iod.calls, 1);
+	CHECK_EQ(iod.err, NVMEOF_ECLOSED);
+	if (!strstr(iod.msg, "queue 1 "))
+		fprintf(stderr, "    the read's message: %s\n", iod.msg);
+	CHECK(strstr(iod.msg, "queue 1 ") != NULL);
+	fctrl_free(f);
+}
+
+/* A single-queue controller's I/O queue holds what it loses for the
+ * quiesce time of the association it is on: after another queue re-created
+ * the association (a new generation, a controller that now reports CQT
+ * 3 s and a keep-alive granularity of 100 ms), this queue's reconnect
+ * (the controller's own, reassoc.c) takes the new CQT and KAS, not the
+ * values it was created with. */
+TEST(a_reconnect_to_a_new_association_takes_its_quiesce_time)
+{
+	struct fctrl *f = fctrl_new(150);
+	struct nvmeof_ctrl *c = f->c;
+	c->o.reconnect_delay_ms = 1;
+	c->o.connect_timeout_ms = 1000;
+	snprintf(c->subnqn, sizeof(c->subnqn), "nqn.2014-08.org.example:fence");
+	snprintf(c->hostnqn, sizeof(c->hostnqn), "nqn.2014-08.org.example:host");
+	q_set_owner(f->ioq, c, 0); /* the reconnect's controller (no read here: its region would be checked) */
+	q_set_reconnect(f->ioq, &ctrl_reconnect_ops, 1, 60000);
+	/* as created on an association whose controller reported no CQT */
+	q_set_quiesce(f->ioq, q_hold_rule(Q_QUIESCE_DEFAULT_MS, 0, c->o.kato_ms, 0));
+	CHECK_EQ(f->ioq->quiesce_ms, 1300);
+	/* another queue's reconnect re-created the association meanwhile */
+	pthread_mutex_lock(&c->admin_lock);
+	pthread_mutex_lock(&c->lock);
+	c->info.cqt = 3000;
+	c->info.kas = 1;
+	pthread_mutex_unlock(&c->lock);
+	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&c->admin_lock);
+	fw_break(f->iw);
+	for (int i = 0; i < 5000 && !(q_is_live(f->ioq) && f->ioq->st.reconnects > 0); i++) {
+		nvmeof_queue_poll(f->ioq, 0);
+		usleep(1000);
+	}
+	CHECK(q_is_live(f->ioq));
+	CHECK_EQ(f->ioq->st.reconnects, 1);
+	CHECK_EQ(q_assoc_gen(f->ioq), 1);
+	/* max(1 s, CQT 3 s) + 2 x KATO 150 ms rounded up to 200 ms */
+	CHECK_EQ(f->ioq->quiesce_ms, 3400);
+	CHECK(q_connected(c->admin)); /* no fence: the lost queue was on the old association */
+	fctrl_free(f);
+}
+
+int main(void)
+{
+	static const struct test_case t[] = {
+		T(a_keep_alive_due_when_an_io_queue_is_lost_is_not_sent),
+		T(a_holders_wait_sends_no_keep_alive_once_a_fence_is_due),
+		T(admin_callbacks_run_by_a_fence_leave_the_io_callbacks_their_message),
+		T(a_reconnect_to_a_new_association_takes_its_quiesce_time),
+	};
+	return run_tests("unit-fence", t, sizeof(t) / sizeof(t[0]));
+}

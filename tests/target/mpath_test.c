@@ -1576,7 +1576,7 @@ static void loss_under_polling_callbacks(enum cbl_mode mode)
 	bool bg_started = false;
 	if (mode == CBL_CUT_IN_CB)
 		s.cut_at = 200;
-	uint32_t lost_at = 0, held_seen = 0;
+	uint32_t lost_at = 0, held_seen = 0, waited = 0;
 	uint64_t guard = mono_us() + 60 * 1000000u; /* bounds the loop, asserts nothing */
 	while (mono_us() < guard && s.nops < CBL_OPS) {
 		cbl_submit(&p, &s, bs);
@@ -1586,8 +1586,10 @@ static void loss_under_polling_callbacks(enum cbl_mode mode)
 			nvmeof_mpath_queue_commit(p.mq);
 			break;
 		}
-		if (nvmeof_mpath_queue_wait(p.mq, 1, 1000) < 0)
+		int got = nvmeof_mpath_queue_wait(p.mq, 1, 1000);
+		if (got < 0)
 			break;
+		waited += (uint32_t)got;
 		if (mode != CBL_CUT_IN_CB && !bg_started && s.done >= 200)
 			bg_started = !pthread_create(&t, NULL, run_bg, &b);
 		if (!lost_at && !path_live(&p, 0))
@@ -1604,6 +1606,10 @@ static void loss_under_polling_callbacks(enum cbl_mode mode)
 	printf("    path 1 lost after %u writes; %u held; %u in flight at the %s\n", lost_at, held_seen, in_flight,
 	       destroy ? "destroy" : "end");
 	CHECK(lost_at != 0);
+	/* every callback so far ran in a wait (the callbacks' own polls
+	 * inside it): the waits counted each, or one whose completions all
+	 * came through those polls slept to its timeout (a second each) */
+	CHECK_EQ(waited, s.done);
 	if (destroy) {
 		s.in_destroy = 1;
 		MUST(nvmeof_mpath_queue_destroy(p.mq));

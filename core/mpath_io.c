@@ -451,7 +451,12 @@ int nvmeof_mpath_queue_poll(struct nvmeof_mpath_queue *mq, uint32_t max)
 	/* a callback run by the destroy: the path queues are going */
 	if (mq->closing)
 		return nvmeof_err(NVMEOF_ECLOSED, "multipath poll: the queue is being destroyed");
-	mq->completed = 0;
+	/* A callback may poll again: that poll counts from here, and this one
+	 * counts what the nested one completed too (its callbacks ran while
+	 * this poll ran); a reset here hid them from this poll's count, so a
+	 * wait whose completions all came through callbacks' polls slept to
+	 * its timeout with its requests done. */
+	uint32_t before = mq->completed;
 	for (uint32_t i = 0; i < mq->n; i++) {
 		nvmeof_queue_poll(mq->q[i], max); /* a failed path's ECLOSED is not the queue's */
 		bool live = q_is_live(mq->q[i]);
@@ -469,8 +474,9 @@ int nvmeof_mpath_queue_poll(struct nvmeof_mpath_queue *mq, uint32_t max)
 	 * it: out now, not at the next poll */
 	if (mq->dirty)
 		nvmeof_mpath_queue_commit(mq);
-	if (mq->completed) /* whoever polls: the wait's spin follows the gaps */
-		q_waiter_note(&mq->w, mq->completed);
-	return (int)mq->completed;
+	uint32_t got = mq->completed - before;
+	if (got && !mq->in_cb) /* whoever polls (outermost): the wait's spin follows the gaps */
+		q_waiter_note(&mq->w, got);
+	return (int)got;
 }
 

@@ -58,7 +58,7 @@ struct nvmeof_mpath_queue {
 	uint32_t *parked, nparked;
 	uint32_t *retrying;        /* retry_parked's copy of parked */
 	bool retrying_now;         /* retry_parked walks it (a nested poll leaves it alone) */
-	uint32_t inflight, completed;
+	uint32_t inflight, completed; /* completed: a running count (a poll returns its difference) */
 	uint32_t dirty;             /* paths with submissions not yet posted (bit i: q[i]) */
 	uint32_t in_cb;             /* a caller's callback runs (destroy refused) */
 	struct mq_loss loss[MP_MAX_PATHS][MQ_LOSS_MAX];

@@ -117,10 +117,12 @@ t_fio_fails_when_a_paths_port_lacks_the_subsystem() {
 # Path 1's port goes away for 6 s under verified writes and comes back;
 # then path 2 turns ANA-inaccessible, so the job's last seconds can only
 # run on path 1: the returned path must carry the I/O for fio to succeed.
+# kato=2s: the writes lost with the port wait a hold of 1 s + 2 x KATO, 5 s
+# (the default's 11 s needed a runtime of 18 s to end inside the job).
 t_fio_port_removed_and_back_under_verify() {
   ours --name=mp --filename="$FM" --iopolicy=round-robin --reconnect_delay=500ms --ctrl_loss_tmo=30s \
-    --rw=randwrite --bs=4k --size=8m --iodepth=16 --verify=crc32c --verify_backlog=32 \
-    --time_based --runtime=18 > "$SCRATCH/log" 2>&1 &
+    --rw=randwrite --bs=4k --size=8m --iodepth=16 --verify=crc32c --verify_backlog=32 --kato=2s \
+    --time_based --runtime=14 > "$SCRATCH/log" 2>&1 &
   local pid=$! rc=0
   wait_connected "$SCRATCH/log" $pid
   tb mpath-down 1
@@ -175,15 +177,16 @@ t_fio_two_paths_randrw_verifies_across_two_losses_and_ana_flips() {
 
 # Namespaces 1 and 2 of the subsystem, each multipathed over the same two
 # controllers, as two files of one verifying job; port 1 goes and comes
-# back under both.
+# back under both. kato=2s: the writes lost with the port wait a hold of
+# 1 s + 2 x KATO, 5 s, well inside the 9 s job (the default's 11 s needed 12).
 t_fio_two_namespaces_in_one_job_get_a_multipath_each_and_verify_across_a_loss() {
   local fm2="${FM% ns=1} ns=2" n
   # ns 2's part of the job zeroed first: afterwards it must hold what the
   # job wrote there (not the other file's namespace)
   "$T" write "${P1[@]}" --namespace-id=2 --start-block=0 --block-count=128 --data=/dev/zero || fail "zeroing failed"
   ours --name=two --filename="$FM:$fm2" --iopolicy=round-robin --reconnect_delay=300ms --ctrl_loss_tmo=30s \
-    --rw=randrw --bs=4k --size=16m --iodepth=16 --verify=crc32c --verify_backlog=32 \
-    --time_based --runtime=12 > "$SCRATCH/log" 2>&1 &
+    --rw=randrw --bs=4k --size=16m --iodepth=16 --verify=crc32c --verify_backlog=32 --kato=2s \
+    --time_based --runtime=9 > "$SCRATCH/log" 2>&1 &
   local pid=$! rc=0
   wait_connected "$SCRATCH/log" $pid
   kill -0 $pid 2>/dev/null || { cat "$SCRATCH/log"; fail "fio ended before the loss"; }
@@ -341,7 +344,7 @@ t_srcaddr_picks_the_hca_and_hca_refuses_the_other() {
 t_qp_sweep_over_both_hcas() {
   local o=$SCRATCH/mpsweep nj p f lines
   PATHS="$NVMEOF_TB_ADDR/$NVMEOF_TB_ADDR $NVMEOF_TB_ADDR2/$NVMEOF_TB_ADDR2" TRSVCID=$NVMEOF_TB_MPORT \
-    SUBNQN=$NVMEOF_TB_NQN_M ENGINE=$ENG REGION=8m OFFSET_INCREMENT=8m RUNTIME=2 RAMP=0 \
+    SUBNQN=$NVMEOF_TB_NQN_M ENGINE=$ENG REGION=8m OFFSET_INCREMENT=8m RUNTIME=1 RAMP=0 \
     timeout 300 jobs/sweep --initiator ours --reps 1 --out "$o" qp-scaling.fio NUMJOBS=1,4 BS=4k \
     > "$SCRATCH/log" 2>&1 || { tail -30 "$SCRATCH/log"; tail -n 15 "$o"/runs/*.err; fail "the sweep failed"; }
   [ "$(grep -c '^ours,.*,ok,' "$o/results.csv")" = 2 ] || { cat "$o/results.csv"; fail "not two successful runs"; }

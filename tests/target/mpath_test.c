@@ -699,7 +699,15 @@ static void port_lost_under_io(uint32_t path)
 {
 	struct paths p;
 	uint32_t errs = 0, bads = 0;
-	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 500));
+	/* A KATO of 2 s: the writes lost unanswered with the port (the
+	 * target's timing decides whether any are) wait a hold of 1 s +
+	 * 2 x KATO, 5 s instead of the default's 11 s, before they go out on
+	 * the other path; what is checked here is that path carrying the I/O
+	 * and the lost one's return, not the hold. */
+	path_kato_ms = 2000;
+	int rc = open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 500);
+	path_kato_ms = UINT32_MAX;
+	MUST(rc);
 	if (!p.mq)
 		goto out;
 	struct bg b = {{path ? "tb mpath-down 2" : "tb mpath-down 1", NULL}, 0};
@@ -913,7 +921,13 @@ out:
 TEST(both_ports_removed_fails_naming_the_paths)
 {
 	struct paths p;
-	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 0));
+	/* A KATO of 2 s: the writes lost with the ports fail once their hold
+	 * (1 s + 2 x KATO) has passed, 5 s instead of the default's 11 s;
+	 * what is checked here is the message, not the hold's length. */
+	path_kato_ms = 2000;
+	int rc = open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 0);
+	path_kato_ms = UINT32_MAX;
+	MUST(rc);
 	if (!p.mq)
 		goto out;
 	tb("tb mpath-down 1%s%s", "", "");
@@ -1181,7 +1195,14 @@ TEST(path_info_follows_a_reassociation)
 	int nheld = 0;
 	struct nvmeof_ctrl_info ci;
 	struct nvmeof_path_info pi = {.size = sizeof(pi)};
-	MUST(open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 500));
+	/* A KATO of 2 s: the rounds' writes lost with the port wait a hold of
+	 * 5 s (1 s + 2 x KATO) instead of the default's 11 s before they go
+	 * out on path 2; what is checked here is the path's information after
+	 * the re-association, not the hold. */
+	path_kato_ms = 2000;
+	int rc = open_paths(&p, NVMEOF_IOPOLICY_ROUND_ROBIN, 500);
+	path_kato_ms = UINT32_MAX;
+	MUST(rc);
 	if (!p.mq)
 		goto out;
 	MUST(nvmeof_mpath_path_info(p.mp, 0, &pi));
@@ -1611,7 +1632,7 @@ static void loss_under_polling_callbacks(enum cbl_mode mode)
 	bool bg_started = false;
 	if (mode == CBL_CUT_IN_CB)
 		s.cut_at = 200;
-	uint32_t lost_at = 0, held_seen = 0;
+	uint32_t lost_at = 0, held_seen = 0, waited = 0;
 	uint64_t guard = mono_us() + 60 * 1000000u; /* bounds the loop, asserts nothing */
 	while (mono_us() < guard && s.nops < CBL_OPS) {
 		cbl_submit(&p, &s, bs);
@@ -1621,8 +1642,10 @@ static void loss_under_polling_callbacks(enum cbl_mode mode)
 			nvmeof_mpath_queue_commit(p.mq);
 			break;
 		}
-		if (nvmeof_mpath_queue_wait(p.mq, 1, 1000) < 0)
+		int got = nvmeof_mpath_queue_wait(p.mq, 1, 1000);
+		if (got < 0)
 			break;
+		waited += (uint32_t)got;
 		if (mode != CBL_CUT_IN_CB && !bg_started && s.done >= 200)
 			bg_started = !pthread_create(&t, NULL, run_bg, &b);
 		if (!lost_at && !path_live(&p, 0))
@@ -1639,6 +1662,10 @@ static void loss_under_polling_callbacks(enum cbl_mode mode)
 	printf("    path 1 lost after %u writes; %u held; %u in flight at the %s\n", lost_at, held_seen, in_flight,
 	       destroy ? "destroy" : "end");
 	CHECK(lost_at != 0);
+	/* every callback so far ran in a wait (the callbacks' own polls
+	 * inside it): the waits counted each, or one whose completions all
+	 * came through those polls slept to its timeout (a second each) */
+	CHECK_EQ(waited, s.done);
 	if (destroy) {
 		s.in_destroy = 1;
 		MUST(nvmeof_mpath_queue_destroy(p.mq));

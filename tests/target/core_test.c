@@ -1953,5 +1953,6 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1 && (!strcmp(argv[1], "load") || !strcmp(argv[1], "dump")))
 		return load_dump(argc, argv);
+	check_limit_each_test(); /* each test in a child, ended at its own limit */
 	return run_named_tests("target-core", all, n, argc, argv);
 }

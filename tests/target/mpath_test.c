@@ -1694,5 +1694,6 @@ int main(int argc, char **argv)
 		T(queue_destroyed_at_a_port_loss_runs_each_callback_once_and_loses_nothing),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	check_limit_each_test(); /* each test in a child, ended at its own limit */
 	return run_named_tests("target-mpath", all, sizeof(all) / sizeof(all[0]), argc, argv);
 }

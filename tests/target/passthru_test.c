@@ -588,5 +588,6 @@ int main(int argc, char **argv)
 		T(raw_admin_commands_leave_slots_for_the_library),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	check_limit_each_test(); /* each test in a child, ended at its own limit */
 	return run_named_tests("target-passthru", all, sizeof(all) / sizeof(all[0]), argv ? argc : 0, argv);
 }

@@ -1954,5 +1954,6 @@ int main(int argc, char **argv)
 	if (argc > 1 && (!strcmp(argv[1], "load") || !strcmp(argv[1], "dump")))
 		return load_dump(argc, argv);
 	check_limit_each_test(); /* each test in a child, ended at its own limit */
+	check_after_kill = tb_restore_target;
 	return run_named_tests("target-core", all, n, argc, argv);
 }

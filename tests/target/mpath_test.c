@@ -1695,5 +1695,6 @@ int main(int argc, char **argv)
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	check_limit_each_test(); /* each test in a child, ended at its own limit */
+	check_after_kill = tb_restore_target;
 	return run_named_tests("target-mpath", all, sizeof(all) / sizeof(all[0]), argc, argv);
 }

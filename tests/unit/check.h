@@ -83,6 +83,9 @@ struct test_case { const char *name; test_fn fn; };
  * the tests after it unrun; a test that crashes fails alone. 0 (the unit
  * tests): every test in this process. */
 static unsigned check_test_limit;
+/* Run after a test so ended, or crashed: its own cleanup did not run (the
+ * real-target suites put the target back as the test bed made it). */
+static void (*check_after_kill)(void);
 
 /* NVMEOF_TEST_LIMIT seconds, 300 by default, as the shell and Python suites' */
 static inline void check_limit_each_test(void)
@@ -174,6 +177,8 @@ static inline const char *check_run_child(const struct test_case *t)
 		r = "TIMEOUT";
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (check_after_kill && (!strcmp(r, "TIMEOUT") || WIFSIGNALED(st)))
+		check_after_kill();
 	return r;
 }
 

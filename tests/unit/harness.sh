@@ -80,11 +80,18 @@ TEST(b_runs_after_the_hang) { CHECK(1); }
 TEST(c_crashes) { raise(SIGSEGV); }
 TEST(d_fails) { CHECK(0); }
 TEST(e_skips) { SKIP("nothing to test here"); }
+static void after_kill(void) /* counts the calls */
+{
+	FILE *f = fopen("$tmp/after", "a");
+	fputs("x\\n", f);
+	fclose(f);
+}
 int main(void)
 {
 	static const struct test_case all[] = {T(a_blocks_in_the_kernel), T(b_runs_after_the_hang), T(c_crashes),
 					       T(d_fails), T(e_skips)};
 	check_limit_each_test();
+	check_after_kill = after_kill;
 	return run_tests("csuite", all, 5);
 }
 EOF
@@ -108,9 +115,15 @@ grep -q '^ok     b_runs_after_the_hang (' <<< "$out" && grep -q '^FAILED c_crash
   grep -q '^csuite: 1 passed, 3 failed, 1 skipped$' <<< "$out" &&
   ok "a C suite goes on after a hang and a crash, and counts them as failures" ||
   bad "a C suite goes on after a hang and a crash, and counts them as failures"
+# the suite's restore ran after the hang and the crash (their own cleanup
+# did not run), not after a test that ended by itself
+[ "$(grep -c x "$tmp/after" 2> /dev/null)" = 2 ] && ok "a C suite's restore runs after a test ended or crashed, only then" ||
+  bad "a C suite's restore runs after a test ended or crashed, only then" "ran $(grep -c x "$tmp/after" 2> /dev/null) times"
 for s in core disc mpath gpu passthru; do
   grep -q '^	check_limit_each_test();' "tests/target/${s}_test.c" ||
     bad "target_$s runs each test with a limit of its own" "its main() does not call check_limit_each_test()"
+  [ $s = gpu ] || grep -q '^	check_after_kill = tb_restore_target;' "tests/target/${s}_test.c" ||
+    bad "target_$s restores the target after a test ended at its limit" "no check_after_kill = tb_restore_target"
 done
 
 # The closing summary names what failed with the lines it printed before

@@ -62,6 +62,20 @@ wait_connected() {
   done
   return 0
 }
+# wait_log LOG PID PATTERN N WHAT: until LOG holds N lines matching PATTERN
+# (grep -E), at most 60 s: the event a fault's next step waits for, instead
+# of a fixed sleep that races the job's runtime. Fails, naming WHAT, when
+# the job PID ended first or the time passed.
+wait_log() {
+  local i
+  for ((i = 0; i < 600; i++)); do
+    [ "$(grep -cE "$3" "$1" 2> /dev/null)" -ge "$4" ] && return 0
+    kill -0 "$2" 2> /dev/null || { echo "    wait_log: the job ended before $5" >&2; return 1; }
+    sleep 0.1
+  done
+  echo "    wait_log: no $5 within 60 s" >&2
+  return 1
+}
 # After a failed test, the target as the test bed made it: a test that
 # stopped half-way may have left a port, path, link or namespace away, and
 # every test after it would fail for that.

@@ -1738,7 +1738,7 @@ out:
  * NVMEOF_SPDK_* to point this test at it, with CRDT1 in NVMEOF_SPDK_CRDT1),
  * and takes the Set Features Host Behavior Support. The kernel host does
  * the same (nvme_configure_acre). */
-TEST(retry_delay_enabled_where_the_controller_reports_one)
+TEST(retry_delay_enabled_only_where_the_controller_reports_one)
 {
 	struct nvmeof_ctrl_opts o;
 	struct nvmeof_ctrl *c = NULL;
@@ -1947,7 +1947,7 @@ int main(int argc, char **argv)
 		T(sixty_four_queue_pairs_connect_under_load_and_all_carry_io),
 		T(keep_alive_goes_out_during_a_long_admin_command), T(defaults_keep_the_controller_alive),
 		T(idle_wait_sleeps_long_and_a_disconnect_wakes_it),
-		T(retry_delay_enabled_where_the_controller_reports_one),
+		T(retry_delay_enabled_only_where_the_controller_reports_one),
 		T(admin_timeout_recreates_the_association),
 		T(connect_retries_is_the_number_of_tries_after_the_first),
 		T(tcp_refuses_what_is_rdmas), T(tcp_disable_sqflow_reads_are_one_pdu_each),

@@ -334,4 +334,16 @@ for s in core disc mpath gpu passthru; do
       "($ran tests ran)"
 done
 
+# python.sh-tcp runs the Python tests that -k names (run-all.sh): each word
+# there must name a test, else a renamed test drops out of the TCP run
+# without a word.
+k=$(sed -n 's/.*python\.sh.* -k "not gpu and (\(.*\))".*/\1/p; /python\.sh-tcp/{n; s/.*-k "not gpu and (\(.*\))".*/\1/p}' \
+  tests/target/run-all.sh | head -1)
+missing=""
+for w in ${k// or / }; do
+  grep -qE "^(async )?def test_[a-z0-9_]*$w" tests/python/target/*.py || missing+=" $w"
+done
+[ -n "$k" ] && [ -z "$missing" ] && ok "every name in python.sh-tcp's -k list is a Python test's" ||
+  bad "every name in python.sh-tcp's -k list is a Python test's" "list '$k'; no test:$missing"
+
 tally harness

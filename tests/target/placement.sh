@@ -139,7 +139,7 @@ kernel_view_of_job() { # out fio-args...
   local rc=0
   wait $pid || rc=$?
   # stopped by us, and the job had no error until then
-  [ $rc = 128 ] && grep -q "terminating on signal 2" "$SCRATCH/err" && grep -q '"error" : 0,' "$SCRATCH/json" &&
+  [ $rc = 128 ] && grep -qs "terminating on signal 2" "$SCRATCH/json" "$SCRATCH/err" && grep -q '"error" : 0,' "$SCRATCH/json" &&
     ! grep -q '"error" : [1-9]' "$SCRATCH/json" || { cat "$SCRATCH/err"; fail "fio failed (exit $rc)"; }
   echo "    $(tr '\n' ' ' < "$maps")"
 }

@@ -373,7 +373,7 @@ test: setup
 
 # CI's short fuzz pass; `make fuzz` runs longer.
 test-fuzz:
-	tests/suite fuzz 900 tests/fuzz/run 5
+	tests/suite fuzz-smoke 900 tests/fuzz/run 5
 
 # libFuzzer targets (clang, ASan+UBSan); `make fuzz FUZZ_SECONDS=600` for a
 # longer run. CI runs a short pass.

@@ -7,7 +7,9 @@
  * every event once its faults are spent, through unchanged.
  * A third fault: a target that never answers our disconnect request
  * (cmfault_mute_disconnect): every DISCONNECTED event is taken and never
- * handed on, as if the target's answer were lost.
+ * handed on, as if the target's answer were lost. cmfault_events_asked()
+ * counts the calling thread's requests for an event: a close that waited
+ * for that answer would ask for it.
  *
  * Two ways in:
  *  - libcmfault.so, preloaded (LD_PRELOAD) into a whole program (fio with
@@ -36,6 +38,10 @@
 void cmfault_arm(unsigned skip, unsigned n, bool silent);
 unsigned cmfault_left(void);
 void cmfault_mute_disconnect(bool on);
+unsigned cmfault_events_asked(void);
+
+static __thread unsigned asked; /* this thread's calls of rdma_get_cm_event */
+unsigned cmfault_events_asked(void) { return asked; }
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static bool armed, silent, mute_disc;
@@ -100,6 +106,7 @@ int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **ev)
 	typedef int (*get_fn)(struct rdma_event_channel *, struct rdma_cm_event **);
 	static get_fn next; /* several threads connect at once (reconnects) */
 	get_fn f = __atomic_load_n(&next, __ATOMIC_ACQUIRE);
+	asked++;
 	if (!f) {
 		f = (get_fn)dlsym(RTLD_NEXT, "rdma_get_cm_event");
 		__atomic_store_n(&next, f, __ATOMIC_RELEASE);

@@ -608,5 +608,7 @@ int main(int argc, char **argv)
 	};
 	size_t n = sizeof(all) / sizeof(all[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	check_limit_each_test(); /* each test in a child, ended at its own limit */
+	check_after_kill = tb_restore_target;
 	return run_named_tests("target-disc", all, n, argc, argv);
 }

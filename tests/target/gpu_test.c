@@ -329,5 +329,6 @@ int main(int argc, char **argv)
 	fc_watch = (void (*)(const void *, size_t))dlsym(dbl, "fakecuda_watch");
 	fc_sum = (uint64_t (*)(void))dlsym(dbl, "fakecuda_flush_sum");
 	fc_checksum = (uint64_t (*)(const void *, size_t))dlsym(dbl, "fakecuda_checksum");
+	check_limit_each_test(); /* each test in a child, ended at its own limit */
 	return run_tests("target-gpu", all, sizeof(all) / sizeof(all[0]));
 }

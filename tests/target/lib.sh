@@ -9,8 +9,9 @@
 # a test that hangs (blocked in the kernel, on a target that went away) is
 # ended with everything it started and fails as TIMEOUT, naming itself, and
 # the suite goes on, instead of the whole suite being killed at its limit
-# (tests/suite) with the hanging test unnamed. 300 s is about eight times
-# the longest test (under 40 s in the plain build).
+# (tests/suite) with the hanging test unnamed. 300 s is between four and
+# five times the longest test (mpath.sh's t_target_mpath_suite, the whole
+# C suite, 65 s in the plain build; the others under 40 s).
 set -uo pipefail
 SCRATCH=$(mktemp -d /tmp/nvmeof-test.XXXXXX)
 TEST_LIMIT=${NVMEOF_TEST_LIMIT:-300}
@@ -61,6 +62,20 @@ wait_connected() {
     sleep 0.1
   done
   return 0
+}
+# wait_log LOG PID PATTERN N WHAT: until LOG holds N lines matching PATTERN
+# (grep -E), at most 60 s: the event a fault's next step waits for, instead
+# of a fixed sleep that races the job's runtime. Fails, naming WHAT, when
+# the job PID ended first or the time passed.
+wait_log() {
+  local i
+  for ((i = 0; i < 600; i++)); do
+    [ "$(grep -cE "$3" "$1" 2> /dev/null)" -ge "$4" ] && return 0
+    kill -0 "$2" 2> /dev/null || { echo "    wait_log: the job ended before $5" >&2; return 1; }
+    sleep 0.1
+  done
+  echo "    wait_log: no $5 within 60 s" >&2
+  return 1
 }
 # After a failed test, the target as the test bed made it: a test that
 # stopped half-way may have left a port, path, link or namespace away, and

@@ -103,18 +103,28 @@ print(" ".join("N%d=%d" % kv for kv in sorted(collections.Counter(status).items(
 PY
 }
 
-# fio in the background (time_based, 15 s: the query below must find it
-# still running on a guest whose two vCPUs its polling keeps busy; with 3 s
-# the sanitized fio had ended first) until the engine's placement line names the
+# fio in the background until the engine's placement line names the
 # buffer's address; then the kernel's account of that range: its mapping
 # (/proc/PID/maps) and the node of every page. (Not numa_maps: it walks
 # every mapping, and the sanitized fio's shadow takes minutes under TCG.)
-# The job's runtime (8 s) only has to outlast the reading of its maps, which
-# starts as soon as its placement line is out and takes a second or two.
+# The job runs until that reading is done, then is stopped (SIGINT: fio
+# ends its jobs, reports and exits 128): no runtime has to outlast a
+# reading whose length is the guest's (with 3 s the sanitized fio had
+# ended first).
+# Each node's 2 MiB huge page pool, "H0=FREE/TOTAL" ...: a huge page a job
+# took shows as one fewer free on its node.
+hp_by_node() {
+  local d n
+  for d in /sys/devices/system/node/node[0-9]*/hugepages/hugepages-2048kB; do
+    n=${d#/sys/devices/system/node/node}
+    echo "H${n%%/*}=$(cat "$d/free_hugepages")/$(cat "$d/nr_hugepages")"
+  done
+}
 kernel_view_of_job() { # out fio-args...
   local maps=$1 i; shift
   rm -f "$SCRATCH/err"
-  timeout 300 env "${FIO_ENV[@]}" "$FIO" --ioengine=external:"$ENG" --output-format=json "$@" > "$SCRATCH/json" 2> "$SCRATCH/err" &
+  timeout 300 env "${FIO_ENV[@]}" "$FIO" --ioengine=external:"$ENG" --output-format=json "$@" \
+    --time_based --runtime=240 > "$SCRATCH/json" 2> "$SCRATCH/err" &
   local pid=$! fpid=""
   for i in $(seq 600); do grep -q "placement: .* at 0x" "$SCRATCH/err" 2>/dev/null && break; sleep 0.1; done
   # fio is timeout's child
@@ -123,9 +133,14 @@ kernel_view_of_job() { # out fio-args...
   local addr len
   read -r len addr < <(sed -n 's/.*placement: \([0-9]*\) bytes at 0x\([0-9a-f]*\);.*/\1 \2/p' "$SCRATCH/err" | head -1)
   [ -n "$addr" ] || { kill $pid; cat "$SCRATCH/err"; fail "no placement line"; }
-  { grep "^0*$addr-" /proc/$fpid/maps || echo "no mapping"; page_nodes $fpid $addr $len; } > "$maps" \
+  { grep "^0*$addr-" /proc/$fpid/maps || echo "no mapping"; page_nodes $fpid $addr $len; hp_by_node; } > "$maps" \
     || { kill $pid; cat "$maps"; fail "the kernel's account of $addr failed"; }
-  wait $pid || { cat "$SCRATCH/err"; fail "fio failed"; }
+  kill -INT $fpid
+  local rc=0
+  wait $pid || rc=$?
+  # stopped by us, and the job had no error until then
+  [ $rc = 128 ] && grep -qs "terminating on signal 2" "$SCRATCH/json" "$SCRATCH/err" && grep -q '"error" : 0,' "$SCRATCH/json" &&
+    ! grep -q '"error" : [1-9]' "$SCRATCH/json" || { cat "$SCRATCH/err"; fail "fio failed (exit $rc)"; }
   echo "    $(tr '\n' ' ' < "$maps")"
 }
 
@@ -133,7 +148,7 @@ t_numa_node_places_the_buffer_on_each_node() {
   need_two_nodes
   for n in 0 1; do
     kernel_view_of_job "$SCRATCH/maps" --name=n --filename="$FA1" --thread=1 --numa_node=$n --rw=randread \
-      --bs=64k --iodepth=8 --time_based --runtime=8 --size=64m
+      --bs=64k --iodepth=8 --size=64m
     local other=$((1 - n))
     [ "$(grep -oE "N-?[0-9]+=" "$SCRATCH/maps" | sort -u)" = "N$n=" ] || fail "numa_node=$n: pages not all on node $n"
     ours --name=v --filename="$FA1" --thread=1 --numa_node=$n --rw=randwrite --bs=16k --size=8m \
@@ -148,7 +163,7 @@ t_numa_node_auto_follows_the_jobs_cpus() {
   # rxe has no NUMA node, so auto takes the node of the job's CPUs
   need_two_nodes
   kernel_view_of_job "$SCRATCH/maps" --name=a --filename="$FA1" --thread=1 --cpus_allowed=1 --rw=randread \
-    --bs=64k --iodepth=4 --time_based --runtime=8 --size=64m
+    --bs=64k --iodepth=4 --size=64m
   [ "$(grep -oE "N-?[0-9]+=" "$SCRATCH/maps" | sort -u)" = "N1=" ] || fail "auto did not follow CPU 1 to node 1"
   ! grep -q "cross-node" "$SCRATCH/err" || fail "a warning where nothing is across nodes"
 }
@@ -189,12 +204,20 @@ t_hugepages_none_reserved_falls_back() {
 t_hugepages_reserved_are_used() {
   echo 16 > $HP
   kernel_view_of_job "$SCRATCH/maps" --name=h --filename="$FA1" --thread=1 --hugepages=1 --numa_node=0 \
-    --rw=randread --bs=64k --iodepth=4 --time_based --runtime=8 --size=64m
+    --rw=randread --bs=64k --iodepth=4 --size=64m
   echo 0 > $HP
   grep -q "anon_hugepage" "$SCRATCH/maps" || fail "the buffer is not a huge page mapping"
   # move_pages answers -EFAULT (-14) for hugetlb pages on some kernels: a node it does name must be 0
-  local nodes=$(grep -oE "N-?[0-9]+=" "$SCRATCH/maps" | sort -u | tr '\n' ' ')
+  local nodes=$(grep -oE "N-?[0-9]+=" "$SCRATCH/maps" | sort -u | tr '\n' ' ') h f t
   [ "$nodes" = "N0= " ] || [ "$nodes" = "N-14= " ] || fail "the huge page is not on node 0: $nodes"
+  # and whatever move_pages says, the pools: node 0's gave the job its
+  # pages while it ran, no other node's did
+  for h in $(grep -oE "^H[0-9]+=[0-9]+/[0-9]+$" "$SCRATCH/maps"); do
+    f=${h#*=} t=${f#*/} f=${f%/*}
+    if [ "${h%%=*}" = H0 ]; then [ "$f" -lt "$t" ] || fail "node 0's huge pages all free while the job ran ($h)"
+    else [ "$f" = "$t" ] || fail "huge pages taken from another node's pool ($h)"; fi
+  done
+  grep -q "^H0=" "$SCRATCH/maps" || fail "no huge page pool of node 0 read"
   grep -q "(huge pages[,)]" "$SCRATCH/err" || fail "placement line does not say huge pages"
 }
 

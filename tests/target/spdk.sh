@@ -64,8 +64,8 @@ stop_target() {
 }
 trap stop_target EXIT
 
-t_retry_delay_enabled_where_the_controller_reports_one() {
-  "$B/tests/target_core" retry_delay_enabled_where_the_controller_reports_one ||
+t_retry_delay_enabled_only_where_the_controller_reports_one() {
+  "$B/tests/target_core" retry_delay_enabled_only_where_the_controller_reports_one ||
     fail "Advanced Command Retry not enabled against a controller reporting CRDT1 $NVMEOF_SPDK_CRDT1"
 }
 

@@ -14,4 +14,15 @@ static inline const char *env(const char *name)
 	}
 	return v;
 }
+
+/* The target as the test bed made it (tests/target/lib.sh's tb_restore),
+ * after a test ended at its limit or crashed (check.h's check_after_kill):
+ * its cleanup did not run, and a port, path, link or namespace it took
+ * away would fail every test after it. Nothing outside the test bed. */
+static inline void tb_restore_target(void)
+{
+	fflush(stdout);
+	if (system("bash -c '. tests/target/lib.sh && tb_restore; rm -rf \"$SCRATCH\"'") != 0)
+		fprintf(stderr, "    tb_restore failed\n");
+}
 #endif

@@ -56,6 +56,76 @@ c=$(cat "$tmp/child" 2> /dev/null) g=$(cat "$tmp/grandchild" 2> /dev/null)
 [ -n "$c" ] && [ -n "$g" ] && gone "$c" && gone "$g" && ok "the hanging test's child and grandchild are gone" ||
   bad "the hanging test's child and grandchild are gone" "child '$c', grandchild '$g'"
 
+# The real-target C suites (tests/unit/check.h with check_limit_each_test):
+# each test in a child of its own, with a limit (NVMEOF_TEST_LIMIT). A test
+# blocked in the kernel that ignores TERM, with a child of its own, is ended
+# with that child and named as TIMEOUT; a crash fails its test alone; the
+# suite goes on and its closing line counts both as failures.
+cat > "$tmp/csuite.c" <<EOF
+#include "check.h"
+TEST(a_blocks_in_the_kernel)
+{
+	pid_t c = fork();
+	if (c == 0) { pause(); _exit(0); }
+	FILE *f = fopen("$tmp/cchild", "w");
+	fprintf(f, "%d %d\\n", (int)getpid(), (int)c);
+	fclose(f);
+	signal(SIGTERM, SIG_IGN);
+	int p[2];
+	char b;
+	CHECK(pipe(p) == 0);
+	CHECK(read(p[0], &b, 1) == 1); /* no writer will come */
+}
+TEST(b_runs_after_the_hang) { CHECK(1); }
+TEST(c_crashes) { raise(SIGSEGV); }
+TEST(d_fails) { CHECK(0); }
+TEST(e_skips) { SKIP("nothing to test here"); }
+static void after_kill(void) /* counts the calls */
+{
+	FILE *f = fopen("$tmp/after", "a");
+	fputs("x\\n", f);
+	fclose(f);
+}
+int main(void)
+{
+	static const struct test_case all[] = {T(a_blocks_in_the_kernel), T(b_runs_after_the_hang), T(c_crashes),
+					       T(d_fails), T(e_skips)};
+	check_limit_each_test();
+	check_after_kill = after_kill;
+	return run_tests("csuite", all, 5);
+}
+EOF
+rc=0
+if ${CC:-cc} -D_GNU_SOURCE -std=c11 -Wall -Wextra -Werror -Itests/unit -o "$tmp/csuite" "$tmp/csuite.c" 2> "$tmp/cc.out"; then
+  # 60 s: far beyond the 3 s limit and the 10 s a killed test is given to go
+  out=$(env -u NVMEOF_TB_RUN NVMEOF_TEST_LIMIT=3 timeout 60 "$tmp/csuite" 2>&1) || rc=$?
+else
+  out=$(cat "$tmp/cc.out") rc=compile
+fi
+echo "$out" | sed 's/^/    | /; s/\([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed/\1 passed; \2 failed/'
+read -r cp cc 2> /dev/null < "$tmp/cchild" || cp="" cc=""
+[ "$rc" = 1 ] && grep -q '^TIMEOUT a_blocks_in_the_kernel (' <<< "$out" &&
+  grep -q 'TIMEOUT: a_blocks_in_the_kernel ran past its limit of 3s' <<< "$out" &&
+  [ -n "$cp" ] && gone "$cp" && gone "$cc" &&
+  ok "a C suite's test blocked in the kernel is ended at its limit, with its child, and named" ||
+  { [ -n "$cc" ] && kill -KILL "$cc" "$cp" 2> /dev/null
+    bad "a C suite's test blocked in the kernel is ended at its limit, with its child, and named" "exit $rc"; }
+grep -q '^ok     b_runs_after_the_hang (' <<< "$out" && grep -q '^FAILED c_crashes (' <<< "$out" &&
+  grep -q 'killed by signal 11' <<< "$out" && grep -q '^FAILED d_fails (' <<< "$out" && grep -q '^skip   e_skips (' <<< "$out" &&
+  grep -q '^csuite: 1 passed, 3 failed, 1 skipped$' <<< "$out" &&
+  ok "a C suite goes on after a hang and a crash, and counts them as failures" ||
+  bad "a C suite goes on after a hang and a crash, and counts them as failures"
+# the suite's restore ran after the hang and the crash (their own cleanup
+# did not run), not after a test that ended by itself
+[ "$(grep -c x "$tmp/after" 2> /dev/null)" = 2 ] && ok "a C suite's restore runs after a test ended or crashed, only then" ||
+  bad "a C suite's restore runs after a test ended or crashed, only then" "ran $(grep -c x "$tmp/after" 2> /dev/null) times"
+for s in core disc mpath gpu passthru; do
+  grep -q '^	check_limit_each_test();' "tests/target/${s}_test.c" ||
+    bad "target_$s runs each test with a limit of its own" "its main() does not call check_limit_each_test()"
+  [ $s = gpu ] || grep -q '^	check_after_kill = tb_restore_target;' "tests/target/${s}_test.c" ||
+    bad "target_$s restores the target after a test ended at its limit" "no check_after_kill = tb_restore_target"
+done
+
 # The closing summary names what failed with the lines it printed before
 # its verdict: CI shows the end of a run, and the middle is cut.
 cat > "$tmp/suite3.sh" <<EOF
@@ -263,5 +333,17 @@ for s in core disc mpath gpu passthru; do
     bad "target_$s fails its tests without a target, but for those that need none" "passed without a target: $passed" \
       "($ran tests ran)"
 done
+
+# python.sh-tcp runs the Python tests that -k names (run-all.sh): each word
+# there must name a test, else a renamed test drops out of the TCP run
+# without a word.
+k=$(sed -n 's/.*python\.sh.* -k "not gpu and (\(.*\))".*/\1/p; /python\.sh-tcp/{n; s/.*-k "not gpu and (\(.*\))".*/\1/p}' \
+  tests/target/run-all.sh | head -1)
+missing=""
+for w in ${k// or / }; do
+  grep -qE "^(async )?def test_[a-z0-9_]*$w" tests/python/target/*.py || missing+=" $w"
+done
+[ -n "$k" ] && [ -z "$missing" ] && ok "every name in python.sh-tcp's -k list is a Python test's" ||
+  bad "every name in python.sh-tcp's -k list is a Python test's" "list '$k'; no test:$missing"
 
 tally harness

@@ -100,6 +100,7 @@ static void ka_send(struct nvmeof_ctrl *c)
 		pthread_mutex_unlock(&c->lock);
 		if (!pthread_mutex_trylock(&c->admin_lock)) {
 			int rc = 0;
+			ctrl_fence(c); /* one due since the loop's test: it comes first */
 			pthread_mutex_lock(&c->lock);
 			bool gone = c->fence_due || c->state != CTRL_LIVE;
 			pthread_mutex_unlock(&c->lock);

@@ -387,6 +387,57 @@ TEST(an_admin_command_behind_the_admin_lock_is_not_sent_once_a_fence_is_due)
 	fctrl_free(f);
 }
 
+/* What an admin callback run by the fence did to the I/O queue whose
+ * poll runs the fence: it polls it (nested), then tries to destroy it. */
+static struct {
+	struct nvmeof_queue *ioq;
+	int hook_calls, close_rc, freed;
+} nest;
+static void counting_loss_hook(void *arg, struct nvmeof_queue *q)
+{
+	nest.hook_calls++;
+	ctrl_io_lost(arg, q);
+}
+static void nesting_admin_cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	(void)arg;
+	(void)cpl;
+	nvmeof_queue_poll(nest.ioq, 0);
+	/* the queue's poll is below this frame: a close must be refused; not
+	 * called where it would not be (it would free the queue under it) */
+	if (nest.ioq->in_cb)
+		nest.close_rc = q_close(nest.ioq);
+	else
+		nest.freed = 1;
+}
+
+/* The loss hook runs the fence, which fails the admin queue's event
+ * request on this thread: a callback that polls the lost I/O queue again
+ * does not make its loss reported twice, and one that destroys it is
+ * refused (its poll is still running), as from one of its own callbacks. */
+TEST(an_admin_callback_run_by_the_fence_cannot_destroy_the_polling_queue)
+{
+	struct fctrl *f = fctrl_new(0);
+	struct nvmeof_ctrl *c = f->c;
+	memset(&nest, 0, sizeof(nest));
+	nest.ioq = f->ioq;
+	q_set_loss_hook(f->ioq, counting_loss_hook, c);
+	uint8_t sqe[NVME_SQE_SIZE];
+	memset(sqe, 0, sizeof(sqe));
+	sqe[0] = OPC_AER;
+	pthread_mutex_lock(&c->admin_lock);
+	CHECK_EQ(q_submit_aer(c->admin, sqe, nesting_admin_cb, NULL), 0);
+	nvmeof_queue_poll(c->admin, 0);
+	pthread_mutex_unlock(&c->admin_lock);
+	lose_io_queue(f);
+	CHECK(!q_connected(c->admin)); /* fenced from the I/O queue's poll */
+	CHECK_EQ(nest.freed, 0);
+	CHECK_EQ(nest.close_rc, NVMEOF_EBUSY);
+	CHECK_EQ(nest.hook_calls, 1);
+	CHECK_EQ(iod.calls, 1);
+	fctrl_free(f);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -396,6 +447,7 @@ int main(void)
 		T(a_reconnect_to_a_new_association_takes_its_quiesce_time),
 		T(a_due_fence_stops_the_other_io_queues_before_it_runs),
 		T(an_admin_command_behind_the_admin_lock_is_not_sent_once_a_fence_is_due),
+		T(an_admin_callback_run_by_the_fence_cannot_destroy_the_polling_queue),
 	};
 	return run_tests("unit-fence", t, sizeof(t) / sizeof(t[0]));
 }

@@ -151,10 +151,10 @@ void ctrl_fence_unlocked(struct nvmeof_ctrl *c)
 void ctrl_io_lost(void *arg, struct nvmeof_queue *q)
 {
 	struct nvmeof_ctrl *c = arg;
-	if (q_assoc_gen(q) != __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED))
-		return;
 	pthread_mutex_lock(&c->lock);
-	bool fence = c->state == CTRL_LIVE;
+	/* the generation under the lock: a re-association moves it with the
+	 * state (creset.c), and an old queue's loss must not fence the new */
+	bool fence = c->state == CTRL_LIVE && q_assoc_gen(q) == __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED);
 	if (fence) {
 		bool again = c->o.reconnect_delay_ms != 0;
 		snprintf(c->state_msg, sizeof(c->state_msg),

@@ -31,7 +31,23 @@
 
 struct admin_rec {
 	int keep_alives, aers, others;
+	struct nvmeof_queue *bringup; /* set: answer a new association's bring-up on this admin queue */
 };
+
+/* A new association's admin commands, as a controller answers them: the
+ * Connect a CNTLID, CSTS ready, Identify Controller keyed SGLs (written
+ * where the host reads it: the test wire moves no data). */
+static void bringup_answer(struct admin_rec *r, const uint8_t *sqe, uint8_t *cqe)
+{
+	uint32_t dw0 = 0;
+	if (sqe[0] == NVME_FABRICS_OPCODE && sqe[4] == NVMF_FCTYPE_CONNECT)
+		dw0 = 7;
+	if (sqe[0] == NVME_FABRICS_OPCODE && sqe[4] == NVMF_FCTYPE_PROPERTY_GET && sqe[44] == NVME_REG_CSTS)
+		dw0 = NVME_CSTS_RDY;
+	if (sqe[0] == 0x06) /* Identify */
+		((uint8_t *)q_scratch(r->bringup))[536] = NVME_SGLS_KEYED;
+	memcpy(cqe, &dw0, 4);
+}
 
 /* The admin wire: Keep Alive answered, an event request never (as a
  * controller with nothing to report). */
@@ -50,6 +66,8 @@ static enum fw_action admin_responder(void *ctx, const uint8_t *sqe, const struc
 	}
 	if (sqe[0] != OPC_KEEP_ALIVE)
 		__atomic_add_fetch(&r->others, 1, __ATOMIC_RELAXED);
+	if (r->bringup)
+		bringup_answer(r, sqe, cqe);
 	return FW_RESPOND;
 }
 
@@ -438,6 +456,37 @@ TEST(an_admin_callback_run_by_the_fence_cannot_destroy_the_polling_queue)
 	fctrl_free(f);
 }
 
+/* A fence due on an association that is then re-created (its I/O queue's
+ * loss seen while the state machine was already moving) is the old
+ * association's: the new LIVE one carries none, which would refuse its
+ * Keep Alives and tear it down. */
+TEST(a_new_association_carries_no_fence_of_the_old)
+{
+	struct fctrl *f = fctrl_new(0);
+	struct nvmeof_ctrl *c = f->c;
+	c->o.connect_timeout_ms = 1000;
+	snprintf(c->subnqn, sizeof(c->subnqn), "nqn.2014-08.org.example:fence");
+	snprintf(c->hostnqn, sizeof(c->hostnqn), "nqn.2014-08.org.example:host");
+	f->ar.bringup = c->admin;
+	pthread_mutex_lock(&c->lock);
+	c->state = CTRL_RESETTING;
+	c->fence_due = true;
+	pthread_mutex_unlock(&c->lock);
+	uint32_t gen = c->assoc_gen;
+	bool fresh = false;
+	pthread_mutex_lock(&c->admin_lock);
+	int rc = ctrl_reassociate(c, &fresh);
+	pthread_mutex_unlock(&c->admin_lock);
+	if (rc)
+		fprintf(stderr, "    re-association: %s\n", nvmeof_errmsg());
+	CHECK_EQ(rc, 0);
+	CHECK(fresh);
+	CHECK_EQ(ctrl_state(c), CTRL_LIVE);
+	CHECK_EQ(c->assoc_gen, gen + 1);
+	CHECK(!fence_pending(c));
+	fctrl_free(f);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -448,6 +497,7 @@ int main(void)
 		T(a_due_fence_stops_the_other_io_queues_before_it_runs),
 		T(an_admin_command_behind_the_admin_lock_is_not_sent_once_a_fence_is_due),
 		T(an_admin_callback_run_by_the_fence_cannot_destroy_the_polling_queue),
+		T(a_new_association_carries_no_fence_of_the_old),
 	};
 	return run_tests("unit-fence", t, sizeof(t) / sizeof(t[0]));
 }

@@ -5,7 +5,10 @@
  * what the fence runs on the thread that saw the loss (the admin queue's
  * callbacks) leaves that thread's own callbacks their own message; and
  * a queue that reconnects to an association another queue re-created
- * takes that association's quiesce time. The
+ * takes that association's quiesce time. A due fence sends the other I/O
+ * queues off at once and goes before any admin command; what the fence
+ * runs cannot destroy the queue whose poll runs it; a new association
+ * carries no fence of the old. The
  * controller is a bare struct with its admin queue and one I/O queue on
  * test wires: no target, no threads but the keep-alive one under test.
  */

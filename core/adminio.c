@@ -29,7 +29,7 @@ int admin_exec(struct nvmeof_ctrl *c, const uint8_t *sqe, void *buf, uint32_t le
 		return nvmeof_err_prefix(rc, "%s", what);
 	pthread_mutex_t *lock = ctrl_admin_lock(c);
 	struct nvmeof_queue *aq = ctrl_admin(c);
-	pthread_mutex_lock(lock);
+	ctrl_admin_take(c); /* a fence that fell due since the wait first */
 	if (mr) {
 		rc = q_exec_mr(aq, sqe, mr, 0, len, ctrl_cmd_timeout(c), cpl);
 		if (!rc)

@@ -197,7 +197,7 @@ static void *aer_main(void *arg)
 	pthread_mutex_t *alock = ctrl_admin_lock(a->c);
 	struct nvmeof_queue *aq = ctrl_admin(a->c);
 	for (;;) {
-		pthread_mutex_lock(alock);
+		ctrl_admin_take(a->c); /* a due fence first (cstate.c) */
 		if (ctrl_may(a->c, CTRL_DO_EVENTS) && q_connected(aq)) {
 			uint64_t now = nvmeof_now_ms();
 			if (a->need_config && now >= a->next_try_ms && configure(a))
@@ -281,7 +281,7 @@ static int enable(struct nvmeof_ctrl *c, nvmeof_event_cb cb, void *arg, uint32_t
 	pthread_condattr_destroy(&ca);
 
 	pthread_mutex_t *alock = ctrl_admin_lock(c);
-	pthread_mutex_lock(alock);
+	ctrl_admin_take(c); /* a due fence first: configure() sends */
 	/* Checked again where it is set: two threads enabling events at once
 	 * (fio jobs initialising in parallel) must not both install one, the
 	 * first left running with its callback after the second took its

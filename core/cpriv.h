@@ -41,6 +41,11 @@ enum ctrl_state {
 	CTRL_DEAD,       /* lost for good: refused, ctrl_loss_tmo passed, or no reconnect configured */
 };
 
+/* Lock order: admin_lock before lock. A thread holding lock may try
+ * admin_lock (trylock) but never waits for it: the admin queue may be
+ * another thread's for up to a command timeout, and that thread takes
+ * lock meanwhile (ctrl_fence, the Keep Alive from a wait). Whoever needs
+ * admin_lock while holding lock lets lock go first (ctrl_fence_unlocked). */
 struct nvmeof_ctrl {
 	pthread_mutex_t lock;       /* queue ids, counters, keep-alive state, the state */
 	pthread_mutex_t admin_lock; /* the admin queue, after bring-up */
@@ -117,8 +122,9 @@ void ctrl_admin_lost(void *arg);
  * nothing of the current one. */
 void ctrl_io_lost(void *arg, struct nvmeof_queue *q);
 /* admin_lock held: after an I/O queue's loss (fence_due), the admin
- * queue's connection goes down and the other I/O queues leave the old
- * association at their next housekeeping (reconnecting, where they do). */
+ * queue's connection goes down. The other I/O queues left the old
+ * association when the fence fell due (ctrl_io_lost moved assoc_gen):
+ * they go at their next housekeeping (reconnecting, where they do). */
 void ctrl_fence(struct nvmeof_ctrl *c);
 /* c->lock held: let go of it, fence under admin_lock, take it again (the
  * reset worker's and the keep-alive thread's way to a due fence). */

@@ -78,8 +78,14 @@ static int reassociate(struct nvmeof_ctrl *c)
 	ni.auth_io_queues = c->info.auth_io_queues; /* I/O queues count under the lock */
 	c->info = ni;
 	c->ka_err = 0; /* keep-alives go to the new association */
+	/* A fence still due was the old association's: on the new one it
+	 * would refuse Keep Alives and tear it down. */
+	c->fence_due = false;
+	/* read without the lock by a queue's finish; under it, so that a loss
+	 * of an old queue (ctrl_io_lost) sees the new generation or the old
+	 * state, never the new LIVE with the old generation */
+	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&c->lock);
-	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED); /* read without the lock by a queue's finish */
 	/* only now, the same controller having answered: events and user
 	 * commands that waited go out on it */
 	q_set_live(c->admin);
@@ -153,7 +159,7 @@ static void *reset_main(void *arg)
 		pthread_mutex_unlock(&c->lock);
 		bool fresh = false;
 		trace_ctrl(&c->o, 0, "reset: re-creating the association");
-		pthread_mutex_lock(&c->admin_lock);
+		ctrl_admin_take(c); /* a fence due since the loop's test first */
 		/* an I/O queue's reconnect may have re-created it while this
 		 * waited for the lock: a second one would end the new association
 		 * and every queue that just joined it (another outage, another hold) */

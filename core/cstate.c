@@ -122,8 +122,16 @@ void ctrl_fence(struct nvmeof_ctrl *c)
 		return;
 	trace_ctrl(&c->o, 0, "an I/O queue was lost: tearing the association down");
 	q_drop(c->admin);
-	/* the live I/O queues that follow the association leave it too */
+	/* the live I/O queues that follow the association leave it too (they
+	 * did when the fence fell due: this also sends off any that joined the
+	 * old association since) */
 	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED);
+}
+
+void ctrl_admin_take(struct nvmeof_ctrl *c)
+{
+	pthread_mutex_lock(&c->admin_lock);
+	ctrl_fence(c);
 }
 
 void ctrl_fence_unlocked(struct nvmeof_ctrl *c)
@@ -143,10 +151,10 @@ void ctrl_fence_unlocked(struct nvmeof_ctrl *c)
 void ctrl_io_lost(void *arg, struct nvmeof_queue *q)
 {
 	struct nvmeof_ctrl *c = arg;
-	if (q_assoc_gen(q) != __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED))
-		return;
 	pthread_mutex_lock(&c->lock);
-	bool fence = c->state == CTRL_LIVE;
+	/* the generation under the lock: a re-association moves it with the
+	 * state (creset.c), and an old queue's loss must not fence the new */
+	bool fence = c->state == CTRL_LIVE && q_assoc_gen(q) == __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED);
 	if (fence) {
 		bool again = c->o.reconnect_delay_ms != 0;
 		snprintf(c->state_msg, sizeof(c->state_msg),
@@ -154,6 +162,11 @@ void ctrl_io_lost(void *arg, struct nvmeof_queue *q)
 			 again ? "" : "; no reconnect is configured (reconnect_delay_ms)");
 		change_locked(c, again ? CTRL_RESETTING : CTRL_DEAD);
 		c->fence_due = true;
+		/* The other I/O queues leave the old association now, not when
+		 * the fence runs: the admin queue may be another thread's for up
+		 * to a command timeout, and their I/O meanwhile would reset the
+		 * old controller's KATO timer as a Keep Alive does. */
+		__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&c->lock);
 	/* The admin queue may be a thread's for up to a command timeout: this

@@ -17,6 +17,11 @@ struct mem_ctx *ctrl_mem(struct nvmeof_ctrl *c);
  * used only with its lock held. */
 struct nvmeof_queue *ctrl_admin(struct nvmeof_ctrl *c);
 pthread_mutex_t *ctrl_admin_lock(struct nvmeof_ctrl *c);
+/* Takes admin_lock, then runs a due fence (ctrl_fence) before the caller
+ * sends anything: whoever takes the admin queue after an I/O queue's loss
+ * must not send on the old association (a target resets its KATO timer on
+ * any command). Every taker of admin_lock that sends uses it. */
+void ctrl_admin_take(struct nvmeof_ctrl *c);
 uint32_t ctrl_cmd_timeout(const struct nvmeof_ctrl *c);
 uint32_t ctrl_kato_ms(const struct nvmeof_ctrl *c);
 /* Counts re-associations: what was read from Identify Controller before a

@@ -66,19 +66,21 @@ void ctrl_ka_on_wait(void *arg)
 	if (atomic_load(&c->ka_due) != KA_DUE || !c->admin_live || !q_connected(c->admin))
 		return;
 	pthread_mutex_lock(&c->lock);
-	bool out = c->ka_async_out;
-	/* an I/O queue's loss ended the association: a Keep Alive now would
-	 * keep the old controller's KATO timer satisfied past the fence */
-	bool fencing = c->fence_due;
-	pthread_mutex_unlock(&c->lock);
-	if (out || fencing)
+	/* An I/O queue's loss ended the association: a Keep Alive now would
+	 * keep the old controller's KATO timer satisfied past the fence. The
+	 * lock stays held to the post (q_submit_aer runs no callback), so a
+	 * loss either is seen here or comes after the Keep Alive left. */
+	if (c->ka_async_out || c->fence_due) {
+		pthread_mutex_unlock(&c->lock);
 		return; /* one at a time: the thread reports one that stays unanswered */
+	}
 	nvme_sqe_keep_alive(c->ka_sqe, 0);
 	/* A request of its own (the reserved one carries the holder's command),
 	 * without a command timeout: the thread judges it against KATO. */
-	if (q_submit_aer(c->admin, c->ka_sqe, ka_async_done, c))
+	if (q_submit_aer(c->admin, c->ka_sqe, ka_async_done, c)) {
+		pthread_mutex_unlock(&c->lock);
 		return; /* no slot: the next call, or the thread once the lock is free */
-	pthread_mutex_lock(&c->lock);
+	}
 	c->ka_async_out = true;
 	c->ka_async_ms = nvmeof_now_ms();
 	pthread_mutex_unlock(&c->lock);
@@ -100,9 +102,15 @@ static void ka_send(struct nvmeof_ctrl *c)
 		pthread_mutex_unlock(&c->lock);
 		if (!pthread_mutex_trylock(&c->admin_lock)) {
 			int rc = 0;
+			ctrl_fence(c); /* one due since the loop's test: it comes first */
 			pthread_mutex_lock(&c->lock);
 			bool gone = c->fence_due || c->state != CTRL_LIVE;
 			pthread_mutex_unlock(&c->lock);
+			/* A loss after this test still sees this one Keep Alive go
+			 * out (q_exec waits and runs callbacks: not under the lock).
+			 * It left before the loss was known, as one sent just before
+			 * it would have: the hold counts 2 x KATO from the loss, and
+			 * the fence stops everything after it. */
 			/* unless the last holder sent it already */
 			bool mine = !gone && atomic_exchange(&c->ka_due, KA_IDLE) == KA_DUE;
 			if (gone)

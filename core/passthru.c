@@ -211,7 +211,7 @@ int nvmeof_admin_raw_cid(struct nvmeof_ctrl *c, const void *sqe, struct nvmeof_m
 		return wrc;
 	uint64_t max_xfer = ctrl_max_xfer(c);
 	pthread_mutex_t *lock = ctrl_admin_lock(c);
-	pthread_mutex_lock(lock);
+	ctrl_admin_take(c); /* a fence that fell due since the wait first */
 	struct nvmeof_queue *aq = ctrl_admin(c);
 	raw_what(what, sizeof(what), aq, sqe);
 	int rc = raw_check(aq, sqe, mr, off, len, flags, max_xfer, &sb, what);
@@ -241,7 +241,7 @@ int nvmeof_admin_raw_sync(struct nvmeof_ctrl *c, const void *sqe, struct nvmeof_
 		return wrc;
 	uint64_t max_xfer = ctrl_max_xfer(c);
 	pthread_mutex_t *lock = ctrl_admin_lock(c);
-	pthread_mutex_lock(lock);
+	ctrl_admin_take(c); /* a fence that fell due since the wait first */
 	struct nvmeof_queue *aq = ctrl_admin(c);
 	raw_what(what, sizeof(what), aq, sqe);
 	int rc = raw_check(aq, sqe, mr, off, len, flags, max_xfer, &sb, what);

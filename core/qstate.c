@@ -111,10 +111,17 @@ static void recover(struct nvmeof_queue *q)
 		nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection (no reconnect configured)%s%s", q->qid,
 			   why ? ": " : "", why ? why : "");
 	/* the owner first (the controller fences the association), then the
-	 * callbacks, which may ask what it made of the loss */
-	if (q->lost_live && q->loss_hook)
-		q->loss_hook(q->loss_hook_arg, q);
+	 * callbacks, which may ask what it made of the loss. The hook may run
+	 * others' callbacks (the admin queue's, failed by the fence): as in a
+	 * callback of this queue, they may not destroy it under this poll
+	 * (in_cb), and one that polls it again does not report the loss twice. */
+	bool live = q->lost_live;
 	q->lost_live = false;
+	if (live && q->loss_hook) {
+		q->in_cb++;
+		q->loss_hook(q->loss_hook_arg, q);
+		q->in_cb--;
+	}
 	close_and_settle(q);
 }
 

@@ -24,7 +24,9 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	bool fresh = false;
 	uint16_t qid = nvmeof_queue_qid(q);
 	uint8_t sqe[NVME_SQE_SIZE];
-	pthread_mutex_lock(&c->admin_lock); /* another queue's worker may be re-creating the association */
+	/* another queue's worker may be re-creating the association; a fence
+	 * still due runs first (before anything else goes out on the old one) */
+	ctrl_admin_take(c);
 	if (q_reconnect_cancelled(q)) {
 		pthread_mutex_unlock(&c->admin_lock);
 		return nvmeof_err(NVMEOF_ECLOSED, "reconnect queue %u: given up", qid);
@@ -41,7 +43,10 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 		pthread_mutex_unlock(&c->admin_lock);
 		return rc;
 	}
-	if (q_assoc_gen(q) == c->assoc_gen || !q_connected(c->admin) ||
+	/* Not LIVE: an I/O queue's loss ended the association (ctrl_io_lost
+	 * moved the generation already, so this queue's no longer matches),
+	 * and a Connect to the old CNTLID would join what is being fenced. */
+	if (q_assoc_gen(q) == c->assoc_gen || !q_connected(c->admin) || ctrl_state(c) != CTRL_LIVE ||
 	    __atomic_load_n(&c->assoc_stale, __ATOMIC_RELAXED)) {
 		if ((rc = ctrl_reassociate(c, &fresh)) && c->assoc_refused)
 			q_reconnect_final(q);

@@ -5,7 +5,10 @@
  * what the fence runs on the thread that saw the loss (the admin queue's
  * callbacks) leaves that thread's own callbacks their own message; and
  * a queue that reconnects to an association another queue re-created
- * takes that association's quiesce time. The
+ * takes that association's quiesce time. A due fence sends the other I/O
+ * queues off at once and goes before any admin command; what the fence
+ * runs cannot destroy the queue whose poll runs it; a new association
+ * carries no fence of the old. The
  * controller is a bare struct with its admin queue and one I/O queue on
  * test wires: no target, no threads but the keep-alive one under test.
  */
@@ -16,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "adminio.h"
 #include "check.h"
 #include "cpriv.h"
 #include "fakewire.h"
@@ -29,8 +33,24 @@
 #define KA_DUE_VALUE 1 /* keepalive.c's KA_DUE: the thread waits for the admin lock */
 
 struct admin_rec {
-	int keep_alives, aers;
+	int keep_alives, aers, others;
+	struct nvmeof_queue *bringup; /* set: answer a new association's bring-up on this admin queue */
 };
+
+/* A new association's admin commands, as a controller answers them: the
+ * Connect a CNTLID, CSTS ready, Identify Controller keyed SGLs (written
+ * where the host reads it: the test wire moves no data). */
+static void bringup_answer(struct admin_rec *r, const uint8_t *sqe, uint8_t *cqe)
+{
+	uint32_t dw0 = 0;
+	if (sqe[0] == NVME_FABRICS_OPCODE && sqe[4] == NVMF_FCTYPE_CONNECT)
+		dw0 = 7;
+	if (sqe[0] == NVME_FABRICS_OPCODE && sqe[4] == NVMF_FCTYPE_PROPERTY_GET && sqe[44] == NVME_REG_CSTS)
+		dw0 = NVME_CSTS_RDY;
+	if (sqe[0] == 0x06) /* Identify */
+		((uint8_t *)q_scratch(r->bringup))[536] = NVME_SGLS_KEYED;
+	memcpy(cqe, &dw0, 4);
+}
 
 /* The admin wire: Keep Alive answered, an event request never (as a
  * controller with nothing to report). */
@@ -47,6 +67,10 @@ static enum fw_action admin_responder(void *ctx, const uint8_t *sqe, const struc
 		r->aers++;
 		return FW_DROP;
 	}
+	if (sqe[0] != OPC_KEEP_ALIVE)
+		__atomic_add_fetch(&r->others, 1, __ATOMIC_RELAXED);
+	if (r->bringup)
+		bringup_answer(r, sqe, cqe);
 	return FW_RESPOND;
 }
 
@@ -284,6 +308,188 @@ TEST(a_reconnect_to_a_new_association_takes_its_quiesce_time)
 	fctrl_free(f);
 }
 
+/* The second I/O queue's wire: counts what reaches it, answers everything. */
+static int q2_cmds;
+static enum fw_action q2_responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
+				   uint8_t *cqe)
+{
+	(void)ctx;
+	(void)sqe;
+	(void)sge;
+	(void)nsge;
+	(void)cqe;
+	q2_cmds++;
+	return FW_RESPOND;
+}
+
+static int q2_calls;
+static void q2_cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	(void)arg;
+	(void)cpl;
+	q2_calls++;
+}
+
+/* A fence that is due (the loss seen while another thread holds the admin
+ * queue, for up to its command timeout) already sends the association's
+ * other I/O queues off it: a second queue leaves at its next housekeeping
+ * and puts no more commands on the old association's wire, which would
+ * reset the old controller's KATO timer as a Keep Alive does. */
+TEST(a_due_fence_stops_the_other_io_queues_before_it_runs)
+{
+	struct fctrl *f = fctrl_new(0);
+	struct nvmeof_ctrl *c = f->c;
+	struct fake_wire *w2 = fw_new(8, q2_responder, NULL);
+	struct q_params p2 = {.qid = 2, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+	struct nvmeof_queue *q2;
+	CHECK_EQ(q_open_fake(&p2, w2, &q2), 0);
+	q_follow_assoc(q2, &c->assoc_gen, c->assoc_gen);
+	q_set_loss_hook(q2, ctrl_io_lost, c);
+	static uint8_t data[4096];
+	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
+	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
+	q2_cmds = q2_calls = 0;
+	CHECK_EQ(nvmeof_read(q2, &ns, 0, 1, &mr, 0, q2_cb, NULL), 0);
+	for (int i = 0; i < 100 && !q2_calls; i++)
+		nvmeof_queue_poll(q2, 0);
+	CHECK_EQ(q2_cmds, 1); /* the second queue works on the association */
+	pthread_mutex_lock(&c->admin_lock); /* a long admin command of another thread */
+	lose_io_queue(f);
+	CHECK(fence_pending(c));
+	/* its housekeeping comes within a few hundred ms (HOUSEKEEP_MS) */
+	for (int i = 0; i < 3000 && q_is_live(q2); i++) {
+		nvmeof_queue_poll(q2, 0);
+		usleep(1000);
+	}
+	CHECK(!q_is_live(q2));
+	q2_calls = 0;
+	nvmeof_read(q2, &ns, 0, 1, &mr, 0, q2_cb, NULL); /* refused, or failed: not sent */
+	for (int i = 0; i < 100; i++)
+		nvmeof_queue_poll(q2, 0);
+	CHECK_EQ(q2_cmds, 1);
+	CHECK(fence_pending(c)); /* the admin queue is still held */
+	pthread_mutex_unlock(&c->admin_lock);
+	q_close(q2);
+	fw_free(w2);
+	fctrl_free(f);
+}
+
+static int held_rc = -1;
+static void *admin_thread(void *arg)
+{
+	struct nvmeof_ctrl *c = arg;
+	uint8_t sqe[NVME_SQE_SIZE];
+	memset(sqe, 0, sizeof(sqe));
+	sqe[0] = 0x0a; /* Get Features, no data */
+	held_rc = admin_exec(c, sqe, NULL, 0, NULL, "get features");
+	return NULL;
+}
+
+/* An admin command of a thread that passed the wait for a live controller
+ * before an I/O queue's loss, then waited for the admin lock, does not go
+ * out on the old association once it has the lock: the due fence runs
+ * first, and the command fails. */
+TEST(an_admin_command_behind_the_admin_lock_is_not_sent_once_a_fence_is_due)
+{
+	struct fctrl *f = fctrl_new(0);
+	struct nvmeof_ctrl *c = f->c;
+	pthread_mutex_lock(&c->admin_lock);
+	pthread_t t;
+	CHECK_EQ(pthread_create(&t, NULL, admin_thread, c), 0);
+	usleep(100000); /* it passes the live wait and blocks on the admin lock */
+	lose_io_queue(f);
+	CHECK(fence_pending(c));
+	pthread_mutex_unlock(&c->admin_lock);
+	pthread_join(t, NULL);
+	CHECK_EQ(__atomic_load_n(&f->ar.others, __ATOMIC_RELAXED), 0);
+	CHECK(held_rc != 0);
+	CHECK(!fence_pending(c));
+	CHECK(!q_connected(c->admin));
+	fctrl_free(f);
+}
+
+/* What an admin callback run by the fence did to the I/O queue whose
+ * poll runs the fence: it polls it (nested), then tries to destroy it. */
+static struct {
+	struct nvmeof_queue *ioq;
+	int hook_calls, close_rc, freed;
+} nest;
+static void counting_loss_hook(void *arg, struct nvmeof_queue *q)
+{
+	nest.hook_calls++;
+	ctrl_io_lost(arg, q);
+}
+static void nesting_admin_cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	(void)arg;
+	(void)cpl;
+	nvmeof_queue_poll(nest.ioq, 0);
+	/* the queue's poll is below this frame: a close must be refused; not
+	 * called where it would not be (it would free the queue under it) */
+	if (nest.ioq->in_cb)
+		nest.close_rc = q_close(nest.ioq);
+	else
+		nest.freed = 1;
+}
+
+/* The loss hook runs the fence, which fails the admin queue's event
+ * request on this thread: a callback that polls the lost I/O queue again
+ * does not make its loss reported twice, and one that destroys it is
+ * refused (its poll is still running), as from one of its own callbacks. */
+TEST(an_admin_callback_run_by_the_fence_cannot_destroy_the_polling_queue)
+{
+	struct fctrl *f = fctrl_new(0);
+	struct nvmeof_ctrl *c = f->c;
+	memset(&nest, 0, sizeof(nest));
+	nest.ioq = f->ioq;
+	q_set_loss_hook(f->ioq, counting_loss_hook, c);
+	uint8_t sqe[NVME_SQE_SIZE];
+	memset(sqe, 0, sizeof(sqe));
+	sqe[0] = OPC_AER;
+	pthread_mutex_lock(&c->admin_lock);
+	CHECK_EQ(q_submit_aer(c->admin, sqe, nesting_admin_cb, NULL), 0);
+	nvmeof_queue_poll(c->admin, 0);
+	pthread_mutex_unlock(&c->admin_lock);
+	lose_io_queue(f);
+	CHECK(!q_connected(c->admin)); /* fenced from the I/O queue's poll */
+	CHECK_EQ(nest.freed, 0);
+	CHECK_EQ(nest.close_rc, NVMEOF_EBUSY);
+	CHECK_EQ(nest.hook_calls, 1);
+	CHECK_EQ(iod.calls, 1);
+	fctrl_free(f);
+}
+
+/* A fence due on an association that is then re-created (its I/O queue's
+ * loss seen while the state machine was already moving) is the old
+ * association's: the new LIVE one carries none, which would refuse its
+ * Keep Alives and tear it down. */
+TEST(a_new_association_carries_no_fence_of_the_old)
+{
+	struct fctrl *f = fctrl_new(0);
+	struct nvmeof_ctrl *c = f->c;
+	c->o.connect_timeout_ms = 1000;
+	snprintf(c->subnqn, sizeof(c->subnqn), "nqn.2014-08.org.example:fence");
+	snprintf(c->hostnqn, sizeof(c->hostnqn), "nqn.2014-08.org.example:host");
+	f->ar.bringup = c->admin;
+	pthread_mutex_lock(&c->lock);
+	c->state = CTRL_RESETTING;
+	c->fence_due = true;
+	pthread_mutex_unlock(&c->lock);
+	uint32_t gen = c->assoc_gen;
+	bool fresh = false;
+	pthread_mutex_lock(&c->admin_lock);
+	int rc = ctrl_reassociate(c, &fresh);
+	pthread_mutex_unlock(&c->admin_lock);
+	if (rc)
+		fprintf(stderr, "    re-association: %s\n", nvmeof_errmsg());
+	CHECK_EQ(rc, 0);
+	CHECK(fresh);
+	CHECK_EQ(ctrl_state(c), CTRL_LIVE);
+	CHECK_EQ(c->assoc_gen, gen + 1);
+	CHECK(!fence_pending(c));
+	fctrl_free(f);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -291,6 +497,10 @@ int main(void)
 		T(a_holders_wait_sends_no_keep_alive_once_a_fence_is_due),
 		T(admin_callbacks_run_by_a_fence_leave_the_io_callbacks_their_message),
 		T(a_reconnect_to_a_new_association_takes_its_quiesce_time),
+		T(a_due_fence_stops_the_other_io_queues_before_it_runs),
+		T(an_admin_command_behind_the_admin_lock_is_not_sent_once_a_fence_is_due),
+		T(an_admin_callback_run_by_the_fence_cannot_destroy_the_polling_queue),
+		T(a_new_association_carries_no_fence_of_the_old),
 	};
 	return run_tests("unit-fence", t, sizeof(t) / sizeof(t[0]));
 }

@@ -54,7 +54,7 @@ without() {
 
 # The suites every build runs; $1 names the build in the suites' names.
 per_build() {
-  local b=$1 engine_args=() faults_args=() tool_args=()
+  local b=$1 engine_args=() faults_args=() tool_args=() core_args=()
   # shellcheck disable=SC2206 # the lists are space-separated test names
   local tcp_engine=($TCP_ENGINE)
   # Under ASan+UBSan, the tests that measure waits or count them (a
@@ -77,8 +77,15 @@ per_build() {
   # across a reconnect (faults.sh's reconnect and losses stay), the flush
   # and deep-queue tests (engine.sh-tcp runs them sanitized), and faults.sh's
   # one-controller job ending while the target is away (the two-controller
-  # one runs the same path for each). About 150 s of about 700.
+  # one runs the same path for each). Of target_core (all its tests run
+  # over TCP or in the plain build too): keep-alive over idle seconds and
+  # the defaults' keep-alive (target_core-tcp runs both sanitized), the
+  # target ending an association whose keep-alives stopped (nvmet's
+  # doing), and 64 queue pairs connecting three times (four queues and
+  # the poll groups run the same connect). About 180 s of about 700.
   if [ "$b" = san ]; then
+    core_args=(--except keep_alive_keeps_the_association defaults_keep_the_controller_alive
+      target_ends_association_when_keep_alives_stop sixty_four_queue_pairs_connect_under_load_and_all_carry_io)
     engine_args=(--except t_connect_timeout_bounds_each_step t_connect_retries_is_the_number_of_tries_after_the_first
       t_kato_keeps_an_idle_job_connected t_verbose_logs_each_connection_step t_qd1_latency_accounting
       t_doorbells_coalesce_at_depth t_spin_us_decides_when_hybrid_sleeps t_wait_sleep_is_counted
@@ -94,7 +101,7 @@ per_build() {
     # shellcheck disable=SC2207 # test names: no spaces, no globs
     tcp_engine=($(without "$TCP_ENGINE" t_tcp_refuses_rdma_options t_verify_write_then_read)) || rc=1
   fi
-  run "$b/target_core" 900 "$NVMEOF_BUILD/tests/target_core"
+  run "$b/target_core" 900 "$NVMEOF_BUILD/tests/target_core" "${core_args[@]}"
   run "$b/target_core-tcp" 600 env NVMEOF_TB_TRTYPE=tcp "$NVMEOF_BUILD/tests/target_core" $TCP_CORE
   run "$b/target_core-tcp-digests" 300 env NVMEOF_TB_TRTYPE=tcp NVMEOF_TB_DIGESTS=1 \
     "$NVMEOF_BUILD/tests/target_core" $TCP_CORE_DIGESTS

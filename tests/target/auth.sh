@@ -23,7 +23,7 @@ T=$B/nvmeof
 pre() { if [ -n "${NVMEOF_ASAN_RT:-}" ]; then LD_PRELOAD=$NVMEOF_ASAN_RT ASAN_OPTIONS=detect_leaks=0 "$@"; else "$@"; fi; }
 prefio() { # timeout SECONDS fio ARGS...: timeout's own leaks unchecked, fio's checked
   if [ -n "${NVMEOF_ASAN_RT:-}" ]; then
-    pre "$1" "$2" env ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2 \
+    pre "$1" "$2" env ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2:symbolize=0 \
       LSAN_OPTIONS=suppressions=$PWD/tests/target/lsan-fio.supp:print_suppressions=0 "${@:3}"
   else "$@"; fi
 }

@@ -21,11 +21,11 @@ ours() { timeout 300 env "${FIO_ENV[@]}" "$FIO" --ioengine=external:"$ENG" --out
 # does): fio's own allocations are dropped by lsan-fio.supp (their stack
 # kept to the allocator and its caller); the engine's and the library's
 # are reported. The preload reaches every command here, whose leaks are
-# not ours: only fio's runs check.
+# not ours: only fio's runs check. symbolize=0: see lsan-fio.supp.
 FIO_ENV=()
 if [ -n "${NVMEOF_ASAN_RT:-}" ]; then
   export LD_PRELOAD=$NVMEOF_ASAN_RT ASAN_OPTIONS=detect_leaks=0
-  FIO_ENV=(ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2
+  FIO_ENV=(ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2:symbolize=0
     LSAN_OPTIONS=suppressions=$PWD/tests/target/lsan-fio.supp:print_suppressions=0)
 fi
 

@@ -23,7 +23,7 @@ errlines() { grep -E '^nvmeof: (read|write|trim|sync|datasync|commit): ' "$1"; }
 FIO_ENV=()
 if [ -n "${NVMEOF_ASAN_RT:-}" ]; then
   export LD_PRELOAD=$NVMEOF_ASAN_RT ASAN_OPTIONS=detect_leaks=0
-  FIO_ENV=(ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2
+  FIO_ENV=(ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2:symbolize=0
     LSAN_OPTIONS=suppressions=$PWD/tests/target/lsan-fio.supp:print_suppressions=0)
 fi
 SANITIZER_RE='AddressSanitizer|LeakSanitizer|runtime error'

@@ -18,7 +18,7 @@ ENG=${NVMEOF_ENGINE:-$PWD/$B/libnvmeof_fio.so}
 FIO_ENV=()
 if [ -n "${NVMEOF_ASAN_RT:-}" ]; then
   export LD_PRELOAD=$NVMEOF_ASAN_RT ASAN_OPTIONS=detect_leaks=0
-  FIO_ENV=(ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2
+  FIO_ENV=(ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2:symbolize=0
     LSAN_OPTIONS=suppressions=$PWD/tests/target/lsan-fio.supp:print_suppressions=0)
 fi
 NQN_M_ESC=${NVMEOF_TB_NQN_M//:/\\:}

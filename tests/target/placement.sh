@@ -22,7 +22,7 @@ ours() { timeout 300 env "${FIO_ENV[@]}" "$FIO" --ioengine=external:"$ENG" --out
 FIO_ENV=()
 if [ -n "${NVMEOF_ASAN_RT:-}" ]; then
   export LD_PRELOAD=$NVMEOF_ASAN_RT ASAN_OPTIONS=detect_leaks=0
-  FIO_ENV=(ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2
+  FIO_ENV=(ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2:symbolize=0
     LSAN_OPTIONS=suppressions=$PWD/tests/target/lsan-fio.supp:print_suppressions=0)
 fi
 RELAXED=$((1 << 20)) # IBV_ACCESS_RELAXED_ORDERING (IBV_ACCESS_OPTIONAL_FIRST)

@@ -40,29 +40,76 @@ TCP_ENGINE="t_verify_write_then_read t_verify_randrw_4k_ns2 t_verify_md5_and_lar
   t_in_capsule_decides_where_small_writes_go t_digest_options_are_negotiated
   t_deep_queue_sleeps_with_nothing_left_behind"
 
+# without "LIST" NAME...: LIST less NAME..., each of which it must hold
+without() {
+  local l=" $1 " n
+  l=${l//$'\n'/ }
+  shift
+  for n; do
+    [[ "$l" == *" $n "* ]] || { echo "run-all.sh: no test $n in the list" >&2; return 1; }
+    l=${l/ $n / }
+  done
+  echo "$l"
+}
+
 # The suites every build runs; $1 names the build in the suites' names.
 per_build() {
-  local b=$1 engine_args=() faults_args=() tool_args=()
+  local b=$1 engine_args=() faults_args=() tool_args=() core_args=()
+  # shellcheck disable=SC2206 # the lists are space-separated test names
+  local tcp_engine=($TCP_ENGINE)
   # Under ASan+UBSan, the tests that measure waits or count them (a
   # connect's timeouts and retries, keep-alive over idle seconds, CPU while
   # the target is away, sleeps and doorbells) and those whose check is what
   # fio or the kernel's host reports check nothing the plain build's run
   # does not: their code is the same, and the other tests run it sanitized.
   # They would add about 200 s.
+  # Nor the tests that run a code path again which another sanitized test
+  # runs (the sanitizers look for what a path does wrong, which a second
+  # pass with other sizes, counts or fio modes does not add to), nor those
+  # that mostly wait for a connect nobody answers (target_core's
+  # unreachable_address_fails_fast and unit_tcpsock run those timeouts
+  # sanitized): the queue pairs' verify in processes and round-robin (in
+  # threads stays; t_jobs_in_processes and t_qpair_select_rr_spreads_evenly
+  # run those modes), 64 queue pairs connecting (four do, the same
+  # connect), qpairs=0's count per CPU (its grant and sharing tests stay),
+  # a failed connect as fio's JSON error (the connect failures stay:
+  # t_refused_host_fails_clearly, t_wrong_nqn_fails_clearly), fio's JSON
+  # across a reconnect (faults.sh's reconnect and losses stay), the flush
+  # and deep-queue tests (engine.sh-tcp runs them sanitized), and faults.sh's
+  # one-controller job ending while the target is away (the two-controller
+  # one runs the same path for each). Of target_core (all its tests run
+  # over TCP or in the plain build too): keep-alive over idle seconds and
+  # the defaults' keep-alive (target_core-tcp runs both sanitized), the
+  # target ending an association whose keep-alives stopped (nvmet's
+  # doing), and 64 queue pairs connecting three times (four queues and
+  # the poll groups run the same connect). About 180 s of about 700.
   if [ "$b" = san ]; then
+    core_args=(--except keep_alive_keeps_the_association defaults_keep_the_controller_alive
+      target_ends_association_when_keep_alives_stop sixty_four_queue_pairs_connect_under_load_and_all_carry_io)
     engine_args=(--except t_connect_timeout_bounds_each_step t_connect_retries_is_the_number_of_tries_after_the_first
       t_kato_keeps_an_idle_job_connected t_verbose_logs_each_connection_step t_qd1_latency_accounting
       t_doorbells_coalesce_at_depth t_spin_us_decides_when_hybrid_sleeps t_wait_sleep_is_counted
-      t_kernel_reads_what_fio_wrote t_json_and_terse_output_parse_in_threads_and_processes)
+      t_kernel_reads_what_fio_wrote t_json_and_terse_output_parse_in_threads_and_processes
+      t_qpairs4_verify_in_processes t_qpairs4_verify_round_robin t_qpairs64_connect_while_another_job_runs_io
+      t_qpairs_default_one_per_cpu t_a_failed_connect_is_the_jobs_error t_json_output_parses_across_a_reconnect
+      t_fsync_is_flush t_deep_queue_sleeps_with_nothing_left_behind t_tcp_connect_nobody_answers_is_etimedout)
+    # t_bad_arguments: 25 refusals, 33 s sanitized; its parsing ones run
+    # sanitized in secrets.sh's sweep (make unit SAN=1), its target's
+    # refusals in target_core (wrong_subsystem_nqn, host_refused_by_subsystem_b,
+    # nobody_listening_on_port, out_of_range_lba_names_the_status)
     tool_args=(--except t_id_ctrl_agrees_with_kernel t_namespaces_agree_with_kernel t_discover_agrees_with_nvme_cli
-      t_help_for_every_subcommand t_nvme_cli_letters_and_streams)
-    faults_args=(--except t_link_cut_during_io t_two_controllers_wait_sleep_does_not_spin)
+      t_help_for_every_subcommand t_nvme_cli_letters_and_streams t_bad_arguments)
+    faults_args=(--except t_link_cut_during_io t_two_controllers_wait_sleep_does_not_spin t_job_ends_while_target_away)
+    # over TCP: not what engine.sh runs the same (it names trtype=TCP
+    # itself) nor a second plain verify (t_verify_randrw_4k_ns2 stays)
+    # shellcheck disable=SC2207 # test names: no spaces, no globs
+    tcp_engine=($(without "$TCP_ENGINE" t_tcp_refuses_rdma_options t_verify_write_then_read)) || rc=1
   fi
-  run "$b/target_core" 900 "$NVMEOF_BUILD/tests/target_core"
+  run "$b/target_core" 900 "$NVMEOF_BUILD/tests/target_core" "${core_args[@]}"
   run "$b/target_core-tcp" 600 env NVMEOF_TB_TRTYPE=tcp "$NVMEOF_BUILD/tests/target_core" $TCP_CORE
   run "$b/target_core-tcp-digests" 300 env NVMEOF_TB_TRTYPE=tcp NVMEOF_TB_DIGESTS=1 \
     "$NVMEOF_BUILD/tests/target_core" $TCP_CORE_DIGESTS
-  run "$b/engine.sh-tcp" 600 env NVMEOF_TB_TRTYPE=tcp bash tests/target/engine.sh $TCP_ENGINE
+  run "$b/engine.sh-tcp" 600 env NVMEOF_TB_TRTYPE=tcp bash tests/target/engine.sh "${tcp_engine[@]}"
   # written by ours, read by the kernel's nvme-tcp, and back
   run "$b/tool.sh-tcp" 300 env NVMEOF_TB_TRTYPE=tcp bash tests/target/tool.sh t_write_read_back_ours_and_kernel \
     t_write_zeroes_reads_back_zeroes

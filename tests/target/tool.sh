@@ -67,7 +67,7 @@ t_discover_o_fio_filenames_run_in_fio() {
   # fio is not instrumented: a sanitized engine needs the ASan runtime first,
   # and its leaks are checked (fio's own dropped by lsan-fio.supp)
   local pre=()
-  [ -z "${NVMEOF_ASAN_RT:-}" ] || pre=(env LD_PRELOAD="$NVMEOF_ASAN_RT" ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2
+  [ -z "${NVMEOF_ASAN_RT:-}" ] || pre=(env LD_PRELOAD="$NVMEOF_ASAN_RT" ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2:symbolize=0
     LSAN_OPTIONS=suppressions=$PWD/tests/target/lsan-fio.supp:print_suppressions=0)
   timeout 120 "${pre[@]}" fio --name=pasted --ioengine=external:"$PWD/$B/libnvmeof_fio.so" --thread=1 --filename="$fn" \
     --rw=randread --bs=4k --size=16m --number_ios=64 > "$SCRATCH/fio.out" 2>&1 || { cat "$SCRATCH/fio.out"; fail "fio on the pasted filename failed"; }

@@ -158,6 +158,21 @@ rc=0
 out=$(env -u NVMEOF_TB_RUN bash "$tmp/suite3.sh" --except t_no_such 2>&1) || rc=$?
 [ "$rc" != 0 ] && grep -q 'run_tests --except: no test t_no_such' <<< "$out" &&
   ok "--except with a name that is no test fails" || bad "--except with a name that is no test fails" "exit $rc: $out"
+# the C suites' --except (tests/unit/check.h) the same, in a unit suite
+cb=build/out/tests/unit_connretry
+if [ -x "$cb" ]; then
+  all=$("$cb" 2>&1 | awk '/^ok /{ print $2 }')
+  first=$(head -1 <<< "$all") second=$(sed -n 2p <<< "$all")
+  out=$("$cb" --except "$first" "$second" 2>&1); rc=$?
+  [ "$rc" = 0 ] && [ "$(grep -c '^ok ' <<< "$out")" = $(($(wc -l <<< "$all") - 2)) ] &&
+    ! grep -qE "^ok +($first|$second)$" <<< "$out" &&
+    ok "a C suite's --except runs every test but those named" ||
+    bad "a C suite's --except runs every test but those named" "exit $rc: $out"
+  rc=0; out=$("$cb" --except no_such_test 2>&1) || rc=$?
+  [ "$rc" = 2 ] && grep -q -- '--except: no test no_such_test' <<< "$out" &&
+    ok "a C suite's --except with a name that is no test fails" ||
+    bad "a C suite's --except with a name that is no test fails" "exit $rc: $out"
+else bad "a C suite's --except" "no $cb: make first"; fi
 
 # The suite itself killed at its limit (as tests/suite's timeout does) while
 # a test waits on a `timeout CMD`, a process group of its own.

@@ -222,6 +222,21 @@ static struct admin_done {
 	pthread_t thread;
 } ad;
 static struct nvmeof_ctrl *ad_ctrl;
+
+/* An Asynchronous Event Request outstanding on the admin queue, with cb:
+ * the admin command a fence completes on the thread that runs it. */
+static int post_aer(struct nvmeof_ctrl *c, nvmeof_cb cb)
+{
+	uint8_t sqe[NVME_SQE_SIZE];
+	memset(sqe, 0, sizeof(sqe));
+	sqe[0] = OPC_AER;
+	pthread_mutex_lock(&c->admin_lock);
+	int rc = q_submit_aer(c->admin, sqe, cb, NULL);
+	nvmeof_queue_poll(c->admin, 0);
+	pthread_mutex_unlock(&c->admin_lock);
+	return rc;
+}
+
 static void admin_cb(void *arg, const struct nvmeof_cpl *cpl)
 {
 	(void)arg;
@@ -244,13 +259,7 @@ TEST(admin_callbacks_run_by_a_fence_leave_the_io_callbacks_their_message)
 	struct nvmeof_ctrl *c = f->c;
 	memset(&ad, 0, sizeof(ad));
 	ad_ctrl = c;
-	uint8_t sqe[NVME_SQE_SIZE];
-	memset(sqe, 0, sizeof(sqe));
-	sqe[0] = OPC_AER;
-	pthread_mutex_lock(&c->admin_lock);
-	CHECK_EQ(q_submit_aer(c->admin, sqe, admin_cb, NULL), 0);
-	nvmeof_queue_poll(c->admin, 0);
-	pthread_mutex_unlock(&c->admin_lock);
+	CHECK_EQ(post_aer(c, admin_cb), 0);
 	CHECK_EQ(f->ar.aers, 1);
 	lose_io_queue(f);
 	CHECK(!fence_pending(c));
@@ -443,13 +452,7 @@ TEST(an_admin_callback_run_by_the_fence_cannot_destroy_the_polling_queue)
 	memset(&nest, 0, sizeof(nest));
 	nest.ioq = f->ioq;
 	q_set_loss_hook(f->ioq, counting_loss_hook, c);
-	uint8_t sqe[NVME_SQE_SIZE];
-	memset(sqe, 0, sizeof(sqe));
-	sqe[0] = OPC_AER;
-	pthread_mutex_lock(&c->admin_lock);
-	CHECK_EQ(q_submit_aer(c->admin, sqe, nesting_admin_cb, NULL), 0);
-	nvmeof_queue_poll(c->admin, 0);
-	pthread_mutex_unlock(&c->admin_lock);
+	CHECK_EQ(post_aer(c, nesting_admin_cb), 0);
 	lose_io_queue(f);
 	CHECK(!q_connected(c->admin)); /* fenced from the I/O queue's poll */
 	CHECK_EQ(nest.freed, 0);

@@ -95,10 +95,10 @@ t_single_controller_reconnects_with_writes_in_doubt() {
 }
 
 # Subsystem M taken off path 1's port (nvmet ends that port's controllers),
-# then put back: over RDMA, and over NVMe/TCP. A KATO of 2 s (here and in
-# the split writes' test below): the writes lost with the port are held
-# 1 s + 2 x KATO, 5 s instead of the default's 11 s; the default keep-alive
-# is the partitions' subject above, not these faults'.
+# then put back: over RDMA, and over NVMe/TCP. A KATO of 2 s: the writes
+# lost with the port are held 1 s + 2 x KATO, 5 s instead of the default's
+# 11 s; the default keep-alive is the partitions' subject above, not these
+# faults'.
 port_removal() { # trtype
   local rc=0
   NVMEOF_TB_TRTYPE=$1 fc "$SCRATCH/log" $(two_paths "$1") --timeout=2000 --kato=2000 --cut-cmd="tb mpath-down 1" --cut-at=2 \
@@ -128,7 +128,7 @@ t_writes_above_mdts_lose_no_update_across_a_port_loss_and_inaccessible() {
   printf '%s\n' "2 tb mpath-down 1" "2 tb ana 1 inaccessible" "5 tb mpath-up 1" "6 tb ana 1 optimized" \
     > "$SCRATCH/faults"
   timeout 240 "$T" failover-check -n "$NQN" $(two_paths rdma) --iopolicy=round-robin --units=8 --block-count=512 --queues=2 \
-    --queue-depth=2 --timeout=4000 --kato=2000 --fault-script="$SCRATCH/faults" --runtime=7 --hold=3000 \
+    --queue-depth=2 --timeout=4000 --fault-script="$SCRATCH/faults" --runtime=7 --hold=3000 \
     > "$SCRATCH/log" 2>&1 || rc=$?
   sed 's/^/    /' "$SCRATCH/log"
   [ "$(path_errors "$SCRATCH/log" 1)" -gt 0 ] || fail "the faults reached no write on path 1"

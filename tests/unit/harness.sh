@@ -361,4 +361,46 @@ done
 [ -n "$k" ] && [ -z "$missing" ] && ok "every name in python.sh-tcp's -k list is a Python test's" ||
   bad "every name in python.sh-tcp's -k list is a Python test's" "list '$k'; no test:$missing"
 
+
+# tests/testbed/run boots again, once, a guest whose kernel died before the
+# test bed's init ran (nothing of ours ran), and reports the command's
+# status; a guest that dies so twice, or after the init, is not retried.
+# A stand-in for QEMU plays the guest: it dies in early boot the first N
+# times, then says the init is up and reports the status through the run
+# folder as the init does (tbrun= on its kernel command line).
+fq=$tmp/fakeqemu
+mkdir -p "$fq/bin" "$fq/state/kernel"
+echo 6.1.0-test > "$fq/state/kernel/version"
+echo kernel > "$fq/state/kernel/vmlinux"
+echo initrd > "$fq/state/initramfs.cpio.gz"
+cat > "$fq/bin/qemu-system-x86_64" <<'EOF2'
+#!/bin/bash
+n=$(cat "$FQ_COUNT" 2> /dev/null || echo 0); echo $((n + 1)) > "$FQ_COUNT"
+if [ "$n" -lt "$FQ_DIE" ]; then
+  echo "[    1.55] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI"
+  echo "[    1.56] Kernel panic - not syncing: Fatal exception in interrupt"
+  exit 0
+fi
+run=$(sed -n 's/.* tbrun=\([^ ]*\) .*/\1/p' <<< "$*")
+echo "tb-init: guest up at 0.1s"
+[ "$FQ_AFTER_INIT" = 1 ] && { echo "[    9.0] Kernel panic - not syncing: late"; exit 0; }
+echo 7 > "$run/rc"
+EOF2
+chmod +x "$fq/bin/qemu-system-x86_64"
+tbrun() { # DIE AFTER_INIT -> the run's exit status; its stderr in $fq/err
+  rm -f "$fq/count"
+  FQ_COUNT=$fq/count FQ_DIE=$1 FQ_AFTER_INIT=$2 PATH=$fq/bin:$PATH NVMEOF_TB_STATE=$fq/state \
+    NVMEOF_TB_LOCK=$fq/lock NVMEOF_TB_TIMEOUT=60 timeout 120 tests/testbed/run --no-target true > /dev/null 2> "$fq/err"
+}
+rc=0; tbrun 1 0 || rc=$?
+[ "$rc" = 7 ] && [ "$(cat "$fq/count")" = 2 ] && grep -q 'died before the test bed.s init ran.*booting again' "$fq/err" &&
+  grep -q 'Oops: int3' "$fq/err" && ok "a guest that died in early boot is booted again, once, saying so" ||
+  bad "a guest that died in early boot is booted again, once, saying so" "exit $rc, $(cat "$fq/count") boot(s): $(tail -3 "$fq/err")"
+rc=0; tbrun 2 0 || rc=$?
+[ "$rc" = 125 ] && [ "$(cat "$fq/count")" = 2 ] && ok "dying so twice fails the boot (125)" ||
+  bad "dying so twice fails the boot (125)" "exit $rc, $(cat "$fq/count") boot(s)"
+rc=0; tbrun 0 1 || rc=$?
+[ "$rc" = 125 ] && [ "$(cat "$fq/count")" = 1 ] && ok "a guest that died after the init ran is not booted again" ||
+  bad "a guest that died after the init ran is not booted again" "exit $rc, $(cat "$fq/count") boot(s)"
+
 tally harness

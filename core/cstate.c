@@ -181,7 +181,7 @@ void ctrl_io_lost(void *arg, struct nvmeof_queue *q)
 		 * (docs/library.md, "Threading rules"). The lost queue's own
 		 * callbacks come after this hook and read this thread's message:
 		 * their queue's loss, not the admin queue's. */
-		char mine[512];
+		char mine[NVMEOF_ERRMSG_MAX];
 		snprintf(mine, sizeof(mine), "%s", nvmeof_errmsg());
 		ctrl_fence(c);
 		pthread_mutex_unlock(&c->admin_lock);

@@ -33,6 +33,9 @@ extern int nvmeof_on_valgrind;
 /* Sets this thread's message and returns code, so errors read
  * `return nvmeof_err(NVMEOF_EINVAL, "...")`. */
 int nvmeof_err(int code, const char *fmt, ...) PRINTF(2, 3);
+/* The longest message nvmeof_errmsg() holds, terminator included: a copy
+ * this long keeps a thread's message whole across work that sets another. */
+#define NVMEOF_ERRMSG_MAX 512
 int nvmeof_err_prefix(int code, const char *fmt, ...) PRINTF(2, 3);
 
 #endif

@@ -268,7 +268,7 @@ struct nvmeof_queue {
 		int done;              /* atomic: the worker has returned */
 		int cancel;            /* atomic: the owner no longer wants the attempt */
 		int rc;
-		char msg[512];         /* its thread's error message (as long as nvmeof_errmsg) */
+		char msg[NVMEOF_ERRMSG_MAX]; /* its thread's error message */
 		uint32_t usable;       /* the new connection's CRQSIZE */
 		bool has_limits, has_cmd, has_wire_icd;
 		uint32_t icd, assoc_gen, wire_icd;

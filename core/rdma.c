@@ -355,7 +355,7 @@ bool tr_disconnected(struct tr_conn *c)
  * connection's epoch and is dropped there. */
 void tr_close(struct tr_conn *c)
 {
-	char saved[512];
+	char saved[NVMEOF_ERRMSG_MAX];
 	/* Teardown after a failure must not overwrite the message saying why. */
 	snprintf(saved, sizeof(saved), "%s", nvmeof_errmsg());
 	if (c->connected)

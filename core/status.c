@@ -202,7 +202,7 @@ const char *nvmeof_cpl_str(const struct nvmeof_cpl *cpl, char *buf, size_t len)
 	return buf;
 }
 
-static _Thread_local char errbuf[512];
+static _Thread_local char errbuf[NVMEOF_ERRMSG_MAX];
 
 /* A secret's prefixes (DH-HMAC-CHAP, NVMe/TCP TLS PSK interchange), as any
  * case: a message built from a caller's words never shows what follows one. */

@@ -227,7 +227,7 @@ static struct nvmeof_ctrl *ad_ctrl;
  * the admin command a fence completes on the thread that runs it. */
 static int post_aer(struct nvmeof_ctrl *c, nvmeof_cb cb)
 {
-	uint8_t sqe[NVME_SQE_SIZE];
+	static uint8_t sqe[NVME_SQE_SIZE]; /* q_submit_aer: lives until cb runs */
 	memset(sqe, 0, sizeof(sqe));
 	sqe[0] = OPC_AER;
 	pthread_mutex_lock(&c->admin_lock);

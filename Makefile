@@ -278,9 +278,15 @@ unit: all
 	exit $$rc
 
 # setup first: it installs what the build needs (rdma-core headers, fio).
+# The builds run on every CPU (make test itself runs without -j: its steps
+# and suites go one after another); a build that fails still fails its unit
+# stage, which builds again serially and says what broke.
+BUILD_JOBS ?= $(shell nproc)
 test-unit: setup
+	-$(MAKE) -j$(BUILD_JOBS) all
+	-$(MAKE) -j$(BUILD_JOBS) all SAN=1
 	rc=0; $(MAKE) unit || rc=1; $(MAKE) unit SAN=1 || rc=1; \
-	if $(MAKE) build/tsan/tests/unit_queue build/tsan/tests/unit_fence TSAN=1; then \
+	if $(MAKE) -j$(BUILD_JOBS) build/tsan/tests/unit_queue build/tsan/tests/unit_fence TSAN=1; then \
 		tests/suite tsan/unit_queue 900 build/tsan/tests/unit_queue || rc=1; \
 		tests/suite tsan/unit_fence 300 build/tsan/tests/unit_fence || rc=1; \
 	else rc=1; fi; \
@@ -311,7 +317,7 @@ FIO_RELEASES ?= 3.39 3.42
 fio-release:
 	@for v in $(FIO_RELEASES); do \
 		engine/build-fio-release $$v build/fio-$$v || exit 1; \
-		$(MAKE) O=build/fio-$$v-out FIO_SRC=build/fio-$$v build/fio-$$v-out/libnvmeof_fio.so \
+		$(MAKE) -j$(BUILD_JOBS) O=build/fio-$$v-out FIO_SRC=build/fio-$$v build/fio-$$v-out/libnvmeof_fio.so \
 			build/fio-$$v-out/tests/fio_version || exit 1; \
 	done
 # What building needs and nothing more (no QEMU, kernels or valgrind): the
@@ -342,9 +348,9 @@ TB_LIMIT_SAN ?= 3000
 TB_LIMIT_NUMA ?= 900
 TB_LIMIT_612 ?= 1200
 test-target: setup
-	$(MAKE) all
-	$(MAKE) all SAN=1
-	$(MAKE) build/tsan/tests/target_core build/tsan/tests/target_disc build/tsan/tests/target_mpath TSAN=1
+	$(MAKE) -j$(BUILD_JOBS) all
+	$(MAKE) -j$(BUILD_JOBS) all SAN=1
+	$(MAKE) -j$(BUILD_JOBS) build/tsan/tests/target_core build/tsan/tests/target_disc build/tsan/tests/target_mpath TSAN=1
 	# fio's releases for the engine; where one did not build, fio-versions.sh
 	# in the plain boot fails saying so (it skips only without the archives)
 	$(MAKE) fio-release > build/fio-release.log 2>&1 || \

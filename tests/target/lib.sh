@@ -170,20 +170,21 @@ run_tests() {
     # condition, subshell included, so no unchecked command would count.
     ( trap 'exit 143' TERM; set -e; "$t" ) &
     _TPID=$!
-    # the test's limit: the watchdog ends the test's whole tree
-    ( trap 'kill $sp 2> /dev/null; exit 0' TERM
-      sleep "$TEST_LIMIT" & sp=$!
-      wait $sp
+    # The test's limit: a watchdog ends the test's whole tree unless a
+    # line on a pipe of this test's own stops it first. Not a signal: a
+    # TERM that came as the watchdog started its sleep was lost, and then
+    # a test that had passed counted as a TIMEOUT, and the sleep held the
+    # suite's output open. (A pipe opened read-write: nobody's exit closes it.)
+    local cfd
+    exec {cfd}<> <(:)
+    ( read -r -t "$TEST_LIMIT" -u "$cfd" _ && exit 0
       : > "$timed_out"
       end_tree "$_TPID" ) &
     wpid=$!
     wait "$_TPID" 2> /dev/null && rc=0 || rc=$?
-    if [ -e "$timed_out" ]; then
-      wait "$wpid" 2> /dev/null || true
-    else
-      kill "$wpid" 2> /dev/null || true
-      wait "$wpid" 2> /dev/null || true
-    fi
+    echo stop >&"$cfd"
+    wait "$wpid" 2> /dev/null || true
+    exec {cfd}>&-
     _TPID=""
     if [ -e "$timed_out" ]; then
       echo "    TIMEOUT: $t ran past its limit of ${TEST_LIMIT}s: ended, with everything it started" >&2

@@ -56,6 +56,24 @@ c=$(cat "$tmp/child" 2> /dev/null) g=$(cat "$tmp/grandchild" 2> /dev/null)
 [ -n "$c" ] && [ -n "$g" ] && gone "$c" && gone "$g" && ok "the hanging test's child and grandchild are gone" ||
   bad "the hanging test's child and grandchild are gone" "child '$c', grandchild '$g'"
 
+# Many tests that end at once: none is a TIMEOUT, and nothing of their
+# limits' timers outlives the suite holding its output open (a reader of
+# the output, as tests/suite's tee is, waits for its end). Before, a test's
+# timer could miss its stop when the test ended as the timer started: the
+# test counted as a TIMEOUT after the limit's 20 s, and a sleep held the
+# pipe for 20 s more.
+cat > "$tmp/quick.sh" <<EOF
+source "$PWD/tests/target/lib.sh"
+TEST_LIMIT=20
+for i in \$(seq 1 60); do eval "t_quick_\$i() { :; }"; done
+run_tests
+EOF
+rc=0
+out=$(env -u NVMEOF_TB_RUN timeout 15 bash "$tmp/quick.sh" 2>&1 | cat) || rc=$?
+grep -q '^quick: 60 passed, 0 failed, 0 skipped$' <<< "$out" && ! grep -q TIMEOUT <<< "$out" &&
+  ok "sixty tests that end at once pass, and the suite's output ends with it" ||
+  bad "sixty tests that end at once pass, and the suite's output ends with it" "exit $rc: $(tail -3 <<< "$out")"
+
 # The real-target C suites (tests/unit/check.h with check_limit_each_test):
 # each test in a child of its own, with a limit (NVMEOF_TEST_LIMIT). A test
 # blocked in the kernel that ignores TERM, with a child of its own, is ended

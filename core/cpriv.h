@@ -124,7 +124,8 @@ void ctrl_io_lost(void *arg, struct nvmeof_queue *q);
 /* admin_lock held: after an I/O queue's loss (fence_due), the admin
  * queue's connection goes down. The other I/O queues left the old
  * association when the fence fell due (ctrl_io_lost moved assoc_gen):
- * they go at their next housekeeping (reconnecting, where they do). */
+ * they go at their next poll (reconnecting, where they do), and what is
+ * submitted on one meanwhile waits rather than go out on the old one. */
 void ctrl_fence(struct nvmeof_ctrl *c);
 /* c->lock held: let go of it, fence under admin_lock, take it again (the
  * reset worker's and the keep-alive thread's way to a due fence). */

@@ -425,6 +425,14 @@ static inline bool q_has_wire(const struct nvmeof_queue *q)
 {
 	return q->state == Q_LIVE || q->state == Q_LOST || q->state == Q_CONNECTING;
 }
+/* The association this queue joined was replaced or ended since
+ * (q_follow_assoc): a live queue sends nothing more on it (what is
+ * submitted waits) and its next poll takes it off. One relaxed load of the
+ * controller's counter, which moves only at a loss or a re-association. */
+static inline bool q_assoc_moved(const struct nvmeof_queue *q)
+{
+	return q->assoc_now && __atomic_load_n(q->assoc_now, __ATOMIC_RELAXED) != q->assoc_gen;
+}
 /* poll.c: after a batch, the state, then retries, refills and the doorbell.
  * The completions this poll counted, or an error. */
 int q_poll_tail(struct nvmeof_queue *q);

@@ -145,11 +145,6 @@ static void housekeep(struct nvmeof_queue *q, uint64_t now)
 		q_lose(q);
 		return;
 	}
-	if (q->assoc_now && q->state == Q_LIVE && __atomic_load_n(q->assoc_now, __ATOMIC_RELAXED) != q->assoc_gen) {
-		trace_q(q, "queue %u: its association was replaced", q->qid);
-		q_lose(q);
-		return;
-	}
 	bool expired = false;
 	for (uint32_t si = 0; si < q->depth; si++) {
 		struct slot *s = &q->slots[si];
@@ -203,6 +198,16 @@ bool q_state_tick(struct nvmeof_queue *q)
 		}
 		if (q->state != Q_LIVE && q->state != Q_CONNECTING)
 			return false;
+	}
+	/* Its association was replaced, or ended by another queue's loss: at
+	 * once, not at the next housekeeping, since what waits (held at its
+	 * submission) would otherwise go out to the old controller from this
+	 * poll's refill. */
+	if (unlikely(q->state == Q_LIVE && q_assoc_moved(q))) {
+		trace_q(q, "queue %u: its association was replaced or ended", q->qid);
+		q_lose(q);
+		recover(q);
+		return false;
 	}
 	uint64_t now = nvmeof_now_ms();
 	if (unlikely(now >= q->next_housekeep_ms)) {

@@ -215,7 +215,8 @@ void q_set_loss_hook(struct nvmeof_queue *q, void (*fn)(void *, struct nvmeof_qu
 /* The association the controller has now (an atomic counter, *now; NULL:
  * none to follow) and the one this queue's Connect joined (gen): a live
  * queue whose association was replaced or ended (an I/O queue's loss
- * fences it) is lost at its next housekeeping, and reconnects to the new
+ * fences it) sends nothing more (what is submitted on it waits), is lost
+ * at its next poll, and reconnects to the new
  * one where it may. The one place a new queue's association is set, with
  * or without reconnect; afterwards only a reconnect's successful Connect
  * moves it (q_stage_limits' assoc_gen), a failed one keeping the old. */

@@ -92,6 +92,24 @@ static int auth_failed(struct nvmeof_queue *q, int rc, uint16_t status)
 	return nvmeof_err_prefix(rc, "reconnect queue %u: the authentication failed, which is final", qid);
 }
 
+/* An attempt about to end well (rc 0: the queue goes live, and what it
+ * holds goes out at once) whose Connect was built for an association that
+ * has ended since: another queue's loss made a fence of it due
+ * (ctrl_io_lost moved the generation), or it was re-created. The old
+ * controller accepted the Connect, but a queue live there would send what
+ * it holds to the controller being fenced, where a write could land after
+ * the hold of a lost write on another path. The attempt fails instead:
+ * the connection is dropped, and the next attempt, after the reconnect
+ * delay, joins the new association. (From here to the queue's sends a
+ * move is seen at its next poll, as by any live queue: q_follow_assoc.) */
+static int joined_current(struct nvmeof_ctrl *c, struct nvmeof_queue *q, int rc, const char *while_what)
+{
+	if (rc || q_staged_assoc_gen(q) == __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED))
+		return rc;
+	return nvmeof_err(NVMEOF_ECLOSED, "reconnect queue %u: the association changed while %s",
+			  nvmeof_queue_qid(q), while_what);
+}
+
 /* The second half, in the queue's poll: what the Connect answered, then,
  * when the controller asks for it, each step of the authentication (sent
  * from the poll too, Q_RECONNECT_MORE) until it ends. */
@@ -103,6 +121,7 @@ static int reconnect_finish(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const
 		int arc = ctrl_auth_async_step(c, q, qid, cpl);
 		if (arc < 0)
 			arc = auth_failed(q, arc, arc == NVMEOF_ENVME ? cpl->status : 0);
+		arc = joined_current(c, q, arc, "it authenticated");
 		if (arc != Q_RECONNECT_MORE && arc != Q_RECONNECT_WORK)
 			trace_ctrl(&c->o, qid, "reconnect %s%s", arc ? "failed: " : "done", arc ? nvmeof_errmsg() : "");
 		return arc;
@@ -121,13 +140,14 @@ static int reconnect_finish(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const
 	if (rc == NVMEOF_ENVME && NVMEOF_STATUS_DNR(cpl->status) && current &&
 	    !__atomic_load_n(&c->assoc_stale, __ATOMIC_RELAXED))
 		q_reconnect_final(q);
-	if (!rc) {
+	if (rc)
+		rc = nvmeof_err_prefix(rc, "reconnect queue %u", qid);
+	else if (!(rc = joined_current(c, q, 0, "its Connect was out"))) {
 		if ((rc = ctrl_auth_async_start(c, q, qid, cpl->cdw0)) == Q_RECONNECT_MORE)
 			return rc;
 		if (rc) /* none sent yet: no status */
 			rc = auth_failed(q, rc, 0);
-	} else
-		rc = nvmeof_err_prefix(rc, "reconnect queue %u", qid);
+	}
 	trace_ctrl(&c->o, qid, "reconnect %s%s", rc ? "failed: " : "done", rc ? nvmeof_errmsg() : "");
 	return rc;
 }
@@ -154,10 +174,12 @@ static int reconnect_work(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 {
 	uint16_t qid = nvmeof_queue_qid(q);
 	int rc = ctrl_auth_async_work(c, q, qid);
-	if (rc < 0) {
+	if (rc < 0)
 		rc = auth_failed(q, rc, 0); /* the DH step sends nothing: no status */
+	rc = joined_current(c, q, rc, "it authenticated");
+	if (rc < 0)
 		trace_ctrl(&c->o, qid, "reconnect failed: %s", nvmeof_errmsg());
-	} else if (!rc)
+	else if (!rc)
 		trace_ctrl(&c->o, qid, "reconnect done");
 	return rc;
 }

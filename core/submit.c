@@ -229,7 +229,9 @@ int q_submit(struct nvmeof_queue *q, const struct sub *sb, nvmeof_cb cb, void *a
 		  uint16_t *ri_out)
 {
 	uint16_t ri;
-	bool hold = q->state != Q_LIVE || q->replay_left;
+	/* an ended association gets nothing more, not even until the next
+	 * poll notices (another queue's loss moved the controller on) */
+	bool hold = q->state != Q_LIVE || q->replay_left || unlikely(q_assoc_moved(q));
 	int rc;
 	if (unlikely(q->state != Q_LIVE) && (rc = refuse(q, sb->kind == REQ_RAW)))
 		return rc;
@@ -324,7 +326,7 @@ static inline bool one_command(const struct nvmeof_queue *q, const struct nvmeof
 {
 	return mem_ctrl(mr) == q->ctrl && off <= mr->len && ((uint64_t)nlb << lbads) <= mr->len - off &&
 	       nlb <= (q->max_cmd_bytes >> lbads) && !ns->ms && q->state == Q_LIVE && !q->pend_n &&
-	       !q->replay_left && q->nfree_slots && q->nfree_reqs;
+	       !q->replay_left && q->nfree_slots && q->nfree_reqs && !q_assoc_moved(q);
 }
 
 static inline __attribute__((always_inline)) int submit_one(struct nvmeof_queue *q, uint8_t opc, const struct nvmeof_ns *ns, uint64_t slba,

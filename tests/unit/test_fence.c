@@ -8,7 +8,8 @@
  * takes that association's quiesce time. A due fence sends the other I/O
  * queues off at once and goes before any admin command; what the fence
  * runs cannot destroy the queue whose poll runs it; a new association
- * carries no fence of the old. The
+ * carries no fence of the old; a reconnect whose Connect was out when a
+ * fence fell due does not join the old association. The
  * controller is a bare struct with its admin queue and one I/O queue on
  * test wires: no target, no threads but the keep-alive one under test.
  */
@@ -93,7 +94,9 @@ struct fctrl {
 	struct admin_rec ar;
 };
 
-static struct fctrl *fctrl_new(uint32_t kato_ms)
+/* The I/O queue's wire answered by io (io_responder unless a test needs
+ * its own). */
+static struct fctrl *fctrl_new_io(uint32_t kato_ms, fw_responder io)
 {
 	struct fctrl *f = calloc(1, sizeof(*f));
 	struct nvmeof_ctrl *c = f->c = calloc(1, sizeof(*c));
@@ -107,7 +110,7 @@ static struct fctrl *fctrl_new(uint32_t kato_ms)
 	c->state = CTRL_LIVE;
 	c->admin_live = true;
 	f->aw = fw_new(8, admin_responder, &f->ar);
-	f->iw = fw_new(8, io_responder, NULL);
+	f->iw = fw_new(8, io, NULL);
 	struct q_params ap = {.qid = 0, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
 	struct q_params ip = {.qid = 1, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
 	CHECK_EQ(q_open_fake(&ap, f->aw, &c->admin), 0);
@@ -117,6 +120,8 @@ static struct fctrl *fctrl_new(uint32_t kato_ms)
 	q_set_loss_hook(f->ioq, ctrl_io_lost, c);
 	return f;
 }
+
+static struct fctrl *fctrl_new(uint32_t kato_ms) { return fctrl_new_io(kato_ms, io_responder); }
 
 static void fctrl_free(struct fctrl *f)
 {
@@ -341,7 +346,7 @@ static void q2_cb(void *arg, const struct nvmeof_cpl *cpl)
 
 /* A fence that is due (the loss seen while another thread holds the admin
  * queue, for up to its command timeout) already sends the association's
- * other I/O queues off it: a second queue leaves at its next housekeeping
+ * other I/O queues off it: a second queue leaves at its next poll
  * and puts no more commands on the old association's wire, which would
  * reset the old controller's KATO timer as a Keep Alive does. */
 TEST(a_due_fence_stops_the_other_io_queues_before_it_runs)
@@ -365,7 +370,7 @@ TEST(a_due_fence_stops_the_other_io_queues_before_it_runs)
 	pthread_mutex_lock(&c->admin_lock); /* a long admin command of another thread */
 	lose_io_queue(f);
 	CHECK(fence_pending(c));
-	/* its housekeeping comes within a few hundred ms (HOUSEKEEP_MS) */
+	/* at its next poll */
 	for (int i = 0; i < 3000 && q_is_live(q2); i++) {
 		nvmeof_queue_poll(q2, 0);
 		usleep(1000);
@@ -377,6 +382,48 @@ TEST(a_due_fence_stops_the_other_io_queues_before_it_runs)
 		nvmeof_queue_poll(q2, 0);
 	CHECK_EQ(q2_cmds, 1);
 	CHECK(fence_pending(c)); /* the admin queue is still held */
+	pthread_mutex_unlock(&c->admin_lock);
+	q_close(q2);
+	fw_free(w2);
+	fctrl_free(f);
+}
+
+/* Between a fence falling due and the other I/O queues' next poll, a
+ * read or write submitted on one of them is not sent to the old
+ * association: it waits, and the queue's next poll takes it off the
+ * ended association (failed here, with no reconnect; parked for the new
+ * association with one). The old controller sees nothing more of it. */
+TEST(a_live_queue_sends_nothing_once_its_association_ended)
+{
+	struct fctrl *f = fctrl_new(0);
+	struct nvmeof_ctrl *c = f->c;
+	struct fake_wire *w2 = fw_new(8, q2_responder, NULL);
+	struct q_params p2 = {.qid = 2, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+	struct nvmeof_queue *q2;
+	CHECK_EQ(q_open_fake(&p2, w2, &q2), 0);
+	q_follow_assoc(q2, &c->assoc_gen, c->assoc_gen);
+	q_set_loss_hook(q2, ctrl_io_lost, c);
+	static uint8_t data[4096];
+	static struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
+	static const struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
+	q2_cmds = q2_calls = 0;
+	CHECK_EQ(nvmeof_read(q2, &ns, 0, 1, &mr, 0, q2_cb, NULL), 0);
+	for (int i = 0; i < 100 && !q2_calls; i++)
+		nvmeof_queue_poll(q2, 0);
+	CHECK_EQ(q2_cmds, 1); /* the second queue works on the association */
+	pthread_mutex_lock(&c->admin_lock); /* a long admin command of another thread */
+	lose_io_queue(f);
+	CHECK(fence_pending(c));
+	/* no poll of the second queue since: it is still live */
+	CHECK(q_is_live(q2));
+	q2_calls = 0;
+	CHECK_EQ(nvmeof_read(q2, &ns, 0, 1, &mr, 0, q2_cb, NULL), 0);
+	CHECK_EQ(nvmeof_write(q2, &ns, 1, 1, &mr, 0, q2_cb, NULL), 0);
+	CHECK_EQ(q2_cmds, 1);
+	nvmeof_queue_poll(q2, 0);
+	CHECK(!q_is_live(q2));
+	CHECK_EQ(q2_cmds, 1);
+	CHECK_EQ(q2_calls, 2); /* failed, never sent */
 	pthread_mutex_unlock(&c->admin_lock);
 	q_close(q2);
 	fw_free(w2);
@@ -493,6 +540,144 @@ TEST(a_new_association_carries_no_fence_of_the_old)
 	fctrl_free(f);
 }
 
+/* The reconnecting I/O queue's wire (the next test): its first Connect is
+ * held (the test answers it, fw_inject), later ones are answered; each
+ * Connect's CNTLID, and how many other commands had reached the wire when
+ * it went out, are kept; every other command is counted and answered. */
+static struct {
+	struct nvmeof_queue *q;
+	int connects, io;
+	uint16_t held_cid, cntlid[4];
+	int io_before[4];
+} rq;
+static enum fw_action rq_responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
+				   uint8_t *cqe)
+{
+	(void)ctx;
+	(void)sge;
+	(void)nsge;
+	if (sqe[0] != NVME_FABRICS_OPCODE || sqe[4] != NVMF_FCTYPE_CONNECT) {
+		rq.io++;
+		return FW_RESPOND;
+	}
+	/* the Connect's data, where the host wrote it */
+	uint16_t cntlid = get_le16(q_scratch(rq.q) + NVMF_CONNECT_DATA_CNTLID_OFF);
+	if (rq.connects < 4) {
+		rq.cntlid[rq.connects] = cntlid;
+		rq.io_before[rq.connects] = rq.io;
+	}
+	if (rq.connects++ == 0) {
+		rq.held_cid = nvme_sqe_cid(sqe);
+		return FW_DROP;
+	}
+	put_le32(cqe, cntlid); /* DW0: the controller it joined */
+	return FW_RESPOND;
+}
+
+/* An I/O queue's reconnect sent its Connect to the association of the
+ * time (controller 5); before the answer came, another I/O queue's loss
+ * made a fence of that association due (the admin queue another thread's
+ * meanwhile). The old controller's success does not make the queue live
+ * there: nothing it holds (a read here; a write could land after the
+ * hold) goes to the controller being fenced, the attempt fails saying
+ * why, and the next, after the reconnect delay, joins the association
+ * re-created meanwhile (controller 7), where the read then goes. */
+TEST(a_connect_answered_after_a_fence_fell_due_does_not_join_the_old_association)
+{
+	struct fctrl *f = fctrl_new_io(0, rq_responder);
+	struct nvmeof_ctrl *c = f->c;
+	memset(&rq, 0, sizeof(rq));
+	rq.q = f->ioq;
+	c->o.reconnect_delay_ms = 1; /* a loss: RESETTING, not DEAD */
+	c->o.connect_timeout_ms = 1000;
+	snprintf(c->subnqn, sizeof(c->subnqn), "nqn.2014-08.org.example:fence");
+	snprintf(c->hostnqn, sizeof(c->hostnqn), "nqn.2014-08.org.example:host");
+	f->ar.bringup = c->admin; /* the re-association at the end */
+	q_set_owner(f->ioq, c, 0);
+	q_set_reconnect(f->ioq, &ctrl_reconnect_ops, 1, 60000);
+	/* another queue's reconnect re-created the association (controller 5)
+	 * while this queue was on the old one */
+	pthread_mutex_lock(&c->admin_lock);
+	pthread_mutex_lock(&c->lock);
+	c->info.cntlid = 5;
+	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&c->admin_lock);
+	/* a second I/O queue, on the current association */
+	struct fake_wire *w2 = fw_new(8, q2_responder, NULL);
+	struct q_params p2 = {.qid = 2, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+	struct nvmeof_queue *q2;
+	CHECK_EQ(q_open_fake(&p2, w2, &q2), 0);
+	q_follow_assoc(q2, &c->assoc_gen, __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED));
+	q_set_loss_hook(q2, ctrl_io_lost, c);
+	/* this queue's connection is lost (no fence: it was on the old
+	 * association); its reconnect sends a Connect to controller 5 */
+	fw_break(f->iw);
+	for (int i = 0; i < 5000 && !rq.connects; i++) {
+		nvmeof_queue_poll(f->ioq, 0);
+		usleep(1000);
+	}
+	CHECK_EQ(rq.connects, 1);
+	CHECK_EQ(rq.cntlid[0], 5);
+	CHECK_EQ(f->ioq->state, Q_CONNECTING);
+	/* a read waits for the connection */
+	static uint8_t data[4096];
+	static struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
+	static const struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
+	mr.owner = c;
+	memset(&iod, 0, sizeof(iod));
+	CHECK_EQ(nvmeof_read(f->ioq, &ns, 0, 1, &mr, 0, io_cb, NULL), 0);
+	/* the second queue is lost while another thread holds the admin
+	 * queue: the fence is due, the association's generation moved */
+	pthread_mutex_lock(&c->admin_lock);
+	fw_break(w2);
+	for (int i = 0; i < 100 && q_is_live(q2); i++)
+		nvmeof_queue_poll(q2, 0);
+	CHECK(fence_pending(c));
+	CHECK_EQ(__atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED), 2);
+	/* controller 5 accepts the Connect */
+	uint8_t cqe[NVME_CQE_SIZE] = {0};
+	put_le32(cqe, 5);
+	put_le16(cqe + 12, rq.held_cid);
+	CHECK_EQ(fw_inject(f->iw, cqe), 0);
+	nvmeof_queue_poll(f->ioq, 0);
+	char msg[NVMEOF_ERRMSG_MAX];
+	snprintf(msg, sizeof(msg), "%s", nvmeof_errmsg());
+	/* (a next attempt may start: it waits for the admin queue) */
+	for (int i = 0; i < 20; i++)
+		nvmeof_queue_poll(f->ioq, 0);
+	CHECK(!q_is_live(f->ioq));
+	CHECK_EQ(rq.io, 0);
+	CHECK_EQ(iod.calls, 0); /* still waiting, not failed */
+	if (!strstr(msg, "reconnect queue 1: the association changed while its Connect was out"))
+		fprintf(stderr, "    the poll's message: %s\n", msg);
+	CHECK(strstr(msg, "reconnect queue 1: the association changed while its Connect was out") != NULL);
+	/* the holder lets go; the reset worker's work, here: the fence, then
+	 * a new association (controller 7) */
+	ctrl_fence(c);
+	bool fresh = false;
+	int rc = ctrl_reassociate(c, &fresh);
+	pthread_mutex_unlock(&c->admin_lock);
+	if (rc)
+		fprintf(stderr, "    re-association: %s\n", nvmeof_errmsg());
+	CHECK_EQ(rc, 0);
+	for (int i = 0; i < 5000 && !iod.calls; i++) {
+		nvmeof_queue_poll(f->ioq, 0);
+		usleep(1000);
+	}
+	CHECK(q_is_live(f->ioq));
+	CHECK_EQ(rq.connects, 2);
+	CHECK_EQ(rq.cntlid[1], 7);
+	CHECK_EQ(rq.io_before[1], 0);
+	CHECK_EQ(q_assoc_gen(f->ioq), __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED));
+	CHECK_EQ(iod.calls, 1);
+	CHECK_EQ(iod.err, 0);
+	CHECK_EQ(rq.io, 1);
+	q_close(q2);
+	fw_free(w2);
+	fctrl_free(f);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -501,9 +686,11 @@ int main(void)
 		T(admin_callbacks_run_by_a_fence_leave_the_io_callbacks_their_message),
 		T(a_reconnect_to_a_new_association_takes_its_quiesce_time),
 		T(a_due_fence_stops_the_other_io_queues_before_it_runs),
+		T(a_live_queue_sends_nothing_once_its_association_ended),
 		T(an_admin_command_behind_the_admin_lock_is_not_sent_once_a_fence_is_due),
 		T(an_admin_callback_run_by_the_fence_cannot_destroy_the_polling_queue),
 		T(a_new_association_carries_no_fence_of_the_old),
+		T(a_connect_answered_after_a_fence_fell_due_does_not_join_the_old_association),
 	};
 	return run_tests("unit-fence", t, sizeof(t) / sizeof(t[0]));
 }

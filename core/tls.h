@@ -7,8 +7,10 @@
 #ifndef NVMEOF_TLS_H
 #define NVMEOF_TLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define TLS_KEY_MAX 48       /* SHA-384's */
 #define TLS_IDENTITY_MAX 640 /* "NVMe1R02 " + two NQNs (223 each) + a SHA-384 digest in base64 (64) */
@@ -41,5 +43,48 @@ int tls_psk_derive(const struct tls_key *k, int version, const char *hostnqn, co
 		   char *identity, size_t id_cap, uint8_t *psk);
 
 const char *tls_cipher_name(uint8_t cipher); /* "TLS_AES_128_GCM_SHA256" ... */
+
+/* What every queue's handshake uses, derived once at connect and kept on
+ * pages out of core dumps (auth_secret_alloc). */
+struct tls_psk {
+	char identity[TLS_IDENTITY_MAX];
+	uint8_t psk[TLS_KEY_MAX];
+	uint8_t len, cipher;
+};
+/* From the options' key (tls_key, else NULL: "TLS needs a key"). */
+int tls_psk_setup(const char *key, const char *hostnqn, const char *subnqn, struct tls_psk **out);
+void tls_psk_free(struct tls_psk *p);
+
+/* ---- the handshake (tls_conn.c): OpenSSL 3, TLS 1.3, external PSK only ----
+ * On the connected socket fd, before the ICReq: the handshake, within
+ * timeout_ms, then the connection's keys offered to the kernel (kTLS):
+ * where it takes them both ways the socket's sendmsg/recvmsg carry records
+ * and nothing above changes; else OpenSSL's SSL_read/SSL_write do (below).
+ * Either way the PDU layer sees the same byte stream. A failure names the step and
+ * the likely cause (a wrong key, an identity the controller does not know,
+ * a port without TLS), never key bytes; *final says whether trying again
+ * could help. *ssl: NULL when the kernel took the keys both ways (the
+ * socket's own calls carry the records), else OpenSSL's connection, for
+ * tls_io_send/tls_io_recv (OpenSSL uses kTLS itself for a direction the
+ * kernel took), freed by tls_io_free. */
+int tls_client_handshake(int fd, const struct tls_psk *p, uint32_t timeout_ms, uint16_t qid, bool *final,
+			 void **ssl);
+/* A record that is not application data, met by recvmsg with kTLS (EIO):
+ * reads it; 0 when it may be ignored (a NewSessionTicket), else an error
+ * with what it was (a close_notify, an alert). */
+int tls_ktls_control_record(int fd, char *why, size_t why_len);
+
+/* Without kTLS (tls_client_handshake's *ssl): the transport's sendmsg and
+ * recvmsg through OpenSSL, non-blocking. tls_io_send gathers up to cap
+ * bytes of v into buf, one record; tls_io_recv fills v in order. Both
+ * return the bytes moved, or -1 with errno (EAGAIN: would block; EBADMSG:
+ * a record that does not decrypt, or an alert; EPIPE, ECONNRESET); recv
+ * returns 0 for a close_notify. *more: OpenSSL holds plaintext no epoll
+ * wakeup will announce: read again. */
+#define TLS_IO_OUT_MAX 16384 /* a TLS record's plaintext */
+struct iovec;
+ssize_t tls_io_send(void *ssl, const struct iovec *v, size_t nv, uint8_t *buf, size_t cap);
+ssize_t tls_io_recv(void *ssl, const struct iovec *v, size_t nv, bool *more);
+void tls_io_free(void *ssl);
 
 #endif

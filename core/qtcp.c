@@ -203,9 +203,8 @@ static int qt_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_
 			q->conn_class = final ? CR_FINAL : CR_TRANSIENT_REACHED;
 			return rc;
 		}
-		trace_q(q, "TLS 1.3 with %s, PSK identity %s; %s", tls_cipher_name(t->tls->cipher), t->tls->identity,
-			ssl ? "records by OpenSSL (SSL_read/SSL_write: the kernel took no TLS keys both ways)"
-			    : "kTLS: the kernel's sendmsg/recvmsg carry the records");
+		trace_q(q, "TLS 1.3 with %s, PSK identity %s; records by OpenSSL (SSL_read/SSL_write)",
+			tls_cipher_name(t->tls->cipher), t->tls->identity);
 	}
 	tcp_conn_rx_init(t);
 	if ((rc = tcp_sock_init_conn(fd, ssl, t->hdgst, t->ddgst, timeout_ms, q->qid, &t->rx, &neg))) {

@@ -471,12 +471,6 @@ static void rx_pump(struct tcp_conn *t)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EIO && t->tls) { /* kTLS: a record other than data */
-				char why[160];
-				if (tls_ktls_control_record(t->fd, why, sizeof(why)))
-					return fail_fmt(t, why, "");
-				continue;
-			}
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				fail_fmt(t, "receiving: ", strerror(errno));
 			return;

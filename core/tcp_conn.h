@@ -31,7 +31,7 @@ struct tcp_conn {
 	uint32_t depth;
 	bool hdgst, ddgst;         /* asked for at connect */
 	const struct tls_psk *tls; /* TLS with this PSK; NULL: none */
-	void *ssl;                 /* TLS without kTLS: OpenSSL's connection (tls_io_*); NULL: the socket's calls */
+	void *ssl;                 /* TLS: OpenSSL's connection (tls_io_*); NULL: the socket's calls */
 	uint8_t *tls_out;          /* a record's plaintext, gathered (TLS_IO_OUT_MAX) */
 	bool tls_more;             /* OpenSSL holds plaintext not yet read */
 	uint32_t icd_max;          /* writes up to this go in the capsule */

@@ -57,25 +57,16 @@ void tls_psk_free(struct tls_psk *p);
 
 /* ---- the handshake (tls_conn.c): OpenSSL 3, TLS 1.3, external PSK only ----
  * On the connected socket fd, before the ICReq: the handshake, within
- * timeout_ms, then the connection's keys offered to the kernel (kTLS):
- * where it takes them both ways the socket's sendmsg/recvmsg carry records
- * and nothing above changes; else OpenSSL's SSL_read/SSL_write do (below).
- * Either way the PDU layer sees the same byte stream. A failure names the step and
- * the likely cause (a wrong key, an identity the controller does not know,
- * a port without TLS), never key bytes; *final says whether trying again
- * could help. *ssl: NULL when the kernel took the keys both ways (the
- * socket's own calls carry the records), else OpenSSL's connection, for
- * tls_io_send/tls_io_recv (OpenSSL uses kTLS itself for a direction the
- * kernel took), freed by tls_io_free. */
+ * timeout_ms. *ssl: OpenSSL's connection, through which the queue's bytes
+ * go from then on (tls_io_send, tls_io_recv; freed by tls_io_free): the
+ * PDU layer sees the same byte stream. A failure names the step and the
+ * likely cause (a wrong key, an identity the controller does not know, a
+ * port without TLS), never key bytes; *final says whether trying again
+ * could help. */
 int tls_client_handshake(int fd, const struct tls_psk *p, uint32_t timeout_ms, uint16_t qid, bool *final,
 			 void **ssl);
-/* A record that is not application data, met by recvmsg with kTLS (EIO):
- * reads it; 0 when it may be ignored (a NewSessionTicket), else an error
- * with what it was (a close_notify, an alert). */
-int tls_ktls_control_record(int fd, char *why, size_t why_len);
-
-/* Without kTLS (tls_client_handshake's *ssl): the transport's sendmsg and
- * recvmsg through OpenSSL, non-blocking. tls_io_send gathers up to cap
+/* The transport's sendmsg and recvmsg through OpenSSL (tls_client_handshake's
+ * *ssl), non-blocking. tls_io_send gathers up to cap
  * bytes of v into buf, one record; tls_io_recv fills v in order. Both
  * return the bytes moved, or -1 with errno (EAGAIN: would block; EBADMSG:
  * a record that does not decrypt, or an alert; EPIPE, ECONNRESET); recv
@@ -86,5 +77,9 @@ struct iovec;
 ssize_t tls_io_send(void *ssl, const struct iovec *v, size_t nv, uint8_t *buf, size_t cap);
 ssize_t tls_io_recv(void *ssl, const struct iovec *v, size_t nv, bool *more);
 void tls_io_free(void *ssl);
+/* OpenSSL's socket I/O on fd through send(MSG_NOSIGNAL)/recv, never
+ * write(2), which raises SIGPIPE in the application when the controller
+ * resets the connection (before the handshake). 0, or -1 out of memory. */
+int tls_io_nosigpipe(void *ssl, int fd);
 
 #endif

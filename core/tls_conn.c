@@ -1,9 +1,9 @@
 /*
  * The TLS 1.3 handshake of an NVMe/TCP queue (TP 8011): OpenSSL 3 as a
  * client with an external PSK only (no certificates), the cipher suite the
- * PSK's hash names, then the connection's keys handed to the kernel (kTLS)
- * so that the transport's own sendmsg/recvmsg go on unchanged. Every wait
- * has the queue's connect timeout. Messages never hold key bytes.
+ * PSK's hash names; the queue then moves its bytes with SSL_read/SSL_write
+ * (tls_rec.c). Every wait has the queue's connect timeout. Messages never
+ * hold key bytes.
  */
 #include <errno.h>
 #include <poll.h>
@@ -140,13 +140,13 @@ int tls_client_handshake(int fd, const struct tls_psk *p, uint32_t timeout_ms, u
 	if (!ctx || !SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) ||
 	    !SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) ||
 	    !SSL_CTX_set_ciphersuites(ctx, tls_cipher_name(p->cipher)) || !(s = SSL_new(ctx)) ||
-	    !SSL_set_fd(s, fd) || !SSL_set_ex_data(s, hs_idx, &h)) {
+	    tls_io_nosigpipe(s, fd) || !SSL_set_ex_data(s, hs_idx, &h)) {
 		rc = nvmeof_err(NVMEOF_ENOMEM, "queue %u: TLS: setting up OpenSSL failed (out of memory?)", qid);
 		goto out;
 	}
-	/* no certificates, no tickets: the PSK is all; the keys go to the kernel */
+	/* no certificates, no tickets: the PSK is all */
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
-	SSL_set_options(s, SSL_OP_ENABLE_KTLS | SSL_OP_NO_TICKET);
+	SSL_set_options(s, SSL_OP_NO_TICKET);
 	/* sendmsg's habits: a part may go, and what is left is offered again
 	 * from the same bytes (tls_io_send's buffer, refilled) */
 	SSL_set_mode(s, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
@@ -180,18 +180,15 @@ int tls_client_handshake(int fd, const struct tls_psk *p, uint32_t timeout_ms, u
 		rc = nvmeof_err(NVMEOF_EREJECTED, "queue %u: TLS handshake: the controller did not accept the PSK", qid);
 		goto out;
 	}
-	if (!BIO_get_ktls_send(SSL_get_wbio(s)) || !BIO_get_ktls_recv(SSL_get_rbio(s))) {
-		/* OpenSSL's records: the queue keeps it, without this frame's state */
-		SSL_set_info_callback(s, NULL);
-		SSL_set_ex_data(s, hs_idx, NULL);
-		*ssl = s;
-		s = NULL;
-	}
+	/* the queue keeps the connection, without this frame's state */
+	SSL_set_info_callback(s, NULL);
+	SSL_set_ex_data(s, hs_idx, NULL);
+	*ssl = s;
+	s = NULL;
 out:
-	/* the socket stays open (SSL_set_fd's BIO does not close it), with
-	 * its kTLS state; OpenSSL's copies of the keys are cleansed here (the
-	 * context's when the queue frees its connection: SSL_new took a
-	 * reference) */
+	/* the socket stays open (our BIO never closes it); OpenSSL's copies
+	 * of the keys are cleansed when the SSL is freed (the context with
+	 * the queue's connection: SSL_new took a reference) */
 	SSL_free(s);
 	SSL_CTX_free(ctx);
 	ERR_clear_error();

@@ -1,51 +1,20 @@
 /*
- * A TLS record other than application data on a kTLS socket (recvmsg fails
- * with EIO until it is read with a control buffer): read here, apart from
+ * The socket calls of a queue over TLS: OpenSSL's SSL_read/SSL_write behind
+ * the transport's sendmsg/recvmsg, and the BIO they go through. Apart from
  * the handshake (tls_conn.c) so that the transport's tests link it alone.
- * And the socket calls of a queue over TLS where the kernel took no keys:
- * OpenSSL's SSL_read/SSL_write behind the transport's sendmsg/recvmsg.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-#include <linux/tls.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include "tls.h"
-
-#ifndef SOL_TLS
-#define SOL_TLS 282
-#endif
-
-int tls_ktls_control_record(int fd, char *why, size_t why_len)
-{
-	uint8_t buf[512];
-	char cbuf[CMSG_SPACE(sizeof(unsigned char))];
-	struct iovec v = {buf, sizeof(buf)};
-	struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
-	ssize_t n = recvmsg(fd, &m, MSG_DONTWAIT);
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
-			return 0;
-		snprintf(why, why_len, "receiving a TLS record: %s", strerror(errno));
-		return -1;
-	}
-	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-	unsigned type = c && c->cmsg_level == SOL_TLS && c->cmsg_type == TLS_GET_RECORD_TYPE ? *CMSG_DATA(c) : 23;
-	if (type == 22) /* handshake: a NewSessionTicket we do not use */
-		return 0;
-	if (type == 21 && n >= 2) {
-		snprintf(why, why_len, "the controller sent TLS alert %s",
-			 buf[1] == 0 ? "close_notify" : SSL_alert_desc_string_long(buf[1]));
-		return -1;
-	}
-	snprintf(why, why_len, "a TLS record of type %u in the data stream", type);
-	return -1;
-}
 
 /* Why OpenSSL stopped, as errno for the transport's messages. */
 static ssize_t io_fail(SSL *s, int r)
@@ -119,3 +88,61 @@ ssize_t tls_io_recv(void *ssl, const struct iovec *v, size_t nv, bool *more)
 }
 
 void tls_io_free(void *ssl) { SSL_free(ssl); }
+
+/* OpenSSL's socket BIO writes with write(2): a connection reset by the
+ * controller would raise SIGPIPE in the application. A queue's records go
+ * through this BIO instead: send with MSG_NOSIGNAL,
+ * both ways non-blocking, the socket's fd as its data. */
+static BIO_METHOD *nosig_method;
+static pthread_once_t nosig_once = PTHREAD_ONCE_INIT;
+
+static int nosig_write(BIO *b, const char *p, int n)
+{
+	ssize_t w = send((int)(intptr_t)BIO_get_data(b), p, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	BIO_clear_retry_flags(b);
+	if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		BIO_set_retry_write(b);
+	return (int)w;
+}
+
+static int nosig_read(BIO *b, char *p, int n)
+{
+	ssize_t r = recv((int)(intptr_t)BIO_get_data(b), p, (size_t)n, MSG_DONTWAIT);
+	BIO_clear_retry_flags(b);
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		BIO_set_retry_read(b);
+	return (int)r;
+}
+
+static long nosig_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+	(void)b, (void)num, (void)ptr;
+	return cmd == BIO_CTRL_FLUSH ? 1 : 0;
+}
+
+static int nosig_create(BIO *b)
+{
+	BIO_set_init(b, 1);
+	return 1;
+}
+
+static void nosig_init(void)
+{
+	BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "nvmeof socket");
+	if (m && BIO_meth_set_write(m, nosig_write) && BIO_meth_set_read(m, nosig_read) &&
+	    BIO_meth_set_ctrl(m, nosig_ctrl) && BIO_meth_set_create(m, nosig_create))
+		nosig_method = m;
+	else
+		BIO_meth_free(m);
+}
+
+int tls_io_nosigpipe(void *ssl, int fd)
+{
+	pthread_once(&nosig_once, nosig_init);
+	BIO *b = nosig_method ? BIO_new(nosig_method) : NULL;
+	if (!b)
+		return -1;
+	BIO_set_data(b, (void *)(intptr_t)fd);
+	SSL_set_bio(ssl, b, b); /* one reference for both directions; frees the socket BIOs */
+	return 0;
+}

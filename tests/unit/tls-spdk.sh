@@ -102,8 +102,12 @@ round_trip "SHA-384 key (TLS_AES_256_GCM_SHA384): 192 KiB written, read back the
 
 # the fio engine: tls_key_file=, verified random writes at depth 8 on four queues
 if command -v fio > /dev/null; then
+  # fio is not instrumented: a sanitized engine needs the ASan runtime first
+  PRE=()
+  readelf -d "$PWD/$B/libnvmeof_fio.so" | grep -q 'NEEDED.*libasan' &&
+    PRE=(env LD_PRELOAD="$(${CC:-cc} -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0)
   F="trtype=TCP traddr=127.0.0.1 trsvcid=$P subnqn=${S2//:/\\:} hostnqn=${HOST//:/\\:} ns=1"
-  if timeout 120 fio --name=tls --ioengine=external:"$(pwd)/$B/libnvmeof_fio.so" --thread=1 --filename="$F" \
+  if timeout 120 "${PRE[@]}" fio --name=tls --ioengine=external:"$(pwd)/$B/libnvmeof_fio.so" --thread=1 --filename="$F" \
       --tls_key_file="$tmp/K384" --rw=randwrite --bs=64k --size=4m --iodepth=8 --qpairs=4 --verify=crc32c \
       --do_verify=1 --verify_fatal=1 --verify_state_save=0 > "$tmp/fio.out" 2>&1 && grep -q "err= 0" "$tmp/fio.out" &&
       grep -q "READ: .*io=4096KiB" "$tmp/fio.out"; then

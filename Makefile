@@ -16,8 +16,9 @@ CSTD = -std=c11
 CFLAGS_BASE = $(CSTD) $(OPT) -g -fPIC -Wall -Wextra -Werror -Wshadow \
 	-Wpointer-arith -Wformat=2 -Wstrict-prototypes -Wno-format-nonliteral -Wno-format-truncation
 CPPFLAGS_BASE = -D_GNU_SOURCE -Icore/include -Icore -DNVMEOF_VERSION_STR='"$(VERSION)"'
-# -lcrypto: OpenSSL 3, for in-band authentication (core/auth_crypto.c)
-LIBS = -lrdmacm -libverbs -lcrypto -lpthread -ldl
+# -lssl -lcrypto: OpenSSL 3, for in-band authentication (core/auth_crypto.c)
+# and TLS on NVMe/TCP (core/tls_conn.c)
+LIBS = -lrdmacm -libverbs -lssl -lcrypto -lpthread -ldl
 ifneq ($(wildcard /usr/include/valgrind/memcheck.h),)
 CPPFLAGS_BASE += -DNVMEOF_VALGRIND
 endif
@@ -53,7 +54,7 @@ CORE_SRC = core/protocol.c core/status.c core/names.c core/util.c core/opts.c co
 	core/cuda.c core/slots.c core/submit.c core/complete.c core/qstage.c core/qpark.c core/qstate.c core/poll.c core/wait.c core/sync.c \
 	core/queue.c core/qrdma.c core/group.c core/cfields.c core/cstate.c core/creset.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c \
 	core/reassoc.c core/trace.c core/ctrl_mem.c core/nstable.c core/adminio.c core/discovery.c core/aer.c \
-	core/connretry.c core/hwts.c core/ana.c core/mpath.c core/mpath_io.c core/mpath_qlife.c core/mpath_wait.c core/mpath_select.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c core/passthru.c core/evloop.c \
+	core/connretry.c core/hwts.c core/ana.c core/mpath.c core/mpath_io.c core/mpath_qlife.c core/mpath_wait.c core/mpath_select.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c core/tls_key.c core/tls_conn.c core/tls_rec.c core/passthru.c core/evloop.c \
 	core/tcp_crc32c.c core/tcp_pdu.c core/tcp_rx.c core/tcp_sock.c core/tcp_cmd.c core/tcp_conn.c core/tcp_tx.c core/tcp_zc.c core/qtcp.c
 # The loopback test wire: tests, fuzzers and the micro-benchmark only.
 TESTWIRE_OBJ = $(O)/tests/wire/fakewire.o
@@ -63,7 +64,7 @@ UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue 
 	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio $(O)/tests/unit_connretry $(O)/tests/unit_auth \
 	$(O)/tests/unit_regaccess $(O)/tests/unit_irq $(O)/tests/unit_hwts $(O)/tests/unit_mpath $(O)/tests/unit_mpathio \
 	$(O)/tests/unit_passthru $(O)/tests/unit_tcppdu $(O)/tests/unit_tcpconn $(O)/tests/unit_authmem $(O)/tests/unit_fence \
-	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc $(O)/tests/unit_tcpfirst $(O)/tests/unit_fcheck
+	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc $(O)/tests/unit_tcpfirst $(O)/tests/unit_fcheck $(O)/tests/unit_tlskey $(O)/tests/unit_tlsio
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_passthru $(O)/tests/target_mpath $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
 	$(O)/tests/gpu_check $(O)/tests/libregspy.so $(O)/tests/libcmfault.so
 BENCH = $(O)/bench/percmd $(O)/bench/authdh
@@ -154,12 +155,12 @@ $(O)/tests/target_%: $(O)/tests/target/%_test.o
 $(O)/tests/unit_protocol: $(O)/core/protocol.o $(O)/core/status.o $(O)/core/names.o $(O)/core/ana.o
 $(O)/tests/unit_tcppdu: $(O)/core/tcp_crc32c.o $(O)/core/tcp_pdu.o $(O)/core/tcp_rx.o
 $(O)/tests/unit_tcpconn $(O)/tests/unit_tcpzc: $(O)/core/tcp_crc32c.o $(O)/core/tcp_pdu.o $(O)/core/tcp_rx.o $(O)/core/tcp_cmd.o \
-	$(O)/core/tcp_conn.o $(O)/core/tcp_tx.o $(O)/core/tcp_zc.o
+	$(O)/core/tcp_conn.o $(O)/core/tcp_tx.o $(O)/core/tcp_zc.o $(O)/core/tls_rec.o
 # the engine's lines of a path's losses, read from a multipath queue
 $(O)/tests/unit_mpathio: $(O)/engine/losses.o
 $(O)/tests/unit_queue $(O)/tests/unit_connretry $(O)/tests/unit_hwts $(O)/tests/unit_mpathio $(O)/tests/unit_passthru \
 	$(O)/tests/unit_auth $(O)/tests/unit_fence: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
-$(O)/tests/unit_authmem: $(O)/libnvmeof.a
+$(O)/tests/unit_authmem $(O)/tests/unit_tlskey $(O)/tests/unit_tlsio: $(O)/libnvmeof.a
 $(O)/tests/unit/test_passthru.o: CPPFLAGS_ALL += -Itests/wire
 $(O)/tests/unit_opts $(O)/tests/unit_tcpsock $(O)/tests/unit_tcpfirst $(O)/tests/unit_adminio $(O)/tests/unit_regaccess $(O)/tests/target_core $(O)/tests/target_disc \
 	$(O)/tests/target_gpu $(O)/tests/target_passthru: $(O)/libnvmeof.a
@@ -271,6 +272,7 @@ unit: all
 	$(SUITE) $(notdir $(O))/layers.sh 120 tests/unit/layers.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/exports.sh 300 tests/unit/exports.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/secrets.sh 300 tests/unit/secrets.sh $(O) || rc=1; \
+	$(SUITE) $(notdir $(O))/tls-spdk.sh 300 tests/unit/tls-spdk.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/engine_opts.sh 300 tests/unit/engine_opts.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/fio-version.sh 300 tests/unit/fio-version.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/list-rdma.sh 300 tests/unit/list-rdma.sh $(O) || rc=1; \

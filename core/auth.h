@@ -88,6 +88,9 @@ int auth_offer_parse(const char *list, bool dh, uint32_t *mask);
 #define AUTH_HASHES_ALL 0x0eu /* SHA-256, SHA-384, SHA-512 */
 #define AUTH_DHGROUPS_ALL 0x3fu /* null, ffdhe2048 .. ffdhe8192 */
 uint32_t auth_crc32(const uint8_t *p, size_t n); /* zlib's CRC-32 */
+/* Strict RFC 4648 base64 (padding required, no leftover bits), as the
+ * kernel reads secrets: the bytes, or -1 when malformed or over cap. */
+int auth_b64_decode(const char *s, size_t n, uint8_t *out, size_t cap);
 
 /* ---- messages (auth_msg.c) ---- */
 struct auth_msg {

@@ -85,7 +85,7 @@ static int b64_val(char ch)
 /* Strict RFC 4648 base64 with padding, as the kernel's base64_decode reads
  * it: n a multiple of 4, '=' only at the end. -1 when malformed or longer
  * than cap. */
-static int b64_decode(const char *s, size_t n, uint8_t *out, size_t cap)
+int auth_b64_decode(const char *s, size_t n, uint8_t *out, size_t cap)
 {
 	size_t o = 0;
 	if (n % 4)
@@ -132,7 +132,7 @@ int auth_key_parse(const char *secret, const char *what, struct auth_key *out)
 		n--;
 	if (memchr(p, ':', n))
 		return nvmeof_err(NVMEOF_EINVAL, "%s: more than one field after the transformation", what);
-	int len = b64_decode(p, n, raw, sizeof(raw));
+	int len = auth_b64_decode(p, n, raw, sizeof(raw));
 	if (len < 0) {
 		auth_cleanse(raw, sizeof(raw));
 		return nvmeof_err(NVMEOF_EINVAL, "%s: the key is not valid base64 of 36, 52 or 68 bytes", what);

@@ -46,6 +46,7 @@ enum ctrl_state {
  * another thread's for up to a command timeout, and that thread takes
  * lock meanwhile (ctrl_fence, the Keep Alive from a wait). Whoever needs
  * admin_lock while holding lock lets lock go first (ctrl_fence_unlocked). */
+struct tls_psk;
 struct nvmeof_ctrl {
 	pthread_mutex_t lock;       /* queue ids, counters, keep-alive state, the state */
 	pthread_mutex_t admin_lock; /* the admin queue, after bring-up */
@@ -86,6 +87,7 @@ struct nvmeof_ctrl {
 	bool admin_live;               /* under admin_lock: connected and enabled */
 	/* in-band authentication (auth_run.c): the secrets, parsed at connect */
 	struct auth_key *host_key, *ctrl_key; /* NULL: none */
+	struct tls_psk *tls;           /* NVMe/TCP over TLS: every queue's PSK; NULL: no TLS */
 	uint16_t auth_tid;             /* the next transaction ID (atomic) */
 	uint32_t auth_hashes, auth_dhgroups; /* offered in Negotiate (auth_offer_parse) */
 	uint8_t admin_auth_hash, admin_auth_dh; /* under admin_lock: the admin queue's last */

@@ -13,6 +13,7 @@
 #include "aer.h"
 #include "connretry.h"
 #include "cpriv.h"
+#include "tls.h"
 #include "opts.h"
 #include "tcp_sock.h"
 #include "trace.h"
@@ -58,6 +59,8 @@ static void ctrl_free(struct nvmeof_ctrl *c)
 	pthread_mutex_destroy(&c->lock);
 	nst_free(&c->nst);
 	ctrl_auth_free(c);
+	if (c->tls)
+		tls_psk_free(c->tls);
 	free(c->qid_used);
 	free(c);
 }
@@ -120,6 +123,12 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 				  "read's data and its response are separate work requests either way");
 	if ((rc = tcp_sockopts_check(opts, tcp)))
 		return rc;
+	if (!tcp && (opts->tls || opts->tls_key))
+		return nvmeof_err(NVMEOF_EINVAL, "connect: TLS (tls, tls_key) is NVMe/TCP's (trtype tcp)");
+	if (opts->tls_key && !opts->tls)
+		return nvmeof_err(NVMEOF_EINVAL, "connect: a TLS PSK (tls_key) without tls");
+	if (opts->tls && opts->tcp_zerocopy)
+		return nvmeof_err(NVMEOF_EINVAL, "connect: tcp_zerocopy with TLS: the records are encrypted copies");
 	if (!(c = calloc(1, sizeof(*c))))
 		return nvmeof_err(NVMEOF_ENOMEM, "connect: out of memory");
 	if ((rc = nst_init(&c->nst))) {
@@ -144,7 +153,9 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	snprintf(c->subnqn, sizeof(c->subnqn), "%s", opts->subnqn);
 	c->o.subnqn = c->subnqn;
 	/* malformed secrets are refused before anything is sent */
+	c->o.tls_key = NULL;
 	if ((rc = ctrl_auth_setup(c, opts)) || (rc = ctrl_host_identity(c)) ||
+	    (opts->tls && (rc = tls_psk_setup(opts->tls_key, c->hostnqn, c->subnqn, &c->tls))) ||
 	    (rc = resolve(opts->traddr, opts->trsvcid ? opts->trsvcid : "4420", &c->dst, "target address")))
 		goto fail;
 	if (opts->src_addr && opts->src_addr[0]) {
@@ -168,6 +179,7 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 		.copts = &c->o,
 		.hdgst = opts->hdr_digest,
 		.ddgst = opts->data_digest,
+		.tls = c->tls,
 	};
 	/* the first contact: silence, or an address that does not resolve,
 	 * means wrong or down, not busy (connretry.h) */
@@ -387,6 +399,7 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 		.hdgst = c->o.hdr_digest,
 		.ddgst = c->o.data_digest,
 		.tcp_icd = ctrl_wire_icd(&c->info),
+		.tls = c->tls,
 	};
 	c->qid_used[qid] = 1; /* reserved while we connect without the lock */
 	pthread_mutex_unlock(&c->lock);

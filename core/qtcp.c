@@ -11,6 +11,7 @@
 #include "connretry.h"
 #include "qpriv.h"
 #include "tcp_conn.h"
+#include "tls.h"
 #include "tcp_sock.h"
 #include "trace.h"
 
@@ -194,8 +195,21 @@ static int qt_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_
 		return rc;
 	}
 	trace_q(q, "TCP connected");
+	void *ssl = NULL;
+	if (t->tls) {
+		bool final = true;
+		if ((rc = tls_client_handshake(fd, t->tls, timeout_ms, q->qid, &final, &ssl))) {
+			close(fd);
+			q->conn_class = final ? CR_FINAL : CR_TRANSIENT_REACHED;
+			return rc;
+		}
+		trace_q(q, "TLS 1.3 with %s, PSK identity %s; records by OpenSSL (SSL_read/SSL_write)",
+			tls_cipher_name(t->tls->cipher), t->tls->identity);
+	}
 	tcp_conn_rx_init(t);
-	if ((rc = tcp_sock_init_conn(fd, t->hdgst, t->ddgst, timeout_ms, q->qid, &t->rx, &neg))) {
+	if ((rc = tcp_sock_init_conn(fd, ssl, t->hdgst, t->ddgst, timeout_ms, q->qid, &t->rx, &neg))) {
+		if (ssl)
+			tls_io_free(ssl);
 		close(fd);
 		q->conn_class = rc == NVMEOF_ETIMEDOUT ? CR_TRANSIENT_REACHED : CR_FINAL;
 		return rc;
@@ -204,7 +218,7 @@ static int qt_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_
 		neg.hdgst ? "on" : "off", neg.ddgst ? "on" : "off");
 	if (t->zc.min)
 		trace_q(q, "SO_ZEROCOPY: H2CData payloads of %u bytes or more go with MSG_ZEROCOPY", t->zc.min);
-	if ((rc = tcp_conn_attach(t, fd, &neg, &((struct group_cq *)q->group->cqc)->cq))) {
+	if ((rc = tcp_conn_attach(t, fd, ssl, &neg, &((struct group_cq *)q->group->cqc)->cq))) {
 		q->conn_class = CR_FINAL;
 		return nvmeof_err(NVMEOF_ETRANSPORT, "queue %u: adding its socket to the poll group's epoll set: %s",
 				  q->qid, strerror(-rc));
@@ -257,6 +271,7 @@ int q_open_tcp(const struct q_params *p, struct nvmeof_queue **out)
 		q_close(q);
 		return nvmeof_err(NVMEOF_ENOMEM, "queue %u: out of memory", p->qid);
 	}
+	((struct tcp_conn *)q->trc)->tls = p->tls;
 	uint32_t usable = q->depth;
 	if ((rc = q_alloc(q)) || (rc = p->group ? q_group_join(p->group, q) : q_group_of_one(q, NULL)) ||
 	    (rc = q_connect_tries(q, p->cntlid, p->connect_timeout_ms, &usable, p->retry))) {

@@ -35,6 +35,7 @@ struct q_params {
 	uint64_t hw_mask;           /* and their valid bits (hwts_hist.mask) */
 	bool hdgst, ddgst;          /* NVMe/TCP: header and data digests */
 	uint32_t tcp_icd;           /* NVMe/TCP: the controller's in-capsule data size (IOCCSZ) */
+	const struct tls_psk *tls;  /* NVMe/TCP: TLS with this PSK (the controller's); NULL: none */
 };
 
 /* Resolves, creates the QP, posts receives and CM-connects. The Fabrics

@@ -4,6 +4,7 @@
  * after tcp_conn_new: each slot has its PDU headers, the send queue and the
  * receive ring are sized by the depth. */
 #include "tcp_conn.h"
+#include "tls.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -59,6 +60,7 @@ void tcp_conn_free(struct tcp_conn *t)
 	free(t->txq);
 	free(t->rq);
 	free(t->stage);
+	free(t->tls_out);
 	free(t);
 }
 
@@ -83,6 +85,10 @@ static void flush_recvs(struct tcp_conn *t)
 
 static void close_socket(struct tcp_conn *t)
 {
+	if (t->ssl)
+		tls_io_free(t->ssl); /* no close_notify: the close below resets */
+	t->ssl = NULL;
+	t->tls_more = false;
 	if (t->cq)
 		epoll_ctl(t->cq->epfd, EPOLL_CTL_DEL, t->fd, NULL);
 	close(t->fd);
@@ -120,9 +126,16 @@ void tcp_conn_fail(struct tcp_conn *t, const char *why)
 	flush_recvs(t);
 }
 
-int tcp_conn_attach(struct tcp_conn *t, int fd, const struct tcp_neg *neg, struct tcp_cq *cq)
+int tcp_conn_attach(struct tcp_conn *t, int fd, void *ssl, const struct tcp_neg *neg, struct tcp_cq *cq)
 {
+	if (ssl && !t->tls_out && !(t->tls_out = malloc(TLS_IO_OUT_MAX))) {
+		tls_io_free(ssl);
+		close(fd);
+		return -ENOMEM;
+	}
 	t->fd = fd;
+	t->ssl = ssl;
+	t->tls_more = false;
 	t->neg = *neg;
 	t->cq = cq;
 	t->broken = t->want_out = t->has_held = false;
@@ -141,8 +154,7 @@ int tcp_conn_attach(struct tcp_conn *t, int fd, const struct tcp_neg *neg, struc
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = t};
 	if (epoll_ctl(cq->epfd, EPOLL_CTL_ADD, fd, &ev)) {
 		int e = errno;
-		close(fd);
-		t->fd = -1;
+		close_socket(t);
 		return -e;
 	}
 	return 0;
@@ -277,7 +289,9 @@ static void term_req(struct tcp_conn *t, uint16_t fes, uint32_t fei)
 	if (!fes || fes > NVME_TCP_FES_UNSUPPORTED || t->fd < 0 || t->broken || t->tx_sent)
 		return;
 	size_t n = tcp_h2c_term_build(b, fes, fei, t->rx.hdr, t->rx.pdu.hlen);
-	ssize_t w = send(t->fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	struct iovec v = {b, n};
+	ssize_t w = t->ssl ? tls_io_send(t->ssl, &v, 1, t->tls_out, TLS_IO_OUT_MAX)
+			   : send(t->fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL);
 	(void)w;
 }
 
@@ -450,7 +464,7 @@ static void rx_pump(struct tcp_conn *t)
 		uint8_t *to = tcp_rx_want(&t->rx, &want); /* sets want: not inside the initializer */
 		struct iovec v[2] = {{to, want}, {t->stage, STAGE_LEN}};
 		struct msghdr m = {.msg_iov = v, .msg_iovlen = 2};
-		ssize_t n = recvmsg(t->fd, &m, MSG_DONTWAIT);
+		ssize_t n = t->ssl ? tls_io_recv(t->ssl, v, 2, &t->tls_more) : recvmsg(t->fd, &m, MSG_DONTWAIT);
 		t->reads++;
 		if (n == 0)
 			return fail_fmt(t, "the controller closed the connection", "");
@@ -466,7 +480,7 @@ static void rx_pump(struct tcp_conn *t)
 		const char *why = NULL;
 		int rc = tcp_rx_advance(&t->rx, direct, &why);
 		rx_done(t, rc, why);
-		if ((size_t)n < want + STAGE_LEN)
+		if ((size_t)n < want + STAGE_LEN && !t->tls_more)
 			return (void)rx_staged(t);
 	}
 }

@@ -30,6 +30,10 @@ struct tcp_conn {
 	uint16_t qid;
 	uint32_t depth;
 	bool hdgst, ddgst;         /* asked for at connect */
+	const struct tls_psk *tls; /* TLS with this PSK; NULL: none */
+	void *ssl;                 /* TLS: OpenSSL's connection (tls_io_*); NULL: the socket's calls */
+	uint8_t *tls_out;          /* a record's plaintext, gathered (TLS_IO_OUT_MAX) */
+	bool tls_more;             /* OpenSSL holds plaintext not yet read */
 	uint32_t icd_max;          /* writes up to this go in the capsule */
 	bool broken;
 	bool want_out;             /* EPOLLOUT asked for: a send backlog */
@@ -64,7 +68,7 @@ void tcp_conn_rx_init(struct tcp_conn *t);
 /* A connected, initialized socket becomes the connection's (nothing of an
  * earlier one left); completions go to cq. -errno when the group's epoll
  * set refuses it (the socket is closed then). */
-int tcp_conn_attach(struct tcp_conn *t, int fd, const struct tcp_neg *neg, struct tcp_cq *cq);
+int tcp_conn_attach(struct tcp_conn *t, int fd, void *ssl, const struct tcp_neg *neg, struct tcp_cq *cq);
 /* Closes the socket; the connection can be attached again. */
 void tcp_conn_detach(struct tcp_conn *t);
 int tcp_conn_post_send(struct tcp_conn *t, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
@@ -73,7 +77,10 @@ int tcp_conn_post_recv(struct tcp_conn *t, struct ibv_recv_wr *wr, struct ibv_re
 void tcp_conn_progress(struct tcp_conn *t);
 /* Bytes already read wait to be parsed: progress has work without the
  * socket saying so (a sleeper must not wait on the socket then). */
-static inline bool tcp_conn_staged(const struct tcp_conn *t) { return t->slen && !t->broken && t->fd >= 0; }
+static inline bool tcp_conn_staged(const struct tcp_conn *t)
+{
+	return (t->slen || t->tls_more) && !t->broken && t->fd >= 0;
+}
 /* Our side gives up: nothing more goes out, every posted receive comes
  * back flushed. */
 void tcp_conn_fail(struct tcp_conn *t, const char *why);

@@ -7,12 +7,14 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/uio.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "connretry.h"
 #include "internal.h"
+#include "tls.h"
 #include "util.h"
 
 static int wait_fd(int fd, short ev, uint64_t deadline_ms)
@@ -133,14 +135,17 @@ int tcp_sock_connect(const struct sockaddr *dst, const struct sockaddr *src, con
 	return 0;
 }
 
-int tcp_sock_init_conn(int fd, bool hdgst, bool ddgst, uint32_t timeout_ms, uint16_t qid, struct tcp_rx *rx,
-		       struct tcp_neg *neg)
+int tcp_sock_init_conn(int fd, void *ssl, bool hdgst, bool ddgst, uint32_t timeout_ms, uint16_t qid,
+		       struct tcp_rx *rx, struct tcp_neg *neg)
 {
 	uint8_t req[NVME_TCP_IC_SIZE];
 	uint64_t deadline = nvmeof_now_ms() + timeout_ms;
 	tcp_icreq(req, hdgst, ddgst, 0);
 	for (size_t off = 0; off < sizeof(req);) {
-		ssize_t n = send(fd, req + off, sizeof(req) - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		struct iovec v = {req + off, sizeof(req) - off};
+		uint8_t rec[NVME_TCP_IC_SIZE];
+		ssize_t n = ssl ? tls_io_send(ssl, &v, 1, rec, sizeof(rec))
+				: send(fd, req + off, sizeof(req) - off, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n > 0) {
 			off += (size_t)n;
 			continue;
@@ -154,7 +159,9 @@ int tcp_sock_init_conn(int fd, bool hdgst, bool ddgst, uint32_t timeout_ms, uint
 	for (;;) {
 		size_t want;
 		uint8_t *to = tcp_rx_want(rx, &want);
-		ssize_t n = recv(fd, to, want, MSG_DONTWAIT);
+		struct iovec v = {to, want};
+		bool more = false; /* the ICResp is all we read: nothing after it until the ICReq's answer */
+		ssize_t n = ssl ? tls_io_recv(ssl, &v, 1, &more) : recv(fd, to, want, MSG_DONTWAIT);
 		if (n == 0)
 			return nvmeof_err(NVMEOF_EREJECTED, "queue %u: the controller closed the connection instead of "
 					  "answering the ICReq", qid);

@@ -25,7 +25,7 @@ int tcp_sock_connect(const struct sockaddr *dst, const struct sockaddr *src, con
 		     uint32_t timeout_ms, uint16_t qid, int *fd, uint8_t *cls);
 /* ICReq out, ICResp in and checked, within timeout_ms: *neg is what applies
  * from now on (rx is left ready for the next PDU). */
-int tcp_sock_init_conn(int fd, bool hdgst, bool ddgst, uint32_t timeout_ms, uint16_t qid, struct tcp_rx *rx,
+int tcp_sock_init_conn(int fd, void *ssl, bool hdgst, bool ddgst, uint32_t timeout_ms, uint16_t qid, struct tcp_rx *rx,
 		       struct tcp_neg *neg);
 /* The interface that holds the connected socket's source address (its NIC
  * for placement: NUMA node, IRQs); "" when none is found. */

@@ -1,5 +1,6 @@
 /* An NVMe/TCP queue's send path; see tcp_tx.h. */
 #include "tcp_tx.h"
+#include "tls.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -130,7 +131,8 @@ void tcp_tx_flush(struct tcp_conn *t)
 		v[first].iov_len -= skip;
 		int flags = cut(first, nv, zc, &end);
 		struct msghdr m = {.msg_iov = v + first, .msg_iovlen = (size_t)(end - first)};
-		ssize_t n = sendmsg(t->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT | flags);
+		ssize_t n = t->ssl ? tls_io_send(t->ssl, m.msg_iov, m.msg_iovlen, t->tls_out, TLS_IO_OUT_MAX)
+				   : sendmsg(t->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT | flags);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

@@ -40,7 +40,7 @@ bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b)
 	       x->hw_timestamps == y->hw_timestamps &&
 	       x->tcp_priority == y->tcp_priority && x->tcp_tos == y->tcp_tos &&
 	       x->tcp_busy_poll_us == y->tcp_busy_poll_us && x->tcp_zerocopy == y->tcp_zerocopy &&
-	       x->disable_sqflow == y->disable_sqflow &&
+	       x->disable_sqflow == y->disable_sqflow && x->tls == y->tls &&
 	       x->trace == y->trace /* the argument is each controller's own */ &&
 	       !memcmp(a->secrets_sha256, b->secrets_sha256, sizeof(a->secrets_sha256)) &&
 	       str_same(x->dhchap_hashes, y->dhchap_hashes) && str_same(x->dhchap_dhgroups, y->dhchap_dhgroups) &&
@@ -67,7 +67,8 @@ static void cfg_copy(struct conn_cfg *to, const struct conn_cfg *k)
 	/* the connect reads k's secrets; the copy keeps their digest only */
 	OPENSSL_cleanse(to->dhchap_secret, sizeof(to->dhchap_secret));
 	OPENSSL_cleanse(to->dhchap_ctrl_secret, sizeof(to->dhchap_ctrl_secret));
-	to->o.dhchap_secret = to->o.dhchap_ctrl_secret = NULL;
+	OPENSSL_cleanse(to->tls_key, sizeof(to->tls_key));
+	to->o.dhchap_secret = to->o.dhchap_ctrl_secret = to->o.tls_key = NULL;
 }
 
 struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bool reached, char *err, size_t len,
@@ -113,6 +114,7 @@ struct shared_ctrl *share_get(const struct conn_cfg *k, const char *want_hca, bo
 	struct nvmeof_ctrl_opts o = s->cfg.o;
 	o.dhchap_secret = k->o.dhchap_secret;
 	o.dhchap_ctrl_secret = k->o.dhchap_ctrl_secret;
+	o.tls_key = k->o.tls_key;
 	o.trace = eng_trace_line;
 	o.trace_arg = &s->trace;
 	if (s->trace.verbose) {
@@ -209,7 +211,7 @@ int cfg_secret(const char *val, const char *file, const char *name, char *out, s
 	}
 	if (val && val[0]) {
 		if (strlen(val) >= len) {
-			eng_err("nvmeof: %s is longer than any DHHC-1 secret\n", name);
+			eng_err("nvmeof: %s is longer than any secret\n", name);
 			return 1;
 		}
 		/* once per process: every job and file passes here */
@@ -243,7 +245,7 @@ int cfg_secret(const char *val, const char *file, const char *name, char *out, s
 	if (!got || !n || (n == strlen(out) && n == len - 1)) {
 		memset(out, 0, len);
 		eng_err("nvmeof: %s_file '%s': %s\n", name, file,
-			!got || !n ? "empty: no secret on its first line" : "its first line is longer than any DHHC-1 secret");
+			!got || !n ? "empty: no secret on its first line" : "its first line is longer than any secret");
 		return 1;
 	}
 	out[n] = 0;
@@ -266,6 +268,7 @@ int cfg_secrets(struct conn_cfg *k, const char *val, const char *file, const cha
 	int ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) &&
 		 EVP_DigestUpdate(md, k->dhchap_secret, strlen(k->dhchap_secret) + 1) &&
 		 EVP_DigestUpdate(md, k->dhchap_ctrl_secret, strlen(k->dhchap_ctrl_secret) + 1) &&
+		 EVP_DigestUpdate(md, k->tls_key, strlen(k->tls_key) + 1) &&
 		 EVP_DigestFinal_ex(md, k->secrets_sha256, &n) && n == sizeof(k->secrets_sha256);
 	EVP_MD_CTX_free(md); /* cleanses its state */
 	if (!ok) {
@@ -278,15 +281,22 @@ int cfg_secrets(struct conn_cfg *k, const char *val, const char *file, const cha
 
 void cfg_secrets_wipe(struct conn_cfg *k)
 {
-	k->secrets_gone |= k->dhchap_secret[0] || k->dhchap_ctrl_secret[0];
+	k->secrets_gone |= k->dhchap_secret[0] || k->dhchap_ctrl_secret[0] || k->tls_key[0];
 	OPENSSL_cleanse(k->dhchap_secret, sizeof(k->dhchap_secret));
 	OPENSSL_cleanse(k->dhchap_ctrl_secret, sizeof(k->dhchap_ctrl_secret));
-	k->o.dhchap_secret = k->o.dhchap_ctrl_secret = NULL;
+	OPENSSL_cleanse(k->tls_key, sizeof(k->tls_key));
+	k->o.dhchap_secret = k->o.dhchap_ctrl_secret = k->o.tls_key = NULL;
 }
 
 int cfg_auth(struct conn_cfg *k, const struct eng_opts *eo)
 {
 	/* the library checks the form (and says which is wrong, never the value) */
+	if (cfg_secret(eo->tls_key, eo->tls_key_file, "tls_key", k->tls_key, sizeof(k->tls_key))) {
+		cfg_secrets_wipe(k);
+		return 1;
+	}
+	k->o.tls = eo->tls || k->tls_key[0];
+	k->o.tls_key = k->tls_key[0] ? k->tls_key : NULL;
 	if (cfg_secrets(k, eo->dhchap_secret, eo->dhchap_secret_file, eo->dhchap_ctrl_secret,
 			eo->dhchap_ctrl_secret_file))
 		return 1;

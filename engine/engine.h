@@ -122,6 +122,7 @@ struct conn_cfg {
 	 * sharing a controller needs (cfg_same): the library keeps the key
 	 * material a controller's life needs in memory of its own. */
 	char dhchap_secret[128], dhchap_ctrl_secret[128];
+	char tls_key[128]; /* NVMe/TCP's TLS PSK (NVMeTLSkey-1:HH:<base64>:), held and wiped as they are */
 	unsigned char secrets_sha256[32];
 	bool secrets_gone;
 	char dhchap_hashes[64], dhchap_dhgroups[96]; /* copies: a shared controller outlives the job */
@@ -131,7 +132,7 @@ struct conn_cfg {
 	struct {
 		int priority, tos;
 		unsigned int busy_poll_us, zerocopy;
-		bool hdr_digest, data_digest, disable_sqflow;
+		bool hdr_digest, data_digest, disable_sqflow, tls;
 	} tcp_job;
 	bool sole_subsystem; /* subnqn: the only one discovery listed (the start line says so) */
 };
@@ -197,6 +198,8 @@ struct eng_opts {
 	unsigned int tcp_busy_poll_us; /* 0: the system's */
 	unsigned int tcp_zerocopy;     /* bytes: H2CData payloads this large go with MSG_ZEROCOPY; 0: none */
 	unsigned int disable_sqflow;   /* NVMe/TCP: SQ flow control off, one PDU per read */
+	unsigned int tls;              /* NVMe/TCP over TLS 1.3 (tls_key implies it) */
+	char *tls_key, *tls_key_file;  /* its PSK, as dhchap_secret and dhchap_secret_file */
 	unsigned int hugepages;
 	/* library options: each applies only where set has its bit (the user
 	 * gave it), else the library's default (nvmeof_ctrl_opts_init) does */

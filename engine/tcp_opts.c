@@ -64,6 +64,9 @@ void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct conn_cfg *k, int trt
 	o->hdr_digest = tcp ? k->tcp_job.hdr_digest : d.hdr_digest;
 	o->data_digest = tcp ? k->tcp_job.data_digest : d.data_digest;
 	o->disable_sqflow = tcp ? k->tcp_job.disable_sqflow : d.disable_sqflow;
+	o->tls = tcp && k->tcp_job.tls;
+	if (!tcp)
+		o->tls_key = NULL;
 }
 
 void tcp_opts_job(struct conn_cfg *k)
@@ -75,6 +78,7 @@ void tcp_opts_job(struct conn_cfg *k)
 	k->tcp_job.hdr_digest = k->o.hdr_digest;
 	k->tcp_job.data_digest = k->o.data_digest;
 	k->tcp_job.disable_sqflow = k->o.disable_sqflow;
+	k->tcp_job.tls = k->o.tls;
 	tcp_opts_path(&k->o, k, k->t.trtype);
 }
 

@@ -49,6 +49,20 @@ void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct conn_cfg *k, int trt
 	 .off1 = offsetof(struct eng_opts, disable_sqflow), .def = "0",                                        \
 	 .help = "NVMe/TCP: every Connect asks for SQ flow control off (nvme-cli's --disable-sqflow), so a "   \
 		 "read completes with its data PDU alone, no response capsule; refused over RDMA",             \
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},                                            \
+	{.name = "tls", .lname = "NVMe/TCP over TLS", .type = FIO_OPT_BOOL,                                    \
+	 .off1 = offsetof(struct eng_opts, tls), .def = "0",                                                   \
+	 .help = "NVMe/TCP: TLS 1.3 with a pre-shared key on every queue (nvme-cli's --tls); needs tls_key "   \
+		 "or tls_key_file, which imply it",                                                            \
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},                                            \
+	{.name = "tls_key", .lname = "NVMe/TCP TLS PSK", .type = FIO_OPT_STR_STORE,                            \
+	 .off1 = offsetof(struct eng_opts, tls_key),                                                           \
+	 .help = "NVMe/TCP: the TLS PSK, NVMeTLSkey-1:01:<base64>: (or 02) as nvme gen-tls-key makes it. fio "  \
+		 "lists job options in its JSON output: prefer tls_key_file",                                  \
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},                                            \
+	{.name = "tls_key_file", .lname = "NVMe/TCP TLS PSK file", .type = FIO_OPT_STR_STORE,                  \
+	 .off1 = offsetof(struct eng_opts, tls_key_file),                                                      \
+	 .help = "A file holding tls_key (its first line), which keeps the key out of job files and ps",       \
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID}
 
 /* SPDK's fio plugin's digest_enable=NONE|HEADER|DATA|BOTH (fio matches case) */

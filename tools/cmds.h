@@ -15,6 +15,8 @@ struct args {
 	const char *dhchap_secret, *dhchap_ctrl_secret, *dhchap_hashes, *dhchap_dhgroups;
 	bool allow_unauth_ctrl;
 	bool hdgst, ddgst; /* NVMe/TCP's digests */
+	bool tls;          /* NVMe/TCP over TLS (--tls; --tls-key implies it) */
+	const char *tls_key;
 	bool disable_sqflow; /* NVMe/TCP: SQ flow control off */
 	int tcp_priority, tcp_tos;  /* -1: the system's */
 	uint32_t tcp_busy_poll_us;

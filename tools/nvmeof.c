@@ -41,7 +41,7 @@ static const struct cmd {
 
 enum { OPT_LSP = 0x100, OPT_DHCHAP_FILE, OPT_DHCHAP_CTRL_FILE, OPT_DHCHAP_HASHES, OPT_DHCHAP_DHGROUPS,
        OPT_ALLOW_UNAUTH, OPT_TIMEOUT, OPT_SYSFS, OPT_HDGST,
-       OPT_TCP_PRIORITY, OPT_TCP_TOS, OPT_TCP_BUSY_POLL, OPT_TCP_ZEROCOPY, OPT_DISABLE_SQFLOW };
+       OPT_TCP_PRIORITY, OPT_TCP_TOS, OPT_TCP_BUSY_POLL, OPT_TCP_ZEROCOPY, OPT_DISABLE_SQFLOW, OPT_TLS, OPT_TLS_KEY, OPT_TLS_KEY_FILE };
 
 static void usage(FILE *f)
 {
@@ -90,7 +90,11 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 		   "      --allow-unauthenticated-ctrl  accept a controller that does not require\n"
 		   "                           authentication without authenticating it\n"
 		   "  %s--hdr-digest         NVMe/TCP header digest (CRC32C), as nvme-cli's -g\n"
-		   "  -G, --data-digest        NVMe/TCP data digest (CRC32C), as nvme-cli's -G\n",
+		   "  -G, --data-digest        NVMe/TCP data digest (CRC32C), as nvme-cli's -G\n"
+		   "      --tls                NVMe/TCP over TLS 1.3 with a pre-shared key, as nvme-cli's\n"
+		   "      --tls-key=KEY        the configured PSK, NVMeTLSkey-1:01:<base64>: (or 02;\n"
+		   "                           nvme gen-tls-key); implies --tls\n"
+		   "      --tls-key-file=FILE  the same from a file's first line\n",
 		d.trsvcid, disc ? "; over TCP " NVMEOF_TCP_DISC_PORT : "", c->what & ARG_IO && c->fn != cmd_write_zeroes ? "    " : "-g, ");
 	fprintf(f, "      --tcp-priority=N     NVMe/TCP: SO_PRIORITY of the sockets, 0 to 15 (system's)\n"
 		   "      --tcp-tos=N          NVMe/TCP: IP_TOS / IPV6_TCLASS of the sockets, 0 to 255\n"
@@ -243,6 +247,8 @@ int main(int argc, char **argv)
 		{"tcp-busy-poll", required_argument, 0, OPT_TCP_BUSY_POLL},
 		{"tcp-zerocopy", required_argument, 0, OPT_TCP_ZEROCOPY},
 		{"disable-sqflow", no_argument, 0, OPT_DISABLE_SQFLOW},
+		{"tls", no_argument, 0, OPT_TLS}, {"tls-key", required_argument, 0, OPT_TLS_KEY},
+		{"tls-key-file", required_argument, 0, OPT_TLS_KEY_FILE},
 		/* nvme-cli's, refused with how this tool differs */
 		{"human-readable", no_argument, 0, 'H'}, {"data-size", required_argument, 0, 'z'},
 		{0, 0, 0, 0},
@@ -293,6 +299,12 @@ int main(int argc, char **argv)
 		case 'q': a.hostnqn = optarg; break;
 		case 'S': tool_secret_arg(&a, SECRET_HOST, optarg); break;
 		case 'C': tool_secret_arg(&a, SECRET_CTRL, optarg); break;
+		case OPT_TLS: a.tls = true; break;
+		case OPT_TLS_KEY: tool_secret_arg(&a, SECRET_TLS, optarg); break;
+		case OPT_TLS_KEY_FILE:
+			if (tool_secret_file(&a, SECRET_TLS, optarg))
+				return 2;
+			break;
 		case OPT_DHCHAP_FILE:
 		case OPT_DHCHAP_CTRL_FILE:
 			if (tool_secret_file(&a, ch == OPT_DHCHAP_FILE ? SECRET_HOST : SECRET_CTRL, optarg))

@@ -17,10 +17,10 @@
 #include "cmds.h"
 #include "secret.h"
 
-static char file_secret[2][128];
-static bool given_inline[2], given_file[2];
-static const char *const names[2] = {"--dhchap-secret", "--dhchap-ctrl-secret"};
-static char *inline_secret[2]; /* in argv */
+static char file_secret[SECRETS][128];
+static bool given_inline[SECRETS], given_file[SECRETS];
+static const char *const names[SECRETS] = {"--dhchap-secret", "--dhchap-ctrl-secret", "--tls-key"};
+static char *inline_secret[SECRETS]; /* in argv */
 static bool wiped;
 
 static void wipe(void) { OPENSSL_cleanse(file_secret, sizeof(file_secret)); }
@@ -53,15 +53,17 @@ int tool_secret_file(struct args *a, int which, const char *path)
 	if (!got || !n || (n == strlen(out) && n == len - 1)) {
 		OPENSSL_cleanse(out, len);
 		fprintf(stderr, "nvmeof: %s-file '%s': %s\n", names[which], tool_shown_path(path),
-			!got || !n ? "empty: no secret on its first line" : "its first line is longer than any DHHC-1 secret");
+			!got || !n ? "empty: no secret on its first line" : "its first line is longer than any secret");
 		return -1;
 	}
 	out[n] = 0;
 	given_file[which] = true;
 	if (which == SECRET_HOST)
 		a->dhchap_secret = out;
-	else
+	else if (which == SECRET_CTRL)
 		a->dhchap_ctrl_secret = out;
+	else
+		a->tls_key = out;
 	return 0;
 }
 
@@ -71,13 +73,15 @@ void tool_secret_arg(struct args *a, int which, char *val)
 	inline_secret[which] = val;
 	if (which == SECRET_HOST)
 		a->dhchap_secret = val;
-	else
+	else if (which == SECRET_CTRL)
 		a->dhchap_ctrl_secret = val;
+	else
+		a->tls_key = val;
 }
 
 int tool_secret_check(void)
 {
-	for (int w = 0; w < 2; w++) {
+	for (int w = 0; w < SECRETS; w++) {
 		if (given_inline[w] && given_file[w]) {
 			fprintf(stderr, "nvmeof: give %s or %s-file, not both\n", names[w], names[w]);
 			return -1;
@@ -91,7 +95,7 @@ int tool_secret_check(void)
 
 void tool_secret_wipe(void)
 {
-	for (int w = 0; w < 2; w++)
+	for (int w = 0; w < SECRETS; w++)
 		if (inline_secret[w])
 			OPENSSL_cleanse(inline_secret[w], strlen(inline_secret[w]));
 	wipe();

@@ -1,4 +1,4 @@
-/* The tool's DH-HMAC-CHAP options: secrets from the command line or from a
+/* The tool's DH-HMAC-CHAP and TLS PSK options: secrets from the command line or from a
  * file, what the host offers, and the rule that no message shows a secret. */
 #ifndef NVMEOF_TOOL_SECRET_H
 #define NVMEOF_TOOL_SECRET_H
@@ -8,7 +8,7 @@
 struct args;
 /* Secrets read from files live here until the command's connect has taken
  * them (tool_secret_wipe), or the tool exits. */
-enum { SECRET_HOST = 0, SECRET_CTRL = 1 };
+enum { SECRET_HOST = 0, SECRET_CTRL = 1, SECRET_TLS = 2, SECRETS };
 /* A secret file's first line into the args (which = SECRET_*). Warns when
  * the file is readable by group or others. 0, or -1 after saying why. */
 int tool_secret_file(struct args *a, int which, const char *path);

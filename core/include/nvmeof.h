@@ -244,6 +244,20 @@ struct nvmeof_ctrl_opts {
 	 * and its response are separate work requests either way. false
 	 * (default): SQ flow control on, as the kernel and SPDK hosts leave it. */
 	bool disable_sqflow;
+	/* version 0.6: TLS 1.3 on every NVMe/TCP queue (TP 8011), with a
+	 * pre-shared key only, as nvme-cli's --tls: after the TCP connect and
+	 * before the ICReq a handshake with the PSK identity NVMe0RHH
+	 * <hostnqn> <subnqn> and the TLS PSK derived from tls_key, then the
+	 * connection's keys in the kernel (kTLS: the tls module; a host
+	 * without it fails the connect, saying so). tls_key: the configured
+	 * PSK in the interchange form nvme gen-tls-key prints,
+	 * NVMeTLSkey-1:HH:<base64>: (HH 01 a 32-byte key, cipher suite
+	 * TLS_AES_128_GCM_SHA256; 02 a 48-byte one, TLS_AES_256_GCM_SHA384);
+	 * copied at connect, never part of a message. tls needs tls_key, and
+	 * tls_key needs tls; both are refused over RDMA. A controller that
+	 * refuses the PSK fails the connect with a message naming the step. */
+	bool tls;
+	const char *tls_key;
 };
 /* Defaults, and size = sizeof(*opts): always initialize through this macro. */
 #define nvmeof_ctrl_opts_init(opts) nvmeof_ctrl_opts_init_sz((opts), sizeof(*(opts)))

@@ -78,6 +78,9 @@ class CtrlOpts(ctypes.Structure):
         ("tcp_zerocopy", ctypes.c_uint32),
         # version 0.6: SQ flow control off on every Connect (NVMe/TCP)
         ("disable_sqflow", c_bool),
+        # version 0.6: TLS 1.3 with a pre-shared key (NVMe/TCP)
+        ("tls", c_bool),
+        ("tls_key", ctypes.c_char_p),
     ]
 
 

@@ -98,7 +98,8 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
                     hdr_digest: Optional[bool] = None, data_digest: Optional[bool] = None,
                     tcp_priority: Optional[int] = None, tcp_tos: Optional[int] = None,
                     tcp_busy_poll_us: Optional[int] = None, tcp_zerocopy: Optional[int] = None,
-                    disable_sqflow: Optional[bool] = None) -> S.CtrlOpts:
+                    disable_sqflow: Optional[bool] = None, tls: Optional[bool] = None,
+                    tls_key: Optional[str] = None) -> S.CtrlOpts:
     """Checks the arguments of Controller() and fills struct nvmeof_ctrl_opts:
     opts, or the library's defaults (nvmeof_ctrl_opts_init), with only the
     arguments that are not None put over them. Raises TypeError/ValueError
@@ -143,7 +144,11 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
         if not isinstance(transport, str) or transport.lower() not in ("rdma", "tcp"):
             raise ValueError("nvmeof: transport must be 'rdma' or 'tcp', not %s" % _shown(transport))
         o.trtype = transport.lower().encode()
-    for name, v in (("hdr_digest", hdr_digest), ("data_digest", data_digest), ("disable_sqflow", disable_sqflow)):
+    if tls_key is not None:
+        o.tls_key = _secret(tls_key, "tls_key", "a TLS PSK, NVMeTLSkey-1:HH:<base64>:")
+        o.tls = True  # a key implies TLS, as nvme-cli's --tls-key
+    for name, v in (("hdr_digest", hdr_digest), ("data_digest", data_digest), ("disable_sqflow", disable_sqflow),
+                    ("tls", tls)):
         if v is not None:
             if not isinstance(v, bool):
                 raise TypeError("nvmeof: %s must be True or False" % name)
@@ -158,11 +163,11 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
     return o
 
 
-def _secret(v, name):
-    # the library checks the DHHC-1 form (CRC included); here only the type,
+def _secret(v, name, form="a DHHC-1:XX:<base64>: secret"):
+    # the library checks the form (CRC included); here only the type,
     # and never the value in the message
     if not isinstance(v, str) or not v or "\0" in v:
-        raise TypeError("nvmeof: %s must be a DHHC-1:XX:<base64>: secret (a non-empty str without NUL)" % name)
+        raise TypeError("nvmeof: %s must be %s (a non-empty str without NUL)" % (name, form))
     return v.encode()
 
 
@@ -210,6 +215,9 @@ class Controller:
       disable_sqflow NVMe/TCP: True asks every queue's Connect for SQ flow
                      control off (nvme-cli's --disable-sqflow): a read then
                      completes with its data PDU alone, no response capsule
+      tls_key        NVMe/TCP over TLS 1.3: the PSK as nvme gen-tls-key prints
+                     it (NVMeTLSkey-1:01:<base64>: or 02); implies tls=True
+      tls            True: TLS (needs tls_key)
     Controller.connect(...) is the same call."""
 
     def __init__(self, host: str, subsystem_nqn: str, *, port: Union[int, str, None] = None,
@@ -222,7 +230,8 @@ class Controller:
                  hdr_digest: Optional[bool] = None, data_digest: Optional[bool] = None,
                  tcp_priority: Optional[int] = None, tcp_tos: Optional[int] = None,
                  tcp_busy_poll_us: Optional[int] = None, tcp_zerocopy: Optional[int] = None,
-                 disable_sqflow: Optional[bool] = None) -> None:
+                 disable_sqflow: Optional[bool] = None, tls: Optional[bool] = None,
+                 tls_key: Optional[str] = None) -> None:
         lib = _lib.load()
         o = connect_options(host, subsystem_nqn, port, source, host_nqn, host_id, queue_depth,
                             keep_alive_ms, timeout, dhchap_secret=dhchap_secret,
@@ -231,7 +240,8 @@ class Controller:
                             dhchap_hashes=dhchap_hashes, dhchap_dhgroups=dhchap_dhgroups,
                             transport=transport, hdr_digest=hdr_digest, data_digest=data_digest,
                             tcp_priority=tcp_priority, tcp_tos=tcp_tos, tcp_busy_poll_us=tcp_busy_poll_us,
-                            tcp_zerocopy=tcp_zerocopy, disable_sqflow=disable_sqflow)
+                            tcp_zerocopy=tcp_zerocopy, disable_sqflow=disable_sqflow, tls=tls,
+                            tls_key=tls_key)
         h = c_void_p()
         _check(lib.nvmeof_ctrl_connect(byref(o), byref(h)))
         self._h = h.value

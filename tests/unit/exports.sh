@@ -118,7 +118,7 @@ int main(void)
 	return 0;
 }
 C
-  ${CC:-cc} -Icore/include -o "$tmp/defaults" "$tmp/defaults.c" "$B/libnvmeof.a" -lrdmacm -libverbs -lcrypto -lpthread -ldl \
+  ${CC:-cc} -Icore/include -o "$tmp/defaults" "$tmp/defaults.c" "$B/libnvmeof.a" -lrdmacm -libverbs -lssl -lcrypto -lpthread -ldl \
     ${LD_PRELOAD:+-fsanitize=address,undefined}
   "$tmp/defaults" | sort > "$tmp/lib.defaults"
   sed -n 's/^\([a-z_]*\) *:.*; default \([^ ]*\)$/\1 \2/p' <<< "$help" | sort > "$tmp/help.defaults"

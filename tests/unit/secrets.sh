@@ -92,7 +92,7 @@ readelf -d "$T" | grep -q 'NEEDED.*libasan' && STRIDE=3
 # a set with one of these)
 SUBS=(discover id-ctrl id-ns smart-log get-log read write-zeroes list-rdma io-passthru admin-passthru)
 VOPTS=(-a -s -w -q -I -n -t -o -N -e -i -l -L -B -c -d -g -O -f -2 -4 -9 -M --lsp --timeout --transport --hostid
-       --sysfs --dhchap-hashes --dhchap-dhgroups --dhchap-secret-file --dhchap-ctrl-secret-file --tcp-priority
+       --sysfs --dhchap-hashes --dhchap-dhgroups --dhchap-secret-file --dhchap-ctrl-secret-file --tls-key --tls-key-file --tcp-priority
        --tcp-tos --tcp-busy-poll --tcp-zerocopy --opcode --flags --namespace-id --data-len --input-file --cdw10
        --output-format --log-id --log-len --start-block --block-count --data --gpu --metadata)
 SHORTV=(-s -t -o -N -e -i -l -L -B -c -O -f -4 --lsp --timeout --tcp-tos --tcp-busy-poll --tcp-zerocopy --flags
@@ -139,7 +139,7 @@ EF="traddr=127.0.0.1 subnqn=nqn.x ns=1"
 for o in cmd_timeout comp_vector connect_retries connect_timeout ctrl_loss_tmo dhchap_ctrl_secret_file \
          dhchap_dhgroups dhchap_hashes dhchap_secret_file gpu hca hostid hostnqn iopolicy kato num_io_queues \
          numa_node path_loss qd_limit qpair_select qpairs quiesce_time reconnect_delay spin_us src_addr \
-         tcp_busy_poll tcp_priority tcp_tos tcp_zerocopy trtype; do
+         tcp_busy_poll tcp_priority tcp_tos tcp_zerocopy trtype tls_key tls_key_file; do
   for k in "$KEY" "$TLSKEY"; do b=${k#*:*:}; eng_one "${b%:}" --filename="$EF" --$o="$k"; done
 done
 for key in traddr trsvcid subnqn hostnqn srcaddr ns trtype adrfam; do
@@ -166,6 +166,34 @@ if grep -q "not both" "$tmp/out"; then ok "both forms are refused"; else bad "bo
 : > "$tmp/empty"
 never_shown "an empty secret file" id-ctrl "${C[@]}" --dhchap-secret-file="$tmp/empty"
 never_shown "a missing secret file" id-ctrl "${C[@]}" --dhchap-secret-file="$tmp/none"
+
+# the TLS PSK: the same rules as the DH-HMAC-CHAP secrets
+TLSBODY=${TLSKEY#*:*:}; TLSBODY=${TLSBODY%:}
+tls_never_shown() { # NAME ARGS...: as never_shown, for the TLS key
+  local name=$1 rc=0; shift
+  timeout 30 "$T" "$@" > "$tmp/out" 2>&1 || rc=$?
+  if [ "$rc" = 0 ]; then bad "$name" "succeeded: $(head -2 "$tmp/out")"; return; fi
+  if [ "$rc" = 124 ]; then bad "$name" "hung"; return; fi
+  if holds "$TLSBODY" "$tmp/out"; then bad "$name" "the key in: $(head -3 "$tmp/out")"; return; fi
+  ok "$name: $(grep -v warning "$tmp/out" | head -1 | cut -c1-110)"
+}
+T2=(-t tcp -a 127.0.0.1 -s 1 -n nqn.2026-12.io.example:none --timeout=2000)
+tls_never_shown "--tls-key over RDMA" id-ctrl "${C[@]}" --tls-key "$TLSKEY"
+tls_never_shown "--tls-key, mistyped (CRC)" id-ctrl "${T2[@]}" --tls-key "${TLSKEY%?????}AAAA:"
+tls_never_shown "--tls-key with nobody there" id-ctrl "${T2[@]}" --tls-key "$TLSKEY"
+if grep -q "visible to other users" "$tmp/out"; then ok "a TLS key on the command line draws a warning"
+else bad "a TLS key on the command line draws a warning" "$(head -3 "$tmp/out")"; fi
+printf '%s\n' "$TLSKEY" > "$tmp/tk"
+chmod 644 "$tmp/tk"
+tls_never_shown "--tls-key-file, 0644" id-ctrl "${T2[@]}" --tls-key-file="$tmp/tk"
+if grep -q "readable by group or others" "$tmp/out"; then ok "a 0644 TLS key file draws a warning"
+else bad "a 0644 TLS key file draws a warning" "$(head -3 "$tmp/out")"; fi
+tls_never_shown "both --tls-key and --tls-key-file" id-ctrl "${T2[@]}" --tls-key "$TLSKEY" --tls-key-file="$tmp/tk"
+if grep -q "not both" "$tmp/out"; then ok "both TLS key forms are refused"; else bad "both TLS key forms are refused" "$(cat "$tmp/out")"; fi
+tls_never_shown "a TLS key given as the DH-HMAC-CHAP secret" id-ctrl "${T2[@]}" -S "$TLSKEY"
+tls_never_shown "a DH-HMAC-CHAP secret given as the TLS key" id-ctrl "${T2[@]}" --tls-key "$KEY"
+if ! holds "$BODY" "$tmp/out"; then ok "  ... and the DH-HMAC-CHAP secret is not shown either"
+else bad "a DH-HMAC-CHAP secret given as the TLS key" "shown: $(head -2 "$tmp/out")"; fi
 
 # the engine: the same warnings (fio's own output holds the options of a
 # job, which is why an inline secret draws one)

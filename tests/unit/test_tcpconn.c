@@ -42,7 +42,7 @@ static void rig_up_dg(struct rig *r, uint32_t maxh2cdata, bool hd, bool dd)
 	struct tcp_neg n = {.maxh2cdata = maxh2cdata, .hdgst = hd, .ddgst = dd};
 	tcp_conn_rx_init(r->t);
 	tcp_rx_negotiated(&r->t->rx, &n);
-	CHECK_EQ(tcp_conn_attach(r->t, r->host, &n, &r->cq), 0);
+	CHECK_EQ(tcp_conn_attach(r->t, r->host, NULL, &n, &r->cq), 0);
 	struct ibv_sge sge = {.addr = (uintptr_t)r->rsp, .length = 16};
 	struct ibv_recv_wr rw = {.wr_id = 77, .sg_list = &sge, .num_sge = 1}, *bad;
 	CHECK_EQ(tcp_conn_post_recv(r->t, &rw, &bad), 0);
@@ -853,7 +853,7 @@ TEST(attach_refused_by_the_epoll_set_fails_and_closes_the_socket)
 	struct tcp_neg n = {.maxh2cdata = 65536};
 	tcp_conn_rx_init(t);
 	tcp_rx_negotiated(&t->rx, &n);
-	CHECK_EQ(tcp_conn_attach(t, sv[0], &n, &cq), -EBADF);
+	CHECK_EQ(tcp_conn_attach(t, sv[0], NULL, &n, &cq), -EBADF);
 	CHECK_EQ(t->fd, -1);
 	CHECK(fcntl(sv[0], F_GETFD) < 0); /* closed */
 	tcp_conn_free(t);

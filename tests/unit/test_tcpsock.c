@@ -223,7 +223,7 @@ static void peer_gets_no_stale_data(void (*end)(struct tcp_conn *))
 	struct tcp_conn *t = tcp_conn_new(1, 4, false, false, 0);
 	tcp_conn_rx_init(t);
 	tcp_rx_negotiated(&t->rx, &neg);
-	CHECK_EQ(tcp_conn_attach(t, fd, &neg, &cq), 0);
+	CHECK_EQ(tcp_conn_attach(t, fd, NULL, &neg, &cq), 0);
 	end(t);
 	size_t got = drain(peer, &e);
 	CHECK(got < queued);

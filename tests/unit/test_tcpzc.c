@@ -73,7 +73,7 @@ static bool rig_up(struct rig *r, uint32_t zc_min, uint32_t maxh2cdata, int host
 	struct tcp_neg n = {.maxh2cdata = maxh2cdata};
 	tcp_conn_rx_init(r->t);
 	tcp_rx_negotiated(&r->t->rx, &n);
-	CHECK_EQ(tcp_conn_attach(r->t, r->host, &n, &r->cq), 0);
+	CHECK_EQ(tcp_conn_attach(r->t, r->host, NULL, &n, &r->cq), 0);
 	if (post_recv) {
 		struct ibv_sge sge = {.addr = (uintptr_t)r->rsp, .length = 16};
 		struct ibv_recv_wr rw = {.wr_id = 77, .sg_list = &sge, .num_sge = 1}, *bad;

@@ -216,3 +216,17 @@ def test_disable_sqflow_as_the_library_and_the_engine_take_it():
     # the library refuses it over RDMA, before anything is sent
     with pytest.raises(nvmeof.Error, match="disable_sqflow is NVMe/TCP's"):
         nvmeof.Controller("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="rdma", disable_sqflow=True)
+
+
+def test_tls_key_implies_tls_and_is_type_checked_without_its_value():
+    from nvmeof.controller import connect_options
+    k = "NVMeTLSkey-1:01:VRLbtnN9AQb2WXW3c9+wEf/DRLz0QuLdbYvEhwtdWwNf9LrZ:"
+    o = connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="tcp", tls_key=k)
+    assert o.tls is True and o.tls_key == k.encode()
+    o = connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="tcp")
+    assert o.tls is False and o.tls_key is None
+    with pytest.raises(TypeError) as e:
+        connect_options("192.0.2.1", "nqn.x", transport="tcp", tls_key=k.encode())
+    assert "NVMeTLSkey-1:HH" in str(e.value) and "VRLbtnN9" not in str(e.value)
+    with pytest.raises(TypeError):
+        connect_options("192.0.2.1", "nqn.x", transport="tcp", tls="yes")

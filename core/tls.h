@@ -1,0 +1,85 @@
+/*
+ * TLS 1.3 for NVMe/TCP (TP 8011, NVMe/TCP 1.1 section 3.6): the PSK in its
+ * interchange form, the retained PSK, the PSK identity and the TLS PSK the
+ * handshake uses (tls_key.c, no I/O). Key material is never put in a
+ * message and is cleansed after use.
+ */
+#ifndef NVMEOF_TLS_H
+#define NVMEOF_TLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define TLS_KEY_MAX 48       /* SHA-384's */
+#define TLS_IDENTITY_MAX 640 /* "NVMe1R02 " + two NQNs (223 each) + a SHA-384 digest in base64 (64) */
+
+/* A configured PSK: NVMeTLSkey-1:HH:<base64 of the key and its CRC-32>:,
+ * what `nvme gen-tls-key` prints. */
+struct tls_key {
+	uint8_t key[TLS_KEY_MAX];
+	uint8_t len;   /* 32 or 48 */
+	uint8_t hash;  /* HH: 0 the key is the retained PSK, 1 SHA-256, 2 SHA-384 */
+	uint8_t cipher; /* 1: TLS_AES_128_GCM_SHA256 (32-byte keys), 2: TLS_AES_256_GCM_SHA384 (48) */
+};
+
+/* Parses s (the final colon required, as nvme-cli writes it; trailing
+ * whitespace and newlines, as a key file may end, ignored). Refuses, naming
+ * `what` and never the key: another prefix, HH other than 00/01/02, bad
+ * base64, a length other than 32 or 48 bytes or not HH's, a CRC that does
+ * not match. NVMEOF_EINVAL. */
+int tls_key_parse(const char *s, const char *what, struct tls_key *out);
+void tls_key_clear(struct tls_key *k);
+
+/* The retained PSK for hostnqn (out: k->len bytes). */
+int tls_key_retained(const struct tls_key *k, const char *hostnqn, uint8_t *out);
+
+/* The PSK identity and the TLS PSK for the handshake: version 0,
+ * "NVMe0RHH <hostnqn> <subnqn>" (what SPDK's target and the kernel know),
+ * or 1, "NVMe1RHH <hostnqn> <subnqn> <PSK digest>" (NVMe/TCP 1.1). psk
+ * gets k->len bytes; identity is NUL-terminated. */
+int tls_psk_derive(const struct tls_key *k, int version, const char *hostnqn, const char *subnqn,
+		   char *identity, size_t id_cap, uint8_t *psk);
+
+const char *tls_cipher_name(uint8_t cipher); /* "TLS_AES_128_GCM_SHA256" ... */
+
+/* What every queue's handshake uses, derived once at connect and kept on
+ * pages out of core dumps (auth_secret_alloc). */
+struct tls_psk {
+	char identity[TLS_IDENTITY_MAX];
+	uint8_t psk[TLS_KEY_MAX];
+	uint8_t len, cipher;
+};
+/* From the options' key (tls_key, else NULL: "TLS needs a key"). */
+int tls_psk_setup(const char *key, const char *hostnqn, const char *subnqn, struct tls_psk **out);
+void tls_psk_free(struct tls_psk *p);
+
+/* ---- the handshake (tls_conn.c): OpenSSL 3, TLS 1.3, external PSK only ----
+ * On the connected socket fd, before the ICReq: the handshake, within
+ * timeout_ms. *ssl: OpenSSL's connection, through which the queue's bytes
+ * go from then on (tls_io_send, tls_io_recv; freed by tls_io_free): the
+ * PDU layer sees the same byte stream. A failure names the step and the
+ * likely cause (a wrong key, an identity the controller does not know, a
+ * port without TLS), never key bytes; *final says whether trying again
+ * could help. */
+int tls_client_handshake(int fd, const struct tls_psk *p, uint32_t timeout_ms, uint16_t qid, bool *final,
+			 void **ssl);
+/* The transport's sendmsg and recvmsg through OpenSSL (tls_client_handshake's
+ * *ssl), non-blocking. tls_io_send gathers up to cap
+ * bytes of v into buf, one record; tls_io_recv fills v in order. Both
+ * return the bytes moved, or -1 with errno (EAGAIN: would block; EBADMSG:
+ * a record that does not decrypt, or an alert; EPIPE, ECONNRESET); recv
+ * returns 0 for a close_notify. *more: OpenSSL holds plaintext no epoll
+ * wakeup will announce: read again. */
+#define TLS_IO_OUT_MAX 16384 /* a TLS record's plaintext */
+struct iovec;
+ssize_t tls_io_send(void *ssl, const struct iovec *v, size_t nv, uint8_t *buf, size_t cap);
+ssize_t tls_io_recv(void *ssl, const struct iovec *v, size_t nv, bool *more);
+void tls_io_free(void *ssl);
+/* OpenSSL's socket I/O on fd through send(MSG_NOSIGNAL)/recv, never
+ * write(2), which raises SIGPIPE in the application when the controller
+ * resets the connection (before the handshake). 0, or -1 out of memory. */
+int tls_io_nosigpipe(void *ssl, int fd);
+
+#endif

@@ -1,0 +1,143 @@
+/*
+ * The NVMe/TCP TLS PSK without a target: the interchange form parsed and
+ * refused as nvme-cli and the kernel write and read it, and the retained
+ * PSK, both PSK identities and both TLS PSKs against vectors that
+ * tests/unit/tls_vectors.py computes from the specification's text with
+ * Python's hmac and hashlib (run it to regenerate them).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "internal.h"
+#include "tls.h"
+
+#define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6"
+#define SUBNQN "nqn.2026-12.io.example:tls"
+
+struct vec {
+	const char *key, *retained, *id0, *psk0, *id1, *psk1;
+};
+/* tests/unit/tls_vectors.py's output: keys 00..1f (01), 00..2f (02), 00..1f (00) */
+static const struct vec vecs[] = {
+	{"NVMeTLSkey-1:01:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:",
+	 "2777170cfb82b52c5ec8cb00cc26fa9145d942315f2c892822b0772f5debe85d",
+	 "NVMe0R01 nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6 nqn.2026-12.io.example:tls",
+	 "67e12bd86fd6c4a1ae3afa945a3d1817fede6e90f1f56de496b4dc5723cc48be",
+	 "NVMe1R01 nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6 nqn.2026-12.io.example:tls xQ0PBvXrznGiRQWPy7riIyRPqlm96+NZr5kMOb53HUk=",
+	 "ec2a0cb4133d00703f78da9ab01b6490cbdf9a0191251982d24f038ebc34419f"},
+	{"NVMeTLSkey-1:02:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vcSEgBQ==:",
+	 "9199e9844a95310712a6436350cb36769e36bb02461989493acb7f9419f9d1ca81374a176479e87994f6c7c17c5f2800",
+	 "NVMe0R02 nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6 nqn.2026-12.io.example:tls",
+	 "2d8ffb720f1b747f839e52dd1c83c77f152bcd19ab110138637e03dcfe4155b5f555e138f3d728ace925afc9abf54253",
+	 "NVMe1R02 nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6 nqn.2026-12.io.example:tls 2sJ/UjDH9SZwM/XVQDge6AIQEpH+sdfdR0ofGLht8tSBZakOhjPEGnGhszLbuM+R",
+	 "6c47c0b960d1ff843548589dd90b714ee74745b2d9e540610677b833a7ee9aadf248a7b07ddd3d3def35ab0c5d159a05"},
+	{"NVMeTLSkey-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:",
+	 "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+	 "NVMe0R01 nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6 nqn.2026-12.io.example:tls",
+	 "16b3cf0ba60136f882c6cdbd6e872f757c53e1202fa99b208e72e5f1bfbce40e",
+	 "NVMe1R01 nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6 nqn.2026-12.io.example:tls SsZNzcX7PwNsPYfQbzn0DNXvecFHa5uUmzs/9uW6H6k=",
+	 "3581e4dbba5577e7812221b9d1d4bc31f8eddff574ce4462585d4a2f6435b3e1"},
+};
+
+static void unhex(const char *h, uint8_t *out)
+{
+	for (size_t i = 0; h[2 * i]; i++) {
+		unsigned v;
+		sscanf(h + 2 * i, "%2x", &v);
+		out[i] = (uint8_t)v;
+	}
+}
+
+TEST(keys_parse_with_their_hash_length_and_cipher)
+{
+	static const uint8_t want_len[] = {32, 48, 32}, want_hash[] = {1, 2, 0}, want_cipher[] = {1, 2, 1};
+	for (size_t i = 0; i < sizeof(vecs) / sizeof(vecs[0]); i++) {
+		struct tls_key k;
+		CHECK_EQ(tls_key_parse(vecs[i].key, "tls_key", &k), 0);
+		CHECK_EQ(k.len, want_len[i]);
+		CHECK_EQ(k.hash, want_hash[i]);
+		CHECK_EQ(k.cipher, want_cipher[i]);
+		for (int b = 0; b < k.len; b++)
+			CHECK_EQ(k.key[b], b);
+		tls_key_clear(&k);
+		CHECK_EQ(k.len, 0);
+		CHECK_EQ(k.key[1], 0);
+	}
+	/* a key file's newline is not part of the key */
+	struct tls_key k;
+	char s[200];
+	snprintf(s, sizeof(s), "%s\n", vecs[0].key);
+	CHECK_EQ(tls_key_parse(s, "tls_key_file", &k), 0);
+	CHECK_EQ(k.len, 32);
+}
+
+TEST(derived_keys_and_identities_match_the_specifications_vectors)
+{
+	for (size_t i = 0; i < sizeof(vecs) / sizeof(vecs[0]); i++) {
+		struct tls_key k;
+		uint8_t got[TLS_KEY_MAX], want[TLS_KEY_MAX];
+		char id[TLS_IDENTITY_MAX];
+		CHECK_EQ(tls_key_parse(vecs[i].key, "tls_key", &k), 0);
+		CHECK_EQ(tls_key_retained(&k, HOSTNQN, got), 0);
+		unhex(vecs[i].retained, want);
+		CHECK(!memcmp(got, want, k.len));
+		CHECK_EQ(tls_psk_derive(&k, 0, HOSTNQN, SUBNQN, id, sizeof(id), got), 0);
+		CHECK(!strcmp(id, vecs[i].id0));
+		unhex(vecs[i].psk0, want);
+		CHECK(!memcmp(got, want, k.len));
+		CHECK_EQ(tls_psk_derive(&k, 1, HOSTNQN, SUBNQN, id, sizeof(id), got), 0);
+		CHECK(!strcmp(id, vecs[i].id1));
+		unhex(vecs[i].psk1, want);
+		CHECK(!memcmp(got, want, k.len));
+		tls_key_clear(&k);
+	}
+}
+
+/* refuses, with a message naming the option and holding none of the key */
+static void refused(const char *s, const char *why)
+{
+	struct tls_key k;
+	memset(&k, 0xa5, sizeof(k));
+	int rc = tls_key_parse(s, "tls_key", &k);
+	CHECK_EQ(rc, NVMEOF_EINVAL);
+	const char *m = nvmeof_errmsg();
+	if (!strstr(m, "tls_key") || !strstr(m, why)) {
+		fprintf(stderr, "    '%s': %s\n", why, m);
+		CHECK(0);
+	}
+	CHECK(!strstr(m, "AAECAwQF"));
+	CHECK(!strstr(m, "GhscHR4f"));
+	CHECK_EQ(k.len, 0); /* nothing half-parsed is left */
+}
+
+TEST(bad_keys_are_refused_clearly_without_the_key)
+{
+	refused("DHHC-1:01:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:", "interchange format");
+	refused("NVMeTLSkey-1:03:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:", "unknown hash 03");
+	refused("NVMeTLSkey-1:1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:", "must be 00, 01 or 02");
+	/* the CRC's last byte changed */
+	refused("NVMeTLSkey-1:01:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaS:", "CRC-32");
+	/* a key of the other hash: 32 bytes called SHA-384, 48 called SHA-256 */
+	refused("NVMeTLSkey-1:02:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:", "needs 48 bytes");
+	refused("NVMeTLSkey-1:01:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vcSEgBQ==:",
+		"needs 32 bytes");
+	/* 64 bytes (a DH-HMAC-CHAP SHA-512 length) */
+	refused("NVMeTLSkey-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8AAQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eH+W2jnc=:",
+		"a key of 64 bytes");
+	refused("NVMeTLSkey-1:01:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR", "does not end with ':'");
+	refused("NVMeTLSkey-1:01:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+Kfia!:", "not valid base64");
+	refused("NVMeTLSkey-1:01:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:x:", "more than one field");
+	refused("", "interchange format");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct test_case t[] = {
+		T(keys_parse_with_their_hash_length_and_cipher),
+		T(derived_keys_and_identities_match_the_specifications_vectors),
+		T(bad_keys_are_refused_clearly_without_the_key),
+	};
+	return run_named_tests("unit-tlskey", t, sizeof(t) / sizeof(t[0]), argc, argv);
+}

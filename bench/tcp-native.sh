@@ -22,6 +22,7 @@
 #   SPDK_DIR (../shared/spdk-target)  TGT_CPU (1)  INI_CPU (0)  PORT (4520)
 #   HUGEPAGES   2 MiB pages to reserve for the run (1024); given back after
 #   BENCH_OUT   the result folder (a second run can add to the same one)
+#   PROFILE=1   then one profiled run (perf record) per cell and fio initiator
 set -uo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD
@@ -94,7 +95,7 @@ rpc nvmf_subsystem_add_listener "$NQN" -t tcp -a 127.0.0.1 -s "$PORT" -f ipv4
 { echo "date $(date -u '+%Y-%m-%d %H:%M UTC')"; echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- core engine || echo ' (with changes)')"
   uname -r; echo "cpus $(nproc): $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"; fio --version
   echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"; echo "target CPU $TGT_CPU, initiators CPU $INI_CPU"
-  echo "REPS $REPS CELL_TIME $CELL_TIME RAMP $RAMP ENGINE_OPTS ${ENGINE_OPTS:-} ALT_ENGINE ${ALT_ENGINE:-}"
+  echo "REPS $REPS CELL_TIME $CELL_TIME RAMP $RAMP ENGINE $ENGINE ENGINE_OPTS ${ENGINE_OPTS:-} ALT_ENGINE ${ALT_ENGINE:-}"
 } >> "$OUT/machine.txt"
 echo "bench-tcp-native: nvmf_tgt on CPU $TGT_CPU, 127.0.0.1:$PORT; initiators on CPU $INI_CPU; results in $OUT"
 
@@ -151,4 +152,30 @@ for rep in $(seq "$REPS"); do
   echo "bench-tcp-native: repetition $rep of $REPS done"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"
+# PROFILE=1: then one run of each cell with each fio initiator under perf
+# record (the initiator's process only: the target and the TCP stack's work
+# on the target's CPU are not in it), its top symbols in profile-*.txt
+if [ "${PROFILE:-0}" != 0 ] && command -v perf > /dev/null; then
+  for dg in $DIGESTS; do
+    for cell in $CELLS; do
+      for ini in $INITIATORS; do
+        [ "$ini" != spdk_perf ] || continue
+        out=$OUT/profile-$cell.$dg.$ini
+        perf record -q -e cpu-clock -g -o "$out.data" -- bash -c "$(declare -f run_one cell_args); $(declare -p FN LIMIT \
+          CELL_TIME RAMP INI_CPU ENGINE SPDK_DIR PORT NQN); ALT_ENGINE='${ALT_ENGINE:-}' ENGINE_OPTS='${ENGINE_OPTS:-}' \
+          run_one $ini $cell $dg $out" > /dev/null 2>&1
+        {
+          echo "# $cell, digests $dg, $ini: perf record -e cpu-clock -g, the initiator's process (native)"
+          perf report -i "$out.data" -g none --no-children --sort dso,symbol --stdio 2> /dev/null \
+            | grep -E '^ +[0-9]' | sed 's/[ -]*$//' | head -30
+          echo "# with callees"
+          perf report -i "$out.data" -g none --children --sort symbol --stdio 2> /dev/null \
+            | grep -E '^ +[0-9]' | sed 's/[ -]*$//' | head -30
+        } > "$out.txt"
+        rm -f "$out.data" "$out.json" "$out.err"
+      done
+    done
+  done
+  echo "bench-tcp-native: profiles in $OUT/profile-*.txt"
+fi
 python3 bench/report_tcp_native.py "$OUT" | tee "$OUT/table.md"

@@ -97,7 +97,7 @@ SO_MAJOR = 0
 SONAME = libnvmeof.so.$(SO_MAJOR)
 TOOL = $(O)/nvmeof
 
-.PHONY: FORCE all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench bench-tcp bench-tcp-zerocopy fuzz \
+.PHONY: FORCE all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench bench-tcp bench-tcp-zerocopy bench-tcp-native fuzz \
 	fuzz-build clean install uninstall man-pages
 all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH) $(O)/tests/fio_version
 lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a $(O)/libnvmeof-dist.a
@@ -256,6 +256,7 @@ UNIT_PLAIN_ONLY = \
 	$(SUITE) $(notdir $(O))/version.sh 300 tests/unit/version.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/docs.sh 300 tests/unit/docs.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/jobs.sh 300 tests/unit/jobs.sh $(O) || rc=1; \
+	$(SUITE) bench-tcp-native.sh 120 tests/unit/bench-tcp-native.sh || rc=1; \
 	$(SUITE) $(notdir $(O))/tool.sh 300 tests/unit/tool.sh $(O) || rc=1; \
 	$(SUITE) install.sh 600 tests/unit/install.sh || rc=1; \
 	$(SUITE) harness.sh 300 tests/unit/harness.sh || rc=1; \
@@ -452,6 +453,12 @@ bench-tcp: all
 # MSG_ZEROCOPY for large writes over NVMe/TCP, on and off, same boot (docs/tcp.md)
 bench-tcp-zerocopy: all
 	tests/testbed/run bash bench/tcp-zerocopy.sh
+# Ours over NVMe/TCP against SPDK's initiator (its fio plugin and spdk_nvme_perf),
+# natively, no guest: SPDK's nvmf_tgt on 127.0.0.1 (BENCHMARKS.md "NVMe/TCP
+# natively against SPDK's initiator"). Root, hugepages, ../shared/spdk-target.
+# It takes the test bed's lock, so no boot shares the CPUs with it.
+bench-tcp-native: all
+	flock -w 3600 $${NVMEOF_TB_LOCK:-/tmp/nvmeof-testbed.lock} bash bench/tcp-native.sh
 
 # The fio engine's man page from its one source, docs/engine.md (the page is
 # committed: installing builds nothing; tests/unit/docs.sh checks it is current).

@@ -53,7 +53,9 @@ struct tcp_conn {
 	 * the socket holds, PDUs are parsed out of it (tcp_rx_feed) */
 	uint8_t *stage;
 	uint32_t shead, slen;
+	bool ra_small;             /* the last C2HData payload was small: read far ahead */
 	uint64_t reads;            /* socket reads on the data path, for tests and profiles */
+	uint64_t ra_bytes;         /* bytes those reads put in the read-ahead, for the same */
 	uint64_t rsps, data_success; /* completions by CapsuleResp, by C2HData's SUCCESS (kept across reconnects) */
 	struct tcp_zc zc;          /* MSG_ZEROCOPY of large writes (tcp_zc.h) */
 	char why[160];             /* what broke the connection */

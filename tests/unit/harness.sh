@@ -236,7 +236,7 @@ chmod +x "$tmp/fakesuite"
 rc=0
 env -u MAKEFLAGS -u MAKELEVEL timeout 120 make -s unit SUITE="$tmp/fakesuite" UNIT_TESTS=/bin/false > "$tmp/make.log" 2>&1 || rc=$?
 want="out/false out/selftest-double out/layers.sh out/exports.sh out/secrets.sh out/engine_opts.sh out/fio-version.sh
-  out/list-rdma.sh out/version.sh out/docs.sh out/jobs.sh out/tool.sh install.sh harness.sh python-venv.sh python-unit"
+  out/list-rdma.sh out/version.sh out/docs.sh out/jobs.sh bench-tcp-native.sh out/tool.sh install.sh harness.sh python-venv.sh python-unit"
 missing=$(for w in $want; do grep -qx -- "$w" "$tmp/stages" 2> /dev/null || echo "$w"; done)
 [ "$rc" != 0 ] && [ -z "$missing" ] && ok "make unit runs every stage when each fails, and fails" ||
   bad "make unit runs every stage when each fails, and fails" "exit $rc; not run:" $missing "$(tail -3 "$tmp/make.log")"

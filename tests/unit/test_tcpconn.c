@@ -786,6 +786,76 @@ TEST(several_pdus_in_one_read)
 	rig_down(&r);
 }
 
+/* Small payloads come from the read-ahead with their headers: the three
+ * reads' data and responses, all in the socket, cost one read between them
+ * (a read per payload would be a system call per I/O at QD1 and at depth). */
+TEST(small_payloads_come_with_their_headers_in_one_read)
+{
+	static uint8_t buf[3][4096], d[3][4096], rsps[2][16];
+	static struct stream s;
+	struct rig r;
+	rig_up(&r, 4096);
+	more_recvs(&r, rsps, 2);
+	three_reads(&r, buf, d, &s);
+	ctrl_send(&r, s.b, s.n);
+	uint64_t before = r.t->reads;
+	tcp_conn_progress(r.t);
+	CHECK_EQ(r.t->reads - before, 1);
+	CHECK_EQ(recv_successes(&r), 3);
+	for (int k = 0; k < 3; k++)
+		CHECK_MEM(buf[k], d[k], 4096);
+	CHECK(!r.t->broken && !tcp_conn_staged(r.t));
+	rig_down(&r);
+}
+
+/* Large payloads go straight into their buffers: once a large one came,
+ * the next is read ahead by no more than the small stage, not copied twice. */
+TEST(large_payloads_go_straight_into_their_buffers)
+{
+	enum { LEN = 64 << 10 };
+	static uint8_t buf[2][LEN], d[2][LEN], s[2 * (24 + LEN + 24)], rsps[2][16];
+	struct rig r;
+	rig_up(&r, 4096);
+	more_recvs(&r, rsps, 2);
+	size_t n = 0;
+	for (uint16_t k = 0; k < 2; k++) {
+		memset(d[k], 0x51 + k, LEN);
+		send_cmd(&r, NVME_CMD_READ, k, buf[k], LEN);
+	}
+	for (uint16_t k = 0; k < 2; k++) {
+		uint8_t *h = s + n;
+		memset(h, 0, 24);
+		h[0] = NVME_TCP_C2H_DATA;
+		h[1] = NVME_TCP_F_DATA_LAST;
+		h[2] = h[3] = 24;
+		put_le32(h + 4, 24 + LEN);
+		put_le16(h + 8, k);
+		put_le32(h + 16, LEN);
+		memcpy(h + 24, d[k], LEN);
+		n += 24 + LEN;
+		memset(s + n, 0, 24);
+		s[n] = NVME_TCP_RSP;
+		s[n + 2] = s[n + 4] = 24;
+		put_le16(s + n + 8 + 12, k);
+		n += 24;
+	}
+	/* the first read and response, then the second */
+	ctrl_send(&r, s, n / 2);
+	for (int i = 0; i < 16 && recv_successes(&r) < 1; i++)
+		tcp_conn_progress(r.t);
+	CHECK_EQ(recv_successes(&r), 1);
+	uint64_t ahead = r.t->ra_bytes;
+	ctrl_send(&r, s + n / 2, n / 2);
+	for (int i = 0; i < 16 && recv_successes(&r) < 2; i++)
+		tcp_conn_progress(r.t);
+	CHECK_EQ(recv_successes(&r), 2);
+	CHECK_MEM(buf[0], d[0], LEN);
+	CHECK_MEM(buf[1], d[1], LEN);
+	CHECK(r.t->ra_bytes - ahead <= 2 * 512);
+	CHECK(!r.t->broken && !tcp_conn_staged(r.t));
+	rig_down(&r);
+}
+
 /* The same stream cut inside headers, payloads and digests' places: every
  * piece is parsed as it comes, nothing completes early. */
 TEST(pdus_split_across_reads)
@@ -884,6 +954,8 @@ int main(void)
 		T(several_responses_in_one_read),
 		T(several_pdus_in_one_read),
 		T(pdus_split_across_reads),
+		T(small_payloads_come_with_their_headers_in_one_read),
+		T(large_payloads_go_straight_into_their_buffers),
 		T(read_ahead_waits_for_receives),
 		T(attach_refused_by_the_epoll_set_fails_and_closes_the_socket),
 	};

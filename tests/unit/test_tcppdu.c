@@ -59,6 +59,30 @@ TEST(crc32c_table_and_instruction_agree)
 	CHECK_EQ(crc32c_update(TCP_CRC32C_INIT, buf, 4096), whole);
 }
 
+/* The instruction's three interleaved chains and their joining: lengths
+ * around each block of three (1360 bytes each), a 4 KiB and a 128 KiB
+ * payload, every alignment, and a running CRC cut inside a block. */
+TEST(crc32c_instruction_in_blocks_agrees_with_the_table)
+{
+	static uint8_t buf[(128 << 10) + 16];
+	uint32_t seed = 777;
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		seed = seed * 1103515245u + 12345u;
+		buf[i] = (uint8_t)(seed >> 16);
+	}
+	if (!crc32c_have_hw())
+		SKIP("this CPU has no SSE4.2: only the table runs here");
+	static const size_t lens[] = {4079, 4080, 4081, 4087, 4088, 4096, 8159, 8160, 8168, 12240, 65536, 128 << 10};
+	for (size_t off = 0; off < 16; off += 3)
+		for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++)
+			CHECK_EQ(crc32c_hw(0x12345678u, buf + off, lens[k]), crc32c_sw(0x12345678u, buf + off, lens[k]));
+	uint32_t whole = crc32c_sw(TCP_CRC32C_INIT, buf, 128 << 10);
+	uint32_t parts = crc32c_hw(TCP_CRC32C_INIT, buf, 2000);
+	parts = crc32c_hw(parts, buf + 2000, (128 << 10) - 2000);
+	CHECK_EQ(parts, whole);
+	CHECK_EQ(crc32c_final(crc32c_update(TCP_CRC32C_INIT, buf, 128 << 10)), crc32c(buf, 128 << 10));
+}
+
 /* ---- what the host sends ---- */
 
 TEST(icreq_bytes)
@@ -395,7 +419,8 @@ TEST(rx_r2t_term_req_and_icresp)
 int main(void)
 {
 	static const struct test_case t[] = {
-		T(crc32c_known_vectors), T(crc32c_table_and_instruction_agree), T(icreq_bytes),
+		T(crc32c_known_vectors), T(crc32c_table_and_instruction_agree),
+		T(crc32c_instruction_in_blocks_agrees_with_the_table), T(icreq_bytes),
 		T(icresp_accepted_and_refused), T(capsule_cmd_without_and_with_data), T(h2c_data_header),
 		T(sgl_descriptors), T(rx_capsule_resp_byte_by_byte), T(rx_c2h_data_lands_in_the_buffer_with_digests),
 		T(rx_refuses_what_no_controller_may_send), T(rx_r2t_term_req_and_icresp),

@@ -1,0 +1,80 @@
+#!/bin/bash
+# tests/unit/bench-tcp-native.sh: bench/report_tcp_native.py on a made-up
+# result folder (no target, no timing): medians across repetitions, the
+# ratio ours/SPDK's plugin, spdk_nvme_perf's text read, a failed run left out
+# and said so, results.csv and summary.json written; and bench/tcp-native.sh
+# refusing, before it starts anything, where SPDK is absent.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+source tests/tally.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+R=$tmp/run
+mkdir -p "$R"
+# fio's JSON, the fields the report reads: NAME IOPS P50_US P99_US CPU_PCT [ERROR]
+fio_json() {
+  python3 - "$R/$1" "$2" "$3" "$4" "$5" "${6:-0}" <<'EOF'
+import json, sys
+path, iops, p50, p99, cpu, err = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
+rt = 5000
+ios = int(iops * rt / 1000)
+d = {"io_bytes": ios * 4096, "bw_bytes": int(iops * 4096), "iops": iops, "total_ios": ios,
+     "lat_ns": {"mean": p50 * 1000, "percentile": {"50.000000": p50 * 1000, "99.000000": p99 * 1000}},
+     "clat_ns": {"mean": p50 * 1000}}
+json.dump({"jobs": [{"jobname": "c", "error": err, "read": d, "write": {"io_bytes": 0, "iops": 0, "total_ios": 0},
+                     "usr_cpu": cpu / 2, "sys_cpu": cpu / 2, "job_runtime": rt, "ctx": 10}]}, open(path, "w"))
+EOF
+}
+# ours 90k, 100k, 110k IOPS; SPDK's plugin 80k, 80k, 100k: medians 100k and 80k
+fio_json qd1_randread_4k.off.ours.1.json 90000 11 20 100
+fio_json qd1_randread_4k.off.ours.2.json 110000 9 18 100
+fio_json qd1_randread_4k.off.ours.3.json 100000 10 19 100
+fio_json qd1_randread_4k.off.spdk.1.json 80000 12 21 100
+fio_json qd1_randread_4k.off.spdk.2.json 100000 11 20 100
+fio_json qd1_randread_4k.off.spdk.3.json 80000 12.5 22 100
+# a failed run: its numbers must not count
+fio_json qd1_randread_4k.off.spdk.4.json 1 1 1 100 111
+cat > "$R/qd1_randread_4k.off.spdk_perf.1.txt" <<'EOF'
+========================================================
+Total                                                                            :   88000.60      343.75      11.30      10.01   200.00
+
+Summary latency data for TCP (addr:127.0.0.1 subnqn:nqn.x) from core 0:
+=================================================================================
+ 50.00000% :    11.123us
+ 99.00000% :    14.500us
+EOF
+echo "Initializing NVMe Controllers" > "$R/qd1_randread_4k.off.spdk_perf.2.txt"  # died before its table
+out=$(python3 bench/report_tcp_native.py "$R" 2> "$tmp/err")
+rc=$?
+row() { grep -F "| 4 KiB randread QD1 | off | $1 |" <<< "$out"; }
+if [ $rc = 0 ] && row IOPS | grep -qF "| 100,000 | 80,000 | 1.25 | 88,001 |" && row IOPS | grep -qF "| 3/3/1 |"; then
+  ok "IOPS: medians of the repetitions, ratio ours/SPDK, spdk_nvme_perf's total, runs counted"
+else bad "IOPS: medians of the repetitions, ratio ours/SPDK, spdk_nvme_perf's total, runs counted" "rc $rc" "$out" "$(cat "$tmp/err")"; fi
+if row "p50 latency, us (lower is better)" | grep -qF "| 10.0 | 12.0 | 0.83 | 11.1 |"; then
+  ok "p50 latency: medians, ratio, spdk_nvme_perf's -L percentile"
+else bad "p50 latency: medians, ratio, spdk_nvme_perf's -L percentile" "$out"; fi
+# fio's CPU: 100 % of 5 s over 5 s x IOPS I/Os, i.e. 1e6/IOPS us; spdk_nvme_perf: one core over its IOPS
+if row "CPU per I/O, us (lower is better)" | grep -qF "| 10.00 | 12.50 | 0.80 | 11.36 |"; then
+  ok "CPU per I/O: fio's usr+sys over its I/Os; spdk_nvme_perf one polling core"
+else bad "CPU per I/O: fio's usr+sys over its I/Os; spdk_nvme_perf one polling core" "$out"; fi
+if grep -q "qd1_randread_4k.off.spdk.4.json: left out (failed: job c: error 111" "$tmp/err" &&
+   grep -q "qd1_randread_4k.off.spdk_perf.2.txt: left out" "$tmp/err"; then
+  ok "a failed fio job and an spdk_nvme_perf without its table are left out, named"
+else bad "a failed fio job and an spdk_nvme_perf without its table are left out, named" "$(cat "$tmp/err")"; fi
+if [ "$(wc -l < "$R/results.csv")" = 8 ] &&
+   python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['qd1_randread_4k']['off']; \
+assert s['ours']['iops'] == 100000 and s['spdk']['runs'] == 3 and round(s['ours']['iops_spread_pct']) == 20" "$R/summary.json"; then
+  ok "results.csv (a row per run) and summary.json (medians, runs, spread)"
+else bad "results.csv (a row per run) and summary.json (medians, runs, spread)" "$(cat "$R/results.csv" "$R/summary.json")"; fi
+if ! grep -q "128 KiB\|| on |" <<< "$out"; then ok "cells and digests not run have no rows"
+else bad "cells and digests not run have no rows" "$out"; fi
+mkdir "$tmp/empty"
+if ! python3 bench/report_tcp_native.py "$tmp/empty" > /dev/null 2> "$tmp/err" && grep -q "no results" "$tmp/err"; then
+  ok "a folder with no results: refused, said so"
+else bad "a folder with no results: refused, said so" "$(cat "$tmp/err")"; fi
+
+msg=$(SPDK_DIR=$tmp/nospdk BENCH_OUT=$tmp/b bash bench/tcp-native.sh 2>&1)
+if [ $? != 0 ] && grep -q "not in $tmp/nospdk" <<< "$msg" && [ ! -e "$tmp/b" ]; then
+  ok "tcp-native.sh without SPDK: refused before it reserves or starts anything"
+else bad "tcp-native.sh without SPDK: refused before it reserves or starts anything" "$msg"; fi
+tally bench-tcp-native

@@ -99,7 +99,7 @@ TOOL = $(O)/nvmeof
 
 .PHONY: FORCE all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench bench-tcp bench-tcp-zerocopy bench-tcp-native fuzz \
 	fuzz-build clean install uninstall man-pages
-all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH) $(O)/tests/fio_version
+all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH) $(O)/tests/fio_version $(O)/tests/tls_disc
 lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a $(O)/libnvmeof-dist.a
 engine: $(ENGINE)
 tool: $(TOOL)
@@ -161,6 +161,9 @@ $(O)/tests/unit_mpathio: $(O)/engine/losses.o
 $(O)/tests/unit_queue $(O)/tests/unit_connretry $(O)/tests/unit_hwts $(O)/tests/unit_mpathio $(O)/tests/unit_passthru \
 	$(O)/tests/unit_auth $(O)/tests/unit_fence: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 $(O)/tests/unit_authmem $(O)/tests/unit_tlskey $(O)/tests/unit_tlsio: $(O)/libnvmeof.a
+# tests/unit/tls-spdk.sh's client that connects from a discovery log entry
+$(O)/tests/tls_disc: $(O)/tests/unit/tls_disc.o $(O)/libnvmeof.a
+	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 $(O)/tests/unit/test_passthru.o: CPPFLAGS_ALL += -Itests/wire
 $(O)/tests/unit_opts $(O)/tests/unit_tcpsock $(O)/tests/unit_tcpfirst $(O)/tests/unit_adminio $(O)/tests/unit_regaccess $(O)/tests/target_core $(O)/tests/target_disc \
 	$(O)/tests/target_gpu $(O)/tests/target_passthru: $(O)/libnvmeof.a
@@ -187,7 +190,7 @@ $(O)/bench/authdh: $(O)/bench/authdh.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The command-line tool (tools/): nvme-cli's subcommands over our library.
 $(TOOL): $(O)/tools/nvmeof.o $(O)/tools/cmds.o $(O)/tools/io.o $(O)/tools/out.o $(O)/tools/secret.o $(O)/tools/rdma.o $(O)/tools/passthru.o \
-	$(O)/tools/fcheck.o $(O)/tools/fcheck_run.o $(O)/tools/fcheck_verdict.o $(O)/engine/topo.o $(O)/libnvmeof.a
+	$(O)/tools/fcheck.o $(O)/tools/fcheck_run.o $(O)/tools/fcheck_verdict.o $(O)/tools/tlskey.o $(O)/engine/topo.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The CUDA test double: host memory behind the cu* API (tests only).
 $(O)/tests/libcuda-double.so: tests/cuda-double/fakecuda.c

@@ -4,6 +4,7 @@
  * increasing offsets, and from the start again when the generation counter
  * changed while we read.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -145,14 +146,28 @@ int nvmeof_disc_entry_opts(const struct nvmeof_disc_entry *e, struct nvmeof_ctrl
 	if (e->trtype != TRTYPE_RDMA && e->trtype != TRTYPE_TCP)
 		return nvmeof_err(NVMEOF_ENOTSUP, "discovery entry for %s: transport %s: this library speaks RDMA "
 				  "and TCP", e->subnqn, nvmeof_trtype_str(e->trtype));
-	/* a secure channel would fail late, as a connection closed at the
-	 * ICReq: say so before anything is sent */
-	if ((e->treq & 3) == 1 || (e->trtype == TRTYPE_TCP && e->tcp_sectype))
+	/* TREQ bits 1:0 (1 required, 2 not required, 0 not specified) and,
+	 * over TCP, the TSAS security type: a port whose channel needs TLS is
+	 * connected with TLS when the options carry a key, and refused before
+	 * anything is sent when not (without TLS it would fail late, as a
+	 * connection closed at the ICReq); a port where TLS 1.3 is optional
+	 * gets TLS when there is a key. */
+	uint8_t sec = e->trtype == TRTYPE_TCP ? e->tcp_sectype : 0, req = e->treq & 3;
+	const char *secname = !sec ? "none" : sec == 1 ? "TLS 1.2" : sec == 2 ? "TLS 1.3" : "unknown";
+	if (e->trtype == TRTYPE_RDMA && req == 1)
 		return nvmeof_err(NVMEOF_ENOTSUP, "discovery entry for %s at %s port %s: it requires a secure channel "
-				  "(TREQ %s, security type %s): TLS is not supported by this library yet, not connected",
-				  e->subnqn, e->traddr, e->trsvcid, nvmeof_treq_str(e->treq),
-				  e->trtype != TRTYPE_TCP || !e->tcp_sectype ? "none"
-				  : e->tcp_sectype == 1 ? "TLS 1.2" : e->tcp_sectype == 2 ? "TLS 1.3" : "unknown");
+				  "(TREQ %s), which this library has over TCP only (TLS), not connected",
+				  e->subnqn, e->traddr, e->trsvcid, nvmeof_treq_str(e->treq));
+	if (sec && sec != 2)
+		return nvmeof_err(NVMEOF_ENOTSUP, "discovery entry for %s at %s port %s: security type %s: this "
+				  "library speaks TLS 1.3 only, not connected", e->subnqn, e->traddr, e->trsvcid, secname);
+	bool needs = req == 1 || (sec == 2 && req != 2);
+	if (needs && !o->tls_key)
+		return nvmeof_err(NVMEOF_ENOTSUP, "discovery entry for %s at %s port %s: it requires TLS (TREQ %s, "
+				  "security type %s): give a TLS key (tls_key; the tool's --tls-key), not connected",
+				  e->subnqn, e->traddr, e->trsvcid, nvmeof_treq_str(e->treq), secname);
+	if ((needs || sec == 2) && o->tls_key)
+		o->tls = true;
 	o->trtype = e->trtype == TRTYPE_TCP ? "tcp" : "rdma";
 	o->traddr = e->traddr;
 	o->trsvcid = e->trsvcid;

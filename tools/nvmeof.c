@@ -16,6 +16,7 @@
 #include "cmds.h"
 #include "nvmeof.h"
 #include "secret.h"
+#include "tlskey.h"
 
 static const struct cmd {
 	const char *name, *help;
@@ -54,6 +55,8 @@ static void usage(FILE *f)
 		"admin-passthru", "one raw admin command, nvme-cli's options");
 	fprintf(f, "  %-15s %s\n", "failover-check",
 		"write versioned blocks while paths fail and heal; report lost updates");
+	fprintf(f, "  %-15s %s\n  %-15s %s\n", "gen-tls-key", "a new NVMe/TCP TLS PSK, as nvme gen-tls-key",
+		"check-tls-key", "check a TLS PSK; print its PSK identity");
 }
 
 /* The subcommand being parsed: every usage error starts "nvmeof SUBCOMMAND:". */
@@ -204,6 +207,10 @@ int main(int argc, char **argv)
 		return tool_passthru(argc, argv);
 	if (!strcmp(argv[1], "failover-check"))
 		return tool_failover_check(argc, argv);
+	if (!strcmp(argv[1], "gen-tls-key"))
+		return tool_gen_tls_key(argc, argv);
+	if (!strcmp(argv[1], "check-tls-key"))
+		return tool_check_tls_key(argc, argv);
 	const struct cmd *c = NULL;
 	for (size_t i = 0; i < NCMDS; i++)
 		if (!strcmp(argv[1], cmds[i].name))

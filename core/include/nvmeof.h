@@ -709,11 +709,14 @@ int nvmeof_discovery_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_
 int nvmeof_discover(struct nvmeof_ctrl *ctrl, struct nvmeof_disc_log **out);
 void nvmeof_disc_log_free(struct nvmeof_disc_log *log);
 /* A log entry as a connect's options: o's trtype, traddr, trsvcid and
- * subnqn point into e (valid while the log is), the rest of o as it was.
- * Refused up front, NVMEOF_ENOTSUP with a message naming the subsystem,
- * when the entry asks for what this library does not do: a secure channel
- * (TREQ "required", or a TLS security type in its TSAS; TLS is not
- * supported yet), or a transport other than RDMA and TCP. */
+ * subnqn point into e (valid while the log is), the rest of o as it was,
+ * but for TLS: an NVMe/TCP entry whose port needs it (TREQ "required", or
+ * security type TLS 1.3 with TREQ not "not required") sets o->tls when
+ * o->tls_key holds a key, as does one where TLS 1.3 is optional. Refused
+ * up front, NVMEOF_ENOTSUP with one line naming the subsystem, when the
+ * entry needs TLS and o has no key, or asks for what this library does
+ * not do: TLS 1.2, a secure channel over RDMA, a transport other than
+ * RDMA and TCP. */
 int nvmeof_disc_entry_opts(const struct nvmeof_disc_entry *e, struct nvmeof_ctrl_opts *o);
 /* nvme-cli's words: "rdma", "ipv4", "nvme subsystem", "connected", ... */
 const char *nvmeof_trtype_str(uint8_t v);

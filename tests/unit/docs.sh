@@ -154,7 +154,8 @@ done
 comp=$(bash -c 'source contrib/bash-completion/nvmeof
   comp() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _nvmeof; echo "${COMPREPLY[*]}"; }
   comp "$1" ""; comp "$1" read --st; comp "$1" list-rdma --output-format=
-  comp "$1" discover -t ""; comp "$1" discover -o ""' _ "$TOOL" 2>&1)
+  comp "$1" discover -t ""; comp "$1" discover -o ""
+  comp "$1" gen-tls-key --hmac=; comp "$1" check-tls-key -t ""; comp "$1" check-tls-key --subs' _ "$TOOL" 2>&1)
 first=$(sed -n 1p <<< "$comp")
 nocomp=
 for s in $subs; do grep -qw -- "$s" <<< "$first" || nocomp="$nocomp $s"; done
@@ -162,6 +163,8 @@ for s in $subs; do grep -qw -- "$s" <<< "$first" || nocomp="$nocomp $s"; done
   bad "the bash completion offers every subcommand" "missing:$nocomp; got: $first"
 [ "$(sed -n 2p <<< "$comp")" = "--start-block" ] && [ "$(sed -n 3p <<< "$comp")" = "normal json" ] &&
   [ "$(sed -n 4p <<< "$comp")" = "rdma tcp" ] && [ "$(sed -n 5p <<< "$comp")" = "normal json fio" ] &&
+  [ "$(sed -n 6p <<< "$comp")" = "1 2" ] && [ "$(sed -n 7p <<< "$comp")" = "" ] &&
+  [ "$(sed -n 8p <<< "$comp")" = "--subsysnqn" ] &&
   ok "the bash completion offers a subcommand's options and their values" ||
   bad "the bash completion offers a subcommand's options and their values" "$comp"
 

@@ -90,30 +90,33 @@ STRIDE=1
 readelf -d "$T" | grep -q 'NEEDED.*libasan' && STRIDE=3
 # one subcommand of each kind of option set (the others share a parser and
 # a set with one of these)
-SUBS=(discover id-ctrl id-ns smart-log get-log read write-zeroes list-rdma io-passthru admin-passthru)
+SUBS=(discover id-ctrl id-ns smart-log get-log read write-zeroes list-rdma io-passthru admin-passthru
+      gen-tls-key check-tls-key)
 VOPTS=(-a -s -w -q -I -n -t -o -N -e -i -l -L -B -c -d -g -O -f -2 -4 -9 -M --lsp --timeout --transport --hostid
        --sysfs --dhchap-hashes --dhchap-dhgroups --dhchap-secret-file --dhchap-ctrl-secret-file --tls-key --tls-key-file --tcp-priority
        --tcp-tos --tcp-busy-poll --tcp-zerocopy --opcode --flags --namespace-id --data-len --input-file --cdw10
-       --output-format --log-id --log-len --start-block --block-count --data --gpu --metadata)
-SHORTV=(-s -t -o -N -e -i -l -L -B -c -O -f -4 --lsp --timeout --tcp-tos --tcp-busy-poll --tcp-zerocopy --flags
+       --output-format --log-id --log-len --start-block --block-count --data --gpu --metadata
+       -m -k --secret --keydata --hmac --hostnqn --subsysnqn --identity --keyring --keytype)
+SHORTV=(-s -t -o -N -e -i -l -L -B -c -O -f -4 -m -I --hmac --identity --secret --lsp --timeout --tcp-tos --tcp-busy-poll --tcp-zerocopy --flags
         --dhchap-hashes --dhchap-dhgroups --data-len --output-format)
 for si in "${!SUBS[@]}"; do
   sub=${SUBS[si]}
-  P=(); case $sub in *-passthru) P=(-O 6);; esac
+  P=(); case $sub in *-passthru) P=(-O 6);; check-tls-key) P=(-d "$TLSKEY");; esac
+  CO=("${C[@]}"); case $sub in *-tls-key) CO=(-n nqn.2026-12.io.example:host);; esac
   for k in "$KEY" "$TLSKEY"; do
     b=${k#*:*:}; b=${b%:}
     for oi in "${!VOPTS[@]}"; do
       (((si + oi) % STRIDE == 0)) || continue
       o=${VOPTS[oi]}
       if [ "${o:0:2}" = -- ]; then j="$o=$k"; else j="$o$k"; fi
-      sweep_one "$b" "$sub" "${C[@]}" "${P[@]}" "$o" "$k"
-      sweep_one "$b" "$sub" "${C[@]}" "${P[@]}" "$j"
+      sweep_one "$b" "$sub" "${CO[@]}" "${P[@]}" "$o" "$k"
+      sweep_one "$b" "$sub" "${CO[@]}" "${P[@]}" "$j"
     done
   done
   bare=${KEY:10:48}
   for oi in "${!SHORTV[@]}"; do
     (((si + oi) % STRIDE == 0)) || continue
-    sweep_one "$bare" "$sub" "${C[@]}" "${P[@]}" "${SHORTV[oi]}" "$bare"
+    sweep_one "$bare" "$sub" "${CO[@]}" "${P[@]}" "${SHORTV[oi]}" "$bare"
   done
 done
 if [ $leaks = 0 ]; then ok "no secret in $runs runs: every subcommand, option and form"

@@ -295,6 +295,7 @@ TEST(connect_without_an_rdma_device_blames_this_host)
  * other than RDMA and TCP. */
 TEST(discovery_entry_to_options_refuses_tls_up_front)
 {
+	static const char key[] = "NVMeTLSkey-1:01:VRLbtnN9AQb2WXW3c9+wEf/DRLz0QuLdbYvEhwtdWwNf9LrZ:";
 	struct nvmeof_disc_entry e;
 	struct nvmeof_ctrl_opts o;
 	memset(&e, 0, sizeof(e));
@@ -311,21 +312,60 @@ TEST(discovery_entry_to_options_refuses_tls_up_front)
 	CHECK_STR(o.trsvcid, "4420");
 	CHECK_STR(o.subnqn, "nqn.2026-12.io.nvmeof:x");
 	CHECK_EQ(o.queue_depth, 128); /* the rest as it was */
+	CHECK(!o.tls);
 	e.treq = 2; /* secure channel not required: fine */
 	MUST(nvmeof_disc_entry_opts(&e, &o));
-	e.treq = 1; /* required */
+	CHECK(!o.tls);
+	e.treq = 1; /* required, and no key: one line naming the subsystem and what to give */
 	CHECK_EQ(nvmeof_disc_entry_opts(&e, &o), NVMEOF_ENOTSUP);
-	CHECK(strstr(nvmeof_errmsg(), "TLS") != NULL && strstr(nvmeof_errmsg(), "nqn.2026-12.io.nvmeof:x") != NULL);
+	CHECK(strstr(nvmeof_errmsg(), "TLS key") != NULL && strstr(nvmeof_errmsg(), "nqn.2026-12.io.nvmeof:x") != NULL);
+	CHECK(!strchr(nvmeof_errmsg(), '\n'));
 	e.treq = 0;
-	e.tcp_sectype = 2; /* TLS 1.3 */
+	e.tcp_sectype = 2; /* TLS 1.3, TREQ not specified: TLS needed */
 	CHECK_EQ(nvmeof_disc_entry_opts(&e, &o), NVMEOF_ENOTSUP);
-	CHECK(strstr(nvmeof_errmsg(), "TLS 1.3") != NULL);
+	CHECK(strstr(nvmeof_errmsg(), "TLS 1.3") != NULL && strstr(nvmeof_errmsg(), "TLS key") != NULL);
+	/* with a key: connected with TLS, the key as given */
+	o.tls_key = key;
+	MUST(nvmeof_disc_entry_opts(&e, &o));
+	CHECK(o.tls);
+	CHECK_STR(o.tls_key, key);
+	e.treq = 1;
+	e.tcp_sectype = 0; /* required, with no security type named: TLS is TCP's secure channel */
+	o.tls = false;
+	MUST(nvmeof_disc_entry_opts(&e, &o));
+	CHECK(o.tls);
+	/* TLS 1.3 not required: with a key TLS, without one plain */
+	e.treq = 2;
+	e.tcp_sectype = 2;
+	o.tls = false;
+	MUST(nvmeof_disc_entry_opts(&e, &o));
+	CHECK(o.tls);
+	o.tls = false;
+	o.tls_key = NULL;
+	MUST(nvmeof_disc_entry_opts(&e, &o));
+	CHECK(!o.tls);
+	/* TLS 1.2: not spoken here, key or not */
+	e.tcp_sectype = 1;
+	o.tls_key = key;
+	CHECK_EQ(nvmeof_disc_entry_opts(&e, &o), NVMEOF_ENOTSUP);
+	CHECK(strstr(nvmeof_errmsg(), "TLS 1.2") != NULL);
+	CHECK(!strstr(nvmeof_errmsg(), "VRLbtnN9"));
+	o.tls_key = NULL;
+	o.tls = false;
+	/* a plain entry never turns TLS on, nor off when asked for */
+	e.treq = 0;
 	e.tcp_sectype = 0;
+	MUST(nvmeof_disc_entry_opts(&e, &o));
+	CHECK(!o.tls);
 	e.trtype = 2; /* FC */
 	CHECK_EQ(nvmeof_disc_entry_opts(&e, &o), NVMEOF_ENOTSUP);
 	e.trtype = 1;
 	MUST(nvmeof_disc_entry_opts(&e, &o));
 	CHECK_STR(o.trtype, "rdma");
+	e.treq = 1; /* RDMA has no secure channel here */
+	o.tls_key = key;
+	CHECK_EQ(nvmeof_disc_entry_opts(&e, &o), NVMEOF_ENOTSUP);
+	CHECK(!o.tls);
 	CHECK_EQ(nvmeof_disc_entry_opts(NULL, &o), NVMEOF_EINVAL);
 out:;
 }

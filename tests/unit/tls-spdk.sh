@@ -72,6 +72,8 @@ R nvmf_subsystem_add_host "$S1" "$HOST" --psk k256
 R nvmf_subsystem_add_host "$S2" "$HOST" --psk k384
 R nvmf_subsystem_add_listener "$S3" -t tcp -a 127.0.0.1 -s "$P2"
 R nvmf_subsystem_add_host "$S3" "$HOST"
+# a discovery service on the plain port: its log lists the TLS listeners too
+R nvmf_subsystem_add_listener nqn.2014-08.org.nvmexpress.discovery -t tcp -a 127.0.0.1 -s "$P2"
 
 C=(-t tcp -a 127.0.0.1 -q "$HOST" --timeout=10000)
 head -c $((192 * 1024)) /dev/urandom > "$tmp/data"
@@ -147,6 +149,28 @@ refused "--tls to a port without TLS" "TLS handshake: the controller (did not an
 # the same port and subsystem without TLS still work: the failures above are TLS's
 timeout 60 "$T" id-ctrl "${C[@]}" -s "$P2" -n "$S3" > "$tmp/out" 2>&1 && ok "the port without TLS answers without it" ||
   bad "the port without TLS answers without it" "$(head -3 "$tmp/out")"
+# discovery: SPDK's log gives the TLS port TREQ "required" and security type
+# TLS 1.3 (TSAS), shown as nvme-cli shows them; a program connecting from the
+# entry (tests/unit/tls_disc.c, through nvmeof_disc_entry_opts) gets TLS with
+# a key, and without one is refused before connecting, in one line
+timeout 60 "$T" discover "${C[@]}" -s "$P2" > "$tmp/out" 2>&1
+if grep -A8 "^subnqn:  $S1\$" "$tmp/out" | grep -q "^sectype: tls13" &&
+   grep -B4 "^subnqn:  $S1\$" "$tmp/out" | grep -q "^treq:    required"; then
+  ok "discover shows the TLS port's entry: treq required, sectype tls13"
+else bad "discover shows the TLS port's entry" "$(head -30 "$tmp/out")"; fi
+D=$(pwd)/$B/tests/tls_disc
+timeout 60 "$D" 127.0.0.1 "$P2" "$HOST" "$S1" "$tmp/K256" > "$tmp/out" 2>&1; rc=$?
+[ $rc = 0 ] && grep -q "^entry: treq required, sectype tls13" "$tmp/out" && grep -q "^connected tls=1" "$tmp/out" &&
+  ok "an entry that requires TLS, with a key: connected over TLS" ||
+  bad "an entry that requires TLS, with a key: connected over TLS" "exit $rc: $(head -3 "$tmp/out")"
+timeout 60 "$D" 127.0.0.1 "$P2" "$HOST" "$S1" > "$tmp/out" 2>&1; rc=$?
+[ $rc = 3 ] && [ "$(grep -c "^tls_disc" "$tmp/out")" = 1 ] &&
+  grep -q "^tls_disc: discovery entry for $S1 at 127.0.0.1 port $P: it requires TLS (TREQ required, security type TLS 1.3): give a TLS key" "$tmp/out" &&
+  ok "an entry that requires TLS, without a key: refused in one line before connecting" ||
+  bad "an entry that requires TLS, without a key: refused in one line" "exit $rc: $(head -3 "$tmp/out")"
+timeout 60 "$D" 127.0.0.1 "$P2" "$HOST" "$S3" > "$tmp/out" 2>&1; rc=$?
+[ $rc = 0 ] && grep -q "^connected tls=0" "$tmp/out" && ok "a plain entry: connected without TLS" ||
+  bad "a plain entry: connected without TLS" "exit $rc: $(head -3 "$tmp/out")"
 # SPDK knows only identity version 0 (NVMe0R0x): its log names our identity when it refuses one
 grep -q "Could not find PSK for identity: NVMe0R02 $HOST $S1" "$tmp/tgt.log" &&
   ok "SPDK saw the version 0 identity NVMe0R02 <hostnqn> <subnqn> for the SHA-384 key" ||

@@ -95,6 +95,46 @@ expect 0 "namespace (1)" "$T" id-ns --help
 expect 0 "^nvmeof version $(sed -n 's/^VERSION = //p' Makefile)$" "$T" --version
 expect 0 "^nvmeof version " "$T" version
 
+# gen-tls-key, check-tls-key: nvme-cli's, local (nothing connects).
+# libnvme's test vector: these 32 bytes are this interchange key
+LIBNVME_HEX=5512dbb6737d0106f65975b773dfb011ffc344bcf442e2dd6d8bc4870b5d5b03
+LIBNVME_KEY="NVMeTLSkey-1:01:VRLbtnN9AQb2WXW3c9+wEf/DRLz0QuLdbYvEhwtdWwNf9LrZ:"
+expect 0 "^$LIBNVME_KEY\$" "$T" gen-tls-key --secret="$LIBNVME_HEX"
+expect 0 "^$LIBNVME_KEY\$" "$T" gen-tls-key -m 1 -s "$LIBNVME_HEX"
+hex48=$(printf '%02x' $(seq 0 47))
+key48=$(python3 -c "import sys; sys.path.insert(0, 'tests/unit'); import tls_vectors as t; print(t.interchange(bytes(range(48)), 2))")
+expect 0 "^$key48\$" "$T" gen-tls-key --hmac=2 --secret="$hex48"
+expect 2 "^nvmeof gen-tls-key: --secret: 64 hex digits; --hmac 2 needs 96" "$T" gen-tls-key -m 2 -s "$LIBNVME_HEX"
+expect 2 "^nvmeof gen-tls-key: --secret: not hex (digit 1)" "$T" gen-tls-key -s "x${LIBNVME_HEX:1}"
+expect 2 "^nvmeof gen-tls-key: --hmac: '3' is not 1 or 2" "$T" gen-tls-key --hmac=3
+expect 2 "^nvmeof gen-tls-key: --insert: the kernel keyring is not used" "$T" gen-tls-key --insert -c nqn.x
+expect 2 "^nvmeof gen-tls-key: option --bogus is not one of" "$T" gen-tls-key --bogus
+# two random keys: each valid (check-tls-key takes it), 32 bytes, not the same
+k1=$("$T" gen-tls-key); k2=$("$T" gen-tls-key)
+if [[ $k1 == NVMeTLSkey-1:01:*: && ${#k1} == 65 && $k1 != "$k2" ]]; then ok "gen-tls-key: random keys, each new"
+else bad "gen-tls-key: random keys, each new" "$k1 / $k2"; fi
+expect 0 "^valid: a 32-byte key, hash 01 (SHA-256), cipher suite TLS_AES_128_GCM_SHA256" "$T" check-tls-key -d "$k1"
+expect 0 "^valid: a 48-byte key, hash 02" "$T" check-tls-key --keydata="$key48"
+# the key on stdin (nvme-cli reads it there when --keydata is not given)
+out=$(printf '%s\n' "$LIBNVME_KEY" | "$T" check-tls-key); rc=$?
+[ $rc = 0 ] && grep -q "^valid: a 32-byte key" <<< "$out" && ok "check-tls-key: the key from stdin" ||
+  bad "check-tls-key: the key from stdin" "exit $rc: $out"
+# the PSK identity, versions 0 and 1, as tests/unit/tls_vectors.py reads the specification
+H=nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6 S=nqn.2026-12.io.example:tls
+expect 0 "^NVMe0R01 $H $S\$" "$T" check-tls-key -d "$LIBNVME_KEY" -n "$H" -c "$S"
+id1=$(python3 -c "import sys; sys.path.insert(0, 'tests/unit'); import tls_vectors as t; print(t.derive(bytes(range(48)), 2)[3])")
+expect 0 "^$(sed 's/[+/]/./g' <<< "$id1")\$" "$T" check-tls-key -d "$key48" --hostnqn="$H" --subsysnqn="$S" --identity=1
+expect 2 "^nvmeof check-tls-key: --identity 1 needs the subsystem" "$T" check-tls-key -d "$key48" -I 1
+expect 1 "^nvmeof check-tls-key: --keydata: CRC-32 mismatch" "$T" check-tls-key -d "${LIBNVME_KEY%?????}AAAA:"
+expect 1 "^nvmeof check-tls-key: --keydata: not a TLS PSK" "$T" check-tls-key -d "DHHC-1:01:AAAA:"
+expect 2 "^nvmeof check-tls-key: -k: the kernel keyring is not used" "$T" check-tls-key -d "$LIBNVME_KEY" -k .nvme
+expect 0 "^usage: nvmeof check-tls-key" "$T" check-tls-key --help
+# the identity holds the NQNs: a key typed as one is refused, not printed
+out=$("$T" check-tls-key -d "$LIBNVME_KEY" -n "$H" -c "$LIBNVME_KEY" 2>&1); rc=$?
+[ $rc = 2 ] && grep -q "^nvmeof check-tls-key: -c: not an NQN" <<< "$out" && ! grep -q "VRLbtnN9" <<< "$out" &&
+  ok "check-tls-key: a key as the subsystem NQN is refused, not shown" ||
+  bad "check-tls-key: a key as the subsystem NQN is refused, not shown" "exit $rc: $out"
+
 # read: a failed connect leaves the output file as it was
 printf 'keep me' > "$tmp/keep.bin"
 expect 1 "^nvmeof read: .*connect" "$T" read "${A[@]}" -n nqn.x -c 8 -d "$tmp/keep.bin"

@@ -247,9 +247,8 @@ struct nvmeof_ctrl_opts {
 	/* version 0.6: TLS 1.3 on every NVMe/TCP queue (TP 8011), with a
 	 * pre-shared key only, as nvme-cli's --tls: after the TCP connect and
 	 * before the ICReq a handshake with the PSK identity NVMe0RHH
-	 * <hostnqn> <subnqn> and the TLS PSK derived from tls_key, then the
-	 * connection's keys in the kernel (kTLS: the tls module; a host
-	 * without it fails the connect, saying so). tls_key: the configured
+	 * <hostnqn> <subnqn> and the TLS PSK derived from tls_key, then every
+	 * record through OpenSSL (no kTLS yet). tls_key: the configured
 	 * PSK in the interchange form nvme gen-tls-key prints,
 	 * NVMeTLSkey-1:HH:<base64>: (HH 01 a 32-byte key, cipher suite
 	 * TLS_AES_128_GCM_SHA256; 02 a 48-byte one, TLS_AES_256_GCM_SHA384);

@@ -9,9 +9,8 @@
 # a test that hangs (blocked in the kernel, on a target that went away) is
 # ended with everything it started and fails as TIMEOUT, naming itself, and
 # the suite goes on, instead of the whole suite being killed at its limit
-# (tests/suite) with the hanging test unnamed. 300 s is between four and
-# five times the longest test (mpath.sh's t_target_mpath_suite, the whole
-# C suite, 65 s in the plain build; the others under 40 s).
+# (tests/suite) with the hanging test unnamed. 300 s is over seven times
+# the longest test (under 40 s).
 set -uo pipefail
 SCRATCH=$(mktemp -d /tmp/nvmeof-test.XXXXXX)
 TEST_LIMIT=${NVMEOF_TEST_LIMIT:-300}

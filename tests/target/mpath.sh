@@ -1,8 +1,9 @@
 #!/bin/bash
-# Several paths to one namespace in the guest: the library's
-# paths, ANA and failover (target_mpath), the tool's ana-log against
-# nvme-cli's, and the kernel host's native multipath reading back what we
-# wrote through the same two ports.
+# Several paths to one namespace in the guest: the engine's multipath jobs,
+# the tool's ana-log against nvme-cli's, and the kernel host's native
+# multipath reading back what we wrote through the same two ports. (The
+# library's paths, ANA and failover are target_mpath's, a suite of its own
+# in run-all.sh.)
 source "$(dirname "$0")/lib.sh"
 B=${NVMEOF_BUILD:-build/out}
 T=$B/nvmeof
@@ -388,10 +389,6 @@ t_fio_jobs_sharing_paths_must_agree_on_iopolicy() {
   grep -m1 'already driven by another job with iopolicy' "$SCRATCH/log" | sed 's/^/    /' || true # shown only; the checks below say what is missing
   [ $rc -ne 0 ] && [ $rc -lt 128 ] || { tail -20 "$SCRATCH/log"; fail "fio exited $rc: expected a refusal, not success or a signal"; }
   grep -qE 'already driven by another job with iopolicy (round-robin|queue-depth)' "$SCRATCH/log" || { tail -20 "$SCRATCH/log"; fail "no reason given"; }
-}
-
-t_target_mpath_suite() { # the library's paths, ANA and failover: target_mpath's tests
-  "$B/tests/target_mpath"
 }
 
 t_ana_log_agrees_with_nvme_cli() {

@@ -1,14 +1,23 @@
 #!/bin/bash
 # IN-GUEST (NVMEOF_TB_NUMA=2): where a job's memory goes and how it is
-# registered, in a guest with two NUMA nodes, with the plain and the
-# sanitized engine.
+# registered, in a guest with two NUMA nodes. Each test runs once (as in
+# run-all.sh): with the sanitized engine, all but the sweep; the sweep
+# (jobs/sweep and its plots are Python; the engine's part of it is the
+# other tests') with the plain one, whose smoke it is.
 cd "$(dirname "$0")/../.."
+DRY=${NVMEOF_TB_DRY:-}
 rc=0
-echo "=== placement.sh: build/out"
-NVMEOF_BUILD=build/out tests/suite placement.sh 600 bash tests/target/placement.sh || rc=1
-# sanitized, all but the sweep (jobs/sweep and its plots are Python; the
-# engine's part of it is the other tests')
-echo "=== placement.sh: build/san"
+run() { # NAME LIMIT CMD... (NVMEOF_TB_DRY: printed, not run, as run-all.sh)
+  local n=$1 l=$2
+  shift 2
+  if [ -n "$DRY" ]; then echo "suite $n: $*"; return; fi
+  echo "=== $n: $*"
+  tests/suite "$n" "$l" "$@" || rc=1
+}
+PLAIN_ONLY="t_sweep_over_numa_node"
+# shellcheck disable=SC2086 # test names
+NVMEOF_BUILD=build/out run placement.sh 600 bash tests/target/placement.sh $PLAIN_ONLY
+# shellcheck disable=SC2086
 NVMEOF_BUILD=build/san NVMEOF_ASAN_RT=$(cc -print-file-name=libasan.so) \
-  tests/suite san/placement.sh 600 bash tests/target/placement.sh --except t_sweep_over_numa_node || rc=1
+  run san/placement.sh 600 bash tests/target/placement.sh --except $PLAIN_ONLY
 exit $rc

@@ -425,4 +425,46 @@ rc=0; tbrun 0 1 || rc=$?
 [ "$rc" = 125 ] && [ "$(cat "$fq/count")" = 1 ] && ok "a guest that died after the init ran is not booted again" ||
   bad "a guest that died after the init ran is not booted again" "exit $rc, $(cat "$fq/count") boot(s)"
 
+# Every test of every real-target suite runs in some boot of make test: the
+# suites run-all.sh, run-placement.sh and run-612.sh (with the Makefile's
+# lists) run, printed by NVMEOF_TB_DRY, each with the names it selects (all;
+# all --except some; or those named), against each shell suite's t_
+# functions and each C suite's table. Each boot leaves out what another
+# runs (run-all.sh's rule); this finds a test left out of all of them, and a
+# name in a list that is no test.
+l612=$(make -s --no-print-directory --eval='print-612: ; @echo "$(TESTS_612_CORE)|$(TESTS_612_ENGINE)"' print-612)
+{ NVMEOF_TB_DRY=1 bash tests/target/run-all.sh all
+  NVMEOF_TB_DRY=1 bash tests/target/run-placement.sh
+  NVMEOF_TB_DRY=1 bash tests/target/run-612.sh "${l612%|*}" "${l612#*|}"; } > "$tmp/boots" 2>&1
+for f in tests/target/*.sh; do # suite, then each test it has
+  n=$(sed -n 's/^\(t_[a-z0-9_]*\)() *{.*/\1/p' "$f")
+  [ -z "$n" ] || echo "$(basename "$f")" $n
+done > "$tmp/suites"
+for f in tests/target/*_test.c; do
+  b=$(basename "$f" _test.c)
+  echo "target_$b" $(sed -n '/^int main/,$p' "$f" | grep -o '\bT([a-z0-9_]*)' | sed 's/^T(\(.*\))$/\1/')
+done >> "$tmp/suites"
+# the tests each line selects, one "SUITE TEST" a line; "?" for a name that is no test
+awk 'NR == FNR { for (i = 2; i <= NF; i++) has[$1, $i] = 1; all[$1] = $0; next }
+  /^suite / { s = ""
+    for (i = 3; i <= NF; i++) {
+      if ($i ~ /^tests\/target\/[a-z0-9_-]+\.sh$/) { s = $i; sub(/.*\//, "", s); break }
+      if ($i ~ /\/tests\/target_[a-z]+$/) { s = $i; sub(/.*\//, "", s); break }
+    }
+    if (s == "" || !(s in all)) next
+    if (s == "target_gpu" && $(i + 1) == "no-cuda") next
+    # faults.sh alone leaves one test out by default (faults.sh-link-cut runs it)
+    delete ex; if (i == NF && s == "faults.sh") ex["t_link_cut_during_io"] = 1
+    if (i == NF || $(i + 1) == "--except") {
+      for (j = i + 2; j <= NF; j++) { if (!has[s, $j]) print "?", s, $j; ex[$j] = 1 }
+      n = split(all[s], t, " "); for (j = 2; j <= n; j++) if (!(t[j] in ex)) print s, t[j]
+    } else for (j = i + 1; j <= NF; j++) print (has[s, $j] ? "" : "? ") s, $j
+  }' "$tmp/suites" "$tmp/boots" | sort -u > "$tmp/selected"
+lost=$(awk '{ for (i = 2; i <= NF; i++) print $1, $i }' "$tmp/suites" | sort -u | comm -23 - "$tmp/selected")
+typos=$(grep '^? ' "$tmp/selected")
+[ "$(wc -l < "$tmp/suites")" -ge 15 ] && [ -z "$lost" ] && [ -z "$typos" ] &&
+  ok "every test of the real-target suites runs in some boot of make test, and every name listed is a test" ||
+  bad "every test of the real-target suites runs in some boot of make test, and every name listed is a test" \
+    "run in no boot: ${lost:-none}; no such test: ${typos:-none}; $(grep -v '^suite ' "$tmp/boots" | head -3)"
+
 tally harness

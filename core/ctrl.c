@@ -317,7 +317,7 @@ static int queue_connect(struct nvmeof_ctrl *c, struct q_params *p, struct nvmeo
 		q_set_owner(q, c, c->info.oncs);
 		pthread_mutex_lock(&c->admin_lock);
 		uint16_t cntlid = c->info.cntlid;
-		*gen = c->assoc_gen; /* the association this Connect joins */
+		*gen = __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED); /* the association this Connect joins */
 		*cqt = c->info.cqt;  /* and its CQT and KAS: a re-association rewrites c->info under admin_lock */
 		*kas = c->info.kas;
 		pthread_mutex_unlock(&c->admin_lock);

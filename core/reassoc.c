@@ -18,6 +18,7 @@
  * read again: one may have been removed, added, resized or reformatted
  * during the outage. Then the new connection and its Connect, which the
  * queue's poll sends. */
+void (*reassoc_test_hook)(struct nvmeof_ctrl *c);
 static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 {
 	int rc = 0;
@@ -46,14 +47,24 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	/* Not LIVE: an I/O queue's loss ended the association (ctrl_io_lost
 	 * moved the generation already, so this queue's no longer matches),
 	 * and a Connect to the old CNTLID would join what is being fenced. */
-	if (q_assoc_gen(q) == c->assoc_gen || !q_connected(c->admin) || ctrl_state(c) != CTRL_LIVE ||
+	if (q_assoc_gen(q) == __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED) || !q_connected(c->admin) ||
+	    ctrl_state(c) != CTRL_LIVE ||
 	    __atomic_load_n(&c->assoc_stale, __ATOMIC_RELAXED)) {
 		if ((rc = ctrl_reassociate(c, &fresh)) && c->assoc_refused)
 			q_reconnect_final(q);
 	}
-	uint16_t cntlid = c->info.cntlid;
-	uint32_t gen = c->assoc_gen;
+	if (reassoc_test_hook)
+		reassoc_test_hook(c);
+	/* The state and the generation together: another queue's loss
+	 * between a check of one and a read of the other would tag a Connect
+	 * to the old CNTLID with the new generation, and the queue would go
+	 * live on the controller being fenced. An association that ended
+	 * here fails the attempt; the next, after the delay, runs the fence
+	 * and re-creates it. */
 	pthread_mutex_lock(&c->lock);
+	bool live = c->state == CTRL_LIVE;
+	uint16_t cntlid = c->info.cntlid;
+	uint32_t gen = __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED);
 	uint32_t icd = c->info.in_capsule_max, wire_icd = ctrl_wire_icd(&c->info);
 	uint64_t max_xfer = c->info.max_xfer;
 	uint16_t crdt[3] = {c->info.crdt[0], c->info.crdt[1], c->info.crdt[2]};
@@ -62,6 +73,8 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	pthread_mutex_unlock(&c->admin_lock);
 	if (rc)
 		return rc;
+	if (!live)
+		return nvmeof_err(NVMEOF_ECLOSED, "reconnect queue %u: the association ended while it was read", qid);
 	if (fresh && (rc = admin_ns_rescan(c, NULL, 0)))
 		return nvmeof_err_prefix(rc, "re-read the namespaces after re-creating the association");
 	if (q_reconnect_cancelled(q))

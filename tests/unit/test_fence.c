@@ -9,7 +9,8 @@
  * queues off at once and goes before any admin command; what the fence
  * runs cannot destroy the queue whose poll runs it; a new association
  * carries no fence of the old; a reconnect whose Connect was out when a
- * fence fell due does not join the old association. The
+ * fence fell due does not join the old association, nor one whose
+ * association ended while it read the controller. The
  * controller is a bare struct with its admin queue and one I/O queue on
  * test wires: no target, no threads but the keep-alive one under test.
  */
@@ -678,6 +679,88 @@ TEST(a_connect_answered_after_a_fence_fell_due_does_not_join_the_old_association
 	fctrl_free(f);
 }
 
+/* The Connect's controller, as a controller answers it: accepted. */
+static struct {
+	int connects, io;
+	uint16_t cntlid[4];
+} lp;
+static enum fw_action lp_responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
+				   uint8_t *cqe)
+{
+	(void)ctx;
+	(void)sge;
+	(void)nsge;
+	if (sqe[0] != NVME_FABRICS_OPCODE || sqe[4] != NVMF_FCTYPE_CONNECT) {
+		lp.io++;
+		return FW_RESPOND;
+	}
+	uint16_t cntlid = get_le16(q_scratch(rq.q) + NVMF_CONNECT_DATA_CNTLID_OFF);
+	if (lp.connects < 4)
+		lp.cntlid[lp.connects] = cntlid;
+	lp.connects++;
+	put_le32(cqe, cntlid);
+	return FW_RESPOND;
+}
+static struct fake_wire *lp_w2;
+static struct nvmeof_queue *lp_q2;
+/* another queue's loss, just after the reconnect checked the association
+ * (once) */
+static void lose_q2_in_prepare(struct nvmeof_ctrl *c)
+{
+	(void)c;
+	reassoc_test_hook = NULL;
+	fw_break(lp_w2);
+	for (int i = 0; i < 100 && q_is_live(lp_q2); i++)
+		nvmeof_queue_poll(lp_q2, 0);
+}
+
+/* An I/O queue's reconnect found the association of the time (controller
+ * 5) live; then, before it read that controller and the association's
+ * generation, another queue's loss ended it (the reconnect holds the admin
+ * queue, so the fence stays due). The Connect does not go to controller 5
+ * tagged as the new association's: the attempt fails, and the next joins
+ * the association re-created after the fence (controller 7). */
+TEST(a_loss_while_a_reconnect_reads_the_association_sends_no_connect_to_the_old)
+{
+	struct fctrl *f = fctrl_new_io(0, lp_responder);
+	struct nvmeof_ctrl *c = f->c;
+	memset(&rq, 0, sizeof(rq));
+	memset(&lp, 0, sizeof(lp));
+	rq.q = f->ioq;
+	c->o.reconnect_delay_ms = 1;
+	c->o.connect_timeout_ms = 1000;
+	snprintf(c->subnqn, sizeof(c->subnqn), "nqn.2014-08.org.example:fence");
+	snprintf(c->hostnqn, sizeof(c->hostnqn), "nqn.2014-08.org.example:host");
+	f->ar.bringup = c->admin;
+	q_set_owner(f->ioq, c, 0);
+	q_set_reconnect(f->ioq, &ctrl_reconnect_ops, 1, 60000);
+	pthread_mutex_lock(&c->lock);
+	c->info.cntlid = 5;
+	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&c->lock);
+	lp_w2 = fw_new(8, q2_responder, NULL);
+	struct q_params p2 = {.qid = 2, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+	CHECK_EQ(q_open_fake(&p2, lp_w2, &lp_q2), 0);
+	q_follow_assoc(lp_q2, &c->assoc_gen, __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED));
+	q_set_loss_hook(lp_q2, ctrl_io_lost, c);
+	reassoc_test_hook = lose_q2_in_prepare;
+	fw_break(f->iw); /* no fence: this queue was on the old association */
+	for (int i = 0; i < 5000 && !(q_is_live(f->ioq) && f->ioq->st.reconnects > 0); i++) {
+		nvmeof_queue_poll(f->ioq, 0);
+		usleep(1000);
+	}
+	reassoc_test_hook = NULL;
+	CHECK(q_is_live(f->ioq));
+	CHECK(lp.connects >= 1);
+	for (int i = 0; i < lp.connects && i < 4; i++)
+		CHECK_EQ(lp.cntlid[i], 7);
+	CHECK(!fence_pending(c));
+	CHECK_EQ(q_assoc_gen(f->ioq), __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED));
+	q_close(lp_q2);
+	fw_free(lp_w2);
+	fctrl_free(f);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -691,6 +774,7 @@ int main(void)
 		T(an_admin_callback_run_by_the_fence_cannot_destroy_the_polling_queue),
 		T(a_new_association_carries_no_fence_of_the_old),
 		T(a_connect_answered_after_a_fence_fell_due_does_not_join_the_old_association),
+		T(a_loss_while_a_reconnect_reads_the_association_sends_no_connect_to_the_old),
 	};
 	return run_tests("unit-fence", t, sizeof(t) / sizeof(t[0]));
 }

@@ -337,11 +337,12 @@ static enum fw_action q2_responder(void *ctx, const uint8_t *sqe, const struct i
 	return FW_RESPOND;
 }
 
-static int q2_calls;
+static int q2_calls, q2_err, q2_doubt;
 static void q2_cb(void *arg, const struct nvmeof_cpl *cpl)
 {
 	(void)arg;
-	(void)cpl;
+	q2_err = cpl->err;
+	q2_doubt += cpl->in_doubt;
 	q2_calls++;
 }
 
@@ -412,6 +413,9 @@ TEST(a_live_queue_sends_nothing_once_its_association_ended)
 	for (int i = 0; i < 100 && !q2_calls; i++)
 		nvmeof_queue_poll(q2, 0);
 	CHECK_EQ(q2_cmds, 1); /* the second queue works on the association */
+	/* no housekeeping in the poll below: the check at each poll is what
+	 * takes the queue off, however long between polls */
+	q2->next_housekeep_ms = UINT64_MAX;
 	pthread_mutex_lock(&c->admin_lock); /* a long admin command of another thread */
 	lose_io_queue(f);
 	CHECK(fence_pending(c));
@@ -425,6 +429,45 @@ TEST(a_live_queue_sends_nothing_once_its_association_ended)
 	CHECK(!q_is_live(q2));
 	CHECK_EQ(q2_cmds, 1);
 	CHECK_EQ(q2_calls, 2); /* failed, never sent */
+	pthread_mutex_unlock(&c->admin_lock);
+	q_close(q2);
+	fw_free(w2);
+	fctrl_free(f);
+}
+
+/* A write chained in batch mode before another queue's loss ended the
+ * association, rung out by the commit after it: nothing goes to the old
+ * controller, and the write, never on the wire, is not in doubt (here, no
+ * reconnect: it fails at the next poll). */
+TEST(a_batch_committed_after_its_association_ended_is_not_sent)
+{
+	struct fctrl *f = fctrl_new(0);
+	struct nvmeof_ctrl *c = f->c;
+	struct fake_wire *w2 = fw_new(8, q2_responder, NULL);
+	struct q_params p2 = {.qid = 2, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL,
+			      .batch = true};
+	struct nvmeof_queue *q2;
+	CHECK_EQ(q_open_fake(&p2, w2, &q2), 0);
+	q_follow_assoc(q2, &c->assoc_gen, c->assoc_gen);
+	q_set_loss_hook(q2, ctrl_io_lost, c);
+	static uint8_t data[4096];
+	static struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
+	static const struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
+	q2_cmds = q2_calls = q2_doubt = 0;
+	CHECK_EQ(nvmeof_write(q2, &ns, 0, 1, &mr, 0, q2_cb, NULL), 0); /* chained, not rung */
+	CHECK_EQ(q2_cmds, 0);
+	pthread_mutex_lock(&c->admin_lock);
+	lose_io_queue(f);
+	CHECK(fence_pending(c));
+	nvmeof_queue_commit(q2);
+	CHECK_EQ(q2_cmds, 0);
+	for (int i = 0; i < 10 && !q2_calls; i++)
+		nvmeof_queue_poll(q2, 0);
+	CHECK_EQ(q2_cmds, 0);
+	CHECK(!q_is_live(q2));
+	CHECK_EQ(q2_calls, 1);
+	CHECK(q2_err != 0);
+	CHECK_EQ(q2_doubt, 0);
 	pthread_mutex_unlock(&c->admin_lock);
 	q_close(q2);
 	fw_free(w2);
@@ -770,6 +813,7 @@ int main(void)
 		T(a_reconnect_to_a_new_association_takes_its_quiesce_time),
 		T(a_due_fence_stops_the_other_io_queues_before_it_runs),
 		T(a_live_queue_sends_nothing_once_its_association_ended),
+		T(a_batch_committed_after_its_association_ended_is_not_sent),
 		T(an_admin_command_behind_the_admin_lock_is_not_sent_once_a_fence_is_due),
 		T(an_admin_callback_run_by_the_fence_cannot_destroy_the_polling_queue),
 		T(a_new_association_carries_no_fence_of_the_old),

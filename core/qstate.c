@@ -345,9 +345,28 @@ static bool work_progress(struct nvmeof_queue *q)
 	return true;
 }
 
+/* The association the attempt staged its commands for has ended since
+ * (another queue's loss, or a re-association): nothing staged for it goes
+ * out, and the queue does not go live on it. Checked on the poll thread,
+ * just before each: a move after the worker's or finish's own check. */
+static bool staged_moved(const struct nvmeof_queue *q, const char *before)
+{
+	if (!q->bg.has_limits || !q->assoc_now ||
+	    __atomic_load_n(q->assoc_now, __ATOMIC_RELAXED) == q->bg.assoc_gen)
+		return false;
+	nvmeof_err(NVMEOF_ECLOSED, "reconnect queue %u: the association changed before %s", q->qid, before);
+	trace_q(q, "%s", nvmeof_errmsg());
+	return true;
+}
+
 /* What finish (or work) said: the next command, an error, or live. */
 static void attempt_step(struct nvmeof_queue *q, int rc)
 {
+	if ((rc == Q_RECONNECT_MORE || !rc) &&
+	    staged_moved(q, rc ? "its authentication's next step went out" : "it went live")) {
+		close_and_settle(q); /* parked again; the next try after the delay */
+		return;
+	}
 	if (rc == Q_RECONNECT_MORE) {
 		/* the owner staged another command for this connection (an
 		 * authentication step): it goes out from here, never waited
@@ -394,6 +413,11 @@ int q_reopen_progress(struct nvmeof_queue *q)
 		q->tr->close(q); /* whatever the worker made of a connection */
 		if (q->bg.final)
 			return refused(q);
+		q_set_state(q, Q_WAIT);
+		return (int)q->completed;
+	}
+	if (staged_moved(q, "its Connect went out")) {
+		q->tr->close(q);
 		q_set_state(q, Q_WAIT);
 		return (int)q->completed;
 	}

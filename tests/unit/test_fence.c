@@ -804,6 +804,64 @@ TEST(a_loss_while_a_reconnect_reads_the_association_sends_no_connect_to_the_old)
 	fctrl_free(f);
 }
 
+/* An I/O queue's reconnect staged its Connect for the association of the
+ * time (controller 5); before the queue's poll sent it, another queue's
+ * loss ended that association (the admin queue another thread's). The
+ * Connect is not sent to the controller being fenced: the attempt ends,
+ * and the next, after the delay, starts over. */
+TEST(a_connect_staged_before_a_fence_fell_due_is_not_sent)
+{
+	struct fctrl *f = fctrl_new_io(0, rq_responder);
+	struct nvmeof_ctrl *c = f->c;
+	memset(&rq, 0, sizeof(rq));
+	rq.q = f->ioq;
+	c->o.reconnect_delay_ms = 1;
+	c->o.connect_timeout_ms = 1000;
+	snprintf(c->subnqn, sizeof(c->subnqn), "nqn.2014-08.org.example:fence");
+	snprintf(c->hostnqn, sizeof(c->hostnqn), "nqn.2014-08.org.example:host");
+	q_set_owner(f->ioq, c, 0);
+	q_set_reconnect(f->ioq, &ctrl_reconnect_ops, 1, 60000);
+	pthread_mutex_lock(&c->lock);
+	c->info.cntlid = 5;
+	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&c->lock);
+	struct fake_wire *w2 = fw_new(8, q2_responder, NULL);
+	struct q_params p2 = {.qid = 2, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+	struct nvmeof_queue *q2;
+	CHECK_EQ(q_open_fake(&p2, w2, &q2), 0);
+	q_follow_assoc(q2, &c->assoc_gen, __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED));
+	q_set_loss_hook(q2, ctrl_io_lost, c);
+	fw_break(f->iw);
+	/* the attempt starts; its worker stages the Connect, no poll sends it */
+	for (int i = 0; i < 5000 && f->ioq->state != Q_REOPENING; i++) {
+		nvmeof_queue_poll(f->ioq, 0);
+		usleep(1000);
+	}
+	CHECK_EQ(f->ioq->state, Q_REOPENING);
+	for (int i = 0; i < 5000 && !__atomic_load_n(&f->ioq->bg.done, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
+	CHECK_EQ(f->ioq->bg.rc, 0);
+	CHECK_EQ(f->ioq->bg.assoc_gen, 1);
+	CHECK_EQ(rq.connects, 0);
+	pthread_mutex_lock(&c->admin_lock);
+	fw_break(w2);
+	for (int i = 0; i < 100 && q_is_live(q2); i++)
+		nvmeof_queue_poll(q2, 0);
+	CHECK(fence_pending(c));
+	nvmeof_queue_poll(f->ioq, 0);
+	char msg[NVMEOF_ERRMSG_MAX];
+	snprintf(msg, sizeof(msg), "%s", nvmeof_errmsg());
+	CHECK_EQ(rq.connects, 0);
+	CHECK(f->ioq->state != Q_CONNECTING && !q_is_live(f->ioq));
+	if (!strstr(msg, "the association changed before"))
+		fprintf(stderr, "    the poll's message: %s\n", msg);
+	CHECK(strstr(msg, "reconnect queue 1: the association changed before its Connect went out") != NULL);
+	pthread_mutex_unlock(&c->admin_lock);
+	q_close(q2);
+	fw_free(w2);
+	fctrl_free(f);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -819,6 +877,7 @@ int main(void)
 		T(a_new_association_carries_no_fence_of_the_old),
 		T(a_connect_answered_after_a_fence_fell_due_does_not_join_the_old_association),
 		T(a_loss_while_a_reconnect_reads_the_association_sends_no_connect_to_the_old),
+		T(a_connect_staged_before_a_fence_fell_due_is_not_sent),
 	};
 	return run_tests("unit-fence", t, sizeof(t) / sizeof(t[0]));
 }

@@ -862,6 +862,40 @@ TEST(a_connect_staged_before_a_fence_fell_due_is_not_sent)
 	fctrl_free(f);
 }
 
+/* A queue created once an I/O queue's loss ended the association (here
+ * while another thread holds the admin queue, the fence due) does not
+ * join the old one: the create fails, naming the operation and the
+ * controller's state; so does one on a controller that gave up (DEAD). */
+TEST(a_queue_is_not_created_on_an_association_that_ended)
+{
+	for (int dead = 0; dead < 2; dead++) {
+		struct fctrl *f = fctrl_new(0);
+		struct nvmeof_ctrl *c = f->c;
+		c->o.reconnect_delay_ms = dead ? 0 : 1000;
+		c->info.max_io_queues = 4;
+		c->depth_limit = 8;
+		c->o.queue_depth = 8;
+		c->qid_used = calloc(c->info.max_io_queues + 1u, 1);
+		c->qid_used[1] = 1;
+		pthread_mutex_lock(&c->admin_lock);
+		lose_io_queue(f);
+		CHECK(fence_pending(c));
+		pthread_mutex_unlock(&c->admin_lock);
+		CHECK_EQ(ctrl_state(c), dead ? CTRL_DEAD : CTRL_RESETTING);
+		struct nvmeof_queue *q = NULL;
+		int rc = nvmeof_queue_create(c, NULL, &q);
+		const char *want = dead ? "create queue: the controller is dead" : "create queue: the controller is resetting";
+		if (!strstr(nvmeof_errmsg(), want))
+			fprintf(stderr, "    the create's message: %s\n", nvmeof_errmsg());
+		CHECK_EQ(rc, NVMEOF_ECLOSED);
+		CHECK(q == NULL);
+		CHECK(strstr(nvmeof_errmsg(), want) != NULL);
+		CHECK_EQ(c->qid_used[2], 0);
+		free(c->qid_used);
+		fctrl_free(f);
+	}
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -878,6 +912,7 @@ int main(void)
 		T(a_connect_answered_after_a_fence_fell_due_does_not_join_the_old_association),
 		T(a_loss_while_a_reconnect_reads_the_association_sends_no_connect_to_the_old),
 		T(a_connect_staged_before_a_fence_fell_due_is_not_sent),
+		T(a_queue_is_not_created_on_an_association_that_ended),
 	};
 	return run_tests("unit-fence", t, sizeof(t) / sizeof(t[0]));
 }

@@ -107,9 +107,15 @@ static void recover(struct nvmeof_queue *q)
 		drain_cq(q);
 	q->cut = false;
 	const char *why = q->tr->lost_why ? q->tr->lost_why(q->trc) : NULL;
-	if (!may_reconnect(q))
+	/* a queue that kept its connection says why it left: another queue's
+	 * loss ended the association (or it was re-created) */
+	if (!may_reconnect(q) && q->left_assoc)
+		nvmeof_err(NVMEOF_ECLOSED, "queue %u left the controller: its association ended (another queue's loss "
+			   "or a re-association; no reconnect configured)", q->qid);
+	else if (!may_reconnect(q))
 		nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection (no reconnect configured)%s%s", q->qid,
 			   why ? ": " : "", why ? why : "");
+	q->left_assoc = false;
 	/* the owner first (the controller fences the association), then the
 	 * callbacks, which may ask what it made of the loss. The hook may run
 	 * others' callbacks (the admin queue's, failed by the fence): as in a
@@ -206,6 +212,7 @@ bool q_state_tick(struct nvmeof_queue *q)
 	if (unlikely(q->state == Q_LIVE && q_assoc_moved(q))) {
 		trace_q(q, "queue %u: its association was replaced or ended", q->qid);
 		q_lose(q);
+		q->left_assoc = true;
 		recover(q);
 		return false;
 	}

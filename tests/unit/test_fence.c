@@ -338,9 +338,11 @@ static enum fw_action q2_responder(void *ctx, const uint8_t *sqe, const struct i
 }
 
 static int q2_calls, q2_err, q2_doubt;
+static char q2_msg[NVMEOF_ERRMSG_MAX];
 static void q2_cb(void *arg, const struct nvmeof_cpl *cpl)
 {
 	(void)arg;
+	snprintf(q2_msg, sizeof(q2_msg), "%s", nvmeof_errmsg());
 	q2_err = cpl->err;
 	q2_doubt += cpl->in_doubt;
 	q2_calls++;
@@ -429,6 +431,11 @@ TEST(a_live_queue_sends_nothing_once_its_association_ended)
 	CHECK(!q_is_live(q2));
 	CHECK_EQ(q2_cmds, 1);
 	CHECK_EQ(q2_calls, 2); /* failed, never sent */
+	/* the queue kept its connection: its message says what ended */
+	const char *why = "queue 2 left the controller: its association ended";
+	if (!strstr(q2_msg, why))
+		fprintf(stderr, "    the callbacks' message: %s\n", q2_msg);
+	CHECK(strstr(q2_msg, why) != NULL);
 	pthread_mutex_unlock(&c->admin_lock);
 	q_close(q2);
 	fw_free(w2);

@@ -96,10 +96,13 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
  * when NVMEOF_ENVME): a refusal, a failed check of the controller, or Do
  * Not Retry ends the reconnect (cr_reconnect_final), and the message says
  * so; anything else is tried again after the delay. */
-static int auth_failed(struct nvmeof_queue *q, int rc, uint16_t status)
+static int auth_failed(struct nvmeof_ctrl *c, struct nvmeof_queue *q, int rc, uint16_t status)
 {
 	uint16_t qid = nvmeof_queue_qid(q);
-	if (!cr_reconnect_final(rc, status))
+	/* a failure from an association that ended since (another queue's
+	 * loss) says nothing final of the next: tried again, as a Connect's */
+	if (!cr_reconnect_final(rc, status) ||
+	    q_staged_assoc_gen(q) != __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED))
 		return nvmeof_err_prefix(rc, "reconnect queue %u", qid);
 	q_reconnect_final(q);
 	return nvmeof_err_prefix(rc, "reconnect queue %u: the authentication failed, which is final", qid);
@@ -133,7 +136,7 @@ static int reconnect_finish(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const
 	if (cpl && (cpl->fctype == NVMF_FCTYPE_AUTH_SEND || cpl->fctype == NVMF_FCTYPE_AUTH_RECV)) {
 		int arc = ctrl_auth_async_step(c, q, qid, cpl);
 		if (arc < 0)
-			arc = auth_failed(q, arc, arc == NVMEOF_ENVME ? cpl->status : 0);
+			arc = auth_failed(c, q, arc, arc == NVMEOF_ENVME ? cpl->status : 0);
 		arc = joined_current(c, q, arc, "it authenticated");
 		if (arc != Q_RECONNECT_MORE && arc != Q_RECONNECT_WORK)
 			trace_ctrl(&c->o, qid, "reconnect %s%s", arc ? "failed: " : "done", arc ? nvmeof_errmsg() : "");
@@ -159,7 +162,7 @@ static int reconnect_finish(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const
 		if ((rc = ctrl_auth_async_start(c, q, qid, cpl->cdw0)) == Q_RECONNECT_MORE)
 			return rc;
 		if (rc) /* none sent yet: no status */
-			rc = auth_failed(q, rc, 0);
+			rc = auth_failed(c, q, rc, 0);
 	}
 	trace_ctrl(&c->o, qid, "reconnect %s%s", rc ? "failed: " : "done", rc ? nvmeof_errmsg() : "");
 	return rc;
@@ -188,7 +191,7 @@ static int reconnect_work(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	uint16_t qid = nvmeof_queue_qid(q);
 	int rc = ctrl_auth_async_work(c, q, qid);
 	if (rc < 0)
-		rc = auth_failed(q, rc, 0); /* the DH step sends nothing: no status */
+		rc = auth_failed(c, q, rc, 0); /* the DH step sends nothing: no status */
 	rc = joined_current(c, q, rc, "it authenticated");
 	if (rc < 0)
 		trace_ctrl(&c->o, qid, "reconnect failed: %s", nvmeof_errmsg());

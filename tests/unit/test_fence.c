@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "adminio.h"
+#include "aer.h"
 #include "check.h"
 #include "cpriv.h"
 #include "fakewire.h"
@@ -36,6 +37,7 @@
 
 struct admin_rec {
 	int keep_alives, aers, others;
+	uint16_t aer_cid; /* the last event request's */
 	struct nvmeof_queue *bringup; /* set: answer a new association's bring-up on this admin queue */
 };
 
@@ -66,7 +68,8 @@ static enum fw_action admin_responder(void *ctx, const uint8_t *sqe, const struc
 	if (sqe[0] == OPC_KEEP_ALIVE)
 		__atomic_add_fetch(&r->keep_alives, 1, __ATOMIC_RELAXED);
 	if (sqe[0] == OPC_AER) {
-		r->aers++;
+		r->aer_cid = nvme_sqe_cid(sqe);
+		__atomic_add_fetch(&r->aers, 1, __ATOMIC_RELAXED);
 		return FW_DROP;
 	}
 	if (sqe[0] != OPC_KEEP_ALIVE)
@@ -903,6 +906,40 @@ TEST(a_queue_is_not_created_on_an_association_that_ended)
 	}
 }
 
+static void ev_cb(void *arg, const struct nvmeof_event *ev)
+{
+	(void)arg;
+	(void)ev;
+}
+
+/* An event's answer (an AER completion) that the admin queue's holder
+ * polls once the fence fell due does not re-arm the event requests: an
+ * AER is a command on the old association, which keeps its controller's
+ * keep-alive timer satisfied as a Keep Alive does. */
+TEST(an_event_answered_once_a_fence_is_due_is_not_rearmed)
+{
+	struct fctrl *f = fctrl_new(0);
+	struct nvmeof_ctrl *c = f->c;
+	CHECK_EQ(aer_attach(c, ev_cb, NULL, 1), 0);
+	CHECK_EQ(__atomic_load_n(&f->ar.aers, __ATOMIC_RELAXED), 1);
+	pthread_mutex_lock(&c->admin_lock); /* the event thread's, or any thread's, admin command */
+	lose_io_queue(f);
+	CHECK(fence_pending(c));
+	uint8_t cqe[NVME_CQE_SIZE] = {0};
+	put_le32(cqe, 0x00010002); /* a notice */
+	put_le16(cqe + 12, f->ar.aer_cid);
+	CHECK_EQ(fw_inject(f->aw, cqe), 0);
+	for (int i = 0; i < 10; i++)
+		nvmeof_queue_poll(c->admin, 0);
+	CHECK_EQ(__atomic_load_n(&f->ar.aers, __ATOMIC_RELAXED), 1);
+	pthread_mutex_unlock(&c->admin_lock);
+	aer_stop(c);
+	q_close(c->admin);
+	c->admin = NULL;
+	aer_free(c);
+	fctrl_free(f);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -920,6 +957,7 @@ int main(void)
 		T(a_loss_while_a_reconnect_reads_the_association_sends_no_connect_to_the_old),
 		T(a_connect_staged_before_a_fence_fell_due_is_not_sent),
 		T(a_queue_is_not_created_on_an_association_that_ended),
+		T(an_event_answered_once_a_fence_is_due_is_not_rearmed),
 	};
 	return run_tests("unit-fence", t, sizeof(t) / sizeof(t[0]));
 }

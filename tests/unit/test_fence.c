@@ -10,7 +10,10 @@
  * runs cannot destroy the queue whose poll runs it; a new association
  * carries no fence of the old; a reconnect whose Connect was out when a
  * fence fell due does not join the old association, nor one whose
- * association ended while it read the controller. The
+ * association ended while it read the controller, and a Connect staged
+ * before the fence is not sent; a batch committed after it sends nothing;
+ * no queue is created on an ended association; an answered event is not
+ * re-armed once the fence is due. The
  * controller is a bare struct with its admin queue and one I/O queue on
  * test wires: no target, no threads but the keep-alive one under test.
  */
@@ -200,7 +203,11 @@ TEST(a_keep_alive_due_when_an_io_queue_is_lost_is_not_sent)
 	for (int i = 0; i < 5000 && fence_pending(c); i++)
 		usleep(1000);
 	CHECK(!fence_pending(c));
+	/* the thread clears the flag before it drops the admin queue, which
+	 * it does holding the admin lock: read the queue's state under it */
+	pthread_mutex_lock(&c->admin_lock);
 	CHECK(!q_connected(c->admin)); /* fenced */
+	pthread_mutex_unlock(&c->admin_lock);
 	ctrl_ka_stop(c);
 	CHECK_EQ(__atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED), 0);
 	fctrl_free(f);

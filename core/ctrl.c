@@ -296,11 +296,6 @@ int nvmeof_ctrl_close(struct nvmeof_ctrl *c)
 	return rc;
 }
 
-/* An I/O queue's connect: the CM steps (q_open tries them again as its
- * budget allows), then the Fabrics Connect; a Connect that timed out, lost
- * its connection or found the controller busy is tried again on a new
- * connection, from the same budget (connretry.h). The message of a final
- * failure names the queue, the step, and the tries and time. */
 /* A queue joins only a live association. */
 static int not_live(uint16_t qid, enum ctrl_state st)
 {
@@ -312,6 +307,11 @@ static int not_live(uint16_t qid, enum ctrl_state st)
 			  ctrl_state_str(st), what);
 }
 
+/* An I/O queue's connect: the CM steps (q_open tries them again as its
+ * budget allows), then the Fabrics Connect; a Connect that timed out, lost
+ * its connection or found the controller busy is tried again on a new
+ * connection, from the same budget (connretry.h). The message of a final
+ * failure names the queue, the step, and the tries and time. */
 static int queue_connect(struct nvmeof_ctrl *c, struct q_params *p, struct nvmeof_queue **out,
 			 uint32_t *gen, uint16_t *cqt, uint16_t *kas)
 {

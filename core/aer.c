@@ -69,10 +69,15 @@ static bool fault_now(void)
 	return n != 0;
 }
 
-/* Admin lock held. */
+/* Admin lock held. Only while the controller is live: an event request is
+ * a command on the association, and one sent after an I/O queue's loss
+ * ended it (the fence due, from an answered event's re-arm or after
+ * configure()) would keep the old controller's keep-alive timer satisfied. */
 static void submit_aers(struct aer *a)
 {
 	struct nvmeof_queue *aq = ctrl_admin(a->c);
+	if (!ctrl_may(a->c, CTRL_DO_EVENTS))
+		return;
 	while (a->outstanding < a->want && q_connected(aq)) {
 		if (fault_now() ||
 		    q_submit_aer(aq, a->sqe, aer_done, a))

@@ -202,6 +202,10 @@ uint32_t ctrl_ka_hook_ms(const struct nvmeof_ctrl *c);
 /* reassoc.c: the reconnect hook of I/O queues */
 /* How an I/O queue reconnects (reassoc.c). */
 extern const struct q_reconnect_ops ctrl_reconnect_ops;
+/* Test-only: runs in an I/O queue's reconnect (reassoc.c), admin_lock
+ * held, after the association was checked and before the Connect's
+ * controller and generation are read. Never set outside tests. */
+extern void (*reassoc_test_hook)(struct nvmeof_ctrl *c);
 
 /* The controller's in-capsule data size in bytes (IOCCSZ less the SQE):
  * what NVMe/TCP frames a write's data by, whether or not in_capsule puts

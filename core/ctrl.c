@@ -296,6 +296,17 @@ int nvmeof_ctrl_close(struct nvmeof_ctrl *c)
 	return rc;
 }
 
+/* A queue joins only a live association. */
+static int not_live(uint16_t qid, enum ctrl_state st)
+{
+	const char *what = st == CTRL_DEAD ? "destroy it and connect again" : "create the queue once it is live again";
+	if (qid)
+		return nvmeof_err(NVMEOF_ECLOSED, "create queue %u: the controller is %s (its association ended: %s)",
+				  qid, ctrl_state_str(st), what);
+	return nvmeof_err(NVMEOF_ECLOSED, "create queue: the controller is %s (its association ended: %s)",
+			  ctrl_state_str(st), what);
+}
+
 /* An I/O queue's connect: the CM steps (q_open tries them again as its
  * budget allows), then the Fabrics Connect; a Connect that timed out, lost
  * its connection or found the controller busy is tried again on a new
@@ -315,12 +326,23 @@ static int queue_connect(struct nvmeof_ctrl *c, struct q_params *p, struct nvmeo
 		if ((rc = (c->tcp ? q_open_tcp : q_open)(p, &q)))
 			return nvmeof_err_prefix(rc, "I/O queue %u", qid);
 		q_set_owner(q, c, c->info.oncs);
-		pthread_mutex_lock(&c->admin_lock);
+		/* a due fence runs first; the state and the generation together:
+		 * a queue joins only a live association, and one that another
+		 * queue's loss ended meanwhile would take the new generation's
+		 * tag to the old CNTLID */
+		ctrl_admin_take(c);
+		pthread_mutex_lock(&c->lock);
+		enum ctrl_state st = c->state;
 		uint16_t cntlid = c->info.cntlid;
-		*gen = c->assoc_gen; /* the association this Connect joins */
+		*gen = __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED); /* the association this Connect joins */
 		*cqt = c->info.cqt;  /* and its CQT and KAS: a re-association rewrites c->info under admin_lock */
 		*kas = c->info.kas;
+		pthread_mutex_unlock(&c->lock);
 		pthread_mutex_unlock(&c->admin_lock);
+		if (st != CTRL_LIVE) {
+			q_close(q);
+			return not_live(qid, st);
+		}
 		uint16_t status = 0;
 		rc = ctrl_fabrics_connect(c, q, qid, (uint16_t)p->depth, cntlid, 0, NULL, &status);
 		if (!rc)
@@ -361,6 +383,11 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 	if (depth > c->depth_limit)
 		depth = c->depth_limit;
 	pthread_mutex_lock(&c->lock);
+	if (c->state != CTRL_LIVE) {
+		enum ctrl_state st = c->state;
+		pthread_mutex_unlock(&c->lock);
+		return not_live(0, st);
+	}
 	/* Round-robin, not lowest-free: a QID just destroyed may still be
 	 * torn down at the target, which refuses its reuse (nvmet 6.1:
 	 * Command Sequence Error on the Fabrics Connect). */

@@ -287,6 +287,7 @@ struct nvmeof_queue {
 	void (*loss_hook)(void *, struct nvmeof_queue *); /* see q_set_loss_hook */
 	void *loss_hook_arg;
 	bool lost_live;             /* the loss being recovered ended a live connection */
+	bool left_assoc;            /* ... not by a failure: its association ended (q_assoc_moved) */
 	const uint32_t *assoc_now;  /* see q_follow_assoc */
 	void *wait_hook_arg;
 	uint32_t wait_hook_ms;

@@ -107,9 +107,15 @@ static void recover(struct nvmeof_queue *q)
 		drain_cq(q);
 	q->cut = false;
 	const char *why = q->tr->lost_why ? q->tr->lost_why(q->trc) : NULL;
-	if (!may_reconnect(q))
+	/* a queue that kept its connection says why it left: another queue's
+	 * loss ended the association (or it was re-created) */
+	if (!may_reconnect(q) && q->left_assoc)
+		nvmeof_err(NVMEOF_ECLOSED, "queue %u left the controller: its association ended (another queue's loss "
+			   "or a re-association; no reconnect configured)", q->qid);
+	else if (!may_reconnect(q))
 		nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection (no reconnect configured)%s%s", q->qid,
 			   why ? ": " : "", why ? why : "");
+	q->left_assoc = false;
 	/* the owner first (the controller fences the association), then the
 	 * callbacks, which may ask what it made of the loss. The hook may run
 	 * others' callbacks (the admin queue's, failed by the fence): as in a
@@ -206,6 +212,7 @@ bool q_state_tick(struct nvmeof_queue *q)
 	if (unlikely(q->state == Q_LIVE && q_assoc_moved(q))) {
 		trace_q(q, "queue %u: its association was replaced or ended", q->qid);
 		q_lose(q);
+		q->left_assoc = true;
 		recover(q);
 		return false;
 	}
@@ -345,9 +352,28 @@ static bool work_progress(struct nvmeof_queue *q)
 	return true;
 }
 
+/* The association the attempt staged its commands for has ended since
+ * (another queue's loss, or a re-association): nothing staged for it goes
+ * out, and the queue does not go live on it. Checked on the poll thread,
+ * just before each: a move after the worker's or finish's own check. */
+static bool staged_moved(const struct nvmeof_queue *q, const char *before)
+{
+	if (!q->bg.has_limits || !q->assoc_now ||
+	    __atomic_load_n(q->assoc_now, __ATOMIC_RELAXED) == q->bg.assoc_gen)
+		return false;
+	nvmeof_err(NVMEOF_ECLOSED, "reconnect queue %u: the association changed before %s", q->qid, before);
+	trace_q(q, "%s", nvmeof_errmsg());
+	return true;
+}
+
 /* What finish (or work) said: the next command, an error, or live. */
 static void attempt_step(struct nvmeof_queue *q, int rc)
 {
+	if ((rc == Q_RECONNECT_MORE || !rc) &&
+	    staged_moved(q, rc ? "its authentication's next step went out" : "it went live")) {
+		close_and_settle(q); /* parked again; the next try after the delay */
+		return;
+	}
 	if (rc == Q_RECONNECT_MORE) {
 		/* the owner staged another command for this connection (an
 		 * authentication step): it goes out from here, never waited
@@ -394,6 +420,11 @@ int q_reopen_progress(struct nvmeof_queue *q)
 		q->tr->close(q); /* whatever the worker made of a connection */
 		if (q->bg.final)
 			return refused(q);
+		q_set_state(q, Q_WAIT);
+		return (int)q->completed;
+	}
+	if (staged_moved(q, "its Connect went out")) {
+		q->tr->close(q);
 		q_set_state(q, Q_WAIT);
 		return (int)q->completed;
 	}

@@ -18,6 +18,7 @@
  * read again: one may have been removed, added, resized or reformatted
  * during the outage. Then the new connection and its Connect, which the
  * queue's poll sends. */
+void (*reassoc_test_hook)(struct nvmeof_ctrl *c);
 static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 {
 	int rc = 0;
@@ -46,14 +47,24 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	/* Not LIVE: an I/O queue's loss ended the association (ctrl_io_lost
 	 * moved the generation already, so this queue's no longer matches),
 	 * and a Connect to the old CNTLID would join what is being fenced. */
-	if (q_assoc_gen(q) == c->assoc_gen || !q_connected(c->admin) || ctrl_state(c) != CTRL_LIVE ||
+	if (q_assoc_gen(q) == __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED) || !q_connected(c->admin) ||
+	    ctrl_state(c) != CTRL_LIVE ||
 	    __atomic_load_n(&c->assoc_stale, __ATOMIC_RELAXED)) {
 		if ((rc = ctrl_reassociate(c, &fresh)) && c->assoc_refused)
 			q_reconnect_final(q);
 	}
-	uint16_t cntlid = c->info.cntlid;
-	uint32_t gen = c->assoc_gen;
+	if (reassoc_test_hook)
+		reassoc_test_hook(c);
+	/* The state and the generation together: another queue's loss
+	 * between a check of one and a read of the other would tag a Connect
+	 * to the old CNTLID with the new generation, and the queue would go
+	 * live on the controller being fenced. An association that ended
+	 * here fails the attempt; the next, after the delay, runs the fence
+	 * and re-creates it. */
 	pthread_mutex_lock(&c->lock);
+	bool live = c->state == CTRL_LIVE;
+	uint16_t cntlid = c->info.cntlid;
+	uint32_t gen = __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED);
 	uint32_t icd = c->info.in_capsule_max, wire_icd = ctrl_wire_icd(&c->info);
 	uint64_t max_xfer = c->info.max_xfer;
 	uint16_t crdt[3] = {c->info.crdt[0], c->info.crdt[1], c->info.crdt[2]};
@@ -62,6 +73,8 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	pthread_mutex_unlock(&c->admin_lock);
 	if (rc)
 		return rc;
+	if (!live)
+		return nvmeof_err(NVMEOF_ECLOSED, "reconnect queue %u: the association ended while it was read", qid);
 	if (fresh && (rc = admin_ns_rescan(c, NULL, 0)))
 		return nvmeof_err_prefix(rc, "re-read the namespaces after re-creating the association");
 	if (q_reconnect_cancelled(q))
@@ -83,10 +96,13 @@ static int reconnect_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
  * when NVMEOF_ENVME): a refusal, a failed check of the controller, or Do
  * Not Retry ends the reconnect (cr_reconnect_final), and the message says
  * so; anything else is tried again after the delay. */
-static int auth_failed(struct nvmeof_queue *q, int rc, uint16_t status)
+static int auth_failed(struct nvmeof_ctrl *c, struct nvmeof_queue *q, int rc, uint16_t status)
 {
 	uint16_t qid = nvmeof_queue_qid(q);
-	if (!cr_reconnect_final(rc, status))
+	/* a failure from an association that ended since (another queue's
+	 * loss) says nothing final of the next: tried again, as a Connect's */
+	if (!cr_reconnect_final(rc, status) ||
+	    q_staged_assoc_gen(q) != __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED))
 		return nvmeof_err_prefix(rc, "reconnect queue %u", qid);
 	q_reconnect_final(q);
 	return nvmeof_err_prefix(rc, "reconnect queue %u: the authentication failed, which is final", qid);
@@ -120,7 +136,7 @@ static int reconnect_finish(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const
 	if (cpl && (cpl->fctype == NVMF_FCTYPE_AUTH_SEND || cpl->fctype == NVMF_FCTYPE_AUTH_RECV)) {
 		int arc = ctrl_auth_async_step(c, q, qid, cpl);
 		if (arc < 0)
-			arc = auth_failed(q, arc, arc == NVMEOF_ENVME ? cpl->status : 0);
+			arc = auth_failed(c, q, arc, arc == NVMEOF_ENVME ? cpl->status : 0);
 		arc = joined_current(c, q, arc, "it authenticated");
 		if (arc != Q_RECONNECT_MORE && arc != Q_RECONNECT_WORK)
 			trace_ctrl(&c->o, qid, "reconnect %s%s", arc ? "failed: " : "done", arc ? nvmeof_errmsg() : "");
@@ -146,7 +162,7 @@ static int reconnect_finish(struct nvmeof_ctrl *c, struct nvmeof_queue *q, const
 		if ((rc = ctrl_auth_async_start(c, q, qid, cpl->cdw0)) == Q_RECONNECT_MORE)
 			return rc;
 		if (rc) /* none sent yet: no status */
-			rc = auth_failed(q, rc, 0);
+			rc = auth_failed(c, q, rc, 0);
 	}
 	trace_ctrl(&c->o, qid, "reconnect %s%s", rc ? "failed: " : "done", rc ? nvmeof_errmsg() : "");
 	return rc;
@@ -175,7 +191,7 @@ static int reconnect_work(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	uint16_t qid = nvmeof_queue_qid(q);
 	int rc = ctrl_auth_async_work(c, q, qid);
 	if (rc < 0)
-		rc = auth_failed(q, rc, 0); /* the DH step sends nothing: no status */
+		rc = auth_failed(c, q, rc, 0); /* the DH step sends nothing: no status */
 	rc = joined_current(c, q, rc, "it authenticated");
 	if (rc < 0)
 		trace_ctrl(&c->o, qid, "reconnect failed: %s", nvmeof_errmsg());

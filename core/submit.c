@@ -29,6 +29,20 @@ int q_post_sends(struct nvmeof_queue *q)
 	struct ibv_send_wr *bad = NULL;
 	if (!q->wr_head)
 		return 0;
+	/* The association ended since these were chained (another queue's
+	 * loss: a batch's commit, or a loss during this poll's callbacks): none
+	 * goes to the old controller. Flagged as refused, they are not in
+	 * doubt (never on the wire); the queue's next poll takes it off the
+	 * association (q_state_tick), and its recovery parks them for the
+	 * next one, whole, or fails them without one. */
+	if (unlikely(q_assoc_moved(q)) && q->state == Q_LIVE) {
+		for (struct ibv_send_wr *w = q->wr_head; w; w = w->next) {
+			q->slots[(uint16_t)w->wr_id].flags |= SLOT_REFUSED;
+			q->nrefused++;
+		}
+		q->wr_head = q->wr_tail = NULL;
+		return 0;
+	}
 	int rc = q->tr->post_send(q->trc, q->wr_head, &bad);
 	q->st.doorbells++;
 	q->wr_head = q->wr_tail = NULL;
@@ -50,7 +64,9 @@ int q_post_sends(struct nvmeof_queue *q)
 void q_post_from_poll(struct nvmeof_queue *q)
 {
 	q_post_sends(q);
-	if (unlikely(q->nrefused))
+	/* (what a moved association held back is parked by the recovery the
+	 * next poll starts: not failed here) */
+	if (unlikely(q->nrefused) && !q_assoc_moved(q))
 		q_finish_refused(q);
 }
 

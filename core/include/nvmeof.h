@@ -428,7 +428,9 @@ struct nvmeof_queue_opts {
 #define nvmeof_queue_opts_init(opts) nvmeof_queue_opts_init_sz((opts), sizeof(*(opts)))
 void nvmeof_queue_opts_init_sz(struct nvmeof_queue_opts *opts, size_t size);
 
-/* opts NULL: every default. */
+/* opts NULL: every default. NVMEOF_ECLOSED while the controller is not
+ * live (its association ended: being re-created, or given up): a queue
+ * joins only a live association. */
 int nvmeof_queue_create(struct nvmeof_ctrl *ctrl, const struct nvmeof_queue_opts *opts,
 			struct nvmeof_queue **out);
 

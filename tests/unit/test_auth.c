@@ -1042,6 +1042,8 @@ struct reauth_wire {
 	uint8_t opc[8], fctype[8], msg_id[8];
 	bool broken;
 	uint16_t send_status; /* the AUTH_Send's answer; 0: success */
+	struct nvmeof_ctrl *c; /* set: its association ends when command move_at is on the wire */
+	int move_at;
 	int calls, err;
 	char msg[1024];
 };
@@ -1053,6 +1055,8 @@ static enum fw_action reauth_responder(void *ctx, const uint8_t *sqe, const stru
 	if (!rw.broken)
 		return FW_DROP; /* the read that waits through the reconnect */
 	int i = rw.n++;
+	if (rw.c && i == rw.move_at) /* another queue's loss */
+		__atomic_add_fetch(&rw.c->assoc_gen, 1, __ATOMIC_RELAXED);
 	if (i >= 8)
 		return FW_RESPOND;
 	rw.opc[i] = sqe[0];
@@ -1168,6 +1172,90 @@ TEST(a_reconnect_not_asked_to_authenticate_authenticates_the_controller)
 	reconnect_not_asked(0x0001); /* Invalid Command Opcode without DNR: it does no authentication */
 }
 
+/* As reauth_prepare, for the association of the time (as reassoc.c's). */
+static int reauth_prepare_staged(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
+{
+	const uint16_t crdt[3] = {0, 0, 0};
+	q_stage_limits(q, 0, 0, crdt, __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED));
+	return reauth_prepare(c, q);
+}
+
+/* An I/O queue's reconnect authenticates (the controller did not ask; its
+ * Failure1 ends the transaction, which is final) and another queue's loss
+ * ends the association while command move_at of the attempt is on the
+ * wire. Nothing more of that attempt goes out, and its failure is not
+ * final: the next attempt, on the association of its time, runs the whole
+ * transaction again. The commands are counted into rw. */
+static void reconnect_auth_moved(int move_at)
+{
+	const struct q_reconnect_ops ops = {.prepare = reauth_prepare_staged,
+					    .finish = ctrl_reconnect_ops.finish,
+					    .work = ctrl_reconnect_ops.work,
+					    .abandon = ctrl_reconnect_ops.abandon};
+	struct nvmeof_ctrl *c = calloc(1, sizeof(*c));
+	struct fake_wire *fw = fw_new(8, reauth_responder, NULL);
+	struct q_params p = {.qid = 1, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+	static uint8_t data[4096];
+	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
+	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
+	memset(&rw, 0, sizeof(rw));
+	rw.c = c;
+	rw.move_at = move_at;
+	pthread_mutex_init(&c->lock, NULL);
+	c->host_key = auth_secret_alloc(sizeof(struct auth_key));
+	c->ctrl_key = auth_secret_alloc(sizeof(struct auth_key));
+	CHECK_EQ(auth_key_parse(HK, "h", c->host_key), 0);
+	CHECK_EQ(auth_key_parse(CK, "c", c->ctrl_key), 0);
+	c->auth_hashes = AUTH_HASHES_ALL;
+	c->auth_dhgroups = AUTH_DHGROUPS_ALL;
+	c->o.cmd_timeout_ms = 30000;
+	c->nreauth = 2;
+	c->reauth = calloc(c->nreauth, sizeof(*c->reauth));
+	snprintf(c->subnqn, sizeof(c->subnqn), "%s", SUBNQN);
+	snprintf(c->hostnqn, sizeof(c->hostnqn), "%s", HOSTNQN);
+	CHECK_EQ(q_open_fake(&p, fw, &rw.q), 0);
+	q_set_reconnect(rw.q, &ops, 1, 60000);
+	q_follow_assoc(rw.q, &c->assoc_gen, 0);
+	CHECK_EQ(nvmeof_read(rw.q, &ns, 0, 1, &mr, 0, reauth_cb, NULL), 0);
+	q_set_owner(rw.q, c, 0);
+	uint32_t connects = fw_connects(fw);
+	rw.broken = true;
+	fw_break(fw);
+	for (int i = 0; i < 5000 && !rw.calls; i++) {
+		nvmeof_queue_poll(rw.q, 0);
+		if (!rw.calls)
+			nvmeof_queue_wait(rw.q, 1, 1);
+	}
+	int want_n = move_at + 1 + 3; /* the first attempt's, up to the move; the second's three */
+	if (rw.n != want_n)
+		fprintf(stderr, "    move at %d: %d commands, %d callbacks: %s\n", move_at, rw.n, rw.calls, rw.msg);
+	CHECK_EQ(rw.n, want_n);
+	CHECK_EQ(rw.fctype[move_at + 1], NVMF_FCTYPE_CONNECT);
+	CHECK_EQ(fw_connects(fw), connects + 2);
+	/* the second attempt's Failure1 ends it, final */
+	CHECK_EQ(rw.calls, 1);
+	CHECK(strstr(rw.msg, "the authentication failed, which is final") != NULL);
+	q_close(rw.q);
+	fw_free(fw);
+	ctrl_auth_free(c);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+/* The move while the Negotiate is out: no AUTH_Receive to the old
+ * controller after its answer. */
+TEST(an_authentication_step_is_not_sent_once_the_association_ended)
+{
+	reconnect_auth_moved(1);
+}
+
+/* The move while the AUTH_Receive is out: its Failure1 came from the old
+ * controller, and says nothing final of the new association. */
+TEST(an_authentication_failure_from_an_ended_association_is_not_final)
+{
+	reconnect_auth_moved(2);
+}
+
 /* disable_sqflow asks every queue's Connect, the admin queue's and the I/O
  * queues', for SQ flow control off (CATTR bit 2), as the Linux host does;
  * without it CATTR stays 0. The same build serves the first connect and
@@ -1222,6 +1310,8 @@ int main(int argc, char **argv)
 		T(protocol_violations_are_final),
 		T(an_nvme_status_on_auth_send_is_classed_by_its_dnr),
 		T(a_reconnect_not_asked_to_authenticate_authenticates_the_controller),
+		T(an_authentication_step_is_not_sent_once_the_association_ended),
+		T(an_authentication_failure_from_an_ended_association_is_not_final),
 		T(a_host_started_negotiate_refused_as_unsupported_is_final),
 		T(disable_sqflow_sets_cattr_bit_2_on_every_connect),
 	};

@@ -9,7 +9,11 @@
  * queues off at once and goes before any admin command; what the fence
  * runs cannot destroy the queue whose poll runs it; a new association
  * carries no fence of the old; a reconnect whose Connect was out when a
- * fence fell due does not join the old association. The
+ * fence fell due does not join the old association, nor one whose
+ * association ended while it read the controller, and a Connect staged
+ * before the fence is not sent; a batch committed after it sends nothing;
+ * no queue is created on an ended association; an answered event is not
+ * re-armed once the fence is due. The
  * controller is a bare struct with its admin queue and one I/O queue on
  * test wires: no target, no threads but the keep-alive one under test.
  */
@@ -21,6 +25,7 @@
 #include <unistd.h>
 
 #include "adminio.h"
+#include "aer.h"
 #include "check.h"
 #include "cpriv.h"
 #include "fakewire.h"
@@ -35,6 +40,7 @@
 
 struct admin_rec {
 	int keep_alives, aers, others;
+	uint16_t aer_cid; /* the last event request's */
 	struct nvmeof_queue *bringup; /* set: answer a new association's bring-up on this admin queue */
 };
 
@@ -65,7 +71,8 @@ static enum fw_action admin_responder(void *ctx, const uint8_t *sqe, const struc
 	if (sqe[0] == OPC_KEEP_ALIVE)
 		__atomic_add_fetch(&r->keep_alives, 1, __ATOMIC_RELAXED);
 	if (sqe[0] == OPC_AER) {
-		r->aers++;
+		r->aer_cid = nvme_sqe_cid(sqe);
+		__atomic_add_fetch(&r->aers, 1, __ATOMIC_RELAXED);
 		return FW_DROP;
 	}
 	if (sqe[0] != OPC_KEEP_ALIVE)
@@ -196,7 +203,11 @@ TEST(a_keep_alive_due_when_an_io_queue_is_lost_is_not_sent)
 	for (int i = 0; i < 5000 && fence_pending(c); i++)
 		usleep(1000);
 	CHECK(!fence_pending(c));
+	/* the thread clears the flag before it drops the admin queue, which
+	 * it does holding the admin lock: read the queue's state under it */
+	pthread_mutex_lock(&c->admin_lock);
 	CHECK(!q_connected(c->admin)); /* fenced */
+	pthread_mutex_unlock(&c->admin_lock);
 	ctrl_ka_stop(c);
 	CHECK_EQ(__atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED), 0);
 	fctrl_free(f);
@@ -336,11 +347,14 @@ static enum fw_action q2_responder(void *ctx, const uint8_t *sqe, const struct i
 	return FW_RESPOND;
 }
 
-static int q2_calls;
+static int q2_calls, q2_err, q2_doubt;
+static char q2_msg[NVMEOF_ERRMSG_MAX];
 static void q2_cb(void *arg, const struct nvmeof_cpl *cpl)
 {
 	(void)arg;
-	(void)cpl;
+	snprintf(q2_msg, sizeof(q2_msg), "%s", nvmeof_errmsg());
+	q2_err = cpl->err;
+	q2_doubt += cpl->in_doubt;
 	q2_calls++;
 }
 
@@ -411,6 +425,9 @@ TEST(a_live_queue_sends_nothing_once_its_association_ended)
 	for (int i = 0; i < 100 && !q2_calls; i++)
 		nvmeof_queue_poll(q2, 0);
 	CHECK_EQ(q2_cmds, 1); /* the second queue works on the association */
+	/* no housekeeping in the poll below: the check at each poll is what
+	 * takes the queue off, however long between polls */
+	q2->next_housekeep_ms = UINT64_MAX;
 	pthread_mutex_lock(&c->admin_lock); /* a long admin command of another thread */
 	lose_io_queue(f);
 	CHECK(fence_pending(c));
@@ -424,6 +441,50 @@ TEST(a_live_queue_sends_nothing_once_its_association_ended)
 	CHECK(!q_is_live(q2));
 	CHECK_EQ(q2_cmds, 1);
 	CHECK_EQ(q2_calls, 2); /* failed, never sent */
+	/* the queue kept its connection: its message says what ended */
+	const char *why = "queue 2 left the controller: its association ended";
+	if (!strstr(q2_msg, why))
+		fprintf(stderr, "    the callbacks' message: %s\n", q2_msg);
+	CHECK(strstr(q2_msg, why) != NULL);
+	pthread_mutex_unlock(&c->admin_lock);
+	q_close(q2);
+	fw_free(w2);
+	fctrl_free(f);
+}
+
+/* A write chained in batch mode before another queue's loss ended the
+ * association, rung out by the commit after it: nothing goes to the old
+ * controller, and the write, never on the wire, is not in doubt (here, no
+ * reconnect: it fails at the next poll). */
+TEST(a_batch_committed_after_its_association_ended_is_not_sent)
+{
+	struct fctrl *f = fctrl_new(0);
+	struct nvmeof_ctrl *c = f->c;
+	struct fake_wire *w2 = fw_new(8, q2_responder, NULL);
+	struct q_params p2 = {.qid = 2, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL,
+			      .batch = true};
+	struct nvmeof_queue *q2;
+	CHECK_EQ(q_open_fake(&p2, w2, &q2), 0);
+	q_follow_assoc(q2, &c->assoc_gen, c->assoc_gen);
+	q_set_loss_hook(q2, ctrl_io_lost, c);
+	static uint8_t data[4096];
+	static struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
+	static const struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
+	q2_cmds = q2_calls = q2_doubt = 0;
+	CHECK_EQ(nvmeof_write(q2, &ns, 0, 1, &mr, 0, q2_cb, NULL), 0); /* chained, not rung */
+	CHECK_EQ(q2_cmds, 0);
+	pthread_mutex_lock(&c->admin_lock);
+	lose_io_queue(f);
+	CHECK(fence_pending(c));
+	nvmeof_queue_commit(q2);
+	CHECK_EQ(q2_cmds, 0);
+	for (int i = 0; i < 10 && !q2_calls; i++)
+		nvmeof_queue_poll(q2, 0);
+	CHECK_EQ(q2_cmds, 0);
+	CHECK(!q_is_live(q2));
+	CHECK_EQ(q2_calls, 1);
+	CHECK(q2_err != 0);
+	CHECK_EQ(q2_doubt, 0);
 	pthread_mutex_unlock(&c->admin_lock);
 	q_close(q2);
 	fw_free(w2);
@@ -678,6 +739,214 @@ TEST(a_connect_answered_after_a_fence_fell_due_does_not_join_the_old_association
 	fctrl_free(f);
 }
 
+/* The Connect's controller, as a controller answers it: accepted. */
+static struct {
+	int connects, io;
+	uint16_t cntlid[4];
+} lp;
+static enum fw_action lp_responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
+				   uint8_t *cqe)
+{
+	(void)ctx;
+	(void)sge;
+	(void)nsge;
+	if (sqe[0] != NVME_FABRICS_OPCODE || sqe[4] != NVMF_FCTYPE_CONNECT) {
+		lp.io++;
+		return FW_RESPOND;
+	}
+	uint16_t cntlid = get_le16(q_scratch(rq.q) + NVMF_CONNECT_DATA_CNTLID_OFF);
+	if (lp.connects < 4)
+		lp.cntlid[lp.connects] = cntlid;
+	lp.connects++;
+	put_le32(cqe, cntlid);
+	return FW_RESPOND;
+}
+static struct fake_wire *lp_w2;
+static struct nvmeof_queue *lp_q2;
+/* another queue's loss, just after the reconnect checked the association
+ * (once) */
+static void lose_q2_in_prepare(struct nvmeof_ctrl *c)
+{
+	(void)c;
+	reassoc_test_hook = NULL;
+	fw_break(lp_w2);
+	for (int i = 0; i < 100 && q_is_live(lp_q2); i++)
+		nvmeof_queue_poll(lp_q2, 0);
+}
+
+/* An I/O queue's reconnect found the association of the time (controller
+ * 5) live; then, before it read that controller and the association's
+ * generation, another queue's loss ended it (the reconnect holds the admin
+ * queue, so the fence stays due). The Connect does not go to controller 5
+ * tagged as the new association's: the attempt fails, and the next joins
+ * the association re-created after the fence (controller 7). */
+TEST(a_loss_while_a_reconnect_reads_the_association_sends_no_connect_to_the_old)
+{
+	struct fctrl *f = fctrl_new_io(0, lp_responder);
+	struct nvmeof_ctrl *c = f->c;
+	memset(&rq, 0, sizeof(rq));
+	memset(&lp, 0, sizeof(lp));
+	rq.q = f->ioq;
+	c->o.reconnect_delay_ms = 1;
+	c->o.connect_timeout_ms = 1000;
+	snprintf(c->subnqn, sizeof(c->subnqn), "nqn.2014-08.org.example:fence");
+	snprintf(c->hostnqn, sizeof(c->hostnqn), "nqn.2014-08.org.example:host");
+	f->ar.bringup = c->admin;
+	q_set_owner(f->ioq, c, 0);
+	q_set_reconnect(f->ioq, &ctrl_reconnect_ops, 1, 60000);
+	pthread_mutex_lock(&c->lock);
+	c->info.cntlid = 5;
+	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&c->lock);
+	lp_w2 = fw_new(8, q2_responder, NULL);
+	struct q_params p2 = {.qid = 2, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+	CHECK_EQ(q_open_fake(&p2, lp_w2, &lp_q2), 0);
+	q_follow_assoc(lp_q2, &c->assoc_gen, __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED));
+	q_set_loss_hook(lp_q2, ctrl_io_lost, c);
+	reassoc_test_hook = lose_q2_in_prepare;
+	fw_break(f->iw); /* no fence: this queue was on the old association */
+	for (int i = 0; i < 5000 && !(q_is_live(f->ioq) && f->ioq->st.reconnects > 0); i++) {
+		nvmeof_queue_poll(f->ioq, 0);
+		usleep(1000);
+	}
+	reassoc_test_hook = NULL;
+	CHECK(q_is_live(f->ioq));
+	CHECK(lp.connects >= 1);
+	for (int i = 0; i < lp.connects && i < 4; i++)
+		CHECK_EQ(lp.cntlid[i], 7);
+	CHECK(!fence_pending(c));
+	CHECK_EQ(q_assoc_gen(f->ioq), __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED));
+	q_close(lp_q2);
+	fw_free(lp_w2);
+	fctrl_free(f);
+}
+
+/* An I/O queue's reconnect staged its Connect for the association of the
+ * time (controller 5); before the queue's poll sent it, another queue's
+ * loss ended that association (the admin queue another thread's). The
+ * Connect is not sent to the controller being fenced: the attempt ends,
+ * and the next, after the delay, starts over. */
+TEST(a_connect_staged_before_a_fence_fell_due_is_not_sent)
+{
+	struct fctrl *f = fctrl_new_io(0, rq_responder);
+	struct nvmeof_ctrl *c = f->c;
+	memset(&rq, 0, sizeof(rq));
+	rq.q = f->ioq;
+	c->o.reconnect_delay_ms = 1;
+	c->o.connect_timeout_ms = 1000;
+	snprintf(c->subnqn, sizeof(c->subnqn), "nqn.2014-08.org.example:fence");
+	snprintf(c->hostnqn, sizeof(c->hostnqn), "nqn.2014-08.org.example:host");
+	q_set_owner(f->ioq, c, 0);
+	q_set_reconnect(f->ioq, &ctrl_reconnect_ops, 1, 60000);
+	pthread_mutex_lock(&c->lock);
+	c->info.cntlid = 5;
+	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&c->lock);
+	struct fake_wire *w2 = fw_new(8, q2_responder, NULL);
+	struct q_params p2 = {.qid = 2, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+	struct nvmeof_queue *q2;
+	CHECK_EQ(q_open_fake(&p2, w2, &q2), 0);
+	q_follow_assoc(q2, &c->assoc_gen, __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED));
+	q_set_loss_hook(q2, ctrl_io_lost, c);
+	fw_break(f->iw);
+	/* the attempt starts; its worker stages the Connect, no poll sends it */
+	for (int i = 0; i < 5000 && f->ioq->state != Q_REOPENING; i++) {
+		nvmeof_queue_poll(f->ioq, 0);
+		usleep(1000);
+	}
+	CHECK_EQ(f->ioq->state, Q_REOPENING);
+	for (int i = 0; i < 5000 && !__atomic_load_n(&f->ioq->bg.done, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
+	CHECK_EQ(f->ioq->bg.rc, 0);
+	CHECK_EQ(f->ioq->bg.assoc_gen, 1);
+	CHECK_EQ(rq.connects, 0);
+	pthread_mutex_lock(&c->admin_lock);
+	fw_break(w2);
+	for (int i = 0; i < 100 && q_is_live(q2); i++)
+		nvmeof_queue_poll(q2, 0);
+	CHECK(fence_pending(c));
+	nvmeof_queue_poll(f->ioq, 0);
+	char msg[NVMEOF_ERRMSG_MAX];
+	snprintf(msg, sizeof(msg), "%s", nvmeof_errmsg());
+	CHECK_EQ(rq.connects, 0);
+	CHECK(f->ioq->state != Q_CONNECTING && !q_is_live(f->ioq));
+	if (!strstr(msg, "the association changed before"))
+		fprintf(stderr, "    the poll's message: %s\n", msg);
+	CHECK(strstr(msg, "reconnect queue 1: the association changed before its Connect went out") != NULL);
+	pthread_mutex_unlock(&c->admin_lock);
+	q_close(q2);
+	fw_free(w2);
+	fctrl_free(f);
+}
+
+/* A queue created once an I/O queue's loss ended the association (here
+ * while another thread holds the admin queue, the fence due) does not
+ * join the old one: the create fails, naming the operation and the
+ * controller's state; so does one on a controller that gave up (DEAD). */
+TEST(a_queue_is_not_created_on_an_association_that_ended)
+{
+	for (int dead = 0; dead < 2; dead++) {
+		struct fctrl *f = fctrl_new(0);
+		struct nvmeof_ctrl *c = f->c;
+		c->o.reconnect_delay_ms = dead ? 0 : 1000;
+		c->info.max_io_queues = 4;
+		c->depth_limit = 8;
+		c->o.queue_depth = 8;
+		c->qid_used = calloc(c->info.max_io_queues + 1u, 1);
+		c->qid_used[1] = 1;
+		pthread_mutex_lock(&c->admin_lock);
+		lose_io_queue(f);
+		CHECK(fence_pending(c));
+		pthread_mutex_unlock(&c->admin_lock);
+		CHECK_EQ(ctrl_state(c), dead ? CTRL_DEAD : CTRL_RESETTING);
+		struct nvmeof_queue *q = NULL;
+		int rc = nvmeof_queue_create(c, NULL, &q);
+		const char *want = dead ? "create queue: the controller is dead" : "create queue: the controller is resetting";
+		if (!strstr(nvmeof_errmsg(), want))
+			fprintf(stderr, "    the create's message: %s\n", nvmeof_errmsg());
+		CHECK_EQ(rc, NVMEOF_ECLOSED);
+		CHECK(q == NULL);
+		CHECK(strstr(nvmeof_errmsg(), want) != NULL);
+		CHECK_EQ(c->qid_used[2], 0);
+		free(c->qid_used);
+		fctrl_free(f);
+	}
+}
+
+static void ev_cb(void *arg, const struct nvmeof_event *ev)
+{
+	(void)arg;
+	(void)ev;
+}
+
+/* An event's answer (an AER completion) that the admin queue's holder
+ * polls once the fence fell due does not re-arm the event requests: an
+ * AER is a command on the old association, which keeps its controller's
+ * keep-alive timer satisfied as a Keep Alive does. */
+TEST(an_event_answered_once_a_fence_is_due_is_not_rearmed)
+{
+	struct fctrl *f = fctrl_new(0);
+	struct nvmeof_ctrl *c = f->c;
+	CHECK_EQ(aer_attach(c, ev_cb, NULL, 1), 0);
+	CHECK_EQ(__atomic_load_n(&f->ar.aers, __ATOMIC_RELAXED), 1);
+	pthread_mutex_lock(&c->admin_lock); /* the event thread's, or any thread's, admin command */
+	lose_io_queue(f);
+	CHECK(fence_pending(c));
+	uint8_t cqe[NVME_CQE_SIZE] = {0};
+	put_le32(cqe, 0x00010002); /* a notice */
+	put_le16(cqe + 12, f->ar.aer_cid);
+	CHECK_EQ(fw_inject(f->aw, cqe), 0);
+	for (int i = 0; i < 10; i++)
+		nvmeof_queue_poll(c->admin, 0);
+	CHECK_EQ(__atomic_load_n(&f->ar.aers, __ATOMIC_RELAXED), 1);
+	pthread_mutex_unlock(&c->admin_lock);
+	aer_stop(c);
+	q_close(c->admin);
+	c->admin = NULL;
+	aer_free(c);
+	fctrl_free(f);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -687,10 +956,15 @@ int main(void)
 		T(a_reconnect_to_a_new_association_takes_its_quiesce_time),
 		T(a_due_fence_stops_the_other_io_queues_before_it_runs),
 		T(a_live_queue_sends_nothing_once_its_association_ended),
+		T(a_batch_committed_after_its_association_ended_is_not_sent),
 		T(an_admin_command_behind_the_admin_lock_is_not_sent_once_a_fence_is_due),
 		T(an_admin_callback_run_by_the_fence_cannot_destroy_the_polling_queue),
 		T(a_new_association_carries_no_fence_of_the_old),
 		T(a_connect_answered_after_a_fence_fell_due_does_not_join_the_old_association),
+		T(a_loss_while_a_reconnect_reads_the_association_sends_no_connect_to_the_old),
+		T(a_connect_staged_before_a_fence_fell_due_is_not_sent),
+		T(a_queue_is_not_created_on_an_association_that_ended),
+		T(an_event_answered_once_a_fence_is_due_is_not_rearmed),
 	};
 	return run_tests("unit-fence", t, sizeof(t) / sizeof(t[0]));
 }

@@ -6,15 +6,7 @@
 # keep-alive, reconnect, poll groups).
 #   run-612.sh "CORE_TESTS" "ENGINE_TESTS"   (the Makefile's lists)
 cd "$(dirname "$0")/../.."
-DRY=${NVMEOF_TB_DRY:-}
-rc=0
-run() { # NAME LIMIT CMD... (NVMEOF_TB_DRY: printed, not run, as run-all.sh)
-  local n=$1 l=$2
-  shift 2
-  if [ -n "$DRY" ]; then echo "suite $n: $*"; return; fi
-  echo "=== $n: $*"
-  tests/suite "$n" "$l" "$@" || rc=1
-}
+source tests/target/runner.sh
 # Each test runs once (as in run-all.sh): sanitized, every hash and group
 # both ways, the fio job, wrong secrets and reconnects; plain, the tests
 # whose checks are the kernel host's or the option parsing's (which the

@@ -16,17 +16,7 @@
 cd "$(dirname "$0")/../.."
 PART=${1:-all}
 case $PART in plain|sanitized|all) ;; *) echo "usage: $0 [plain|sanitized|all]" >&2; exit 2;; esac
-rc=0
-# run NAME LIMIT CMD...; with NVMEOF_TB_DRY set, each suite's name and
-# command are printed, nothing run (tests/unit/harness.sh checks the lists)
-DRY=${NVMEOF_TB_DRY:-}
-run() {
-  local n=$1 l=$2
-  shift 2
-  if [ -n "$DRY" ]; then echo "suite $n: $*"; return; fi
-  echo "=== $n: $*"
-  tests/suite "$n" "$l" "$@" || rc=1
-}
+source tests/target/runner.sh
 
 # NVMe/TCP: the suites' tests that exercise the wire, over the target's TCP
 # port (the same number), digests off, then on for the data-moving ones.

@@ -5,15 +5,7 @@
 # (jobs/sweep and its plots are Python; the engine's part of it is the
 # other tests') with the plain one, whose smoke it is.
 cd "$(dirname "$0")/../.."
-DRY=${NVMEOF_TB_DRY:-}
-rc=0
-run() { # NAME LIMIT CMD... (NVMEOF_TB_DRY: printed, not run, as run-all.sh)
-  local n=$1 l=$2
-  shift 2
-  if [ -n "$DRY" ]; then echo "suite $n: $*"; return; fi
-  echo "=== $n: $*"
-  tests/suite "$n" "$l" "$@" || rc=1
-}
+source tests/target/runner.sh
 PLAIN_ONLY="t_sweep_over_numa_node"
 # shellcheck disable=SC2086 # test names
 NVMEOF_BUILD=build/out run placement.sh 600 bash tests/target/placement.sh $PLAIN_ONLY

@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tcp_neg n = {.maxh2cdata = maxh2c[(mode >> 2) & 3], .ddgst = dd};
 	tcp_conn_rx_init(t);
 	tcp_rx_negotiated(&t->rx, &n);
-	if (tcp_conn_attach(t, sv[0], &n, &cq)) {
+	if (tcp_conn_attach(t, sv[0], NULL, &n, &cq)) {
 		tcp_conn_free(t);
 		close(sv[1]);
 		close(cq.epfd);

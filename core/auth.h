@@ -88,6 +88,9 @@ int auth_offer_parse(const char *list, bool dh, uint32_t *mask);
 #define AUTH_HASHES_ALL 0x0eu /* SHA-256, SHA-384, SHA-512 */
 #define AUTH_DHGROUPS_ALL 0x3fu /* null, ffdhe2048 .. ffdhe8192 */
 uint32_t auth_crc32(const uint8_t *p, size_t n); /* zlib's CRC-32 */
+/* The interchange forms (DHHC-1, NVMeTLSkey-1) end the key with its CRC-32,
+ * little-endian: whether raw[n..n+3] holds that of raw[0..n). */
+bool auth_crc32_trails(const uint8_t *raw, size_t n);
 /* Strict RFC 4648 base64 (padding required, no leftover bits), as the
  * kernel reads secrets: the bytes, or -1 when malformed or over cap. */
 int auth_b64_decode(const char *s, size_t n, uint8_t *out, size_t cap);

@@ -72,6 +72,13 @@ uint32_t auth_crc32(const uint8_t *p, size_t n)
 	return ~crc;
 }
 
+bool auth_crc32_trails(const uint8_t *raw, size_t n)
+{
+	uint32_t want = (uint32_t)raw[n] | (uint32_t)raw[n + 1] << 8 | (uint32_t)raw[n + 2] << 16 |
+			(uint32_t)raw[n + 3] << 24;
+	return auth_crc32(raw, n) == want;
+}
+
 static int b64_val(char ch)
 {
 	if (ch >= 'A' && ch <= 'Z') return ch - 'A';
@@ -150,10 +157,7 @@ int auth_key_parse(const char *secret, const char *what, struct auth_key *out)
 		return nvmeof_err(NVMEOF_EINVAL, "%s: a key of %d bytes with transformation 0%u (%s), which needs "
 				  "%zu bytes", what, len, xf, auth_hash_name(xf), auth_hash_len(xf));
 	}
-	uint32_t crc = auth_crc32(raw, (size_t)len);
-	uint32_t want = (uint32_t)raw[len] | (uint32_t)raw[len + 1] << 8 | (uint32_t)raw[len + 2] << 16 |
-			(uint32_t)raw[len + 3] << 24;
-	if (crc != want) {
+	if (!auth_crc32_trails(raw, (size_t)len)) {
 		auth_cleanse(raw, sizeof(raw));
 		return nvmeof_err(NVMEOF_EINVAL, "%s: CRC-32 mismatch (a mistyped or truncated secret)", what);
 	}

@@ -61,10 +61,7 @@ int tls_key_parse(const char *s, const char *what, struct tls_key *out)
 		return nvmeof_err(NVMEOF_EINVAL, "%s: a key of %d bytes with hash 0%u (%s), which needs %u bytes", what,
 				  len, hash, hash == 1 ? "SHA-256" : "SHA-384", hash == 1 ? 32u : 48u);
 	}
-	uint32_t crc = auth_crc32(raw, (size_t)len);
-	uint32_t want = (uint32_t)raw[len] | (uint32_t)raw[len + 1] << 8 | (uint32_t)raw[len + 2] << 16 |
-			(uint32_t)raw[len + 3] << 24;
-	if (crc != want) {
+	if (!auth_crc32_trails(raw, (size_t)len)) {
 		OPENSSL_cleanse(raw, sizeof(raw));
 		return nvmeof_err(NVMEOF_EINVAL, "%s: CRC-32 mismatch (a mistyped or truncated key)", what);
 	}

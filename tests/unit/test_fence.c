@@ -358,6 +358,21 @@ static void q2_cb(void *arg, const struct nvmeof_cpl *cpl)
 	q2_calls++;
 }
 
+/* A second I/O queue of the controller on its association of now, whose
+ * loss ends that association (as ctrl.c wires each I/O queue); batch:
+ * submissions wait for a commit. Its wire in *w2. */
+static struct nvmeof_queue *open_q2(struct nvmeof_ctrl *c, bool batch, struct fake_wire **w2)
+{
+	*w2 = fw_new(8, q2_responder, NULL);
+	struct q_params p2 = {.qid = 2, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL,
+			      .batch = batch};
+	struct nvmeof_queue *q2 = NULL;
+	CHECK_EQ(q_open_fake(&p2, *w2, &q2), 0);
+	q_follow_assoc(q2, &c->assoc_gen, __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED));
+	q_set_loss_hook(q2, ctrl_io_lost, c);
+	return q2;
+}
+
 /* A fence that is due (the loss seen while another thread holds the admin
  * queue, for up to its command timeout) already sends the association's
  * other I/O queues off it: a second queue leaves at its next poll
@@ -367,12 +382,8 @@ TEST(a_due_fence_stops_the_other_io_queues_before_it_runs)
 {
 	struct fctrl *f = fctrl_new(0);
 	struct nvmeof_ctrl *c = f->c;
-	struct fake_wire *w2 = fw_new(8, q2_responder, NULL);
-	struct q_params p2 = {.qid = 2, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
-	struct nvmeof_queue *q2;
-	CHECK_EQ(q_open_fake(&p2, w2, &q2), 0);
-	q_follow_assoc(q2, &c->assoc_gen, c->assoc_gen);
-	q_set_loss_hook(q2, ctrl_io_lost, c);
+	struct fake_wire *w2;
+	struct nvmeof_queue *q2 = open_q2(c, false, &w2);
 	static uint8_t data[4096];
 	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
 	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
@@ -411,12 +422,8 @@ TEST(a_live_queue_sends_nothing_once_its_association_ended)
 {
 	struct fctrl *f = fctrl_new(0);
 	struct nvmeof_ctrl *c = f->c;
-	struct fake_wire *w2 = fw_new(8, q2_responder, NULL);
-	struct q_params p2 = {.qid = 2, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
-	struct nvmeof_queue *q2;
-	CHECK_EQ(q_open_fake(&p2, w2, &q2), 0);
-	q_follow_assoc(q2, &c->assoc_gen, c->assoc_gen);
-	q_set_loss_hook(q2, ctrl_io_lost, c);
+	struct fake_wire *w2;
+	struct nvmeof_queue *q2 = open_q2(c, false, &w2);
 	static uint8_t data[4096];
 	static struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
 	static const struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
@@ -460,13 +467,8 @@ TEST(a_batch_committed_after_its_association_ended_is_not_sent)
 {
 	struct fctrl *f = fctrl_new(0);
 	struct nvmeof_ctrl *c = f->c;
-	struct fake_wire *w2 = fw_new(8, q2_responder, NULL);
-	struct q_params p2 = {.qid = 2, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL,
-			      .batch = true};
-	struct nvmeof_queue *q2;
-	CHECK_EQ(q_open_fake(&p2, w2, &q2), 0);
-	q_follow_assoc(q2, &c->assoc_gen, c->assoc_gen);
-	q_set_loss_hook(q2, ctrl_io_lost, c);
+	struct fake_wire *w2;
+	struct nvmeof_queue *q2 = open_q2(c, true, &w2);
 	static uint8_t data[4096];
 	static struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
 	static const struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
@@ -665,12 +667,8 @@ TEST(a_connect_answered_after_a_fence_fell_due_does_not_join_the_old_association
 	pthread_mutex_unlock(&c->lock);
 	pthread_mutex_unlock(&c->admin_lock);
 	/* a second I/O queue, on the current association */
-	struct fake_wire *w2 = fw_new(8, q2_responder, NULL);
-	struct q_params p2 = {.qid = 2, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
-	struct nvmeof_queue *q2;
-	CHECK_EQ(q_open_fake(&p2, w2, &q2), 0);
-	q_follow_assoc(q2, &c->assoc_gen, __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED));
-	q_set_loss_hook(q2, ctrl_io_lost, c);
+	struct fake_wire *w2;
+	struct nvmeof_queue *q2 = open_q2(c, false, &w2);
 	/* this queue's connection is lost (no fence: it was on the old
 	 * association); its reconnect sends a Connect to controller 5 */
 	fw_break(f->iw);
@@ -798,11 +796,7 @@ TEST(a_loss_while_a_reconnect_reads_the_association_sends_no_connect_to_the_old)
 	c->info.cntlid = 5;
 	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&c->lock);
-	lp_w2 = fw_new(8, q2_responder, NULL);
-	struct q_params p2 = {.qid = 2, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
-	CHECK_EQ(q_open_fake(&p2, lp_w2, &lp_q2), 0);
-	q_follow_assoc(lp_q2, &c->assoc_gen, __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED));
-	q_set_loss_hook(lp_q2, ctrl_io_lost, c);
+	lp_q2 = open_q2(c, false, &lp_w2);
 	reassoc_test_hook = lose_q2_in_prepare;
 	fw_break(f->iw); /* no fence: this queue was on the old association */
 	for (int i = 0; i < 5000 && !(q_is_live(f->ioq) && f->ioq->st.reconnects > 0); i++) {
@@ -842,12 +836,8 @@ TEST(a_connect_staged_before_a_fence_fell_due_is_not_sent)
 	c->info.cntlid = 5;
 	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&c->lock);
-	struct fake_wire *w2 = fw_new(8, q2_responder, NULL);
-	struct q_params p2 = {.qid = 2, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
-	struct nvmeof_queue *q2;
-	CHECK_EQ(q_open_fake(&p2, w2, &q2), 0);
-	q_follow_assoc(q2, &c->assoc_gen, __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED));
-	q_set_loss_hook(q2, ctrl_io_lost, c);
+	struct fake_wire *w2;
+	struct nvmeof_queue *q2 = open_q2(c, false, &w2);
 	fw_break(f->iw);
 	/* the attempt starts; its worker stages the Connect, no poll sends it */
 	for (int i = 0; i < 5000 && f->ioq->state != Q_REOPENING; i++) {

@@ -1095,21 +1095,12 @@ static int reauth_prepare(struct nvmeof_ctrl *c, struct nvmeof_queue *q)
 	return rc;
 }
 
-static void reconnect_not_asked(uint16_t send_status)
+/* The controller of a queue that reconnects with in-band authentication:
+ * both keys (bidirectional), every hash and group, room for the queue's
+ * re-authentication state. */
+static struct nvmeof_ctrl *reauth_ctrl_new(void)
 {
-	/* the real finish, work and abandon; a prepare without an association to re-create */
-	const struct q_reconnect_ops ops = {.prepare = reauth_prepare,
-					    .finish = ctrl_reconnect_ops.finish,
-					    .work = ctrl_reconnect_ops.work,
-					    .abandon = ctrl_reconnect_ops.abandon};
 	struct nvmeof_ctrl *c = calloc(1, sizeof(*c));
-	struct fake_wire *fw = fw_new(8, reauth_responder, NULL);
-	struct q_params p = {.qid = 1, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
-	static uint8_t data[4096];
-	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
-	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
-	memset(&rw, 0, sizeof(rw));
-	rw.send_status = send_status;
 	pthread_mutex_init(&c->lock, NULL);
 	c->host_key = auth_secret_alloc(sizeof(struct auth_key));
 	c->ctrl_key = auth_secret_alloc(sizeof(struct auth_key));
@@ -1122,6 +1113,31 @@ static void reconnect_not_asked(uint16_t send_status)
 	c->reauth = calloc(c->nreauth, sizeof(*c->reauth));
 	snprintf(c->subnqn, sizeof(c->subnqn), "%s", SUBNQN);
 	snprintf(c->hostnqn, sizeof(c->hostnqn), "%s", HOSTNQN);
+	return c;
+}
+
+static void reauth_ctrl_free(struct nvmeof_ctrl *c)
+{
+	ctrl_auth_free(c);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+static void reconnect_not_asked(uint16_t send_status)
+{
+	/* the real finish, work and abandon; a prepare without an association to re-create */
+	const struct q_reconnect_ops ops = {.prepare = reauth_prepare,
+					    .finish = ctrl_reconnect_ops.finish,
+					    .work = ctrl_reconnect_ops.work,
+					    .abandon = ctrl_reconnect_ops.abandon};
+	struct nvmeof_ctrl *c = reauth_ctrl_new();
+	struct fake_wire *fw = fw_new(8, reauth_responder, NULL);
+	struct q_params p = {.qid = 1, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+	static uint8_t data[4096];
+	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
+	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
+	memset(&rw, 0, sizeof(rw));
+	rw.send_status = send_status;
 	CHECK_EQ(q_open_fake(&p, fw, &rw.q), 0);
 	q_set_reconnect(rw.q, &ops, 1, 60000);
 	CHECK_EQ(nvmeof_read(rw.q, &ns, 0, 1, &mr, 0, reauth_cb, NULL), 0);
@@ -1161,9 +1177,7 @@ static void reconnect_not_asked(uint16_t send_status)
 	CHECK_EQ(fw_connects(fw), connects + 1); /* one attempt */
 	q_close(rw.q);
 	fw_free(fw);
-	ctrl_auth_free(c);
-	pthread_mutex_destroy(&c->lock);
-	free(c);
+	reauth_ctrl_free(c);
 }
 
 TEST(a_reconnect_not_asked_to_authenticate_authenticates_the_controller)
@@ -1192,7 +1206,7 @@ static void reconnect_auth_moved(int move_at)
 					    .finish = ctrl_reconnect_ops.finish,
 					    .work = ctrl_reconnect_ops.work,
 					    .abandon = ctrl_reconnect_ops.abandon};
-	struct nvmeof_ctrl *c = calloc(1, sizeof(*c));
+	struct nvmeof_ctrl *c = reauth_ctrl_new();
 	struct fake_wire *fw = fw_new(8, reauth_responder, NULL);
 	struct q_params p = {.qid = 1, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
 	static uint8_t data[4096];
@@ -1201,18 +1215,6 @@ static void reconnect_auth_moved(int move_at)
 	memset(&rw, 0, sizeof(rw));
 	rw.c = c;
 	rw.move_at = move_at;
-	pthread_mutex_init(&c->lock, NULL);
-	c->host_key = auth_secret_alloc(sizeof(struct auth_key));
-	c->ctrl_key = auth_secret_alloc(sizeof(struct auth_key));
-	CHECK_EQ(auth_key_parse(HK, "h", c->host_key), 0);
-	CHECK_EQ(auth_key_parse(CK, "c", c->ctrl_key), 0);
-	c->auth_hashes = AUTH_HASHES_ALL;
-	c->auth_dhgroups = AUTH_DHGROUPS_ALL;
-	c->o.cmd_timeout_ms = 30000;
-	c->nreauth = 2;
-	c->reauth = calloc(c->nreauth, sizeof(*c->reauth));
-	snprintf(c->subnqn, sizeof(c->subnqn), "%s", SUBNQN);
-	snprintf(c->hostnqn, sizeof(c->hostnqn), "%s", HOSTNQN);
 	CHECK_EQ(q_open_fake(&p, fw, &rw.q), 0);
 	q_set_reconnect(rw.q, &ops, 1, 60000);
 	q_follow_assoc(rw.q, &c->assoc_gen, 0);
@@ -1237,9 +1239,7 @@ static void reconnect_auth_moved(int move_at)
 	CHECK(strstr(rw.msg, "the authentication failed, which is final") != NULL);
 	q_close(rw.q);
 	fw_free(fw);
-	ctrl_auth_free(c);
-	pthread_mutex_destroy(&c->lock);
-	free(c);
+	reauth_ctrl_free(c);
 }
 
 /* The move while the Negotiate is out: no AUTH_Receive to the old

@@ -291,17 +291,21 @@ unit: all
 # stage, which builds again serially and says what broke. The plain and the
 # sanitized unit tests run at once where there are two CPUs or more (each
 # build's suites one after another, mostly one CPU each): the sanitized
-# run's output, kept in build/unit-san.log, follows the plain run's.
+# run's output, kept in build/unit-san.log, follows the plain run's. The
+# sanitized run, the shorter, is followed there by the ThreadSanitizer
+# build (its failure is reported by the build after the wait).
 BUILD_JOBS ?= $(shell nproc)
+TSAN_UNIT = build/tsan/tests/unit_queue build/tsan/tests/unit_fence
 test-unit: setup
 	-$(MAKE) -j$(BUILD_JOBS) all
 	-$(MAKE) -j$(BUILD_JOBS) all SAN=1
 	rc=0; \
 	if [ "$(BUILD_JOBS)" -gt 1 ]; then \
-		$(MAKE) unit SAN=1 > build/unit-san.log 2>&1 & san=$$!; \
+		{ $(MAKE) unit SAN=1; s=$$?; $(MAKE) $(TSAN_UNIT) TSAN=1 > /dev/null 2>&1; exit $$s; } \
+			> build/unit-san.log 2>&1 & san=$$!; \
 		$(MAKE) unit || rc=1; wait $$san || rc=1; cat build/unit-san.log; \
 	else $(MAKE) unit || rc=1; $(MAKE) unit SAN=1 || rc=1; fi; \
-	if $(MAKE) -j$(BUILD_JOBS) build/tsan/tests/unit_queue build/tsan/tests/unit_fence TSAN=1; then \
+	if $(MAKE) -j$(BUILD_JOBS) $(TSAN_UNIT) TSAN=1; then \
 		tests/suite tsan/unit_queue 900 build/tsan/tests/unit_queue || rc=1; \
 		tests/suite tsan/unit_fence 300 build/tsan/tests/unit_fence || rc=1; \
 	else rc=1; fi; \

@@ -268,7 +268,9 @@ UNIT_PLAIN_ONLY = \
 		$(SUITE) python-unit 300 $(PYTHON) -m pytest -p no:cacheprovider -q tests/python/unit || rc=1;
 endif
 unit: all
-	# stack-use-after-return: a callback must never reach a returned frame
+	# stack-use-after-return: a callback must never reach a returned frame;
+	# tls-spdk.sh one at a time (make test-unit runs both builds' at once):
+	# each picks its free ports before its target listens on them
 	rc=0; for t in $(UNIT_TESTS); do \
 		ASAN_OPTIONS=detect_stack_use_after_return=1 $(SUITE) $(notdir $(O))/$$(basename $$t) 600 $$t || rc=1; \
 	done; \
@@ -276,7 +278,7 @@ unit: all
 	$(SUITE) $(notdir $(O))/layers.sh 120 tests/unit/layers.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/exports.sh 300 tests/unit/exports.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/secrets.sh 300 tests/unit/secrets.sh $(O) || rc=1; \
-	$(SUITE) $(notdir $(O))/tls-spdk.sh 300 tests/unit/tls-spdk.sh $(O) || rc=1; \
+	$(SUITE) $(notdir $(O))/tls-spdk.sh 300 flock /tmp/nvmeof-tls-spdk.lock tests/unit/tls-spdk.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/engine_opts.sh 300 tests/unit/engine_opts.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/fio-version.sh 300 tests/unit/fio-version.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/list-rdma.sh 300 tests/unit/list-rdma.sh $(O) || rc=1; \
@@ -286,13 +288,24 @@ unit: all
 # setup first: it installs what the build needs (rdma-core headers, fio).
 # The builds run on every CPU (make test itself runs without -j: its steps
 # and suites go one after another); a build that fails still fails its unit
-# stage, which builds again serially and says what broke.
+# stage, which builds again serially and says what broke. The plain and the
+# sanitized unit tests run at once where there are two CPUs or more (each
+# build's suites one after another, mostly one CPU each): the sanitized
+# run's output, kept in build/unit-san.log, follows the plain run's. The
+# sanitized run, the shorter, is followed there by the ThreadSanitizer
+# build (its failure is reported by the build after the wait).
 BUILD_JOBS ?= $(shell nproc)
+TSAN_UNIT = build/tsan/tests/unit_queue build/tsan/tests/unit_fence
 test-unit: setup
 	-$(MAKE) -j$(BUILD_JOBS) all
 	-$(MAKE) -j$(BUILD_JOBS) all SAN=1
-	rc=0; $(MAKE) unit || rc=1; $(MAKE) unit SAN=1 || rc=1; \
-	if $(MAKE) -j$(BUILD_JOBS) build/tsan/tests/unit_queue build/tsan/tests/unit_fence TSAN=1; then \
+	rc=0; \
+	if [ "$(BUILD_JOBS)" -gt 1 ]; then \
+		{ $(MAKE) unit SAN=1; s=$$?; $(MAKE) $(TSAN_UNIT) TSAN=1 > /dev/null 2>&1; exit $$s; } \
+			> build/unit-san.log 2>&1 & san=$$!; \
+		$(MAKE) unit || rc=1; wait $$san || rc=1; cat build/unit-san.log; \
+	else $(MAKE) unit || rc=1; $(MAKE) unit SAN=1 || rc=1; fi; \
+	if $(MAKE) -j$(BUILD_JOBS) $(TSAN_UNIT) TSAN=1; then \
 		tests/suite tsan/unit_queue 900 build/tsan/tests/unit_queue || rc=1; \
 		tests/suite tsan/unit_fence 300 build/tsan/tests/unit_fence || rc=1; \
 	else rc=1; fi; \

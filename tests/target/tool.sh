@@ -265,7 +265,11 @@ assert lat["min"] <= lat["mean"] <= lat["max"] and d["cpu_us_per_io"] > 0, d
 print("    %d I/Os (%d reads), %.0f IOPS, p50 %.1f us, p99 %.1f us, CPU %.1f us per I/O"
       % (d["ios"], d["reads"], d["iops"], lat["p50"], lat["p99"], d["cpu_us_per_io"]))
 PY
-  # sequential reads of 64 KiB, sleeping between completions, the normal output
+}
+
+# perf's normal output, sequential 64 KiB reads sleeping between
+# completions; a size of no whole blocks refused once the block size is known
+t_perf_normal_output_and_block_size() {
   "$T" perf "${NA[@]}" -q 2 -o 64k -w read -t 1 --wait=sleep > "$SCRATCH/perf.txt" || fail "perf -w read failed"
   grep -q "^total: .* IOPS, .* MiB/s, [1-9][0-9]* I/Os ([1-9][0-9]* reads, 0 writes), 0 errors" "$SCRATCH/perf.txt" \
     || { cat "$SCRATCH/perf.txt"; fail "perf's normal output has no total"; }

@@ -211,11 +211,12 @@ static void report(const struct args *a, const struct perf_cfg *cfg, const char 
 	static const char *const pname[] = {"p50", "p90", "p99", "p99_9", "p99_99"};
 	double mean = t.ios ? us(t.lat_sum_ns) / (double)t.ios : 0;
 	double cpu_io = t.ios ? us(t.cpu_user_ns + t.cpu_sys_ns) / (double)t.ios : 0;
+	const char *tr = a->trtype && !strcasecmp(a->trtype, "tcp") ? "tcp" : "rdma";
 	const char *wait = cfg->wait == NVMEOF_WAIT_POLL ? "poll" : cfg->wait == NVMEOF_WAIT_SLEEP ? "sleep" : "hybrid";
 	if (!json) {
 		printf("perf: %s, %u bytes, queue depth %u, %u queue(s), %u s (%u s warm-up), %s %s:%s, digests %s/%s, "
 		       "wait %s\n", pat, cfg->io_size, cfg->qd, nw, cfg->time_s, cfg->warmup_s,
-		       a->trtype ? a->trtype : "rdma", a->traddr, a->trsvcid ? a->trsvcid : "4420",
+		       tr, a->traddr, a->trsvcid ? a->trsvcid : "4420",
 		       a->hdgst ? "header" : "-", a->ddgst ? "data" : "-", wait);
 		for (uint32_t i = 0; i < nw; i++)
 			printf("  queue %u (CPU %s%d): %.1f IOPS, %.2f MiB/s, %llu I/Os\n", i, w[i].cpu < 0 ? "any" : "",
@@ -236,7 +237,7 @@ static void report(const struct args *a, const struct perf_cfg *cfg, const char 
 	       "  \"warmup_s\": %u,\n  \"rwmixread\": %u,\n  \"transport\": \"%s\",\n  \"header_digest\": %s,\n"
 	       "  \"data_digest\": %s,\n  \"wait\": \"%s\",\n  \"queues\": [", pat, cfg->io_size, cfg->qd,
 	       cfg->time_s, cfg->warmup_s, cfg->mixed ? cfg->rwmix_read : cfg->write ? 0 : 100,
-	       a->trtype ? a->trtype : "rdma", a->hdgst ? "true" : "false", a->ddgst ? "true" : "false", wait);
+	       tr, a->hdgst ? "true" : "false", a->ddgst ? "true" : "false", wait);
 	for (uint32_t i = 0; i < nw; i++)
 		printf("%s\n    {\"queue\": %u, \"cpu\": %d, \"ios\": %llu, \"iops\": %.1f, \"window_s\": %.6f, "
 		       "\"commands\": %llu, \"errors\": %llu}", i ? "," : "", i, w[i].cpu, (unsigned long long)w[i].ios,

@@ -11,7 +11,9 @@ spdk_nvme_perf. Latency is fio's total latency (lat,
 submission to completion); spdk_nvme_perf's is its own (-L). CPU per I/O is
 fio's usr+sys of the job over its I/Os; spdk_nvme_perf polls one core
 without sleeping, so its CPU per I/O is taken as one core's time over its
-IOPS; nvmeof perf's is its thread's usr+sys over its I/Os (it polls too)."""
+IOPS, and nvmeof perf's the same way, for the two to compare alike (both
+poll; nvmeof perf's JSON has its threads' own usr+sys per I/O too, which
+on a busy machine is lower: a preempted poller is not charged)."""
 import csv
 import json
 import os
@@ -62,7 +64,7 @@ def tool_run(path):
     if d.get("errors") or not d.get("ios"):
         raise ValueError(f"{d.get('errors')} errors, {d.get('ios')} I/Os")
     return {"iops": d["iops"], "mib_s": d["mib_s"], "lat_p50_us": d["latency_us"]["p50"],
-            "lat_p99_us": d["latency_us"]["p99"], "cpu_us_per_io": d["cpu_us_per_io"]}
+            "lat_p99_us": d["latency_us"]["p99"], "cpu_us_per_io": 1e6 * max(1, len(d["queues"])) / d["iops"]}
 
 
 def load(out):
@@ -117,7 +119,8 @@ def main():
     tool = any(ini == "ours_perf" for _, _, ini in runs)
     head = ("| workload | digests | figure | ours (fio) | SPDK plugin (fio) | ours/SPDK | "
             + ("alt build (fio) | alt/SPDK | " if alt else "")
-            + "spdk_nvme_perf | " + ("nvmeof perf | perf/spdk_nvme_perf | " if tool else "")
+            + "spdk_nvme_perf | "
+            + ("nvmeof perf | perf/spdk_nvme_perf | spread perf, spdk_nvme_perf | " if tool else "")
             + "spread ours, SPDK | runs |")
     print(head)
     print("|" + "---|" * head.count(" | ") + "---|")
@@ -133,7 +136,8 @@ def main():
                 continue
             for fig, k, nd in figs:
                 v = {ini: byini.get(ini, {}).get(k) for ini in ("ours", "spdk", "alt", "spdk_perf", "ours_perf")}
-                sp = {ini: byini.get(ini, {}).get(k + "_spread_pct") for ini in ("ours", "spdk")}
+                sp = {ini: byini.get(ini, {}).get(k + "_spread_pct")
+                      for ini in ("ours", "spdk", "ours_perf", "spdk_perf")}
 
                 def ratio(a, b):
                     return "-" if a is None or not b else f"{a / b:.2f}"
@@ -143,7 +147,8 @@ def main():
                       f"{ratio(v['ours'], v['spdk'])} | "
                       + (f"{fmt(v['alt'], nd)} | {ratio(v['alt'], v['spdk'])} | " if alt else "")
                       + f"{fmt(v['spdk_perf'], nd)} | "
-                      + (f"{fmt(v['ours_perf'], nd)} | {ratio(v['ours_perf'], v['spdk_perf'])} | " if tool else "")
+                      + (f"{fmt(v['ours_perf'], nd)} | {ratio(v['ours_perf'], v['spdk_perf'])} | "
+                         f"{fmt(sp['ours_perf'], 0)}%, {fmt(sp['spdk_perf'], 0)}% | " if tool else "")
                       + f"{fmt(sp['ours'], 0)}%, {fmt(sp['spdk'], 0)}% | {n} |")
 
 

@@ -190,7 +190,7 @@ $(O)/bench/authdh: $(O)/bench/authdh.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The command-line tool (tools/): nvme-cli's subcommands over our library.
 $(TOOL): $(O)/tools/nvmeof.o $(O)/tools/cmds.o $(O)/tools/io.o $(O)/tools/out.o $(O)/tools/secret.o $(O)/tools/rdma.o $(O)/tools/passthru.o \
-	$(O)/tools/fcheck.o $(O)/tools/fcheck_run.o $(O)/tools/fcheck_verdict.o $(O)/tools/tlskey.o $(O)/engine/topo.o $(O)/libnvmeof.a
+	$(O)/tools/fcheck.o $(O)/tools/fcheck_run.o $(O)/tools/fcheck_verdict.o $(O)/tools/tlskey.o $(O)/tools/perf.o $(O)/tools/perf_run.o $(O)/engine/topo.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The CUDA test double: host memory behind the cu* API (tests only).
 $(O)/tests/libcuda-double.so: tests/cuda-double/fakecuda.c

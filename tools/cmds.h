@@ -52,5 +52,7 @@ int cmd_list_rdma(struct args *a);
 int tool_passthru(int argc, char **argv);
 /* failover-check (fcheck.c): its own options, paths as repeated -a */
 int tool_failover_check(int argc, char **argv);
+/* perf (perf.c): spdk_nvme_perf's options where they mean the same */
+int tool_perf(int argc, char **argv);
 
 #endif

@@ -305,13 +305,15 @@ setup: testbed testbed612
 testbed:
 	tests/testbed/setup
 # A second test bed on Debian's 6.12 kernel for bookworm (security archive):
-# its nvmet has in-band authentication (CONFIG_NVME_TARGET_AUTH), 6.1's not.
+# its nvmet has in-band authentication (CONFIG_NVME_TARGET_AUTH) and TLS
+# (CONFIG_NVME_TARGET_TCP_TLS, through tlshd: tests/testbed/build-tlshd), 6.1's not.
 TB612 = build/testbed612
 testbed612:
 	pkg=$$(apt-cache depends linux-image-6.12-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $$2; exit}'); \
 	[ -n "$$pkg" ] || [ -f $(TB612)/kernel/version ] || \
 		{ echo "testbed612: no linux-image-6.12-amd64 in apt (bookworm-security); run apt-get update" >&2; exit 1; }; \
 	NVMEOF_TB_STATE=$(TB612) NVMEOF_TB_KERNEL_PKG=$$pkg tests/testbed/setup
+	tests/testbed/build-tlshd $(TB612)
 fio-src:
 	engine/fetch-fio-src $(FIO_SRC)
 # fio releases to hold the engine to beside the installed one

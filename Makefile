@@ -54,7 +54,7 @@ CORE_SRC = core/protocol.c core/status.c core/names.c core/util.c core/opts.c co
 	core/cuda.c core/slots.c core/submit.c core/complete.c core/qstage.c core/qpark.c core/qstate.c core/poll.c core/wait.c core/sync.c \
 	core/queue.c core/qrdma.c core/group.c core/cfields.c core/cstate.c core/creset.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c \
 	core/reassoc.c core/trace.c core/ctrl_mem.c core/nstable.c core/adminio.c core/discovery.c core/aer.c \
-	core/connretry.c core/hwts.c core/ana.c core/mpath.c core/mpath_io.c core/mpath_qlife.c core/mpath_wait.c core/mpath_select.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c core/tls_key.c core/tls_conn.c core/tls_rec.c core/passthru.c core/evloop.c \
+	core/connretry.c core/hwts.c core/ana.c core/mpath.c core/mpath_io.c core/mpath_qlife.c core/mpath_wait.c core/mpath_select.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c core/tls_key.c core/tls_conn.c core/tls_rec.c core/tls_ktls.c core/passthru.c core/evloop.c \
 	core/tcp_crc32c.c core/tcp_pdu.c core/tcp_rx.c core/tcp_sock.c core/tcp_cmd.c core/tcp_conn.c core/tcp_tx.c core/tcp_zc.c core/qtcp.c \
 	core/protocol_zns.c core/zns.c
 # The loopback test wire: tests, fuzzers and the micro-benchmark only.
@@ -98,7 +98,7 @@ SO_MAJOR = 0
 SONAME = libnvmeof.so.$(SO_MAJOR)
 TOOL = $(O)/nvmeof
 
-.PHONY: FORCE all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench bench-tcp bench-tcp-zerocopy bench-tcp-native fuzz \
+.PHONY: FORCE all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench bench-tcp bench-tcp-tls bench-tcp-zerocopy bench-tcp-native fuzz \
 	fuzz-build clean install uninstall man-pages
 all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH) $(O)/tests/fio_version $(O)/tests/tls_disc
 lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a $(O)/libnvmeof-dist.a
@@ -156,7 +156,7 @@ $(O)/tests/target_%: $(O)/tests/target/%_test.o
 $(O)/tests/unit_protocol: $(O)/core/protocol.o $(O)/core/status.o $(O)/core/names.o $(O)/core/ana.o
 $(O)/tests/unit_tcppdu: $(O)/core/tcp_crc32c.o $(O)/core/tcp_pdu.o $(O)/core/tcp_rx.o
 $(O)/tests/unit_tcpconn $(O)/tests/unit_tcpzc: $(O)/core/tcp_crc32c.o $(O)/core/tcp_pdu.o $(O)/core/tcp_rx.o $(O)/core/tcp_cmd.o \
-	$(O)/core/tcp_conn.o $(O)/core/tcp_tx.o $(O)/core/tcp_zc.o $(O)/core/tls_rec.o
+	$(O)/core/tcp_conn.o $(O)/core/tcp_tx.o $(O)/core/tcp_zc.o $(O)/core/tls_rec.o $(O)/core/tls_ktls.o
 # the engine's lines of a path's losses, read from a multipath queue
 $(O)/tests/unit_mpathio: $(O)/engine/losses.o
 $(O)/tests/unit_queue $(O)/tests/unit_connretry $(O)/tests/unit_hwts $(O)/tests/unit_mpathio $(O)/tests/unit_passthru \
@@ -191,7 +191,7 @@ $(O)/bench/authdh: $(O)/bench/authdh.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The command-line tool (tools/): nvme-cli's subcommands over our library.
 $(TOOL): $(O)/tools/nvmeof.o $(O)/tools/cmds.o $(O)/tools/io.o $(O)/tools/out.o $(O)/tools/secret.o $(O)/tools/rdma.o $(O)/tools/passthru.o \
-	$(O)/tools/fcheck.o $(O)/tools/fcheck_run.o $(O)/tools/fcheck_verdict.o $(O)/tools/tlskey.o $(O)/tools/zns.o $(O)/engine/topo.o $(O)/libnvmeof.a
+	$(O)/tools/fcheck.o $(O)/tools/fcheck_run.o $(O)/tools/fcheck_verdict.o $(O)/tools/tlskey.o $(O)/tools/perf.o $(O)/tools/perf_run.o $(O)/tools/zns.o $(O)/engine/topo.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # The CUDA test double: host memory behind the cu* API (tests only).
 $(O)/tests/libcuda-double.so: tests/cuda-double/fakecuda.c
@@ -269,7 +269,9 @@ UNIT_PLAIN_ONLY = \
 		$(SUITE) python-unit 300 $(PYTHON) -m pytest -p no:cacheprovider -q tests/python/unit || rc=1;
 endif
 unit: all
-	# stack-use-after-return: a callback must never reach a returned frame
+	# stack-use-after-return: a callback must never reach a returned frame;
+	# tls-spdk.sh one at a time (make test-unit runs both builds' at once):
+	# each picks its free ports before its target listens on them
 	rc=0; for t in $(UNIT_TESTS); do \
 		ASAN_OPTIONS=detect_stack_use_after_return=1 $(SUITE) $(notdir $(O))/$$(basename $$t) 600 $$t || rc=1; \
 	done; \
@@ -277,7 +279,7 @@ unit: all
 	$(SUITE) $(notdir $(O))/layers.sh 120 tests/unit/layers.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/exports.sh 300 tests/unit/exports.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/secrets.sh 300 tests/unit/secrets.sh $(O) || rc=1; \
-	$(SUITE) $(notdir $(O))/tls-spdk.sh 300 tests/unit/tls-spdk.sh $(O) || rc=1; \
+	$(SUITE) $(notdir $(O))/tls-spdk.sh 300 flock /tmp/nvmeof-tls-spdk.lock tests/unit/tls-spdk.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/engine_opts.sh 300 tests/unit/engine_opts.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/fio-version.sh 300 tests/unit/fio-version.sh $(O) || rc=1; \
 	$(SUITE) $(notdir $(O))/list-rdma.sh 300 tests/unit/list-rdma.sh $(O) || rc=1; \
@@ -287,13 +289,24 @@ unit: all
 # setup first: it installs what the build needs (rdma-core headers, fio).
 # The builds run on every CPU (make test itself runs without -j: its steps
 # and suites go one after another); a build that fails still fails its unit
-# stage, which builds again serially and says what broke.
+# stage, which builds again serially and says what broke. The plain and the
+# sanitized unit tests run at once where there are two CPUs or more (each
+# build's suites one after another, mostly one CPU each): the sanitized
+# run's output, kept in build/unit-san.log, follows the plain run's. The
+# sanitized run, the shorter, is followed there by the ThreadSanitizer
+# build (its failure is reported by the build after the wait).
 BUILD_JOBS ?= $(shell nproc)
+TSAN_UNIT = build/tsan/tests/unit_queue build/tsan/tests/unit_fence
 test-unit: setup
 	-$(MAKE) -j$(BUILD_JOBS) all
 	-$(MAKE) -j$(BUILD_JOBS) all SAN=1
-	rc=0; $(MAKE) unit || rc=1; $(MAKE) unit SAN=1 || rc=1; \
-	if $(MAKE) -j$(BUILD_JOBS) build/tsan/tests/unit_queue build/tsan/tests/unit_fence TSAN=1; then \
+	rc=0; \
+	if [ "$(BUILD_JOBS)" -gt 1 ]; then \
+		{ $(MAKE) unit SAN=1; s=$$?; $(MAKE) $(TSAN_UNIT) TSAN=1 > /dev/null 2>&1; exit $$s; } \
+			> build/unit-san.log 2>&1 & san=$$!; \
+		$(MAKE) unit || rc=1; wait $$san || rc=1; cat build/unit-san.log; \
+	else $(MAKE) unit || rc=1; $(MAKE) unit SAN=1 || rc=1; fi; \
+	if $(MAKE) -j$(BUILD_JOBS) $(TSAN_UNIT) TSAN=1; then \
 		tests/suite tsan/unit_queue 900 build/tsan/tests/unit_queue || rc=1; \
 		tests/suite tsan/unit_fence 300 build/tsan/tests/unit_fence || rc=1; \
 	else rc=1; fi; \
@@ -306,13 +319,15 @@ setup: testbed testbed612
 testbed:
 	tests/testbed/setup
 # A second test bed on Debian's 6.12 kernel for bookworm (security archive):
-# its nvmet has in-band authentication (CONFIG_NVME_TARGET_AUTH), 6.1's not.
+# its nvmet has in-band authentication (CONFIG_NVME_TARGET_AUTH) and TLS
+# (CONFIG_NVME_TARGET_TCP_TLS, through tlshd: tests/testbed/build-tlshd), 6.1's not.
 TB612 = build/testbed612
 testbed612:
 	pkg=$$(apt-cache depends linux-image-6.12-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $$2; exit}'); \
 	[ -n "$$pkg" ] || [ -f $(TB612)/kernel/version ] || \
 		{ echo "testbed612: no linux-image-6.12-amd64 in apt (bookworm-security); run apt-get update" >&2; exit 1; }; \
 	NVMEOF_TB_STATE=$(TB612) NVMEOF_TB_KERNEL_PKG=$$pkg tests/testbed/setup
+	tests/testbed/build-tlshd $(TB612)
 fio-src:
 	engine/fetch-fio-src $(FIO_SRC)
 # fio releases to hold the engine to beside the installed one
@@ -400,9 +415,9 @@ FUZZ_CORE = $(CORE_SRC) tests/wire/fakewire.c
 FUZZ_HDRS = $(wildcard core/*.h core/include/*.h tests/wire/*.h)
 fuzz-build: build/fuzz/fuzz_identify build/fuzz/fuzz_cm build/fuzz/fuzz_tid build/fuzz/fuzz_queue build/fuzz/fuzz_auth \
 	build/fuzz/fuzz_secret build/fuzz/fuzz_tcppdu build/fuzz/fuzz_tcpconn build/fuzz/fuzz_reauth
-# (tls_rec.c: the connection's record calls, never reached without TLS)
+# (tls_rec.c, tls_ktls.c: the connection's record calls, never reached without TLS)
 TCPCONN_SRC = core/tcp_rx.c core/tcp_pdu.c core/tcp_crc32c.c core/tcp_cmd.c core/tcp_conn.c core/tcp_tx.c core/tcp_zc.c \
-	core/tls_rec.c
+	core/tls_rec.c core/tls_ktls.c
 build/fuzz/fuzz_tcpconn: tests/fuzz/fuzz_tcpconn.c $(TCPCONN_SRC) $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_tcpconn.c $(TCPCONN_SRC) -lssl -lcrypto
@@ -456,6 +471,10 @@ bench: setup
 # BENCHMARKS.md "NVMe/TCP against the kernel's nvme-tcp".
 bench-tcp: all
 	tests/testbed/run bash bench/tcp.sh
+# TLS's cost over NVMe/TCP against nvmet on the 6.12 bed: plain, OpenSSL's
+# records and kTLS, same boot (BENCHMARKS.md "NVMe/TCP over TLS")
+bench-tcp-tls: all
+	NVMEOF_TB_STATE=$(TB612) tests/testbed/run bash bench/tcp-tls.sh
 # MSG_ZEROCOPY for large writes over NVMe/TCP, on and off, same boot (docs/tcp.md)
 bench-tcp-zerocopy: all
 	tests/testbed/run bash bench/tcp-zerocopy.sh

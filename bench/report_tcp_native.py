@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """The native NVMe/TCP table from a bench/tcp-native.sh result folder.
 
-Files CELL.DIGESTS.INITIATOR.REP.json (fio's JSON: ours, alt, spdk) and
-CELL.DIGESTS.spdk_perf.REP.txt (spdk_nvme_perf's output). Writes
+Files CELL.DIGESTS.INITIATOR.REP.json (fio's JSON: ours, alt, spdk; `nvmeof
+perf -o json`'s: ours_perf) and CELL.DIGESTS.spdk_perf.REP.txt
+(spdk_nvme_perf's output). Writes
 results.csv (one row per run) and summary.json (medians, runs, spread per
 cell, digests and initiator) into the folder and prints a Markdown table of
-medians, ratio ours/SPDK's fio plugin. Latency is fio's total latency (lat,
+medians, ratio ours/SPDK's fio plugin and, without fio, nvmeof perf over
+spdk_nvme_perf. Latency is fio's total latency (lat,
 submission to completion); spdk_nvme_perf's is its own (-L). CPU per I/O is
 fio's usr+sys of the job over its I/Os; spdk_nvme_perf polls one core
 without sleeping, so its CPU per I/O is taken as one core's time over its
-IOPS."""
+IOPS, and nvmeof perf's the same way, for the two to compare alike (both
+poll; nvmeof perf's JSON has its threads' own usr+sys per I/O too, which
+on a busy machine is lower: a preempted poller is not charged)."""
 import csv
 import json
 import os
@@ -25,7 +29,7 @@ CELLS = (("qd1_randread_4k", "4 KiB randread QD1"), ("qd32_randread_4k", "4 KiB 
          ("read_128k_qd16", "128 KiB read QD16"), ("qd32_randwrite_4k", "4 KiB randwrite QD32"),
          ("write_128k_qd16", "128 KiB write QD16"))
 KEYS = ("iops", "mib_s", "lat_p50_us", "lat_p99_us", "cpu_us_per_io")
-NAME = re.compile(r"^([a-z0-9_]+)\.(off|on)\.(ours|alt|spdk|spdk_perf)\.(\d+)\.(json|txt)$")
+NAME = re.compile(r"^([a-z0-9_]+)\.(off|on)\.(ours|alt|spdk|spdk_perf|ours_perf)\.(\d+)\.(json|txt)$")
 
 
 def fio_run(path):
@@ -53,6 +57,16 @@ def perf_run(path):
             "lat_p99_us": pct.get(99.0, ""), "cpu_us_per_io": 1e6 / iops}
 
 
+def tool_run(path):
+    """nvmeof perf -o json: its totals and latency_us percentiles."""
+    with open(path) as fh:
+        d = json.load(fh)
+    if d.get("errors") or not d.get("ios"):
+        raise ValueError(f"{d.get('errors')} errors, {d.get('ios')} I/Os")
+    return {"iops": d["iops"], "mib_s": d["mib_s"], "lat_p50_us": d["latency_us"]["p50"],
+            "lat_p99_us": d["latency_us"]["p99"], "cpu_us_per_io": 1e6 * max(1, len(d["queues"])) / d["iops"]}
+
+
 def load(out):
     runs, rows = defaultdict(list), []
     for f in sorted(os.listdir(out)):
@@ -61,7 +75,8 @@ def load(out):
             continue
         cell, dg, ini, rep, ext = m.groups()
         try:
-            r = perf_run(os.path.join(out, f)) if ext == "txt" else fio_run(os.path.join(out, f))
+            path = os.path.join(out, f)
+            r = perf_run(path) if ext == "txt" else tool_run(path) if ini == "ours_perf" else fio_run(path)
         except (ValueError, KeyError, IndexError, OSError) as e:
             print(f"report: {f}: left out ({e})", file=sys.stderr)
             continue
@@ -101,9 +116,12 @@ def main():
     with open(os.path.join(out, "summary.json"), "w") as fh:
         json.dump(summ, fh, indent=1, sort_keys=True)
     alt = any(ini == "alt" for _, _, ini in runs)
+    tool = any(ini == "ours_perf" for _, _, ini in runs)
     head = ("| workload | digests | figure | ours (fio) | SPDK plugin (fio) | ours/SPDK | "
             + ("alt build (fio) | alt/SPDK | " if alt else "")
-            + "spdk_nvme_perf | spread ours, SPDK | runs |")
+            + "spdk_nvme_perf | "
+            + ("nvmeof perf | perf/spdk_nvme_perf | spread perf, spdk_nvme_perf | " if tool else "")
+            + "spread ours, SPDK | runs |")
     print(head)
     print("|" + "---|" * head.count(" | ") + "---|")
     for cell, what in CELLS:
@@ -117,17 +135,21 @@ def main():
             if not byini:
                 continue
             for fig, k, nd in figs:
-                v = {ini: byini.get(ini, {}).get(k) for ini in ("ours", "spdk", "alt", "spdk_perf")}
-                sp = {ini: byini.get(ini, {}).get(k + "_spread_pct") for ini in ("ours", "spdk")}
+                v = {ini: byini.get(ini, {}).get(k) for ini in ("ours", "spdk", "alt", "spdk_perf", "ours_perf")}
+                sp = {ini: byini.get(ini, {}).get(k + "_spread_pct")
+                      for ini in ("ours", "spdk", "ours_perf", "spdk_perf")}
 
                 def ratio(a, b):
                     return "-" if a is None or not b else f"{a / b:.2f}"
                 n = "/".join(str(byini.get(i, {}).get("runs", 0)) for i in ("ours", "spdk")
-                             + (("alt",) if alt else ()) + ("spdk_perf",))
+                             + (("alt",) if alt else ()) + ("spdk_perf",) + (("ours_perf",) if tool else ()))
                 print(f"| {what} | {dg} | {fig} | {fmt(v['ours'], nd)} | {fmt(v['spdk'], nd)} | "
                       f"{ratio(v['ours'], v['spdk'])} | "
                       + (f"{fmt(v['alt'], nd)} | {ratio(v['alt'], v['spdk'])} | " if alt else "")
-                      + f"{fmt(v['spdk_perf'], nd)} | {fmt(sp['ours'], 0)}%, {fmt(sp['spdk'], 0)}% | {n} |")
+                      + f"{fmt(v['spdk_perf'], nd)} | "
+                      + (f"{fmt(v['ours_perf'], nd)} | {ratio(v['ours_perf'], v['spdk_perf'])} | "
+                         f"{fmt(sp['ours_perf'], 0)}%, {fmt(sp['spdk_perf'], 0)}% | " if tool else "")
+                      + f"{fmt(sp['ours'], 0)}%, {fmt(sp['spdk'], 0)}% | {n} |")
 
 
 if __name__ == "__main__":

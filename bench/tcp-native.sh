@@ -3,26 +3,31 @@
 # initiator, both on this machine's real CPUs. SPDK's nvmf_tgt serves a
 # malloc namespace on 127.0.0.1 pinned to TGT_CPU; each initiator runs pinned
 # to INI_CPU, alternating cell by cell, REPS repetitions: ours (fio with our
-# engine), SPDK's fio plugin, and SPDK's own benchmark without fio
-# (spdk_nvme_perf, a reference: it polls one core). Cells: 4 KiB randread
+# engine), SPDK's fio plugin, and without fio SPDK's own benchmark
+# (spdk_nvme_perf: it polls one core) and ours (nvmeof perf, the same
+# options, polling one core too). Cells: 4 KiB randread
 # QD1 and QD32, 128 KiB read QD16, 4 KiB randwrite QD32, 128 KiB write QD16,
 # each with digests off and on (header and data). Results (fio's JSON,
-# spdk_nvme_perf's text) go to build/bench/tcp-native-<stamp>/;
+# nvmeof perf's JSON, spdk_nvme_perf's text) go to build/bench/tcp-native-<stamp>/;
 # bench/report_tcp_native.py prints the table and writes results.csv and
 # summary.json there. Needs root (hugepages) and ../shared/spdk-target.
 #   REPS (3)  CELL_TIME (5 s)  RAMP (1 s)
 #   CELLS       cell names to run (default all: qd1_randread_4k qd32_randread_4k
 #               read_128k_qd16 qd32_randwrite_4k write_128k_qd16)
 #   DIGESTS     "off on" (default), or one of them
-#   INITIATORS  "ours spdk spdk_perf" (default); "alt" is added with ALT_ENGINE
+#   INITIATORS  "ours spdk spdk_perf ours_perf" (default); "alt" is added with ALT_ENGINE
 #   ENGINE      our engine (default build/out/libnvmeof_fio.so)
 #   ALT_ENGINE  another build of the engine, run as initiator "alt" (a change's
 #               before and after in one run)
 #   ENGINE_OPTS more fio options for ours and alt (e.g. --wait=poll)
+#   TOOL        our nvmeof tool, for ours_perf (default build/out/nvmeof)
+#   PERF_OPTS   more nvmeof perf options for ours_perf (e.g. --tcp-busy-poll=50)
 #   SPDK_DIR (../shared/spdk-target)  TGT_CPU (1)  INI_CPU (0)  PORT (4520)
 #   HUGEPAGES   2 MiB pages to reserve for the run (1024); given back after
 #   BENCH_OUT   the result folder (a second run can add to the same one)
 #   PROFILE=1   then one profiled run (perf record) per cell and fio initiator
+#   DRY=1       start nothing, need nothing: each run's command line is written
+#               where its result would go (BENCH_OUT), to check what would run
 set -uo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD
@@ -30,21 +35,26 @@ REPS=${REPS:-3} CELL_TIME=${CELL_TIME:-5} RAMP=${RAMP:-1}
 SPDK_DIR=${SPDK_DIR:-$TOP/../shared/spdk-target}
 TGT_CPU=${TGT_CPU:-1} INI_CPU=${INI_CPU:-0} PORT=${PORT:-4520} NEED_PAGES=${HUGEPAGES:-1024}
 ENGINE=${ENGINE:-$TOP/build/out/libnvmeof_fio.so}
+TOOL=${TOOL:-$TOP/build/out/nvmeof}
 NQN=nqn.2026-12.io.example:tcp-native
 OUT=${BENCH_OUT:-build/bench/tcp-native-$(date +%Y%m%d-%H%M%S)}
 ALL_CELLS="qd1_randread_4k qd32_randread_4k read_128k_qd16 qd32_randwrite_4k write_128k_qd16"
 CELLS=${CELLS:-$ALL_CELLS} DIGESTS=${DIGESTS:-off on}
-INITIATORS=${INITIATORS:-ours spdk spdk_perf}${ALT_ENGINE:+ alt}
+INITIATORS=${INITIATORS:-ours spdk spdk_perf ours_perf}${ALT_ENGINE:+ alt}
+DRY=${DRY:-0}
 die() { echo "bench-tcp-native: $*" >&2; exit 1; }
+for c in $CELLS; do case " $ALL_CELLS " in *" $c "*) ;; *) die "unknown cell $c (cells: $ALL_CELLS)" ;; esac; done
+for d in $DIGESTS; do case $d in off|on) ;; *) die "DIGESTS: off, on (not $d)" ;; esac; done
+for i in $INITIATORS; do case $i in ours|alt|spdk|spdk_perf|ours_perf) ;; *) die "unknown initiator $i (ours spdk spdk_perf ours_perf alt)" ;; esac; done
+if [ "$DRY" = 0 ]; then
 [ -x "$SPDK_DIR/bin/nvmf_tgt" ] && [ -f "$SPDK_DIR/fio/spdk_nvme" ] && [ -x "$SPDK_DIR/bin/spdk_nvme_perf" ] \
   || die "SPDK's nvmf_tgt, fio plugin and spdk_nvme_perf are not in $SPDK_DIR (SPDK_DIR=...)"
 [ "$(id -u)" = 0 ] || die "needs root: it reserves hugepages for SPDK's target and initiator"
 [ -f "$ENGINE" ] || die "$ENGINE missing: run make"
+case " $INITIATORS " in *" ours_perf "*) [ -x "$TOOL" ] || die "$TOOL missing: run make" ;; esac
 [ -z "${ALT_ENGINE:-}" ] || [ -f "$ALT_ENGINE" ] || die "ALT_ENGINE $ALT_ENGINE missing"
 command -v fio >/dev/null || die "fio not found"
 [ "$(nproc)" -ge 2 ] || die "needs 2 CPUs (the target on one, the initiator on the other)"
-for c in $CELLS; do case " $ALL_CELLS " in *" $c "*) ;; *) die "unknown cell $c (cells: $ALL_CELLS)" ;; esac; done
-for d in $DIGESTS; do case $d in off|on) ;; *) die "DIGESTS: off, on (not $d)" ;; esac; done
 if ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q .; then die "port $PORT is in use (PORT=...)"; fi
 mkdir -p "$OUT" || exit 1
 
@@ -95,9 +105,17 @@ rpc nvmf_subsystem_add_listener "$NQN" -t tcp -a 127.0.0.1 -s "$PORT" -f ipv4
 { echo "date $(date -u '+%Y-%m-%d %H:%M UTC')"; echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- core engine || echo ' (with changes)')"
   uname -r; echo "cpus $(nproc): $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"; fio --version
   echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"; echo "target CPU $TGT_CPU, initiators CPU $INI_CPU"
-  echo "REPS $REPS CELL_TIME $CELL_TIME RAMP $RAMP ENGINE $ENGINE ENGINE_OPTS ${ENGINE_OPTS:-} ALT_ENGINE ${ALT_ENGINE:-}"
+  echo "REPS $REPS CELL_TIME $CELL_TIME RAMP $RAMP ENGINE $ENGINE ENGINE_OPTS ${ENGINE_OPTS:-} ALT_ENGINE ${ALT_ENGINE:-} TOOL $TOOL PERF_OPTS ${PERF_OPTS:-}"
 } >> "$OUT/machine.txt"
 echo "bench-tcp-native: nvmf_tgt on CPU $TGT_CPU, 127.0.0.1:$PORT; initiators on CPU $INI_CPU; results in $OUT"
+else
+  mkdir -p "$OUT" || exit 1
+  echo "bench-tcp-native: dry run: each run's command line in $OUT"
+fi
+# DRY: a run's command line is its output
+dry_cmd() { printf '%q ' "$@"; echo; }
+RUN=
+[ "$DRY" = 0 ] || RUN=dry_cmd
 
 # --- the cells --------------------------------------------------------------
 # cell -> rw bs iodepth
@@ -126,16 +144,22 @@ run_one() {
     ours|alt)
       local eng=$ENGINE; [ "$ini" = ours ] || eng=$ALT_ENGINE
       # shellcheck disable=SC2086
-      timeout "$LIMIT" taskset -c "$INI_CPU" fio "${fio[@]}" --ioengine="external:$eng" "$dgopt" ${ENGINE_OPTS:-} \
+      $RUN timeout "$LIMIT" taskset -c "$INI_CPU" fio "${fio[@]}" --ioengine="external:$eng" "$dgopt" ${ENGINE_OPTS:-} \
         > "$out.json" 2> "$out.err" ;;
     spdk)
-      timeout "$LIMIT" taskset -c "$INI_CPU" env LD_PRELOAD="$SPDK_DIR/fio/spdk_nvme" fio "${fio[@]}" \
+      $RUN timeout "$LIMIT" taskset -c "$INI_CPU" env LD_PRELOAD="$SPDK_DIR/fio/spdk_nvme" fio "${fio[@]}" \
         --ioengine=spdk "$dgopt" \
         > "$out.json" 2> "$out.err" ;;
     spdk_perf)
-      timeout "$LIMIT" "$SPDK_DIR/bin/spdk_nvme_perf" -c "$((1 << INI_CPU))" -q "$qd" -o "$bs" -w "$rw" \
+      $RUN timeout "$LIMIT" "$SPDK_DIR/bin/spdk_nvme_perf" -c "$(printf 0x%x $((1 << INI_CPU)))" -q "$qd" -o "$bs" -w "$rw" \
         -t "$CELL_TIME" -a "$RAMP" -L $([ "$dg" = on ] && echo -H -I) \
         -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$NQN ns:1" > "$out.txt" 2> "$out.err" ;;
+    ours_perf)
+      # spdk_nvme_perf's options, and its CPU as a mask; -o json its output
+      # shellcheck disable=SC2046,SC2086
+      $RUN timeout "$LIMIT" "$TOOL" perf -c "$(printf 0x%x $((1 << INI_CPU)))" -q "$qd" -o "$bs" -w "$rw" \
+        -t "$CELL_TIME" --warmup "$RAMP" $([ "$dg" = on ] && echo -H -I) ${PERF_OPTS:-} \
+        -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$NQN ns:1" -o json > "$out.json" 2> "$out.err" ;;
   esac
 }
 for rep in $(seq "$REPS"); do
@@ -151,18 +175,18 @@ for rep in $(seq "$REPS"); do
   done
   echo "bench-tcp-native: repetition $rep of $REPS done"
 done
-echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"
+[ "$DRY" != 0 ] || echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"
 # PROFILE=1: then one run of each cell with each fio initiator under perf
 # record (the initiator's process only: the target and the TCP stack's work
 # on the target's CPU are not in it), its top symbols in profile-*.txt
-if [ "${PROFILE:-0}" != 0 ] && command -v perf > /dev/null; then
+if [ "${PROFILE:-0}" != 0 ] && [ "$DRY" = 0 ] && command -v perf > /dev/null; then
   for dg in $DIGESTS; do
     for cell in $CELLS; do
       for ini in $INITIATORS; do
-        [ "$ini" != spdk_perf ] || continue
+        case $ini in spdk_perf|ours_perf) continue ;; esac
         out=$OUT/profile-$cell.$dg.$ini
         perf record -q -e cpu-clock -g -o "$out.data" -- bash -c "$(declare -f run_one cell_args); $(declare -p FN LIMIT \
-          CELL_TIME RAMP INI_CPU ENGINE SPDK_DIR PORT NQN); ALT_ENGINE='${ALT_ENGINE:-}' ENGINE_OPTS='${ENGINE_OPTS:-}' \
+          CELL_TIME RAMP INI_CPU ENGINE TOOL SPDK_DIR PORT NQN); ALT_ENGINE='${ALT_ENGINE:-}' ENGINE_OPTS='${ENGINE_OPTS:-}' \
           run_one $ini $cell $dg $out" > /dev/null 2>&1
         {
           echo "# $cell, digests $dg, $ini: perf record -e cpu-clock -g, the initiator's process (native)"
@@ -178,4 +202,5 @@ if [ "${PROFILE:-0}" != 0 ] && command -v perf > /dev/null; then
   done
   echo "bench-tcp-native: profiles in $OUT/profile-*.txt"
 fi
+[ "$DRY" = 0 ] || exit 0
 python3 bench/report_tcp_native.py "$OUT" | tee "$OUT/table.md"

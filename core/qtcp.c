@@ -198,16 +198,21 @@ static int qt_connect(struct nvmeof_queue *q, uint16_t cntlid, uint32_t timeout_
 	void *ssl = NULL;
 	if (t->tls) {
 		bool final = true;
-		if ((rc = tls_client_handshake(fd, t->tls, timeout_ms, q->qid, &final, &ssl))) {
+		const char *no_ktls = NULL;
+		if ((rc = tls_client_handshake(fd, t->tls, timeout_ms, q->qid, &final, &ssl, &no_ktls))) {
 			close(fd);
 			q->conn_class = final ? CR_FINAL : CR_TRANSIENT_REACHED;
 			return rc;
 		}
-		trace_q(q, "TLS 1.3 with %s, PSK identity %s; records by OpenSSL (SSL_read/SSL_write)",
-			tls_cipher_name(t->tls->cipher), t->tls->identity);
+		if (ssl)
+			trace_q(q, "TLS 1.3 with %s, PSK identity %s; records by OpenSSL (SSL_read/SSL_write): %s",
+				tls_cipher_name(t->tls->cipher), t->tls->identity, no_ktls);
+		else
+			trace_q(q, "TLS 1.3 with %s, PSK identity %s; records by the kernel (kTLS)",
+				tls_cipher_name(t->tls->cipher), t->tls->identity);
 	}
 	tcp_conn_rx_init(t);
-	if ((rc = tcp_sock_init_conn(fd, ssl, t->hdgst, t->ddgst, timeout_ms, q->qid, &t->rx, &neg))) {
+	if ((rc = tcp_sock_init_conn(fd, ssl, t->tls != NULL, t->hdgst, t->ddgst, timeout_ms, q->qid, &t->rx, &neg))) {
 		if (ssl)
 			tls_io_free(ssl);
 		close(fd);

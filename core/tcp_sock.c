@@ -135,7 +135,7 @@ int tcp_sock_connect(const struct sockaddr *dst, const struct sockaddr *src, con
 	return 0;
 }
 
-int tcp_sock_init_conn(int fd, void *ssl, bool hdgst, bool ddgst, uint32_t timeout_ms, uint16_t qid,
+int tcp_sock_init_conn(int fd, void *ssl, bool tls, bool hdgst, bool ddgst, uint32_t timeout_ms, uint16_t qid,
 		       struct tcp_rx *rx, struct tcp_neg *neg)
 {
 	uint8_t req[NVME_TCP_IC_SIZE];
@@ -162,9 +162,15 @@ int tcp_sock_init_conn(int fd, void *ssl, bool hdgst, bool ddgst, uint32_t timeo
 		struct iovec v = {to, want};
 		bool more = false; /* the ICResp is all we read: nothing after it until the ICReq's answer */
 		ssize_t n = ssl ? tls_io_recv(ssl, &v, 1, &more) : recv(fd, to, want, MSG_DONTWAIT);
-		if (n == 0)
-			return nvmeof_err(NVMEOF_EREJECTED, "queue %u: the controller closed the connection instead of "
-					  "answering the ICReq", qid);
+		if (n < 0 && errno == EIO && tls) /* kTLS: a record that is not data */
+			n = tls_ktls_ctrl(fd);
+		/* nvmet and SPDK drop an ICReq in the clear on a port that
+		 * requires TLS, closing or resetting: the likely cause, named */
+		const char *hint = tls ? "" : " (a port that requires TLS? give a TLS key)";
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return nvmeof_err(n == 0 ? NVMEOF_EREJECTED : NVMEOF_ETRANSPORT,
+					  "queue %u: the controller %s the connection instead of answering the ICReq%s",
+					  qid, n == 0 ? "closed" : "reset", hint);
 		if (n < 0) {
 			if (errno != EAGAIN && errno != EINTR)
 				return nvmeof_err(NVMEOF_ETRANSPORT, "queue %u: waiting for the ICResp: %s", qid,

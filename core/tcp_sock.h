@@ -24,9 +24,10 @@ int tcp_sockopts_check(const struct nvmeof_ctrl_opts *o, bool tcp);
 int tcp_sock_connect(const struct sockaddr *dst, const struct sockaddr *src, const struct nvmeof_ctrl_opts *o,
 		     uint32_t timeout_ms, uint16_t qid, int *fd, uint8_t *cls);
 /* ICReq out, ICResp in and checked, within timeout_ms: *neg is what applies
- * from now on (rx is left ready for the next PDU). */
-int tcp_sock_init_conn(int fd, void *ssl, bool hdgst, bool ddgst, uint32_t timeout_ms, uint16_t qid, struct tcp_rx *rx,
-		       struct tcp_neg *neg);
+ * from now on (rx is left ready for the next PDU). ssl: OpenSSL's records;
+ * tls without ssl: kTLS's. */
+int tcp_sock_init_conn(int fd, void *ssl, bool tls, bool hdgst, bool ddgst, uint32_t timeout_ms, uint16_t qid,
+		       struct tcp_rx *rx, struct tcp_neg *neg);
 /* The interface that holds the connected socket's source address (its NIC
  * for placement: NUMA node, IRQs); "" when none is found. */
 void tcp_sock_netdev(int fd, char *out, size_t len);

@@ -57,14 +57,33 @@ void tls_psk_free(struct tls_psk *p);
 
 /* ---- the handshake (tls_conn.c): OpenSSL 3, TLS 1.3, external PSK only ----
  * On the connected socket fd, before the ICReq: the handshake, within
- * timeout_ms. *ssl: OpenSSL's connection, through which the queue's bytes
- * go from then on (tls_io_send, tls_io_recv; freed by tls_io_free): the
- * PDU layer sees the same byte stream. A failure names the step and the
+ * timeout_ms. *ssl: OpenSSL's connection (unless kTLS took the keys:
+ * below), through which the queue's bytes go from then on (tls_io_send,
+ * tls_io_recv; freed by tls_io_free): the PDU layer sees the same byte
+ * stream. A failure names the step and the
  * likely cause (a wrong key, an identity the controller does not know, a
  * port without TLS), never key bytes; *final says whether trying again
  * could help. */
 int tls_client_handshake(int fd, const struct tls_psk *p, uint32_t timeout_ms, uint16_t qid, bool *final,
-			 void **ssl);
+			 void **ssl, const char **no_ktls);
+/* kTLS (tls_ktls.c): after the handshake the kernel takes both directions'
+ * keys when it can; tls_client_handshake then frees OpenSSL's connection
+ * (*ssl NULL, *no_ktls NULL) and the queue moves its bytes with plain
+ * sendmsg/recvmsg. Otherwise *ssl stays and *no_ktls says why, once per
+ * queue. A recvmsg that fails with EIO met a record that is not data:
+ * tls_ktls_ctrl reads it, drops a NewSessionTicket (-1, EAGAIN: read
+ * again) and ends the connection on anything else (-1, ECONNRESET for an
+ * alert, EPROTO). */
+struct tls_secrets {
+	uint8_t tx[48], rx[48]; /* the first application traffic secrets, client's and server's */
+	size_t len;
+	bool have_tx, have_rx;
+};
+void tls_ktls_keylog(struct tls_secrets *sec, const char *line);
+/* 0: engaged; 1: not (*why), the socket as it was; -1: TLS_RX refused after
+ * TLS_TX was taken (*why): the connection is unusable */
+int tls_ktls_engage(int fd, uint8_t cipher, const struct tls_secrets *sec, const char **why);
+ssize_t tls_ktls_ctrl(int fd);
 /* The transport's sendmsg and recvmsg through OpenSSL (tls_client_handshake's
  * *ssl), non-blocking. tls_io_send gathers up to cap
  * bytes of v into buf, one record; tls_io_recv fills v in order. Both

@@ -1,7 +1,8 @@
 /*
  * The TLS 1.3 handshake of an NVMe/TCP queue (TP 8011): OpenSSL 3 as a
  * client with an external PSK only (no certificates), the cipher suite the
- * PSK's hash names; the queue then moves its bytes with SSL_read/SSL_write
+ * PSK's hash names; the queue then moves its bytes through the kernel's
+ * kTLS (tls_ktls.c) where it can, else with SSL_read/SSL_write
  * (tls_rec.c). Every wait has the queue's connect timeout. Messages never
  * hold key bytes.
  */
@@ -53,6 +54,7 @@ struct hs {
 	const struct tls_psk *p;
 	int alert;       /* the controller's alert; -1 none */
 	bool psk_offered;
+	struct tls_secrets sec; /* for kTLS; cleansed before return */
 };
 static int hs_idx = -1;
 static pthread_once_t hs_once = PTHREAD_ONCE_INIT;
@@ -81,6 +83,14 @@ static int use_psk(SSL *s, const EVP_MD *md, const unsigned char **id, size_t *i
 	*sess = ss;
 	h->psk_offered = true;
 	return 1;
+}
+
+/* OpenSSL hands the traffic secrets out here alone (SSLKEYLOGFILE's lines) */
+static void on_keylog(const SSL *s, const char *line)
+{
+	struct hs *h = SSL_get_ex_data(s, hs_idx);
+	if (h)
+		tls_ktls_keylog(&h->sec, line);
 }
 
 static void on_info(const SSL *s, int where, int ret)
@@ -128,7 +138,7 @@ static int hs_fail(uint16_t qid, struct hs *h, int err, unsigned long e, bool *f
 }
 
 int tls_client_handshake(int fd, const struct tls_psk *p, uint32_t timeout_ms, uint16_t qid, bool *final,
-			 void **ssl)
+			 void **ssl, const char **no_ktls)
 {
 	struct hs h = {.p = p, .alert = -1};
 	int rc = 0;
@@ -146,6 +156,7 @@ int tls_client_handshake(int fd, const struct tls_psk *p, uint32_t timeout_ms, u
 	}
 	/* no certificates, no tickets: the PSK is all */
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+	SSL_CTX_set_keylog_callback(ctx, on_keylog);
 	SSL_set_options(s, SSL_OP_NO_TICKET);
 	/* sendmsg's habits: a part may go, and what is left is offered again
 	 * from the same bytes (tls_io_send's buffer, refilled) */
@@ -183,9 +194,21 @@ int tls_client_handshake(int fd, const struct tls_psk *p, uint32_t timeout_ms, u
 	/* the queue keeps the connection, without this frame's state */
 	SSL_set_info_callback(s, NULL);
 	SSL_set_ex_data(s, hs_idx, NULL);
+	int k = tls_ktls_engage(fd, p->cipher, &h.sec, no_ktls);
+	if (k < 0) {
+		*final = false;
+		rc = nvmeof_err(NVMEOF_ETRANSPORT, "queue %u: TLS: moving the records to the kernel (kTLS): %s: %s", qid,
+				*no_ktls, strerror(errno));
+		goto out;
+	}
+	if (k == 0) {
+		*no_ktls = NULL; /* the kernel has the keys: OpenSSL's connection goes */
+		goto out;
+	}
 	*ssl = s;
 	s = NULL;
 out:
+	OPENSSL_cleanse(&h.sec, sizeof(h.sec));
 	/* the socket stays open (our BIO never closes it); OpenSSL's copies
 	 * of the keys are cleansed when the SSL is freed (the context with
 	 * the queue's connection: SSL_new took a reference) */

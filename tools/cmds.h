@@ -65,5 +65,7 @@ int tool_zns_id_ns(const struct args *a, struct nvmeof_ctrl *c, const uint8_t *i
 int tool_passthru(int argc, char **argv);
 /* failover-check (fcheck.c): its own options, paths as repeated -a */
 int tool_failover_check(int argc, char **argv);
+/* perf (perf.c): spdk_nvme_perf's options where they mean the same */
+int tool_perf(int argc, char **argv);
 
 #endif

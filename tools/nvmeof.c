@@ -62,6 +62,7 @@ static void usage(FILE *f)
 		"admin-passthru", "one raw admin command, nvme-cli's options");
 	fprintf(f, "  %-15s %s\n", "failover-check",
 		"write versioned blocks while paths fail and heal; report lost updates");
+	fprintf(f, "  %-15s %s\n", "perf", "I/O at a queue depth for a time, as spdk_nvme_perf: IOPS, latency, CPU");
 	fprintf(f, "  %-15s %s\n  %-15s %s\n", "gen-tls-key", "a new NVMe/TCP TLS PSK, as nvme gen-tls-key",
 		"check-tls-key", "check a TLS PSK; print its PSK identity");
 }
@@ -231,6 +232,8 @@ int main(int argc, char **argv)
 		return tool_passthru(argc, argv);
 	if (!strcmp(argv[1], "failover-check"))
 		return tool_failover_check(argc, argv);
+	if (!strcmp(argv[1], "perf"))
+		return tool_perf(argc, argv);
 	if (!strcmp(argv[1], "gen-tls-key"))
 		return tool_gen_tls_key(argc, argv);
 	if (!strcmp(argv[1], "check-tls-key"))

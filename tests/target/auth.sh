@@ -249,12 +249,14 @@ t_fio_with_several_queue_pairs_verifies() {
 # A reconnect across a port outage authenticates again (the I/O queues from
 # their poll, the admin queue on the new association); with the key changed
 # on the target meanwhile, the attempts fail by name until ctrl_loss_tmo,
-# and fio ends non-zero instead of hanging.
+# and fio ends non-zero instead of hanging. 32 MiB written and verified
+# outlast the outage, which starts once the job has connected: a job
+# that ended first would show no reconnect, which the tests require.
 reconnect_job() { # LOG CTRL_LOSS_TMO
   prefio timeout 180 fio --name=rc --ioengine=external:"$PWD/$B/libnvmeof_fio.so" --thread=1 \
     --filename="${FT}traddr=$NVMEOF_TB_ADDR subnqn=${NVMEOF_TB_NQN_B//:/\\:} ns=1" --hostnqn="$NVMEOF_TB_HOSTNQN_B" \
     --dhchap_secret_file="$SCRATCH/hk" --dhchap_ctrl_secret_file="$SCRATCH/ck" --verbose=1 \
-    --rw=randwrite --bs=4k --size=64m --iodepth=8 --verify=crc32c --do_verify=1 --qpairs=2 \
+    --rw=randwrite --bs=4k --size=32m --iodepth=8 --verify=crc32c --do_verify=1 --qpairs=2 \
     --reconnect_delay=500ms --ctrl_loss_tmo="$2" --cmd_timeout=10s > "$1" 2>&1
 }
 t_reconnect_authenticates_again() {

@@ -11,16 +11,14 @@ source "$(dirname "$0")/spdk-dir.sh"
 B=${NVMEOF_BUILD:-build/out}
 T=$B/nvmeof
 spdk_dir auth_spdk
-S=$SPDK
-R=$S/rpc
 TR=rdma; [ "${NVMEOF_TB_TRTYPE:-}" = tcp ] && TR=tcp
 PORT=4422 # not nvmet's 4420, nor 4421 (tool.sh expects nobody there)
 NQN=nqn.2026-12.io.nvmeof:spdk-auth
 OPEN=nqn.2026-12.io.nvmeof:spdk-open # any host, no authentication
 HOST=$NVMEOF_TB_HOSTNQN_B
-SPDK_PID=$("$S/start") || { echo "auth_spdk: SPDK's target did not start"; exit 1; }
-# not our child (the start script's): \`wait\` would return at once, and the
-# next suite's target would find this one still holding its cores
+spdk_start "$SCRATCH/tgt.log" || { echo "auth_spdk: SPDK's target did not start"; exit 1; }
+# ended with all it started, so that the next suite's target does not find
+# this one still holding its cores
 trap 'end_tree "$SPDK_PID"' EXIT
 HK=$(nvme gen-dhchap-key --key-length=48 --hmac=2 --nqn="$HOST")
 CK=$(nvme gen-dhchap-key --key-length=64 --hmac=3 --nqn="$NQN")
@@ -30,7 +28,7 @@ chmod 600 "$SCRATCH/hk" "$SCRATCH/ck" # SPDK's keyring refuses anything looser
 # One rpc run for the whole setup: under emulation each run of SPDK's Python
 # client takes about 5 s to start, the commands themselves next to nothing.
 setup() {
-  $R <<EOF
+  spdk_config <<EOF
 nvmf_create_transport -t ${TR^^} -u 8192 -c 4096
 bdev_malloc_create -b M0 32 512
 bdev_malloc_create -b M1 32 512

@@ -615,10 +615,12 @@ t_qpair_select_rr_spreads_evenly() {
 # nvmet) connects them all while another job keeps both vCPUs busy with
 # I/O, and every queue pair carries commands (the Fabrics Connect is one:
 # more than one each). The end-of-job lines say what each connect took.
+# The load ends with the other job (exitall): its runtime, longer than the
+# other's start, connects and I/O take, is only the bound.
 t_qpairs64_connect_while_another_job_runs_io() {
   local n=64 lines bad
-  ours --name=load --filename="$FA1" --rw=randread --bs=128k --iodepth=16 --qpairs=1 --size=256m \
-    --time_based --runtime=14 \
+  ours --exitall --name=load --filename="$FA1" --rw=randread --bs=128k --iodepth=16 --qpairs=1 --size=256m \
+    --time_based --runtime=30 \
     --name=many --filename="$FA1" --startdelay=2 --rw=randread --bs=4k --iodepth=256 --qpairs=$n \
     --qpair_select=rr --size=64m --time_based --runtime=5 > "$SCRATCH/log" 2>&1 ||
     { grep -E 'nvmeof|err' "$SCRATCH/log" | tail -20; fail "fio exited non-zero"; }

@@ -37,25 +37,32 @@ for v in $VERSIONS; do
 done
 
 # each engine under each other fio: one line, and fio runs nothing
+# (each fio's --version asked once: a start of fio takes a second or two
+# under emulation)
+declare -A ver
+for a in "${pairs[@]}"; do
+  read -r fa ea <<< "$a"
+  ver[$fa]=$("$fa" --version)
+done
 cross() { # fio engine-built-for-it fio-the-engine-was-built-for
   local out rc
   out=$("$1" --name=x --ioengine=external:"$PWD/$2" --filename='traddr=192.0.2.1 subnqn=nqn.x ns=1' \
     --rw=read --size=4k 2>&1); rc=$?
-  if [ $rc != 0 ] && [ "$(grep -c "^nvmeof engine: built for $3 but loaded by $("$1" --version)," <<< "$out")" = 1 ]; then
-    ok "$("$1" --version) refuses the engine built for $3, in one line"
+  if [ $rc != 0 ] && [ "$(grep -c "^nvmeof engine: built for $3 but loaded by ${ver[$1]}," <<< "$out")" = 1 ]; then
+    ok "${ver[$1]} refuses the engine built for $3, in one line"
   else
-    bad "$("$1" --version) refuses the engine built for $3" "exit $rc: $(head -5 <<< "$out")"
+    bad "${ver[$1]} refuses the engine built for $3" "exit $rc: $(head -5 <<< "$out")"
   fi
 }
 for a in "${pairs[@]}"; do
   for b in "${pairs[@]}"; do
     read -r fa ea <<< "$a"; read -r fb eb <<< "$b"
     [ "$fa" = "$fb" ] && continue
-    if [ "$("$fa" --version)" = "$("$fb" --version)" ]; then
-      bad "$fa and $fb are different fio releases" "both $("$fa" --version)"
+    if [ "${ver[$fa]}" = "${ver[$fb]}" ]; then
+      bad "$fa and $fb are different fio releases" "both ${ver[$fa]}"
       continue
     fi
-    cross "$fa" "$eb" "$("$fb" --version)"
+    cross "$fa" "$eb" "${ver[$fb]}"
   done
 done
 echo "fio-versions: $pass passed, $fail failed"

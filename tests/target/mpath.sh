@@ -145,8 +145,12 @@ t_fio_port_removed_and_back_under_verify() {
   [ $rc = 0 ] || { tail -30 "$SCRATCH/log"; fail "fio failed across the port's removal and return (exit $rc)"; }
   expect_ok "$SCRATCH/log"
   grep '^nvmeof: path' "$SCRATCH/log"
-  grep -q '^nvmeof: path 1 .* [1-9][0-9]* failover(s)\|^nvmeof: path 1 .* [1-9][0-9]* path error(s)' "$SCRATCH/log" ||
-    fail "path 1 shows no failover or path error"
+  # The loss reached the job, as a loss of its own path. Whether its
+  # commands failed over is up to nvmet: it completes what is in flight
+  # before it tears a removed port's queues down, so the loss may carry
+  # none (then nothing fails over).
+  grep -q '^nvmeof: path 1 loss 1 (queue pair [0-9]*): [0-9]* command(s)' "$SCRATCH/log" ||
+    fail "the job saw no loss of path 1"
   grep -q '^nvmeof: path 2 .*: ANA inaccessible' "$SCRATCH/log" || fail "path 2 never turned inaccessible for the job"
 }
 
@@ -158,11 +162,15 @@ t_fio_port_removed_and_back_under_verify() {
 # tears a queue down, so a write re-issued at once is never overtaken here,
 # and the job passes without the hold too. The hold is checked by the unit
 # tests (test_mpathio.c, test_queue.c) and by the injected loss below,
-# whose test requires held writes.
+# whose test requires held writes. kato=2s: each loss's writes wait a
+# hold of 1 s + 2 x KATO, 5 s (the default's 11 s made the two losses and
+# their flips last about as long as the job's 28 s). The job ends when the
+# last flip's seconds are over (fio's trigger file; its state file goes to
+# SCRATCH), its runtime only the bound.
 t_fio_two_paths_randrw_verifies_across_two_losses_and_ana_flips() {
   ours --name=mp --filename="$FM" --iopolicy=round-robin --reconnect_delay=300ms --ctrl_loss_tmo=30s --verbose=1 \
-    --rw=randrw --bs=4k --size=8m --iodepth=16 --verify=crc32c --verify_backlog=32 \
-    --time_based --runtime=28 > "$SCRATCH/log" 2>&1 &
+    --rw=randrw --bs=4k --size=8m --iodepth=16 --verify=crc32c --verify_backlog=32 --kato=2s \
+    --trigger-file="$SCRATCH/stop" --aux-path="$SCRATCH" --time_based --runtime=40 > "$SCRATCH/log" 2>&1 &
   local pid=$! k nf nl
   wait_connected "$SCRATCH/log" $pid
   kill -0 $pid 2>/dev/null || { cat "$SCRATCH/log"; fail "fio ended before the first loss"; }
@@ -180,6 +188,7 @@ t_fio_two_paths_randrw_verifies_across_two_losses_and_ana_flips() {
     tb ana 2 inaccessible; sleep 1; tb ana 1 inaccessible; sleep 0.2; tb ana 2 optimized; sleep 1
     tb ana 1 optimized; sleep 2
   done
+  touch "$SCRATCH/stop"
   local rc=0
   wait $pid || rc=$?
   tb mpath-up 1; tb ana 1 optimized; tb ana 2 optimized

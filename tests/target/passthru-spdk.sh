@@ -11,11 +11,12 @@ NQN=nqn.2026-12.io.nvmeof:spdk-passthru
 PORT=4431
 
 t_compare_on_spdk() {
-  local pid R=$SPDK/rpc rc=0
+  local pid rc=0
   local img=$SCRATCH/ns.img
   truncate -s 16M "$img"
-  pid=$("$SPDK/start") || fail "nvmf_tgt did not start"
-  $R > /dev/null <<EOF || { end_tree "$pid"; fail "SPDK configuration failed: $(tail -3 /tmp/spdk-nvmf_tgt.log)"; }
+  spdk_start "$SCRATCH/tgt.log" || fail "nvmf_tgt did not start"
+  pid=$SPDK_PID
+  spdk_config > /dev/null <<EOF || { end_tree "$pid"; fail "SPDK configuration failed: $(tail -3 "$SCRATCH/tgt.log")"; }
 nvmf_create_transport -t RDMA -u 8192 -c 4096
 bdev_aio_create $img M0 4096
 nvmf_create_subsystem $NQN -a -s SPDKPT01

@@ -30,6 +30,10 @@ NVMEOF_BUILD=build/out run 6.12/auth_spdk.sh 600 bash tests/target/auth_spdk.sh
 # message alone, shorter than the buffer (SUCCESS on the data, no response)
 NVMEOF_BUILD=build/out NVMEOF_TB_TRTYPE=tcp run 6.12/auth_spdk.sh-tcp 600 bash tests/target/auth_spdk.sh \
   t_every_hash_and_group_bidirectional t_wrong_secrets_fail_by_name
+# NVMe/TCP over TLS 1.3 against nvmet through tlshd (tb tls), with the
+# kernel host as the cross-check; skipped where no ktls-utils archive is
+# beside the checkout to build tlshd from
+NVMEOF_BUILD=build/out run 6.12/tls.sh 180 bash tests/target/tls.sh
 [ -n "$DRY" ] || echo 0 > /proc/sys/vm/nr_hugepages # what SPDK's target reserved
 # shellcheck disable=SC2086 # the lists are space-separated test names
 run 6.12/target_core 600 build/out/tests/target_core $1

@@ -143,7 +143,7 @@ per_build() {
   run "$b/engine.sh-tcp" 600 env NVMEOF_TB_TRTYPE=tcp bash tests/target/engine.sh $tcp_engine
   # written by ours, read by the kernel's nvme-tcp, and back
   run "$b/tool.sh-tcp" 300 env NVMEOF_TB_TRTYPE=tcp bash tests/target/tool.sh t_write_read_back_ours_and_kernel \
-    t_write_zeroes_reads_back_zeroes
+    t_write_zeroes_reads_back_zeroes t_perf_counts_ios_and_json_parses
   run "$b/target_gpu" 300 env NVMEOF_CUDA_LIB=$PWD/$NVMEOF_BUILD/tests/libcuda-double.so "$NVMEOF_BUILD/tests/target_gpu"
   run "$b/target_gpu-no-cuda" 300 "$NVMEOF_BUILD/tests/target_gpu" no-cuda
   run "$b/crosscheck.sh" 600 bash tests/target/crosscheck.sh

@@ -20,3 +20,30 @@ spdk_dir() { # SUITE
   done
   SPDK=$(cd "$d" && pwd)
 }
+
+# spdk_start LOG [CPU_MASK]: SPDK's nvmf_tgt in the background as this
+# shell's child (SPDK_PID), huge pages reserved as SPDK's start script does,
+# held before its subsystems start (--wait-for-rpc); returns once its RPC
+# socket is there. spdk_config then sends the configuration from stdin in
+# one run of SPDK's Python client, which starts the subsystems first and
+# retries its connect until the target accepts: each start of that client
+# takes seconds under emulation, and the start script spends one more only
+# to ask whether the target is up.
+spdk_start() {
+  [ "$(cat /proc/sys/vm/nr_hugepages)" -ge 512 ] || echo 1024 > /proc/sys/vm/nr_hugepages
+  mountpoint -q /dev/hugepages || { mkdir -p /dev/hugepages; mount -t hugetlbfs nodev /dev/hugepages; }
+  rm -f /var/tmp/spdk.sock
+  "$SPDK/bin/nvmf_tgt" -m "${2:-0x3}" --wait-for-rpc > "$1" 2>&1 &
+  SPDK_PID=$!
+  local i
+  for ((i = 0; i < 100; i++)); do
+    [ -S /var/tmp/spdk.sock ] && return 0
+    kill -0 "$SPDK_PID" 2> /dev/null || { echo "nvmf_tgt exited: $(tail -3 "$1")" >&2; return 1; }
+    sleep 0.2
+  done
+  echo "nvmf_tgt made no RPC socket in 20 s: $(tail -3 "$1")" >&2
+  return 1
+}
+spdk_config() { # < RPC commands, one a line
+  { printf '%s\n' framework_start_init framework_wait_init; cat; } | "$SPDK/rpc" -r 50
+}

@@ -263,9 +263,51 @@ t_zone_subcommands() {
   "$T" zone-mgmt-send "${Z[@]}" --zsa=reset --select-all > /dev/null || fail "reset all failed"
 }
 
+# perf: I/O at a depth for a time; its counts agree with each other and
+# with the commands the queue sent (no warm-up: the only commands not
+# counted are those in flight at the end, at most the depth per queue, and
+# the queue's Fabrics Connect);
+# -t is the measured time (within 1%); over TCP with both digests
+t_perf_counts_ios_and_json_parses() {
+  local dg=() ncpu
+  [ "${NVMEOF_TB_TRTYPE:-}" = tcp ] && dg=(-H -I)
+  ncpu=$(nproc); [ "$ncpu" -gt 2 ] && ncpu=2
+  "$T" perf "${NA[@]}" "${dg[@]}" -q 4 -o 4096 -w randrw -M 70 -t 1 -c "0-$((ncpu - 1))" -o json > "$SCRATCH/perf.json" \
+    || fail "perf failed"
+  python3 - "$SCRATCH/perf.json" "$ncpu" <<'PY' || fail "perf's JSON does not add up"
+import json, sys
+d, n = json.load(open(sys.argv[1])), int(sys.argv[2])
+q, lat = d["queues"], d["latency_us"]
+assert d["errors"] == 0 and d["ios"] > 0, d
+assert len(q) == n and sum(x["ios"] for x in q) == d["ios"], q
+assert d["reads"] + d["writes"] == d["ios"] and d["reads"] > 0 and d["writes"] > 0, d
+assert d["bytes"] == d["ios"] * 4096 and d["io_size"] == 4096 and d["queue_depth"] == 4, d
+for x in q:
+    assert 1 <= x["commands"] - x["ios"] <= 4 + 1, x
+    assert 0.99 <= x["window_s"] <= 1.0, x
+    assert abs(x["iops"] - x["ios"] / x["window_s"]) <= 0.1 + x["iops"] * 1e-3, x
+# percentiles are buckets' middles, within 1% of the samples
+assert lat["min"] * 0.99 <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p99_9"] <= lat["max"] * 1.01, lat
+assert lat["min"] <= lat["mean"] <= lat["max"] and d["cpu_us_per_io"] > 0, d
+print("    %d I/Os (%d reads), %.0f IOPS, p50 %.1f us, p99 %.1f us, CPU %.1f us per I/O"
+      % (d["ios"], d["reads"], d["iops"], lat["p50"], lat["p99"], d["cpu_us_per_io"]))
+PY
+}
+
+# perf's normal output, sequential 64 KiB reads sleeping between
+# completions; a size of no whole blocks refused once the block size is known
+t_perf_normal_output_and_block_size() {
+  "$T" perf "${NA[@]}" -q 2 -o 64k -w read -t 1 --wait=sleep > "$SCRATCH/perf.txt" || fail "perf -w read failed"
+  grep -q "^total: .* IOPS, .* MiB/s, [1-9][0-9]* I/Os ([1-9][0-9]* reads, 0 writes), 0 errors" "$SCRATCH/perf.txt" \
+    || { cat "$SCRATCH/perf.txt"; fail "perf's normal output has no total"; }
+  grep -q "^latency, us: mean .* p99_9 " "$SCRATCH/perf.txt" || fail "perf's normal output has no latency"
+  # a size that is not whole blocks is refused after the connect, naming the block size
+  bad "not a whole number of namespace 1's 512-byte blocks" "$T" perf "${NA[@]}" -q 1 -o 1000 -w read -t 1
+}
+
 t_help_for_every_subcommand() {
   local c
-  for c in discover id-ctrl id-ns list-ns smart-log error-log get-log read write write-zeroes flush; do
+  for c in discover id-ctrl id-ns list-ns smart-log error-log get-log read write write-zeroes flush perf; do
     "$T" $c --help | grep -q "^usage: nvmeof $c" || fail "$c --help"
   done
   "$T" --help | grep -q write-zeroes || fail "nvmeof --help lists no subcommands"

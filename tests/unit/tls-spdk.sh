@@ -136,7 +136,7 @@ refused() {
 refused "a wrong key" "TLS handshake: the controller refused the PSK" -s "$P" -n "$S1" --tls-key-file "$tmp/KWRONG"
 refused "a key of the other hash (SHA-384 where SHA-256 is set)" "refused the PSK identity 'NVMe0R02 " \
   -s "$P" -n "$S1" --tls-key-file "$tmp/K384"
-refused "no key at all (no --tls) on a TLS port" "closed the connection|ICResp" -s "$P" -n "$S1"
+refused "no key at all (no --tls) on a TLS port" "(closed|reset) the connection instead of answering the ICReq \(a port that requires TLS" -s "$P" -n "$S1"
 refused "--tls without a key" "TLS needs a PSK" -s "$P" -n "$S1" --tls
 # the key's first base64 character changed (to another: a random key's
 # may be the one a fixed replacement writes, and then nothing changed)

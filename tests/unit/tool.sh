@@ -135,6 +135,38 @@ out=$("$T" check-tls-key -d "$LIBNVME_KEY" -n "$H" -c "$LIBNVME_KEY" 2>&1); rc=$
   ok "check-tls-key: a key as the subsystem NQN is refused, not shown" ||
   bad "check-tls-key: a key as the subsystem NQN is refused, not shown" "exit $rc: $out"
 
+# perf: spdk_nvme_perf's letters where they mean the same; each refusal
+# names the option before anything connects
+P=(perf "${A[@]}" -n nqn.x)
+expect 0 "^usage: nvmeof perf" "$T" perf --help
+expect 2 "^nvmeof perf: the queue depth (-q N) is missing" "$T" "${P[@]}" -o 4096 -w read -t 1
+expect 2 "^nvmeof perf: the I/O size (-o BYTES) is missing" "$T" "${P[@]}" -q 1 -w read -t 1 -o json
+expect 2 "^nvmeof perf: the pattern (-w read|write" "$T" "${P[@]}" -q 1 -o 4k -t 1
+expect 2 "^nvmeof perf: the time (-t SECONDS) is missing" "$T" "${P[@]}" -q 1 -o 4k -w read
+expect 2 "^nvmeof perf: the subsystem NQN (-n NQN) is missing" "$T" perf "${A[@]}" -q 1 -o 4k -w read -t 1
+expect 2 "^nvmeof perf: --queue-depth: '2000' is not a number from 1 to 1024" "$T" "${P[@]}" -q 2000 -o 4k -w read -t 1
+expect 2 "^nvmeof perf: --io-size: '4x' is not a size" "$T" "${P[@]}" -q 1 -o 4x -w read -t 1
+expect 2 "^nvmeof perf: --pattern: 'seq' is not read, write" "$T" "${P[@]}" -q 1 -o 4k --pattern=seq -t 1
+expect 2 "^nvmeof perf: --time: '0' is not a number from 1" "$T" "${P[@]}" -q 1 -o 4k -w read -t 0
+expect 2 "^nvmeof perf: --transport: 'fc' is not rdma or tcp" "$T" "${P[@]}" -q 1 -o 4k -w read -t fc
+expect 2 "^nvmeof perf: --rwmixread is for -w rw or randrw, not read" "$T" "${P[@]}" -q 1 -o 4k -w read -t 1 -M 70
+expect 2 "^nvmeof perf: --rwmixread: '101'" "$T" "${P[@]}" -q 1 -o 4k -w rw -t 1 -M 101
+expect 2 "^nvmeof perf: --cpus: '0x0' is not a CPU mask" "$T" "${P[@]}" -q 1 -o 4k -w read -t 1 -c 0x0
+expect 2 "^nvmeof perf: --cpus: '3-1' names a CPU past 63, or a range backwards" "$T" "${P[@]}" -q 1 -o 4k -w read -t 1 -c 3-1
+expect 2 "^nvmeof perf: --cpus: '0,x' is not a CPU list" "$T" "${P[@]}" -q 1 -o 4k -w read -t 1 -c 0,x
+expect 2 "^nvmeof perf: --wait: 'spin' is not poll, hybrid or sleep" "$T" "${P[@]}" -q 1 -o 4k -w read -t 1 --wait=spin
+expect 2 "^nvmeof perf: --trid trtype: 'PCIe' is not rdma or tcp" "$T" perf -q 1 -o 4k -w read -t 1 -r 'trtype:PCIe traddr:0000:01:00.0'
+expect 2 "^nvmeof perf: --trid: 'priority' is not a key" "$T" perf -q 1 -o 4k -w read -t 1 -r 'trtype:TCP priority:1'
+expect 2 "^nvmeof perf: --output-format: 'xml' is not normal or json" "$T" "${P[@]}" -q 1 -o 4k -w read -t 1 --output-format=xml
+expect 2 "^nvmeof perf: unknown option --frob" "$T" "${P[@]}" -q 1 -o 4k -w read -t 1 --frob
+expect 2 "^nvmeof perf: unexpected argument 'extra'" "$T" "${P[@]}" -q 1 -o 4k -w read -t 1 extra
+# the words told apart by their form reach the connect: -r's address and
+# port, -t tcp, -q NQN, -w ADDR (a local address nobody has: refused by the
+# connect, not by the options)
+expect 1 "^nvmeof perf: .*TCP connect" "$T" perf -q 1 -o 4k -w read -t 1 -r 'trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4 subnqn:nqn.x ns:1'
+expect 1 "^nvmeof perf: .*connect" "$T" "${P[@]}" -t tcp -q nqn.2014-08.org.nvmexpress:uuid:0 -q 8 -o 8k -w randrw -M 70 -t 1 -o json
+expect 1 "^nvmeof perf: .*connect" "$T" "${P[@]}" -t tcp -w 192.0.2.77 -q 1 -o 4k -w write -t 1
+
 # read: a failed connect leaves the output file as it was
 printf 'keep me' > "$tmp/keep.bin"
 expect 1 "^nvmeof read: .*connect" "$T" read "${A[@]}" -n nqn.x -c 8 -d "$tmp/keep.bin"

@@ -1,0 +1,159 @@
+#!/bin/bash
+# NVMe/TCP over TLS 1.3 against nvmet, which does TLS on the 6.12 kernel
+# (CONFIG_NVME_TARGET_TCP_TLS) through tlshd, the kernel's handshake agent:
+#   NVMEOF_TB_STATE=build/testbed612 tests/testbed/run bash tests/target/tls.sh
+# `tb tls up` starts tlshd and makes nvmet port 8 (NVMEOF_TB_TLS_PORT), which
+# requires TLS, with subsystem A behind it; `tb tls key` puts the TLS PSKs
+# of a configured key in the .nvme keyring by their identities, derived by
+# tests/unit/tls_vectors.py (not by the library), where tlshd looks for them.
+# The kernel's own host, connecting with `tls` through the same tlshd,
+# cross-checks what we wrote and we what it wrote.
+source "$(dirname "$0")/lib.sh"
+B=${NVMEOF_BUILD:-build/out}
+T=$B/nvmeof
+TLSHD=build/testbed612/tlshd/tlshd
+if ! [ -x "$TLSHD" ]; then
+  # tlshd is built from ktls-utils' release archive beside the checkout
+  # (tests/testbed/build-tlshd): absent there, this suite cannot run
+  A=${NVMEOF_KTLS_UTILS:-../shared/ktls-utils/ktls-utils-1.4.0.tar.xz}
+  if [ -f "$A" ]; then echo "tls: $A is there but $TLSHD was not built (make testbed612)" >&2; exit 1; fi
+  echo "tls: no tlshd ($TLSHD) and no ktls-utils archive ($A): skipped"; exit 77
+fi
+HN=nqn.2014-08.org.nvmexpress:uuid:6e766d65-6f66-4000-8000-0000000000c1
+HID=6e766d65-6f66-4000-8000-0000000000c1
+C=(-t tcp -a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_TLS_PORT" -n "$NVMEOF_TB_NQN_A" -q "$HN")
+tb tls up
+# SHA-256 keys only: tlshd built against Debian 12's GnuTLS (3.7, without
+# gnutls_psk_allocate_server_credentials2) takes every PSK for SHA-256, so a
+# SHA-384 key's binder fails on nvmet's side ("illegal parameter"), the
+# kernel host's as ours. SHA-384 runs against SPDK's target (tls-spdk.sh).
+KEY=$("$T" gen-tls-key)
+(umask 077; echo "$KEY" > "$SCRATCH/key")
+# each test starts with the key's version 0 and 1 identities in the keyring
+keys() { tb tls unkey; tb tls key "$KEY" "$HN"; }
+# its TLS PSKs, "HEX IDENTITY", version 0's line first (for s_client)
+tb tls psk "$KEY" "$HN" > "$SCRATCH/psks"
+# what tlshd (nvmet's side and the kernel host's) said last, for a failure
+why() { echo "$(cat "$SCRATCH/out"); tlshd: $(tb tls log | tail -4 | tr '\n' ' ')"; }
+
+handshakes() { tb tls log | grep -c 'Handshake request succeeded' || true; }
+nv() { timeout 60 "$T" "$@" > "$SCRATCH/out" 2>&1; }
+must_fail() { # PATTERN ARGS...: fails within the timeout, saying PATTERN in one line, no key in it
+  local pat=$1; shift
+  local rc=0; nv "$@" || rc=$?
+  [ "$rc" != 0 ] || fail "connected: $(why)"
+  [ "$rc" != 124 ] || fail "hung past 60 s"
+  grep -qE "$pat" "$SCRATCH/out" || fail "expected '$pat': $(why)"
+  [ "$(grep -c "" "$SCRATCH/out")" = 1 ] || fail "more than one line: $(cat "$SCRATCH/out")"
+  ! grep -qF "${KEY:16:20}" "$SCRATCH/out" || fail "the key in the message"
+  echo "    $(cat "$SCRATCH/out")"
+}
+
+t_reads_and_writes_over_tls() {
+  keys
+  head -c 131072 /dev/urandom > "$SCRATCH/w"
+  local n0; n0=$(handshakes)
+  nv write "${C[@]}" --tls-key-file "$SCRATCH/key" -B 1024 -d "$SCRATCH/w" || fail "write: $(why)"
+  nv read "${C[@]}" --tls-key-file "$SCRATCH/key" -B 1024 -c 256 -d "$SCRATCH/r" || fail "read: $(why)"
+  cmp -s "$SCRATCH/w" "$SCRATCH/r" || fail "read back differs"
+  # the records were TLS: each queue's handshake went through tlshd, nvmet's agent
+  [ "$(handshakes)" -ge $((n0 + 4)) ] || fail "tlshd saw $(($(handshakes) - n0)) handshakes: $(tb tls log | tail -5)"
+}
+
+# kTLS: the kernel's tls module counts the sockets it took the keys of
+# (/proc/net/tls_stat): nvmet's side always (tlshd hands them over), ours
+# unless NVMEOF_KTLS=0 keeps the records in OpenSSL; each queue's socket
+# then counts twice, once per end. 1 MiB (above MDTS) written and read
+# back with kTLS, then written with kTLS and read with OpenSSL's records.
+tls_stat() { awk -v k="$1" '$1 == k { print $2 }' /proc/net/tls_stat; }
+t_ktls_takes_the_records_where_the_kernel_has_it() {
+  keys
+  head -c 1048576 /dev/urandom > "$SCRATCH/w"
+  local tx0 rx0 tx1 rx1 tx2 rx2
+  tx0=$(tls_stat TlsTxSw) rx0=$(tls_stat TlsRxSw)
+  NVMEOF_KTLS=0 nv write "${C[@]}" --tls-key-file "$SCRATCH/key" -B 8192 -d "$SCRATCH/w" || fail "write, no kTLS: $(why)"
+  tx1=$(tls_stat TlsTxSw) rx1=$(tls_stat TlsRxSw)
+  nv write "${C[@]}" --tls-key-file "$SCRATCH/key" -B 8192 -d "$SCRATCH/w" || fail "write, kTLS: $(why)"
+  tx2=$(tls_stat TlsTxSw) rx2=$(tls_stat TlsRxSw)
+  [ $((tx1 - tx0)) -gt 0 ] && [ $((rx1 - rx0)) = $((tx1 - tx0)) ] || fail "nvmet's sockets: TX $((tx1 - tx0)), RX $((rx1 - rx0))"
+  [ $((tx2 - tx1)) = $((2 * (tx1 - tx0))) ] && [ $((rx2 - rx1)) = $((2 * (rx1 - rx0))) ] ||
+    fail "kTLS sockets with ours: TX $((tx2 - tx1)), RX $((rx2 - rx1)); nvmet's alone: $((tx1 - tx0))"
+  nv read "${C[@]}" --tls-key-file "$SCRATCH/key" -B 8192 -c 2048 -d "$SCRATCH/r" || fail "read, kTLS: $(why)"
+  cmp -s "$SCRATCH/w" "$SCRATCH/r" || fail "read back differs (kTLS)"
+  head -c 1048576 /dev/urandom > "$SCRATCH/w"
+  nv write "${C[@]}" --tls-key-file "$SCRATCH/key" -B 8192 -d "$SCRATCH/w" || fail "write, kTLS, again: $(why)"
+  NVMEOF_KTLS=0 nv read "${C[@]}" --tls-key-file "$SCRATCH/key" -B 8192 -c 2048 -d "$SCRATCH/r" || fail "read, no kTLS: $(why)"
+  cmp -s "$SCRATCH/w" "$SCRATCH/r" || fail "read back differs (written with kTLS, read without)"
+  echo "    kTLS sockets per connection: nvmet's $((tx1 - tx0)), with ours $((tx2 - tx1))"
+}
+
+# the kernel host with the same key (from the keyring, as nvme connect --tls)
+kconnect_tls() {
+  echo "transport=tcp,traddr=$NVMEOF_TB_ADDR,trsvcid=$NVMEOF_TB_TLS_PORT,nqn=$NVMEOF_TB_NQN_A,hostnqn=$HN,hostid=$HID,tls" \
+    > /dev/nvme-fabrics || fail "the kernel host's TLS connect failed: $(dmesg | tail -3)"
+  local dev=""
+  for _ in $(seq 50); do dev=$(tb kdev "$NVMEOF_TB_NQN_A" 1 2>/dev/null) && break; sleep 0.2; done
+  [ -n "$dev" ] || fail "no block device from the kernel host"
+  echo "$dev"
+}
+t_kernel_host_over_tls_reads_what_we_wrote_and_we_what_it_wrote() {
+  keys
+  head -c 65536 /dev/urandom > "$SCRATCH/ours"
+  head -c 65536 /dev/urandom > "$SCRATCH/its"
+  nv write "${C[@]}" --tls-key-file "$SCRATCH/key" -B 2048 -d "$SCRATCH/ours" || fail "write: $(why)"
+  local dev; dev=$(kconnect_tls)
+  dd if="$dev" bs=512 skip=2048 count=128 iflag=direct status=none | cmp -s - "$SCRATCH/ours" || { tb kdisconnect; fail "the kernel host read other data"; }
+  dd if="$SCRATCH/its" of="$dev" bs=512 seek=4096 oflag=direct conv=fsync status=none || { tb kdisconnect; fail "the kernel host's write failed"; }
+  tb kdisconnect "$NVMEOF_TB_NQN_A" > /dev/null 2>&1
+  nv read "${C[@]}" --tls-key-file "$SCRATCH/key" -B 4096 -c 128 -d "$SCRATCH/r" || fail "read: $(why)"
+  cmp -s "$SCRATCH/its" "$SCRATCH/r" || fail "we read other data than the kernel host wrote"
+}
+
+t_wrong_key_fails_closed_in_one_line() {
+  keys
+  (umask 077; "$T" gen-tls-key > "$SCRATCH/other")
+  must_fail "queue 0: TLS handshake: the controller (closed the connection|refused the PSK)" \
+    id-ctrl "${C[@]}" --tls-key-file "$SCRATCH/other"
+  # a host whose identity is in no keyring: the same, closed
+  must_fail "queue 0: TLS handshake: the controller (closed the connection|refused the PSK)" \
+    id-ctrl -t tcp -a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_TLS_PORT" -n "$NVMEOF_TB_NQN_A" \
+    -q "nqn.2014-08.org.nvmexpress:uuid:6e766d65-6f66-4000-8000-0000000000c2" --tls-key-file "$SCRATCH/key"
+}
+
+t_no_key_against_a_port_that_requires_tls_says_so() {
+  keys
+  must_fail "queue 0: .*(requires TLS|TLS key)" id-ctrl "${C[@]}"
+}
+
+# which PSK identity versions nvmet takes: tlshd looks the key up by
+# whatever identity the host offers, so both, where the keyring holds
+# them; OpenSSL's s_client offers each identity (with its TLS PSK) alone
+# and tlshd's log counts the handshakes that succeeded. Ours offers
+# version 0 (NVMe0R0H), which SPDK's target also takes: with only version
+# 1's key in the keyring it is refused, with version 0's alone it connects.
+sclient() { # VERSION: a TLS 1.3 handshake with that identity's PSK alone
+  local hex id n0
+  read -r hex id < <(sed -n "$(($1 + 1))p" "$SCRATCH/psks")
+  n0=$(handshakes)
+  # stdin open 2 s (tlshd hands the socket back to nvmet after its
+  # handshake: closed before that, it counts a failure), then at its end
+  sleep 2 | timeout 20 openssl s_client -connect "$NVMEOF_TB_ADDR:$NVMEOF_TB_TLS_PORT" -tls1_3 \
+    -ciphersuites TLS_AES_128_GCM_SHA256 -psk_identity "$id" -psk "$hex" > /dev/null 2>&1 || true
+  # tlshd logs the handshake before s_client's 2 s are over: 2 s more at most
+  for _ in $(seq 10); do [ "$(handshakes)" -gt "$n0" ] && return 0; sleep 0.2; done
+  return 1
+}
+t_identity_versions() {
+  tb tls unkey
+  tb tls key "$KEY" "$HN" "" 1
+  sclient 1 || fail "nvmet refused the version 1 identity with its key in the keyring: $(tb tls log | tail -3)"
+  ! sclient 0 || fail "a version 0 identity without its key passed"
+  must_fail "queue 0: TLS handshake: the controller (closed the connection|refused the PSK)" \
+    id-ctrl "${C[@]}" --tls-key-file "$SCRATCH/key"
+  tb tls unkey
+  tb tls key "$KEY" "$HN" "" 0
+  sclient 0 || fail "nvmet refused the version 0 identity with its key in the keyring: $(tb tls log | tail -3)"
+  nv id-ctrl "${C[@]}" --tls-key-file "$SCRATCH/key" || fail "version 0 alone: $(why)"
+}
+
+run_tests "$@"

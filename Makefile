@@ -54,7 +54,7 @@ CORE_SRC = core/protocol.c core/status.c core/names.c core/util.c core/opts.c co
 	core/cuda.c core/slots.c core/submit.c core/complete.c core/qstage.c core/qpark.c core/qstate.c core/poll.c core/wait.c core/sync.c \
 	core/queue.c core/qrdma.c core/group.c core/cfields.c core/cstate.c core/creset.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c \
 	core/reassoc.c core/trace.c core/ctrl_mem.c core/nstable.c core/adminio.c core/discovery.c core/aer.c \
-	core/connretry.c core/hwts.c core/ana.c core/mpath.c core/mpath_io.c core/mpath_qlife.c core/mpath_wait.c core/mpath_select.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c core/tls_key.c core/tls_conn.c core/tls_rec.c core/passthru.c core/evloop.c \
+	core/connretry.c core/hwts.c core/ana.c core/mpath.c core/mpath_io.c core/mpath_qlife.c core/mpath_wait.c core/mpath_select.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c core/tls_key.c core/tls_conn.c core/tls_rec.c core/passthru.c core/fdp.c core/evloop.c \
 	core/tcp_crc32c.c core/tcp_pdu.c core/tcp_rx.c core/tcp_sock.c core/tcp_cmd.c core/tcp_conn.c core/tcp_tx.c core/tcp_zc.c core/qtcp.c
 # The loopback test wire: tests, fuzzers and the micro-benchmark only.
 TESTWIRE_OBJ = $(O)/tests/wire/fakewire.o
@@ -64,7 +64,8 @@ UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue 
 	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio $(O)/tests/unit_connretry $(O)/tests/unit_auth \
 	$(O)/tests/unit_regaccess $(O)/tests/unit_irq $(O)/tests/unit_hwts $(O)/tests/unit_mpath $(O)/tests/unit_mpathio \
 	$(O)/tests/unit_passthru $(O)/tests/unit_tcppdu $(O)/tests/unit_tcpconn $(O)/tests/unit_authmem $(O)/tests/unit_fence \
-	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc $(O)/tests/unit_tcpfirst $(O)/tests/unit_fcheck $(O)/tests/unit_tlskey $(O)/tests/unit_tlsio
+	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc $(O)/tests/unit_tcpfirst $(O)/tests/unit_fcheck $(O)/tests/unit_tlskey $(O)/tests/unit_tlsio \
+	$(O)/tests/unit_fdp
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_passthru $(O)/tests/target_mpath $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
 	$(O)/tests/gpu_check $(O)/tests/libregspy.so $(O)/tests/libcmfault.so
 BENCH = $(O)/bench/percmd $(O)/bench/authdh
@@ -159,7 +160,7 @@ $(O)/tests/unit_tcpconn $(O)/tests/unit_tcpzc: $(O)/core/tcp_crc32c.o $(O)/core/
 # the engine's lines of a path's losses, read from a multipath queue
 $(O)/tests/unit_mpathio: $(O)/engine/losses.o
 $(O)/tests/unit_queue $(O)/tests/unit_connretry $(O)/tests/unit_hwts $(O)/tests/unit_mpathio $(O)/tests/unit_passthru \
-	$(O)/tests/unit_auth $(O)/tests/unit_fence: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
+	$(O)/tests/unit_auth $(O)/tests/unit_fence $(O)/tests/unit_fdp: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 $(O)/tests/unit_authmem $(O)/tests/unit_tlskey $(O)/tests/unit_tlsio: $(O)/libnvmeof.a
 # tests/unit/tls-spdk.sh's client that connects from a discovery log entry
 $(O)/tests/tls_disc: $(O)/tests/unit/tls_disc.o $(O)/libnvmeof.a
@@ -180,7 +181,7 @@ $(O)/tests/unit_irq: $(O)/engine/irq.o
 $(O)/tools/rdma.o $(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o $(O)/tests/unit/test_irq.o \
 	$(O)/tests/unit/test_mpathio.o: CPPFLAGS_ALL += -Iengine
 $(O)/tests/wire/fakewire.o $(O)/tests/unit/test_queue.o $(O)/tests/unit/test_connretry.o $(O)/tests/unit/test_hwts.o \
-	$(O)/tests/unit/test_mpathio.o $(O)/tests/unit/test_auth.o $(O)/tests/unit/test_fence.o \
+	$(O)/tests/unit/test_mpathio.o $(O)/tests/unit/test_auth.o $(O)/tests/unit/test_fence.o $(O)/tests/unit/test_fdp.o \
 	$(O)/bench/percmd.o: CPPFLAGS_ALL += -Itests/wire
 $(O)/tests/gpu_check: $(O)/tests/gpu-check/gpu_check.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)

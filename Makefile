@@ -55,7 +55,8 @@ CORE_SRC = core/protocol.c core/status.c core/names.c core/util.c core/opts.c co
 	core/queue.c core/qrdma.c core/group.c core/cfields.c core/cstate.c core/creset.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c \
 	core/reassoc.c core/trace.c core/ctrl_mem.c core/nstable.c core/adminio.c core/discovery.c core/aer.c \
 	core/connretry.c core/hwts.c core/ana.c core/mpath.c core/mpath_io.c core/mpath_qlife.c core/mpath_wait.c core/mpath_select.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c core/tls_key.c core/tls_conn.c core/tls_rec.c core/passthru.c core/fdp.c core/evloop.c \
-	core/tcp_crc32c.c core/tcp_pdu.c core/tcp_rx.c core/tcp_sock.c core/tcp_cmd.c core/tcp_conn.c core/tcp_tx.c core/tcp_zc.c core/qtcp.c
+	core/tcp_crc32c.c core/tcp_pdu.c core/tcp_rx.c core/tcp_sock.c core/tcp_cmd.c core/tcp_conn.c core/tcp_tx.c core/tcp_zc.c core/qtcp.c \
+	core/protocol_zns.c core/zns.c
 # The loopback test wire: tests, fuzzers and the micro-benchmark only.
 TESTWIRE_OBJ = $(O)/tests/wire/fakewire.o
 CORE_OBJ = $(CORE_SRC:%.c=$(O)/%.o)
@@ -64,7 +65,7 @@ UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue 
 	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio $(O)/tests/unit_connretry $(O)/tests/unit_auth \
 	$(O)/tests/unit_regaccess $(O)/tests/unit_irq $(O)/tests/unit_hwts $(O)/tests/unit_mpath $(O)/tests/unit_mpathio \
 	$(O)/tests/unit_passthru $(O)/tests/unit_tcppdu $(O)/tests/unit_tcpconn $(O)/tests/unit_authmem $(O)/tests/unit_fence \
-	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc $(O)/tests/unit_tcpfirst $(O)/tests/unit_fcheck $(O)/tests/unit_tlskey $(O)/tests/unit_tlsio \
+	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc $(O)/tests/unit_tcpfirst $(O)/tests/unit_fcheck $(O)/tests/unit_tlskey $(O)/tests/unit_tlsio $(O)/tests/unit_zns \
 	$(O)/tests/unit_fdp
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_passthru $(O)/tests/target_mpath $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
 	$(O)/tests/gpu_check $(O)/tests/libregspy.so $(O)/tests/libcmfault.so
@@ -160,12 +161,12 @@ $(O)/tests/unit_tcpconn $(O)/tests/unit_tcpzc: $(O)/core/tcp_crc32c.o $(O)/core/
 # the engine's lines of a path's losses, read from a multipath queue
 $(O)/tests/unit_mpathio: $(O)/engine/losses.o
 $(O)/tests/unit_queue $(O)/tests/unit_connretry $(O)/tests/unit_hwts $(O)/tests/unit_mpathio $(O)/tests/unit_passthru \
-	$(O)/tests/unit_auth $(O)/tests/unit_fence $(O)/tests/unit_fdp: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
+	$(O)/tests/unit_auth $(O)/tests/unit_fence $(O)/tests/unit_zns $(O)/tests/unit_fdp: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 $(O)/tests/unit_authmem $(O)/tests/unit_tlskey $(O)/tests/unit_tlsio: $(O)/libnvmeof.a
 # tests/unit/tls-spdk.sh's client that connects from a discovery log entry
 $(O)/tests/tls_disc: $(O)/tests/unit/tls_disc.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
-$(O)/tests/unit/test_passthru.o: CPPFLAGS_ALL += -Itests/wire
+$(O)/tests/unit/test_passthru.o $(O)/tests/unit/test_zns.o: CPPFLAGS_ALL += -Itests/wire
 $(O)/tests/unit_opts $(O)/tests/unit_tcpsock $(O)/tests/unit_tcpfirst $(O)/tests/unit_adminio $(O)/tests/unit_regaccess $(O)/tests/target_core $(O)/tests/target_disc \
 	$(O)/tests/target_gpu $(O)/tests/target_passthru: $(O)/libnvmeof.a
 $(O)/tests/unit_tid: $(O)/engine/tid.o

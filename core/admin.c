@@ -147,7 +147,11 @@ int ctrl_enable(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info)
 	if (NVME_CAP_MPSMIN(info->cap) > 0)
 		return nvmeof_err(NVMEOF_ENOTSUP, "controller's minimum page size is %u bytes; 4096 is required",
 				  1u << (12 + NVME_CAP_MPSMIN(info->cap)));
-	c->cc = NVME_CC_CSS_NVM | NVME_CC_MPS(12) | NVME_CC_IOSQES(6) | NVME_CC_IOCQES(4);
+	/* every command set the controller offers (CAP.CSS bit 6), as the
+	 * kernel host asks: a zoned namespace's commands are otherwise not
+	 * the controller's to accept */
+	c->cc = (info->cap & NVME_CAP_CSS_CSI ? NVME_CC_CSS_CSI : NVME_CC_CSS_NVM) | NVME_CC_MPS(12) |
+		NVME_CC_IOSQES(6) | NVME_CC_IOCQES(4);
 	if ((rc = ctrl_prop_set(c, NVME_REG_CC, c->cc, "CC")))
 		return rc;
 	c->cc |= NVME_CC_EN;

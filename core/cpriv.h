@@ -103,6 +103,9 @@ struct nvmeof_ctrl {
 	bool fence_due;                /* an I/O queue's loss: the admin queue is still to be torn down */
 	pthread_t reset_thread;        /* creset.c, with reconnect_delay_ms */
 	bool reset_running;
+	/* the Zone Append Size Limit as nvmeof_zns_info last read it (zns.c),
+	 * atomic: 0 not read yet, else 1 << 32 | the limit in bytes (0: MDTS) */
+	uint64_t zns_zasl;
 };
 
 /* cstate.c: the controller's one state machine */

@@ -309,4 +309,46 @@ int nvme_parse_uuid(const char *s, uint8_t out[16]);
  * which nvme-cli uses as the host ID when none is configured; -1 otherwise. */
 int nvme_hostid_from_nqn(const char *nqn, uint8_t out[16]);
 
+
+/* ---- Zoned Namespace Command Set (protocol_zns.c) ---- */
+#define NVME_CSI_NVM 0x00
+#define NVME_CSI_ZNS 0x02
+#define NVME_CNS_CS_NS 0x05           /* I/O Command Set specific Identify Namespace */
+#define NVME_CNS_CS_CTRL 0x06         /* I/O Command Set specific Identify Controller */
+#define NVME_CAP_CSS_CSI (1ull << 43) /* CAP.CSS bit 6: I/O command sets beyond NVM */
+#define NVME_CC_CSS_CSI (6u << 4)     /* CC.CSS 110b: all supported I/O command sets */
+enum {
+	NVME_CMD_ZONE_MGMT_SEND = 0x79,
+	NVME_CMD_ZONE_MGMT_RECV = 0x7a,
+	NVME_CMD_ZONE_APPEND = 0x7d,
+};
+#define NVME_ZRA_REPORT_ZONES 0x00
+#define NVME_ZONE_REPORT_HDR 64       /* Number of Zones, then reserved, then the descriptors */
+#define NVME_ZONE_DESC_SIZE 64
+#define NVME_ZNS_LBAFE_OFF 2816       /* Identify Namespace ZNS: LBA Format Extensions */
+/* Identify with a Command Set Identifier (CDW11 bits 31:24). */
+void nvme_sqe_identify_csi(uint8_t *sqe, uint16_t cid, uint8_t cns, uint32_t nsid, uint8_t csi);
+/* Zone Management Send: CDW10-11 SLBA, CDW13 ZSA 7:0, Select All bit 8. */
+void nvme_sqe_zone_mgmt_send(uint8_t *sqe, uint16_t cid, uint32_t nsid, uint64_t slba, uint8_t zsa,
+			     bool select_all);
+/* Zone Management Receive of len bytes (a dword multiple): CDW12 NUMD
+ * (0-based dwords), CDW13 ZRA 7:0, ZRASF 15:8, Partial Report bit 16. */
+void nvme_sqe_zone_mgmt_recv(uint8_t *sqe, uint16_t cid, uint32_t nsid, uint64_t slba, uint32_t len,
+			     uint8_t zra, uint8_t zrasf, bool partial);
+/* Zone Append: CDW10-11 ZSLBA, CDW12 NLB 0-based 15:0 with cdw12 (FUA) or'd in; nlb 1-based. */
+void nvme_sqe_zone_append(uint8_t *sqe, uint16_t cid, uint32_t nsid, uint64_t zslba, uint32_t nlb,
+			  uint32_t cdw12);
+/* The ZNS Identify Namespace data (CNS 05h CSI 02h) for LBA format lbaf:
+ * ZOC, OZCS, MAR/MOR as limits (+1, 0 for FFFFFFFFh), ZSZE. */
+void nvme_id_ns_zns_parse(const uint8_t *d, unsigned lbaf, struct nvmeof_zns_info *z);
+/* ZASL (Identify Controller ZNS byte 0) in bytes: 2^ZASL minimum pages
+ * (4 KiB: MPSMIN 0 is all the library runs with); 0 stays 0. */
+uint32_t nvme_zasl_bytes(uint8_t zasl);
+/* The in-use LBA format index of Identify Namespace data (FLBAS). */
+unsigned nvme_id_ns_lbaf_index(const uint8_t *d);
+/* A Report Zones buffer of len bytes: the header's Number of Zones in
+ * *total, up to max descriptors that fit in len decoded; their count. */
+uint32_t nvme_zone_report_parse(const uint8_t *d, size_t len, struct nvmeof_zone *zones, uint32_t max,
+				uint64_t *total);
+
 #endif

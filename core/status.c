@@ -106,6 +106,15 @@ static const struct name nvm_specific[] = {
 	{0x81, "Invalid Protection Information"},
 	{0x82, "Attempted Write to Read Only Range"},
 	{0x83, "Command Size Limit Exceeded"},
+	/* the Zoned Namespace Command Set's */
+	{0xb8, "Zone Boundary Error"},
+	{0xb9, "Zone Is Full"},
+	{0xba, "Zone Is Read Only"},
+	{0xbb, "Zone Is Offline"},
+	{0xbc, "Zone Invalid Write"},
+	{0xbd, "Too Many Active Zones"},
+	{0xbe, "Too Many Open Zones"},
+	{0xbf, "Invalid Zone State Transition"},
 };
 static const struct name connect_specific[] = {
 	{0x80, "Connect Incompatible Format"},

@@ -1073,6 +1073,72 @@ bool nvmeof_queue_pending(const struct nvmeof_queue *q);
  * the phase bit, which is 0 here). */
 void nvmeof_cpl_cqe(const struct nvmeof_cpl *cpl, uint8_t cqe[16]);
 
+/* ---- Zoned namespaces (version 0.6) ---------------------------------------------
+ * The Zoned Namespace Command Set (CSI 02h) over the same queues. A zoned
+ * namespace is in the namespace table like any other; reads go as usual,
+ * writes must land at a zone's write pointer (or go as Zone Append). See
+ * docs/library.md "Zoned namespaces".
+ */
+struct nvmeof_zns_info {
+	bool zoned;            /* the namespace's command set is Zoned Namespace (CSI 02h) */
+	uint64_t zone_size;    /* LBAs (ZSZE of the in-use LBA format) */
+	uint64_t nr_zones;     /* nsze / zone_size */
+	uint32_t max_open;     /* MOR + 1; 0: no limit (MOR FFFFFFFFh) */
+	uint32_t max_active;   /* MAR + 1; 0: no limit */
+	uint32_t zasl_bytes;   /* Zone Append Size Limit in bytes; 0 when ZASL is 0 (MDTS applies) */
+	uint16_t zoc, ozcs;    /* Zone Operation Characteristics, Optional Zoned Command Support */
+};
+/* Identify CNS 05h/06h CSI 02h and the Namespace Identification Descriptor
+ * list; for a conventional namespace: 0 and zoned false. Admin queue, sync.
+ * It also records the controller's ZASL, which nvmeof_zone_append checks. */
+int nvmeof_zns_info(struct nvmeof_ctrl *ctrl, uint32_t nsid, struct nvmeof_zns_info *out);
+
+enum { NVMEOF_ZONE_TYPE_SEQ = 0x2 };
+enum { NVMEOF_ZS_EMPTY = 0x1, NVMEOF_ZS_IMP_OPEN = 0x2, NVMEOF_ZS_EXP_OPEN = 0x3, NVMEOF_ZS_CLOSED = 0x4,
+       NVMEOF_ZS_READ_ONLY = 0xd, NVMEOF_ZS_FULL = 0xe, NVMEOF_ZS_OFFLINE = 0xf };
+struct nvmeof_zone {       /* Zone Descriptor, decoded */
+	uint8_t type, state, attrs;
+	uint64_t zcap, zslba, wp; /* LBAs */
+};
+/* "EMPTY", "IMP_OPENED", "EXP_OPENED", "CLOSED", "READONLY", "FULL",
+ * "OFFLINE" as nvme-cli's zns plugin prints them; "UNKNOWN" otherwise. */
+const char *nvmeof_zone_state_str(uint8_t state);
+/* Reporting options (ZRASF) of nvmeof_zone_report's filter */
+enum { NVMEOF_ZRASF_ALL = 0, NVMEOF_ZRASF_EMPTY = 1, NVMEOF_ZRASF_IMP_OPEN = 2, NVMEOF_ZRASF_EXP_OPEN = 3,
+       NVMEOF_ZRASF_CLOSED = 4, NVMEOF_ZRASF_FULL = 5, NVMEOF_ZRASF_READ_ONLY = 6, NVMEOF_ZRASF_OFFLINE = 7 };
+/* Report Zones (Zone Management Receive, ZRA 0h) from slba, the reporting
+ * option `filter` (0 all, 1 empty, 2 implicitly open, ...), partial report
+ * bit; up to max zones decoded into zones[], their count in *nr. Synchronous
+ * on an I/O queue (completions of other commands on the queue run their
+ * callbacks meanwhile, as for the other _sync calls); uses the library's own
+ * internal region. timeout_ms 0: the command timeout. */
+int nvmeof_zone_report(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint8_t filter,
+		       bool partial, struct nvmeof_zone *zones, uint32_t max, uint32_t *nr, uint32_t timeout_ms);
+/* nvmeof_zone_report that also says, in *total, the Number of Zones field
+ * of the report: without the partial bit, every zone from slba that
+ * matches the filter (more than max, when the report was cut short). */
+int nvmeof_zone_report_ext(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint8_t filter,
+			   bool partial, struct nvmeof_zone *zones, uint32_t max, uint32_t *nr, uint64_t *total,
+			   uint32_t timeout_ms);
+enum { NVMEOF_ZSA_CLOSE = 0x1, NVMEOF_ZSA_FINISH = 0x2, NVMEOF_ZSA_OPEN = 0x3, NVMEOF_ZSA_RESET = 0x4,
+       NVMEOF_ZSA_OFFLINE = 0x5 };
+/* Zone Management Send: the zone at slba, or every zone (select_all). */
+int nvmeof_zone_mgmt_send(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint8_t zsa,
+			  bool select_all, nvmeof_cb cb, void *arg);
+int nvmeof_zone_mgmt_send_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint8_t zsa,
+			       bool select_all, uint32_t timeout_ms);
+/* Zone Append to the zone starting at zslba; the LBA the controller
+ * assigned is in the completion: cpl->cdw0 | (uint64_t)cpl->cdw1 << 32.
+ * flags as nvmeof_write_ext (NVMEOF_IO_FUA). An append is never split (its
+ * blocks must land together at the one LBA the controller picks): above
+ * the controller's ZASL, or the transfer limit, NVMEOF_EINVAL with a
+ * message; before nvmeof_zns_info read the ZASL of the queue's controller,
+ * NVMEOF_EINVAL too. */
+int nvmeof_zone_append(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t zslba, uint32_t nlb,
+		       struct nvmeof_mr *mr, size_t off, uint32_t flags, nvmeof_cb cb, void *arg);
+int nvmeof_zone_append_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t zslba, uint32_t nlb,
+			    struct nvmeof_mr *mr, size_t off, uint32_t flags, uint64_t *alba, uint32_t timeout_ms);
+
 /* ---- Flexible Data Placement (version 0.7) ------------------------------------
  * NVMe Base 2.1 (TP4146). A write names where its data goes with a
  * directive: DTYPE 2h (data placement) and, in DSPEC, a placement

@@ -1139,7 +1139,7 @@ int nvmeof_zone_append(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint6
 int nvmeof_zone_append_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t zslba, uint32_t nlb,
 			    struct nvmeof_mr *mr, size_t off, uint32_t flags, uint64_t *alba, uint32_t timeout_ms);
 
-/* ---- Flexible Data Placement (version 0.7) ------------------------------------
+/* ---- Flexible Data Placement (version 0.6) ------------------------------------
  * NVMe Base 2.1 (TP4146). A write names where its data goes with a
  * directive: DTYPE 2h (data placement) and, in DSPEC, a placement
  * identifier (the reclaim unit handle's index in the namespace's list, and

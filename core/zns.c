@@ -35,6 +35,17 @@ static void zasl_record(struct nvmeof_ctrl *c, uint32_t bytes)
 	__atomic_store_n(&c->zns_zasl, 1ull << 32 | bytes, __ATOMIC_RELEASE);
 }
 
+int nvmeof_identify_csi(struct nvmeof_ctrl *c, uint8_t cns, uint32_t nsid, uint8_t csi, void *buf)
+{
+	uint8_t sqe[NVME_SQE_SIZE];
+	char what[64];
+	if (!c || !buf)
+		return nvmeof_err(NVMEOF_EINVAL, "identify: %s", !c ? "no controller" : "no buffer");
+	snprintf(what, sizeof(what), "Identify CNS 0x%02x CSI 0x%02x nsid %u", cns, csi, nsid);
+	nvme_sqe_identify_csi(sqe, 0, cns, nsid, csi);
+	return admin_exec(c, sqe, buf, NVME_IDENTIFY_SIZE, NULL, what);
+}
+
 int nvmeof_zns_info(struct nvmeof_ctrl *c, uint32_t nsid, struct nvmeof_zns_info *out)
 {
 	struct nvmeof_ns_ids ids;

@@ -356,6 +356,8 @@ int cmd_id_ns(struct args *a)
 		fprintf(stderr, "nvmeof id-ns: namespace %u is not active on %s\n", a->nsid, a->nqn);
 		return done(a, c, 1);
 	}
+	if (a->csi == 2)
+		return done(a, c, tool_zns_id_ns(a, c, d));
 	bool have_ids = nvmeof_ns_ids(c, a->nsid, &ids) == 0;
 	if (!a->json)
 		printf("NVME Identify Namespace %u:\n", a->nsid);

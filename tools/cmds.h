@@ -6,7 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum { ARG_OUT = 1, ARG_NSID = 2, ARG_ENTRIES = 4, ARG_LOG = 8, ARG_IO = 16, ARG_LOCAL = 32 /* no target */ };
+enum { ARG_OUT = 1, ARG_NSID = 2, ARG_ENTRIES = 4, ARG_LOG = 8, ARG_IO = 16, ARG_LOCAL = 32 /* no target */,
+       ARG_ZONE = 64 /* a zone subcommand's options */, ARG_CSI = 128 };
 
 struct args {
 	const char *name;
@@ -28,10 +29,17 @@ struct args {
 	uint8_t lid, lsp;
 	bool lid_set, rae, raw, json, fua, deac;
 	bool fio; /* discover -o fio */
+	/* zoned namespaces (zns.c): nvme-cli's zns plugin's options */
+	uint8_t csi;         /* id-ns --csi */
+	uint8_t zsa;         /* zone-mgmt-send --zsa; 0: not given */
+	uint8_t state;       /* report-zones --state (reporting option, 0: all) */
+	bool select_all, partial;
+	uint32_t descs;      /* report-zones --descs; 0: every zone */
 	int gpu;
 };
 
 struct nvmeof_ctrl_opts;
+struct nvmeof_ctrl;
 /* The controller options of the command line. */
 void tool_ctrl_opts(const struct args *a, struct nvmeof_ctrl_opts *o);
 
@@ -48,6 +56,11 @@ int cmd_write(struct args *a);
 int cmd_write_zeroes(struct args *a);
 int cmd_flush(struct args *a);
 int cmd_list_rdma(struct args *a);
+int cmd_report_zones(struct args *a);
+int cmd_zone_mgmt_send(struct args *a);
+int cmd_zone_append(struct args *a);
+/* id-ns --csi 2: the ZNS Identify data (id_ns: the CNS 00h data) */
+int tool_zns_id_ns(const struct args *a, struct nvmeof_ctrl *c, const uint8_t *id_ns);
 /* io-passthru, admin-passthru (passthru.c): its own options; argv[1] names which */
 int tool_passthru(int argc, char **argv);
 /* failover-check (fcheck.c): its own options, paths as repeated -a */

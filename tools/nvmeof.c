@@ -25,7 +25,8 @@ static const struct cmd {
 } cmds[] = {
 	{"discover", "read the Discovery Log Page of a discovery controller", cmd_discover, ARG_OUT},
 	{"id-ctrl", "Identify Controller", cmd_id_ctrl, ARG_OUT},
-	{"id-ns", "Identify Namespace and its identifiers (CNS 00h, 03h)", cmd_id_ns, ARG_OUT | ARG_NSID},
+	{"id-ns", "Identify Namespace and its identifiers (CNS 00h, 03h; --csi 2: the zoned data)", cmd_id_ns,
+	 ARG_OUT | ARG_NSID | ARG_CSI},
 	{"list-ns", "the active namespace list", cmd_list_ns, ARG_OUT},
 	{"smart-log", "SMART / Health Information log", cmd_smart_log, ARG_OUT | ARG_NSID},
 	{"error-log", "Error Information log", cmd_error_log, ARG_OUT | ARG_ENTRIES},
@@ -35,6 +36,11 @@ static const struct cmd {
 	{"write", "write a file's bytes to blocks", cmd_write, ARG_NSID | ARG_IO},
 	{"write-zeroes", "Write Zeroes over blocks", cmd_write_zeroes, ARG_NSID | ARG_IO},
 	{"flush", "Flush a namespace's volatile write cache", cmd_flush, ARG_NSID},
+	{"report-zones", "Report Zones of a zoned namespace", cmd_report_zones, ARG_OUT | ARG_NSID | ARG_ZONE},
+	{"zone-mgmt-send", "Zone Management Send: open, close, finish, reset, offline a zone or all",
+	 cmd_zone_mgmt_send, ARG_NSID | ARG_ZONE},
+	{"zone-append", "Zone Append a file's bytes to a zone; prints the LBA they got", cmd_zone_append,
+	 ARG_NSID | ARG_IO | ARG_ZONE},
 	{"list-rdma", "this host's RDMA devices: ports, addresses, PCIe and NUMA place, GPUs near them",
 	 cmd_list_rdma, ARG_OUT | ARG_LOCAL},
 };
@@ -42,7 +48,8 @@ static const struct cmd {
 
 enum { OPT_LSP = 0x100, OPT_DHCHAP_FILE, OPT_DHCHAP_CTRL_FILE, OPT_DHCHAP_HASHES, OPT_DHCHAP_DHGROUPS,
        OPT_ALLOW_UNAUTH, OPT_TIMEOUT, OPT_SYSFS, OPT_HDGST,
-       OPT_TCP_PRIORITY, OPT_TCP_TOS, OPT_TCP_BUSY_POLL, OPT_TCP_ZEROCOPY, OPT_DISABLE_SQFLOW, OPT_TLS, OPT_TLS_KEY, OPT_TLS_KEY_FILE };
+       OPT_TCP_PRIORITY, OPT_TCP_TOS, OPT_TCP_BUSY_POLL, OPT_TCP_ZEROCOPY, OPT_DISABLE_SQFLOW, OPT_TLS, OPT_TLS_KEY, OPT_TLS_KEY_FILE,
+       OPT_CSI, OPT_START_LBA, OPT_DESCS, OPT_STATE, OPT_PARTIAL, OPT_ZSA, OPT_SELECT_ALL, OPT_ZSLBA };
 
 static void usage(FILE *f)
 {
@@ -128,7 +135,24 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 			   "      --lsp=LSP            log specific field (0)\n"
 			   "  -r, --rae                retain the asynchronous event\n"
 			   "  -b, --raw-binary         write the bytes to stdout instead of a hex dump\n");
-	if (c->what & ARG_IO) {
+	if (c->what & ARG_CSI)
+		fprintf(f, "      --csi=CSI            2: the Zoned Namespace Command Set's data (CNS 05h, 06h)\n");
+	if (c->fn == cmd_report_zones)
+		fprintf(f, "      --start-lba=LBA      the first zone's LBA (0)\n"
+			   "      --descs=N            zones to report (every zone)\n"
+			   "      --state=N            only zones in this state: 0 all, 1 empty, 2 implicitly open,\n"
+			   "                           3 explicitly open, 4 closed, 5 full, 6 read only, 7 offline\n"
+			   "      --partial            the count is of the zones reported, not all that match\n");
+	if (c->fn == cmd_zone_mgmt_send)
+		fprintf(f, "      --zsa=ACTION         close, finish, open, reset or offline (required)\n"
+			   "      --start-lba=LBA      the zone's first LBA (0)\n"
+			   "      --select-all         every zone the action applies to\n");
+	if (c->fn == cmd_zone_append)
+		fprintf(f, "      --zslba=LBA          the zone's first LBA (0); also --start-block\n"
+			   "  -c, --block-count=N      blocks (default: the file's size, rounded up)\n"
+			   "  -d, --data=FILE          data to append (- for stdin)\n"
+			   "  -f, --force-unit-access  FUA: on media before completion\n");
+	if ((c->what & ARG_IO) && c->fn != cmd_zone_append) {
 		fprintf(f, "  -B, --start-block=LBA    first block (0)\n"
 			   "  -c, --block-count=N      blocks (1-based, unlike nvme-cli's 0-based count)%s\n",
 			c->fn == cmd_write ? "; default: the file's size" : "");
@@ -257,6 +281,12 @@ int main(int argc, char **argv)
 		{"tls", no_argument, 0, OPT_TLS}, {"tls-key", required_argument, 0, OPT_TLS_KEY},
 		{"tls-key-file", required_argument, 0, OPT_TLS_KEY_FILE},
 		/* nvme-cli's, refused with how this tool differs */
+		/* zoned namespaces, with the zns plugin's long names (its letters
+		 * are this tool's connection options) */
+		{"csi", required_argument, 0, OPT_CSI}, {"start-lba", required_argument, 0, OPT_START_LBA},
+		{"descs", required_argument, 0, OPT_DESCS}, {"state", required_argument, 0, OPT_STATE},
+		{"partial", no_argument, 0, OPT_PARTIAL}, {"zsa", required_argument, 0, OPT_ZSA},
+		{"select-all", no_argument, 0, OPT_SELECT_ALL}, {"zslba", required_argument, 0, OPT_ZSLBA},
 		{"human-readable", no_argument, 0, 'H'}, {"data-size", required_argument, 0, 'z'},
 		{0, 0, 0, 0},
 	};
@@ -284,7 +314,19 @@ int main(int argc, char **argv)
 		case 'e': need = ARG_ENTRIES; break;
 		case 'i': case 'l': case 'L': case OPT_LSP: case 'r': case 'b': need = ARG_LOG; break;
 		case 'B': case 'c': case 'd': case 'f': case 'D': case 'z': need = ARG_IO; break;
+		case OPT_CSI: need = ARG_CSI; break;
+		case OPT_START_LBA: case OPT_DESCS: case OPT_STATE: case OPT_PARTIAL: case OPT_ZSA: case OPT_SELECT_ALL:
+		case OPT_ZSLBA: need = ARG_ZONE; break;
 		}
+		/* each zone subcommand takes only its own of them */
+		bool mine = c->fn == cmd_report_zones ? ch == OPT_START_LBA || ch == OPT_DESCS || ch == OPT_STATE ||
+								ch == OPT_PARTIAL
+			    : c->fn == cmd_zone_mgmt_send ? ch == OPT_START_LBA || ch == OPT_ZSA || ch == OPT_SELECT_ALL
+							  : ch == OPT_ZSLBA;
+		if (need == ARG_ZONE && c->what & ARG_ZONE && !mine)
+			need = ARG_LOCAL;
+		if (c->fn == cmd_zone_append && (ch == 'D' || ch == 'g' || ch == 'z'))
+			need = ARG_LOCAL;
 		/* a subcommand without a target takes none of a target's options */
 		if (c->what & ARG_LOCAL && ch != 'o' && ch != 'h' && ch != OPT_SYSFS && ch != ':' && ch != '?')
 			need = ARG_IO;
@@ -439,6 +481,49 @@ int main(int argc, char **argv)
 			a.nlb = (uint32_t)v;
 			break;
 		case 'd': a.data = optarg; break;
+		case OPT_CSI:
+			if (parse_u64("csi", optarg, 255, &v))
+				return 2;
+			if (v != 0 && v != 2) {
+				fprintf(stderr, "nvmeof %s: --csi %llu: 0 (NVM) or 2 (Zoned Namespace)\n", sub,
+					(unsigned long long)v);
+				return 2;
+			}
+			a.csi = (uint8_t)v;
+			break;
+		case OPT_START_LBA:
+		case OPT_ZSLBA:
+			if (parse_u64(ch == OPT_ZSLBA ? "zslba" : "start-lba", optarg, UINT64_MAX, &v))
+				return 2;
+			a.slba = v;
+			break;
+		case OPT_DESCS:
+			if (parse_u64("descs", optarg, 1u << 20, &v) || !v) {
+				if (!v)
+					fprintf(stderr, "nvmeof %s: --descs must be at least 1\n", sub);
+				return 2;
+			}
+			a.descs = (uint32_t)v;
+			break;
+		case OPT_STATE:
+			if (parse_u64("state", optarg, 7, &v))
+				return 2;
+			a.state = (uint8_t)v;
+			break;
+		case OPT_PARTIAL: a.partial = true; break;
+		case OPT_SELECT_ALL: a.select_all = true; break;
+		case OPT_ZSA: {
+			static const char *const zsa[] = {NULL, "close", "finish", "open", "reset", "offline"};
+			for (uint8_t i = 1; i < 6; i++)
+				if (!strcasecmp(optarg, zsa[i]) || (optarg[0] == '0' + i && !optarg[1]))
+					a.zsa = i;
+			if (!a.zsa) {
+				fprintf(stderr, "nvmeof %s: --zsa: '%s' is none of close, finish, open, reset, offline\n",
+					sub, tool_shown(optarg));
+				return 2;
+			}
+			break;
+		}
 		case 'f': a.fua = true; break;
 		case 'D': a.deac = true; break;
 		case 'g':

@@ -1092,6 +1092,9 @@ struct nvmeof_zns_info {
  * list; for a conventional namespace: 0 and zoned false. Admin queue, sync.
  * It also records the controller's ZASL, which nvmeof_zone_append checks. */
 int nvmeof_zns_info(struct nvmeof_ctrl *ctrl, uint32_t nsid, struct nvmeof_zns_info *out);
+/* Raw Identify data (4096 bytes) of an I/O Command Set: CNS 05h (namespace)
+ * or 06h (controller) with csi (02h: Zoned Namespace), as nvmeof_identify. */
+int nvmeof_identify_csi(struct nvmeof_ctrl *ctrl, uint8_t cns, uint32_t nsid, uint8_t csi, void *buf);
 
 enum { NVMEOF_ZONE_TYPE_SEQ = 0x2 };
 enum { NVMEOF_ZS_EMPTY = 0x1, NVMEOF_ZS_IMP_OPEN = 0x2, NVMEOF_ZS_EXP_OPEN = 0x3, NVMEOF_ZS_CLOSED = 0x4,

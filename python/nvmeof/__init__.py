@@ -31,7 +31,7 @@ from .errors import (BusyError, ClosedError, ConnectionRejectedError, CudaError,
                      InvalidArgumentError, NoDeviceError, NotSupportedError, NVMeStatusError,
                      OutOfMemoryError, QueueFullError, TimeoutError, TransportError, UnreachableError)
 from .memory import GpuMemory, HostMemory, MemoryRegion, RegisteredMemory
-from .namespace import Namespace, NamespaceInfo
+from .namespace import Namespace, NamespaceInfo, ZnsInfo, Zone
 from .paths import Paths
 from .discovery import discover
 from . import protocol

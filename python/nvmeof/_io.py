@@ -35,7 +35,7 @@ def _on_complete(arg, cpl):
 
 _CALLBACK = S.CALLBACK(_on_complete)  # module lifetime: late completions may still call it
 
-READ, WRITE, FLUSH = "read", "write", "flush"
+READ, WRITE, FLUSH, APPEND = "read", "write", "flush", "zone append"
 
 
 class Op:
@@ -55,6 +55,9 @@ class Op:
     def submit(self, lib, q, token):
         if self.kind == FLUSH:
             return lib.nvmeof_flush(q, self.ns, _CALLBACK, token)
+        if self.kind == APPEND:
+            return lib.nvmeof_zone_append(q, self.ns, self.slba, self.nlb, self.region._mr, self.off, 0,
+                                          _CALLBACK, token)
         fn = lib.nvmeof_read if self.kind == READ else lib.nvmeof_write
         return fn(q, self.ns, self.slba, self.nlb, self.region._mr, self.off, _CALLBACK, token)
 
@@ -69,11 +72,12 @@ def _raise(rc, what=None):
 
 
 def run(q, ops, stall_ms):
-    """Submits ops on queue handle q with one doorbell and waits for all.
+    """Submits ops on queue handle q with one doorbell and waits for all;
+    returns their completions (Cpl), in order.
     stall_ms: how long to go without any completion before giving up (the
     library's command timeout completes a stuck command before that)."""
     lib = _lib.load()
-    gpu_writes = {id(o.region): o.region for o in ops if o.kind == WRITE and o.region.is_gpu}
+    gpu_writes = {id(o.region): o.region for o in ops if o.kind in (WRITE, APPEND) and o.region.is_gpu}
     for r in gpu_writes.values():
         # the kernels that produce the data must have finished
         rc = lib.nvmeof_cuda_sync(r._mr)
@@ -110,6 +114,7 @@ def run(q, ops, stall_ms):
     failure = failure or reap_error or _first_failure(lib, submitted)
     if failure:
         raise failure
+    return [box[0] for _, _, box in submitted]
 
 
 def _submit(lib, q, op, token, stall_ms):

@@ -253,6 +253,32 @@ class PathLoss(ctypes.Structure):
 
 
 # C struct name -> mirror, for the layout test.
+class ZnsInfo(ctypes.Structure):
+    """struct nvmeof_zns_info"""
+    _fields_ = [
+        ("zoned", ctypes.c_bool),
+        ("zone_size", ctypes.c_uint64),
+        ("nr_zones", ctypes.c_uint64),
+        ("max_open", ctypes.c_uint32),
+        ("max_active", ctypes.c_uint32),
+        ("zasl_bytes", ctypes.c_uint32),
+        ("zoc", ctypes.c_uint16),
+        ("ozcs", ctypes.c_uint16),
+    ]
+
+
+class Zone(ctypes.Structure):
+    """struct nvmeof_zone"""
+    _fields_ = [
+        ("type", ctypes.c_uint8),
+        ("state", ctypes.c_uint8),
+        ("attrs", ctypes.c_uint8),
+        ("zcap", ctypes.c_uint64),
+        ("zslba", ctypes.c_uint64),
+        ("wp", ctypes.c_uint64),
+    ]
+
+
 MIRRORS = {
     "nvmeof_ctrl_opts": CtrlOpts,
     "nvmeof_ctrl_info": CtrlInfo,
@@ -264,6 +290,8 @@ MIRRORS = {
     "nvmeof_path_info": PathInfo,
     "nvmeof_path_stats": PathStats,
     "nvmeof_path_loss": PathLoss,
+    "nvmeof_zns_info": ZnsInfo,
+    "nvmeof_zone": Zone,
 }
 
 # typedef void (*nvmeof_cb)(void *arg, const struct nvmeof_cpl *cpl);

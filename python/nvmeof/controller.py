@@ -512,7 +512,12 @@ class Queue:
 
     def _run(self, ops):
         with self._lock:
-            _io.run(self._open_handle(), ops, self.controller._stall_ms)
+            return _io.run(self._open_handle(), ops, self.controller._stall_ms)
+
+    def _call(self, fn):
+        """fn(queue handle), a synchronous call of the library, under the lock."""
+        with self._lock:
+            return fn(self._open_handle())
 
     def _destroy(self):
         with self._lock:

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import collections
-from typing import Any, Optional, Sequence
+import ctypes
+from typing import Any, List, Optional, Sequence
 
-from . import _io
+from . import _io, _lib
+from . import _structs as S
+from .errors import from_code
 from .memory import MemoryRegion, _index
 
 NamespaceInfo = collections.namedtuple(
@@ -12,6 +15,21 @@ NamespaceInfo = collections.namedtuple(
 NamespaceInfo.__doc__ = """Identify Namespace, as the library read it at connect:
 size, capacity, utilization in logical blocks (NSZE, NCAP, NUSE); lba_size and
 metadata_size (bytes per block); nguid, eui64 (bytes)."""
+
+ZnsInfo = collections.namedtuple(
+    "ZnsInfo", "zoned zone_size nr_zones max_open max_active zasl_bytes zoc ozcs")
+ZnsInfo.__doc__ = """A namespace's Zoned Namespace data (nvmeof_zns_info): zoned (its
+command set is CSI 02h); zone_size in blocks, nr_zones; max_open and
+max_active (0: no limit); zasl_bytes, the controller's Zone Append Size Limit
+(0: the transfer limit applies); zoc, ozcs."""
+Zone = collections.namedtuple("Zone", "slba wp capacity state type attrs")
+Zone.__doc__ = """A zone as Report Zones describes it: slba (its first block), wp
+(the write pointer), capacity (blocks), state ("EMPTY", "IMP_OPENED",
+"EXP_OPENED", "CLOSED", "READONLY", "FULL", "OFFLINE", as nvme-cli names them),
+type (2: sequential write required), attrs."""
+ZONE_STATES = {"all": 0, "empty": 1, "imp_opened": 2, "exp_opened": 3, "closed": 4, "full": 5,
+               "readonly": 6, "offline": 7}
+_ZSA = {"close": 1, "finish": 2, "open": 3, "reset": 4, "offline": 5}
 
 MAX_NLB = 0xFFFFFFFF  # the library's nlb is a 32-bit count; it splits at MDTS
 
@@ -79,9 +97,11 @@ class Namespace:
         nlb = check_io(self.lba_size, self.info.size, buffer.length, slba, blocks, buffer_offset)
         return _io.Op(kind, self._ns, self.nsid, int(slba), nlb, buffer, int(buffer_offset))
 
+    def _q(self):
+        return self.queue if self.queue is not None else self.controller._default_queue()
+
     def _run(self, ops):
-        q = self.queue if self.queue is not None else self.controller._default_queue()
-        q._run(ops)
+        return self._q()._run(ops)
 
     def read(self, buffer: MemoryRegion, slba: int, blocks: Optional[int] = None, *,
              buffer_offset: int = 0) -> None:
@@ -129,3 +149,86 @@ class Namespace:
     def write_many(self, requests: Sequence[Sequence[Any]]) -> None:
         """As read_many(), writing."""
         self._many(_io.WRITE, requests)
+
+    # ---- zoned namespaces ----
+    def zns_info(self) -> ZnsInfo:
+        """The Zoned Namespace Identify data (admin queue); zoned False for a
+        namespace of the NVM command set. Also what lets append() check the
+        controller's Zone Append Size Limit."""
+        self.controller._check_open()
+        lib = _lib.load()
+        z = S.ZnsInfo()
+        rc = lib.nvmeof_zns_info(self.controller._h, self.nsid, ctypes.byref(z))
+        if rc:
+            raise from_code(rc, _lib.errmsg())
+        self._zns = ZnsInfo(bool(z.zoned), z.zone_size, z.nr_zones, z.max_open, z.max_active, z.zasl_bytes,
+                            z.zoc, z.ozcs)
+        return self._zns
+
+    def _zoned(self) -> ZnsInfo:
+        z = getattr(self, "_zns", None) or self.zns_info()
+        if not z.zoned:
+            raise ValueError("nvmeof: namespace %d is not zoned (its command set is not CSI 02h)" % self.nsid)
+        return z
+
+    def zones(self, slba: int = 0, *, state: Any = "all", max_zones: Optional[int] = None,
+              partial: bool = False) -> List[Zone]:
+        """Report Zones from the zone holding slba: every zone, or those in
+        state ("empty", "imp_opened", "exp_opened", "closed", "full",
+        "readonly", "offline", or the reporting option's number), at most
+        max_zones (default: every zone of the namespace)."""
+        z = self._zoned()
+        slba = _index(slba, "slba")
+        f = ZONE_STATES.get(state, state) if isinstance(state, str) else _index(state, "state")
+        if not isinstance(f, int) or not 0 <= f <= 7:
+            raise ValueError("nvmeof: zones: state %r is none of %s or 0..7" % (state, ", ".join(ZONE_STATES)))
+        n = z.nr_zones if max_zones is None else _index(max_zones, "max_zones")
+        if n <= 0:
+            raise ValueError("nvmeof: zones: max_zones must be at least 1")
+        out = (S.Zone * n)()
+        got, total = ctypes.c_uint32(0), ctypes.c_uint64(0)
+        lib = _lib.load()
+
+        def call(h):
+            return lib.nvmeof_zone_report_ext(h, self._ns, slba, f, bool(partial), out, n, ctypes.byref(got),
+                                              ctypes.byref(total), 0)
+        rc = self._q()._call(call)
+        if rc:
+            raise from_code(rc, _lib.errmsg())
+        return [Zone(d.zslba, d.wp, d.zcap, lib.nvmeof_zone_state_str(d.state).decode(), d.type, d.attrs)
+                for d in out[:got.value]]
+
+    def _zone_send(self, action, slba, select_all):
+        self._zoned()
+        slba = _index(slba, "slba")
+        lib = _lib.load()
+        rc = self._q()._call(lambda h: lib.nvmeof_zone_mgmt_send_sync(h, self._ns, slba, _ZSA[action],
+                                                                      bool(select_all), 0))
+        if rc:
+            raise from_code(rc, _lib.errmsg())
+
+    def zone_reset(self, slba: int = 0, *, all: bool = False) -> None:
+        """Zone Management Send, reset: the zone at slba, or every zone (all=True)."""
+        self._zone_send("reset", slba, all)
+
+    def zone_open(self, slba: int = 0, *, all: bool = False) -> None:
+        """Zone Management Send, open (all=True: every closed zone)."""
+        self._zone_send("open", slba, all)
+
+    def zone_close(self, slba: int = 0, *, all: bool = False) -> None:
+        """Zone Management Send, close (all=True: every open zone)."""
+        self._zone_send("close", slba, all)
+
+    def zone_finish(self, slba: int = 0, *, all: bool = False) -> None:
+        """Zone Management Send, finish (all=True: every open or closed zone)."""
+        self._zone_send("finish", slba, all)
+
+    def append(self, buffer: MemoryRegion, zslba: int, blocks: Optional[int] = None, *,
+               buffer_offset: int = 0) -> int:
+        """Zone Append of blocks from buffer at buffer_offset to the zone
+        starting at zslba; returns the LBA the controller wrote them at. One
+        command, never split: above the Zone Append Size Limit it is refused."""
+        self._zoned()
+        op = self._op(_io.APPEND, buffer, zslba, blocks, buffer_offset)
+        cpl = self._run([op])[0]
+        return cpl.cdw0 | cpl.cdw1 << 32

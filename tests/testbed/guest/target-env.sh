@@ -26,3 +26,9 @@ export NVMEOF_TB_ANAGRP=2
 # on one end of a veth pair, the host at NVMEOF_TB_SRC3 on the other
 # (TEST-NET-3), each end with its own Soft-RoCE device.
 export NVMEOF_TB_ADDR3=203.0.113.1 NVMEOF_TB_SRC3=203.0.113.2
+# Zoned namespaces: subsystem Z (any host), namespace 1 a zoned null_blk of
+# 16 zones of 4 MiB (1024 blocks of 4 KiB), MOR 4, MAR 6, appends up to
+# 128 KiB, on ports 8 (RDMA) and 9 (TCP) at NVMEOF_TB_ADDR:NVMEOF_TB_ZPORT
+# (tests/testbed/guest/zns-up)
+export NVMEOF_TB_NQN_Z=nqn.2026-12.io.nvmeof:testbed-z
+export NVMEOF_TB_ZPORT=4450

@@ -3,7 +3,8 @@
 # each of fio 3.39 (Debian 13) and 3.42 (the newest release), built from the
 # upstream archives by make fio-release into build/fio-VERSION, the engine
 # built against it in build/fio-VERSION-out. Under each, the engine suite's
-# connect, verify, JSON and terse output and refused-connect tests; then
+# connect, verify, JSON and terse output and refused-connect tests, and a
+# zoned job through its zone hooks; then
 # every fio refuses, in one line, the engine built for each other fio.
 #   tests/testbed/run bash tests/target/fio-versions.sh [VERSION...]
 # The archives are not part of the project: where their folder
@@ -33,6 +34,12 @@ for v in $VERSIONS; do
     ok "the engine suite's connect, verify, JSON and failure tests under $fv"
   else
     bad "the engine suite's connect, verify, JSON and failure tests under $fv"
+  fi
+  # the zone hooks of this release (3.39: active zones, finishing; 3.42: moving a write pointer)
+  if NVMEOF_FIO=$PWD/$F/fio NVMEOF_BUILD=$F-out bash tests/target/zns-engine.sh t_zbd_sequential_write_verifies_across_zones; then
+    ok "zonemode=zbd's sequential write with verify across zones under $fv"
+  else
+    bad "zonemode=zbd's sequential write with verify across zones under $fv"
   fi
 done
 

@@ -3,8 +3,8 @@
 # each of fio 3.39 (Debian 13) and 3.42 (the newest release), built from the
 # upstream archives by make fio-release into build/fio-VERSION, the engine
 # built against it in build/fio-VERSION-out. Under each, the engine suite's
-# connect, verify, JSON and terse output and refused-connect tests, and a
-# zoned job through its zone hooks; then
+# connect, verify, JSON and terse output and refused-connect tests, a zoned
+# job through its zone hooks and fdp=1 on a namespace without it; then
 # every fio refuses, in one line, the engine built for each other fio.
 #   tests/testbed/run bash tests/target/fio-versions.sh [VERSION...]
 # The archives are not part of the project: where their folder
@@ -35,11 +35,13 @@ for v in $VERSIONS; do
   else
     bad "the engine suite's connect, verify, JSON and failure tests under $fv"
   fi
-  # the zone hooks of this release (3.39: active zones, finishing; 3.42: moving a write pointer)
-  if NVMEOF_FIO=$PWD/$F/fio NVMEOF_BUILD=$F-out bash tests/target/zns-engine.sh t_zbd_sequential_write_verifies_across_zones; then
-    ok "zonemode=zbd's sequential write with verify across zones under $fv"
+  # the zone hooks of this release (3.39: active zones, finishing, data
+  # placement; 3.42: moving a write pointer), and fdp=1 refused on nvmet
+  if NVMEOF_FIO=$PWD/$F/fio NVMEOF_BUILD=$F-out bash tests/target/zns-engine.sh \
+       t_zbd_sequential_write_verifies_across_zones t_fdp_without_placement_fails_clearly; then
+    ok "zonemode=zbd's sequential write with verify, and fdp=1 without placement, under $fv"
   else
-    bad "zonemode=zbd's sequential write with verify across zones under $fv"
+    bad "zonemode=zbd's sequential write with verify, and fdp=1 without placement, under $fv"
   fi
 done
 

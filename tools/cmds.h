@@ -29,13 +29,13 @@ struct args {
 	uint8_t lid, lsp;
 	bool lid_set, rae, raw, json, fua, deac;
 	bool fio; /* discover -o fio */
+	int gpu;
 	/* zoned namespaces (zns.c): nvme-cli's zns plugin's options */
 	uint8_t csi;         /* id-ns --csi */
 	uint8_t zsa;         /* zone-mgmt-send --zsa; 0: not given */
 	uint8_t state;       /* report-zones --state (reporting option, 0: all) */
 	bool select_all, partial;
 	uint32_t descs;      /* report-zones --descs; 0: every zone */
-	int gpu;
 };
 
 struct nvmeof_ctrl_opts;

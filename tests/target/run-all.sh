@@ -178,6 +178,10 @@ plain() {
   # no acknowledged write lost across partitions that heal, port removal,
   # ANA states and split writes (nvmeof failover-check; about 5 minutes)
   run failover.sh 900 bash tests/target/failover.sh
+  # zoned namespaces (subsystem Z): the library's zone calls over RDMA, then
+  # over TCP but the kernel host's cross-check (its connect is nvme-tcp either way)
+  run target_zns 300 build/out/tests/target_zns
+  run target_zns-tcp 300 env NVMEOF_TB_TRTYPE=tcp build/out/tests/target_zns --except kernel_host_reports_the_same_zones
   run target_mpath-tcp 600 env NVMEOF_TB_TRTYPE=tcp build/out/tests/target_mpath $TCP_MPATH
   run target_mpath-mixed 600 env NVMEOF_TB_TRTYPE2=tcp build/out/tests/target_mpath $MIXED_MPATH
   # the engine under fio's releases (make fio-release); skips only without their archives

@@ -236,6 +236,33 @@ t_bad_arguments() {
   bad "not a discovery controller" "$T" discover "${A[@]}" -n "$NVMEOF_TB_NQN_A"
 }
 
+# Zoned namespaces (subsystem Z): the zns plugin's subcommands, their states
+# and the LBA an append got, checked against our own report
+t_zone_subcommands() {
+  local Z=("${TR[@]}" -a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_ZPORT" -n "$NVMEOF_TB_NQN_Z") out
+  "$T" zone-mgmt-send "${Z[@]}" --zsa=reset --select-all > /dev/null || fail "reset all failed"
+  out=$("$T" id-ns "${Z[@]}" --csi 2 -o json) || fail "id-ns --csi 2 failed"
+  [ "$(jq -r '.mor, .mar, .zasl, .lbafe[0].zsze' <<< "$out" | tr '\n' ' ')" = "3 5 5 1024 " ] ||
+    fail "id-ns --csi 2: $out"
+  head -c 12288 /dev/urandom > "$SCRATCH/app"
+  out=$("$T" zone-append "${Z[@]}" --zslba=2048 -d "$SCRATCH/app") || fail "zone-append failed"
+  [ "$out" = "Success appended data to LBA 800" ] || fail "zone-append said: $out"
+  out=$("$T" zone-append "${Z[@]}" --zslba=2048 -d "$SCRATCH/app") || fail "second zone-append failed"
+  [ "$out" = "Success appended data to LBA 803" ] || fail "second zone-append said: $out"
+  "$T" read "${Z[@]}" -B 2048 -c 3 -d "$SCRATCH/back" 2> /dev/null || fail "read back failed"
+  cmp "$SCRATCH/app" "$SCRATCH/back" || fail "the appended data did not read back"
+  "$T" zone-mgmt-send "${Z[@]}" --zsa=open --start-lba=4096 > /dev/null || fail "open failed"
+  out=$("$T" report-zones "${Z[@]}" -o json) || fail "report-zones failed"
+  [ "$(jq -r '.nr_zones, (.zone_list[2] | .state, .wp), .zone_list[4].state, .zone_list[0].type' <<< "$out" |
+    tr '\n' ' ')" = "16 IMP_OPENED 2054 EXP_OPENED SEQWRITE_REQ " ] || fail "report-zones: $out"
+  out=$("$T" report-zones "${Z[@]}" --state=3) || fail "report-zones --state=3 failed"
+  grep -q '^nr_zones: 1$' <<< "$out" && grep -q '^SLBA: 0x1000 .*State: EXP_OPENED' <<< "$out" ||
+    fail "report-zones --state=3: $out"
+  out=$("$T" zone-append "${Z[@]}" --zslba=0 -c 33 -d /dev/zero 2>&1) && fail "an append above ZASL went: $out"
+  grep -q "Zone Append Size Limit" <<< "$out" || fail "above ZASL: $out"
+  "$T" zone-mgmt-send "${Z[@]}" --zsa=reset --select-all > /dev/null || fail "reset all failed"
+}
+
 t_help_for_every_subcommand() {
   local c
   for c in discover id-ctrl id-ns list-ns smart-log error-log get-log read write write-zeroes flush; do

@@ -2,8 +2,9 @@
 # IN-GUEST: the fio engine on a zoned namespace (subsystem Z, 16 zones of
 # 4 MiB, at most 4 open and 6 active, appends up to 128 KiB: zns-up), over
 # RDMA and NVMe/TCP: fio's zonemode=zbd through the engine's zone hooks,
-# Zone Append writes, a conventional namespace that reports no zones, and
-# an fdp=1 job refused clearly on a target without data placement.
+# Zone Append writes, a conventional namespace that reports no zones, and a
+# zoned namespace over several paths refused. (fdp=1, fio 3.39's, is
+# fio-versions.sh's.)
 source "$(dirname "$0")/lib.sh"
 B=${NVMEOF_BUILD:-build/out}
 ENG=${NVMEOF_ENGINE:-$PWD/$B/libnvmeof_fio.so}
@@ -101,17 +102,6 @@ t_zoned_over_several_paths_is_refused() {
     fail "a zoned job over two paths ran"
   grep -q 'a zoned namespace over several paths is not supported: a failover may reorder writes; name one path' "$SCRATCH/log" ||
     { tail -5 "$SCRATCH/log"; fail "no reason given"; }
-}
-
-# fdp=1 on nvmet, which has no Flexible Data Placement: one line says why,
-# and the job fails. fio 3.39 and later only (fio-versions.sh runs it under
-# each; the distribution's 3.33 has no fdp=).
-t_fdp_without_placement_fails_clearly() {
-  ! "$FIO" --cmdhelp=fdp 2>&1 | grep -q "No such command" || skip "$("$FIO" --version) has no fdp= (3.39 and later)"
-  ! ours --name=fdp --filename="$FA1" --rw=write --bs=4k --size=1m --fdp=1 > "$SCRATCH/log" 2>&1 ||
-    fail "fdp=1 ran without placement"
-  grep -q "fdp=1 needs the namespace's placement identifiers: namespace 1: I/O Management Receive (reclaim unit handle status) nsid 1: Invalid Command Opcode" "$SCRATCH/log" ||
-    { tail -8 "$SCRATCH/log"; fail "no line naming the command and status"; }
 }
 
 run_tests "$@"

@@ -54,7 +54,7 @@ CORE_SRC = core/protocol.c core/status.c core/names.c core/util.c core/opts.c co
 	core/cuda.c core/slots.c core/submit.c core/complete.c core/qstage.c core/qpark.c core/qstate.c core/poll.c core/wait.c core/sync.c \
 	core/queue.c core/qrdma.c core/group.c core/cfields.c core/cstate.c core/creset.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c \
 	core/reassoc.c core/trace.c core/ctrl_mem.c core/nstable.c core/adminio.c core/discovery.c core/aer.c \
-	core/connretry.c core/hwts.c core/ana.c core/mpath.c core/mpath_io.c core/mpath_qlife.c core/mpath_wait.c core/mpath_select.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c core/tls_key.c core/tls_conn.c core/tls_rec.c core/tls_ktls.c core/passthru.c core/evloop.c \
+	core/connretry.c core/hwts.c core/ana.c core/mpath.c core/mpath_io.c core/mpath_qlife.c core/mpath_wait.c core/mpath_select.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c core/tls_key.c core/tls_conn.c core/tls_rec.c core/tls_ktls.c core/passthru.c core/fdp.c core/evloop.c \
 	core/tcp_crc32c.c core/tcp_pdu.c core/tcp_rx.c core/tcp_sock.c core/tcp_cmd.c core/tcp_conn.c core/tcp_tx.c core/tcp_zc.c core/qtcp.c \
 	core/protocol_zns.c core/zns.c
 # The loopback test wire: tests, fuzzers and the micro-benchmark only.
@@ -65,7 +65,8 @@ UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue 
 	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio $(O)/tests/unit_connretry $(O)/tests/unit_auth \
 	$(O)/tests/unit_regaccess $(O)/tests/unit_irq $(O)/tests/unit_hwts $(O)/tests/unit_mpath $(O)/tests/unit_mpathio \
 	$(O)/tests/unit_passthru $(O)/tests/unit_tcppdu $(O)/tests/unit_tcpconn $(O)/tests/unit_authmem $(O)/tests/unit_fence \
-	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc $(O)/tests/unit_tcpfirst $(O)/tests/unit_fcheck $(O)/tests/unit_tlskey $(O)/tests/unit_tlsio $(O)/tests/unit_zns
+	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc $(O)/tests/unit_tcpfirst $(O)/tests/unit_fcheck $(O)/tests/unit_tlskey $(O)/tests/unit_tlsio $(O)/tests/unit_zns \
+	$(O)/tests/unit_fdp
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_passthru $(O)/tests/target_zns $(O)/tests/target_mpath $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
 	$(O)/tests/gpu_check $(O)/tests/libregspy.so $(O)/tests/libcmfault.so
 BENCH = $(O)/bench/percmd $(O)/bench/authdh
@@ -160,7 +161,7 @@ $(O)/tests/unit_tcpconn $(O)/tests/unit_tcpzc: $(O)/core/tcp_crc32c.o $(O)/core/
 # the engine's lines of a path's losses, read from a multipath queue
 $(O)/tests/unit_mpathio: $(O)/engine/losses.o
 $(O)/tests/unit_queue $(O)/tests/unit_connretry $(O)/tests/unit_hwts $(O)/tests/unit_mpathio $(O)/tests/unit_passthru \
-	$(O)/tests/unit_auth $(O)/tests/unit_fence $(O)/tests/unit_zns: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
+	$(O)/tests/unit_auth $(O)/tests/unit_fence $(O)/tests/unit_zns $(O)/tests/unit_fdp: $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 $(O)/tests/unit_authmem $(O)/tests/unit_tlskey $(O)/tests/unit_tlsio: $(O)/libnvmeof.a
 # tests/unit/tls-spdk.sh's client that connects from a discovery log entry
 $(O)/tests/tls_disc: $(O)/tests/unit/tls_disc.o $(O)/libnvmeof.a
@@ -181,7 +182,7 @@ $(O)/tests/unit_irq: $(O)/engine/irq.o
 $(O)/tools/rdma.o $(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o $(O)/tests/unit/test_irq.o \
 	$(O)/tests/unit/test_mpathio.o: CPPFLAGS_ALL += -Iengine
 $(O)/tests/wire/fakewire.o $(O)/tests/unit/test_queue.o $(O)/tests/unit/test_connretry.o $(O)/tests/unit/test_hwts.o \
-	$(O)/tests/unit/test_mpathio.o $(O)/tests/unit/test_auth.o $(O)/tests/unit/test_fence.o \
+	$(O)/tests/unit/test_mpathio.o $(O)/tests/unit/test_auth.o $(O)/tests/unit/test_fence.o $(O)/tests/unit/test_fdp.o \
 	$(O)/bench/percmd.o: CPPFLAGS_ALL += -Itests/wire
 $(O)/tests/gpu_check: $(O)/tests/gpu-check/gpu_check.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
@@ -210,7 +211,7 @@ $(O)/tests/libcmfault.so: tests/cmfault/cmfault.c
 
 # The engine's files that include fio's headers (engine/engine.h maps them).
 # fio's headers are not ours: include them as system headers, gnu11 as fio is.
-FIO_ENGINE_OBJ = $(addprefix $(O)/engine/,fio_nvmeof.o log.o ctrl_share.o options.o probe.o files.o paths.o \
+FIO_ENGINE_OBJ = $(addprefix $(O)/engine/,fio_nvmeof.o log.o ctrl_share.o options.o probe.o zones.o files.o paths.o \
 	qpairs.o iomem.o job.o reap.o fiover.o tcp_opts.o)
 $(FIO_ENGINE_OBJ): CPPFLAGS_ALL += -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h
 $(FIO_ENGINE_OBJ): CSTD = -std=gnu11

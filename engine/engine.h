@@ -6,6 +6,8 @@
  *   ctrl_share.c  the controllers the jobs of one process share
  *   options.c     fio's option table, and a job's options as library options
  *   probe.c       a file's namespace facts, in a short-lived child in fio's parent
+ *   zones.c       fio's zone hooks (zonemode=zbd), Zone Append's check of
+ *                 where each write landed, FDP's placement identifiers
  *   files.c       a job's files: namespace, block-size checks, controller held
  *   paths.c       a file with several paths: their controllers, the
  *                 multipath and its queues, the end-of-job lines per path
@@ -208,7 +210,14 @@ struct eng_opts {
 	unsigned int digest_enable; /* SPDK's spelling of them: 1 + (header | data << 1); 0: not given */
 	unsigned int reconnect_delay_ms, ctrl_loss_tmo_ms, num_io_queues, connect_retries;
 	uint32_t set;
+	unsigned int zone_append;      /* writes to a zoned namespace as Zone Append */
 };
+#define ENG_ZONE_OPTIONS                                                                                       \
+	{.name = "zone_append", .lname = "writes as Zone Append", .type = FIO_OPT_BOOL,                        \
+	 .off1 = offsetof(struct eng_opts, zone_append), .def = "0",                                           \
+	 .help = "On a zoned namespace, send each write as Zone Append to the start of its zone and fail it "  \
+		 "unless the controller placed it where fio expected (at the write pointer)",                   \
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID}
 extern struct fio_option eng_options[];
 /* The library configuration of file f: the filename's transport ID, then
  * the job's options for what it leaves out; library options the user did
@@ -217,14 +226,56 @@ int eng_cfg(struct thread_data *td, struct fio_file *f, struct conn_cfg *k, uint
 
 /* ---- probe.c ---- */
 struct efile;
-/* The facts setup needs about a file's namespace. */
+/* The facts setup needs about a file's namespace. What fio's parent asks
+ * of the zone and placement hooks before any job connects (zonemode=zbd's
+ * zone report, fdp=1's placement identifiers) is learnt here too: the
+ * parent must not open a connection of its own (a child's answers it). */
 struct ns_facts {
 	uint64_t nsze;
 	uint8_t lbads;
+	struct nvmeof_zns_info zi;  /* zi.zoned false: a conventional namespace */
+	uint32_t nzones;            /* zones in the report (zonemode=zbd) */
+	int fdp_rc;                 /* fdp=1: 0, or the library's code (fdp_why says why) */
+	uint32_t npids;             /* the placement identifiers (at most NVMEOF_RUHS_MAX) */
+	uint16_t pids[NVMEOF_RUHS_MAX];
+	char fdp_why[300];
 };
 /* Connected (holding the controller in ef->sc) or, in fio's parent before
  * it forks job processes, from a short-lived child. 0, or 1 after logging. */
 int probe_ns(struct thread_data *td, struct efile *ef, bool connect, struct ns_facts *nf);
+
+/* ---- zones.c ---- */
+struct ioctx;
+/* fio's hooks; the zone hooks answer from the report taken at setup until
+ * the job has its queue pairs, then from the namespace. */
+int zones_get_model(struct thread_data *td, struct fio_file *f, enum zbd_zoned_model *model);
+int zones_report(struct thread_data *td, struct fio_file *f, uint64_t offset, struct zbd_zone *zones,
+		 unsigned int nr);
+int zones_reset_wp(struct thread_data *td, struct fio_file *f, uint64_t offset, uint64_t length);
+int zones_max_open(struct thread_data *td, struct fio_file *f, unsigned int *max);
+#if FIO_IOOPS_VERSION >= 36 /* fio 3.39: active zones, finishing, data placement */
+int zones_max_active(struct thread_data *td, struct fio_file *f, unsigned int *max);
+int zones_finish(struct thread_data *td, struct fio_file *f, uint64_t offset, uint64_t length);
+int zones_fdp_ruhs(struct thread_data *td, struct fio_file *f, struct fio_ruhs_info *ruhs);
+#endif
+#if FIO_IOOPS_VERSION >= 39 /* fio 3.42: moving a write pointer by writing */
+int zones_move_wp(struct thread_data *td, struct fio_file *f, struct zbd_zone *z, uint64_t length,
+		  const char *buf);
+#endif
+/* A file's zone and placement facts against the job's options: refuses
+ * what cannot work (zone_append on a conventional namespace, zones or
+ * placement over several paths), says the zone geometry once. 0, or 1
+ * after logging why. */
+int zones_check(struct thread_data *td, struct fio_file *f, struct efile *ef);
+/* Submits a write of io_u as Zone Append (its completion to appended) or
+ * with its placement directive (to done); the library's code. */
+int zones_submit(struct thread_data *td, struct nvmeof_queue *q, struct efile *ef, struct io_u *io_u,
+		 struct ioctx *x, uint64_t slba, uint32_t nlb, struct nvmeof_mr *mr, size_t off, nvmeof_cb done,
+		 nvmeof_cb appended);
+/* A Zone Append's completion: 0 when the controller put it at the LBA fio
+ * expected (the zone's write pointer when fio issued it), else 1 with why:
+ * fio's offsets, and a verify, would be wrong. */
+int zones_landed(const struct ioctx *x, const struct nvmeof_cpl *cpl, char *why, size_t len);
 
 /* ---- files.c ---- */
 struct jqueue;
@@ -237,6 +288,10 @@ struct efile {
 	uint32_t nsid;
 	uint8_t lbads;
 	uint64_t nsze;
+	struct ns_facts facts;      /* as probed: zones and placement identifiers */
+	struct nvmeof_zone *zones;  /* facts.nzones of them, the report at setup */
+	bool write_special;         /* writes go by zones_submit (Zone Append, a directive) */
+	bool zone_said;             /* the zone line is out (in fio's parent, or this process) */
 };
 struct job;
 /* Learns each file's namespace and checks the job's block sizes and offsets
@@ -308,6 +363,7 @@ void paths_inject(struct thread_data *td, struct job *j);
 struct ioctx {
 	struct job *j;
 	struct io_u *io_u;
+	uint64_t slba; /* a Zone Append's: where fio expects it to land */
 };
 struct job {
 	struct job *held_prev, *held_next; /* job.c's list of the records it holds */

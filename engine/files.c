@@ -77,7 +77,8 @@ int files_attach(struct thread_data *td, struct job *j, bool connect)
 			return 1;
 		ef->lbads = nf.lbads;
 		ef->nsze = nf.nsze;
-		if (check_sizes(td, f, ef))
+		ef->facts = nf;
+		if (check_sizes(td, f, ef) || zones_check(td, f, ef))
 			return 1;
 	}
 	return 0;
@@ -91,6 +92,7 @@ void files_detach(struct job *j)
 		if (ef->sc)
 			share_put(ef->sc);
 		explicit_bzero(&ef->cfg, sizeof(ef->cfg)); /* its secrets */
+		free(ef->zones);
 		free(ef);
 	}
 	j->files = NULL;

@@ -51,14 +51,28 @@ static void done_cb(void *arg, const struct nvmeof_cpl *cpl)
 	j->events[j->nevents++] = io_u;
 }
 
+/* A Zone Append: done_cb's, once the LBA it landed at is the one fio expected. */
+static void append_cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	struct ioctx *x = arg;
+	char why[200];
+	if (!cpl->err && !x->j->closing && zones_landed(x, cpl, why, sizeof(why))) {
+		x->io_u->error = EIO;
+		log_io_error(x->j, "write", why);
+	}
+	done_cb(arg, cpl);
+}
+
 /* One request on queue pair q. */
-static int submit_on(struct nvmeof_queue *q, struct jqueue *jq, struct efile *ef, struct io_u *io_u,
-		     struct ioctx *x, uint64_t slba, uint32_t nlb, size_t off)
+static int submit_on(struct thread_data *td, struct nvmeof_queue *q, struct jqueue *jq, struct efile *ef,
+		     struct io_u *io_u, struct ioctx *x, uint64_t slba, uint32_t nlb, size_t off)
 {
 	switch (io_u->ddir) {
 	case DDIR_READ:
 		return nvmeof_read(q, ef->ns, slba, nlb, jq->mr, off, done_cb, x);
 	case DDIR_WRITE:
+		if (ef->write_special)
+			return zones_submit(td, q, ef, io_u, x, slba, nlb, jq->mr, off, done_cb, append_cb);
 		return nvmeof_write(q, ef->ns, slba, nlb, jq->mr, off, done_cb, x);
 	case DDIR_TRIM:
 		return nvmeof_deallocate(q, ef->ns, slba, nlb, done_cb, x);
@@ -163,7 +177,7 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 	for (unsigned int n; (n = qmap_open(tried, jq->next, jq->nq)) < jq->nq;) {
 		jq->next = n + 1 == jq->nq ? 0 : n + 1;
 		tried |= 1ull << n;
-		rc = submit_on(jq->q[n], jq, ef, io_u, x, slba, nlb, off);
+		rc = submit_on(td, jq->q[n], jq, ef, io_u, x, slba, nlb, off);
 		if (!rc)
 			jq->dirty |= 1ull << n;
 		if (rc == NVMEOF_ECLOSED && jq->nq > 1) {
@@ -357,6 +371,18 @@ struct ioengine_ops ioengine = {
 	.open_file = fio_nvmeof_open_file,
 	.close_file = fio_nvmeof_close_file,
 	.get_file_size = fio_nvmeof_get_file_size,
+	.get_zoned_model = zones_get_model,
+	.report_zones = zones_report,
+	.reset_wp = zones_reset_wp,
+	.get_max_open_zones = zones_max_open,
+#if FIO_IOOPS_VERSION >= 36
+	.get_max_active_zones = zones_max_active,
+	.finish_zone = zones_finish,
+	.fdp_fetch_ruhs = zones_fdp_ruhs,
+#endif
+#if FIO_IOOPS_VERSION >= 39
+	.move_zone_wp = zones_move_wp,
+#endif
 	.option_struct_size = sizeof(struct eng_opts),
 	.options = eng_options,
 };

@@ -1142,6 +1142,41 @@ int nvmeof_zone_append(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint6
 int nvmeof_zone_append_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t zslba, uint32_t nlb,
 			    struct nvmeof_mr *mr, size_t off, uint32_t flags, uint64_t *alba, uint32_t timeout_ms);
 
+/* ---- Flexible Data Placement (version 0.6) ------------------------------------
+ * NVMe Base 2.1 (TP4146). A write names where its data goes with a
+ * directive: DTYPE 2h (data placement) and, in DSPEC, a placement
+ * identifier (the reclaim unit handle's index in the namespace's list, and
+ * the reclaim group above it); DTYPE 1h is the Streams directive. */
+enum { NVMEOF_DTYPE_STREAMS = 0x1, NVMEOF_DTYPE_PLACEMENT = 0x2 };
+/* A Write whose CDW12 carries dtype (bits 23:20) and CDW13 dspec (bits
+ * 31:16); flags: NVMEOF_IO_FUA. dtype 0 is nvmeof_write_ext. With a
+ * directive it goes as a raw command (nvmeof_io_raw): one command, at most
+ * the controller's transfer limit (no split), and one on the wire when
+ * its connection is lost fails with NVMEOF_ECLOSED instead of going again
+ * on the next. A controller without the directive may ignore it or fail
+ * the write (Invalid Field in Command). */
+int nvmeof_write_dspec(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint32_t nlb,
+		       struct nvmeof_mr *mr, size_t off, uint32_t flags, uint8_t dtype, uint16_t dspec,
+		       nvmeof_cb cb, void *arg);
+/* One Reclaim Unit Handle Status descriptor. */
+struct nvmeof_ruhs_desc {
+	uint16_t pid;    /* Placement Identifier: what a write's DSPEC names */
+	uint16_t ruhid;  /* Reclaim Unit Handle Identifier */
+	uint32_t earutr; /* Estimated Active Reclaim Unit Time Remaining (seconds) */
+	uint64_t ruamw;  /* Reclaim Unit Available Media Writes (logical blocks) */
+};
+/* The most descriptors one nvmeof_fdp_ruhs returns. */
+#define NVMEOF_RUHS_MAX 127
+/* I/O Management Receive, Reclaim Unit Handle Status (opcode 12h, MO 1h),
+ * synchronously on I/O queue q: up to max descriptors (at most
+ * NVMEOF_RUHS_MAX) into out, *nr the number the namespace has, which may
+ * be more than max (max 0 asks for the count alone). A namespace or
+ * controller without Flexible Data Placement answers an error status
+ * (Invalid Command Opcode, Invalid Field in Command), returned as
+ * NVMEOF_ENVME with the status named. */
+int nvmeof_fdp_ruhs(struct nvmeof_queue *q, const struct nvmeof_ns *ns, struct nvmeof_ruhs_desc *out, uint32_t max,
+		    uint32_t *nr, uint32_t timeout_ms);
+
 #ifdef __cplusplus
 }
 #endif

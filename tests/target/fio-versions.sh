@@ -3,7 +3,8 @@
 # each of fio 3.39 (Debian 13) and 3.42 (the newest release), built from the
 # upstream archives by make fio-release into build/fio-VERSION, the engine
 # built against it in build/fio-VERSION-out. Under each, the engine suite's
-# connect, verify, JSON and terse output and refused-connect tests; then
+# connect, verify, JSON and terse output and refused-connect tests, a zoned
+# job through its zone hooks and fdp=1 on a namespace without it; then
 # every fio refuses, in one line, the engine built for each other fio.
 #   tests/testbed/run bash tests/target/fio-versions.sh [VERSION...]
 # The archives are not part of the project: where their folder
@@ -33,6 +34,23 @@ for v in $VERSIONS; do
     ok "the engine suite's connect, verify, JSON and failure tests under $fv"
   else
     bad "the engine suite's connect, verify, JSON and failure tests under $fv"
+  fi
+  # the zone hooks of this release (3.39: active zones, finishing; 3.42:
+  # moving a write pointer)
+  if NVMEOF_FIO=$PWD/$F/fio NVMEOF_BUILD=$F-out bash tests/target/zns-engine.sh t_zbd_sequential_write_verifies_across_zones; then
+    ok "zonemode=zbd's sequential write with verify across zones under $fv"
+  else
+    bad "zonemode=zbd's sequential write with verify across zones under $fv"
+  fi
+  # fdp=1 (3.39 and later) on nvmet, which has no Flexible Data Placement:
+  # the job fails, one line naming the command and the status
+  fdp=$(timeout 120 "$F/fio" --ioengine=external:"$PWD/$F-out/libnvmeof_fio.so" --name=fdp --rw=write --bs=4k --size=1m \
+    --fdp=1 --filename="trtype=RDMA traddr=$NVMEOF_TB_ADDR trsvcid=$NVMEOF_TB_PORT subnqn=${NVMEOF_TB_NQN_A//:/\\:} ns=1" 2>&1)
+  fdp_rc=$?
+  if [ $fdp_rc != 0 ] && grep -q "fdp=1 needs the namespace's placement identifiers: namespace 1: I/O Management Receive (reclaim unit handle status) nsid 1: Invalid Command Opcode" <<< "$fdp"; then
+    ok "fdp=1 on a namespace without data placement fails in one line under $fv"
+  else
+    bad "fdp=1 on a namespace without data placement fails in one line under $fv" "exit $fdp_rc: $(tail -4 <<< "$fdp")"
   fi
 done
 

@@ -186,6 +186,7 @@ plain() {
   run target_mpath-mixed 600 env NVMEOF_TB_TRTYPE2=tcp build/out/tests/target_mpath $MIXED_MPATH
   # the engine under fio's releases (make fio-release); skips only without their archives
   run fio-versions.sh 900 bash tests/target/fio-versions.sh
+  run zns-engine.sh 300 bash tests/target/zns-engine.sh
   # SPDK's nvmf_tgt beside nvmet, where its prebuilt copy is beside the checkout;
   # then the huge pages it reserved (half the guest's memory) go back
   run spdk.sh 600 bash tests/target/spdk.sh

@@ -1,0 +1,251 @@
+/* fio's zone hooks (zonemode=zbd) for a zoned namespace (NVMe ZNS), Zone
+ * Append, and the placement identifiers of Flexible Data Placement.
+ *
+ * fio asks for the zoned model, the zone report and the limits in its
+ * parent, before any job has connected: those answers come from what the
+ * probe learnt at setup (probe.c), which the parent may not connect for.
+ * Resets, finishes and later reports come from the job's own queue pair,
+ * once init has opened it. */
+#include <errno.h>
+#include <string.h>
+
+#include "engine.h"
+
+/* Report Zones in pieces of this many (a piece's data fits one command). */
+#define REPORT_CHUNK 128
+
+static uint64_t zone_bytes(const struct efile *ef) { return ef->facts.zi.zone_size << ef->lbads; }
+
+/* The job's queue pair for the file's zone commands, or NULL before init. */
+static struct nvmeof_queue *zq(const struct efile *ef)
+{
+	return ef->jq && ef->jq->nq ? ef->jq->q[0] : NULL;
+}
+
+static void to_fio(const struct efile *ef, const struct nvmeof_zone *z, struct zbd_zone *out)
+{
+	*out = (struct zbd_zone){
+		.start = z->zslba << ef->lbads,
+		.wp = z->wp << ef->lbads,
+		.len = zone_bytes(ef),
+		.capacity = z->zcap << ef->lbads,
+		.type = z->type == NVMEOF_ZONE_TYPE_SEQ ? ZBD_ZONE_TYPE_SWR : ZBD_ZONE_TYPE_CNV,
+		.cond = (enum zbd_zone_cond)z->state,
+	};
+	/* a full zone's write pointer is not valid (ZNS): fio wants its end */
+	if (z->state == NVMEOF_ZS_FULL)
+		out->wp = out->start + out->len;
+}
+
+int zones_get_model(struct thread_data *td, struct fio_file *f, enum zbd_zoned_model *model)
+{
+	(void)td;
+	struct efile *ef = FILE_ENG_DATA(f);
+	if (!ef) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	*model = ef->facts.zi.zoned ? ZBD_HOST_MANAGED : ZBD_NONE;
+	return 0;
+}
+
+int zones_report(struct thread_data *td, struct fio_file *f, uint64_t offset, struct zbd_zone *zones,
+		 unsigned int nr)
+{
+	(void)td;
+	struct efile *ef = FILE_ENG_DATA(f);
+	if (!ef || !ef->facts.zi.zoned || !ef->facts.zi.zone_size) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	uint64_t slba = offset >> ef->lbads;
+	uint64_t first = slba / ef->facts.zi.zone_size;
+	struct nvmeof_queue *q = zq(ef);
+	if (!q) {
+		/* before init: the report probe.c took */
+		unsigned int n = 0;
+		for (uint64_t i = first; i < ef->facts.nzones && n < nr; i++)
+			to_fio(ef, &ef->zones[i], &zones[n++]);
+		return (int)n;
+	}
+	struct nvmeof_zone buf[REPORT_CHUNK];
+	unsigned int n = 0;
+	slba = first * ef->facts.zi.zone_size;
+	while (n < nr && slba < ef->nsze) {
+		uint32_t want = nr - n < REPORT_CHUNK ? nr - n : REPORT_CHUNK, got = 0;
+		int rc = nvmeof_zone_report(q, ef->ns, slba, 0, true, buf, want, &got, 0);
+		if (rc) {
+			eng_err("nvmeof: report zones at LBA %llu: %s\n", (unsigned long long)slba, nvmeof_errmsg());
+			errno = eng_errno(rc);
+			return -errno;
+		}
+		if (!got)
+			break;
+		for (uint32_t i = 0; i < got; i++)
+			to_fio(ef, &buf[i], &zones[n++]);
+		slba = buf[got - 1].zslba + ef->facts.zi.zone_size;
+	}
+	return (int)n;
+}
+
+/* One Zone Management Send action on every zone of [offset, offset + length). */
+static int zone_action(struct thread_data *td, struct fio_file *f, uint64_t offset, uint64_t length, uint8_t zsa,
+		       const char *what)
+{
+	(void)td;
+	struct efile *ef = FILE_ENG_DATA(f);
+	struct nvmeof_queue *q = ef ? zq(ef) : NULL;
+	if (!q || !ef->facts.zi.zoned) {
+		eng_err("nvmeof: %s of zones at %llu: %s\n", what, (unsigned long long)offset,
+			!q ? "the job has no queue pair yet" : "the namespace is not zoned");
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	uint64_t zsz = ef->facts.zi.zone_size;
+	uint64_t end = (offset + length) >> ef->lbads;
+	for (uint64_t slba = (offset >> ef->lbads) / zsz * zsz; slba < end && slba < ef->nsze; slba += zsz) {
+		int rc = nvmeof_zone_mgmt_send_sync(q, ef->ns, slba, zsa, false, 0);
+		if (rc) {
+			eng_err("nvmeof: %s of the zone at LBA %llu: %s\n", what, (unsigned long long)slba,
+				nvmeof_errmsg());
+			errno = eng_errno(rc);
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+int zones_reset_wp(struct thread_data *td, struct fio_file *f, uint64_t offset, uint64_t length)
+{
+	return zone_action(td, f, offset, length, NVMEOF_ZSA_RESET, "reset");
+}
+
+int zones_max_open(struct thread_data *td, struct fio_file *f, unsigned int *max)
+{
+	(void)td;
+	struct efile *ef = FILE_ENG_DATA(f);
+	*max = ef ? ef->facts.zi.max_open : 0;
+	return 0;
+}
+
+#if FIO_IOOPS_VERSION >= 36
+int zones_max_active(struct thread_data *td, struct fio_file *f, unsigned int *max)
+{
+	(void)td;
+	struct efile *ef = FILE_ENG_DATA(f);
+	*max = ef ? ef->facts.zi.max_active : 0;
+	return 0;
+}
+
+int zones_finish(struct thread_data *td, struct fio_file *f, uint64_t offset, uint64_t length)
+{
+	return zone_action(td, f, offset, length, NVMEOF_ZSA_FINISH, "finish");
+}
+
+/* fio asks twice: for the count (nr_ruhs 0), then for that many. */
+int zones_fdp_ruhs(struct thread_data *td, struct fio_file *f, struct fio_ruhs_info *ruhs)
+{
+	(void)td;
+	struct efile *ef = FILE_ENG_DATA(f);
+	if (!ef || ef->facts.fdp_rc) {
+		eng_err("nvmeof: fdp=1 needs the namespace's placement identifiers: %s\n",
+			ef ? ef->facts.fdp_why : "no file");
+		errno = ENOTSUP;
+		return -ENOTSUP;
+	}
+	uint32_t want = ruhs->nr_ruhs;
+	ruhs->nr_ruhs = ef->facts.npids;
+	for (uint32_t i = 0; i < want && i < ef->facts.npids; i++)
+		ruhs->plis[i] = ef->facts.pids[i];
+	return 0;
+}
+#endif
+
+#if FIO_IOOPS_VERSION >= 39
+/* fio 3.42 recovers from a failed write by writing buf (its own I/O
+ * memory) at the zone's write pointer. */
+int zones_move_wp(struct thread_data *td, struct fio_file *f, struct zbd_zone *z, uint64_t length,
+		  const char *buf)
+{
+	struct efile *ef = FILE_ENG_DATA(f);
+	struct nvmeof_queue *q = ef ? zq(ef) : NULL;
+	uint64_t lba = 1ull << (ef ? ef->lbads : 0);
+	if (!q || buf < td->orig_buffer || (length | z->wp) % lba || !length) {
+		eng_err("nvmeof: moving a write pointer by %llu bytes: %s\n", (unsigned long long)length,
+			!q ? "the job has no queue pair" : "not whole blocks of the job's I/O memory");
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	int rc = nvmeof_write_sync(q, ef->ns, z->wp >> ef->lbads, (uint32_t)(length >> ef->lbads), ef->jq->mr,
+				   (size_t)(buf - td->orig_buffer), 0);
+	if (rc) {
+		eng_err("nvmeof: moving the write pointer at %llu: %s\n", (unsigned long long)z->wp, nvmeof_errmsg());
+		errno = eng_errno(rc);
+		return -errno;
+	}
+	return 0;
+}
+#endif
+
+int zones_check(struct thread_data *td, struct fio_file *f, struct efile *ef)
+{
+	struct eng_opts *eo = td->eo;
+	const struct nvmeof_zns_info *zi = &ef->facts.zi;
+	bool zbd = td->o.zone_mode == ZONE_MODE_ZBD;
+	bool fdp = false;
+#if FIO_IOOPS_VERSION >= 36
+	fdp = td->o.dp_type != FIO_DP_NONE;
+#endif
+	if (eo->zone_append && !zi->zoned) {
+		eng_err("nvmeof: zone_append=1: namespace %u of %s is not zoned (no Zone Append)\n", ef->nsid,
+			f->file_name);
+		return eng_fail(td, EINVAL, "nvmeof zone_append");
+	}
+	/* A failover re-sends a lost write on another path, where it can land
+	 * behind a later one: a zone's sequential writes would break. */
+	if (ef->cfg.t.nalt && ((zi->zoned && (zbd || eo->zone_append)) || fdp)) {
+		eng_err("nvmeof: %s over several paths is not supported: a failover may reorder writes; "
+			"name one path\n", fdp ? "data placement" : "a zoned namespace");
+		return eng_fail(td, EINVAL, "nvmeof zones over several paths");
+	}
+	ef->write_special = (eo->zone_append && zi->zoned) || fdp;
+	if (zi->zoned && !ef->zone_said) {
+		ef->zone_said = true;
+		char lim[96] = "";
+		if (zi->zasl_bytes)
+			snprintf(lim, sizeof(lim), ", zone append at most %u KiB", zi->zasl_bytes >> 10);
+		eng_info("nvmeof: %s: zoned namespace %u: %llu zones of %llu LBAs (%llu MiB), max open %u, "
+			 "max active %u%s%s\n", f->file_name, ef->nsid, (unsigned long long)zi->nr_zones,
+			 (unsigned long long)zi->zone_size, (unsigned long long)(zone_bytes(ef) >> 20), zi->max_open,
+			 zi->max_active, lim, eo->zone_append ? "; writes as Zone Append" : "");
+	}
+	return 0;
+}
+
+int zones_landed(const struct ioctx *x, const struct nvmeof_cpl *cpl, char *why, size_t len)
+{
+	uint64_t got = cpl->cdw0 | (uint64_t)cpl->cdw1 << 32;
+	if (got == x->slba)
+		return 0;
+	snprintf(why, len, "zone append landed at LBA %llu, not at LBA %llu where fio expected it (another "
+		 "write to the zone went first)", (unsigned long long)got, (unsigned long long)x->slba);
+	return 1;
+}
+
+int zones_submit(struct thread_data *td, struct nvmeof_queue *q, struct efile *ef, struct io_u *io_u,
+		 struct ioctx *x, uint64_t slba, uint32_t nlb, struct nvmeof_mr *mr, size_t off, nvmeof_cb done,
+		 nvmeof_cb appended)
+{
+	if (((struct eng_opts *)td->eo)->zone_append && ef->facts.zi.zoned) {
+		uint64_t zsz = ef->facts.zi.zone_size;
+		x->slba = slba;
+		return nvmeof_zone_append(q, ef->ns, slba / zsz * zsz, nlb, mr, off, 0, appended, x);
+	}
+#if FIO_IOOPS_VERSION >= 36
+	return nvmeof_write_dspec(q, ef->ns, slba, nlb, mr, off, 0, (uint8_t)io_u->dtype, (uint16_t)io_u->dspec,
+				  done, x);
+#else
+	(void)io_u;
+	return nvmeof_write(q, ef->ns, slba, nlb, mr, off, done, x);
+#endif
+}

@@ -71,9 +71,12 @@ int tls_client_handshake(int fd, const struct tls_psk *p, uint32_t timeout_ms, u
  * (*ssl NULL, *no_ktls NULL) and the queue moves its bytes with plain
  * sendmsg/recvmsg. Otherwise *ssl stays and *no_ktls says why, once per
  * queue. A recvmsg that fails with EIO met a record that is not data:
- * tls_ktls_ctrl reads it, drops a NewSessionTicket (-1, EAGAIN: read
- * again) and ends the connection on anything else (-1, ECONNRESET for an
- * alert, EPROTO). */
+ * tls_ktls_ctrl reads it and judges it (tls_ktls_classify, from the
+ * record's type and plaintext): a NewSessionTicket is dropped (-1, EAGAIN:
+ * read again), a close_notify is the controller closing the connection
+ * (0, as recv's end of stream), anything else ends the connection (-1,
+ * EPROTO, *why names it: an alert by its description, a KeyUpdate, a
+ * handshake message split across records). */
 struct tls_secrets {
 	uint8_t tx[48], rx[48]; /* the first application traffic secrets, client's and server's */
 	size_t len;
@@ -83,7 +86,9 @@ void tls_ktls_keylog(struct tls_secrets *sec, const char *line);
 /* 0: engaged; 1: not (*why), the socket as it was; -1: TLS_RX refused after
  * TLS_TX was taken (*why): the connection is unusable */
 int tls_ktls_engage(int fd, uint8_t cipher, const struct tls_secrets *sec, const char **why);
-ssize_t tls_ktls_ctrl(int fd);
+ssize_t tls_ktls_ctrl(int fd, char *why, size_t cap);
+enum { TLS_CTRL_FAIL = -1, TLS_CTRL_DROP = 0, TLS_CTRL_CLOSE = 1 };
+int tls_ktls_classify(unsigned char type, const uint8_t *buf, size_t n, char *why, size_t cap);
 /* The transport's sendmsg and recvmsg through OpenSSL (tls_client_handshake's
  * *ssl), non-blocking. tls_io_send gathers up to cap
  * bytes of v into buf, one record; tls_io_recv fills v in order. Both

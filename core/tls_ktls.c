@@ -12,6 +12,7 @@
  * NVMEOF_KTLS=0 does the same by choice (to compare the two).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
@@ -24,6 +25,7 @@
 #include <openssl/crypto.h>
 #include <openssl/kdf.h>
 #include <openssl/params.h>
+#include <openssl/ssl.h>
 
 #include "tls.h"
 
@@ -165,31 +167,71 @@ out:
 	return rc;
 }
 
-ssize_t tls_ktls_ctrl(int fd)
+/* RFC 8446 5.1: a handshake record holds whole messages, several of them,
+ * or a part of one; each is [msg_type u8][length u24][body]. Only complete
+ * NewSessionTickets are dropped; a KeyUpdate (24) would need the kernel to
+ * take new keys, which the TLS_RX set once cannot. */
+int tls_ktls_classify(unsigned char type, const uint8_t *buf, size_t n, char *why, size_t cap)
+{
+	if (type == 21) { /* alert: level, description */
+		if (n == 2 && buf[1] == 0)
+			return TLS_CTRL_CLOSE; /* close_notify: the controller closed the connection */
+		if (n != 2)
+			snprintf(why, cap, "a malformed TLS alert (%zu bytes)", n);
+		else
+			snprintf(why, cap, "the controller sent TLS alert %s (%s)", SSL_alert_desc_string_long(buf[1]),
+				 buf[0] == 1 ? "warning" : "fatal");
+		return TLS_CTRL_FAIL;
+	}
+	if (type != 22) {
+		snprintf(why, cap, "a TLS record of type %u, not data, an alert or a handshake message", type);
+		return TLS_CTRL_FAIL;
+	}
+	for (size_t i = 0;;) {
+		if (n - i >= 1 && buf[i] == 24) {
+			snprintf(why, cap, "the controller sent a TLS KeyUpdate, which kTLS cannot take on this kernel "
+				 "(NVMEOF_KTLS=0 keeps OpenSSL's records, which can)");
+			return TLS_CTRL_FAIL;
+		}
+		size_t len = n - i >= 4 ? (size_t)buf[i + 1] << 16 | (size_t)buf[i + 2] << 8 | buf[i + 3] : 0;
+		if (n - i < 4 || n - i - 4 < len) {
+			snprintf(why, cap, "a TLS handshake message split across records (kTLS takes whole ones only; "
+				 "NVMEOF_KTLS=0 keeps OpenSSL's records)");
+			return TLS_CTRL_FAIL;
+		}
+		if (buf[i] != 4) {
+			snprintf(why, cap, "a TLS handshake message of type %u after the handshake", buf[i]);
+			return TLS_CTRL_FAIL;
+		}
+		i += 4 + len;
+		if (i == n)
+			return TLS_CTRL_DROP;
+	}
+}
+
+ssize_t tls_ktls_ctrl(int fd, char *why, size_t cap)
 {
 	/* a record that is not data: recvmsg without room for its type said
-	 * EIO; read it with the room. A post-handshake handshake message
-	 * (NewSessionTicket: no tickets are used) is dropped; an alert, a
-	 * KeyUpdate (the kernel cannot take the new keys here) or anything
-	 * else ends the connection. */
+	 * EIO; read it with the room, and judge it (tls_ktls_classify) */
 	uint8_t buf[16384 + 256];
 	char cbuf[CMSG_SPACE(sizeof(unsigned char))];
 	struct iovec v = {buf, sizeof(buf)};
 	struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
 	ssize_t n = recvmsg(fd, &m, MSG_DONTWAIT);
-	if (n < 0)
+	if (n < 0) {
+		int e = errno;
+		snprintf(why, cap, "reading a TLS record that is not data: %s", strerror(e));
+		errno = e;
 		return -1;
+	}
 	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
 	unsigned char type = 23;
 	if (c && c->cmsg_level == SOL_TLS && c->cmsg_type == TLS_GET_RECORD_TYPE)
 		type = *CMSG_DATA(c);
-	/* handshake type 4: NewSessionTicket; 24: KeyUpdate */
-	if (type == 22 && n > 0 && buf[0] == 4) {
-		OPENSSL_cleanse(buf, (size_t)n);
-		errno = EAGAIN;
-		return -1;
-	}
-	OPENSSL_cleanse(buf, n > 0 ? (size_t)n : 0);
-	errno = type == 21 ? ECONNRESET : EPROTO;
+	int k = tls_ktls_classify(type, buf, (size_t)n, why, cap);
+	OPENSSL_cleanse(buf, (size_t)n);
+	if (k == TLS_CTRL_CLOSE)
+		return 0;
+	errno = k == TLS_CTRL_DROP ? EAGAIN : EPROTO;
 	return -1;
 }

@@ -10,7 +10,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
+#include <linux/tls.h>
 
 #define TLS_KEY_MAX 48       /* SHA-384's */
 #define TLS_IDENTITY_MAX 640 /* "NVMe1R02 " + two NQNs (223 each) + a SHA-384 digest in base64 (64) */
@@ -83,6 +85,16 @@ struct tls_secrets {
 	bool have_tx, have_rx;
 };
 void tls_ktls_keylog(struct tls_secrets *sec, const char *line);
+/* What TLS_TX / TLS_RX take for a traffic secret (cipher 1: AES-128-GCM,
+ * 2: AES-256-GCM): key and IV by HKDF-Expand-Label(secret, "key" / "iv",
+ * "", length), the IV's first 4 bytes as the salt, the last 8 as iv,
+ * rec_seq 0. 0, or -1 (OpenSSL's HKDF failed). */
+union tls_ktls_crypto {
+	struct tls12_crypto_info_aes_gcm_128 g128;
+	struct tls12_crypto_info_aes_gcm_256 g256;
+};
+int tls_ktls_crypto_info(uint8_t cipher, const uint8_t *secret, size_t slen, union tls_ktls_crypto *c,
+			 socklen_t *clen);
 /* 0: engaged; 1: not (*why), the socket as it was; -1: TLS_RX refused after
  * TLS_TX was taken (*why): the connection is unusable */
 int tls_ktls_engage(int fd, uint8_t cipher, const struct tls_secrets *sec, const char **why);

@@ -95,13 +95,8 @@ static int expand_label(uint8_t cipher, const uint8_t *secret, size_t slen, cons
 	return ok == 1 ? 0 : -1;
 }
 
-/* Both GCM layouts: iv (the nonce's last 8 bytes), key, salt (its first 4), rec_seq */
-union crypto {
-	struct tls12_crypto_info_aes_gcm_128 g128;
-	struct tls12_crypto_info_aes_gcm_256 g256;
-};
-
-static int crypto_info(uint8_t cipher, const uint8_t *secret, size_t slen, union crypto *c, socklen_t *clen)
+int tls_ktls_crypto_info(uint8_t cipher, const uint8_t *secret, size_t slen, union tls_ktls_crypto *c,
+			 socklen_t *clen)
 {
 	uint8_t key[32], iv[12];
 	size_t klen = cipher == 2 ? 32 : 16;
@@ -147,17 +142,17 @@ int tls_ktls_engage(int fd, uint8_t cipher, const struct tls_secrets *sec, const
 		*why = errno == ENOENT ? "no kTLS in this kernel (the tls module)" : "setsockopt TCP_ULP tls failed";
 		return 1;
 	}
-	union crypto c;
+	union tls_ktls_crypto c;
 	socklen_t clen = 0;
 	int rc = -1;
 	/* TX first: a failure there leaves the socket as it was, records by OpenSSL */
-	if (crypto_info(cipher, sec->tx, sec->len, &c, &clen) || setsockopt(fd, SOL_TLS, TLS_TX, &c, clen)) {
+	if (tls_ktls_crypto_info(cipher, sec->tx, sec->len, &c, &clen) || setsockopt(fd, SOL_TLS, TLS_TX, &c, clen)) {
 		*why = "setsockopt TLS_TX failed";
 		rc = 1;
 		goto out;
 	}
 	/* RX after TX: no way back, the kernel seals what is sent from now on */
-	if (crypto_info(cipher, sec->rx, sec->len, &c, &clen) || setsockopt(fd, SOL_TLS, TLS_RX, &c, clen)) {
+	if (tls_ktls_crypto_info(cipher, sec->rx, sec->len, &c, &clen) || setsockopt(fd, SOL_TLS, TLS_RX, &c, clen)) {
 		*why = "setsockopt TLS_RX failed after TLS_TX";
 		goto out;
 	}

@@ -96,8 +96,10 @@ union tls_ktls_crypto {
 int tls_ktls_crypto_info(uint8_t cipher, const uint8_t *secret, size_t slen, union tls_ktls_crypto *c,
 			 socklen_t *clen);
 /* 0: engaged; 1: not (*why), the socket as it was; -1: TLS_RX refused after
- * TLS_TX was taken (*why): the connection is unusable */
+ * TLS_TX was taken (*why): the connection is unusable, and the next
+ * connections of this process keep OpenSSL's records (1) */
 int tls_ktls_engage(int fd, uint8_t cipher, const struct tls_secrets *sec, const char **why);
+extern int (*tls_ktls_setsockopt)(int, int, int, const void *, socklen_t); /* setsockopt; tests replace it */
 ssize_t tls_ktls_ctrl(int fd, char *why, size_t cap);
 enum { TLS_CTRL_FAIL = -1, TLS_CTRL_DROP = 0, TLS_CTRL_CLOSE = 1 };
 int tls_ktls_classify(unsigned char type, const uint8_t *buf, size_t n, char *why, size_t cap);

@@ -12,6 +12,7 @@
  * NVMEOF_KTLS=0 does the same by choice (to compare the two).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,13 @@ out:
 	return rc;
 }
 
+/* The unit tests stand in for a kernel with the tls module here */
+int (*tls_ktls_setsockopt)(int, int, int, const void *, socklen_t) = setsockopt;
+/* A kernel that took TLS_TX and refused TLS_RX will refuse it again: the
+ * connection it happened on is lost, the next ones keep OpenSSL's records
+ * rather than fail the same way on every reconnect. */
+static atomic_bool rx_refused;
+
 int tls_ktls_engage(int fd, uint8_t cipher, const struct tls_secrets *sec, const char **why)
 {
 	const char *off = getenv("NVMEOF_KTLS");
@@ -137,23 +145,36 @@ int tls_ktls_engage(int fd, uint8_t cipher, const struct tls_secrets *sec, const
 		*why = "OpenSSL gave no traffic secrets";
 		return 1;
 	}
-	if (setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tls", sizeof("tls"))) {
-		/* no tls module: the socket is as it was */
-		*why = errno == ENOENT ? "no kTLS in this kernel (the tls module)" : "setsockopt TCP_ULP tls failed";
+	if (atomic_load(&rx_refused)) {
+		*why = "the kernel refused TLS_RX on an earlier connection";
+		return 1;
+	}
+	if (tls_ktls_setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tls", sizeof("tls"))) {
+		/* no tls module: the socket is as it was. The kernel loads it on
+		 * demand only for a caller with CAP_NET_ADMIN */
+		*why = errno == ENOENT ? "the tls module is not loaded (modprobe tls; loading it on demand needs "
+					 "CAP_NET_ADMIN), or this kernel has no kTLS"
+				       : "setsockopt TCP_ULP tls failed";
 		return 1;
 	}
 	union tls_ktls_crypto c;
 	socklen_t clen = 0;
 	int rc = -1;
 	/* TX first: a failure there leaves the socket as it was, records by OpenSSL */
-	if (tls_ktls_crypto_info(cipher, sec->tx, sec->len, &c, &clen) || setsockopt(fd, SOL_TLS, TLS_TX, &c, clen)) {
+	if (tls_ktls_crypto_info(cipher, sec->tx, sec->len, &c, &clen) ||
+	    tls_ktls_setsockopt(fd, SOL_TLS, TLS_TX, &c, clen)) {
 		*why = "setsockopt TLS_TX failed";
 		rc = 1;
 		goto out;
 	}
 	/* RX after TX: no way back, the kernel seals what is sent from now on */
-	if (tls_ktls_crypto_info(cipher, sec->rx, sec->len, &c, &clen) || setsockopt(fd, SOL_TLS, TLS_RX, &c, clen)) {
-		*why = "setsockopt TLS_RX failed after TLS_TX";
+	if (tls_ktls_crypto_info(cipher, sec->rx, sec->len, &c, &clen) ||
+	    tls_ktls_setsockopt(fd, SOL_TLS, TLS_RX, &c, clen)) {
+		int e = errno;
+		atomic_store(&rx_refused, true);
+		*why = "setsockopt TLS_RX failed after TLS_TX (the next connections keep OpenSSL's records, "
+		       "as NVMEOF_KTLS=0 does)";
+		errno = e;
 		goto out;
 	}
 	rc = 0;

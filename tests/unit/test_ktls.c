@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/evp.h>
@@ -249,6 +250,63 @@ static void handshake_and_open(int cipher)
 TEST(the_kernels_keys_open_openssls_records_aes_128_gcm) { handshake_and_open(1); }
 TEST(the_kernels_keys_open_openssls_records_aes_256_gcm) { handshake_and_open(2); }
 
+/* A kernel with the tls module, played by a setsockopt: TCP_ULP answers
+ * ulp_errno (0: taken), TLS_TX takes the keys, TLS_RX answers rx_errno */
+static int ulp_errno, rx_errno, calls;
+static int fake_setsockopt(int fd, int level, int name, const void *v, socklen_t len)
+{
+	(void)fd, (void)v, (void)len;
+	calls++;
+	int e = level == SOL_TLS && name == TLS_RX ? rx_errno : level != SOL_TLS ? ulp_errno : 0;
+	errno = e;
+	return e ? -1 : 0;
+}
+static struct tls_secrets secrets(void)
+{
+	struct tls_secrets s = {.len = 32, .have_tx = true, .have_rx = true};
+	memset(s.tx, 1, sizeof(s.tx));
+	memset(s.rx, 2, sizeof(s.rx));
+	return s;
+}
+
+/* ENOENT from TCP_ULP: the module may only be unloaded (the kernel loads
+ * it on demand for CAP_NET_ADMIN alone): the trace says how to load it */
+TEST(no_tls_module_suggests_modprobe)
+{
+	struct tls_secrets s = secrets();
+	const char *why = NULL;
+	unsetenv("NVMEOF_KTLS");
+	tls_ktls_setsockopt = fake_setsockopt;
+	ulp_errno = ENOENT, rx_errno = 0, calls = 0;
+	CHECK_EQ(tls_ktls_engage(0, 1, &s, &why), 1);
+	CHECK(why && strstr(why, "modprobe tls"));
+	CHECK_EQ(calls, 1);
+	ulp_errno = 0;
+	CHECK_EQ(tls_ktls_engage(0, 1, &s, &why), 0); /* all three taken */
+	CHECK_EQ(calls, 4);
+	tls_ktls_setsockopt = setsockopt;
+}
+
+/* TLS_RX refused after TLS_TX was taken: that connection is lost (-1),
+ * and the next ones keep OpenSSL's records instead of failing the same
+ * way on every reconnect. Last: the refusal stays for the process. */
+TEST(tls_rx_refused_once_keeps_openssls_records_after)
+{
+	struct tls_secrets s = secrets();
+	const char *why = NULL;
+	unsetenv("NVMEOF_KTLS");
+	tls_ktls_setsockopt = fake_setsockopt;
+	ulp_errno = 0, rx_errno = EINVAL, calls = 0;
+	CHECK_EQ(tls_ktls_engage(0, 1, &s, &why), -1);
+	CHECK_EQ(errno, EINVAL);
+	CHECK(why && strstr(why, "TLS_RX"));
+	CHECK_EQ(calls, 3);
+	CHECK_EQ(tls_ktls_engage(0, 1, &s, &why), 1);
+	CHECK(why && strstr(why, "TLS_RX"));
+	CHECK_EQ(calls, 3); /* the socket untouched */
+	tls_ktls_setsockopt = setsockopt;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
@@ -259,6 +317,8 @@ int main(int argc, char **argv)
 		T(close_notify_closes_and_other_alerts_are_named),
 		T(the_kernels_keys_open_openssls_records_aes_128_gcm),
 		T(the_kernels_keys_open_openssls_records_aes_256_gcm),
+		T(no_tls_module_suggests_modprobe),
+		T(tls_rx_refused_once_keeps_openssls_records_after),
 	};
 	return run_named_tests("unit-ktls", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

@@ -40,7 +40,12 @@ int tls_key_retained(const struct tls_key *k, const char *hostnqn, uint8_t *out)
 /* The PSK identity and the TLS PSK for the handshake: version 0,
  * "NVMe0RHH <hostnqn> <subnqn>" (what SPDK's target and the kernel know),
  * or 1, "NVMe1RHH <hostnqn> <subnqn> <PSK digest>" (NVMe/TCP 1.1). psk
- * gets k->len bytes; identity is NUL-terminated. */
+ * gets k->len bytes; identity is NUL-terminated. version |
+ * TLS_PSK_COMPAT: the retained and TLS PSKs as libnvme up to 1.14
+ * derived them (nvme-cli's --compat: HKDF's info with a little-endian
+ * length and no length bytes before the label and the context), what
+ * keyrings filled by nvme-cli up to 2.14 hold. */
+#define TLS_PSK_COMPAT 0x100
 int tls_psk_derive(const struct tls_key *k, int version, const char *hostnqn, const char *subnqn,
 		   char *identity, size_t id_cap, uint8_t *psk);
 

@@ -478,11 +478,14 @@ static void rx_pump(struct tcp_conn *t)
 		ssize_t n = t->ssl ? tls_io_recv(t->ssl, v, 2, &t->tls_more) : recvmsg(t->fd, &m, MSG_DONTWAIT);
 		t->reads++;
 		if (n < 0 && errno == EIO && t->tls && !t->ssl) {
-			/* kTLS: a record that is not data; a session ticket is dropped */
-			if (tls_ktls_ctrl(t->fd) < 0 && errno == EAGAIN)
+			/* kTLS: a record that is not data; a session ticket is
+			 * dropped, a close_notify reads as the end of the stream */
+			char why[192];
+			n = tls_ktls_ctrl(t->fd, why, sizeof(why));
+			if (n < 0 && errno == EAGAIN)
 				continue;
-			return fail_fmt(t, "receiving: ",
-					errno == ECONNRESET ? "a TLS alert" : "a TLS record that is not data");
+			if (n < 0)
+				return fail_fmt(t, "receiving: ", why);
 		}
 		if (n == 0)
 			return fail_fmt(t, "the controller closed the connection", "");

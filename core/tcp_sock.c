@@ -162,8 +162,12 @@ int tcp_sock_init_conn(int fd, void *ssl, bool tls, bool hdgst, bool ddgst, uint
 		struct iovec v = {to, want};
 		bool more = false; /* the ICResp is all we read: nothing after it until the ICReq's answer */
 		ssize_t n = ssl ? tls_io_recv(ssl, &v, 1, &more) : recv(fd, to, want, MSG_DONTWAIT);
-		if (n < 0 && errno == EIO && tls) /* kTLS: a record that is not data */
-			n = tls_ktls_ctrl(fd);
+		if (n < 0 && errno == EIO && tls && !ssl) { /* kTLS: a record that is not data */
+			char why[192];
+			n = tls_ktls_ctrl(fd, why, sizeof(why));
+			if (n < 0 && errno != EAGAIN && errno != ECONNRESET)
+				return nvmeof_err(NVMEOF_ETRANSPORT, "queue %u: waiting for the ICResp: %s", qid, why);
+		}
 		/* nvmet and SPDK drop an ICReq in the clear on a port that
 		 * requires TLS, closing or resetting: the likely cause, named */
 		const char *hint = tls ? "" : " (a port that requires TLS? give a TLS key)";

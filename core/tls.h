@@ -10,7 +10,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
+#include <linux/tls.h>
 
 #define TLS_KEY_MAX 48       /* SHA-384's */
 #define TLS_IDENTITY_MAX 640 /* "NVMe1R02 " + two NQNs (223 each) + a SHA-384 digest in base64 (64) */
@@ -38,7 +40,12 @@ int tls_key_retained(const struct tls_key *k, const char *hostnqn, uint8_t *out)
 /* The PSK identity and the TLS PSK for the handshake: version 0,
  * "NVMe0RHH <hostnqn> <subnqn>" (what SPDK's target and the kernel know),
  * or 1, "NVMe1RHH <hostnqn> <subnqn> <PSK digest>" (NVMe/TCP 1.1). psk
- * gets k->len bytes; identity is NUL-terminated. */
+ * gets k->len bytes; identity is NUL-terminated. version |
+ * TLS_PSK_COMPAT: the retained and TLS PSKs as libnvme up to 1.14
+ * derived them (nvme-cli's --compat: HKDF's info with a little-endian
+ * length and no length bytes before the label and the context), what
+ * keyrings filled by nvme-cli up to 2.14 hold. */
+#define TLS_PSK_COMPAT 0x100
 int tls_psk_derive(const struct tls_key *k, int version, const char *hostnqn, const char *subnqn,
 		   char *identity, size_t id_cap, uint8_t *psk);
 
@@ -71,19 +78,36 @@ int tls_client_handshake(int fd, const struct tls_psk *p, uint32_t timeout_ms, u
  * (*ssl NULL, *no_ktls NULL) and the queue moves its bytes with plain
  * sendmsg/recvmsg. Otherwise *ssl stays and *no_ktls says why, once per
  * queue. A recvmsg that fails with EIO met a record that is not data:
- * tls_ktls_ctrl reads it, drops a NewSessionTicket (-1, EAGAIN: read
- * again) and ends the connection on anything else (-1, ECONNRESET for an
- * alert, EPROTO). */
+ * tls_ktls_ctrl reads it and judges it (tls_ktls_classify, from the
+ * record's type and plaintext): a NewSessionTicket is dropped (-1, EAGAIN:
+ * read again), a close_notify is the controller closing the connection
+ * (0, as recv's end of stream), anything else ends the connection (-1,
+ * EPROTO, *why names it: an alert by its description, a KeyUpdate, a
+ * handshake message split across records). */
 struct tls_secrets {
 	uint8_t tx[48], rx[48]; /* the first application traffic secrets, client's and server's */
 	size_t len;
 	bool have_tx, have_rx;
 };
 void tls_ktls_keylog(struct tls_secrets *sec, const char *line);
+/* What TLS_TX / TLS_RX take for a traffic secret (cipher 1: AES-128-GCM,
+ * 2: AES-256-GCM): key and IV by HKDF-Expand-Label(secret, "key" / "iv",
+ * "", length), the IV's first 4 bytes as the salt, the last 8 as iv,
+ * rec_seq 0. 0, or -1 (OpenSSL's HKDF failed). */
+union tls_ktls_crypto {
+	struct tls12_crypto_info_aes_gcm_128 g128;
+	struct tls12_crypto_info_aes_gcm_256 g256;
+};
+int tls_ktls_crypto_info(uint8_t cipher, const uint8_t *secret, size_t slen, union tls_ktls_crypto *c,
+			 socklen_t *clen);
 /* 0: engaged; 1: not (*why), the socket as it was; -1: TLS_RX refused after
- * TLS_TX was taken (*why): the connection is unusable */
+ * TLS_TX was taken (*why): the connection is unusable, and the next
+ * connections of this process keep OpenSSL's records (1) */
 int tls_ktls_engage(int fd, uint8_t cipher, const struct tls_secrets *sec, const char **why);
-ssize_t tls_ktls_ctrl(int fd);
+extern int (*tls_ktls_setsockopt)(int, int, int, const void *, socklen_t); /* setsockopt; tests replace it */
+ssize_t tls_ktls_ctrl(int fd, char *why, size_t cap);
+enum { TLS_CTRL_FAIL = -1, TLS_CTRL_DROP = 0, TLS_CTRL_CLOSE = 1 };
+int tls_ktls_classify(unsigned char type, const uint8_t *buf, size_t n, char *why, size_t cap);
 /* The transport's sendmsg and recvmsg through OpenSSL (tls_client_handshake's
  * *ssl), non-blocking. tls_io_send gathers up to cap
  * bytes of v into buf, one record; tls_io_recv fills v in order. Both

@@ -89,21 +89,25 @@ static int tls_ossl_err(const char *what)
 }
 
 /* HKDF-Expand-Label(HKDF-Extract(0, ikm), label, ctx, len) (RFC 8446 7.1,
- * with "tls13 " before the label). */
+ * with "tls13 " before the label). compat: HKDF's info as libnvme up to
+ * 1.14 wrote it, the length little-endian and no length bytes before the
+ * label and the context. */
 static int hkdf_label(uint8_t cipher, const uint8_t *ikm, size_t len, const char *label, const char *ctx,
-		      uint8_t *out)
+		      bool compat, uint8_t *out)
 {
 	uint8_t info[2 + 1 + 255 + 1 + 255];
 	size_t ll = 6 + strlen(label), cl = strlen(ctx), i = 0;
 	if (ll > 255 || cl > 255)
 		return nvmeof_err(NVMEOF_EINVAL, "TLS PSK: a label or context over 255 bytes (an NQN too long?)");
-	info[i++] = (uint8_t)(len >> 8);
-	info[i++] = (uint8_t)len;
-	info[i++] = (uint8_t)ll;
+	info[i++] = (uint8_t)(compat ? len : len >> 8);
+	info[i++] = (uint8_t)(compat ? len >> 8 : len);
+	if (!compat)
+		info[i++] = (uint8_t)ll;
 	memcpy(info + i, "tls13 ", 6);
 	memcpy(info + i + 6, label, ll - 6);
 	i += ll;
-	info[i++] = (uint8_t)cl;
+	if (!compat)
+		info[i++] = (uint8_t)cl;
 	memcpy(info + i, ctx, cl);
 	i += cl;
 	EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
@@ -122,13 +126,18 @@ static int hkdf_label(uint8_t cipher, const uint8_t *ikm, size_t len, const char
 	return ok == 1 ? 0 : tls_ossl_err("HKDF");
 }
 
-int tls_key_retained(const struct tls_key *k, const char *hostnqn, uint8_t *out)
+static int retained_psk(const struct tls_key *k, const char *hostnqn, bool compat, uint8_t *out)
 {
 	if (!k->hash) { /* 00: the configured PSK is the retained PSK */
 		memcpy(out, k->key, k->len);
 		return 0;
 	}
-	return hkdf_label(k->hash, k->key, k->len, "HostNQN", hostnqn, out);
+	return hkdf_label(k->hash, k->key, k->len, "HostNQN", hostnqn, compat, out);
+}
+
+int tls_key_retained(const struct tls_key *k, const char *hostnqn, uint8_t *out)
+{
+	return retained_psk(k, hostnqn, false, out);
 }
 
 /* base64(HMAC-H(retained, hostnqn " " subnqn " NVMe-over-Fabrics")) */
@@ -164,9 +173,11 @@ int tls_psk_derive(const struct tls_key *k, int version, const char *hostnqn, co
 	uint8_t retained[TLS_KEY_MAX];
 	char digest[96], ctx[100];
 	int rc, w;
+	bool compat = version & TLS_PSK_COMPAT;
+	version &= ~TLS_PSK_COMPAT;
 	if (version != 0 && version != 1)
 		return nvmeof_err(NVMEOF_EINVAL, "TLS PSK: identity version %d (0 or 1)", version);
-	if ((rc = tls_key_retained(k, hostnqn, retained)))
+	if ((rc = retained_psk(k, hostnqn, compat, retained)))
 		goto out;
 	if (version == 0) {
 		/* the context of version 0's TLS PSK is the identity itself */
@@ -181,7 +192,7 @@ int tls_psk_derive(const struct tls_key *k, int version, const char *hostnqn, co
 		rc = nvmeof_err(NVMEOF_EINVAL, "TLS PSK: the identity does not fit %zu bytes", id_cap);
 		goto out;
 	}
-	rc = hkdf_label(k->cipher, retained, k->len, "nvme-tls-psk", version == 0 ? identity : ctx, psk);
+	rc = hkdf_label(k->cipher, retained, k->len, "nvme-tls-psk", version == 0 ? identity : ctx, compat, psk);
 out:
 	OPENSSL_cleanse(retained, sizeof(retained));
 	return rc;

@@ -12,6 +12,8 @@
  * NVMEOF_KTLS=0 does the same by choice (to compare the two).
  */
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
@@ -24,6 +26,7 @@
 #include <openssl/crypto.h>
 #include <openssl/kdf.h>
 #include <openssl/params.h>
+#include <openssl/ssl.h>
 
 #include "tls.h"
 
@@ -93,13 +96,8 @@ static int expand_label(uint8_t cipher, const uint8_t *secret, size_t slen, cons
 	return ok == 1 ? 0 : -1;
 }
 
-/* Both GCM layouts: iv (the nonce's last 8 bytes), key, salt (its first 4), rec_seq */
-union crypto {
-	struct tls12_crypto_info_aes_gcm_128 g128;
-	struct tls12_crypto_info_aes_gcm_256 g256;
-};
-
-static int crypto_info(uint8_t cipher, const uint8_t *secret, size_t slen, union crypto *c, socklen_t *clen)
+int tls_ktls_crypto_info(uint8_t cipher, const uint8_t *secret, size_t slen, union tls_ktls_crypto *c,
+			 socklen_t *clen)
 {
 	uint8_t key[32], iv[12];
 	size_t klen = cipher == 2 ? 32 : 16;
@@ -129,6 +127,13 @@ out:
 	return rc;
 }
 
+/* The unit tests stand in for a kernel with the tls module here */
+int (*tls_ktls_setsockopt)(int, int, int, const void *, socklen_t) = setsockopt;
+/* A kernel that took TLS_TX and refused TLS_RX will refuse it again: the
+ * connection it happened on is lost, the next ones keep OpenSSL's records
+ * rather than fail the same way on every reconnect. */
+static atomic_bool rx_refused;
+
 int tls_ktls_engage(int fd, uint8_t cipher, const struct tls_secrets *sec, const char **why)
 {
 	const char *off = getenv("NVMEOF_KTLS");
@@ -140,23 +145,36 @@ int tls_ktls_engage(int fd, uint8_t cipher, const struct tls_secrets *sec, const
 		*why = "OpenSSL gave no traffic secrets";
 		return 1;
 	}
-	if (setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tls", sizeof("tls"))) {
-		/* no tls module: the socket is as it was */
-		*why = errno == ENOENT ? "no kTLS in this kernel (the tls module)" : "setsockopt TCP_ULP tls failed";
+	if (atomic_load(&rx_refused)) {
+		*why = "the kernel refused TLS_RX on an earlier connection";
 		return 1;
 	}
-	union crypto c;
+	if (tls_ktls_setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tls", sizeof("tls"))) {
+		/* no tls module: the socket is as it was. The kernel loads it on
+		 * demand only for a caller with CAP_NET_ADMIN */
+		*why = errno == ENOENT ? "the tls module is not loaded (modprobe tls; loading it on demand needs "
+					 "CAP_NET_ADMIN), or this kernel has no kTLS"
+				       : "setsockopt TCP_ULP tls failed";
+		return 1;
+	}
+	union tls_ktls_crypto c;
 	socklen_t clen = 0;
 	int rc = -1;
 	/* TX first: a failure there leaves the socket as it was, records by OpenSSL */
-	if (crypto_info(cipher, sec->tx, sec->len, &c, &clen) || setsockopt(fd, SOL_TLS, TLS_TX, &c, clen)) {
+	if (tls_ktls_crypto_info(cipher, sec->tx, sec->len, &c, &clen) ||
+	    tls_ktls_setsockopt(fd, SOL_TLS, TLS_TX, &c, clen)) {
 		*why = "setsockopt TLS_TX failed";
 		rc = 1;
 		goto out;
 	}
 	/* RX after TX: no way back, the kernel seals what is sent from now on */
-	if (crypto_info(cipher, sec->rx, sec->len, &c, &clen) || setsockopt(fd, SOL_TLS, TLS_RX, &c, clen)) {
-		*why = "setsockopt TLS_RX failed after TLS_TX";
+	if (tls_ktls_crypto_info(cipher, sec->rx, sec->len, &c, &clen) ||
+	    tls_ktls_setsockopt(fd, SOL_TLS, TLS_RX, &c, clen)) {
+		int e = errno;
+		atomic_store(&rx_refused, true);
+		*why = "setsockopt TLS_RX failed after TLS_TX (the next connections keep OpenSSL's records, "
+		       "as NVMEOF_KTLS=0 does)";
+		errno = e;
 		goto out;
 	}
 	rc = 0;
@@ -165,31 +183,71 @@ out:
 	return rc;
 }
 
-ssize_t tls_ktls_ctrl(int fd)
+/* RFC 8446 5.1: a handshake record holds whole messages, several of them,
+ * or a part of one; each is [msg_type u8][length u24][body]. Only complete
+ * NewSessionTickets are dropped; a KeyUpdate (24) would need the kernel to
+ * take new keys, which the TLS_RX set once cannot. */
+int tls_ktls_classify(unsigned char type, const uint8_t *buf, size_t n, char *why, size_t cap)
+{
+	if (type == 21) { /* alert: level, description */
+		if (n == 2 && buf[1] == 0)
+			return TLS_CTRL_CLOSE; /* close_notify: the controller closed the connection */
+		if (n != 2)
+			snprintf(why, cap, "a malformed TLS alert (%zu bytes)", n);
+		else
+			snprintf(why, cap, "the controller sent TLS alert %s (%s)", SSL_alert_desc_string_long(buf[1]),
+				 buf[0] == 1 ? "warning" : "fatal");
+		return TLS_CTRL_FAIL;
+	}
+	if (type != 22) {
+		snprintf(why, cap, "a TLS record of type %u, not data, an alert or a handshake message", type);
+		return TLS_CTRL_FAIL;
+	}
+	for (size_t i = 0;;) {
+		if (n - i >= 1 && buf[i] == 24) {
+			snprintf(why, cap, "the controller sent a TLS KeyUpdate, which kTLS cannot take on this kernel "
+				 "(NVMEOF_KTLS=0 keeps OpenSSL's records, which can)");
+			return TLS_CTRL_FAIL;
+		}
+		size_t len = n - i >= 4 ? (size_t)buf[i + 1] << 16 | (size_t)buf[i + 2] << 8 | buf[i + 3] : 0;
+		if (n - i < 4 || n - i - 4 < len) {
+			snprintf(why, cap, "a TLS handshake message split across records (kTLS takes whole ones only; "
+				 "NVMEOF_KTLS=0 keeps OpenSSL's records)");
+			return TLS_CTRL_FAIL;
+		}
+		if (buf[i] != 4) {
+			snprintf(why, cap, "a TLS handshake message of type %u after the handshake", buf[i]);
+			return TLS_CTRL_FAIL;
+		}
+		i += 4 + len;
+		if (i == n)
+			return TLS_CTRL_DROP;
+	}
+}
+
+ssize_t tls_ktls_ctrl(int fd, char *why, size_t cap)
 {
 	/* a record that is not data: recvmsg without room for its type said
-	 * EIO; read it with the room. A post-handshake handshake message
-	 * (NewSessionTicket: no tickets are used) is dropped; an alert, a
-	 * KeyUpdate (the kernel cannot take the new keys here) or anything
-	 * else ends the connection. */
+	 * EIO; read it with the room, and judge it (tls_ktls_classify) */
 	uint8_t buf[16384 + 256];
 	char cbuf[CMSG_SPACE(sizeof(unsigned char))];
 	struct iovec v = {buf, sizeof(buf)};
 	struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
 	ssize_t n = recvmsg(fd, &m, MSG_DONTWAIT);
-	if (n < 0)
+	if (n < 0) {
+		int e = errno;
+		snprintf(why, cap, "reading a TLS record that is not data: %s", strerror(e));
+		errno = e;
 		return -1;
+	}
 	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
 	unsigned char type = 23;
 	if (c && c->cmsg_level == SOL_TLS && c->cmsg_type == TLS_GET_RECORD_TYPE)
 		type = *CMSG_DATA(c);
-	/* handshake type 4: NewSessionTicket; 24: KeyUpdate */
-	if (type == 22 && n > 0 && buf[0] == 4) {
-		OPENSSL_cleanse(buf, (size_t)n);
-		errno = EAGAIN;
-		return -1;
-	}
-	OPENSSL_cleanse(buf, n > 0 ? (size_t)n : 0);
-	errno = type == 21 ? ECONNRESET : EPROTO;
+	int k = tls_ktls_classify(type, buf, (size_t)n, why, cap);
+	OPENSSL_cleanse(buf, (size_t)n);
+	if (k == TLS_CTRL_CLOSE)
+		return 0;
+	errno = k == TLS_CTRL_DROP ? EAGAIN : EPROTO;
 	return -1;
 }

@@ -95,6 +95,50 @@ TEST(derived_keys_and_identities_match_the_specifications_vectors)
 	}
 }
 
+/* libnvme up to 1.14 (nvme-cli up to 2.14, what `nvme gen-tls-key --insert`
+ * of most distributions puts in the keyring; nvme-cli's --compat since)
+ * laid HKDF's info out otherwise: a little-endian length, "tls13 " and the
+ * label with no length byte, the context right after it with none. The
+ * TLS PSKs that derivation gives (computed from libnvme's
+ * derive_retained_key_compat / derive_tls_key_compat with Python's
+ * HMAC), identities as above (version 1's digest from the compat retained
+ * PSK). */
+static const struct {
+	const char *key, *psk0, *id1, *psk1;
+} compat[] = {
+	{"NVMeTLSkey-1:01:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:",
+	 "429fbcc63a892d4acaa9790662429fcfef92b470657b97eeb38157f60fd40cff",
+	 "NVMe1R01 nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6 nqn.2026-12.io.example:tls n8k1hae/8vzJW8lNN3CEg826L8jxMWQdroVfIZ2wlOU=",
+	 "5ad3cc6337ce4c9d1e6154531c16bf8c16135056e01d36d0bf065a96e4b34e1e"},
+	{"NVMeTLSkey-1:02:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vcSEgBQ==:",
+	 "a070924c912a7091eed9b39dec29c148b60b0057788c47cea4f29128ccbaf92f4ed3d78a3e696a46455c79372703b7f2",
+	 "NVMe1R02 nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6 nqn.2026-12.io.example:tls pyIsvYTTCffPblcri3KP93K9a7okKr15iqf5SRqlOkEVqPqXOXkmhcCS75XmchAo",
+	 "b6c26e38adbcb3567c027457d110d5b5d93a17ba0d2301031ef08471673b64cc03fd29c7e23ff467671536d7e7a8d8a0"},
+	{"NVMeTLSkey-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:",
+	 "16ae43ecef8768a3aca53d05d8d469ec5a3fdd0fd22b8ad91315cd7a1a799938",
+	 "NVMe1R01 nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6 nqn.2026-12.io.example:tls SsZNzcX7PwNsPYfQbzn0DNXvecFHa5uUmzs/9uW6H6k=",
+	 "9d64d3b62a964858bee5f52ee80fe016b1e81ed538206c71cafaab469edc08c2"},
+};
+
+TEST(compat_derivation_matches_libnvme_up_to_1_14)
+{
+	for (size_t i = 0; i < sizeof(compat) / sizeof(compat[0]); i++) {
+		struct tls_key k;
+		uint8_t got[TLS_KEY_MAX], want[TLS_KEY_MAX];
+		char id[TLS_IDENTITY_MAX];
+		CHECK_EQ(tls_key_parse(compat[i].key, "tls_key", &k), 0);
+		CHECK_EQ(tls_psk_derive(&k, 0 | TLS_PSK_COMPAT, HOSTNQN, SUBNQN, id, sizeof(id), got), 0);
+		CHECK(!strcmp(id, vecs[i].id0)); /* the identity is the same */
+		unhex(compat[i].psk0, want);
+		CHECK(!memcmp(got, want, k.len));
+		CHECK_EQ(tls_psk_derive(&k, 1 | TLS_PSK_COMPAT, HOSTNQN, SUBNQN, id, sizeof(id), got), 0);
+		CHECK(!strcmp(id, compat[i].id1));
+		unhex(compat[i].psk1, want);
+		CHECK(!memcmp(got, want, k.len));
+		tls_key_clear(&k);
+	}
+}
+
 /* refuses, with a message naming the option and holding none of the key */
 static void refused(const char *s, const char *why)
 {
@@ -137,6 +181,7 @@ int main(int argc, char **argv)
 	static const struct test_case t[] = {
 		T(keys_parse_with_their_hash_length_and_cipher),
 		T(derived_keys_and_identities_match_the_specifications_vectors),
+		T(compat_derivation_matches_libnvme_up_to_1_14),
 		T(bad_keys_are_refused_clearly_without_the_key),
 	};
 	return run_named_tests("unit-tlskey", t, sizeof(t) / sizeof(t[0]), argc, argv);

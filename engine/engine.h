@@ -267,6 +267,8 @@ int zones_move_wp(struct thread_data *td, struct fio_file *f, struct zbd_zone *z
  * placement over several paths), says the zone geometry once. 0, or 1
  * after logging why. */
 int zones_check(struct thread_data *td, struct fio_file *f, struct efile *ef);
+/* zonemode=zbd plain writes to a zoned namespace: one queue pair keeps their order */
+bool zones_in_order(struct thread_data *td, const struct efile *ef);
 /* Submits a write of io_u as Zone Append (its completion to appended) or
  * with its placement directive (to done); the library's code. */
 int zones_submit(struct thread_data *td, struct nvmeof_queue *q, struct efile *ef, struct io_u *io_u,
@@ -378,7 +380,7 @@ struct job {
 	unsigned int npending;
 	unsigned int ncommitted; /* of pending, those fio committed (their doorbell is delayed) */
 	struct io_u **events;
-	unsigned int nevents, nreturned; /* events holds iodepth entries */
+	unsigned int nevents, nreturned; /* events holds 2 x iodepth entries (job.c) */
 	unsigned int errors_logged;
 	bool delay_cmd_submit;
 	unsigned int qpair_select;

@@ -187,6 +187,12 @@ int zones_move_wp(struct thread_data *td, struct fio_file *f, struct zbd_zone *z
 }
 #endif
 
+bool zones_in_order(struct thread_data *td, const struct efile *ef)
+{
+	return ef->facts.zi.zoned && td->o.zone_mode == ZONE_MODE_ZBD && td_write(td) &&
+	       !((struct eng_opts *)td->eo)->zone_append;
+}
+
 int zones_check(struct thread_data *td, struct fio_file *f, struct efile *ef)
 {
 	struct eng_opts *eo = td->eo;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "zdesc.h"
 
 /* Report Zones in pieces of this many (a piece's data fits one command). */
 #define REPORT_CHUNK 128
@@ -22,19 +23,15 @@ static struct nvmeof_queue *zq(const struct efile *ef)
 	return ef->jq && ef->jq->nq ? ef->jq->q[0] : NULL;
 }
 
-static void to_fio(const struct efile *ef, const struct nvmeof_zone *z, struct zbd_zone *out)
+/* z, due at LBA want, as fio's zone: 0, or -EIO with errno set after saying why */
+static int to_fio(const struct efile *ef, const struct nvmeof_zone *z, uint64_t want, struct zbd_zone *out)
 {
-	*out = (struct zbd_zone){
-		.start = z->zslba << ef->lbads,
-		.wp = z->wp << ef->lbads,
-		.len = zone_bytes(ef),
-		.capacity = z->zcap << ef->lbads,
-		.type = z->type == NVMEOF_ZONE_TYPE_SEQ ? ZBD_ZONE_TYPE_SWR : ZBD_ZONE_TYPE_CNV,
-		.cond = (enum zbd_zone_cond)z->state,
-	};
-	/* a full zone's write pointer is not valid (ZNS): fio wants its end */
-	if (z->state == NVMEOF_ZS_FULL)
-		out->wp = out->start + out->len;
+	char why[240];
+	if (!zdesc_to_fio(z, want, ef->facts.zi.zone_size, ef->lbads, ef->nsze, out, why, sizeof(why)))
+		return 0;
+	eng_err("nvmeof: report zones: %s\n", why);
+	errno = EIO;
+	return -EIO;
 }
 
 int zones_get_model(struct thread_data *td, struct fio_file *f, enum zbd_zoned_model *model)
@@ -65,7 +62,8 @@ int zones_report(struct thread_data *td, struct fio_file *f, uint64_t offset, st
 		/* before init: the report probe.c took */
 		unsigned int n = 0;
 		for (uint64_t i = first; i < ef->facts.nzones && n < nr; i++)
-			to_fio(ef, &ef->zones[i], &zones[n++]);
+			if (to_fio(ef, &ef->zones[i], i * ef->facts.zi.zone_size, &zones[n++]))
+				return -EIO;
 		return (int)n;
 	}
 	struct nvmeof_zone buf[REPORT_CHUNK];
@@ -81,9 +79,9 @@ int zones_report(struct thread_data *td, struct fio_file *f, uint64_t offset, st
 		}
 		if (!got)
 			break;
-		for (uint32_t i = 0; i < got; i++)
-			to_fio(ef, &buf[i], &zones[n++]);
-		slba = buf[got - 1].zslba + ef->facts.zi.zone_size;
+		for (uint32_t i = 0; i < got; i++, slba += ef->facts.zi.zone_size)
+			if (to_fio(ef, &buf[i], slba, &zones[n++]))
+				return -EIO;
 	}
 	return (int)n;
 }
@@ -214,6 +212,14 @@ int zones_check(struct thread_data *td, struct fio_file *f, struct efile *ef)
 			"name one path\n", fdp ? "data placement" : "a zoned namespace");
 		return eng_fail(td, EINVAL, "nvmeof zones over several paths");
 	}
+	/* The kernel refuses a zoned namespace with Zone Operation
+	 * Characteristics: variable capacity (bit 0) and zones the controller
+	 * finishes itself (Zone Active Excursions, bit 1) go past fio's model */
+	if (zi->zoned && zbd && zi->zoc && !ef->zone_said)
+		eng_info("nvmeof: %s: zoned namespace %u: Zone Operation Characteristics %xh (%s%s): fio's zone "
+			 "state may go wrong when the controller changes a zone itself\n", f->file_name, ef->nsid,
+			 zi->zoc, zi->zoc & 1 ? "variable zone capacity" : "",
+			 zi->zoc & 2 ? (zi->zoc & 1 ? ", zone active excursions" : "zone active excursions") : "");
 	ef->write_special = (eo->zone_append && zi->zoned) || fdp;
 	if (zi->zoned && !ef->zone_said) {
 		ef->zone_said = true;

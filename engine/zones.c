@@ -11,6 +11,7 @@
 
 #include "engine.h"
 #include "zdesc.h"
+#include "zretry.h"
 
 /* Report Zones in pieces of this many (a piece's data fits one command). */
 #define REPORT_CHUNK 128
@@ -21,6 +22,31 @@ static uint64_t zone_bytes(const struct efile *ef) { return ef->facts.zi.zone_si
 static struct nvmeof_queue *zq(const struct efile *ef)
 {
 	return ef->jq && ef->jq->nq ? ef->jq->q[0] : NULL;
+}
+
+/* A hook's synchronous call waits, within the command timeout, for a slot
+ * of a queue pair the job's I/O keeps full (zretry.c). */
+static uint32_t sync_ms(const struct efile *ef)
+{
+	return ef->cfg.o.cmd_timeout_ms ? ef->cfg.o.cmd_timeout_ms : 30000;
+}
+
+struct zcall {
+	const struct efile *ef;
+	uint64_t slba;
+	uint8_t zsa;
+	uint32_t want, *got;
+	struct nvmeof_zone *buf;
+};
+static int report_call(struct nvmeof_queue *q, void *arg)
+{
+	struct zcall *c = arg;
+	return nvmeof_zone_report(q, c->ef->ns, c->slba, 0, true, c->buf, c->want, c->got, 0);
+}
+static int send_call(struct nvmeof_queue *q, void *arg)
+{
+	struct zcall *c = arg;
+	return nvmeof_zone_mgmt_send_sync(q, c->ef->ns, c->slba, c->zsa, false, 0);
 }
 
 /* z, due at LBA want, as fio's zone: 0, or -EIO with errno set after saying why */
@@ -71,7 +97,8 @@ int zones_report(struct thread_data *td, struct fio_file *f, uint64_t offset, st
 	slba = first * ef->facts.zi.zone_size;
 	while (n < nr && slba < ef->nsze) {
 		uint32_t want = nr - n < REPORT_CHUNK ? nr - n : REPORT_CHUNK, got = 0;
-		int rc = nvmeof_zone_report(q, ef->ns, slba, 0, true, buf, want, &got, 0);
+		struct zcall c = {.ef = ef, .slba = slba, .want = want, .got = &got, .buf = buf};
+		int rc = zretry(q, report_call, &c, sync_ms(ef));
 		if (rc) {
 			eng_err("nvmeof: report zones at LBA %llu: %s\n", (unsigned long long)slba, nvmeof_errmsg());
 			errno = eng_errno(rc);
@@ -102,7 +129,8 @@ static int zone_action(struct thread_data *td, struct fio_file *f, uint64_t offs
 	uint64_t zsz = ef->facts.zi.zone_size;
 	uint64_t end = (offset + length) >> ef->lbads;
 	for (uint64_t slba = (offset >> ef->lbads) / zsz * zsz; slba < end && slba < ef->nsze; slba += zsz) {
-		int rc = nvmeof_zone_mgmt_send_sync(q, ef->ns, slba, zsa, false, 0);
+		struct zcall c = {.ef = ef, .slba = slba, .zsa = zsa};
+		int rc = zretry(q, send_call, &c, sync_ms(ef));
 		if (rc) {
 			eng_err("nvmeof: %s of the zone at LBA %llu: %s\n", what, (unsigned long long)slba,
 				nvmeof_errmsg());

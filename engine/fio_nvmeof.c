@@ -380,12 +380,14 @@ struct ioengine_ops ioengine = {
 	.report_zones = zones_report,
 	.reset_wp = zones_reset_wp,
 	.get_max_open_zones = zones_max_open,
-#if FIO_IOOPS_VERSION >= 36
+#if FIO_IOOPS_VERSION >= 33 /* gates: engine.h */
 	.get_max_active_zones = zones_max_active,
+#endif
+#if FIO_IOOPS_VERSION >= 32
 	.finish_zone = zones_finish,
 	.fdp_fetch_ruhs = zones_fdp_ruhs,
 #endif
-#if FIO_IOOPS_VERSION >= 39
+#if FIO_IOOPS_VERSION >= 37
 	.move_zone_wp = zones_move_wp,
 #endif
 	.option_struct_size = sizeof(struct eng_opts),

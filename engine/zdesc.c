@@ -64,3 +64,8 @@ int zdesc_to_fio(const struct nvmeof_zone *z, uint64_t want, uint64_t zsze, unsi
 		return -1;
 	}
 }
+
+unsigned int zdesc_limit(uint32_t lim, uint64_t nr_zones)
+{
+	return lim < nr_zones ? lim : 0;
+}

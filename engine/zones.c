@@ -150,19 +150,21 @@ int zones_max_open(struct thread_data *td, struct fio_file *f, unsigned int *max
 {
 	(void)td;
 	struct efile *ef = FILE_ENG_DATA(f);
-	*max = ef ? ef->facts.zi.max_open : 0;
+	*max = ef ? zdesc_limit(ef->facts.zi.max_open, ef->facts.zi.nr_zones) : 0;
 	return 0;
 }
 
-#if FIO_IOOPS_VERSION >= 36
+#if FIO_IOOPS_VERSION >= 33
 int zones_max_active(struct thread_data *td, struct fio_file *f, unsigned int *max)
 {
 	(void)td;
 	struct efile *ef = FILE_ENG_DATA(f);
-	*max = ef ? ef->facts.zi.max_active : 0;
+	*max = ef ? zdesc_limit(ef->facts.zi.max_active, ef->facts.zi.nr_zones) : 0;
 	return 0;
 }
+#endif
 
+#if FIO_IOOPS_VERSION >= 32
 int zones_finish(struct thread_data *td, struct fio_file *f, uint64_t offset, uint64_t length)
 {
 	return zone_action(td, f, offset, length, NVMEOF_ZSA_FINISH, "finish");
@@ -187,25 +189,46 @@ int zones_fdp_ruhs(struct thread_data *td, struct fio_file *f, struct fio_ruhs_i
 }
 #endif
 
-#if FIO_IOOPS_VERSION >= 39
+#if FIO_IOOPS_VERSION >= 37
 /* fio 3.42 recovers from a failed write by writing buf (its own I/O
- * memory) at the zone's write pointer. */
+ * memory) at the zone's write pointer; buf NULL asks for zeroes (its
+ * blkzoned backend's FALLOC_FL_ZERO_RANGE): Write Zeroes, a write that
+ * keeps the zone's rules. */
+struct wpcall {
+	const struct efile *ef;
+	uint64_t slba;
+	uint32_t nlb;
+	size_t off;
+	bool zeroes;
+};
+static int move_call(struct nvmeof_queue *q, void *arg)
+{
+	struct wpcall *c = arg;
+	if (c->zeroes)
+		return nvmeof_write_zeroes_sync(q, c->ef->ns, c->slba, c->nlb, 0, 0);
+	return nvmeof_write_sync(q, c->ef->ns, c->slba, c->nlb, c->ef->jq->mr, c->off, 0);
+}
+
 int zones_move_wp(struct thread_data *td, struct fio_file *f, struct zbd_zone *z, uint64_t length,
 		  const char *buf)
 {
 	struct efile *ef = FILE_ENG_DATA(f);
 	struct nvmeof_queue *q = ef ? zq(ef) : NULL;
 	uint64_t lba = 1ull << (ef ? ef->lbads : 0);
-	if (!q || buf < td->orig_buffer || (length | z->wp) % lba || !length) {
+	bool in_mem = !buf || (buf >= td->orig_buffer && length <= td->orig_buffer_size &&
+			       (size_t)(buf - td->orig_buffer) <= td->orig_buffer_size - length);
+	if (!q || !in_mem || (length | z->wp) % lba || !length || (length >> ef->lbads) > UINT32_MAX) {
 		eng_err("nvmeof: moving a write pointer by %llu bytes: %s\n", (unsigned long long)length,
 			!q ? "the job has no queue pair" : "not whole blocks of the job's I/O memory");
 		errno = EINVAL;
 		return -EINVAL;
 	}
-	int rc = nvmeof_write_sync(q, ef->ns, z->wp >> ef->lbads, (uint32_t)(length >> ef->lbads), ef->jq->mr,
-				   (size_t)(buf - td->orig_buffer), 0);
+	struct wpcall c = {.ef = ef, .slba = z->wp >> ef->lbads, .nlb = (uint32_t)(length >> ef->lbads),
+			   .off = buf ? (size_t)(buf - td->orig_buffer) : 0, .zeroes = !buf};
+	int rc = zretry(q, move_call, &c, sync_ms(ef));
 	if (rc) {
-		eng_err("nvmeof: moving the write pointer at %llu: %s\n", (unsigned long long)z->wp, nvmeof_errmsg());
+		eng_err("nvmeof: moving the write pointer at %llu%s: %s\n", (unsigned long long)z->wp,
+			buf ? "" : " (Write Zeroes)", nvmeof_errmsg());
 		errno = eng_errno(rc);
 		return -errno;
 	}
@@ -224,10 +247,7 @@ int zones_check(struct thread_data *td, struct fio_file *f, struct efile *ef)
 	struct eng_opts *eo = td->eo;
 	const struct nvmeof_zns_info *zi = &ef->facts.zi;
 	bool zbd = td->o.zone_mode == ZONE_MODE_ZBD;
-	bool fdp = false;
-#if FIO_IOOPS_VERSION >= 36
-	fdp = td->o.dp_type != FIO_DP_NONE;
-#endif
+	bool fdp = ENG_DP_ANY(td);
 	if (eo->zone_append && !zi->zoned) {
 		eng_err("nvmeof: zone_append=1: namespace %u of %s is not zoned (no Zone Append)\n", ef->nsid,
 			f->file_name);
@@ -248,6 +268,26 @@ int zones_check(struct thread_data *td, struct fio_file *f, struct efile *ef)
 			 "state may go wrong when the controller changes a zone itself\n", f->file_name, ef->nsid,
 			 zi->zoc, zi->zoc & 1 ? "variable zone capacity" : "",
 			 zi->zoc & 2 ? (zi->zoc & 1 ? ", zone active excursions" : "zone active excursions") : "");
+	/* A Zone Append is never split (ZASL, else MDTS bounds it); a directive
+	 * write goes as one command (MDTS): refused here, not write by write */
+	unsigned long long wbs = td->o.max_bs[DDIR_WRITE], mdts = ef->facts.max_xfer;
+	unsigned long long zasl = zi->zasl_bytes && (!mdts || zi->zasl_bytes < mdts) ? zi->zasl_bytes : mdts;
+	if (td_write(td) && eo->zone_append && zi->zoned && zasl && wbs > zasl) {
+		eng_err("nvmeof: zone_append=1: bs=%llu is above the %llu KiB a Zone Append may carry (%s); a Zone "
+			"Append is never split: use bs=%lluk or less\n", wbs, zasl >> 10,
+			zasl == mdts ? "MDTS" : "ZASL", zasl >> 10);
+		return eng_fail(td, EINVAL, "nvmeof zone_append bs");
+	}
+	if (td_write(td) && fdp && mdts && wbs > mdts) {
+		eng_err("nvmeof: data placement: bs=%llu is above the controller's %llu KiB (MDTS); a directive "
+			"write goes as one command: use bs=%lluk or less\n", wbs, mdts >> 10, mdts >> 10);
+		return eng_fail(td, EINVAL, "nvmeof data placement bs");
+	}
+	/* fio means a trim in zonemode=zbd as a zone reset (it calls reset_wp
+	 * for it when the engine trims synchronously, as its io_uring_cmd
+	 * engine does); a Deallocate would leave the write pointer where it is */
+	if (zi->zoned && zbd && td_trim(td))
+		td->io_ops->flags |= FIO_ASYNCIO_SYNC_TRIM;
 	ef->write_special = (eo->zone_append && zi->zoned) || fdp;
 	if (zi->zoned && !ef->zone_said) {
 		ef->zone_said = true;
@@ -281,7 +321,7 @@ int zones_submit(struct thread_data *td, struct nvmeof_queue *q, struct efile *e
 		x->slba = slba;
 		return nvmeof_zone_append(q, ef->ns, slba / zsz * zsz, nlb, mr, off, 0, appended, x);
 	}
-#if FIO_IOOPS_VERSION >= 36
+#if FIO_IOOPS_VERSION >= 32
 	return nvmeof_write_dspec(q, ef->ns, slba, nlb, mr, off, 0, (uint8_t)io_u->dtype, (uint16_t)io_u->dspec,
 				  done, x);
 #else

@@ -94,6 +94,28 @@ t_zbd_writes_take_one_queue_pair() {
     { tail -5 "$SCRATCH/q4"; fail "no reason given"; }
 }
 
+# zonemode=zbd trims are zone resets to fio: two written zones trimmed go
+# out as Zone Management Send (nvmet's trace), no Deallocate.
+t_zbd_trim_resets_zones() {
+  ours --name=w --filename="$(ztid RDMA)" "${ZBD[@]}" --rw=write --bs=128k --offset=56m --size=8m > "$SCRATCH/w" 2>&1 ||
+    { tail -20 "$SCRATCH/w"; fail "the write job exited non-zero"; }
+  n=$(zone_cmds "$SCRATCH/log" nvme_cmd_zone_mgmt_send --name=t --filename="$(ztid RDMA)" "${ZBD[@]}" --rw=trim \
+    --bs=4m --offset=56m --size=8m) || { tail -20 "$SCRATCH/log"; fail "the trim job exited non-zero"; }
+  expect_ok "$SCRATCH/log" trim
+  d=$(grep -c nvme_cmd_dsm /sys/kernel/tracing/trace || true)
+  [ "$d" = 0 ] || fail "$d Dataset Management commands for a zoned trim"
+  [ "$n" -ge 2 ] || fail "nvmet saw $n Zone Management Send, not a reset for each of the 2 zones"
+}
+
+# A Zone Append is never split: a block size above the namespace's 128 KiB
+# (ZASL) is refused at setup, naming the limit.
+t_zone_append_above_zasl_is_refused() {
+  ! ours --name=big --filename="$(ztid RDMA)" "${ZBD[@]}" --rw=write --bs=256k --offset=32m --size=4m \
+    --zone_append=1 > "$SCRATCH/log" 2>&1 || fail "zone_append=1 with bs=256k ran"
+  grep -q 'zone_append=1: bs=262144 is above the 128 KiB a Zone Append may carry (ZASL).*use bs=128k or less' \
+    "$SCRATCH/log" || { tail -5 "$SCRATCH/log"; fail "no refusal naming the limit"; }
+}
+
 # zone_append=1: the writes go out as Zone Append (nvmet's trace counts
 # them, and no plain write), each lands where fio expected, and the data
 # reads back.

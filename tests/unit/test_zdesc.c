@@ -70,10 +70,20 @@ TEST(bad_descriptors_are_refused)
 	CHECK(strstr(why, "was due") != NULL);
 }
 
+/* MOR+1 of 8192 on 16 zones limits nothing: 0 (fio refuses above 4096). */
+TEST(limits_past_the_zone_count_are_none)
+{
+	CHECK_EQ(zdesc_limit(0x2000, 16), 0);
+	CHECK_EQ(zdesc_limit(16, 16), 0);
+	CHECK_EQ(zdesc_limit(4, 16), 4);
+	CHECK_EQ(zdesc_limit(0, 16), 0);
+}
+
 int main(void)
 {
 	static const struct test_case all[] = {T(open_zone_keeps_its_write_pointer),
 					       T(read_only_and_offline_are_offline_at_their_start),
-					       T(full_zone_ends_at_its_size), T(bad_descriptors_are_refused)};
+					       T(full_zone_ends_at_its_size), T(bad_descriptors_are_refused),
+					       T(limits_past_the_zone_count_are_none)};
 	return run_tests("unit-zdesc", all, sizeof(all) / sizeof(all[0]));
 }

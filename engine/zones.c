@@ -286,8 +286,10 @@ int zones_check(struct thread_data *td, struct fio_file *f, struct efile *ef)
 	/* fio means a trim in zonemode=zbd as a zone reset (it calls reset_wp
 	 * for it when the engine trims synchronously, as its io_uring_cmd
 	 * engine does); a Deallocate would leave the write pointer where it is */
-	if (zi->zoned && zbd && td_trim(td))
+	if (zi->zoned && zbd && td_trim(td) && !td_ioengine_flagged(td, FIO_ASYNCIO_SYNC_TRIM)) {
 		td->io_ops->flags |= FIO_ASYNCIO_SYNC_TRIM;
+		td_set_ioengine_flags(td); /* fio copied the flags into td at load */
+	}
 	ef->write_special = (eo->zone_append && zi->zoned) || fdp;
 	if (zi->zoned && !ef->zone_said) {
 		ef->zone_said = true;

@@ -72,7 +72,7 @@ t_zbd_random_writes_reset_zones_within_max_open() {
 # engine keeps them all and drops none (it would say so).
 t_zbd_resets_amid_batched_completions() {
   ours --name=batch --filename="$(ztid RDMA)" "${ZBD[@]}" --rw=randwrite --bs=16k --iodepth=8 \
-    --iodepth_batch_complete_min=2 --iodepth_batch_complete_max=8 --max_open_zones=1 --offset=16m --size=8m \
+    --iodepth_batch_complete_min=2 --iodepth_batch_complete_max=8 --max_open_zones=1 --offset=40m --size=8m \
     --io_size=64m > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
   expect_ok "$SCRATCH/log" batch
   ! grep -q 'more completions than' "$SCRATCH/log" || fail "completions were dropped"

@@ -115,8 +115,7 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 				     "offset or length not whole LBAs inside the namespace");
 			return FIO_Q_COMPLETED;
 		}
-		/* zonemode=zbd on a zoned namespace (zones_check): fio's own trim,
-		 * a zone reset through the reset_wp hook, done here and now */
+		/* zonemode=zbd on zones (zones_check): fio's trim, a zone reset */
 		if (io_u->ddir == DDIR_TRIM && td_ioengine_flagged(td, FIO_ASYNCIO_SYNC_TRIM)) {
 			do_io_u_trim(td, io_u);
 			return FIO_Q_COMPLETED;

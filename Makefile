@@ -66,7 +66,7 @@ UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue 
 	$(O)/tests/unit_regaccess $(O)/tests/unit_irq $(O)/tests/unit_hwts $(O)/tests/unit_mpath $(O)/tests/unit_mpathio \
 	$(O)/tests/unit_passthru $(O)/tests/unit_tcppdu $(O)/tests/unit_tcpconn $(O)/tests/unit_authmem $(O)/tests/unit_fence \
 	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc $(O)/tests/unit_tcpfirst $(O)/tests/unit_fcheck $(O)/tests/unit_tlskey $(O)/tests/unit_tlsio $(O)/tests/unit_zns \
-	$(O)/tests/unit_fdp $(O)/tests/unit_ktls
+	$(O)/tests/unit_fdp $(O)/tests/unit_ktls $(O)/tests/unit_zdesc $(O)/tests/unit_zretry
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_passthru $(O)/tests/target_zns $(O)/tests/target_mpath $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
 	$(O)/tests/gpu_check $(O)/tests/libregspy.so $(O)/tests/libcmfault.so
 BENCH = $(O)/bench/percmd $(O)/bench/authdh
@@ -177,6 +177,12 @@ $(O)/tests/unit/test_fcheck.o: CPPFLAGS_ALL += -Itools
 $(O)/tests/target_core: $(O)/tests/cmfault/cmfault.o
 $(O)/tests/unit_mpath $(O)/tests/target_mpath: $(O)/libnvmeof.a
 $(O)/tests/unit_qmap: $(O)/engine/qmap.o
+# Zone Descriptors as fio's zones (fio's zbd_types.h alone)
+$(O)/tests/unit_zdesc: $(O)/engine/zdesc.o $(O)/libnvmeof.a
+$(O)/engine/zdesc.o $(O)/tests/unit/test_zdesc.o: CPPFLAGS_ALL += -Iengine -isystem $(FIO_SRC)
+# a zone call waiting for a free slot (the fake wire's full queue)
+$(O)/tests/unit_zretry: $(O)/engine/zretry.o $(TESTWIRE_OBJ) $(O)/libnvmeof.a
+$(O)/tests/unit/test_zretry.o: CPPFLAGS_ALL += -Iengine -Itests/wire
 $(O)/tests/unit_topo: $(O)/engine/topo.o
 $(O)/tests/unit_irq: $(O)/engine/irq.o
 $(O)/tools/rdma.o $(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o $(O)/tests/unit/test_irq.o \
@@ -245,7 +251,7 @@ $(O)/tests/fio_version: $(O)/tests/unit/fio_version.o
 	$(CC) $(SANFLAGS) -rdynamic -o $@ $^ -ldl
 # fio needs one symbol of it (engine/libnvmeof_fio.map); the core inside stays hidden.
 ENGINE_OBJ = $(FIO_ENGINE_OBJ) $(O)/engine/tid.o $(O)/engine/optval.o $(O)/engine/topo.o $(O)/engine/qmap.o $(O)/engine/irq.o \
-	$(O)/engine/losses.o $(CORE_OBJ)
+	$(O)/engine/losses.o $(O)/engine/zdesc.o $(O)/engine/zretry.o $(CORE_OBJ)
 $(ENGINE): $(ENGINE_OBJ) engine/libnvmeof_fio.map
 	$(CC) -shared $(SANFLAGS) -o $@ $(ENGINE_OBJ) $(LIBS) -lnuma -Wl,--version-script=engine/libnvmeof_fio.map
 

@@ -6,6 +6,7 @@
  * the directive fields.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "fdp.h"
 #include "internal.h"
@@ -55,6 +56,10 @@ int nvmeof_write_dspec(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint6
 	if (dtype > 0xf)
 		return nvmeof_err(NVMEOF_EINVAL, "write with directive: directive type %u does not fit DTYPE's 4 bits",
 				  dtype);
+	/* the raw path sends nlb << lbads bytes: not a block with its metadata */
+	if (ns->ms)
+		return nvmeof_err(NVMEOF_ENOTSUP, "write with directive: namespace %u has %u bytes of metadata per block",
+				  ns->nsid, ns->ms);
 	uint32_t cdw12;
 	int rc = q_write_flags("write with directive", flags, NVMEOF_IO_FUA, &cdw12);
 	if (rc)
@@ -85,6 +90,9 @@ int nvmeof_fdp_ruhs(struct nvmeof_queue *q, const struct nvmeof_ns *ns, struct n
 	char what[80];
 	fdp_sqe_ruhs(sqe, ns->nsid, len);
 	snprintf(what, sizeof(what), "I/O Management Receive (reclaim unit handle status) nsid %u", ns->nsid);
+	/* a target that counts more descriptors than it writes must not make
+	 * the parse read an earlier command's bytes */
+	memset(q_scratch_buf(q), 0, len);
 	struct sub sb = {.kind = REQ_RAW, .raw = sqe, .data_len = len};
 	int rc = q_sync_run(q, &sb, timeout_ms, NULL, what);
 	if (rc)

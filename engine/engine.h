@@ -233,6 +233,7 @@ struct efile;
 struct ns_facts {
 	uint64_t nsze;
 	uint8_t lbads;
+	uint32_t max_xfer;          /* the controller's MDTS in bytes (0: no limit) */
 	struct nvmeof_zns_info zi;  /* zi.zoned false: a conventional namespace */
 	uint32_t nzones;            /* zones in the report (zonemode=zbd) */
 	int fdp_rc;                 /* fdp=1: 0, or the library's code (fdp_why says why) */
@@ -253,12 +254,28 @@ int zones_report(struct thread_data *td, struct fio_file *f, uint64_t offset, st
 		 unsigned int nr);
 int zones_reset_wp(struct thread_data *td, struct fio_file *f, uint64_t offset, uint64_t length);
 int zones_max_open(struct thread_data *td, struct fio_file *f, unsigned int *max);
-#if FIO_IOOPS_VERSION >= 36 /* fio 3.39: active zones, finishing, data placement */
+/* The hooks by the FIO_IOOPS_VERSION of the fio release that added them
+ * (fio's ioengines.h): 32 (fio 3.34) finish_zone, fdp_fetch_ruhs and the
+ * io_u's dtype and dspec; 33 (3.36) get_max_active_zones; 36 (3.38)
+ * dp_type, which replaced 3.34's fdp option; 37 (3.40) move_zone_wp. */
+#if FIO_IOOPS_VERSION >= 33
 int zones_max_active(struct thread_data *td, struct fio_file *f, unsigned int *max);
+#endif
+#if FIO_IOOPS_VERSION >= 32
 int zones_finish(struct thread_data *td, struct fio_file *f, uint64_t offset, uint64_t length);
 int zones_fdp_ruhs(struct thread_data *td, struct fio_file *f, struct fio_ruhs_info *ruhs);
 #endif
-#if FIO_IOOPS_VERSION >= 39 /* fio 3.42: moving a write pointer by writing */
+#if FIO_IOOPS_VERSION >= 36
+#define ENG_DP_ANY(td) ((td)->o.dp_type != FIO_DP_NONE)
+#define ENG_DP_FDP(td) ((td)->o.dp_type == FIO_DP_FDP)
+#elif FIO_IOOPS_VERSION >= 32
+#define ENG_DP_ANY(td) ((td)->o.fdp != 0)
+#define ENG_DP_FDP(td) ((td)->o.fdp != 0)
+#else
+#define ENG_DP_ANY(td) false
+#define ENG_DP_FDP(td) false
+#endif
+#if FIO_IOOPS_VERSION >= 37
 int zones_move_wp(struct thread_data *td, struct fio_file *f, struct zbd_zone *z, uint64_t length,
 		  const char *buf);
 #endif
@@ -267,6 +284,8 @@ int zones_move_wp(struct thread_data *td, struct fio_file *f, struct zbd_zone *z
  * placement over several paths), says the zone geometry once. 0, or 1
  * after logging why. */
 int zones_check(struct thread_data *td, struct fio_file *f, struct efile *ef);
+/* zonemode=zbd plain writes to a zoned namespace: one queue pair keeps their order */
+bool zones_in_order(struct thread_data *td, const struct efile *ef);
 /* Submits a write of io_u as Zone Append (its completion to appended) or
  * with its placement directive (to done); the library's code. */
 int zones_submit(struct thread_data *td, struct nvmeof_queue *q, struct efile *ef, struct io_u *io_u,
@@ -378,7 +397,7 @@ struct job {
 	unsigned int npending;
 	unsigned int ncommitted; /* of pending, those fio committed (their doorbell is delayed) */
 	struct io_u **events;
-	unsigned int nevents, nreturned; /* events holds iodepth entries */
+	unsigned int nevents, nreturned; /* events holds 2 x iodepth entries (job.c) */
 	unsigned int errors_logged;
 	bool delay_cmd_submit;
 	unsigned int qpair_select;

@@ -132,7 +132,11 @@ static int job_attach_queues(struct thread_data *td, struct job *j)
 		return 1;
 	/* fio numbers its io_u's 0 .. iodepth-1 (backend.c init_io_u) */
 	j->nctx = td->o.iodepth;
-	j->events = calloc(j->nctx, sizeof(*j->events));
+	/* events holds the last getevents' entries fio may still be reading
+	 * (at most iodepth) plus the completions since (at most iodepth, each
+	 * io_u once): a zone hook's synchronous call runs other I/Os'
+	 * callbacks between two getevents calls. */
+	j->events = calloc(2 * (size_t)j->nctx, sizeof(*j->events));
 	j->pending = calloc(j->nctx, sizeof(*j->pending));
 	j->ctx = calloc(j->nctx, sizeof(*j->ctx));
 	if (!j->events || !j->pending || !j->ctx) {

@@ -41,10 +41,7 @@ static int report_all(struct efile *ef, struct nvmeof_queue *q, struct ns_facts 
 static int zone_facts(struct thread_data *td, struct efile *ef, struct ns_facts *nf)
 {
 	struct eng_opts *eo = td->eo;
-	bool zbd = td->o.zone_mode == ZONE_MODE_ZBD, fdp = false;
-#if FIO_IOOPS_VERSION >= 36
-	fdp = td->o.dp_type == FIO_DP_FDP;
-#endif
+	bool zbd = td->o.zone_mode == ZONE_MODE_ZBD, fdp = ENG_DP_FDP(td);
 	memset(&nf->zi, 0, sizeof(*nf) - offsetof(struct ns_facts, zi));
 	if (ef->zones) /* fio's parent took the report: this job process has it */
 		nf->nzones = ef->facts.nzones;
@@ -106,6 +103,7 @@ static int facts_connected(struct thread_data *td, struct efile *ef, struct ns_f
 	}
 	nf->nsze = ef->ns->nsze;
 	nf->lbads = ef->ns->lbads;
+	nf->max_xfer = nvmeof_ctrl_info(ef->sc->c)->max_xfer;
 	return zone_facts(td, ef, nf);
 }
 

@@ -77,6 +77,19 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 	struct eng_opts *eo = td->eo;
 	const struct nvmeof_ctrl_info *ci = nvmeof_ctrl_info(ef->sc->c);
 	unsigned int nq = eo->qpairs ? eo->qpairs : auto_qpairs(td, j, ef->sc, ci);
+	const char *why_nq = eo->qpairs ? "" : " (qpairs=0: one per CPU the job may run on, at most 4; qpairs=1: one)";
+	if (zones_in_order(td, ef)) {
+		/* Several SQs are executed in no order among them: a zone's
+		 * sequential writes would arrive out of order (Zone Invalid Write). */
+		if (eo->qpairs > 1) {
+			eng_err("nvmeof: qpairs=%u with zonemode=zbd writes to a zoned namespace: they may arrive "
+				"out of order; use qpairs=1 (or zone_append=1)\n", eo->qpairs);
+			return 1;
+		}
+		nq = 1;
+		if (!eo->qpairs)
+			why_nq = " (qpairs=0: one, as zonemode=zbd writes to a zoned namespace must arrive in order)";
+	}
 	jq->sc = ef->sc;
 	if (ef->cfg.t.nalt) {
 		if (eo->gpu >= 0) {
@@ -141,7 +154,7 @@ int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 			 td->o.name, td->thread_number, ef->cfg.t.subnqn, ci->cntlid,
 			 nvmeof_queue_qid(jq->q[n]), nvmeof_queue_depth(jq->q[n]), n + 1, nq,
 			 nq > 1 ? ", in the job's poll group" : "",
-			 n || eo->qpairs ? "" : " (qpairs=0: one per CPU the job may run on, at most 4; qpairs=1: one)",
+			 n ? "" : why_nq,
 			 n || !ef->cfg.sole_subsystem ? "" : "; no subnqn given: the only NVM subsystem discovery lists");
 	}
 	return 0;

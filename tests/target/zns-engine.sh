@@ -66,6 +66,56 @@ t_zbd_random_writes_reset_zones_within_max_open() {
   grep -q 'max_open_zones (5) is larger than max (4)' "$SCRATCH/five" || { tail -5 "$SCRATCH/five"; fail "no limit message"; }
 }
 
+# Completions gathered between two getevents calls: fio frees several
+# io_u's per reap (batch complete), queues one, and the zone reset its next
+# write needs polls the queue pair, which completes the others too; the
+# engine keeps them all and drops none (it would say so).
+t_zbd_resets_amid_batched_completions() {
+  ours --name=batch --filename="$(ztid RDMA)" "${ZBD[@]}" --rw=randwrite --bs=16k --iodepth=8 \
+    --iodepth_batch_complete_min=2 --iodepth_batch_complete_max=8 --max_open_zones=1 --offset=40m --size=8m \
+    --io_size=64m > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  expect_ok "$SCRATCH/log" batch
+  ! grep -q 'more completions than' "$SCRATCH/log" || fail "completions were dropped"
+  n=$(resets "$SCRATCH/log")
+  [ "${n:-0}" -gt 0 ] || fail "no zone reset counted"
+}
+
+# zonemode=zbd writes with the default qpairs: one queue pair, which the
+# start line says, so a zone's writes arrive in order; qpairs=4 is refused.
+t_zbd_writes_take_one_queue_pair() {
+  ours --name=q --filename="$(ztid RDMA)" --zonemode=zbd --direct=1 --qpair_select=rr --rw=write --bs=4k \
+    --iodepth=16 --offset=48m --size=8m > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  expect_ok "$SCRATCH/log" qpairs=0
+  grep -q 'queue pair 1 of 1 (qpairs=0: one, as zonemode=zbd writes to a zoned namespace must arrive in order)' \
+    "$SCRATCH/log" || { grep 'queue pair' "$SCRATCH/log"; fail "not one queue pair, or not said why"; }
+  ! ours --name=q4 --filename="$(ztid RDMA)" --zonemode=zbd --direct=1 --qpairs=4 --rw=write --bs=4k --size=4m \
+    > "$SCRATCH/q4" 2>&1 || fail "qpairs=4 ran"
+  grep -q 'qpairs=4 with zonemode=zbd writes to a zoned namespace: .*use qpairs=1' "$SCRATCH/q4" ||
+    { tail -5 "$SCRATCH/q4"; fail "no reason given"; }
+}
+
+# zonemode=zbd trims are zone resets to fio: two written zones trimmed go
+# out as Zone Management Send (nvmet's trace), no Deallocate.
+t_zbd_trim_resets_zones() {
+  ours --name=w --filename="$(ztid RDMA)" "${ZBD[@]}" --rw=write --bs=128k --offset=56m --size=8m > "$SCRATCH/w" 2>&1 ||
+    { tail -20 "$SCRATCH/w"; fail "the write job exited non-zero"; }
+  n=$(zone_cmds "$SCRATCH/log" nvme_cmd_zone_mgmt_send --name=t --filename="$(ztid RDMA)" "${ZBD[@]}" --rw=trim \
+    --bs=4m --offset=56m --size=8m) || { tail -20 "$SCRATCH/log"; fail "the trim job exited non-zero"; }
+  expect_ok "$SCRATCH/log" trim
+  d=$(grep -c nvme_cmd_dsm /sys/kernel/tracing/trace || true)
+  [ "$d" = 0 ] || fail "$d Dataset Management commands for a zoned trim"
+  [ "$n" -ge 2 ] || fail "nvmet saw $n Zone Management Send, not a reset for each of the 2 zones"
+}
+
+# A Zone Append is never split: a block size above the namespace's 128 KiB
+# (ZASL) is refused at setup, naming the limit.
+t_zone_append_above_zasl_is_refused() {
+  ! ours --name=big --filename="$(ztid RDMA)" "${ZBD[@]}" --rw=write --bs=256k --offset=32m --size=4m \
+    --zone_append=1 > "$SCRATCH/log" 2>&1 || fail "zone_append=1 with bs=256k ran"
+  grep -q 'zone_append=1: bs=262144 is above the 128 KiB a Zone Append may carry (ZASL).*use bs=128k or less' \
+    "$SCRATCH/log" || { tail -5 "$SCRATCH/log"; fail "no refusal naming the limit"; }
+}
+
 # zone_append=1: the writes go out as Zone Append (nvmet's trace counts
 # them, and no plain write), each lands where fio expected, and the data
 # reads back.

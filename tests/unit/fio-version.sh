@@ -39,4 +39,25 @@ else
   if grep -q '^traddr' <<< "$out" && ! grep -q "nvmeof engine: built for" <<< "$out"; then ok "$built itself loads it"
   else bad "$built itself loads it" "$(head -3 <<< "$out")"; fi
 fi
+# Each optional hook is in the ops table from the FIO_IOOPS_VERSION of the
+# fio release that added it to ioengines.h (axboe/fio's history: 3.34 is
+# 32, 3.36 is 33, 3.40 is 37): a higher gate leaves it NULL under the
+# releases between, where fio falls back to opening the filename as a
+# block device. Every hook a fio source here declares is in the table.
+declare -A first=([finish_zone]=32 [fdp_fetch_ruhs]=32 [get_max_active_zones]=33 [move_zone_wp]=37)
+gates=$(awk '/^#if FIO_IOOPS_VERSION >= / {g=$4} /^#endif/ {g=""} /^\t\.[a-z_]+ = / && g {sub(/^\t\./, ""); print $1, g}' \
+  engine/fio_nvmeof.c)
+for h in "${!first[@]}"; do
+  g=$(awk -v h="$h" '$1 == h {print $2}' <<< "$gates")
+  if [ "$g" = "${first[$h]}" ]; then ok "hook $h from FIO_IOOPS_VERSION ${first[$h]}"
+  else bad "hook $h from FIO_IOOPS_VERSION ${first[$h]}" "engine/fio_nvmeof.c gates it at '${g:-none}'"; fi
+done
+for src in build/fio-src build/fio-3.39 build/fio-3.42; do
+  [ -f "$src/ioengines.h" ] || continue
+  for h in $(grep -oE '\(\*(finish_zone|fdp_fetch_ruhs|get_max_active_zones|move_zone_wp|[a-z_]*zone[a-z_]*)\)' \
+      "$src/ioengines.h" | tr -d '(*)' | sort -u); do
+    if grep -qE "^\s*\.$h = " engine/fio_nvmeof.c; then ok "$src's hook $h is in the ops table"
+    else bad "$src's hook $h is in the ops table" "engine/fio_nvmeof.c leaves it NULL"; fi
+  done
+done
 tally "fio-version"

@@ -19,6 +19,7 @@ struct rec {
 	uint8_t sqe[64];
 	uint16_t status;        /* answered for opcode 12h (status field, without phase) */
 	uint16_t nruhsd;        /* the namespace's descriptors */
+	uint32_t written;       /* non-zero: the bytes the answer writes (a short answer) */
 };
 
 /* Answers I/O Management Receive by writing a status of nruhsd descriptors
@@ -49,6 +50,8 @@ static enum fw_action responder(void *ctx, const uint8_t *sqe, const struct ibv_
 		put_le64(d + 8, (1ull << 40) + i);
 		memset(d + 16, 0xee, 16); /* reserved: must not be read as anything */
 	}
+	if (r->written && r->written < len)
+		len = r->written;
 	memcpy(buf, page, len < sizeof(page) ? len : sizeof(page));
 	return FW_RESPOND;
 }
@@ -210,6 +213,53 @@ out:
 	fw_free(fw);
 }
 
+/* A target that counts more descriptors than it writes: the ones it did
+ * not write read as zeroes, not as an earlier answer's bytes. */
+TEST(fdp_ruhs_short_answer_reads_no_stale_bytes)
+{
+	struct rec rec = {.nruhsd = 4};
+	struct fake_wire *fw = NULL;
+	struct nvmeof_queue *q = NULL;
+	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9};
+	struct nvmeof_ruhs_desc d[4];
+	uint32_t nr = 0;
+	MUST(open_q(&rec, &fw, &q));
+	MUST(nvmeof_fdp_ruhs(q, &ns, d, 4, &nr, 5000));
+	CHECK_EQ(d[3].pid, 0x103);
+	rec.written = 16 + 32; /* the header and one descriptor of the 4 it counts */
+	MUST(nvmeof_fdp_ruhs(q, &ns, d, 4, &nr, 5000));
+	CHECK_EQ(nr, 4);
+	CHECK_EQ(d[0].pid, 0x100);
+	CHECK_EQ(d[3].pid, 0);
+	CHECK_EQ(d[3].ruamw, 0);
+out:
+	if (q)
+		q_close(q);
+	fw_free(fw);
+}
+
+/* Directive writes send lba_size bytes a block: a namespace with metadata
+ * is refused before anything is sent, as Zone Append does. */
+TEST(write_dspec_refuses_a_namespace_with_metadata)
+{
+	struct rec rec = {0};
+	struct fake_wire *fw = NULL;
+	struct nvmeof_queue *q = NULL;
+	struct nvmeof_mr mr = {.addr = calloc(1, 8192), .len = 8192, .lkey = 0x11, .rkey = 0xabc};
+	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .ms = 8};
+	struct got g = {0};
+	MUST(open_q(&rec, &fw, &q));
+	int n = rec.n;
+	CHECK_EQ(nvmeof_write_dspec(q, &ns, 0, 8, &mr, 0, 0, NVMEOF_DTYPE_PLACEMENT, 1, got_cb, &g), NVMEOF_ENOTSUP);
+	CHECK(strstr(nvmeof_errmsg(), "metadata") != NULL);
+	CHECK_EQ(rec.n, n);
+out:
+	if (q)
+		q_close(q);
+	fw_free(fw);
+	free(mr.addr);
+}
+
 /* A controller without FDP answers Invalid Command Opcode: the call says
  * so, naming the command. */
 TEST(fdp_ruhs_on_a_namespace_without_fdp_names_the_status)
@@ -239,6 +289,8 @@ int main(int argc, char **argv)
 		T(write_dspec_goes_out_with_its_directive),
 		T(fdp_ruhs_fetches_descriptors_and_the_count),
 		T(fdp_ruhs_on_a_namespace_without_fdp_names_the_status),
+		T(fdp_ruhs_short_answer_reads_no_stale_bytes),
+		T(write_dspec_refuses_a_namespace_with_metadata),
 	};
 	return run_named_tests("unit-fdp", all, sizeof(all) / sizeof(all[0]), argc, argv);
 }

@@ -144,11 +144,18 @@ void nvme_id_ctrl_parse(const uint8_t *d, struct nvmeof_ctrl_info *info)
 	info->elpe = d[262];
 }
 
+unsigned nvme_id_ns_lbaf_index(const uint8_t *d)
+{
+	/* FLBAS bits 3:0 index the format; bits 6:5 are its upper bits only
+	 * where NLBAF (0-based) is above 16, and reserved otherwise */
+	uint8_t nlbaf = d[25], flbas = d[26];
+	return (flbas & 0xf) | (nlbaf > 16 ? ((unsigned)flbas >> 5 & 0x3) << 4 : 0);
+}
+
 int nvme_id_ns_parse(const uint8_t *d, uint32_t nsid, struct nvmeof_ns *ns, const char **why)
 {
-	uint8_t nlbaf = d[25], flbas = d[26];
-	/* FLBAS bits 3:0 index the format; bits 6:5 extend it past 16. */
-	unsigned idx = (flbas & 0xf) | (((unsigned)flbas >> 5 & 0x3) << 4);
+	uint8_t nlbaf = d[25];
+	unsigned idx = nvme_id_ns_lbaf_index(d);
 	memset(ns, 0, sizeof(*ns));
 	ns->nsid = nsid;
 	ns->nsze = get_le64(d + 0);

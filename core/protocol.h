@@ -344,7 +344,9 @@ void nvme_id_ns_zns_parse(const uint8_t *d, unsigned lbaf, struct nvmeof_zns_inf
 /* ZASL (Identify Controller ZNS byte 0) in bytes: 2^ZASL minimum pages
  * (4 KiB: MPSMIN 0 is all the library runs with); 0 stays 0. */
 uint32_t nvme_zasl_bytes(uint8_t zasl);
-/* The in-use LBA format index of Identify Namespace data (FLBAS). */
+/* The in-use LBA format index of Identify Namespace data: FLBAS bits 3:0,
+ * and bits 6:5 above them where NLBAF is above 16 (the connect, the zoned
+ * data and the tool all take this one rule). */
 unsigned nvme_id_ns_lbaf_index(const uint8_t *d);
 /* A Report Zones buffer of len bytes: the header's Number of Zones in
  * *total, up to max descriptors that fit in len decoded; their count. */

@@ -57,12 +57,6 @@ uint32_t nvme_zasl_bytes(uint8_t zasl)
 	return zasl >= 19 ? 0x80000000u : 4096u << zasl;
 }
 
-unsigned nvme_id_ns_lbaf_index(const uint8_t *d)
-{
-	uint8_t flbas = d[26];
-	return (flbas & 0xf) | (((unsigned)flbas >> 5 & 0x3) << 4);
-}
-
 uint32_t nvme_zone_report_parse(const uint8_t *d, size_t len, struct nvmeof_zone *zones, uint32_t max,
 				uint64_t *total)
 {

@@ -410,7 +410,7 @@ int cmd_id_ns(struct args *a)
 			out_obj_end(&p);
 		} else {
 			printf("lbaf %2u : ms:%-3u lbads:%-2u rp:%#x %s\n", i, get_le16(f), f[2], f[3] & 3,
-			       (d[26] & 0xf) == i ? "(in use)" : "");
+			       nvme_id_ns_lbaf_index(d) == i ? "(in use)" : "");
 		}
 	}
 	out_arr_end(&p);

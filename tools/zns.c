@@ -9,6 +9,7 @@
 #include "out.h"
 #include "secret.h"
 #include "nvmeof.h"
+#include "protocol.h"
 
 struct zio {
 	struct nvmeof_ctrl *c;
@@ -225,7 +226,7 @@ int tool_zns_id_ns(const struct args *a, struct nvmeof_ctrl *c, const uint8_t *i
 			out_obj_end(&p);
 		} else {
 			printf("lbafe %2u: zsze:%#llx zdes:%u %s\n", i, (unsigned long long)zsze, e[8],
-			       (id_ns[26] & 0xf) == i ? "(in use)" : "");
+			       nvme_id_ns_lbaf_index(id_ns) == i ? "(in use)" : "");
 		}
 	}
 	out_arr_end(&p);

@@ -89,10 +89,26 @@ TEST(identify_namespace_zns_fields)
 	nvme_id_ns_zns_parse(d, 0, &z);
 	CHECK_EQ(z.max_active, 0);
 	CHECK_EQ(z.max_open, 0);
-	/* FLBAS: format index bits 3:0, and 6:5 above them */
+	/* FLBAS: format index bits 3:0; bits 6:5 above them only where NLBAF
+	 * is above 16 (reserved otherwise: set there, they change nothing) */
 	uint8_t ns[4096] = {0};
+	ns[25] = 20;
 	ns[26] = 0x22;
 	CHECK_EQ(nvme_id_ns_lbaf_index(ns), 0x12);
+	ns[25] = 3;
+	ns[26] = 0x61;
+	CHECK_EQ(nvme_id_ns_lbaf_index(ns), 1);
+	ns[25] = 16;
+	ns[26] = 0x72; /* bit 4: metadata at the end of the data, not the index */
+	CHECK_EQ(nvme_id_ns_lbaf_index(ns), 2);
+	/* the connect's parse takes the same rule: format 1 of 4, 4 KiB */
+	struct nvmeof_ns parsed;
+	const char *why = NULL;
+	ns[25] = 3;
+	ns[26] = 0x61;
+	ns[128 + 4 * 1 + 2] = 12;
+	CHECK_EQ(nvme_id_ns_parse(ns, 1, &parsed, &why), 0);
+	CHECK_EQ(parsed.lbads, 12);
 	/* ZASL: a power of two of 4 KiB pages; 0 leaves the limit to MDTS */
 	CHECK_EQ(nvme_zasl_bytes(0), 0);
 	CHECK_EQ(nvme_zasl_bytes(1), 8192);

@@ -58,10 +58,16 @@ int nvmeof_zns_info(struct nvmeof_ctrl *c, uint32_t nsid, struct nvmeof_zns_info
 	uint8_t *d = malloc(NVME_IDENTIFY_SIZE);
 	if (!d)
 		return nvmeof_err(NVMEOF_ENOMEM, "zoned namespace info: out of memory");
-	/* the namespace's command set: the CSI descriptor (absent: NVM) */
+	/* the namespace's command set: the CSI descriptor (absent: NVM). A
+	 * controller that refuses the list (one before NVMe 1.3 may) names no
+	 * command set: NVM, as the kernel takes it, not a failure */
 	snprintf(what, sizeof(what), "Identify Namespace Identification Descriptors nsid %u", nsid);
 	nvme_sqe_identify(sqe, 0, NVME_CNS_NS_DESC_LIST, nsid, 0);
 	int rc = admin_exec(c, sqe, d, NVME_IDENTIFY_SIZE, NULL, what);
+	if (rc == NVMEOF_ENVME) {
+		rc = 0;
+		goto out;
+	}
 	if (!rc && nvme_ns_desc_parse(d, NVME_IDENTIFY_SIZE, &ids, &why))
 		rc = nvmeof_err(NVMEOF_ENVME, "%s: %s", what, why);
 	if (rc || !ids.has_csi || ids.csi != NVME_CSI_ZNS)

@@ -1089,7 +1089,9 @@ struct nvmeof_zns_info {
 	uint16_t zoc, ozcs;    /* Zone Operation Characteristics, Optional Zoned Command Support */
 };
 /* Identify CNS 05h/06h CSI 02h and the Namespace Identification Descriptor
- * list; for a conventional namespace: 0 and zoned false. Admin queue, sync.
+ * list; for a conventional namespace: 0 and zoned false, also where the
+ * controller refuses the descriptor list (it names no command set: NVM,
+ * as the kernel takes it). Admin queue, sync.
  * It also records the controller's ZASL, which nvmeof_zone_append checks. */
 int nvmeof_zns_info(struct nvmeof_ctrl *ctrl, uint32_t nsid, struct nvmeof_zns_info *out);
 /* Raw Identify data (4096 bytes) of an I/O Command Set: CNS 05h (namespace)

@@ -6,9 +6,12 @@
  * target cannot show: an assigned LBA above 32 bits (CQE DW1) and an
  * append refused before it is sent.
  */
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
+#include "cpriv.h"
 #include "fakewire.h"
 #include "protocol.h"
 #include "qpriv.h"
@@ -258,12 +261,64 @@ out:
 	free(mr.addr);
 }
 
+/* The admin wire of a controller that refuses Identify CNS 03h (the
+ * Namespace Identification Descriptor list) with Invalid Field in Command,
+ * as one before NVMe 1.3 may; every other command answered. */
+static enum fw_action no_desc_list(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
+				   uint8_t *cqe)
+{
+	int *identifies = ctx;
+	(void)sge;
+	(void)nsge;
+	if (sqe[0] == 0x06) {
+		(*identifies)++;
+		if (sqe[40] == NVME_CNS_NS_DESC_LIST)
+			put_le16(cqe + 14, 0x02 << 1);
+	}
+	return FW_RESPOND;
+}
+
+/* A namespace whose command set the controller will not say is not zoned
+ * (the kernel takes it as NVM): nvmeof_zns_info answers zoned false, and
+ * asks nothing more. */
+TEST(zns_info_without_descriptor_list_is_not_zoned)
+{
+	int identifies = 0;
+	struct fake_wire *aw = fw_new(8, no_desc_list, &identifies);
+	struct nvmeof_ctrl *c = calloc(1, sizeof(*c));
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->admin_lock, NULL);
+	pthread_cond_init(&c->ka_cond, NULL);
+	pthread_cond_init(&c->state_cond, NULL);
+	c->o.cmd_timeout_ms = 30000;
+	c->state = CTRL_LIVE;
+	c->admin_live = true;
+	struct q_params ap = {.qid = 0, .depth = 8, .cmd_timeout_ms = 30000, .wait_mode = NVMEOF_WAIT_POLL};
+	MUST(q_open_fake(&ap, aw, &c->admin));
+	struct nvmeof_zns_info zi;
+	memset(&zi, 0xff, sizeof(zi));
+	CHECK_EQ(nvmeof_zns_info(c, 1, &zi), 0);
+	CHECK_EQ(zi.zoned, false);
+	CHECK_EQ(zi.zone_size, 0);
+	CHECK_EQ(identifies, 1);
+out:
+	if (c->admin)
+		q_close(c->admin);
+	fw_free(aw);
+	pthread_cond_destroy(&c->state_cond);
+	pthread_cond_destroy(&c->ka_cond);
+	pthread_mutex_destroy(&c->admin_lock);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
 		T(zone_mgmt_send_sqe), T(zone_mgmt_recv_sqe), T(zone_append_sqe), T(identify_with_csi),
 		T(identify_namespace_zns_fields), T(report_zones_parse), T(zone_state_names_as_nvme_cli),
 		T(zone_statuses_named), T(append_lba_from_both_dwords_and_zone_status_named),
+		T(zns_info_without_descriptor_list_is_not_zoned),
 	};
 	return run_tests("unit-zns", t, sizeof(t) / sizeof(t[0]));
 }

@@ -167,6 +167,46 @@ int nvmeof_zone_report_ext(struct nvmeof_queue *q, const struct nvmeof_ns *ns, u
 	return rc;
 }
 
+int nvmeof_zone_report_all(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t zone_size, uint64_t slba,
+			   uint8_t filter, bool partial, struct nvmeof_zone *zones, uint32_t max, uint32_t *nr,
+			   uint64_t *total, uint32_t timeout_ms)
+{
+	if (nr)
+		*nr = 0;
+	if (total)
+		*total = 0;
+	if (!ns || !nr || !zone_size)
+		return nvmeof_err(NVMEOF_EINVAL, "Report Zones nsid %u slba %llu: %s", ns ? ns->nsid : 0,
+				  (unsigned long long)slba, !ns ? "no namespace" : !nr ? "no count" :
+				  "zone size 0 (nvmeof_zns_info gives the namespace's)");
+	/* one command carries what fits MDTS: ask again from the zone after
+	 * the last one returned (the kernel's nvme_ns_report_zones, nvme-cli)
+	 * until max, the namespace's end, a report with none, or, without the
+	 * partial bit, the first report's count of every zone to come. Each
+	 * report adds one zone at least, so max bounds the loop. */
+	uint64_t first = 0;
+	for (bool asked = false; (!asked || *nr < max) && slba < ns->nsze; asked = true) {
+		uint32_t got = 0;
+		uint64_t t = 0;
+		int rc = nvmeof_zone_report_ext(q, ns, slba, filter, partial, zones ? zones + *nr : NULL, max - *nr,
+						&got, &t, timeout_ms);
+		if (rc)
+			return rc;
+		if (!asked) {
+			first = t;
+			if (total)
+				*total = t;
+		}
+		if (!got)
+			break;
+		*nr += got;
+		if (!partial && *nr >= first)
+			break;
+		slba = (zones[*nr - 1].zslba / zone_size + 1) * zone_size;
+	}
+	return 0;
+}
+
 int nvmeof_zone_report(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint8_t filter,
 		       bool partial, struct nvmeof_zone *zones, uint32_t max, uint32_t *nr, uint32_t timeout_ms)
 {

@@ -62,31 +62,6 @@ static int zclose(const struct args *a, struct zio *z, int rc)
 
 static const char *zone_type_str(uint8_t t) { return t == NVMEOF_ZONE_TYPE_SEQ ? "SEQWRITE_REQ" : "Unknown"; }
 
-/* One command carries what fits MDTS: ask again from the zone after the
- * last one returned, as nvme-cli and the kernel do, until max zones, the
- * namespace's end, or (without the partial bit) the first report's count. */
-static int report_loop(const struct args *a, const struct zio *z, struct nvmeof_zone *zones, uint32_t max,
-		       uint32_t *n, uint64_t *total)
-{
-	uint64_t slba = a->slba, end = z->zi.nr_zones * z->zi.zone_size;
-	for (bool first = true; *n < max && slba < end; first = false) {
-		uint32_t got = 0;
-		uint64_t t = 0;
-		if (nvmeof_zone_report_ext(z->q, z->ns, slba, a->state, a->partial, zones + *n, max - *n, &got, &t,
-					   a->timeout_ms))
-			return zfail(a, NULL);
-		if (first)
-			*total = t;
-		if (!got)
-			break;
-		*n += got;
-		if (!a->partial && *n >= *total)
-			break;
-		slba = (zones[*n - 1].zslba / z->zi.zone_size + 1) * z->zi.zone_size;
-	}
-	return 0;
-}
-
 int cmd_report_zones(struct args *a)
 {
 	struct zio z;
@@ -99,8 +74,11 @@ int cmd_report_zones(struct args *a)
 		fprintf(stderr, "nvmeof %s: out of memory for %u zones\n", a->name, max);
 		rc = 1;
 	}
-	if (!rc)
-		rc = report_loop(a, &z, zones, max, &n, &total);
+	/* every zone from the start LBA (or --descs), over as many commands as
+	 * the controller's MDTS makes it, as nvme-cli */
+	if (!rc && nvmeof_zone_report_all(z.q, z.ns, z.zi.zone_size, a->slba, a->state, a->partial, zones, max, &n,
+					  &total, a->timeout_ms))
+		rc = zfail(a, NULL);
 	if (!rc) {
 		struct out p;
 		out_init(&p, stdout, a->json, 8);

@@ -1125,6 +1125,15 @@ int nvmeof_zone_report(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint6
 int nvmeof_zone_report_ext(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t slba, uint8_t filter,
 			   bool partial, struct nvmeof_zone *zones, uint32_t max, uint32_t *nr, uint64_t *total,
 			   uint32_t timeout_ms);
+/* Report Zones until every zone from the one holding slba (of the state
+ * `filter`) is in zones[], or max: one command carries what fits MDTS, so
+ * the next asks from the zone after the last one returned, as the kernel
+ * and nvme-cli do. zone_size: nvmeof_zns_info's. *nr: the zones decoded
+ * (on a failure, those before it); *total: the first report's Number of
+ * Zones. timeout_ms applies to each command. */
+int nvmeof_zone_report_all(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint64_t zone_size, uint64_t slba,
+			   uint8_t filter, bool partial, struct nvmeof_zone *zones, uint32_t max, uint32_t *nr,
+			   uint64_t *total, uint32_t timeout_ms);
 enum { NVMEOF_ZSA_CLOSE = 0x1, NVMEOF_ZSA_FINISH = 0x2, NVMEOF_ZSA_OPEN = 0x3, NVMEOF_ZSA_RESET = 0x4,
        NVMEOF_ZSA_OFFLINE = 0x5 };
 /* Zone Management Send: the zone at slba, or every zone (select_all). */

@@ -139,6 +139,8 @@ def _declare(lib):
     _fn(lib, "nvmeof_zone_state_str", c_char_p, ctypes.c_uint8)
     _fn(lib, "nvmeof_zone_report_ext", c_int, p, ns_p, c_uint64, ctypes.c_uint8, ctypes.c_bool,
         POINTER(S.Zone), c_uint32, POINTER(c_uint32), POINTER(c_uint64), c_uint32)
+    _fn(lib, "nvmeof_zone_report_all", c_int, p, ns_p, c_uint64, c_uint64, ctypes.c_uint8, ctypes.c_bool,
+        POINTER(S.Zone), c_uint32, POINTER(c_uint32), POINTER(c_uint64), c_uint32)
     _fn(lib, "nvmeof_zone_mgmt_send_sync", c_int, p, ns_p, c_uint64, ctypes.c_uint8, ctypes.c_bool, c_uint32)
     _fn(lib, "nvmeof_zone_append", c_int, p, ns_p, c_uint64, c_uint32, p, c_size_t, c_uint32, S.CALLBACK,
         c_void_p)

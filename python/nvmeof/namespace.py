@@ -177,8 +177,9 @@ class Namespace:
         state ("empty", "imp_opened", "exp_opened", "closed", "full",
         "readonly", "offline", or the reporting option's number), at most
         max_zones (default: every zone of the namespace). One command
-        carries what fits the controller's MDTS; zones() asks again from
-        the zone after the last one returned until it has them all."""
+        carries what fits the controller's MDTS; the library asks again
+        from the zone after the last one returned until it has them all
+        (nvmeof_zone_report_all)."""
         z = self._zoned()
         slba = _index(slba, "slba")
         f = ZONE_STATES.get(state, state) if isinstance(state, str) else _index(state, "state")
@@ -190,25 +191,15 @@ class Namespace:
         out = (S.Zone * n)()
         got, total = ctypes.c_uint32(0), ctypes.c_uint64(0)
         lib = _lib.load()
-        have, first, end = 0, None, z.nr_zones * z.zone_size
-        while have < n and slba < end:
-            def call(h, at=slba, have=have):
-                dst = ctypes.cast(ctypes.byref(out, have * ctypes.sizeof(S.Zone)), ctypes.POINTER(S.Zone))
-                return lib.nvmeof_zone_report_ext(h, self._ns, at, f, bool(partial), dst, n - have,
-                                                  ctypes.byref(got), ctypes.byref(total), 0)
-            rc = self._q()._call(call)
-            if rc:
-                raise from_code(rc, _lib.errmsg())
-            first = total.value if first is None else first
-            if not got.value:
-                break
-            have += got.value
-            # without the partial bit the first report counts every zone to come
-            if not partial and have >= first:
-                break
-            slba = (out[have - 1].zslba // z.zone_size + 1) * z.zone_size
+
+        def call(h):
+            return lib.nvmeof_zone_report_all(h, self._ns, z.zone_size, slba, f, bool(partial), out, n,
+                                              ctypes.byref(got), ctypes.byref(total), 0)
+        rc = self._q()._call(call)
+        if rc:
+            raise from_code(rc, _lib.errmsg())
         return [Zone(d.zslba, d.wp, d.zcap, lib.nvmeof_zone_state_str(d.state).decode(), d.type, d.attrs)
-                for d in out[:have]]
+                for d in out[:got.value]]
 
     def _zone_send(self, action, slba, select_all):
         self._zoned()

@@ -312,13 +312,114 @@ out:
 	free(c);
 }
 
+/* A zoned namespace of 10 zones of 0x100 blocks, odd zones Empty, even
+ * ones Implicitly Open: Report Zones answered as a controller does, with
+ * as many descriptors as the command's data holds. */
+#define RZ_ZSZE 0x100u
+#define RZ_ZONES 10u
+struct zrep {
+	int cmds;
+	uint64_t slba[8];
+};
+
+static enum fw_action zone_reporter(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
+				    uint8_t *cqe)
+{
+	struct zrep *r = ctx;
+	(void)sge;
+	(void)nsge;
+	(void)cqe;
+	if (sqe[0] != NVME_CMD_ZONE_MGMT_RECV)
+		return FW_RESPOND;
+	uint64_t slba = get_le64(sqe + 40), n = 0;
+	uint32_t len = (get_le32(sqe + 48) + 1) * 4, fit = (len - 64) / 64;
+	uint8_t zrasf = sqe[53];
+	bool partial = sqe[54] & 1;
+	uint8_t *d = (uint8_t *)(uintptr_t)get_le64(sqe + 24); /* the keyed SGL's address */
+	r->slba[r->cmds++ % 8] = slba;
+	memset(d, 0, len);
+	for (uint64_t z = slba / RZ_ZSZE; z < RZ_ZONES; z++) {
+		bool empty = z % 2;
+		if (zrasf == NVMEOF_ZRASF_EMPTY && !empty)
+			continue;
+		if (n < fit)
+			put_zone(d, (uint32_t)n, 2, empty ? 1 : 2, 0, RZ_ZSZE, z * RZ_ZSZE, z * RZ_ZSZE + (empty ? 0 : 5));
+		n++;
+	}
+	put_le64(d, partial && n > fit ? fit : n);
+	return FW_RESPOND;
+}
+
+/* One Report Zones carries what fits the command's data (MDTS; here 256
+ * bytes: 3 descriptors); nvmeof_zone_report_all asks again from the zone
+ * after the last one returned until every zone from slba's (of the state
+ * asked) is in, or max. */
+TEST(report_all_goes_on_past_one_commands_data)
+{
+	struct zrep r = {0};
+	struct fake_wire *fw = fw_new(4, zone_reporter, &r);
+	struct nvmeof_ctrl *c = calloc(1, sizeof(*c));
+	struct q_params p = {.qid = 1, .depth = 4, .cmd_timeout_ms = 30000, .max_xfer = 256,
+			     .wait_mode = NVMEOF_WAIT_POLL};
+	struct nvmeof_queue *q = NULL;
+	MUST(q_open_fake(&p, fw, &q));
+	q->ctrl = c; /* the report's own region is the controller's */
+	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 4096, .lbads = 12, .nsze = RZ_ZONES * RZ_ZSZE};
+	struct nvmeof_zone z[RZ_ZONES + 2];
+	uint32_t n = 0;
+	uint64_t total = 0;
+	/* one command: 3 zones, the header counting all 10 */
+	MUST(nvmeof_zone_report_ext(q, &ns, 0, 0, false, z, RZ_ZONES, &n, &total, 0));
+	CHECK_EQ(n, 3);
+	CHECK_EQ(total, RZ_ZONES);
+	r.cmds = 0;
+	MUST(nvmeof_zone_report_all(q, &ns, RZ_ZSZE, 0, 0, false, z, RZ_ZONES + 2, &n, &total, 0));
+	CHECK_EQ(n, RZ_ZONES);
+	CHECK_EQ(total, RZ_ZONES);
+	for (uint32_t i = 0; i < n; i++)
+		CHECK_EQ(z[i].zslba, (uint64_t)i * RZ_ZSZE);
+	CHECK_EQ(z[2].state, NVMEOF_ZS_IMP_OPEN);
+	CHECK_EQ(z[2].wp, 2 * RZ_ZSZE + 5);
+	CHECK_EQ(r.cmds, 4);
+	CHECK_EQ(r.slba[1], 3 * RZ_ZSZE);
+	CHECK_EQ(r.slba[3], 9 * RZ_ZSZE);
+	/* from inside zone 2, at most 5 */
+	MUST(nvmeof_zone_report_all(q, &ns, RZ_ZSZE, 2 * RZ_ZSZE + 7, 0, false, z, 5, &n, &total, 0));
+	CHECK_EQ(n, 5);
+	CHECK_EQ(total, 8);
+	CHECK_EQ(z[0].zslba, 2 * RZ_ZSZE);
+	CHECK_EQ(z[4].zslba, 6 * RZ_ZSZE);
+	/* a state: the next report starts after the last one returned, with
+	 * the partial bit too (each header then counts its own) */
+	for (int partial = 0; partial < 2; partial++) {
+		MUST(nvmeof_zone_report_all(q, &ns, RZ_ZSZE, 0, NVMEOF_ZRASF_EMPTY, partial, z, RZ_ZONES, &n, &total,
+					    0));
+		CHECK_EQ(n, 5);
+		CHECK_EQ(total, partial ? 3 : 5);
+		for (uint32_t i = 0; i < n; i++)
+			CHECK_EQ(z[i].zslba, (2 * i + 1) * (uint64_t)RZ_ZSZE);
+	}
+	/* max 0: the count alone, as nvmeof_zone_report_ext gives it */
+	MUST(nvmeof_zone_report_all(q, &ns, RZ_ZSZE, 0, 0, false, NULL, 0, &n, &total, 0));
+	CHECK_EQ(n, 0);
+	CHECK_EQ(total, RZ_ZONES);
+	int sent = r.cmds;
+	CHECK_EQ(nvmeof_zone_report_all(q, &ns, 0, 0, 0, false, z, RZ_ZONES, &n, &total, 0), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "zone size 0") != NULL);
+	CHECK_EQ(r.cmds, sent);
+out:
+	q_close(q);
+	fw_free(fw);
+	free(c);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
 		T(zone_mgmt_send_sqe), T(zone_mgmt_recv_sqe), T(zone_append_sqe), T(identify_with_csi),
 		T(identify_namespace_zns_fields), T(report_zones_parse), T(zone_state_names_as_nvme_cli),
 		T(zone_statuses_named), T(append_lba_from_both_dwords_and_zone_status_named),
-		T(zns_info_without_descriptor_list_is_not_zoned),
+		T(zns_info_without_descriptor_list_is_not_zoned), T(report_all_goes_on_past_one_commands_data),
 	};
 	return run_tests("unit-zns", t, sizeof(t) / sizeof(t[0]));
 }

@@ -467,4 +467,22 @@ typos=$(grep '^? ' "$tmp/selected")
   bad "every test of the real-target suites runs in some boot of make test, and every name listed is a test" \
     "run in no boot: ${lost:-none}; no such test: ${typos:-none}; $(grep -v '^suite ' "$tmp/boots" | head -3)"
 
+# The 6.12 bed's tlshd is built from a release archive into the state folder
+# make names relatively (build/testbed612): the build runs in a directory of
+# its own, and the binary must still land under the caller's folder. A stand-in
+# archive whose build makes a script, and no packages to install.
+mkdir -p "$tmp/ku/ktls-utils-0/src/tlshd"
+printf '#!/bin/sh\n' > "$tmp/ku/ktls-utils-0/autogen.sh"
+cat > "$tmp/ku/ktls-utils-0/configure" << 'STUB'
+#!/bin/sh
+printf 'all:\n\tprintf "#!/bin/sh\\n" > src/tlshd/tlshd\n' > Makefile
+STUB
+chmod +x "$tmp/ku/ktls-utils-0/autogen.sh" "$tmp/ku/ktls-utils-0/configure"
+tar -cJf "$tmp/ku.tar.xz" -C "$tmp/ku" ktls-utils-0
+rel=build/harness-tlshd-$$
+(NVMEOF_KTLS_UTILS="$tmp/ku.tar.xz" NVMEOF_TLSHD_PKGS= tests/testbed/build-tlshd "$rel") > "$tmp/tlshd.out" 2>&1
+[ -f "$rel/tlshd/tlshd" ] && ok "tlshd built for a state folder named relatively lands in that folder" ||
+  bad "tlshd built for a state folder named relatively lands in that folder" "$(tail -3 "$tmp/tlshd.out")"
+rm -rf "$rel"
+
 tally harness

@@ -2,7 +2,7 @@
 # NVMe/TCP over TLS 1.3 against nvmet, which does TLS on the 6.12 kernel
 # (CONFIG_NVME_TARGET_TCP_TLS) through tlshd, the kernel's handshake agent:
 #   NVMEOF_TB_STATE=build/testbed612 tests/testbed/run bash tests/target/tls.sh
-# `tb tls up` starts tlshd and makes nvmet port 8 (NVMEOF_TB_TLS_PORT), which
+# `tb tls up` starts tlshd and makes nvmet port 10 (NVMEOF_TB_TLS_PORT), which
 # requires TLS, with subsystem A behind it; `tb tls key` puts the TLS PSKs
 # of a configured key in the .nvme keyring by their identities, derived by
 # tests/unit/tls_vectors.py (not by the library), where tlshd looks for them.

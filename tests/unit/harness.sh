@@ -485,4 +485,12 @@ rel=build/harness-tlshd-$$
   bad "tlshd built for a state folder named relatively lands in that folder" "$(tail -3 "$tmp/tlshd.out")"
 rm -rf "$rel"
 
+# Every service port of the bed's target is its own: two suites' ports on one
+# number meet only when both are up (the TLS port on the zoned subsystem's).
+dups=$(sed -n 's/^export \(NVMEOF_TB_[A-Z0-9_]*PORT\)=\([0-9]*\).*/\2 \1/p' tests/testbed/guest/target-env.sh |
+  sort -n | awk '$1 == last { print lastname, "and", $2, "on", $1 } { last = $1; lastname = $2 }')
+n=$(grep -c '^export NVMEOF_TB_[A-Z0-9_]*PORT=' tests/testbed/guest/target-env.sh)
+[ "$n" -ge 4 ] && [ -z "$dups" ] && ok "the test bed's $n target ports are distinct" ||
+  bad "the test bed's target ports are distinct" "${dups:-only $n found}"
+
 tally harness

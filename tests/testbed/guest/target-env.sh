@@ -20,7 +20,7 @@ export NVMEOF_TB_NS2_LBA=4096 NVMEOF_TB_NS2_BYTES=268435456
 # NVMEOF_TB_TRTYPE2 (rdma or tcp) path 2's alone (mixed paths).
 export NVMEOF_TB_ADDR2=198.51.100.1        # TEST-NET-2, on dummy1
 export NVMEOF_TB_MPORT=4430             # not 4421: tool.sh expects nobody there
-export NVMEOF_TB_TLS_PORT=4450          # nvmet port 8 (tb tls up): NVMe/TCP, TLS 1.3 required
+export NVMEOF_TB_TLS_PORT=4455          # nvmet port 10 (tb tls up): NVMe/TCP, TLS 1.3 required
 export NVMEOF_TB_NQN_M=nqn.2026-12.io.nvmeof:testbed-m   # any host; ns1 and ns2 files 64 MiB, 4 KiB blocks (tmpfs)
 export NVMEOF_TB_ANAGRP=2
 # Path 3 (tb wire-up, for partitions over RDMA): the target at NVMEOF_TB_ADDR3

@@ -263,6 +263,31 @@ t_zone_subcommands() {
   "$T" zone-mgmt-send "${Z[@]}" --zsa=reset --select-all > /dev/null || fail "reset all failed"
 }
 
+# report-zones against nvme-cli's zns plugin through the kernel's host on the
+# same namespace: the same zones, field by field, in mixed states
+t_report_zones_matches_the_kernel_hosts() {
+  local Z=("${TR[@]}" -a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_ZPORT" -n "$NVMEOF_TB_NQN_Z") dev f
+  f='{nr_zones, zone_list: [.zone_list[] | {slba, wp, cap, state, type}]}'
+  "$T" zone-mgmt-send "${Z[@]}" --zsa=reset --select-all > /dev/null || fail "reset all failed"
+  "$T" zone-mgmt-send "${Z[@]}" --zsa=finish --start-lba=0 > /dev/null || fail "finish failed"
+  "$T" zone-append "${Z[@]}" --zslba=1024 -c 5 -d /dev/zero > /dev/null || fail "append failed"
+  "$T" zone-append "${Z[@]}" --zslba=2048 -c 7 -d /dev/zero > /dev/null || fail "append failed"
+  "$T" zone-mgmt-send "${Z[@]}" --zsa=close --start-lba=2048 > /dev/null || fail "close failed"
+  "$T" zone-mgmt-send "${Z[@]}" --zsa=open --start-lba=3072 > /dev/null || fail "open failed"
+  "$T" report-zones "${Z[@]}" -o json | jq -S "$f" > "$SCRATCH/ours.json" || fail "report-zones failed"
+  timeout 30 nvme connect -t tcp -a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_ZPORT" -n "$NVMEOF_TB_NQN_Z" > /dev/null ||
+    fail "the kernel's host did not connect"
+  dev=$(tb kdev "$NVMEOF_TB_NQN_Z" 1)
+  nvme zns report-zones "$dev" -o json | jq -S "$f" > "$SCRATCH/kernel.json"
+  timeout 30 nvme disconnect -n "$NVMEOF_TB_NQN_Z" > /dev/null
+  "$T" zone-mgmt-send "${Z[@]}" --zsa=reset --select-all > /dev/null || fail "reset all failed"
+  [ "$(jq '.zone_list | length' "$SCRATCH/ours.json")" = 16 ] || fail "ours: $(head -c 300 "$SCRATCH/ours.json")"
+  grep -q '"EXP_OPENED"' "$SCRATCH/ours.json" && grep -q '"CLOSED"' "$SCRATCH/ours.json" &&
+    grep -q '"FULL"' "$SCRATCH/ours.json" && grep -q '"IMP_OPENED"' "$SCRATCH/ours.json" ||
+    fail "not the mixed states asked for: $(head -c 600 "$SCRATCH/ours.json")"
+  diff "$SCRATCH/ours.json" "$SCRATCH/kernel.json" || fail "our report and the kernel host's differ"
+}
+
 # perf: I/O at a depth for a time; its counts agree with each other and
 # with the commands the queue sent (no warm-up: the only commands not
 # counted are those in flight at the end, at most the depth per queue, and

@@ -55,48 +55,63 @@ static struct nvmeof_queue *full_queue(struct fake_wire *fw, const struct nvmeof
 	return q;
 }
 
+/* A queue of four slots over the test wire, filled by writes whose
+ * completions the responder holds; each test's own (static: the responder
+ * keeps pointers into it). */
+struct zfix {
+	struct held h;
+	struct fake_wire *fw;
+	struct nvmeof_ns ns;
+	struct nvmeof_mr mr;
+	int done;
+	struct nvmeof_queue *q;
+};
+
+static bool zfix_open(struct zfix *f)
+{
+	f->fw = fw_new(4, responder, &f->h);
+	f->ns = (struct nvmeof_ns){.nsid = 1, .lba_size = 4096, .lbads = 12, .nsze = 1ull << 20};
+	f->mr = (struct nvmeof_mr){.addr = calloc(1, 1 << 20), .len = 1 << 20, .lkey = 0x11, .rkey = 0xabc};
+	f->q = full_queue(f->fw, &f->ns, &f->mr, &f->done);
+	CHECK(f->q != NULL);
+	return f->q != NULL;
+}
+
+static void zfix_close(struct zfix *f)
+{
+	q_close(f->q);
+	fw_free(f->fw);
+	free(f->mr.addr);
+}
+
 /* One write's completion arrives: the reset waits for it and goes out. */
 TEST(zone_reset_waits_for_a_free_slot)
 {
-	static struct held h;
-	struct fake_wire *fw = fw_new(4, responder, &h);
-	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 4096, .lbads = 12, .nsze = 1ull << 20};
-	struct nvmeof_mr mr = {.addr = calloc(1, 1 << 20), .len = 1 << 20, .lkey = 0x11, .rkey = 0xabc};
-	int done = 0;
-	struct nvmeof_queue *q = full_queue(fw, &ns, &mr, &done);
-	CHECK(q != NULL);
-	if (!q)
+	static struct zfix f;
+	if (!zfix_open(&f))
 		return;
-	struct reset r = {&ns};
+	struct nvmeof_queue *q = f.q;
+	struct reset r = {&f.ns};
 	CHECK_EQ(reset(q, &r), NVMEOF_EQFULL); /* the call alone: refused at once */
-	CHECK(h.n >= 1);
-	CHECK_EQ(fw_inject(fw, h.cqe[0]), 0);
+	CHECK(f.h.n >= 1);
+	CHECK_EQ(fw_inject(f.fw, f.h.cqe[0]), 0);
 	CHECK_EQ(zretry(q, reset, &r, 2000), 0);
-	CHECK_EQ(done, 1); /* the write's callback ran while the reset waited */
-	q_close(q);
-	fw_free(fw);
-	free(mr.addr);
+	CHECK_EQ(f.done, 1); /* the write's callback ran while the reset waited */
+	zfix_close(&f);
 }
 
 /* No completion comes: the call gives up at its timeout with EQFULL. */
 TEST(zone_reset_gives_up_at_its_timeout)
 {
-	static struct held h;
-	struct fake_wire *fw = fw_new(4, responder, &h);
-	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 4096, .lbads = 12, .nsze = 1ull << 20};
-	struct nvmeof_mr mr = {.addr = calloc(1, 1 << 20), .len = 1 << 20, .lkey = 0x11, .rkey = 0xabc};
-	int done = 0;
-	struct nvmeof_queue *q = full_queue(fw, &ns, &mr, &done);
-	CHECK(q != NULL);
-	if (!q)
+	static struct zfix f;
+	if (!zfix_open(&f))
 		return;
-	struct reset r = {&ns};
+	struct nvmeof_queue *q = f.q;
+	struct reset r = {&f.ns};
 	CHECK_EQ(zretry(q, reset, &r, 50), NVMEOF_EQFULL);
 	CHECK(strstr(nvmeof_errmsg(), "full") != NULL);
-	CHECK_EQ(done, 0);
-	q_close(q);
-	fw_free(fw);
-	free(mr.addr);
+	CHECK_EQ(f.done, 0);
+	zfix_close(&f);
 }
 
 int main(void)

@@ -119,24 +119,29 @@ t_ana_inaccessible_and_back_loses_no_update() {
 }
 
 # Writes of 2 MiB (512 blocks of 4 KiB, above nvmet-rdma's 1 MiB MDTS:
-# each goes as chunks), round-robin so that path 1 always carries some,
-# while path 1 loses its port and turns Inaccessible, then both come back.
-# The loss comes first: an ANA change alone is often learnt from the
-# target's event before a chunk meets its status, and would leave no trace.
-t_writes_above_mdts_lose_no_update_across_a_port_loss_and_inaccessible() {
+# each goes as chunks), round-robin over path 1 and path 3 (RDMA), while
+# path 3 is cut both ways and path 1 turns Inaccessible, then both come
+# back. The cut strands whatever chunks path 3 had on the wire: they time
+# out in doubt, and their writes must be held, not re-sent at once. (A
+# removed port cannot show this: nvmet completes what is in flight before
+# it tears the port's queues down, so the loss often carries no chunk.)
+# Path 1's state change is often learnt from the target's event before a
+# chunk meets its status and leaves no trace in the counts; it is there so
+# that for a while no path is usable and the held writes wait with the rest.
+t_writes_above_mdts_lose_no_update_across_a_partition_and_inaccessible() {
   local rc=0
-  printf '%s\n' "2 tb mpath-down 1" "2 tb ana 1 inaccessible" "5 tb mpath-up 1" "6 tb ana 1 optimized" \
+  printf '%s\n' "2 tb cut 3 both" "2.5 tb ana 1 inaccessible" "5 tb ana 1 optimized" "8 tb heal 3" \
     > "$SCRATCH/faults"
-  timeout 240 "$T" failover-check -n "$NQN" $(two_paths rdma) --iopolicy=round-robin --units=8 --block-count=512 --queues=2 \
-    --queue-depth=2 --timeout=4000 --fault-script="$SCRATCH/faults" --runtime=7 --hold=3000 \
+  timeout 240 "$T" failover-check -n "$NQN" -t rdma -a "$A1" -s "$PORT" -a "$NVMEOF_TB_ADDR3" -s "$PORT" \
+    -w "$NVMEOF_TB_SRC3" --iopolicy=round-robin --units=8 --block-count=512 --queues=2 --queue-depth=2 \
+    --timeout=4000 --kato=2000 --fault-script="$SCRATCH/faults" --runtime=9 --hold=3000 \
     > "$SCRATCH/log" 2>&1 || rc=$?
   sed 's/^/    /' "$SCRATCH/log"
-  [ "$(path_errors "$SCRATCH/log" 1)" -gt 0 ] || fail "the faults reached no write on path 1"
-  # a loss caught a split write on the wire: held, not re-sent at once
+  [ "$(path_errors "$SCRATCH/log" 2)" -gt 0 ] || fail "the cut reached no write on path 3"
   local held
-  held=$(sed -n 's/.*path 1: [0-9]* command(s), .* \([0-9]*\) write(s) held.*/\1/p' "$SCRATCH/log" | tail -1)
-  [ "${held:-0}" -gt 0 ] || fail "no split write on path 1 was held"
-  expect_clean "$SCRATCH/log" $rc "split writes under a path status and a loss"
+  held=$(sed -n 's/.*path 2: [0-9]* command(s), .* \([0-9]*\) write(s) held.*/\1/p' "$SCRATCH/log" | tail -1)
+  [ "${held:-0}" -gt 0 ] || fail "no split write stranded on path 3 was held"
+  expect_clean "$SCRATCH/log" $rc "split writes under a partition and a path status"
 }
 
 # The checker itself sees a loss: the blocks are overwritten behind its back

@@ -181,6 +181,16 @@ int tool_gen_tls_key(int argc, char **argv)
 		fprintf(stderr, "nvmeof gen-tls-key: unexpected argument '%s'\n", tool_shown(argv[optind + 1]));
 		return 2;
 	}
+	/* an --insert that cannot be done is refused before a key is made */
+	int32_t kr;
+	if (ia.insert && !ia.subnqn) {
+		fprintf(stderr, "nvmeof gen-tls-key: --insert needs the subsystem: --subsysnqn\n");
+		return 2;
+	}
+	if (ia.insert && tls_keyring_find(ia.keyring ? ia.keyring : ".nvme", &kr)) {
+		fprintf(stderr, "nvmeof gen-tls-key: %s\n", nvmeof_errmsg());
+		return 1;
+	}
 	size_t len = hmac == 2 ? 48 : 32;
 	uint8_t key[TLS_KEY_MAX];
 	if (secret) {

@@ -107,11 +107,13 @@ expect 0 "^$key48\$" "$T" gen-tls-key --hmac=2 --secret="$hex48"
 expect 2 "^nvmeof gen-tls-key: --secret: 64 hex digits; --hmac 2 needs 96" "$T" gen-tls-key -m 2 -s "$LIBNVME_HEX"
 expect 2 "^nvmeof gen-tls-key: --secret: not hex (digit 1)" "$T" gen-tls-key -s "x${LIBNVME_HEX:1}"
 expect 2 "^nvmeof gen-tls-key: --hmac: '3' is not 1 or 2" "$T" gen-tls-key --hmac=3
-# --insert (nvme-cli's): needs the subsystem; a keyring that is not there
-# is named after the key is printed (no key bytes in the message)
+# --insert (nvme-cli's): needs the subsystem and a keyring that is there,
+# both checked before a key is made (no key printed, none lost)
 expect 2 "^nvmeof gen-tls-key: --insert needs the subsystem: --subsysnqn" "$T" gen-tls-key --insert
 expect 1 "^nvmeof gen-tls-key: TLS PSK: no keyring .nvmeof-none visible to this process" "$T" gen-tls-key --insert \
   -c nqn.x -n nqn.2014-08.org.nvmexpress:uuid:0 -k .nvmeof-none
+out=$("$T" gen-tls-key --insert -c nqn.x -n nqn.2014-08.org.nvmexpress:uuid:0 -k .nvmeof-none 2>/dev/null)
+[ -z "$out" ] && ok "gen-tls-key: a refused --insert prints no key" || bad "gen-tls-key: a refused --insert prints no key" "$out"
 expect 2 "^nvmeof gen-tls-key: option --bogus is not one of" "$T" gen-tls-key --bogus
 # two random keys: each valid (check-tls-key takes it), 32 bytes, not the same
 k1=$("$T" gen-tls-key); k2=$("$T" gen-tls-key)

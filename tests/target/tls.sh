@@ -124,6 +124,11 @@ t_wrong_key_fails_closed_in_one_line() {
     -q "nqn.2014-08.org.nvmexpress:uuid:6e766d65-6f66-4000-8000-0000000000c2" --keyring .nvme
 }
 
+t_no_key_against_a_port_that_requires_tls_says_so() {
+  keys
+  must_fail "queue 0: .*(requires TLS|TLS key)" id-ctrl "${C[@]}"
+}
+
 # which PSK identity versions nvmet takes: tlshd looks the key up by
 # whatever identity the host offers, so both, where the keyring holds them
 # (put there by `tb tls key`, derived by tests/unit/tls_vectors.py, not by

@@ -54,7 +54,7 @@ CORE_SRC = core/protocol.c core/status.c core/names.c core/util.c core/opts.c co
 	core/cuda.c core/slots.c core/submit.c core/complete.c core/qstage.c core/qpark.c core/qstate.c core/poll.c core/wait.c core/sync.c \
 	core/queue.c core/qrdma.c core/group.c core/cfields.c core/cstate.c core/creset.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c \
 	core/reassoc.c core/trace.c core/ctrl_mem.c core/nstable.c core/adminio.c core/discovery.c core/aer.c \
-	core/connretry.c core/hwts.c core/ana.c core/mpath.c core/mpath_io.c core/mpath_qlife.c core/mpath_wait.c core/mpath_select.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c core/tls_key.c core/tls_conn.c core/tls_rec.c core/tls_ktls.c core/passthru.c core/fdp.c core/evloop.c \
+	core/connretry.c core/hwts.c core/ana.c core/mpath.c core/mpath_io.c core/mpath_qlife.c core/mpath_wait.c core/mpath_select.c core/auth_key.c core/auth_msg.c core/auth_crypto.c core/auth_tx.c core/auth_run.c core/tls_key.c core/tls_keyring.c core/tls_conn.c core/tls_rec.c core/tls_ktls.c core/passthru.c core/fdp.c core/evloop.c \
 	core/tcp_crc32c.c core/tcp_pdu.c core/tcp_rx.c core/tcp_sock.c core/tcp_cmd.c core/tcp_conn.c core/tcp_tx.c core/tcp_zc.c core/qtcp.c \
 	core/protocol_zns.c core/zns.c
 # The loopback test wire: tests, fuzzers and the micro-benchmark only.

@@ -123,10 +123,15 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 				  "read's data and its response are separate work requests either way");
 	if ((rc = tcp_sockopts_check(opts, tcp)))
 		return rc;
-	if (!tcp && (opts->tls || opts->tls_key))
+	if (!tcp && (opts->tls || opts->tls_key || opts->tls_keyring))
 		return nvmeof_err(NVMEOF_EINVAL, "connect: TLS (tls, tls_key) is NVMe/TCP's (trtype tcp)");
-	if (opts->tls_key && !opts->tls)
-		return nvmeof_err(NVMEOF_EINVAL, "connect: a TLS PSK (tls_key) without tls");
+	if ((opts->tls_key || opts->tls_keyring) && !opts->tls)
+		return nvmeof_err(NVMEOF_EINVAL, "connect: a TLS PSK (tls_key, tls_keyring) without tls");
+	if (opts->tls_identity > 1)
+		return nvmeof_err(NVMEOF_EINVAL, "connect: tls_identity %u: the PSK identity's version is 0 or 1",
+				  opts->tls_identity);
+	if (opts->tls_compat && !opts->tls_key)
+		return nvmeof_err(NVMEOF_EINVAL, "connect: tls_compat needs tls_key: a keyring holds PSKs already derived");
 	if (opts->tls && opts->tcp_zerocopy)
 		return nvmeof_err(NVMEOF_EINVAL, "connect: tcp_zerocopy with TLS: the records are encrypted copies");
 	if (!(c = calloc(1, sizeof(*c))))
@@ -153,9 +158,11 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	snprintf(c->subnqn, sizeof(c->subnqn), "%s", opts->subnqn);
 	c->o.subnqn = c->subnqn;
 	/* malformed secrets are refused before anything is sent */
-	c->o.tls_key = NULL;
+	c->o.tls_key = c->o.tls_keyring = NULL;
 	if ((rc = ctrl_auth_setup(c, opts)) || (rc = ctrl_host_identity(c)) ||
-	    (opts->tls && (rc = tls_psk_setup(opts->tls_key, c->hostnqn, c->subnqn, &c->tls))) ||
+	    (opts->tls && (rc = tls_psk_setup(opts->tls_key, opts->tls_keyring,
+							    opts->tls_identity | (opts->tls_compat ? TLS_PSK_COMPAT : 0),
+							    c->hostnqn, c->subnqn, &c->tls))) ||
 	    (rc = resolve(opts->traddr, opts->trsvcid ? opts->trsvcid : "4420", &c->dst, "target address")))
 		goto fail;
 	if (opts->src_addr && opts->src_addr[0]) {

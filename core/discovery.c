@@ -162,11 +162,12 @@ int nvmeof_disc_entry_opts(const struct nvmeof_disc_entry *e, struct nvmeof_ctrl
 		return nvmeof_err(NVMEOF_ENOTSUP, "discovery entry for %s at %s port %s: security type %s: this "
 				  "library speaks TLS 1.3 only, not connected", e->subnqn, e->traddr, e->trsvcid, secname);
 	bool needs = req == 1 || (sec == 2 && req != 2);
-	if (needs && !o->tls_key)
+	bool key = o->tls_key || o->tls_keyring;
+	if (needs && !key)
 		return nvmeof_err(NVMEOF_ENOTSUP, "discovery entry for %s at %s port %s: it requires TLS (TREQ %s, "
-				  "security type %s): give a TLS key (tls_key; the tool's --tls-key), not connected",
+				  "security type %s): give a TLS key (tls_key or tls_keyring; the tool's --tls-key or --keyring), not connected",
 				  e->subnqn, e->traddr, e->trsvcid, nvmeof_treq_str(e->treq), secname);
-	if ((needs || sec == 2) && o->tls_key)
+	if ((needs || sec == 2) && key)
 		o->tls = true;
 	o->trtype = e->trtype == TRTYPE_TCP ? "tcp" : "rdma";
 	o->traddr = e->traddr;

@@ -58,9 +58,32 @@ struct tls_psk {
 	uint8_t psk[TLS_KEY_MAX];
 	uint8_t len, cipher;
 };
-/* From the options' key (tls_key, else NULL: "TLS needs a key"). */
-int tls_psk_setup(const char *key, const char *hostnqn, const char *subnqn, struct tls_psk **out);
+/* From the options: the key given (tls_key) wins; else the keyring's
+ * (tls_keyring); neither: "TLS needs a PSK". version: the identity's, 0
+ * or 1, | TLS_PSK_COMPAT for a key given (a keyring holds PSKs derived). */
+int tls_psk_setup(const char *key, const char *keyring, int version, const char *hostnqn, const char *subnqn,
+		  struct tls_psk **out);
 void tls_psk_free(struct tls_psk *p);
+
+/* ---- a kernel keyring (tls_keyring.c), as nvme-cli, the kernel host and
+ * tlshd use it: key type "psk", description the PSK identity, payload the
+ * TLS PSK ---- */
+/* A keyring by name (".nvme"): its serial. NVMEOF_EINVAL naming it. */
+int tls_keyring_find(const char *name, int32_t *id);
+/* A /proc/keys line: 1 and *id where it is keyring name, else 0. */
+int tls_keyring_proc_line(const char *line, const char *name, int32_t *id);
+/* KEYCTL_DESCRIBE's "psk;uid;gid;perm;DESC": 1 where DESC is the identity
+ * of version 0 (exactly "NVMe0RCC host sub") or 1 (that with "NVMe1R" and
+ * one more word, the PSK's digest, which only the key's owner can compute). */
+int tls_keyring_match(const char *desc, int version, uint8_t cipher, const char *hostnqn, const char *subnqn);
+/* The PSK for host and subsystem from the keyring: SHA-384's identity
+ * first, then SHA-256's (the kernel host's order). Fills p (identity,
+ * psk, len, cipher). An identity absent: "no key for identity ... in
+ * keyring NAME". */
+int tls_keyring_lookup(const char *keyring, int version, const char *hostnqn, const char *subnqn, struct tls_psk *p);
+/* add_key(type, identity, psk) into the keyring, as nvme-cli's --insert. */
+int tls_keyring_insert(const char *keyring, const char *type, const char *identity, const uint8_t *psk, size_t len,
+		       int32_t *serial);
 
 /* ---- the handshake (tls_conn.c): OpenSSL 3, TLS 1.3, external PSK only ----
  * On the connected socket fd, before the ICReq: the handshake, within

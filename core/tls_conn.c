@@ -21,25 +21,33 @@
 #include "tls.h"
 #include "util.h"
 
-int tls_psk_setup(const char *key, const char *hostnqn, const char *subnqn, struct tls_psk **out)
+int tls_psk_setup(const char *key, const char *keyring, int version, const char *hostnqn, const char *subnqn,
+		  struct tls_psk **out)
 {
 	struct tls_key k;
 	int rc;
 	*out = NULL;
-	if (!key || !key[0])
-		return nvmeof_err(NVMEOF_EINVAL, "connect: TLS needs a PSK (tls_key, in the form nvme gen-tls-key prints)");
-	if ((rc = tls_key_parse(key, "connect: TLS PSK (tls_key)", &k)))
+	bool given = key && key[0];
+	if (!given && !(keyring && keyring[0]))
+		return nvmeof_err(NVMEOF_EINVAL, "connect: TLS needs a PSK (tls_key, in the form nvme gen-tls-key "
+				  "prints, or tls_keyring, a kernel keyring holding it)");
+	if (given && (rc = tls_key_parse(key, "connect: TLS PSK (tls_key)", &k)))
 		return rc;
 	struct tls_psk *p = auth_secret_alloc(sizeof(*p));
 	if (!p) {
-		tls_key_clear(&k);
+		if (given)
+			tls_key_clear(&k);
 		return nvmeof_err(NVMEOF_ENOMEM, "connect: TLS PSK: out of memory");
 	}
-	/* version 0 of the identity: SPDK's target knows no other */
-	rc = tls_psk_derive(&k, 0, hostnqn, subnqn, p->identity, sizeof(p->identity), p->psk);
-	p->len = k.len;
-	p->cipher = k.cipher;
-	tls_key_clear(&k);
+	if (!given) {
+		rc = tls_keyring_lookup(keyring, version & ~TLS_PSK_COMPAT, hostnqn, subnqn, p);
+	} else {
+		/* version 0 by default: SPDK's target knows no other */
+		rc = tls_psk_derive(&k, version, hostnqn, subnqn, p->identity, sizeof(p->identity), p->psk);
+		p->len = k.len;
+		p->cipher = k.cipher;
+		tls_key_clear(&k);
+	}
 	if (rc) {
 		auth_secret_free(p, sizeof(*p));
 		return rc;

@@ -41,6 +41,8 @@ bool cfg_same(const struct conn_cfg *a, const struct conn_cfg *b)
 	       x->tcp_priority == y->tcp_priority && x->tcp_tos == y->tcp_tos &&
 	       x->tcp_busy_poll_us == y->tcp_busy_poll_us && x->tcp_zerocopy == y->tcp_zerocopy &&
 	       x->disable_sqflow == y->disable_sqflow && x->tls == y->tls &&
+	       str_same(x->tls_keyring, y->tls_keyring) && x->tls_compat == y->tls_compat &&
+	       x->tls_identity == y->tls_identity &&
 	       x->trace == y->trace /* the argument is each controller's own */ &&
 	       !memcmp(a->secrets_sha256, b->secrets_sha256, sizeof(a->secrets_sha256)) &&
 	       str_same(x->dhchap_hashes, y->dhchap_hashes) && str_same(x->dhchap_dhgroups, y->dhchap_dhgroups) &&
@@ -60,6 +62,7 @@ static void cfg_copy(struct conn_cfg *to, const struct conn_cfg *k)
 	REPOINT(hostid, hostid);
 	REPOINT(dhchap_hashes, dhchap_hashes);
 	REPOINT(dhchap_dhgroups, dhchap_dhgroups);
+	REPOINT(tls_keyring, tls_keyring);
 	/* the filename's transport; over TCP the library refuses what is
 	 * RDMA's (GPU buffers, comp_vector, hw_timestamps) */
 	to->o.trtype = k->t.trtype == 3 ? "tcp" : NULL;
@@ -295,8 +298,17 @@ int cfg_auth(struct conn_cfg *k, const struct eng_opts *eo)
 		cfg_secrets_wipe(k);
 		return 1;
 	}
-	k->o.tls = eo->tls || k->tls_key[0];
+	if (eo->keyring && strlen(eo->keyring) >= sizeof(k->tls_keyring)) {
+		cfg_secrets_wipe(k);
+		eng_err("nvmeof: keyring=: a name of at most %zu bytes\n", sizeof(k->tls_keyring) - 1);
+		return 1;
+	}
+	snprintf(k->tls_keyring, sizeof(k->tls_keyring), "%s", eo->keyring ? eo->keyring : "");
+	k->o.tls = eo->tls || k->tls_key[0] || k->tls_keyring[0];
 	k->o.tls_key = k->tls_key[0] ? k->tls_key : NULL;
+	k->o.tls_keyring = k->tls_keyring[0] ? k->tls_keyring : NULL;
+	k->o.tls_compat = eo->tls_key_compat;
+	k->o.tls_identity = (uint8_t)eo->tls_identity;
 	if (cfg_secrets(k, eo->dhchap_secret, eo->dhchap_secret_file, eo->dhchap_ctrl_secret,
 			eo->dhchap_ctrl_secret_file))
 		return 1;

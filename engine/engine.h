@@ -125,6 +125,7 @@ struct conn_cfg {
 	 * material a controller's life needs in memory of its own. */
 	char dhchap_secret[128], dhchap_ctrl_secret[128];
 	char tls_key[128]; /* NVMe/TCP's TLS PSK (NVMeTLSkey-1:HH:<base64>:), held and wiped as they are */
+	char tls_keyring[64]; /* keyring=: a keyring's name, not a secret */
 	unsigned char secrets_sha256[32];
 	bool secrets_gone;
 	char dhchap_hashes[64], dhchap_dhgroups[96]; /* copies: a shared controller outlives the job */
@@ -202,6 +203,9 @@ struct eng_opts {
 	unsigned int disable_sqflow;   /* NVMe/TCP: SQ flow control off, one PDU per read */
 	unsigned int tls;              /* NVMe/TCP over TLS 1.3 (tls_key implies it) */
 	char *tls_key, *tls_key_file;  /* its PSK, as dhchap_secret and dhchap_secret_file */
+	char *keyring;                 /* the PSK from this kernel keyring instead (.nvme) */
+	unsigned int tls_key_compat;   /* derive from tls_key as nvme-cli up to 2.14 (--compat) */
+	unsigned int tls_identity;     /* the PSK identity's version, 0 or 1 */
 	unsigned int hugepages;
 	/* library options: each applies only where set has its bit (the user
 	 * gave it), else the library's default (nvmeof_ctrl_opts_init) does */

@@ -32,6 +32,7 @@ static void path_cfg(const struct conn_cfg *k, unsigned int i, struct conn_cfg *
 	out->o.dhchap_secret = out->dhchap_secret[0] ? out->dhchap_secret : NULL;
 	out->o.dhchap_ctrl_secret = out->dhchap_ctrl_secret[0] ? out->dhchap_ctrl_secret : NULL;
 	out->o.tls_key = out->tls_key[0] ? out->tls_key : NULL;
+	out->o.tls_keyring = out->tls_keyring[0] ? out->tls_keyring : NULL;
 	out->o.dhchap_hashes = out->dhchap_hashes[0] ? out->dhchap_hashes : NULL;
 	out->o.dhchap_dhgroups = out->dhchap_dhgroups[0] ? out->dhchap_dhgroups : NULL;
 	tcp_opts_path(&out->o, k, p->trtype);

@@ -65,8 +65,11 @@ void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct conn_cfg *k, int trt
 	o->data_digest = tcp ? k->tcp_job.data_digest : d.data_digest;
 	o->disable_sqflow = tcp ? k->tcp_job.disable_sqflow : d.disable_sqflow;
 	o->tls = tcp && k->tcp_job.tls;
-	if (!tcp)
-		o->tls_key = NULL;
+	if (!tcp) {
+		o->tls_key = o->tls_keyring = NULL;
+		o->tls_compat = false;
+		o->tls_identity = 0;
+	}
 }
 
 void tcp_opts_job(struct conn_cfg *k)

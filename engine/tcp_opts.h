@@ -63,6 +63,21 @@ void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct conn_cfg *k, int trt
 	{.name = "tls_key_file", .lname = "NVMe/TCP TLS PSK file", .type = FIO_OPT_STR_STORE,                  \
 	 .off1 = offsetof(struct eng_opts, tls_key_file),                                                      \
 	 .help = "A file holding tls_key (its first line), which keeps the key out of job files and ps",       \
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},                                            \
+	{.name = "keyring", .lname = "NVMe/TCP TLS keyring", .type = FIO_OPT_STR_STORE,                        \
+	 .off1 = offsetof(struct eng_opts, keyring),                                                           \
+	 .help = "NVMe/TCP: the TLS PSK from this kernel keyring (.nvme, where nvme gen-tls-key --insert puts " \
+		 "it), by its PSK identity, when no tls_key is given; implies tls",                            \
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},                                            \
+	{.name = "tls_identity", .lname = "NVMe/TCP TLS PSK identity version", .type = FIO_OPT_INT,            \
+	 .off1 = offsetof(struct eng_opts, tls_identity), .def = "0", .minval = 0, .maxval = 1,                \
+	 .help = "NVMe/TCP: the PSK identity offered: 0 NVMe0R.. (what every target knows), 1 NVMe1R.. with "   \
+		 "the PSK's digest",                                                                           \
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},                                            \
+	{.name = "tls_key_compat", .lname = "NVMe/TCP TLS PSK as nvme-cli <= 2.14", .type = FIO_OPT_BOOL,      \
+	 .off1 = offsetof(struct eng_opts, tls_key_compat), .def = "0",                                        \
+	 .help = "NVMe/TCP: derive the TLS PSK from tls_key as nvme-cli up to 2.14 (libnvme 1.14) did, "        \
+		 "nvme-cli's --compat",                                                                        \
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID}
 
 /* SPDK's fio plugin's digest_enable=NONE|HEADER|DATA|BOTH (fio matches case) */

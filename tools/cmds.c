@@ -33,8 +33,11 @@ void tool_ctrl_opts(const struct args *a, struct nvmeof_ctrl_opts *o)
 	o->dhchap_hashes = a->dhchap_hashes;
 	o->dhchap_dhgroups = a->dhchap_dhgroups;
 	o->allow_unauthenticated_ctrl = a->allow_unauth_ctrl;
-	o->tls = a->tls || a->tls_key;
+	o->tls = a->tls || a->tls_key || a->tls_keyring;
 	o->tls_key = a->tls_key;
+	o->tls_keyring = a->tls_keyring;
+	o->tls_identity = a->tls_identity;
+	o->tls_compat = a->tls_compat;
 	if (tool_secret_wiped() && a->tls_key)
 		o->tls_key = "(wiped)";
 	o->hdr_digest = a->hdgst;

@@ -18,6 +18,9 @@ struct args {
 	bool hdgst, ddgst; /* NVMe/TCP's digests */
 	bool tls;          /* NVMe/TCP over TLS (--tls; --tls-key implies it) */
 	const char *tls_key;
+	const char *tls_keyring; /* --keyring */
+	uint8_t tls_identity;    /* --tls-identity */
+	bool tls_compat;         /* --tls-compat */
 	bool disable_sqflow; /* NVMe/TCP: SQ flow control off */
 	int tcp_priority, tcp_tos;  /* -1: the system's */
 	uint32_t tcp_busy_poll_us;

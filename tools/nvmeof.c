@@ -49,6 +49,7 @@ static const struct cmd {
 enum { OPT_LSP = 0x100, OPT_DHCHAP_FILE, OPT_DHCHAP_CTRL_FILE, OPT_DHCHAP_HASHES, OPT_DHCHAP_DHGROUPS,
        OPT_ALLOW_UNAUTH, OPT_TIMEOUT, OPT_SYSFS, OPT_HDGST,
        OPT_TCP_PRIORITY, OPT_TCP_TOS, OPT_TCP_BUSY_POLL, OPT_TCP_ZEROCOPY, OPT_DISABLE_SQFLOW, OPT_TLS, OPT_TLS_KEY, OPT_TLS_KEY_FILE,
+       OPT_KEYRING, OPT_TLS_IDENTITY, OPT_TLS_COMPAT,
        OPT_CSI, OPT_START_LBA, OPT_DESCS, OPT_STATE, OPT_PARTIAL, OPT_ZSA, OPT_SELECT_ALL, OPT_ZSLBA };
 
 static void usage(FILE *f)
@@ -105,7 +106,11 @@ static void cmd_usage(FILE *f, const struct cmd *c)
 		   "      --tls                NVMe/TCP over TLS 1.3 with a pre-shared key, as nvme-cli's\n"
 		   "      --tls-key=KEY        the configured PSK, NVMeTLSkey-1:01:<base64>: (or 02;\n"
 		   "                           nvme gen-tls-key); implies --tls\n"
-		   "      --tls-key-file=FILE  the same from a file's first line\n",
+		   "      --tls-key-file=FILE  the same from a file's first line\n"
+		   "      --keyring=NAME       the TLS PSK from this kernel keyring (.nvme: where nvme\n"
+		   "                           gen-tls-key --insert puts it) if no --tls-key; implies --tls\n"
+		   "      --tls-identity=0|1   the PSK identity offered: 0 NVMe0R.. (default), 1 NVMe1R..\n"
+		   "      --tls-compat         derive the TLS PSK from --tls-key as nvme-cli up to 2.14\n",
 		d.trsvcid, disc ? "; over TCP " NVMEOF_TCP_DISC_PORT : "", c->what & ARG_IO && c->fn != cmd_write_zeroes ? "    " : "-g, ");
 	fprintf(f, "      --tcp-priority=N     NVMe/TCP: SO_PRIORITY of the sockets, 0 to 15 (system's)\n"
 		   "      --tcp-tos=N          NVMe/TCP: IP_TOS / IPV6_TCLASS of the sockets, 0 to 255\n"
@@ -282,7 +287,8 @@ int main(int argc, char **argv)
 		{"tcp-zerocopy", required_argument, 0, OPT_TCP_ZEROCOPY},
 		{"disable-sqflow", no_argument, 0, OPT_DISABLE_SQFLOW},
 		{"tls", no_argument, 0, OPT_TLS}, {"tls-key", required_argument, 0, OPT_TLS_KEY},
-		{"tls-key-file", required_argument, 0, OPT_TLS_KEY_FILE},
+		{"tls-key-file", required_argument, 0, OPT_TLS_KEY_FILE}, {"keyring", required_argument, 0, OPT_KEYRING},
+		{"tls-identity", required_argument, 0, OPT_TLS_IDENTITY}, {"tls-compat", no_argument, 0, OPT_TLS_COMPAT},
 		/* nvme-cli's, refused with how this tool differs */
 		/* zoned namespaces, with the zns plugin's long names (its letters
 		 * are this tool's connection options) */
@@ -352,6 +358,15 @@ int main(int argc, char **argv)
 		case 'S': tool_secret_arg(&a, SECRET_HOST, optarg); break;
 		case 'C': tool_secret_arg(&a, SECRET_CTRL, optarg); break;
 		case OPT_TLS: a.tls = true; break;
+		case OPT_KEYRING: a.tls_keyring = optarg; break;
+		case OPT_TLS_COMPAT: a.tls_compat = true; break;
+		case OPT_TLS_IDENTITY:
+			if (strcmp(optarg, "0") && strcmp(optarg, "1")) {
+				fprintf(stderr, "nvmeof %s: --tls-identity: '%s' is not 0 or 1\n", c->name, tool_shown(optarg));
+				return 2;
+			}
+			a.tls_identity = (uint8_t)(optarg[0] - '0');
+			break;
 		case OPT_TLS_KEY: tool_secret_arg(&a, SECRET_TLS, optarg); break;
 		case OPT_TLS_KEY_FILE:
 			if (tool_secret_file(&a, SECRET_TLS, optarg))

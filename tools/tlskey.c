@@ -3,8 +3,11 @@
  * interchange form (NVMeTLSkey-1:HH:<base64 of the key and its CRC-32>:).
  * gen-tls-key prints a new key (random, or the --secret given in hex);
  * check-tls-key checks one and, given the subsystem, prints the PSK identity
- * a host offers with it. Neither ever prints a key in a message, nor any
- * derived key: the identity is all nvme-cli shows. No kernel keyring here.
+ * a host offers with it. With --insert either puts the key's TLS PSK in a
+ * kernel keyring (.nvme by default) under its PSK identity, as nvme-cli
+ * does, where the kernel host, tlshd and this library's --keyring find it.
+ * Neither ever prints a key in a message, nor any derived key: the
+ * identity is all nvme-cli shows.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -22,16 +25,23 @@
 #include "tls.h"
 #include "tlskey.h"
 
+static const char insert_help[] =
+	"  -i, --insert             put the key's TLS PSK in the kernel keyring under its PSK\n"
+	"                           identity, as nvme-cli does (needs --subsysnqn)\n"
+	"  -n, --hostnqn=NQN        the host NQN (default /etc/nvme/hostnqn)\n"
+	"  -c, --subsysnqn=NQN      the subsystem NQN\n"
+	"  -I, --identity=0|1       the identity's version (0 NVMe0R..., the default; 1 NVMe1R...)\n"
+	"  -C, --compat             derive as nvme-cli up to 2.14 (libnvme 1.14) did\n"
+	"  -k, --keyring=NAME       the keyring (default .nvme); -t, --keytype=TYPE (default psk)\n";
+
 static void gen_usage(FILE *f)
 {
-	fprintf(f, "usage: nvmeof gen-tls-key [-m 1|2] [-s HEX]\n"
+	fprintf(f, "usage: nvmeof gen-tls-key [-m 1|2] [-s HEX] [-i -c SUBNQN [-n HOSTNQN] [-I 0|1] [-k KEYRING]]\n"
 		   "a TLS PSK for NVMe/TCP in the interchange format, as nvme gen-tls-key\n\n"
 		   "  -m, --hmac=1|2           the key's hash: 1 SHA-256 (32 bytes, the default), 2 SHA-384 (48)\n"
 		   "  -s, --secret=HEX         the key's bytes in hex (64 or 96 digits); default: random\n"
-		   "  -n, --hostnqn=NQN, -c, --subsysnqn=NQN, -I, --identity=0|1  accepted as\n"
-		   "                           nvme-cli's; they matter only with its --insert\n"
-		   "  -h, --help               this text\n"
-		   "(-i/--insert, -k/--keyring, -t/--keytype: the kernel keyring is not used here)\n");
+		   "%s"
+		   "  -h, --help               this text\n", insert_help);
 }
 
 static void check_usage(FILE *f)
@@ -44,8 +54,10 @@ static void check_usage(FILE *f)
 		   "  -c, --subsysnqn=NQN      the subsystem NQN: print the PSK identity\n"
 		   "  -I, --identity=0|1       the identity's version (0, NVMe0R..., the default; 1,\n"
 		   "                           NVMe1R... with the PSK's digest)\n"
-		   "  -h, --help               this text\n"
-		   "(-i/--insert, -k/--keyring, -t/--keytype: the kernel keyring is not used here)\n");
+		   "  -C, --compat             derive as nvme-cli up to 2.14 (libnvme 1.14) did\n"
+		   "  -i, --insert             put the TLS PSK in the kernel keyring (needs --subsysnqn)\n"
+		   "  -k, --keyring=NAME       that keyring (default .nvme); -t, --keytype=TYPE (psk)\n"
+		   "  -h, --help               this text\n");
 }
 
 static int hexval(char c)
@@ -83,16 +95,54 @@ static int small_number(const char *sub, const char *opt, const char *v, unsigne
 /* An NQN as NVMe Base 4.7 has it: "nqn." and at most 223 bytes. Checked
  * because the identity printed holds it: a key typed in the wrong place is
  * refused without being shown. */
-static int nqn_ok(const char *opt, const char *v)
+static int nqn_ok(const char *sub, const char *opt, const char *v)
 {
 	if (!strncmp(v, "nqn.", 4) && strlen(v) <= 223 && !strpbrk(v, " \t\n"))
 		return 0;
-	fprintf(stderr, "nvmeof check-tls-key: %s: not an NQN (nqn.YYYY-MM.domain:..., at most 223 bytes, no spaces)\n",
-		opt);
+	fprintf(stderr, "nvmeof %s: %s: not an NQN (nqn.YYYY-MM.domain:..., at most 223 bytes, no spaces)\n",
+		sub, opt);
 	return -1;
 }
 
-static const char keyring_msg[] = "the kernel keyring is not used by this tool: give the key with --tls-key or --tls-key-file";
+struct insert_args {
+	bool insert, compat;
+	unsigned ident;
+	const char *hostnqn, *subnqn, *keyring, *keytype;
+};
+
+static int default_hostnqn(const char *sub, char *buf, size_t cap);
+
+/* --insert: k's TLS PSK for the host and subsystem into the keyring under
+ * its identity (nvme-cli's nvme_insert_tls_key_versioned); prints the
+ * key's serial and the identity. */
+static int insert_key(const char *sub, const struct tls_key *k, const struct insert_args *ia)
+{
+	char hbuf[256], id[TLS_IDENTITY_MAX];
+	uint8_t psk[TLS_KEY_MAX];
+	int32_t serial;
+	const char *host = ia->hostnqn;
+	if (!ia->subnqn) {
+		fprintf(stderr, "nvmeof %s: --insert needs the subsystem: --subsysnqn\n", sub);
+		return 2;
+	}
+	if (!host) {
+		if (default_hostnqn(sub, hbuf, sizeof(hbuf)))
+			return 2;
+		host = hbuf;
+	}
+	int rc = tls_psk_derive(k, (int)ia->ident | (ia->compat ? TLS_PSK_COMPAT : 0), host, ia->subnqn, id, sizeof(id),
+				psk);
+	if (!rc)
+		rc = tls_keyring_insert(ia->keyring ? ia->keyring : ".nvme", ia->keytype ? ia->keytype : "psk", id, psk,
+					k->len, &serial);
+	OPENSSL_cleanse(psk, sizeof(psk));
+	if (rc) {
+		fprintf(stderr, "nvmeof %s: %s\n", sub, nvmeof_errmsg());
+		return 1;
+	}
+	printf("Inserted TLS key %08x: %s\n", (unsigned)serial, id);
+	return 0;
+}
 
 int tool_gen_tls_key(int argc, char **argv)
 {
@@ -104,7 +154,8 @@ int tool_gen_tls_key(int argc, char **argv)
 		{"compat", no_argument, 0, 'C'},	  {"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
-	unsigned hmac = 1, ident = 0;
+	unsigned hmac = 1;
+	struct insert_args ia = {0};
 	const char *secret = NULL;
 	char optbuf[64];
 	int ch, li = -1;
@@ -113,12 +164,14 @@ int tool_gen_tls_key(int argc, char **argv)
 		const char *opt = tool_optlabel(lo, &li, ch, argv + 1, optbuf, sizeof(optbuf));
 		switch (ch) {
 		case 'm': if (small_number("gen-tls-key", opt, optarg, 1, 2, &hmac)) return 2; break;
-		case 'I': if (small_number("gen-tls-key", opt, optarg, 0, 1, &ident)) return 2; break;
+		case 'I': if (small_number("gen-tls-key", opt, optarg, 0, 1, &ia.ident)) return 2; break;
 		case 's': secret = optarg; break;
-		case 'n': case 'c': case 'C': break;
-		case 'i': case 'k': case 't':
-			fprintf(stderr, "nvmeof gen-tls-key: %s: %s\n", opt, keyring_msg);
-			return 2;
+		case 'n': if (nqn_ok("gen-tls-key", opt, optarg)) return 2; ia.hostnqn = optarg; break;
+		case 'c': if (nqn_ok("gen-tls-key", opt, optarg)) return 2; ia.subnqn = optarg; break;
+		case 'C': ia.compat = true; break;
+		case 'i': ia.insert = true; break;
+		case 'k': ia.keyring = optarg; break;
+		case 't': ia.keytype = optarg; break;
 		case 'h': gen_usage(stdout); return 0;
 		case ':': fprintf(stderr, "nvmeof gen-tls-key: %s needs a value\n", opt); return 2;
 		default: fprintf(stderr, "nvmeof gen-tls-key: option %s is not one of this subcommand's\n", opt); return 2;
@@ -127,6 +180,16 @@ int tool_gen_tls_key(int argc, char **argv)
 	if (optind + 1 < argc) {
 		fprintf(stderr, "nvmeof gen-tls-key: unexpected argument '%s'\n", tool_shown(argv[optind + 1]));
 		return 2;
+	}
+	/* an --insert that cannot be done is refused before a key is made */
+	int32_t kr;
+	if (ia.insert && !ia.subnqn) {
+		fprintf(stderr, "nvmeof gen-tls-key: --insert needs the subsystem: --subsysnqn\n");
+		return 2;
+	}
+	if (ia.insert && tls_keyring_find(ia.keyring ? ia.keyring : ".nvme", &kr)) {
+		fprintf(stderr, "nvmeof gen-tls-key: %s\n", nvmeof_errmsg());
+		return 1;
 	}
 	size_t len = hmac == 2 ? 48 : 32;
 	uint8_t key[TLS_KEY_MAX];
@@ -151,8 +214,15 @@ int tool_gen_tls_key(int argc, char **argv)
 		return 1;
 	}
 	print_key(key, len);
+	int rc = 0;
+	if (ia.insert) {
+		struct tls_key k = {.len = (uint8_t)len, .hash = (uint8_t)hmac, .cipher = (uint8_t)hmac};
+		memcpy(k.key, key, len);
+		rc = insert_key("gen-tls-key", &k, &ia);
+		tls_key_clear(&k);
+	}
 	OPENSSL_cleanse(key, sizeof(key));
-	return 0;
+	return rc;
 }
 
 /* The first line of stdin, without its newline, into buf. */
@@ -166,7 +236,7 @@ static int read_stdin_key(char *buf, size_t cap)
 	return 0;
 }
 
-static int default_hostnqn(char *buf, size_t cap)
+static int default_hostnqn(const char *sub, char *buf, size_t cap)
 {
 	FILE *f = fopen("/etc/nvme/hostnqn", "r");
 	buf[0] = 0;
@@ -176,7 +246,7 @@ static int default_hostnqn(char *buf, size_t cap)
 		fclose(f);
 	}
 	if (!buf[0]) {
-		fprintf(stderr, "nvmeof check-tls-key: no host NQN: give --hostnqn (/etc/nvme/hostnqn has none)\n");
+		fprintf(stderr, "nvmeof %s: no host NQN: give --hostnqn (/etc/nvme/hostnqn has none)\n", sub);
 		return -1;
 	}
 	return 0;
@@ -192,6 +262,7 @@ int tool_check_tls_key(int argc, char **argv)
 		{"help", no_argument, 0, 'h'},		  {0, 0, 0, 0},
 	};
 	const char *keydata = NULL, *hostnqn = NULL, *subnqn = NULL;
+	struct insert_args ia = {0};
 	unsigned ident = 0;
 	char optbuf[64], line[256], hbuf[256];
 	int ch, li = -1, rc = 0;
@@ -200,13 +271,13 @@ int tool_check_tls_key(int argc, char **argv)
 		const char *opt = tool_optlabel(lo, &li, ch, argv + 1, optbuf, sizeof(optbuf));
 		switch (ch) {
 		case 'd': keydata = optarg; break;
-		case 'n': if (nqn_ok(opt, optarg)) return 2; hostnqn = optarg; break;
-		case 'c': if (nqn_ok(opt, optarg)) return 2; subnqn = optarg; break;
+		case 'n': if (nqn_ok("check-tls-key", opt, optarg)) return 2; hostnqn = optarg; break;
+		case 'c': if (nqn_ok("check-tls-key", opt, optarg)) return 2; subnqn = optarg; break;
 		case 'I': if (small_number("check-tls-key", opt, optarg, 0, 1, &ident)) return 2; break;
-		case 'C': break;
-		case 'i': case 'k': case 't':
-			fprintf(stderr, "nvmeof check-tls-key: %s: %s\n", opt, keyring_msg);
-			return 2;
+		case 'C': ia.compat = true; break;
+		case 'i': ia.insert = true; break;
+		case 'k': ia.keyring = optarg; break;
+		case 't': ia.keytype = optarg; break;
 		case 'h': check_usage(stdout); return 0;
 		case ':': fprintf(stderr, "nvmeof check-tls-key: %s needs a value\n", opt); return 2;
 		default: fprintf(stderr, "nvmeof check-tls-key: option %s is not one of this subcommand's\n", opt); return 2;
@@ -227,6 +298,13 @@ int tool_check_tls_key(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	if (ia.insert) {
+		ia.hostnqn = hostnqn;
+		ia.subnqn = subnqn;
+		ia.ident = ident;
+		rc = insert_key("check-tls-key", &k, &ia);
+		goto out;
+	}
 	if (!subnqn) {
 		if (ident == 1) {
 			fprintf(stderr, "nvmeof check-tls-key: --identity 1 needs the subsystem: --subsysnqn\n");
@@ -239,7 +317,7 @@ int tool_check_tls_key(int argc, char **argv)
 		goto out;
 	}
 	if (!hostnqn) {
-		if (default_hostnqn(hbuf, sizeof(hbuf))) {
+		if (default_hostnqn("check-tls-key", hbuf, sizeof(hbuf))) {
 			rc = 2;
 			goto out;
 		}
@@ -247,7 +325,7 @@ int tool_check_tls_key(int argc, char **argv)
 	}
 	char id[TLS_IDENTITY_MAX];
 	uint8_t psk[TLS_KEY_MAX];
-	if (tls_psk_derive(&k, (int)ident, hostnqn, subnqn, id, sizeof(id), psk)) {
+	if (tls_psk_derive(&k, (int)ident | (ia.compat ? TLS_PSK_COMPAT : 0), hostnqn, subnqn, id, sizeof(id), psk)) {
 		fprintf(stderr, "nvmeof check-tls-key: %s\n", nvmeof_errmsg());
 		rc = 1;
 	} else {

@@ -248,7 +248,8 @@ struct nvmeof_ctrl_opts {
 	 * pre-shared key only, as nvme-cli's --tls: after the TCP connect and
 	 * before the ICReq a handshake with the PSK identity NVMe0RHH
 	 * <hostnqn> <subnqn> and the TLS PSK derived from tls_key, then every
-	 * record through OpenSSL (no kTLS yet). tls_key: the configured
+	 * record through the kernel's kTLS where it has the tls module, else
+	 * through OpenSSL. tls_key: the configured
 	 * PSK in the interchange form nvme gen-tls-key prints,
 	 * NVMeTLSkey-1:HH:<base64>: (HH 01 a 32-byte key, cipher suite
 	 * TLS_AES_128_GCM_SHA256; 02 a 48-byte one, TLS_AES_256_GCM_SHA384);
@@ -257,6 +258,26 @@ struct nvmeof_ctrl_opts {
 	 * refuses the PSK fails the connect with a message naming the step. */
 	bool tls;
 	const char *tls_key;
+	/* version 0.6: the TLS PSK from a kernel keyring instead, as nvme-cli
+	 * (gen-tls-key --insert), the kernel host and tlshd keep it: keyring
+	 * tls_keyring (".nvme", the nvme-keyring module's, or another by
+	 * name), key type "psk", described by its PSK identity, holding the
+	 * TLS PSK. Looked up at connect, SHA-384's identity before SHA-256's
+	 * as the kernel host does; a tls_key given wins over the keyring.
+	 * Reading a key in .nvme needs root. Needs tls. NULL: no keyring. */
+	const char *tls_keyring;
+	/* version 0.6: the PSK identity offered: 0 (default), NVMe0RHH
+	 * <hostnqn> <subnqn>, what SPDK's target, nvmet and the kernel host
+	 * know; 1, NVMe1RHH <hostnqn> <subnqn> <PSK digest> (NVMe/TCP 1.1),
+	 * which nvmet takes through tlshd where its keyring holds it. With
+	 * tls_keyring and 1, the keyring's key whose identity has that
+	 * host and subsystem and a digest. */
+	uint8_t tls_identity;
+	/* version 0.6: the TLS PSK derived from tls_key as libnvme up to 1.14
+	 * and nvme-cli up to 2.14 did (nvme-cli's --compat): what keyrings
+	 * filled by those hold, and so what a target whose tlshd reads such a
+	 * keyring expects. Needs tls_key. false: the specification's way. */
+	bool tls_compat;
 };
 /* Defaults, and size = sizeof(*opts): always initialize through this macro. */
 #define nvmeof_ctrl_opts_init(opts) nvmeof_ctrl_opts_init_sz((opts), sizeof(*(opts)))
@@ -713,7 +734,7 @@ void nvmeof_disc_log_free(struct nvmeof_disc_log *log);
  * subnqn point into e (valid while the log is), the rest of o as it was,
  * but for TLS: an NVMe/TCP entry whose port needs it (TREQ "required", or
  * security type TLS 1.3 with TREQ not "not required") sets o->tls when
- * o->tls_key holds a key, as does one where TLS 1.3 is optional. Refused
+ * o->tls_key or o->tls_keyring holds a key, as does one where TLS 1.3 is optional. Refused
  * up front, NVMEOF_ENOTSUP with one line naming the subsystem, when the
  * entry needs TLS and o has no key, or asks for what this library does
  * not do: TLS 1.2, a secure channel over RDMA, a transport other than

@@ -81,6 +81,11 @@ class CtrlOpts(ctypes.Structure):
         # version 0.6: TLS 1.3 with a pre-shared key (NVMe/TCP)
         ("tls", c_bool),
         ("tls_key", ctypes.c_char_p),
+        # version 0.6: the PSK from a kernel keyring, the identity's version,
+        # nvme-cli's --compat derivation
+        ("tls_keyring", ctypes.c_char_p),
+        ("tls_identity", ctypes.c_uint8),
+        ("tls_compat", c_bool),
     ]
 
 

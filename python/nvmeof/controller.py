@@ -99,7 +99,8 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
                     tcp_priority: Optional[int] = None, tcp_tos: Optional[int] = None,
                     tcp_busy_poll_us: Optional[int] = None, tcp_zerocopy: Optional[int] = None,
                     disable_sqflow: Optional[bool] = None, tls: Optional[bool] = None,
-                    tls_key: Optional[str] = None) -> S.CtrlOpts:
+                    tls_key: Optional[str] = None, tls_keyring: Optional[str] = None,
+                    tls_identity: Optional[int] = None, tls_compat: Optional[bool] = None) -> S.CtrlOpts:
     """Checks the arguments of Controller() and fills struct nvmeof_ctrl_opts:
     opts, or the library's defaults (nvmeof_ctrl_opts_init), with only the
     arguments that are not None put over them. Raises TypeError/ValueError
@@ -147,8 +148,13 @@ def connect_options(host: str, subsystem_nqn: str, port: Union[int, str, None] =
     if tls_key is not None:
         o.tls_key = _secret(tls_key, "tls_key", "a TLS PSK, NVMeTLSkey-1:HH:<base64>:")
         o.tls = True  # a key implies TLS, as nvme-cli's --tls-key
+    if tls_keyring is not None:
+        o.tls_keyring = _text(tls_keyring, "tls_keyring")
+        o.tls = True
+    if tls_identity is not None:
+        o.tls_identity = _uint(tls_identity, "tls_identity", 0, 1)
     for name, v in (("hdr_digest", hdr_digest), ("data_digest", data_digest), ("disable_sqflow", disable_sqflow),
-                    ("tls", tls)):
+                    ("tls", tls), ("tls_compat", tls_compat)):
         if v is not None:
             if not isinstance(v, bool):
                 raise TypeError("nvmeof: %s must be True or False" % name)
@@ -217,7 +223,14 @@ class Controller:
                      completes with its data PDU alone, no response capsule
       tls_key        NVMe/TCP over TLS 1.3: the PSK as nvme gen-tls-key prints
                      it (NVMeTLSkey-1:01:<base64>: or 02); implies tls=True
-      tls            True: TLS (needs tls_key)
+      tls_keyring    the PSK from this kernel keyring instead (".nvme", where
+                     nvme gen-tls-key --insert puts it) when no tls_key is
+                     given; implies tls=True
+      tls_identity   the PSK identity offered: 0 (NVMe0R..., default) or 1
+                     (NVMe1R... with the PSK's digest)
+      tls_compat     True: derive the TLS PSK from tls_key as nvme-cli up to
+                     2.14 did (its --compat)
+      tls            True: TLS (needs tls_key or tls_keyring)
     Controller.connect(...) is the same call."""
 
     def __init__(self, host: str, subsystem_nqn: str, *, port: Union[int, str, None] = None,
@@ -231,7 +244,8 @@ class Controller:
                  tcp_priority: Optional[int] = None, tcp_tos: Optional[int] = None,
                  tcp_busy_poll_us: Optional[int] = None, tcp_zerocopy: Optional[int] = None,
                  disable_sqflow: Optional[bool] = None, tls: Optional[bool] = None,
-                 tls_key: Optional[str] = None) -> None:
+                 tls_key: Optional[str] = None, tls_keyring: Optional[str] = None,
+                 tls_identity: Optional[int] = None, tls_compat: Optional[bool] = None) -> None:
         lib = _lib.load()
         o = connect_options(host, subsystem_nqn, port, source, host_nqn, host_id, queue_depth,
                             keep_alive_ms, timeout, dhchap_secret=dhchap_secret,
@@ -241,7 +255,8 @@ class Controller:
                             transport=transport, hdr_digest=hdr_digest, data_digest=data_digest,
                             tcp_priority=tcp_priority, tcp_tos=tcp_tos, tcp_busy_poll_us=tcp_busy_poll_us,
                             tcp_zerocopy=tcp_zerocopy, disable_sqflow=disable_sqflow, tls=tls,
-                            tls_key=tls_key)
+                            tls_key=tls_key, tls_keyring=tls_keyring, tls_identity=tls_identity,
+                            tls_compat=tls_compat)
         h = c_void_p()
         _check(lib.nvmeof_ctrl_connect(byref(o), byref(h)))
         self._h = h.value

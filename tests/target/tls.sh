@@ -31,8 +31,6 @@ KEY=$("$T" gen-tls-key)
 (umask 077; echo "$KEY" > "$SCRATCH/key")
 # each test starts with the key's version 0 and 1 identities in the keyring
 keys() { tb tls unkey; tb tls key "$KEY" "$HN"; }
-# its TLS PSKs, "HEX IDENTITY", version 0's line first (for s_client)
-tb tls psk "$KEY" "$HN" > "$SCRATCH/psks"
 # what tlshd (nvmet's side and the kernel host's) said last, for a failure
 why() { echo "$(cat "$SCRATCH/out"); tlshd: $(tb tls log | tail -4 | tr '\n' ' ')"; }
 
@@ -54,7 +52,9 @@ t_reads_and_writes_over_tls() {
   head -c 131072 /dev/urandom > "$SCRATCH/w"
   local n0; n0=$(handshakes)
   nv write "${C[@]}" --tls-key-file "$SCRATCH/key" -B 1024 -d "$SCRATCH/w" || fail "write: $(why)"
-  nv read "${C[@]}" --tls-key-file "$SCRATCH/key" -B 1024 -c 256 -d "$SCRATCH/r" || fail "read: $(why)"
+  # read back with the PSK from the .nvme keyring, where `tb tls key` put
+  # it for tlshd (as nvme gen-tls-key --insert does), no key given
+  nv read "${C[@]}" --keyring .nvme -B 1024 -c 256 -d "$SCRATCH/r" || fail "read, key from the keyring: $(why)"
   cmp -s "$SCRATCH/w" "$SCRATCH/r" || fail "read back differs"
   # the records were TLS: each queue's handshake went through tlshd, nvmet's agent
   [ "$(handshakes)" -ge $((n0 + 4)) ] || fail "tlshd saw $(($(handshakes) - n0)) handshakes: $(tb tls log | tail -5)"
@@ -118,6 +118,10 @@ t_wrong_key_fails_closed_in_one_line() {
   must_fail "queue 0: TLS handshake: the controller (closed the connection|refused the PSK)" \
     id-ctrl -t tcp -a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_TLS_PORT" -n "$NVMEOF_TB_NQN_A" \
     -q "nqn.2014-08.org.nvmexpress:uuid:6e766d65-6f66-4000-8000-0000000000c2" --tls-key-file "$SCRATCH/key"
+  # nor is it in ours: the lookup names the identities and the keyring
+  must_fail "TLS PSK: no key for identity NVMe0R02 or NVMe0R01 nqn[^ ]*c2 $NVMEOF_TB_NQN_A in keyring .nvme" \
+    id-ctrl -t tcp -a "$NVMEOF_TB_ADDR" -s "$NVMEOF_TB_TLS_PORT" -n "$NVMEOF_TB_NQN_A" \
+    -q "nqn.2014-08.org.nvmexpress:uuid:6e766d65-6f66-4000-8000-0000000000c2" --keyring .nvme
 }
 
 t_no_key_against_a_port_that_requires_tls_says_so() {
@@ -126,34 +130,44 @@ t_no_key_against_a_port_that_requires_tls_says_so() {
 }
 
 # which PSK identity versions nvmet takes: tlshd looks the key up by
-# whatever identity the host offers, so both, where the keyring holds
-# them; OpenSSL's s_client offers each identity (with its TLS PSK) alone
-# and tlshd's log counts the handshakes that succeeded. Ours offers
-# version 0 (NVMe0R0H), which SPDK's target also takes: with only version
-# 1's key in the keyring it is refused, with version 0's alone it connects.
-sclient() { # VERSION: a TLS 1.3 handshake with that identity's PSK alone
-  local hex id n0
-  read -r hex id < <(sed -n "$(($1 + 1))p" "$SCRATCH/psks")
-  n0=$(handshakes)
-  # stdin open 2 s (tlshd hands the socket back to nvmet after its
-  # handshake: closed before that, it counts a failure), then at its end
-  sleep 2 | timeout 20 openssl s_client -connect "$NVMEOF_TB_ADDR:$NVMEOF_TB_TLS_PORT" -tls1_3 \
-    -ciphersuites TLS_AES_128_GCM_SHA256 -psk_identity "$id" -psk "$hex" > /dev/null 2>&1 || true
-  # tlshd logs the handshake before s_client's 2 s are over: 2 s more at most
-  for _ in $(seq 10); do [ "$(handshakes)" -gt "$n0" ] && return 0; sleep 0.2; done
-  return 1
-}
+# whatever identity the host offers, so both, where the keyring holds them
+# (put there by `tb tls key`, derived by tests/unit/tls_vectors.py, not by
+# the library). Ours offers version 0 (NVMe0R0H) unless told 1: with only
+# version 1's key in the keyring, version 1 connects (its key given, or
+# found in the keyring by host and subsystem) and version 0 is refused;
+# with version 0's alone, version 0 connects.
 t_identity_versions() {
   tb tls unkey
   tb tls key "$KEY" "$HN" "" 1
-  sclient 1 || fail "nvmet refused the version 1 identity with its key in the keyring: $(tb tls log | tail -3)"
-  ! sclient 0 || fail "a version 0 identity without its key passed"
+  nv id-ctrl "${C[@]}" --tls-key-file "$SCRATCH/key" --tls-identity 1 || fail "version 1, key given: $(why)"
+  nv id-ctrl "${C[@]}" --keyring .nvme --tls-identity 1 || fail "version 1 from the keyring: $(why)"
   must_fail "queue 0: TLS handshake: the controller (closed the connection|refused the PSK)" \
     id-ctrl "${C[@]}" --tls-key-file "$SCRATCH/key"
   tb tls unkey
   tb tls key "$KEY" "$HN" "" 0
-  sclient 0 || fail "nvmet refused the version 0 identity with its key in the keyring: $(tb tls log | tail -3)"
   nv id-ctrl "${C[@]}" --tls-key-file "$SCRATCH/key" || fail "version 0 alone: $(why)"
+}
+
+# what check-tls-key --insert puts in .nvme (as nvme-cli: type psk, named by
+# the identity, holding the TLS PSK) is what nvmet's tlshd uses: version 0,
+# version 1, and the derivation of nvme-cli up to 2.14 (--compat), which
+# ours must then use too
+t_inserted_keys_serve_each_identity_and_derivation() {
+  local ins=("$T" check-tls-key -d "$KEY" -n "$HN" -c "$NVMEOF_TB_NQN_A" --insert)
+  tb tls unkey
+  "${ins[@]}" > "$SCRATCH/ins" || fail "insert: $(cat "$SCRATCH/ins")"
+  grep -qxE "Inserted TLS key [0-9a-f]{8}: NVMe0R01 $HN $NVMEOF_TB_NQN_A" "$SCRATCH/ins" || fail "insert said: $(cat "$SCRATCH/ins")"
+  nv id-ctrl "${C[@]}" --tls-key-file "$SCRATCH/key" || fail "version 0, inserted by us: $(why)"
+  tb tls unkey
+  "${ins[@]}" -I 1 > "$SCRATCH/ins" || fail "insert -I 1: $(cat "$SCRATCH/ins")"
+  grep -qE "^Inserted TLS key [0-9a-f]{8}: NVMe1R01 $HN $NVMEOF_TB_NQN_A [A-Za-z0-9+/]{43}=$" "$SCRATCH/ins" ||
+    fail "insert -I 1 said: $(cat "$SCRATCH/ins")"
+  nv id-ctrl "${C[@]}" --tls-key-file "$SCRATCH/key" --tls-identity 1 || fail "version 1, inserted by us: $(why)"
+  tb tls unkey
+  "${ins[@]}" --compat > /dev/null || fail "insert --compat"
+  nv id-ctrl "${C[@]}" --tls-key-file "$SCRATCH/key" --tls-compat || fail "compat: $(why)"
+  must_fail "queue 0: TLS handshake: the controller (closed the connection|refused the PSK)" \
+    id-ctrl "${C[@]}" --tls-key-file "$SCRATCH/key"
 }
 
 run_tests "$@"

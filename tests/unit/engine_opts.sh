@@ -137,6 +137,23 @@ else
   bad "tcp_zerocopy=64k taken, refused over RDMA by the library" "rc $rc: $(echo $out | cut -c1-300)"
 fi
 
+# keyring=, tls_identity= and tls_key_compat= reach the library on a TCP
+# path: a keyring no process has is named before anything connects, and
+# compat without a key to derive from is refused.
+TFN='traddr=192.0.2.1 trtype=tcp subnqn=nqn.2026-12.io.nvmeof\:x'
+run --filename="$TFN" --keyring=.nvmeof-none --tls_identity=1
+if [ "$rc" != 0 ] && grep -q "no keyring .nvmeof-none visible" <<< "$out"; then
+  ok "keyring= and tls_identity= taken, the keyring looked up at connect"
+else
+  bad "keyring= and tls_identity= taken, the keyring looked up at connect" "rc $rc: $(echo $out | cut -c1-300)"
+fi
+run --filename="$TFN" --keyring=.nvme --tls_key_compat=1
+if [ "$rc" != 0 ] && grep -q "tls_compat needs tls_key" <<< "$out"; then
+  ok "tls_key_compat=1 taken, refused without tls_key"
+else
+  bad "tls_key_compat=1 taken, refused without tls_key" "rc $rc: $(echo $out | cut -c1-300)"
+fi
+
 # disable_sqflow=1 reaches the library, which refuses it over RDMA by name.
 run --filename="$FN" --disable_sqflow=1
 if [ "$rc" != 0 ] && grep -q "disable_sqflow is NVMe/TCP's" <<< "$out"; then

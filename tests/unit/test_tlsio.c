@@ -165,7 +165,7 @@ static int handshake(const char *client_key, const char *server_key, enum mode m
 		     struct server *sv, void **ssl, struct tls_psk **cp, struct tls_psk **spk)
 {
 	bool final = false;
-	if (tls_psk_setup(client_key, HOSTNQN, SUBNQN, cp) || tls_psk_setup(server_key, HOSTNQN, SUBNQN, spk))
+	if (tls_psk_setup(client_key, NULL, 0, HOSTNQN, SUBNQN, cp) || tls_psk_setup(server_key, NULL, 0, HOSTNQN, SUBNQN, spk))
 		return -100;
 	*fd = start(sv, mode, *spk, echo);
 	/* OpenSSL's records are what these tests hold to, also where the

@@ -176,6 +176,58 @@ TEST(bad_keys_are_refused_clearly_without_the_key)
 	refused("", "interchange format");
 }
 
+/* The kernel keyring's side without a keyring: how /proc/keys names a
+ * keyring, which key descriptions (KEYCTL_DESCRIBE's "type;uid;gid;perm;
+ * description") are the identities the lookup takes, and the refusals. */
+TEST(keyring_names_and_identities_are_read_as_the_kernel_writes_them)
+{
+	int32_t id = 0;
+	CHECK_EQ(tls_keyring_proc_line("1b2c3d4e I--Q---     1 perm 3f030000     0     0 keyring   .nvme: 2\n", ".nvme", &id), 1);
+	CHECK_EQ(id, 0x1b2c3d4e);
+	CHECK_EQ(tls_keyring_proc_line("0a000001 I------     1 perm 1f3f0000     0     0 keyring   .nvme: empty\n", ".nvme",
+				       &id), 1);
+	CHECK_EQ(id, 0x0a000001);
+	/* another keyring whose name begins alike, a psk key, a short line */
+	CHECK_EQ(tls_keyring_proc_line("1b2c3d4f I------     1 perm 3f030000     0     0 keyring   .nvme2: empty\n",
+				       ".nvme", &id), 0);
+	CHECK_EQ(tls_keyring_proc_line("1b2c3d50 I------     1 perm 3f010000     0     0 psk       .nvme: 32\n", ".nvme",
+				       &id), 0);
+	CHECK_EQ(tls_keyring_proc_line("garbage\n", ".nvme", &id), 0);
+
+	const char *v0 = "psk;0;0;3f010000;NVMe0R01 " HOSTNQN " " SUBNQN;
+	CHECK_EQ(tls_keyring_match(v0, 0, 1, HOSTNQN, SUBNQN), 1);
+	CHECK_EQ(tls_keyring_match(v0, 0, 2, HOSTNQN, SUBNQN), 0); /* SHA-384's identity is another */
+	CHECK_EQ(tls_keyring_match(v0, 1, 1, HOSTNQN, SUBNQN), 0);
+	CHECK_EQ(tls_keyring_match(v0, 0, 1, HOSTNQN, SUBNQN "x"), 0);
+	CHECK_EQ(tls_keyring_match("user;0;0;3f010000;NVMe0R01 " HOSTNQN " " SUBNQN, 0, 1, HOSTNQN, SUBNQN), 0);
+	/* version 1: the host's and subsystem's, then one word, the digest */
+	CHECK_EQ(tls_keyring_match("psk;0;0;3f010000;" "NVMe1R01 " HOSTNQN " " SUBNQN
+				   " xQ0PBvXrznGiRQWPy7riIyRPqlm96+NZr5kMOb53HUk=", 1, 1, HOSTNQN, SUBNQN), 1);
+	CHECK_EQ(tls_keyring_match("psk;0;0;3f010000;NVMe1R01 " HOSTNQN " " SUBNQN, 1, 1, HOSTNQN, SUBNQN), 0);
+	CHECK_EQ(tls_keyring_match("psk;0;0;3f010000;NVMe1R01 " HOSTNQN " " SUBNQN "x d", 1, 1, HOSTNQN, SUBNQN), 0);
+	/* version 0's identity with a digest after it is no version 0 key */
+	CHECK_EQ(tls_keyring_match("psk;0;0;3f010000;NVMe0R01 " HOSTNQN " " SUBNQN " d", 0, 1, HOSTNQN, SUBNQN), 0);
+
+	/* a keyring no process has: named, nothing else */
+	struct tls_psk *p = NULL;
+	CHECK(tls_psk_setup(NULL, ".nvmeof-no-such-keyring", 0, HOSTNQN, SUBNQN, &p) != 0);
+	CHECK(!p);
+	CHECK(strstr(nvmeof_errmsg(), "no keyring .nvmeof-no-such-keyring") != NULL);
+	CHECK(tls_psk_setup(NULL, NULL, 0, HOSTNQN, SUBNQN, &p) != 0);
+	CHECK(strstr(nvmeof_errmsg(), "TLS needs a PSK (tls_key") != NULL);
+	/* a key given wins: no keyring is looked at */
+	CHECK_EQ(tls_psk_setup(vecs[0].key, ".nvmeof-no-such-keyring", 0, HOSTNQN, SUBNQN, &p), 0);
+	CHECK(p && !strcmp(p->identity, vecs[0].id0));
+	tls_psk_free(p);
+	/* and the compat switch reaches the derivation */
+	CHECK_EQ(tls_psk_setup(compat[0].key, NULL, 1 | TLS_PSK_COMPAT, HOSTNQN, SUBNQN, &p), 0);
+	CHECK(p && !strcmp(p->identity, compat[0].id1));
+	uint8_t want[TLS_KEY_MAX];
+	unhex(compat[0].psk1, want);
+	CHECK(p && p->len == 32 && !memcmp(p->psk, want, 32));
+	tls_psk_free(p);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
@@ -183,6 +235,7 @@ int main(int argc, char **argv)
 		T(derived_keys_and_identities_match_the_specifications_vectors),
 		T(compat_derivation_matches_libnvme_up_to_1_14),
 		T(bad_keys_are_refused_clearly_without_the_key),
+		T(keyring_names_and_identities_are_read_as_the_kernel_writes_them),
 	};
 	return run_named_tests("unit-tlskey", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

@@ -107,7 +107,13 @@ expect 0 "^$key48\$" "$T" gen-tls-key --hmac=2 --secret="$hex48"
 expect 2 "^nvmeof gen-tls-key: --secret: 64 hex digits; --hmac 2 needs 96" "$T" gen-tls-key -m 2 -s "$LIBNVME_HEX"
 expect 2 "^nvmeof gen-tls-key: --secret: not hex (digit 1)" "$T" gen-tls-key -s "x${LIBNVME_HEX:1}"
 expect 2 "^nvmeof gen-tls-key: --hmac: '3' is not 1 or 2" "$T" gen-tls-key --hmac=3
-expect 2 "^nvmeof gen-tls-key: --insert: the kernel keyring is not used" "$T" gen-tls-key --insert -c nqn.x
+# --insert (nvme-cli's): needs the subsystem and a keyring that is there,
+# both checked before a key is made (no key printed, none lost)
+expect 2 "^nvmeof gen-tls-key: --insert needs the subsystem: --subsysnqn" "$T" gen-tls-key --insert
+expect 1 "^nvmeof gen-tls-key: TLS PSK: no keyring .nvmeof-none visible to this process" "$T" gen-tls-key --insert \
+  -c nqn.x -n nqn.2014-08.org.nvmexpress:uuid:0 -k .nvmeof-none
+out=$("$T" gen-tls-key --insert -c nqn.x -n nqn.2014-08.org.nvmexpress:uuid:0 -k .nvmeof-none 2>/dev/null)
+[ -z "$out" ] && ok "gen-tls-key: a refused --insert prints no key" || bad "gen-tls-key: a refused --insert prints no key" "$out"
 expect 2 "^nvmeof gen-tls-key: option --bogus is not one of" "$T" gen-tls-key --bogus
 # two random keys: each valid (check-tls-key takes it), 32 bytes, not the same
 k1=$("$T" gen-tls-key); k2=$("$T" gen-tls-key)
@@ -127,7 +133,9 @@ expect 0 "^$(sed 's/[+/]/./g' <<< "$id1")\$" "$T" check-tls-key -d "$key48" --ho
 expect 2 "^nvmeof check-tls-key: --identity 1 needs the subsystem" "$T" check-tls-key -d "$key48" -I 1
 expect 1 "^nvmeof check-tls-key: --keydata: CRC-32 mismatch" "$T" check-tls-key -d "${LIBNVME_KEY%?????}AAAA:"
 expect 1 "^nvmeof check-tls-key: --keydata: not a TLS PSK" "$T" check-tls-key -d "DHHC-1:01:AAAA:"
-expect 2 "^nvmeof check-tls-key: -k: the kernel keyring is not used" "$T" check-tls-key -d "$LIBNVME_KEY" -k .nvme
+expect 2 "^nvmeof check-tls-key: --insert needs the subsystem: --subsysnqn" "$T" check-tls-key -d "$LIBNVME_KEY" -i -k .nvme
+expect 1 "^nvmeof check-tls-key: TLS PSK: no keyring .nvmeof-none visible" "$T" check-tls-key -d "$LIBNVME_KEY" -i \
+  -c nqn.x -n nqn.2014-08.org.nvmexpress:uuid:0 -k .nvmeof-none
 expect 0 "^usage: nvmeof check-tls-key" "$T" check-tls-key --help
 # the identity holds the NQNs: a key typed as one is refused, not printed
 out=$("$T" check-tls-key -d "$LIBNVME_KEY" -n "$H" -c "$LIBNVME_KEY" 2>&1); rc=$?

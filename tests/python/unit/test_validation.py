@@ -230,3 +230,20 @@ def test_tls_key_implies_tls_and_is_type_checked_without_its_value():
     assert "NVMeTLSkey-1:HH" in str(e.value) and "VRLbtnN9" not in str(e.value)
     with pytest.raises(TypeError):
         connect_options("192.0.2.1", "nqn.x", transport="tcp", tls="yes")
+
+
+def test_tls_keyring_identity_and_compat_reach_the_options_and_the_library():
+    from nvmeof.controller import connect_options
+    o = connect_options("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="tcp", tls_keyring=".nvme",
+                        tls_identity=1)
+    assert o.tls is True and o.tls_keyring == b".nvme" and o.tls_identity == 1 and o.tls_compat is False
+    with pytest.raises(ValueError):
+        connect_options("192.0.2.1", "nqn.x", transport="tcp", tls_keyring=".nvme", tls_identity=2)
+    with pytest.raises(TypeError):
+        connect_options("192.0.2.1", "nqn.x", transport="tcp", tls_compat=1)
+    # the library's checks, before anything is sent: compat derives from a key given
+    with pytest.raises(nvmeof.Error, match="tls_compat needs tls_key"):
+        nvmeof.Controller("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="tcp", tls_keyring=".nvme",
+                          tls_compat=True)
+    with pytest.raises(nvmeof.Error, match="no keyring .nvmeof-none"):
+        nvmeof.Controller("192.0.2.1", "nqn.2026-12.io.nvmeof:x", transport="tcp", tls_keyring=".nvmeof-none")

@@ -1,0 +1,182 @@
+/*
+ * TLS PSKs in a kernel keyring, where nvme-cli (gen-tls-key --insert),
+ * the kernel's NVMe/TCP host and tlshd keep them: keyring ".nvme" (the
+ * nvme-keyring module's), key type "psk", the key's description its PSK
+ * identity and its payload the TLS PSK itself (already derived, not the
+ * interchange key). Raw keyctl(2)/add_key(2) system calls: no libkeyutils.
+ *
+ * A key in .nvme is readable only by a process that possesses it (its
+ * permissions give the owner view only), so the lookup links the keyring
+ * into the calling thread's keyring for the read and unlinks it after, as
+ * tlshd links .nvme into its session keyring. Never a key byte in a
+ * message.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include "auth.h"
+#include "internal.h"
+#include "tls.h"
+
+#define KEYCTL_DESCRIBE 6
+#define KEYCTL_LINK 8
+#define KEYCTL_UNLINK 9
+#define KEYCTL_READ 11
+#define KEY_SPEC_THREAD_KEYRING -1
+
+static long keyctl(int op, long a, long b, long c)
+{
+	return syscall(SYS_keyctl, op, a, b, c, 0L);
+}
+
+int tls_keyring_proc_line(const char *line, const char *name, int32_t *id)
+{
+	unsigned long serial;
+	char type[32], desc[256];
+	/* id flags usage timeout perm uid gid type description: keyring's "NAME: N" */
+	if (sscanf(line, "%lx %*s %*s %*s %*s %*s %*s %31s %255[^\n]", &serial, type, desc) != 3 ||
+	    strcmp(type, "keyring"))
+		return 0;
+	size_t n = strlen(name);
+	if (strncmp(desc, name, n) || desc[n] != ':')
+		return 0;
+	*id = (int32_t)serial;
+	return 1;
+}
+
+int tls_keyring_find(const char *name, int32_t *id)
+{
+	/* in the process's own keyrings first (request_key's search), then
+	 * any keyring this process may view (/proc/keys), as libkeyutils'
+	 * find_key_by_type_and_desc does: .nvme is in no process's keyrings */
+	long r = syscall(SYS_request_key, "keyring", name, NULL, 0L);
+	if (r > 0) {
+		*id = (int32_t)r;
+		return 0;
+	}
+	FILE *f = fopen("/proc/keys", "r");
+	if (!f)
+		return nvmeof_err(NVMEOF_ENOTSUP, "TLS PSK: keyring %s: /proc/keys: %s (a kernel without keys?)", name,
+				  strerror(errno));
+	char line[512];
+	int found = 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = tls_keyring_proc_line(line, name, id);
+	fclose(f);
+	if (!found)
+		return nvmeof_err(NVMEOF_EINVAL,
+				  "TLS PSK: no keyring %s visible to this process (for .nvme: the nvme-keyring "
+				  "module loaded, and run as root)",
+				  name);
+	return 0;
+}
+
+int tls_keyring_match(const char *desc, int version, uint8_t cipher, const char *hostnqn, const char *subnqn)
+{
+	char want[TLS_IDENTITY_MAX];
+	int w = snprintf(want, sizeof(want), "NVMe%dR%02u %s %s", version, cipher, hostnqn, subnqn);
+	if (w < 0 || (size_t)w >= sizeof(want))
+		return 0;
+	/* "psk;uid;gid;perm;" then the description */
+	if (strncmp(desc, "psk;", 4))
+		return 0;
+	const char *d = desc;
+	for (int i = 0; i < 4 && d; i++)
+		d = strchr(d, ';') ? strchr(d, ';') + 1 : NULL;
+	if (!d || strncmp(d, want, (size_t)w))
+		return 0;
+	/* version 0: the identity itself; 1: then " <the PSK's digest>" */
+	return version == 0 ? d[w] == 0 : d[w] == ' ' && d[w + 1] && !strchr(d + w + 1, ' ');
+}
+
+/* The serials in keyring kr, into *out (malloc'd); their number or -1. */
+static long keyring_list(int32_t kr, int32_t **out)
+{
+	long n = keyctl(KEYCTL_READ, kr, 0, 0);
+	for (int tries = 0; n >= 0 && tries < 4; tries++) {
+		int32_t *v = malloc((size_t)n + sizeof(int32_t));
+		if (!v)
+			return -1;
+		long m = keyctl(KEYCTL_READ, kr, (long)v, n);
+		if (m >= 0 && m <= n) {
+			*out = v;
+			return m / (long)sizeof(int32_t);
+		}
+		free(v);
+		n = m; /* the keyring grew meanwhile */
+	}
+	return -1;
+}
+
+int tls_keyring_lookup(const char *keyring, int version, const char *hostnqn, const char *subnqn, struct tls_psk *p)
+{
+	int32_t kr, *keys = NULL;
+	int rc;
+	if ((rc = tls_keyring_find(keyring, &kr)))
+		return rc;
+	bool linked = keyctl(KEYCTL_LINK, kr, KEY_SPEC_THREAD_KEYRING, 0) == 0;
+	long n = keyring_list(kr, &keys);
+	if (n < 0) {
+		rc = nvmeof_err(NVMEOF_EINVAL, "TLS PSK: keyring %s: keyctl read: %s", keyring, strerror(errno));
+		goto out;
+	}
+	/* the kernel host's order: SHA-384's PSK before SHA-256's */
+	int32_t hit = 0;
+	uint8_t cipher = 0;
+	char desc[TLS_IDENTITY_MAX + 64];
+	for (uint8_t c = 2; c >= 1 && !hit; c--)
+		for (long i = 0; i < n && !hit; i++) {
+			long d = keyctl(KEYCTL_DESCRIBE, keys[i], (long)desc, sizeof(desc));
+			if (d > 0 && (size_t)d <= sizeof(desc) && tls_keyring_match(desc, version, c, hostnqn, subnqn)) {
+				hit = keys[i];
+				cipher = c;
+				snprintf(p->identity, sizeof(p->identity), "%s", strrchr(desc, ';') + 1);
+			}
+		}
+	if (!hit) {
+		rc = nvmeof_err(NVMEOF_EINVAL, "TLS PSK: no key for identity NVMe%dR02 or NVMe%dR01 %s %s%s in keyring %s",
+				version, version, hostnqn, subnqn, version ? " <digest>" : "", keyring);
+		goto out;
+	}
+	uint8_t buf[64];
+	long len = keyctl(KEYCTL_READ, hit, (long)buf, sizeof(buf));
+	if (len < 0)
+		rc = nvmeof_err(NVMEOF_EINVAL, "TLS PSK: keyring %s: reading the key of %s: %s", keyring, p->identity,
+				strerror(errno));
+	else if (len != (cipher == 2 ? 48 : 32))
+		rc = nvmeof_err(NVMEOF_EINVAL, "TLS PSK: keyring %s: the key of %s holds %ld bytes, not %u", keyring,
+				p->identity, len, cipher == 2 ? 48u : 32u);
+	else {
+		memcpy(p->psk, buf, (size_t)len);
+		p->len = (uint8_t)len;
+		p->cipher = cipher;
+	}
+	OPENSSL_cleanse(buf, sizeof(buf));
+out:
+	free(keys);
+	if (linked)
+		keyctl(KEYCTL_UNLINK, kr, KEY_SPEC_THREAD_KEYRING, 0);
+	return rc;
+}
+
+int tls_keyring_insert(const char *keyring, const char *type, const char *identity, const uint8_t *psk, size_t len,
+		       int32_t *serial)
+{
+	int32_t kr;
+	int rc;
+	if ((rc = tls_keyring_find(keyring, &kr)))
+		return rc;
+	/* add_key replaces a key of the same type and description */
+	long s = syscall(SYS_add_key, type, identity, psk, len, (long)kr);
+	if (s < 0)
+		return nvmeof_err(NVMEOF_EINVAL, "TLS PSK: add_key %s '%s' to keyring %s: %s", type, identity, keyring,
+				  strerror(errno));
+	*serial = (int32_t)s;
+	return 0;
+}

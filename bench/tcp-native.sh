@@ -42,7 +42,10 @@ NQN=nqn.2026-12.io.example:tcp-native
 OUT=${BENCH_OUT:-build/bench/tcp-native-$(date +%Y%m%d-%H%M%S)}
 ALL_CELLS="qd1_randread_4k qd32_randread_4k read_128k_qd16 qd32_randwrite_4k write_128k_qd16"
 CELLS=${CELLS:-$ALL_CELLS} DIGESTS=${DIGESTS:-off on}
-INITIATORS=${INITIATORS:-ours spdk spdk_perf ours_perf}${ALT_ENGINE:+ alt}${ALT_TOOL:+ alt_perf}
+INITIATORS=${INITIATORS:-ours spdk spdk_perf ours_perf}
+# ALT_ENGINE and ALT_TOOL add their initiator unless INITIATORS names it already
+case " $INITIATORS " in *" alt "*) ;; *) INITIATORS+=${ALT_ENGINE:+ alt} ;; esac
+case " $INITIATORS " in *" alt_perf "*) ;; *) INITIATORS+=${ALT_TOOL:+ alt_perf} ;; esac
 DRY=${DRY:-0}
 die() { echo "bench-tcp-native: $*" >&2; exit 1; }
 for c in $CELLS; do case " $ALL_CELLS " in *" $c "*) ;; *) die "unknown cell $c (cells: $ALL_CELLS)" ;; esac; done

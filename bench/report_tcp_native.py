@@ -2,7 +2,7 @@
 """The native NVMe/TCP table from a bench/tcp-native.sh result folder.
 
 Files CELL.DIGESTS.INITIATOR.REP.json (fio's JSON: ours, alt, spdk; `nvmeof
-perf -o json`'s: ours_perf) and CELL.DIGESTS.spdk_perf.REP.txt
+perf -o json`'s: ours_perf, alt_perf) and CELL.DIGESTS.spdk_perf.REP.txt
 (spdk_nvme_perf's output). Writes
 results.csv (one row per run) and summary.json (medians, runs, spread per
 cell, digests and initiator) into the folder and prints a Markdown table of
@@ -29,7 +29,7 @@ CELLS = (("qd1_randread_4k", "4 KiB randread QD1"), ("qd32_randread_4k", "4 KiB 
          ("read_128k_qd16", "128 KiB read QD16"), ("qd32_randwrite_4k", "4 KiB randwrite QD32"),
          ("write_128k_qd16", "128 KiB write QD16"))
 KEYS = ("iops", "mib_s", "lat_p50_us", "lat_p99_us", "cpu_us_per_io")
-NAME = re.compile(r"^([a-z0-9_]+)\.(off|on)\.(ours|alt|spdk|spdk_perf|ours_perf)\.(\d+)\.(json|txt)$")
+NAME = re.compile(r"^([a-z0-9_]+)\.(off|on)\.(ours|alt|spdk|spdk_perf|ours_perf|alt_perf)\.(\d+)\.(json|txt)$")
 
 
 def fio_run(path):
@@ -76,7 +76,7 @@ def load(out):
         cell, dg, ini, rep, ext = m.groups()
         try:
             path = os.path.join(out, f)
-            r = perf_run(path) if ext == "txt" else tool_run(path) if ini == "ours_perf" else fio_run(path)
+            r = perf_run(path) if ext == "txt" else tool_run(path) if ini in ("ours_perf", "alt_perf") else fio_run(path)
         except (ValueError, KeyError, IndexError, OSError) as e:
             print(f"report: {f}: left out ({e})", file=sys.stderr)
             continue
@@ -117,10 +117,12 @@ def main():
         json.dump(summ, fh, indent=1, sort_keys=True)
     alt = any(ini == "alt" for _, _, ini in runs)
     tool = any(ini == "ours_perf" for _, _, ini in runs)
+    alt_tool = any(ini == "alt_perf" for _, _, ini in runs)
     head = ("| workload | digests | figure | ours (fio) | SPDK plugin (fio) | ours/SPDK | "
             + ("alt build (fio) | alt/SPDK | " if alt else "")
             + "spdk_nvme_perf | "
             + ("nvmeof perf | perf/spdk_nvme_perf | spread perf, spdk_nvme_perf | " if tool else "")
+            + ("alt build (perf) | alt/spdk_nvme_perf | spread alt | " if alt_tool else "")
             + "spread ours, SPDK | runs |")
     print(head)
     print("|" + "---|" * head.count(" | ") + "---|")
@@ -135,20 +137,23 @@ def main():
             if not byini:
                 continue
             for fig, k, nd in figs:
-                v = {ini: byini.get(ini, {}).get(k) for ini in ("ours", "spdk", "alt", "spdk_perf", "ours_perf")}
+                v = {ini: byini.get(ini, {}).get(k) for ini in ("ours", "spdk", "alt", "spdk_perf", "ours_perf", "alt_perf")}
                 sp = {ini: byini.get(ini, {}).get(k + "_spread_pct")
-                      for ini in ("ours", "spdk", "ours_perf", "spdk_perf")}
+                      for ini in ("ours", "spdk", "ours_perf", "spdk_perf", "alt_perf")}
 
                 def ratio(a, b):
                     return "-" if a is None or not b else f"{a / b:.2f}"
                 n = "/".join(str(byini.get(i, {}).get("runs", 0)) for i in ("ours", "spdk")
-                             + (("alt",) if alt else ()) + ("spdk_perf",) + (("ours_perf",) if tool else ()))
+                             + (("alt",) if alt else ()) + ("spdk_perf",) + (("ours_perf",) if tool else ())
+                             + (("alt_perf",) if alt_tool else ()))
                 print(f"| {what} | {dg} | {fig} | {fmt(v['ours'], nd)} | {fmt(v['spdk'], nd)} | "
                       f"{ratio(v['ours'], v['spdk'])} | "
                       + (f"{fmt(v['alt'], nd)} | {ratio(v['alt'], v['spdk'])} | " if alt else "")
                       + f"{fmt(v['spdk_perf'], nd)} | "
                       + (f"{fmt(v['ours_perf'], nd)} | {ratio(v['ours_perf'], v['spdk_perf'])} | "
                          f"{fmt(sp['ours_perf'], 0)}%, {fmt(sp['spdk_perf'], 0)}% | " if tool else "")
+                      + (f"{fmt(v['alt_perf'], nd)} | {ratio(v['alt_perf'], v['spdk_perf'])} | "
+                         f"{fmt(sp['alt_perf'], 0)}% | " if alt_tool else "")
                       + f"{fmt(sp['ours'], 0)}%, {fmt(sp['spdk'], 0)}% | {n} |")
 
 

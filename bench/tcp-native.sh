@@ -22,6 +22,8 @@
 #   ENGINE_OPTS more fio options for ours and alt (e.g. --wait=poll)
 #   TOOL        our nvmeof tool, for ours_perf (default build/out/nvmeof)
 #   PERF_OPTS   more nvmeof perf options for ours_perf (e.g. --tcp-busy-poll=50)
+#   ALT_TOOL    another build of the tool, run as initiator "alt_perf" (nvmeof
+#               perf's before and after in one run, as ALT_ENGINE for fio)
 #   SPDK_DIR (../shared/spdk-target)  TGT_CPU (1)  INI_CPU (0)  PORT (4520)
 #   HUGEPAGES   2 MiB pages to reserve for the run (1024); given back after
 #   BENCH_OUT   the result folder (a second run can add to the same one)
@@ -40,12 +42,15 @@ NQN=nqn.2026-12.io.example:tcp-native
 OUT=${BENCH_OUT:-build/bench/tcp-native-$(date +%Y%m%d-%H%M%S)}
 ALL_CELLS="qd1_randread_4k qd32_randread_4k read_128k_qd16 qd32_randwrite_4k write_128k_qd16"
 CELLS=${CELLS:-$ALL_CELLS} DIGESTS=${DIGESTS:-off on}
-INITIATORS=${INITIATORS:-ours spdk spdk_perf ours_perf}${ALT_ENGINE:+ alt}
+INITIATORS=${INITIATORS:-ours spdk spdk_perf ours_perf}
+# ALT_ENGINE and ALT_TOOL add their initiator unless INITIATORS names it already
+case " $INITIATORS " in *" alt "*) ;; *) INITIATORS+=${ALT_ENGINE:+ alt} ;; esac
+case " $INITIATORS " in *" alt_perf "*) ;; *) INITIATORS+=${ALT_TOOL:+ alt_perf} ;; esac
 DRY=${DRY:-0}
 die() { echo "bench-tcp-native: $*" >&2; exit 1; }
 for c in $CELLS; do case " $ALL_CELLS " in *" $c "*) ;; *) die "unknown cell $c (cells: $ALL_CELLS)" ;; esac; done
 for d in $DIGESTS; do case $d in off|on) ;; *) die "DIGESTS: off, on (not $d)" ;; esac; done
-for i in $INITIATORS; do case $i in ours|alt|spdk|spdk_perf|ours_perf) ;; *) die "unknown initiator $i (ours spdk spdk_perf ours_perf alt)" ;; esac; done
+for i in $INITIATORS; do case $i in ours|alt|spdk|spdk_perf|ours_perf|alt_perf) ;; *) die "unknown initiator $i (ours spdk spdk_perf ours_perf alt alt_perf)" ;; esac; done
 if [ "$DRY" = 0 ]; then
 [ -x "$SPDK_DIR/bin/nvmf_tgt" ] && [ -f "$SPDK_DIR/fio/spdk_nvme" ] && [ -x "$SPDK_DIR/bin/spdk_nvme_perf" ] \
   || die "SPDK's nvmf_tgt, fio plugin and spdk_nvme_perf are not in $SPDK_DIR (SPDK_DIR=...)"
@@ -53,6 +58,7 @@ if [ "$DRY" = 0 ]; then
 [ -f "$ENGINE" ] || die "$ENGINE missing: run make"
 case " $INITIATORS " in *" ours_perf "*) [ -x "$TOOL" ] || die "$TOOL missing: run make" ;; esac
 [ -z "${ALT_ENGINE:-}" ] || [ -f "$ALT_ENGINE" ] || die "ALT_ENGINE $ALT_ENGINE missing"
+[ -z "${ALT_TOOL:-}" ] || [ -x "$ALT_TOOL" ] || die "ALT_TOOL $ALT_TOOL missing"
 command -v fio >/dev/null || die "fio not found"
 [ "$(nproc)" -ge 2 ] || die "needs 2 CPUs (the target on one, the initiator on the other)"
 if ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q .; then die "port $PORT is in use (PORT=...)"; fi
@@ -105,7 +111,7 @@ rpc nvmf_subsystem_add_listener "$NQN" -t tcp -a 127.0.0.1 -s "$PORT" -f ipv4
 { echo "date $(date -u '+%Y-%m-%d %H:%M UTC')"; echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- core engine || echo ' (with changes)')"
   uname -r; echo "cpus $(nproc): $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"; fio --version
   echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"; echo "target CPU $TGT_CPU, initiators CPU $INI_CPU"
-  echo "REPS $REPS CELL_TIME $CELL_TIME RAMP $RAMP ENGINE $ENGINE ENGINE_OPTS ${ENGINE_OPTS:-} ALT_ENGINE ${ALT_ENGINE:-} TOOL $TOOL PERF_OPTS ${PERF_OPTS:-}"
+  echo "REPS $REPS CELL_TIME $CELL_TIME RAMP $RAMP ENGINE $ENGINE ENGINE_OPTS ${ENGINE_OPTS:-} ALT_ENGINE ${ALT_ENGINE:-} TOOL $TOOL ALT_TOOL ${ALT_TOOL:-} PERF_OPTS ${PERF_OPTS:-}"
 } >> "$OUT/machine.txt"
 echo "bench-tcp-native: nvmf_tgt on CPU $TGT_CPU, 127.0.0.1:$PORT; initiators on CPU $INI_CPU; results in $OUT"
 else
@@ -154,10 +160,11 @@ run_one() {
       $RUN timeout "$LIMIT" "$SPDK_DIR/bin/spdk_nvme_perf" -c "$(printf 0x%x $((1 << INI_CPU)))" -q "$qd" -o "$bs" -w "$rw" \
         -t "$CELL_TIME" -a "$RAMP" -L $([ "$dg" = on ] && echo -H -I) \
         -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$NQN ns:1" > "$out.txt" 2> "$out.err" ;;
-    ours_perf)
+    ours_perf|alt_perf)
+      local tool=$TOOL; [ "$ini" = ours_perf ] || tool=$ALT_TOOL
       # spdk_nvme_perf's options, and its CPU as a mask; -o json its output
       # shellcheck disable=SC2046,SC2086
-      $RUN timeout "$LIMIT" "$TOOL" perf -c "$(printf 0x%x $((1 << INI_CPU)))" -q "$qd" -o "$bs" -w "$rw" \
+      $RUN timeout "$LIMIT" "$tool" perf -c "$(printf 0x%x $((1 << INI_CPU)))" -q "$qd" -o "$bs" -w "$rw" \
         -t "$CELL_TIME" --warmup "$RAMP" $([ "$dg" = on ] && echo -H -I) ${PERF_OPTS:-} \
         -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$NQN ns:1" -o json > "$out.json" 2> "$out.err" ;;
   esac
@@ -183,7 +190,7 @@ if [ "${PROFILE:-0}" != 0 ] && [ "$DRY" = 0 ] && command -v perf > /dev/null; th
   for dg in $DIGESTS; do
     for cell in $CELLS; do
       for ini in $INITIATORS; do
-        case $ini in spdk_perf|ours_perf) continue ;; esac
+        case $ini in spdk_perf|ours_perf|alt_perf) continue ;; esac
         out=$OUT/profile-$cell.$dg.$ini
         perf record -q -e cpu-clock -g -o "$out.data" -- bash -c "$(declare -f run_one cell_args); $(declare -p FN LIMIT \
           CELL_TIME RAMP INI_CPU ENGINE TOOL SPDK_DIR PORT NQN); ALT_ENGINE='${ALT_ENGINE:-}' ENGINE_OPTS='${ENGINE_OPTS:-}' \

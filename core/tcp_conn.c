@@ -50,7 +50,8 @@ struct tcp_conn *tcp_conn_new(uint16_t qid, uint32_t depth, bool hdgst, bool ddg
 	t->txq = calloc(t->txcap, sizeof(*t->txq));
 	t->rq = calloc(t->rqcap, sizeof(*t->rq));
 	t->stage = malloc(STAGE_LEN);
-	if (!t->cmds || !t->txq || !t->rq || !t->stage) {
+	t->txx = malloc(TX_GATHER * sizeof(*t->txx));
+	if (!t->cmds || !t->txq || !t->rq || !t->stage || !t->txx) {
 		tcp_conn_free(t);
 		return NULL;
 	}
@@ -67,6 +68,7 @@ void tcp_conn_free(struct tcp_conn *t)
 	free(t->txq);
 	free(t->rq);
 	free(t->stage);
+	free(t->txx);
 	free(t->tls_out);
 	free(t);
 }
@@ -440,9 +442,9 @@ static void rx_done(struct tcp_conn *t, int rc, const char *why)
 	if (rc == TCP_RX_PDU) {
 		if (t->rx.pdu.type == NVME_TCP_C2H_DATA)
 			t->ra_small = t->rx.pdu.datal < RA_DIRECT_MIN;
+		/* what it queued (an R2T's H2CData) goes with what the
+		 * rest of the read queues, in one send at the poll's end */
 		on_pdu(t);
-		if (t->txn)
-			tcp_tx_flush(t);
 	}
 }
 
@@ -514,6 +516,8 @@ void tcp_conn_progress(struct tcp_conn *t)
 	if (t->txn)
 		tcp_tx_flush(t);
 	rx_pump(t);
+	if (t->txn)
+		tcp_tx_flush(t);
 	if (tcp_zc_outstanding(&t->zc))
 		tcp_zc_reap(t);
 	else if (t->zc.ready)

@@ -15,7 +15,8 @@
 #include "tcp_crc32c.h"
 #include "tcp_zc.h"
 
-#define TX_GATHER 16 /* PDUs per sendmsg */
+/* Bytes gathered per sendmsg: past that the socket would not take them now */
+#define TX_BYTES (1u << 20)
 
 void tcp_tx_h2c_next(struct tcp_conn *t, struct tcp_cmd *c)
 {
@@ -59,16 +60,23 @@ static uint32_t entry_iov(struct tcp_conn *t, uint32_t k, struct iovec *v, int *
 	return hl + dl + dd;
 }
 
-/* The head entry went out whole: an R2T's next H2CData PDU takes its place,
- * or it leaves the queue. */
-static void entry_done(struct tcp_conn *t)
+/* The head entry's PDU went out whole: an R2T's next H2CData PDU takes its
+ * place (its header and digest copied from next, built for the same send,
+ * or built now), or it leaves the queue. */
+static void entry_done(struct tcp_conn *t, const struct tcp_h2c_x *next)
 {
 	struct tcp_cmd *c = &t->cmds[t->txq[t->txhead].slot];
 	if (t->txq[t->txhead].h2c) {
 		c->h2c_off += c->h2c_len;
 		c->h2c_done += c->h2c_len;
 		if (c->h2c_off < c->h2c_end) {
-			tcp_tx_h2c_next(t, c);
+			if (!next)
+				return tcp_tx_h2c_next(t, c);
+			uint32_t n = c->h2c_end - c->h2c_off;
+			c->h2c_len = n < t->neg.maxh2cdata ? n : t->neg.maxh2cdata;
+			c->h2c_hlen = next->hlen;
+			memcpy(c->h2c_hdr, next->hdr, next->hlen);
+			memcpy(c->h2c_dd, next->dd, 4);
 			return;
 		}
 		c->h2c_active = false;
@@ -83,6 +91,66 @@ static void entry_done(struct tcp_conn *t)
 		t->zc.ready++;
 	t->txhead = (t->txhead + 1) % t->txcap;
 	t->txn--;
+}
+
+/* The gathered send: its iovecs, and its PDUs' lengths, each with the
+ * scratch header it was built in (-1: its command's own buffers) */
+struct gather {
+	struct iovec v[TX_GATHER * 3];
+	uint32_t lens[TX_GATHER];
+	int16_t x[TX_GATHER];
+	int nv, zc;
+	uint32_t np, bytes;
+};
+
+/* An R2T's PDUs after the one its command holds, from offset o on: built
+ * into the connection's scratch headers (their data digests computed now,
+ * PDU by PDU, just before the send) while the send has room. True: all of
+ * them are in. A PDU to go by zerocopy is left to a later send (its header
+ * and digest buffers then are the command's, tcp_zc.h). */
+static bool gather_rest(struct tcp_conn *t, struct tcp_cmd *c, struct gather *g)
+{
+	uint32_t o = c->h2c_off + c->h2c_len;
+	while (o < c->h2c_end) {
+		uint32_t dl = c->h2c_end - o < t->neg.maxh2cdata ? c->h2c_end - o : t->neg.maxh2cdata;
+		if (g->np == TX_GATHER || g->bytes >= TX_BYTES || g->zc >= 0 || tcp_zc_wants(t, dl))
+			return false;
+		struct tcp_h2c_x *x = &t->txx[g->np];
+		x->hlen = tcp_h2c_hdr(x->hdr, c->cid, c->ttag, o, dl, o + dl == c->h2c_end, &t->neg);
+		g->v[g->nv++] = (struct iovec){x->hdr, x->hlen};
+		g->v[g->nv++] = (struct iovec){c->data + o, dl};
+		uint32_t dd = 0;
+		if (t->neg.ddgst) {
+			put_le32(x->dd, crc32c(c->data + o, dl));
+			g->v[g->nv++] = (struct iovec){x->dd, dd = 4};
+		}
+		g->lens[g->np] = x->hlen + dl + dd;
+		g->x[g->np++] = (int16_t)(x - t->txx);
+		g->bytes += x->hlen + dl + dd;
+		o += dl;
+	}
+	return true;
+}
+
+/* The send queue's PDUs from its head, in order, while the send has room. */
+static void gather(struct tcp_conn *t, bool copy, struct gather *g)
+{
+	g->nv = 0, g->zc = -1, g->np = g->bytes = 0;
+	for (uint32_t k = 0; k < t->txn && g->np < TX_GATHER && g->bytes < TX_BYTES; k++) {
+		int n;
+		uint32_t at = (t->txhead + k) % t->txcap;
+		struct tcp_cmd *c = &t->cmds[t->txq[at].slot];
+		bool h2c = t->txq[at].h2c;
+		g->lens[g->np] = entry_iov(t, k, g->v + g->nv, &n);
+		g->bytes += g->lens[g->np];
+		g->x[g->np++] = -1;
+		if (h2c && g->zc < 0 && !copy && tcp_zc_wants(t, c->h2c_len))
+			g->zc = g->nv + 1;
+		g->nv += n;
+		/* the entries after an R2T go once all its PDUs have */
+		if (h2c && !gather_rest(t, c, g))
+			return;
+	}
 }
 
 /* What one sendmsg takes of the gathered iovecs [first, nv): all of them,
@@ -104,24 +172,10 @@ static int cut(int first, int nv, int zc, int *end)
 void tcp_tx_flush(struct tcp_conn *t)
 {
 	bool copy = false; /* the kernel refused a zerocopy send: this one goes by copy */
+	struct gather g;
 	while (t->txn && !t->broken) {
-		struct iovec v[TX_GATHER * 3];
-		int nv = 0, zc = -1;
-		uint32_t lens[TX_GATHER], k = 0;
-		for (; k < t->txn && k < TX_GATHER; k++) {
-			int n;
-			lens[k] = entry_iov(t, k, v + nv, &n);
-			struct tcp_cmd *c = &t->cmds[t->txq[(t->txhead + k) % t->txcap].slot];
-			bool h2c = t->txq[(t->txhead + k) % t->txcap].h2c;
-			if (h2c && zc < 0 && !copy && tcp_zc_wants(t, c->h2c_len))
-				zc = nv + 1;
-			nv += n;
-			/* an R2T's PDUs after this one are built once it is out */
-			if (h2c && c->h2c_off + c->h2c_len < c->h2c_end) {
-				k++;
-				break;
-			}
-		}
+		gather(t, copy, &g);
+		struct iovec *v = g.v;
 		/* skip what of the head entry already went */
 		size_t skip = t->tx_sent;
 		int first = 0, end;
@@ -129,8 +183,9 @@ void tcp_tx_flush(struct tcp_conn *t)
 			skip -= v[first++].iov_len;
 		v[first].iov_base = (uint8_t *)v[first].iov_base + skip;
 		v[first].iov_len -= skip;
-		int flags = cut(first, nv, zc, &end);
+		int flags = cut(first, g.nv, g.zc, &end);
 		struct msghdr m = {.msg_iov = v + first, .msg_iovlen = (size_t)(end - first)};
+		t->sends++;
 		ssize_t n = t->ssl ? tls_io_send(t->ssl, m.msg_iov, m.msg_iovlen, t->tls_out, TLS_IO_OUT_MAX)
 				   : sendmsg(t->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT | flags);
 		if (n < 0) {
@@ -157,9 +212,9 @@ void tcp_tx_flush(struct tcp_conn *t)
 			tcp_zc_sent(t, t->txq[t->txhead].slot);
 		copy = false;
 		size_t left = (size_t)n + t->tx_sent;
-		for (uint32_t i = 0; i < k && left >= lens[i]; i++) {
-			left -= lens[i];
-			entry_done(t);
+		for (uint32_t i = 0; i < g.np && left >= g.lens[i]; i++) {
+			left -= g.lens[i];
+			entry_done(t, i + 1 < g.np && g.x[i + 1] >= 0 ? &t->txx[g.x[i + 1]] : NULL);
 		}
 		t->tx_sent = (uint32_t)left;
 	}

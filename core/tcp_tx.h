@@ -5,6 +5,22 @@
 #ifndef NVMEOF_TCP_TX_H
 #define NVMEOF_TCP_TX_H
 
+#include <stdint.h>
+
+#include "tcp_pdu.h"
+
+/* PDUs per sendmsg: the send queue's capsules and H2CData PDUs, a poll's
+ * worth, go in one call as SPDK's socket layer gathers them */
+#define TX_GATHER 64
+
+/* An R2T's H2CData PDU beyond the one its command's buffers hold, built for
+ * a gathered send (the connection has TX_GATHER of them) */
+struct tcp_h2c_x {
+	uint8_t hdr[NVME_TCP_HDR_MAX];
+	uint8_t dd[4];
+	uint32_t hlen;
+};
+
 struct tcp_conn;
 struct tcp_cmd;
 

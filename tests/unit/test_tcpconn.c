@@ -908,6 +908,102 @@ TEST(attach_refused_by_the_epoll_set_fails_and_closes_the_socket)
 	close(sv[1]);
 }
 
+/* An H2CData PDU as the controller reads it: its header names the command,
+ * the tag and the offset, its payload is the command's data there, and its
+ * digest (when negotiated) is that payload's. */
+static void check_h2c(const uint8_t *p, uint16_t cid, uint16_t ttag, uint32_t off, uint32_t len, bool last,
+		      const uint8_t *data, bool dd)
+{
+	CHECK_EQ(p[0], NVME_TCP_H2C_DATA);
+	CHECK_EQ(p[1], (last ? NVME_TCP_F_DATA_LAST : 0) | (dd ? NVME_TCP_F_DDGST : 0));
+	CHECK_EQ(get_le16(p + 8), cid);
+	CHECK_EQ(get_le16(p + 10), ttag);
+	CHECK_EQ(get_le32(p + 12), off);
+	CHECK_EQ(get_le32(p + 16), len);
+	CHECK_EQ(get_le32(p + 4), 24 + len + (dd ? 4 : 0));
+	CHECK_MEM(p + 24, data + off, len);
+	if (dd)
+		CHECK_EQ(get_le32(p + 24 + len), crc32c(data + off, len));
+}
+
+/* The PDUs an R2T asks for go in one send, not one each: a target with a
+ * MAXH2CDATA below the writes' size is answered as cheaply as one above. */
+TEST(an_r2ts_h2c_pdus_go_in_one_send)
+{
+	static uint8_t data[16384], got[4 * (24 + 4096 + 4)];
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 13 + 1);
+	for (int dd = 0; dd < 2; dd++) {
+		struct rig r;
+		rig_up_dg(&r, 4096, false, dd);
+		send_cmd(&r, NVME_CMD_WRITE, 0x0401, data, sizeof(data));
+		r2t(&r, 0x0401, 9, 0, sizeof(data));
+		uint64_t sends = r.t->sends;
+		tcp_conn_progress(r.t);
+		CHECK_EQ(r.t->sends - sends, 1);
+		size_t pl = 24 + 4096 + (dd ? 4 : 0);
+		CHECK_EQ(recv(r.ctrl, got, 4 * pl, MSG_WAITALL), (ssize_t)(4 * pl));
+		for (uint32_t k = 0; k < 4; k++)
+			check_h2c(got + k * pl, 0x0401, 9, k * 4096, 4096, k == 3, data, dd);
+		CHECK_EQ(recv(r.ctrl, got, 1, MSG_DONTWAIT), -1); /* nothing more */
+		CHECK(!r.t->broken && !r.t->txn);
+		rig_down(&r);
+	}
+}
+
+/* The R2Ts one read brings are answered together: their H2CData PDUs go in
+ * one send at the end of the poll, not one send per R2T. */
+TEST(r2ts_of_one_read_are_answered_in_one_send)
+{
+	static uint8_t a[8192], b[8192], got[2 * (24 + 8192)];
+	memset(a, 0xa5, sizeof(a));
+	memset(b, 0x5b, sizeof(b));
+	struct rig r;
+	rig_up(&r, 65536);
+	send_cmd(&r, NVME_CMD_WRITE, 1, a, sizeof(a));
+	send_cmd(&r, NVME_CMD_WRITE, 2, b, sizeof(b));
+	r2t(&r, 1, 7, 0, sizeof(a));
+	r2t(&r, 2, 8, 0, sizeof(b));
+	uint64_t sends = r.t->sends;
+	tcp_conn_progress(r.t);
+	CHECK_EQ(r.t->sends - sends, 1);
+	CHECK_EQ(recv(r.ctrl, got, sizeof(got), MSG_WAITALL), (ssize_t)sizeof(got));
+	check_h2c(got, 1, 7, 0, 8192, true, a, false);
+	check_h2c(got + 24 + 8192, 2, 8, 0, 8192, true, b, false);
+	rig_down(&r);
+}
+
+/* A socket that takes only part of a gathered send: the rest goes in later
+ * sends, byte for byte what one would have carried (headers, payloads and
+ * digests of the PDUs the partial send cut). */
+TEST(gathered_h2c_pdus_cut_by_a_full_socket_go_whole_later)
+{
+	enum { LEN = 256 << 10, MAXH2C = 4096, PL = 24 + MAXH2C + 4, NPDU = LEN / MAXH2C };
+	static uint8_t data[LEN], got[NPDU * PL];
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 31 + (i >> 12));
+	struct rig r;
+	rig_up_dg(&r, MAXH2C, false, true);
+	int small = 8192;
+	CHECK_EQ(setsockopt(r.host, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+	send_cmd(&r, NVME_CMD_WRITE, 3, data, sizeof(data));
+	r2t(&r, 3, 4, 0, sizeof(data));
+	uint64_t sends = r.t->sends;
+	size_t have = 0;
+	for (int i = 0; i < 100000 && have < sizeof(got); i++) {
+		tcp_conn_progress(r.t);
+		ssize_t n = recv(r.ctrl, got + have, sizeof(got) - have, MSG_DONTWAIT);
+		if (n > 0)
+			have += (size_t)n;
+	}
+	CHECK_EQ(have, sizeof(got));
+	CHECK(r.t->sends - sends > 1); /* the socket did cut it */
+	for (uint32_t k = 0; k < NPDU; k++)
+		check_h2c(got + k * PL, 3, 4, k * MAXH2C, MAXH2C, k == NPDU - 1, data, true);
+	CHECK(!r.t->broken && !r.t->txn);
+	rig_down(&r);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -935,6 +1031,9 @@ int main(void)
 		T(large_payloads_go_straight_into_their_buffers),
 		T(read_ahead_waits_for_receives),
 		T(attach_refused_by_the_epoll_set_fails_and_closes_the_socket),
+		T(an_r2ts_h2c_pdus_go_in_one_send),
+		T(r2ts_of_one_read_are_answered_in_one_send),
+		T(gathered_h2c_pdus_cut_by_a_full_socket_go_whole_later),
 	};
 	return run_tests("tcpconn", t, sizeof(t) / sizeof(t[0]));
 }

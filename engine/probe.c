@@ -20,16 +20,14 @@ static int report_all(struct efile *ef, struct nvmeof_queue *q, struct ns_facts 
 			(unsigned long long)nz, (unsigned long long)zsz);
 		return 1;
 	}
+	/* the library's loop: as many zones a command as MDTS carries */
 	uint32_t n = 0;
-	while (n < nz) {
-		uint32_t got = 0, want = nz - n < 256 ? (uint32_t)(nz - n) : 256;
-		if (nvmeof_zone_report(q, ef->ns, (uint64_t)n * zsz, 0, true, ef->zones + n, want, &got, 0) ||
-		    !got) {
-			eng_err("nvmeof: namespace %u: report zones from LBA %llu: %s\n", ef->nsid,
-				(unsigned long long)n * zsz, got ? nvmeof_errmsg() : "no zone reported");
-			return 1;
-		}
-		n += got;
+	int rc = nvmeof_zone_report_all(q, ef->ns, zsz, 0, NVMEOF_ZRASF_ALL, true, ef->zones, (uint32_t)nz, &n,
+					NULL, 0);
+	if (rc || n < nz) {
+		eng_err("nvmeof: namespace %u: report zones from LBA %llu: %s\n", ef->nsid,
+			(unsigned long long)n * zsz, rc ? nvmeof_errmsg() : "no zone reported");
+		return 1;
 	}
 	nf->nzones = n;
 	return 0;

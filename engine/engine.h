@@ -248,6 +248,13 @@ struct ns_facts {
 /* Connected (holding the controller in ef->sc) or, in fio's parent before
  * it forks job processes, from a short-lived child. 0, or 1 after logging. */
 int probe_ns(struct thread_data *td, struct efile *ef, bool connect, struct ns_facts *nf);
+/* fn on a short-lived I/O queue of ef's controller, for a zone hook fio
+ * calls before the job has queue pairs (its setup resets the zones open
+ * beyond max_open_zones, in its parent): in this process when it holds the
+ * controller, else in a child that connects as the probe does. fn returns
+ * 0 or a positive errno after logging; so does this. */
+typedef int (*probe_queue_fn)(const struct efile *ef, struct nvmeof_queue *q, void *arg);
+int probe_queue_call(struct thread_data *td, struct efile *ef, probe_queue_fn fn, void *arg);
 
 /* ---- zones.c ---- */
 struct ioctx;

@@ -20,16 +20,14 @@ static int report_all(struct efile *ef, struct nvmeof_queue *q, struct ns_facts 
 			(unsigned long long)nz, (unsigned long long)zsz);
 		return 1;
 	}
+	/* the library's loop: as many zones a command as MDTS carries */
 	uint32_t n = 0;
-	while (n < nz) {
-		uint32_t got = 0, want = nz - n < 256 ? (uint32_t)(nz - n) : 256;
-		if (nvmeof_zone_report(q, ef->ns, (uint64_t)n * zsz, 0, true, ef->zones + n, want, &got, 0) ||
-		    !got) {
-			eng_err("nvmeof: namespace %u: report zones from LBA %llu: %s\n", ef->nsid,
-				(unsigned long long)n * zsz, got ? nvmeof_errmsg() : "no zone reported");
-			return 1;
-		}
-		n += got;
+	int rc = nvmeof_zone_report_all(q, ef->ns, zsz, 0, NVMEOF_ZRASF_ALL, true, ef->zones, (uint32_t)nz, &n,
+					NULL, 0);
+	if (rc || n < nz) {
+		eng_err("nvmeof: namespace %u: report zones from LBA %llu: %s\n", ef->nsid,
+			(unsigned long long)n * zsz, rc ? nvmeof_errmsg() : "no zone reported");
+		return 1;
 	}
 	nf->nzones = n;
 	return 0;
@@ -80,7 +78,9 @@ static int zone_facts(struct thread_data *td, struct efile *ef, struct ns_facts 
 	return bad ? eng_fail(td, EIO, "nvmeof report zones") : 0;
 }
 
-static int facts_connected(struct thread_data *td, struct efile *ef, struct ns_facts *nf)
+/* ef's controller held in ef->sc and its namespace in ef->ns. 0, or 1
+ * after logging why. */
+static int connect_ns(struct thread_data *td, struct efile *ef)
 {
 	struct eng_opts *eo = td->eo;
 	char err[512];
@@ -101,6 +101,13 @@ static int facts_connected(struct thread_data *td, struct efile *ef, struct ns_f
 		eng_err("nvmeof: %s\n", nvmeof_errmsg());
 		return eng_fail(td, ENXIO, "nvmeof namespace");
 	}
+	return 0;
+}
+
+static int facts_connected(struct thread_data *td, struct efile *ef, struct ns_facts *nf)
+{
+	if (connect_ns(td, ef))
+		return 1;
 	nf->nsze = ef->ns->nsze;
 	nf->lbads = ef->ns->lbads;
 	nf->max_xfer = nvmeof_ctrl_info(ef->sc->c)->max_xfer;
@@ -186,4 +193,38 @@ static int facts_in_child(struct thread_data *td, struct efile *ef, struct ns_fa
 int probe_ns(struct thread_data *td, struct efile *ef, bool connect, struct ns_facts *nf)
 {
 	return connect ? facts_connected(td, ef, nf) : facts_in_child(td, ef, nf);
+}
+
+static int on_queue(const struct efile *ef, probe_queue_fn fn, void *arg)
+{
+	struct nvmeof_queue *q = NULL;
+	int rc = nvmeof_queue_create(ef->sc->c, NULL, &q);
+	if (rc) {
+		eng_err("nvmeof: an I/O queue for a zone command before the job's: %s\n", nvmeof_errmsg());
+		return eng_errno(rc);
+	}
+	rc = fn(ef, q, arg);
+	nvmeof_queue_destroy(q);
+	return rc;
+}
+
+int probe_queue_call(struct thread_data *td, struct efile *ef, probe_queue_fn fn, void *arg)
+{
+	if (ef->sc)
+		return on_queue(ef, fn, arg);
+	int status = 0;
+	pid_t pid = fork();
+	if (pid < 0) {
+		eng_err("nvmeof: fork for a zone command before the job's queue pairs: %s\n", strerror(errno));
+		return EIO;
+	}
+	if (pid == 0) {
+		int rc = connect_ns(td, ef) ? (td->error > 0 && td->error < 256 ? td->error : EIO) : on_queue(ef, fn, arg);
+		if (ef->sc)
+			share_put(ef->sc);
+		_exit(rc > 0 && rc < 256 ? rc : rc ? EIO : 0);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
 }

@@ -5,7 +5,8 @@
  * parent, before any job has connected: those answers come from what the
  * probe learnt at setup (probe.c), which the parent may not connect for.
  * Resets, finishes and later reports come from the job's own queue pair,
- * once init has opened it. */
+ * once init has opened it; a reset fio's setup asks for before that, from
+ * a short-lived queue pair (probe_queue_call). */
 #include <errno.h>
 #include <string.h>
 
@@ -114,29 +115,45 @@ int zones_report(struct thread_data *td, struct fio_file *f, uint64_t offset, st
 }
 
 /* One Zone Management Send action on every zone of [offset, offset + length). */
+struct zrange {
+	uint64_t offset, length;
+	uint8_t zsa;
+	const char *what;
+};
+static int send_range(const struct efile *ef, struct nvmeof_queue *q, void *arg)
+{
+	const struct zrange *r = arg;
+	uint64_t zsz = ef->facts.zi.zone_size;
+	uint64_t end = (r->offset + r->length) >> ef->lbads;
+	for (uint64_t slba = (r->offset >> ef->lbads) / zsz * zsz; slba < end && slba < ef->nsze; slba += zsz) {
+		struct zcall c = {.ef = ef, .slba = slba, .zsa = r->zsa};
+		int rc = zretry(q, send_call, &c, sync_ms(ef));
+		if (rc) {
+			eng_err("nvmeof: %s of the zone at LBA %llu: %s\n", r->what, (unsigned long long)slba,
+				nvmeof_errmsg());
+			return eng_errno(rc);
+		}
+	}
+	return 0;
+}
+
+/* Before init (fio's setup resets the zones open beyond max_open_zones, in
+ * its parent) the job has no queue pair: a short-lived one of its own. */
 static int zone_action(struct thread_data *td, struct fio_file *f, uint64_t offset, uint64_t length, uint8_t zsa,
 		       const char *what)
 {
-	(void)td;
 	struct efile *ef = FILE_ENG_DATA(f);
-	struct nvmeof_queue *q = ef ? zq(ef) : NULL;
-	if (!q || !ef->facts.zi.zoned) {
-		eng_err("nvmeof: %s of zones at %llu: %s\n", what, (unsigned long long)offset,
-			!q ? "the job has no queue pair yet" : "the namespace is not zoned");
+	if (!ef || !ef->facts.zi.zoned || !ef->facts.zi.zone_size) {
+		eng_err("nvmeof: %s of zones at %llu: the namespace is not zoned\n", what, (unsigned long long)offset);
 		errno = EINVAL;
 		return -EINVAL;
 	}
-	uint64_t zsz = ef->facts.zi.zone_size;
-	uint64_t end = (offset + length) >> ef->lbads;
-	for (uint64_t slba = (offset >> ef->lbads) / zsz * zsz; slba < end && slba < ef->nsze; slba += zsz) {
-		struct zcall c = {.ef = ef, .slba = slba, .zsa = zsa};
-		int rc = zretry(q, send_call, &c, sync_ms(ef));
-		if (rc) {
-			eng_err("nvmeof: %s of the zone at LBA %llu: %s\n", what, (unsigned long long)slba,
-				nvmeof_errmsg());
-			errno = eng_errno(rc);
-			return -errno;
-		}
+	struct zrange r = {.offset = offset, .length = length, .zsa = zsa, .what = what};
+	struct nvmeof_queue *q = zq(ef);
+	int rc = q ? send_range(ef, q, &r) : probe_queue_call(td, ef, send_range, &r);
+	if (rc) {
+		errno = rc;
+		return -rc;
 	}
 	return 0;
 }

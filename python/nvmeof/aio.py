@@ -6,6 +6,7 @@ several queues.
     q = nvmeof.aio.AsyncQueue(controller.queue())
     await q.write(1, slba=0, blocks=8, buffer=buf)
     completion = await q.execute(protocol.flush(1))
+    zones = await q.zones(1, slba=0, buffer=report_buf)   # zoned namespaces
 
 One AsyncQueue per Queue, used from one event loop. While commands are
 outstanding the queue is also polled every `housekeeping` seconds: the
@@ -21,6 +22,7 @@ from . import _lib
 from . import protocol
 from .errors import QueueFullError, from_code
 from .lowlevel import Completion, RawQueue, _raw_lib
+from .namespace import Zone
 
 _declared = False
 
@@ -150,6 +152,34 @@ class AsyncQueue:
                     buffer_offset: int = 0) -> Completion:
         return await self.execute(protocol.rw_command(protocol.NVME_CMD_WRITE, nsid, slba, blocks, buffer,
                                                       lba_size=lba_size, buffer_offset=buffer_offset), buffer)
+
+    # ---- zoned namespaces (the Zoned Namespace command set) ----
+    async def zone_send(self, nsid: int, slba: int, action: str, *, all: bool = False) -> Completion:
+        """Zone Management Send: action ("reset", "open", "close", "finish",
+        "offline") on the zone at slba, or on every zone (all=True)."""
+        return await self.execute(protocol.zone_mgmt_send(nsid, slba, action, select_all=all))
+
+    async def zones(self, nsid: int, slba: int, buffer: Any, *, state: str = "all",
+                    buffer_offset: int = 0, length: Optional[int] = None) -> "list[Zone]":
+        """Report Zones from the zone holding slba into buffer (a registered
+        region: the 64-byte header and 64 bytes a zone), as Namespace.zones
+        gives them; one command, so as many zones as buffer holds (length
+        bytes of it from buffer_offset, default the rest)."""
+        await self.execute(protocol.report_zones(nsid, slba, buffer, length=length, state=state,
+                                                 buffer_offset=buffer_offset), buffer)
+        n = buffer.length - buffer_offset if length is None else length
+        _, descs = protocol.parse_zone_report(buffer.read(n, buffer_offset))
+        name = _lib.load().nvmeof_zone_state_str
+        return [Zone(zslba, wp, zcap, name(zs).decode(), zt, za) for zt, zs, za, zcap, zslba, wp in descs]
+
+    async def zone_append(self, nsid: int, zslba: int, blocks: int, buffer: Any, *, lba_size: int,
+                          buffer_offset: int = 0) -> int:
+        """Zone Append of blocks from buffer to the zone starting at zslba
+        (one command: the caller keeps it within the Zone Append Size
+        Limit); the LBA the controller wrote them at."""
+        cpl = await self.execute(protocol.zone_append(nsid, zslba, blocks, buffer, lba_size=lba_size,
+                                                      buffer_offset=buffer_offset), buffer)
+        return cpl.result | cpl.result_dw1 << 32
 
     @property
     def outstanding(self) -> int:

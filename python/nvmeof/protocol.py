@@ -26,6 +26,10 @@ NVME_CMD_COMPARE = 0x05
 NVME_CMD_WRITE_ZEROES = 0x08
 NVME_CMD_DSM = 0x09
 NVME_CMD_VERIFY = 0x0C
+# Zoned Namespace command set (I/O queues)
+NVME_CMD_ZONE_MGMT_SEND = 0x79
+NVME_CMD_ZONE_MGMT_RECV = 0x7A
+NVME_CMD_ZONE_APPEND = 0x7D
 # Admin command set
 NVME_ADMIN_GET_LOG_PAGE = 0x02
 NVME_ADMIN_IDENTIFY = 0x06
@@ -37,6 +41,12 @@ NVME_ADMIN_KEEP_ALIVE = 0x18
 NVME_FABRICS_COMMAND = 0x7F  # the library's own: refused on these queues
 
 IDENTIFY_SIZE = 4096
+ZONE_REPORT_HEADER = 64  # Report Zones: the count of zones, then descriptors
+ZONE_DESCRIPTOR_SIZE = 64
+# Zone Send Actions, Zone Receive Action Specific Field (the state filter)
+ZONE_SEND_ACTIONS = {"close": 1, "finish": 2, "open": 3, "reset": 4, "offline": 5}
+ZONE_REPORT_FILTERS = {"all": 0, "empty": 1, "imp_opened": 2, "exp_opened": 3, "closed": 4, "full": 5,
+                       "readonly": 6, "offline": 7}
 _PSDT_SGL = 0x40
 _SGL_KEYED_DATA = 0x40
 
@@ -83,6 +93,62 @@ def rw_command(opcode: int, nsid: int, slba: int, blocks: int, buffer: Any, *, l
         raise ValueError("nvmeof.protocol: blocks must be 1 to 65536, not %d" % blocks)
     c = command(opcode, nsid, cdw10=slba & 0xFFFFFFFF, cdw11=slba >> 32, cdw12=blocks - 1)
     return set_keyed_sgl(c, buffer, blocks * lba_size, buffer_offset)
+
+
+def zone_mgmt_send(nsid: int, slba: int, action: str, *, select_all: bool = False) -> bytearray:
+    """Zone Management Send: action ("close", "finish", "open", "reset",
+    "offline") on the zone at slba, or on every zone it applies to
+    (select_all, which ignores slba)."""
+    if action not in ZONE_SEND_ACTIONS:
+        raise ValueError("nvmeof.protocol: zone action %r is none of %s" % (action, ", ".join(ZONE_SEND_ACTIONS)))
+    return command(NVME_CMD_ZONE_MGMT_SEND, nsid, cdw10=slba & 0xFFFFFFFF, cdw11=slba >> 32,
+                   cdw13=ZONE_SEND_ACTIONS[action] | (0x100 if select_all else 0))
+
+
+def report_zones(nsid: int, slba: int, buffer: Any, *, length: Optional[int] = None, state: str = "all",
+                 partial: bool = True, buffer_offset: int = 0) -> bytearray:
+    """Zone Management Receive, Report Zones: the zones from the one holding
+    slba, those in state (a ZONE_REPORT_FILTERS name), as many as length
+    bytes of buffer hold (default: the rest of it; a multiple of 4, at least
+    the 64-byte header). partial: the count in the header is of the zones
+    returned, not of every matching zone. parse_zone_report reads it."""
+    if state not in ZONE_REPORT_FILTERS:
+        raise ValueError("nvmeof.protocol: zone state %r is none of %s" % (state, ", ".join(ZONE_REPORT_FILTERS)))
+    if length is None:
+        length = _region(buffer)[1] - buffer_offset
+    if length < ZONE_REPORT_HEADER or length % 4:
+        raise ValueError("nvmeof.protocol: a zone report needs a multiple of 4 bytes, at least %d, not %d"
+                         % (ZONE_REPORT_HEADER, length))
+    c = command(NVME_CMD_ZONE_MGMT_RECV, nsid, cdw10=slba & 0xFFFFFFFF, cdw11=slba >> 32, cdw12=length // 4 - 1,
+                cdw13=ZONE_REPORT_FILTERS[state] << 8 | (1 << 16 if partial else 0))
+    return set_keyed_sgl(c, buffer, length, buffer_offset)
+
+
+def parse_zone_report(data: bytes) -> "tuple[int, list]":
+    """A Report Zones' data: (the header's count of zones, the descriptors
+    as (type, state, attrs, capacity, slba, wp) tuples, as many as the data
+    holds and the count names). state is the Zone State code (1h empty,
+    2h implicitly open, 3h explicitly open, 4h closed, Dh read only, Eh
+    full, Fh offline)."""
+    if len(data) < ZONE_REPORT_HEADER:
+        raise ValueError("nvmeof.protocol: a zone report is at least %d bytes, not %d" % (ZONE_REPORT_HEADER, len(data)))
+    total = struct.unpack_from("<Q", data, 0)[0]
+    have = min(total, (len(data) - ZONE_REPORT_HEADER) // ZONE_DESCRIPTOR_SIZE)
+    out = []
+    for i in range(have):
+        o = ZONE_REPORT_HEADER + i * ZONE_DESCRIPTOR_SIZE
+        zt, zs, za = data[o] & 0xF, data[o + 1] >> 4, data[o + 2]
+        zcap, zslba, wp = struct.unpack_from("<QQQ", data, o + 8)
+        out.append((zt, zs, za, zcap, zslba, wp))
+    return total, out
+
+
+def zone_append(nsid: int, zslba: int, blocks: int, buffer: Any, *, lba_size: int,
+                buffer_offset: int = 0) -> bytearray:
+    """Zone Append of blocks to the zone starting at zslba; the completion's
+    result (DW0, DW1) is the LBA the controller wrote them at."""
+    return rw_command(NVME_CMD_ZONE_APPEND, nsid, zslba, blocks, buffer, lba_size=lba_size,
+                      buffer_offset=buffer_offset)
 
 
 def identify(data_buffer: Any, *, nsid: int = 0, controller: bool = False) -> bytearray:

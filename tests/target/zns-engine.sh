@@ -107,6 +107,23 @@ t_zbd_trim_resets_zones() {
   [ "$n" -ge 2 ] || fail "nvmet saw $n Zone Management Send, not a reset for each of the 2 zones"
 }
 
+# More zones open than a job's max_open_zones: fio resets the extra ones at
+# setup, in its parent, before any job has a queue pair; the engine sends
+# that reset from a connection of its own. Two zones left open (128 KiB
+# written in each, plain writes after a zoned trim empties them), then a
+# max_open_zones=1 job over them: nvmet sees the reset, and the job fills
+# both zones (leaving none open for the tests after it).
+t_zbd_open_zones_over_max_open_are_reset_at_setup() {
+  ours --name=t --filename="$(ztid RDMA)" "${ZBD[@]}" --rw=trim --bs=4m --offset=56m --size=8m \
+    --name=a --stonewall --filename="$(ztid RDMA)" --direct=1 --rw=write --bs=128k --offset=56m --size=128k \
+    --name=b --filename="$(ztid RDMA)" --direct=1 --rw=write --bs=128k --offset=60m --size=128k \
+    > "$SCRATCH/prep" 2>&1 || { tail -20 "$SCRATCH/prep"; fail "opening two zones failed"; }
+  n=$(zone_cmds "$SCRATCH/log" nvme_cmd_zone_mgmt_send --name=one --filename="$(ztid RDMA)" "${ZBD[@]}" \
+    --rw=write --bs=128k --offset=56m --size=8m --max_open_zones=1) || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  expect_ok "$SCRATCH/log" max_open_zones=1
+  [ "$n" -ge 1 ] || { tail -20 "$SCRATCH/log"; fail "nvmet saw no Zone Management Send for the zone over the limit"; }
+}
+
 # A Zone Append is never split: a block size above the namespace's 128 KiB
 # (ZASL) is refused at setup, naming the limit.
 t_zone_append_above_zasl_is_refused() {

@@ -57,3 +57,49 @@ def test_zones_states_and_append_returning_the_lba(zns):
     assert ns.zones(3 * ZONE, max_zones=1)[0].wp == 3 * ZONE
     buf.close()
     out.close()
+
+
+def test_async_zone_send_report_and_append(zns):
+    """The async API's zone calls on one I/O queue: an open, a report (the
+    state the open left), Zone Appends overlapped that each return where
+    they landed (the data read back there), a reset of every zone."""
+    import asyncio
+
+    from nvmeof import aio
+
+    c, ns = zns
+    q = c.queue()
+    report, buf, out = c.allocate(64 + 2 * 64), c.allocate(4 * 4096), c.allocate(4 * 4096)
+    data = pattern(4 * 4096, 11).tobytes()
+    buf.write(data)
+
+    async def main():
+        aq = aio.AsyncQueue(q)
+        try:
+            await aq.zone_send(1, 5 * ZONE, "open")
+            opened = await aq.zones(1, 5 * ZONE, report)
+            lbas = await asyncio.gather(*(aq.zone_append(1, 6 * ZONE, 1, buf, lba_size=4096, buffer_offset=i * 4096)
+                                          for i in range(4)))
+            after = await aq.zones(1, 6 * ZONE, report, length=128)
+            await aq.read(1, 6 * ZONE, 4, out, lba_size=4096)
+            await aq.zone_send(1, 0, "reset", all=True)
+            empty = await aq.zones(1, 5 * ZONE, report, state="empty")
+            return opened, lbas, after, empty
+        finally:
+            aq.close()
+
+    try:
+        opened, lbas, after, empty = asyncio.run(main())
+        got = out.read()
+    finally:
+        for r in (report, buf, out):
+            r.close()
+        q.close()
+    assert [(z.slba, z.state) for z in opened] == [(5 * ZONE, "EXP_OPENED"), (6 * ZONE, "EMPTY")]
+    assert sorted(lbas) == [6 * ZONE + i for i in range(4)]
+    assert len(after) == 1 and after[0].state == "IMP_OPENED" and after[0].wp == 6 * ZONE + 4
+    # each block landed where its append said
+    for i, lba in enumerate(lbas):
+        k = lba - 6 * ZONE
+        assert got[k * 4096:(k + 1) * 4096] == data[i * 4096:(i + 1) * 4096]
+    assert [z.slba for z in empty] == [5 * ZONE, 6 * ZONE]

@@ -62,3 +62,38 @@ def test_a_failure_raises_with_the_librarys_message(monkeypatch):
     from nvmeof.errors import Error
     with pytest.raises(Error, match="Invalid Command Opcode"):
         namespace(monkeypatch, Lib(rc=-5)).zones()
+
+
+class Region:
+    addr, length, rkey = 0x10000, 4096, 0x1234
+
+
+def test_zone_commands_carry_the_action_filter_and_length():
+    """The async API's zone commands as the ZNS specification lays them out."""
+    import struct
+
+    from nvmeof import protocol as P
+    c = P.zone_mgmt_send(1, 0x1_0000_0400, "reset", select_all=True)
+    assert c[0] == 0x79 and struct.unpack_from("<IIII", c, 40) == (0x400, 1, 0, 0x104)
+    c = P.report_zones(1, 2048, Region(), length=192, state="full")
+    assert c[0] == 0x7A and struct.unpack_from("<IIII", c, 40) == (2048, 0, 192 // 4 - 1, 5 << 8 | 1 << 16)
+    assert P.has_keyed_sgl(c) and int.from_bytes(c[32:35], "little") == 192
+    c = P.zone_append(1, 1024, 3, Region(), lba_size=512)
+    assert c[0] == 0x7D and struct.unpack_from("<III", c, 40) == (1024, 0, 2)
+    with pytest.raises(ValueError, match="zone action 'rewind'"):
+        P.zone_mgmt_send(1, 0, "rewind")
+    with pytest.raises(ValueError, match="at least 64, not 60"):
+        P.report_zones(1, 0, Region(), length=60)
+
+
+def test_zone_report_parse_reads_no_more_than_the_count():
+    from nvmeof import protocol as P
+    d = bytearray(64 + 3 * 64)
+    d[0] = 2  # two zones counted, room for three
+    for i in range(3):
+        o = 64 + i * 64
+        d[o], d[o + 1] = 2, (0xE if i == 1 else 0x1) << 4
+        d[o + 8:o + 32] = (ZSZE).to_bytes(8, "little") + (i * ZSZE).to_bytes(8, "little") + \
+            (i * ZSZE + i).to_bytes(8, "little")
+    total, zones = P.parse_zone_report(bytes(d))
+    assert total == 2 and zones == [(2, 1, 0, ZSZE, 0, 0), (2, 0xE, 0, ZSZE, ZSZE, ZSZE + 1)]

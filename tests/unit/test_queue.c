@@ -1870,6 +1870,28 @@ TEST(a_poll_inside_a_callback_leaves_the_batchs_other_slots_alone)
 	teardown(f);
 }
 
+/* A poll from a callback counts from its own start; the poll that ran the
+ * callback counts every completion of its run (a multipath queue's poll
+ * counts the same way). Was: the nested poll zeroed the running poll's
+ * count, so a poll whose two reads both completed returned 0, and a wait
+ * on them slept to its timeout. */
+TEST(a_poll_inside_a_callback_leaves_the_running_polls_count_alone)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 8, 8, &f->mr, 4096, cb, f), 0);
+	f->poll_in_cb = true;
+	f->poll_rc = -1;
+	CHECK_EQ(nvmeof_queue_poll(f->q, 0), 2);
+	CHECK_EQ(f->calls, 2);
+	CHECK_EQ(f->poll_rc, 0); /* the nested poll found nothing of its own */
+	f->poll_in_cb = false;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(nvmeof_queue_wait(f->q, 1, 5000), 1); /* the count starts again at the next poll */
+	CHECK_EQ(f->calls, 3);
+	teardown(f);
+}
+
 TEST(a_poll_inside_a_callback_then_a_reconnect_completes_nothing_unanswered)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
@@ -1990,6 +2012,7 @@ int main(int argc, char **argv)
 		T(group_members_both_reconnect), T(a_slow_reconnect_attempt_does_not_hold_a_wait),
 		  T(destroy_during_a_reconnect_attempt),
 		T(a_poll_inside_a_callback_leaves_the_batchs_other_slots_alone),
+		T(a_poll_inside_a_callback_leaves_the_running_polls_count_alone),
 		T(a_poll_inside_a_callback_then_a_reconnect_completes_nothing_unanswered),
 		T(a_failed_connect_keeps_the_queues_association_generation),
 		T(ctrl_loss_tmo_fails_what_waits_during_a_long_attempt),

@@ -89,10 +89,23 @@ int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max)
 	int want = (!max || max > POLL_BATCH) ? POLL_BATCH : (int)max;
 	bool wired = false;
 	uint32_t nq = g->nmembers;
+	/* A callback may poll again: each member's count runs from the
+	 * outermost poll, and each poll returns what completed during it, the
+	 * nested polls' completions included (their callbacks ran while it
+	 * ran). A reset in the nested poll hid the running one's completions. */
+	bool outer = !g->polling;
+	uint32_t before[GROUP_MAX];
+	_Static_assert(GROUP_MAX <= 64, "seen holds one bit per place");
+	uint64_t seen = 0; /* members by place whose count before[] holds */
 	for (uint32_t i = 0; i < nq; i++) {
-		g->list[i]->completed = 0;
-		wired |= q_has_wire(g->list[i]);
+		struct nvmeof_queue *q = g->list[i];
+		if (outer)
+			q->completed = 0;
+		before[q->member] = q->completed;
+		seen |= 1ull << q->member;
+		wired |= q_has_wire(q);
 	}
+	g->polling++;
 	/* No member connected: whatever the CQ holds is stale. A queue's own
 	 * CQ is left alone then (its next connection discards it); a shared
 	 * one is polled anyway, or failed attempts' flushes overrun it. */
@@ -117,10 +130,14 @@ int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max)
 			err = err ? err : rc;
 			nerr++;
 		} else {
-			total += rc;
+			/* a member that joined during the poll (maybe in a place
+			 * one that left freed) counts from 0 */
+			uint32_t b = seen >> q->member & 1 ? before[q->member] : 0;
+			total += (int)(q->completed >= b ? q->completed - b : q->completed);
 		}
 	}
-	if (total)
+	g->polling--;
+	if (total && outer) /* whoever polls (outermost): the wait's spin follows the gaps */
 		q_waiter_note(&g->waiter, (uint32_t)total);
 	return total || nerr < nq ? total : err;
 }

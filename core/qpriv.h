@@ -293,7 +293,7 @@ struct nvmeof_queue {
 	uint32_t wait_hook_ms;
 	uint64_t next_housekeep_ms;
 	uint64_t cm_wakes;        /* sleeps its CM channel's news ended (wait.c; tests read it) */
-	uint32_t completed;       /* requests completed by the current poll */
+	uint32_t completed;       /* requests completed since the outermost poll began */
 	uint32_t in_cb;           /* callbacks of this queue running now (nested) */
 	struct nvmeof_queue_stats st;
 	uint8_t conn_class;       /* enum cr_class of the transport's last failed connect (connretry.h) */
@@ -454,6 +454,7 @@ struct nvmeof_poll_group {
 	struct nvmeof_queue *members[GROUP_MAX]; /* by place (the wr_id's member field) */
 	struct nvmeof_queue *list[GROUP_MAX];    /* the same, packed: nmembers of them */
 	uint32_t nmembers, max_members;
+	uint32_t polling;                 /* polls of the group running now (a callback's poll nests) */
 	uint64_t cqe_cap;                 /* entries the CQ holds */
 	int vector;                       /* the CQ's completion vector */
 	bool hw_ts;                       /* its completions carry the NIC's clock */

@@ -488,7 +488,11 @@ void q_drop(struct nvmeof_queue *q)
 	q_lose(q);
 	q_state_tick(q); /* recovered at once: closed, then parked or failed */
 }
-bool q_is_live(const struct nvmeof_queue *q) { return q->state == Q_LIVE; }
+/* A live queue whose association moved holds what it is given until its
+ * next poll takes it off (q_state_tick): not live to whoever picks a queue
+ * for a command (a multipath queue's route), which would otherwise wait
+ * there for the recovery while another path could carry it now. */
+bool q_is_live(const struct nvmeof_queue *q) { return q->state == Q_LIVE && !q_assoc_moved(q); }
 bool q_is_dead(const struct nvmeof_queue *q) { return q->state == Q_FAILED || q->state == Q_CLOSING; }
 void q_set_failover(struct nvmeof_queue *q) { q->failover = true; }
 

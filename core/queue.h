@@ -196,7 +196,7 @@ static inline uint32_t q_hold_rule(uint32_t quiesce_ms, uint32_t cqt_ms, uint32_
 	return ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
 }
 #define Q_QUIESCE_DEFAULT_MS 1000 /* as MP_QUIESCE_DEFAULT_MS: docs/library.md "Write ordering across a path loss" */
-/* Commands go out now (LIVE). */
+/* Commands go out now: LIVE, on the association it joined. */
 bool q_is_live(const struct nvmeof_queue *q);
 /* Closed for good: no reconnect will bring it back. */
 bool q_is_dead(const struct nvmeof_queue *q);

@@ -19,8 +19,19 @@ int nvmeof_on_valgrind;
 __attribute__((constructor)) static void detect_valgrind(void) { nvmeof_on_valgrind = RUNNING_ON_VALGRIND; }
 #endif
 
+static uint64_t fake_ms;  /* 0: the real clock */
+static uint32_t fake_step;
+
+void nvmeof_clock_fake(uint64_t ms, uint32_t step_ms)
+{
+	__atomic_store_n(&fake_step, step_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&fake_ms, ms, __ATOMIC_RELEASE);
+}
+
 uint64_t nvmeof_now_ms(void)
 {
+	if (unlikely(__atomic_load_n(&fake_ms, __ATOMIC_ACQUIRE)))
+		return __atomic_fetch_add(&fake_ms, __atomic_load_n(&fake_step, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;

@@ -298,7 +298,7 @@ static void paths_seen(struct run *run, struct writer *w)
 {
 	bool print = !run->c->json;
 	for (uint32_t p = 0; run->mp && p < run->c->npaths; p++) {
-		uint64_t cmds = 0, errs = 0, held = 0, fo = 0;
+		uint64_t cmds = 0, errs = 0, held = 0, fo = 0, losses = 0;
 		for (uint32_t i = 0; i < run->c->queues; i++) {
 			struct nvmeof_path_stats st = {.size = sizeof(st)};
 			if (nvmeof_mpath_queue_path_stats(w[i].mq, p, &st))
@@ -307,10 +307,18 @@ static void paths_seen(struct run *run, struct writer *w)
 			errs += st.path_errors;
 			held += st.held;
 			fo += st.failovers;
+			int n = nvmeof_mpath_queue_path_loss(w[i].mq, p, 0, NULL);
+			losses += n > 0 ? (uint64_t)n : 0;
 		}
+		/* Losses and ANA changes say that a fault reached the path even
+		 * when it caught no command (a target may finish what is in
+		 * flight before it lets a connection go). */
+		struct nvmeof_path_info pi = {.size = sizeof(pi)};
+		uint64_t ana = nvmeof_mpath_path_info(run->mp, p, &pi) ? 0 : pi.ana_changes;
 		fc_log(run->r, print, ms_since(run), "path %u: %llu command(s), %llu path error(s), %llu failed over, "
-		       "%llu write(s) held", p + 1, (unsigned long long)cmds, (unsigned long long)errs,
-		       (unsigned long long)fo, (unsigned long long)held);
+		       "%llu write(s) held, %llu loss(es), %llu ANA change(s)", p + 1, (unsigned long long)cmds,
+		       (unsigned long long)errs, (unsigned long long)fo, (unsigned long long)held,
+		       (unsigned long long)losses, (unsigned long long)ana);
 	}
 	if (run->mp)
 		return;

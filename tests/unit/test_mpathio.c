@@ -189,10 +189,13 @@ TEST(lost_write_waits_quiesce_time_read_goes_at_once)
 	CHECK_EQ(w.cpl.err, 0);
 	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_WRITE), 1);
 	CHECK_EQ(t->rec[1].slba[1], 4242);
-	/* B saw the read when A's loss was found, the write a hold later (300
-	 * ms from the loss; the ms clock and the order of the two within one
-	 * poll take a few ms off) */
-	CHECK(t->rec[1].at_ms[1] - t->rec[1].at_ms[0] >= 290);
+	/* B saw the write a hold (300 ms) after A's loss was found, on the
+	 * library's own clock: the loss's detected_ms, not when the read
+	 * reached B (a preemption between the two took that margin) */
+	struct nvmeof_path_loss l = {.size = sizeof(l)};
+	CHECK_EQ(nvmeof_mpath_queue_path_loss(t->mq, 0, 0, &l), 1);
+	CHECK(t->rec[1].at_ms[0] >= l.detected_ms);
+	CHECK(t->rec[1].at_ms[1] - l.detected_ms >= 300);
 	struct nvmeof_path_stats st = {.size = sizeof(st)};
 	CHECK_EQ(nvmeof_mpath_queue_path_stats(t->mq, 0, &st), 0);
 	CHECK_EQ(st.held, 1);
@@ -818,6 +821,39 @@ TEST(the_engine_tells_each_kept_loss_by_its_own_numbers_and_no_more)
 	two_free(t);
 }
 
+/* Path A's association moved (another queue of its controller lost its
+ * connection, or the controller re-associated): A's queue is still LIVE
+ * until its next poll takes it off, but sends nothing more on the old
+ * association. A command routed then goes to B, which carries it now, not
+ * into A's queue to wait for A's recovery (was: A counted as live, the read
+ * was accepted there and reached no wire). */
+TEST(a_path_whose_association_moved_is_not_chosen)
+{
+	struct two *t = two_paths(30000, 0, 1000);
+	static uint32_t assoc_now = 1; /* A's controller's association counter */
+	q_follow_assoc(t->mq->q[0], &assoc_now, 1);
+	struct done r = {0};
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 7, 1, &t->mmr, 0, cb, &r), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	CHECK_EQ(count_opc(&t->rec[0], NVME_CMD_READ), 1); /* A while its association holds */
+	poll_until(t, &r, 5000);
+	CHECK_EQ(r.calls, 1);
+	__atomic_store_n(&assoc_now, 2, __ATOMIC_RELAXED); /* A's association moves */
+	struct done r2 = {0};
+	CHECK_EQ(nvmeof_mpath_read(t->mq, 8, 1, &t->mmr, 512, cb, &r2), 0);
+	CHECK_EQ(nvmeof_mpath_queue_commit(t->mq), 0);
+	CHECK_EQ(count_opc(&t->rec[1], NVME_CMD_READ), 1); /* was: 0, the read waited in A's queue */
+	CHECK_EQ(count_opc(&t->rec[0], NVME_CMD_READ), 1);
+	poll_until(t, &r2, 5000);
+	CHECK_EQ(r2.calls, 1);
+	CHECK_EQ(r2.cpl.err, 0);
+	struct nvmeof_path_stats st = {.size = sizeof(st)};
+	CHECK_EQ(nvmeof_mpath_queue_path_stats(t->mq, 0, &st), 0);
+	CHECK_EQ(st.cmds, 1);      /* the second read was never A's */
+	CHECK_EQ(st.failovers, 0); /* routed to B, not failed over from A */
+	two_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
@@ -836,6 +872,7 @@ int main(int argc, char **argv)
 		T(a_write_that_never_reached_the_wire_is_not_held), T(a_command_that_waited_for_a_path_counts_as_failed_over),
 		T(a_transition_set_while_a_status_sets_inaccessible_keeps_its_start),
 		T(the_engine_tells_each_kept_loss_by_its_own_numbers_and_no_more),
+		T(a_path_whose_association_moved_is_not_chosen),
 	};
 	return run_named_tests("unit-mpathio", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

@@ -79,7 +79,6 @@ struct fixture {
 	int resubmit;             /* callbacks that submit one more read */
 	int resubmit_rc;
 	int rewrite;              /* callbacks that submit one more write (LBA 4242) */
-	uint64_t cb_ms;           /* when the last callback ran */
 	bool poll_in_cb;          /* callbacks that poll the queue */
 	int poll_rc;
 	bool wire_closed_at_cb;   /* the connection was closed when the last callback ran */
@@ -93,7 +92,6 @@ static void cb(void *arg, const struct nvmeof_cpl *cpl)
 	f->calls++;
 	f->last = *cpl;
 	f->wire_closed_at_cb = fw_closed(f->fw);
-	f->cb_ms = nvmeof_now_ms();
 	if (f->rewrite > 0) {
 		f->rewrite--;
 		f->resubmit_rc = nvmeof_write(f->q, &f->ns, 4242, 8, &f->mr, 0, cb, f);
@@ -128,6 +126,7 @@ static struct fixture *setup(uint32_t depth, uint64_t max_xfer, uint32_t icd_max
 
 static void teardown(struct fixture *f)
 {
+	nvmeof_clock_fake(0, 0); /* the real clock for the next test */
 	q_close(f->q); /* NULL when the test destroyed it */
 	fw_free(f->fw);
 	free(f->mr.addr);
@@ -249,6 +248,18 @@ TEST(response_before_send_completion)
 	teardown(f);
 }
 
+/* The real clock, whatever nvmeof_clock_fake says: loops that wait for a
+ * worker thread or a timer are bounded by it, generously (they end as
+ * soon as what they wait for happened; only a broken build waits it out,
+ * and a loaded machine or valgrind cannot make a correct one fail). */
+#define WORKER_WAIT_MS 10000
+static uint64_t real_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 static void sleep_ms(int ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -276,7 +287,7 @@ TEST(timeout_without_reconnect_closes_the_connection_before_the_callback)
 	struct nvmeof_queue_stats st;
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
-	for (int i = 0; i < 100 && !f->calls; i++) {
+	for (uint64_t t0 = real_ms(); !f->calls && real_ms() - t0 < WORKER_WAIT_MS;) {
 		sleep_ms(10);
 		nvmeof_queue_poll(f->q, 0);
 	}
@@ -632,6 +643,51 @@ TEST(refused_sync_calls_keep_no_slot)
 	teardown(f);
 }
 
+/* The tests of the quiesce hold run on the library's fake clock
+ * (nvmeof_clock_fake), from T0: what may go out is asserted at the last
+ * millisecond of the hold and at its end, whatever the scheduler does. T0
+ * is ahead of the real clock the queue was opened on (its first
+ * housekeeping pass is due by then); the fake clock stands still unless
+ * step_ms says otherwise. */
+static uint64_t T0;
+static void fake_clock_from_now(uint32_t step_ms)
+{
+	nvmeof_clock_fake(0, 0);
+	T0 = nvmeof_now_ms() + 1000;
+	nvmeof_clock_fake(T0, step_ms);
+}
+
+/* Polls (a reconnect's first half runs on a worker thread) until the wire
+ * has seen sent commands; whether it did within 5 s. */
+static bool polls_until_sent(struct fixture *f, int sent)
+{
+	for (int i = 0; i < 5000; i++) {
+		nvmeof_queue_poll(f->q, 0);
+		if (f->rec.n >= sent)
+			return true;
+		sleep_ms(1);
+	}
+	return false;
+}
+
+/* The connection was lost at lost (the fake clock) with a write in doubt:
+ * at lost + quiesce - 1 no reconnect has started and nothing went out,
+ * however often the queue is polled; at lost + quiesce the write, the
+ * wire's sent-th command, goes. */
+static void held_for_the_quiesce_time(struct fixture *f, uint64_t lost, uint32_t quiesce, int sent)
+{
+	nvmeof_clock_fake(lost + quiesce - 1, 0);
+	for (int i = 0; i < 50; i++) {
+		nvmeof_queue_poll(f->q, 0);
+		sleep_ms(1); /* time for an attempt's worker, had one started */
+	}
+	CHECK_EQ(f->q->state, Q_WAIT);
+	CHECK_EQ(f->rec.n, sent - 1);
+	nvmeof_clock_fake(lost + quiesce, 0);
+	CHECK(polls_until_sent(f, sent));
+	CHECK_EQ(f->rec.sqe[sent - 1][0], NVME_CMD_WRITE);
+}
+
 /* A write lost with the connection may still be executing on the
  * controller (NVMe Base 2.1, 9.6): the reconnect that replays it waits
  * the quiesce time from the loss. */
@@ -640,40 +696,20 @@ TEST(lost_write_is_replayed_after_the_quiesce_time)
 	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 30000, false);
 	q_set_reconnect(f->q, &fake_reconnect, 1, 10000);
 	q_set_quiesce(f->q, 200);
+	fake_clock_from_now(0);
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_write(f->q, &f->ns, 4242, 8, &f->mr, 0, cb, f), 0);
 	fw_break(f->fw);
 	nvmeof_queue_poll(f->q, 0);                                            /* loss noticed */
-	uint64_t lost = nvmeof_now_ms();
+	CHECK_EQ(f->q->lost_at_ms, T0);
 	int sent_before = f->rec.n;
+	/* reconnect_delay is 1 ms: the replay waits for the quiesce time */
+	held_for_the_quiesce_time(f, T0, 200, sent_before + 1);
 	struct nvmeof_queue_stats st;
-	for (int i = 0; i < 2000; i++) {
-		nvmeof_queue_poll(f->q, 0);
-		nvmeof_queue_stats(f->q, &st);
-		if (st.reconnects)
-			break;
-		sleep_ms(1);
-	}
+	nvmeof_queue_stats(f->q, &st);
 	CHECK_EQ(st.reconnects, 1);
 	CHECK_EQ(f->rec.n, sent_before + 1);
-	CHECK_EQ(f->rec.sqe[sent_before][0], NVME_CMD_WRITE);
-	/* reconnect_delay is 1 ms: the replay waited for the quiesce time,
-	 * counted from the loss (noticed just before lost was read) */
-	CHECK(nvmeof_now_ms() - lost >= 195);
 	teardown(f);
-}
-
-/* Polls until the wire has seen sent commands, reconnecting as needed;
- * the ms it took from t0 (UINT64_MAX: not within 5 s). */
-static uint64_t until_sent(struct fixture *f, int sent, uint64_t t0)
-{
-	for (int i = 0; i < 5000; i++) {
-		nvmeof_queue_poll(f->q, 0);
-		if (f->rec.n >= sent)
-			return nvmeof_now_ms() - t0;
-		sleep_ms(1);
-	}
-	return UINT64_MAX;
 }
 
 /* A write that timed out on the wire fails to its caller, but may still
@@ -686,24 +722,22 @@ TEST(a_timed_out_write_holds_the_next_write_for_the_quiesce_time)
 	struct fixture *f = setup(4, 1 << 20, 0, 64 << 10, 100, false);
 	q_set_reconnect(f->q, &fake_reconnect, 1, 10000);
 	q_set_quiesce(f->q, 300);
+	fake_clock_from_now(0);
 	f->rec.hold = 1;
 	f->rewrite = 1;
 	CHECK_EQ(nvmeof_write(f->q, &f->ns, 4242, 8, &f->mr, 0, cb, f), 0);
-	for (int i = 0; i < 5000 && !f->calls; i++) {
+	for (int i = 0; i < 100; i++)
 		nvmeof_queue_poll(f->q, 0);
-		sleep_ms(1);
-	}
+	CHECK_EQ(f->calls, 0); /* the command timeout is on the fake clock */
+	nvmeof_clock_fake(T0 + 1000, 0);
+	for (int i = 0; i < 1000 && !f->calls; i++)
+		nvmeof_queue_poll(f->q, 0);
 	CHECK_EQ(f->calls, 1);
 	CHECK_EQ(f->last.err, NVMEOF_ETIMEDOUT);
 	CHECK(f->last.in_doubt); /* on the wire at the loss: it may still land */
 	CHECK_EQ(f->resubmit_rc, 0);
-	/* the callback ran when the loss was handled: the quiesce counts from
-	 * just before it */
-	uint64_t ms = until_sent(f, 2, f->cb_ms);
-	CHECK(ms != UINT64_MAX);
-	CHECK_EQ(f->rec.sqe[1][0], NVME_CMD_WRITE);
-	printf("    the next write went out %llu ms after the loss\n", (unsigned long long)ms);
-	CHECK(ms >= 295);
+	CHECK_EQ(f->q->lost_at_ms, T0 + 1000); /* the loss is the timeout's */
+	held_for_the_quiesce_time(f, T0 + 1000, 300, 2);
 	teardown(f);
 }
 
@@ -716,6 +750,7 @@ TEST(a_split_write_failed_with_a_command_on_the_wire_holds_the_next_write)
 	struct fixture *f = setup(4, 4096, 0, 64 << 10, 30000, false);
 	q_set_reconnect(f->q, &fake_reconnect, 1, 10000);
 	q_set_quiesce(f->q, 300);
+	fake_clock_from_now(0);
 	f->rec.hold = 1;
 	f->rec.fail_at = 1;
 	f->rewrite = 1;
@@ -733,11 +768,8 @@ TEST(a_split_write_failed_with_a_command_on_the_wire_holds_the_next_write)
 	CHECK_EQ(f->last.err, NVMEOF_ENVME);
 	CHECK(f->last.in_doubt);
 	CHECK_EQ(f->resubmit_rc, 0);
-	uint64_t ms = until_sent(f, 3, f->cb_ms);
-	CHECK(ms != UINT64_MAX);
-	CHECK_EQ(f->rec.sqe[2][0], NVME_CMD_WRITE);
-	printf("    the next write went out %llu ms after the loss\n", (unsigned long long)ms);
-	CHECK(ms >= 295);
+	CHECK_EQ(f->q->lost_at_ms, T0);
+	held_for_the_quiesce_time(f, T0, 300, 3);
 	teardown(f);
 }
 
@@ -770,16 +802,16 @@ TEST(an_abandoned_sync_write_holds_the_next_write_for_the_quiesce_time)
 	q_set_reconnect(f->q, &fake_reconnect, 1, 10000);
 	q_set_quiesce(f->q, 300);
 	f->rec.hold = 1;
+	/* each read of the clock 1 ms later: the call's 50 ms wait ends */
+	fake_clock_from_now(1);
 	CHECK_EQ(nvmeof_write_sync(f->q, &f->ns, 4242, 8, &f->mr, 0, 50), NVMEOF_ETIMEDOUT);
-	uint64_t lost = nvmeof_now_ms();
+	uint64_t lost = f->q->lost_at_ms;
+	nvmeof_clock_fake(lost, 0);
+	CHECK(lost >= T0 + 50);
 	CHECK(fw_closed(f->fw));
 	f->rec.hold = 0;
 	CHECK_EQ(nvmeof_write(f->q, &f->ns, 4242, 8, &f->mr, 0, cb, f), 0);
-	uint64_t ms = until_sent(f, 2, lost);
-	CHECK(ms != UINT64_MAX);
-	CHECK_EQ(f->rec.sqe[1][0], NVME_CMD_WRITE);
-	printf("    the next write went out %llu ms after the loss\n", (unsigned long long)ms);
-	CHECK(ms >= 295);
+	held_for_the_quiesce_time(f, lost, 300, 2);
 	drain(f, 1);
 	CHECK_EQ(f->calls, 1);
 	CHECK_EQ(f->last.err, 0);
@@ -1036,11 +1068,9 @@ TEST(trace_hook_hears_each_reconnect_state_and_no_io)
  * forever: with reconnect configured, the timeout fails that request and
  * starts recovery, as the kernel host's error recovery does; the new
  * connection gives every slot back and re-issues the other request.
- * B must be younger than A by more than the time a timeout takes to be
- * seen (a housekeeping pass every 100 ms, and however late a slow
- * sanitized run polls): B goes out when A is 600 ms old, of a 1 s
- * timeout, so A times out 600 ms before B would, six passes' worth
- * (it was 200 ms of a 300 ms timeout, counted in sleeps). */
+ * B is younger than A by 600 ms of the fake clock, of a 1 s timeout:
+ * at A's timeout B is 400 ms old, whenever the test polls (it was 600 ms
+ * of the real clock, which a loaded machine's scheduler ate into). */
 TEST(timeout_with_reconnect_recovers_the_slot)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 8192, 1000, false);
@@ -1048,26 +1078,29 @@ TEST(timeout_with_reconnect_recovers_the_slot)
 	uint8_t cqe[16];
 	q_set_reconnect(f->q, &fake_reconnect, 1, 10000);
 	f->rec.hold = 1;
-	uint64_t t_a = nvmeof_now_ms();
+	fake_clock_from_now(0);
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0); /* A: never answered */
-	while (nvmeof_now_ms() - t_a < 600 && !f->calls) {
+	for (int i = 0; i < 10; i++)
+		nvmeof_queue_poll(f->q, 0); /* A is seen out at T0 */
+	nvmeof_clock_fake(T0 + 600, 0);
+	for (int i = 0; i < 10; i++)
 		nvmeof_queue_poll(f->q, 0);
-		sleep_ms(5);
-	}
 	CHECK_EQ(f->calls, 0); /* A still in flight */
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 8, 8, &f->mr, 4096, cb, f), 0); /* B: younger, in flight */
 	f->resubmit = 1; /* A's callback submits C */
 	f->resubmit_rc = -1;
-	/* until A's timeout is seen (20 s: only a timeout never seen ends it) */
-	for (uint64_t t0 = nvmeof_now_ms(); !f->calls && nvmeof_now_ms() - t0 < 20000;) {
-		sleep_ms(5);
+	for (int i = 0; i < 10; i++)
 		nvmeof_queue_poll(f->q, 0);
-	}
+	CHECK_EQ(f->calls, 0);
+	nvmeof_clock_fake(T0 + 1000, 0);
+	for (int i = 0; i < 1000 && !f->calls; i++)
+		nvmeof_queue_poll(f->q, 0);
 	CHECK_EQ(f->calls, 1);
 	CHECK_EQ(f->last.err, NVMEOF_ETIMEDOUT);
 	CHECK_EQ(f->resubmit_rc, 0); /* C waits for the new connection */
 	f->rec.nheld = 0;
 	int sent = f->rec.n;
+	nvmeof_clock_fake(T0 + 1001, 0); /* reconnect_delay is 1 ms */
 	wait_reconnected(f);
 	nvmeof_queue_stats(f->q, &st);
 	CHECK_EQ(st.timeouts, 1);
@@ -1150,7 +1183,7 @@ TEST(a_second_outage_is_recovered_too)
 		fw_break(f->fw);
 		nvmeof_queue_poll(f->q, 0);
 		f->rec.hold = 0;
-		for (int i = 0; i < 200 && f->calls < outage; i++) {
+		for (uint64_t t0 = real_ms(); f->calls < outage && real_ms() - t0 < WORKER_WAIT_MS;) {
 			nvmeof_queue_poll(f->q, 0);
 			sleep_ms(1);
 		}
@@ -1199,7 +1232,7 @@ TEST(after_giving_up_the_closed_connection_is_never_polled)
 	f->rec.hold = 1;
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 1, &f->mr, 0, cb, f), 0);
 	fw_break(f->fw);
-	for (int i = 0; i < 100 && !f->calls; i++) {
+	for (uint64_t t0 = real_ms(); !f->calls && real_ms() - t0 < WORKER_WAIT_MS;) {
 		nvmeof_queue_poll(f->q, 0);
 		sleep_ms(2);
 	}
@@ -1240,7 +1273,7 @@ TEST(a_retry_is_not_sent_once_its_request_failed)
 	f->rec.fail_status = 1 << 11 | 0x82; /* chunk 1: retry after CRDT1 (200 ms) */
 	f->rec.fail_at = 2;                  /* chunk 2: fails for good (DNR) */
 	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 16, &f->mr, 0, cb, f), 0); /* two 4 KiB commands */
-	for (int i = 0; i < 100 && !f->calls; i++) {
+	for (uint64_t t0 = real_ms(); !f->calls && real_ms() - t0 < WORKER_WAIT_MS;) {
 		nvmeof_queue_poll(f->q, 0);
 		sleep_ms(5);
 	}
@@ -1287,7 +1320,7 @@ TEST(a_loss_during_the_reconnect_keeps_what_waits)
 	nvmeof_queue_poll(f->q, 0);
 	f->rec.hold = 0;
 	f->rec.break_at = 2; /* command 1 was the read; 2 is the first attempt's connect */
-	for (int i = 0; i < 200 && !f->calls; i++) {
+	for (uint64_t t0 = real_ms(); !f->calls && real_ms() - t0 < WORKER_WAIT_MS;) {
 		nvmeof_queue_poll(f->q, 0);
 		sleep_ms(2);
 	}
@@ -1338,7 +1371,7 @@ TEST(finish_may_stage_more_commands_before_the_queue_is_live)
 		fw_break(f->fw);
 		nvmeof_queue_poll(f->q, 0);
 		f->rec.hold = 0;
-		for (int i = 0; i < 300 && !f->calls; i++) {
+		for (uint64_t t0 = real_ms(); !f->calls && real_ms() - t0 < WORKER_WAIT_MS;) {
 			nvmeof_queue_poll(f->q, 0);
 			sleep_ms(2);
 		}
@@ -1541,7 +1574,7 @@ TEST(an_answer_to_a_retry_not_yet_sent_is_dropped)
 	nvmeof_queue_poll(f->q, 0);
 	CHECK_EQ(f->q->st.stale_cqes, stale0 + 1);
 	CHECK_EQ(f->calls, 0);
-	for (int i = 0; i < 200 && !f->calls; i++) {
+	for (uint64_t t0 = real_ms(); !f->calls && real_ms() - t0 < WORKER_WAIT_MS;) {
 		sleep_ms(5);
 		nvmeof_queue_poll(f->q, 0);
 	}
@@ -1870,6 +1903,28 @@ TEST(a_poll_inside_a_callback_leaves_the_batchs_other_slots_alone)
 	teardown(f);
 }
 
+/* A poll from a callback counts from its own start; the poll that ran the
+ * callback counts every completion of its run (a multipath queue's poll
+ * counts the same way). Was: the nested poll zeroed the running poll's
+ * count, so a poll whose two reads both completed returned 0, and a wait
+ * on them slept to its timeout. */
+TEST(a_poll_inside_a_callback_leaves_the_running_polls_count_alone)
+{
+	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 8, 8, &f->mr, 4096, cb, f), 0);
+	f->poll_in_cb = true;
+	f->poll_rc = -1;
+	CHECK_EQ(nvmeof_queue_poll(f->q, 0), 2);
+	CHECK_EQ(f->calls, 2);
+	CHECK_EQ(f->poll_rc, 0); /* the nested poll found nothing of its own */
+	f->poll_in_cb = false;
+	CHECK_EQ(nvmeof_read(f->q, &f->ns, 0, 8, &f->mr, 0, cb, f), 0);
+	CHECK_EQ(nvmeof_queue_wait(f->q, 1, 5000), 1); /* the count starts again at the next poll */
+	CHECK_EQ(f->calls, 3);
+	teardown(f);
+}
+
 TEST(a_poll_inside_a_callback_then_a_reconnect_completes_nothing_unanswered)
 {
 	struct fixture *f = setup(4, 1 << 20, 0, 8192, 30000, false);
@@ -1990,6 +2045,7 @@ int main(int argc, char **argv)
 		T(group_members_both_reconnect), T(a_slow_reconnect_attempt_does_not_hold_a_wait),
 		  T(destroy_during_a_reconnect_attempt),
 		T(a_poll_inside_a_callback_leaves_the_batchs_other_slots_alone),
+		T(a_poll_inside_a_callback_leaves_the_running_polls_count_alone),
 		T(a_poll_inside_a_callback_then_a_reconnect_completes_nothing_unanswered),
 		T(a_failed_connect_keeps_the_queues_association_generation),
 		T(ctrl_loss_tmo_fails_what_waits_during_a_long_attempt),

@@ -44,13 +44,15 @@ static int hexval(char c)
 
 void tls_ktls_keylog(struct tls_secrets *sec, const char *line)
 {
-	static const char ct[] = "CLIENT_TRAFFIC_SECRET_0 ", st[] = "SERVER_TRAFFIC_SECRET_0 ";
+	static const char ct[] = "CLIENT_TRAFFIC_SECRET_0 ", st[] = "SERVER_TRAFFIC_SECRET_0 ", ex[] = "EXPORTER_SECRET ";
 	uint8_t *out;
 	bool *have;
 	if (!strncmp(line, ct, sizeof(ct) - 1))
 		out = sec->tx, have = &sec->have_tx, line += sizeof(ct) - 1;
 	else if (!strncmp(line, st, sizeof(st) - 1))
 		out = sec->rx, have = &sec->have_rx, line += sizeof(st) - 1;
+	else if (!strncmp(line, ex, sizeof(ex) - 1))
+		out = sec->exp, have = &sec->have_exp, line += sizeof(ex) - 1;
 	else
 		return;
 	const char *h = strchr(line, ' '); /* past the client random */

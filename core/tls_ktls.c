@@ -207,8 +207,8 @@ int tls_ktls_classify(unsigned char type, const uint8_t *buf, size_t n, char *wh
 	}
 	for (size_t i = 0;;) {
 		if (n - i >= 1 && buf[i] == 24) {
-			snprintf(why, cap, "the controller sent a TLS KeyUpdate, which kTLS cannot take on this kernel "
-				 "(NVMEOF_KTLS=0 keeps OpenSSL's records, which can)");
+			snprintf(why, cap, "TLS: the controller sent a KeyUpdate; kTLS on this kernel cannot re-key: "
+				 "NVMEOF_KTLS=0 keeps OpenSSL's records, which can");
 			return TLS_CTRL_FAIL;
 		}
 		size_t len = n - i >= 4 ? (size_t)buf[i + 1] << 16 | (size_t)buf[i + 2] << 8 | buf[i + 3] : 0;

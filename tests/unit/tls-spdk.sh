@@ -128,24 +128,11 @@ fi
 # key log) and, under kTLS, the keys handed to the kernel. Plain builds (a
 # sanitized tool needs libasan before any preload)
 if ! readelf -d "$T" | grep -q 'NEEDED.*libasan'; then
-  ${CC:-cc} -shared -fPIC -O2 -o "$tmp/tlsscan.so" tests/unit/tlsscan.c -ldl
   for pair in "$S1 K256" "$S2 K384"; do
     set -- $pair
-    python3 - "$tmp/$2" "$HOST" "$1" > "$tmp/scan.keys" << 'EOF'
-import base64, sys
-sys.path.insert(0, "tests/unit")
-from tls_vectors import derive
-s = open(sys.argv[1]).read().strip()
-hh = int(s.split(":")[1])
-key = base64.b64decode(s.split(":")[2])[:-4]
-retained, id0, psk0, id1, psk1 = derive(key, hh, sys.argv[2], sys.argv[3])
-print("configured-PSK", key.hex())
-print("interchange-text", s[16:48].encode().hex())
-print("retained-PSK", retained.hex())
-print("TLS-PSK", psk0.hex())
-EOF
+    python3 tests/unit/tlsscan_keys.py "$tmp/$2" "$HOST" "$1" > "$tmp/scan.keys"
     what="no TLS key in the tool's memory after a TLS connection ($2)"
-    TLSSCAN_FILE=$tmp/scan.keys LD_PRELOAD="$tmp/tlsscan.so" timeout 60 "$T" id-ctrl "${C[@]}" -s "$P" -n "$1" \
+    TLSSCAN_FILE=$tmp/scan.keys LD_PRELOAD="$(pwd)/$B/tests/tlsscan.so" timeout 60 "$T" id-ctrl "${C[@]}" -s "$P" -n "$1" \
       --tls-key-file "$tmp/$2" > "$tmp/out" 2>&1; rc=$?
     n=$(grep -c "^tlsscan: key " "$tmp/out")
     if [ $rc != 0 ]; then bad "$what" "id-ctrl failed: $(grep -v tlsscan "$tmp/out" | head -3)"

@@ -101,7 +101,7 @@ TOOL = $(O)/nvmeof
 
 .PHONY: FORCE all lib engine tool unit test test-unit test-fuzz test-target setup build-deps fio-release testbed testbed612 fio-src demo bench bench-tcp bench-tcp-tls bench-tcp-zerocopy bench-tcp-native fuzz \
 	fuzz-build clean install uninstall man-pages
-all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH) $(O)/tests/fio_version $(O)/tests/tls_disc
+all: lib engine tool $(UNIT_TESTS) $(TARGET_TESTS) $(BENCH) $(O)/tests/fio_version $(O)/tests/tls_disc $(O)/tests/tlsscan.so
 lib: $(O)/libnvmeof.so $(O)/$(SONAME) $(O)/libnvmeof.a $(O)/libnvmeof-dist.a
 engine: $(ENGINE)
 tool: $(TOOL)
@@ -166,6 +166,11 @@ $(O)/tests/unit_authmem $(O)/tests/unit_tlskey $(O)/tests/unit_tlsio $(O)/tests/
 # tests/unit/tls-spdk.sh's client that connects from a discovery log entry
 $(O)/tests/tls_disc: $(O)/tests/unit/tls_disc.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
+# the memory scan tls-spdk.sh and tls.sh preload into the tool (built here:
+# the 6.12 guest compiles slowly); never sanitized, it comes before any
+$(O)/tests/tlsscan.so: tests/unit/tlsscan.c
+	@mkdir -p $(dir $@)
+	$(CC) -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $< -ldl
 $(O)/tests/unit/test_passthru.o $(O)/tests/unit/test_zns.o: CPPFLAGS_ALL += -Itests/wire
 $(O)/tests/unit_opts $(O)/tests/unit_tcpsock $(O)/tests/unit_tcpfirst $(O)/tests/unit_adminio $(O)/tests/unit_regaccess $(O)/tests/target_core $(O)/tests/target_disc \
 	$(O)/tests/target_gpu $(O)/tests/target_passthru $(O)/tests/target_zns: $(O)/libnvmeof.a

@@ -109,8 +109,9 @@ int tls_client_handshake(int fd, const struct tls_psk *p, uint32_t timeout_ms, u
  * handshake message split across records). */
 struct tls_secrets {
 	uint8_t tx[48], rx[48]; /* the first application traffic secrets, client's and server's */
+	uint8_t exp[48];        /* the exporter master secret (only to cleanse OpenSSL's copy) */
 	size_t len;
-	bool have_tx, have_rx;
+	bool have_tx, have_rx, have_exp;
 };
 void tls_ktls_keylog(struct tls_secrets *sec, const char *line);
 /* What TLS_TX / TLS_RX take for a traffic secret (cipher 1: AES-128-GCM,
@@ -142,7 +143,9 @@ int tls_ktls_classify(unsigned char type, const uint8_t *buf, size_t n, char *wh
 struct iovec;
 ssize_t tls_io_send(void *ssl, const struct iovec *v, size_t nv, uint8_t *buf, size_t cap);
 ssize_t tls_io_recv(void *ssl, const struct iovec *v, size_t nv, bool *more);
-void tls_io_free(void *ssl);
+void tls_io_free(void *ssl); /* cleanses the secrets tls_io_note_secrets found in it, then frees */
+/* After the handshake: where in the SSL object OpenSSL keeps sec's secrets */
+void tls_io_note_secrets(const void *ssl, const struct tls_secrets *sec);
 /* OpenSSL's socket I/O on fd through send(MSG_NOSIGNAL)/recv, never
  * write(2), which raises SIGPIPE in the application when the controller
  * resets the connection (before the handshake). 0, or -1 out of memory. */

@@ -199,6 +199,7 @@ int tls_client_handshake(int fd, const struct tls_psk *p, uint32_t timeout_ms, u
 		rc = nvmeof_err(NVMEOF_EREJECTED, "queue %u: TLS handshake: the controller did not accept the PSK", qid);
 		goto out;
 	}
+	tls_io_note_secrets(s, &h.sec);
 	/* the queue keeps the connection, without this frame's state */
 	SSL_set_info_callback(s, NULL);
 	SSL_set_ex_data(s, hs_idx, NULL);
@@ -218,9 +219,9 @@ int tls_client_handshake(int fd, const struct tls_psk *p, uint32_t timeout_ms, u
 out:
 	OPENSSL_cleanse(&h.sec, sizeof(h.sec));
 	/* the socket stays open (our BIO never closes it); OpenSSL's copies
-	 * of the keys are cleansed when the SSL is freed (the context with
-	 * the queue's connection: SSL_new took a reference) */
-	SSL_free(s);
+	 * of the keys are cleansed when the SSL is freed (tls_io_free; the
+	 * context with the queue's connection: SSL_new took a reference) */
+	tls_io_free(s);
 	SSL_CTX_free(ctx);
 	ERR_clear_error();
 	return rc;

@@ -44,13 +44,15 @@ static int hexval(char c)
 
 void tls_ktls_keylog(struct tls_secrets *sec, const char *line)
 {
-	static const char ct[] = "CLIENT_TRAFFIC_SECRET_0 ", st[] = "SERVER_TRAFFIC_SECRET_0 ";
+	static const char ct[] = "CLIENT_TRAFFIC_SECRET_0 ", st[] = "SERVER_TRAFFIC_SECRET_0 ", ex[] = "EXPORTER_SECRET ";
 	uint8_t *out;
 	bool *have;
 	if (!strncmp(line, ct, sizeof(ct) - 1))
 		out = sec->tx, have = &sec->have_tx, line += sizeof(ct) - 1;
 	else if (!strncmp(line, st, sizeof(st) - 1))
 		out = sec->rx, have = &sec->have_rx, line += sizeof(st) - 1;
+	else if (!strncmp(line, ex, sizeof(ex) - 1))
+		out = sec->exp, have = &sec->have_exp, line += sizeof(ex) - 1;
 	else
 		return;
 	const char *h = strchr(line, ' '); /* past the client random */
@@ -205,8 +207,8 @@ int tls_ktls_classify(unsigned char type, const uint8_t *buf, size_t n, char *wh
 	}
 	for (size_t i = 0;;) {
 		if (n - i >= 1 && buf[i] == 24) {
-			snprintf(why, cap, "the controller sent a TLS KeyUpdate, which kTLS cannot take on this kernel "
-				 "(NVMEOF_KTLS=0 keeps OpenSSL's records, which can)");
+			snprintf(why, cap, "TLS: the controller sent a KeyUpdate; kTLS on this kernel cannot re-key: "
+				 "NVMEOF_KTLS=0 keeps OpenSSL's records, which can");
 			return TLS_CTRL_FAIL;
 		}
 		size_t len = n - i >= 4 ? (size_t)buf[i + 1] << 16 | (size_t)buf[i + 2] << 8 | buf[i + 3] : 0;

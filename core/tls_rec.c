@@ -4,6 +4,9 @@
  * the handshake (tls_conn.c) so that the transport's tests link it alone.
  */
 #include <errno.h>
+#include <malloc.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,7 +14,9 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/ssl.h>
 
 #include "tls.h"
@@ -87,7 +92,52 @@ ssize_t tls_io_recv(void *ssl, const struct iovec *v, size_t nv, bool *more)
 	return (ssize_t)got;
 }
 
-void tls_io_free(void *ssl) { SSL_free(ssl); }
+/* OpenSSL 3 keeps the TLS 1.3 application traffic secrets and the
+ * exporter master secret in the SSL object itself (to derive the next keys
+ * at a KeyUpdate) and frees it without cleansing them: they would outlive
+ * the connection in freed heap. Their places in the object are found once,
+ * from the values the key log handed out, and cleansed before each free. A
+ * place is taken only where the object's allocation is malloc's (OpenSSL's
+ * default memory functions: malloc_usable_size bounds the search) and the
+ * secret was found exactly once; otherwise nothing is touched. */
+#define SECRETS 3
+static _Atomic long secret_at[SECRETS] = {-1, -1, -1};
+
+static size_t ssl_size(const SSL *s)
+{
+	CRYPTO_malloc_fn m;
+	CRYPTO_realloc_fn r;
+	CRYPTO_free_fn f;
+	CRYPTO_get_mem_functions(&m, &r, &f);
+	return m == CRYPTO_malloc && s ? malloc_usable_size((void *)s) : 0;
+}
+
+void tls_io_note_secrets(const void *ssl, const struct tls_secrets *sec)
+{
+	const uint8_t *base = ssl, *val[SECRETS] = {sec->tx, sec->rx, sec->exp};
+	bool have[SECRETS] = {sec->have_tx, sec->have_rx, sec->have_exp};
+	size_t size = ssl_size(ssl);
+	for (int i = 0; i < SECRETS && sec->len >= 32; i++) {
+		const uint8_t *at = have[i] && size ? memmem(base, size, val[i], sec->len) : NULL;
+		if (at && !memmem(at + 1, size - (size_t)(at + 1 - base), val[i], sec->len))
+			atomic_store(&secret_at[i], at - base);
+	}
+}
+
+void tls_io_free(void *ssl)
+{
+	SSL *s = ssl;
+	const SSL_CIPHER *c = s ? SSL_get_current_cipher(s) : NULL;
+	const EVP_MD *md = c ? SSL_CIPHER_get_handshake_digest(c) : NULL;
+	int len = md ? EVP_MD_get_size(md) : 0;
+	size_t size = ssl_size(s);
+	for (int i = 0; i < SECRETS && len > 0; i++) {
+		long at = atomic_load(&secret_at[i]);
+		if (at >= 0 && (size_t)at + (size_t)len <= size)
+			OPENSSL_cleanse((uint8_t *)s + at, (size_t)len);
+	}
+	SSL_free(s);
+}
 
 /* OpenSSL's socket BIO writes with write(2): a connection reset by the
  * controller would raise SIGPIPE in the application. A queue's records go

@@ -47,6 +47,10 @@ must_fail() { # PATTERN ARGS...: fails within the timeout, saying PATTERN in one
   echo "    $(cat "$SCRATCH/out")"
 }
 
+# The read, with kTLS, runs under tests/unit/tlsscan.c: at the tool's exit
+# no TLS key is in its memory (as tls-spdk.sh checks for OpenSSL's
+# records), the TLS PSK it read from the keyring and the keys handed to the
+# kernel among those it looks for.
 t_reads_and_writes_over_tls() {
   keys
   head -c 131072 /dev/urandom > "$SCRATCH/w"
@@ -54,8 +58,16 @@ t_reads_and_writes_over_tls() {
   nv write "${C[@]}" --tls-key-file "$SCRATCH/key" -B 1024 -d "$SCRATCH/w" || fail "write: $(why)"
   # read back with the PSK from the .nvme keyring, where `tb tls key` put
   # it for tlshd (as nvme gen-tls-key --insert does), no key given
-  nv read "${C[@]}" --keyring .nvme -B 1024 -c 256 -d "$SCRATCH/r" || fail "read, key from the keyring: $(why)"
+  python3 tests/unit/tlsscan_keys.py "$SCRATCH/key" "$HN" "$NVMEOF_TB_NQN_A" > "$SCRATCH/scan.keys"
+  TLSSCAN_FILE=$SCRATCH/scan.keys LD_PRELOAD="$PWD/$B/tests/tlsscan.so" \
+    nv read "${C[@]}" --keyring .nvme -B 1024 -c 256 -d "$SCRATCH/r" || fail "read, key from the keyring: $(why)"
   cmp -s "$SCRATCH/w" "$SCRATCH/r" || fail "read back differs"
+  grep -q "tlsscan: scanned [1-9][0-9]* bytes" "$SCRATCH/out" || fail "the scan did not run: $(tail -3 "$SCRATCH/out")"
+  grep -q "tlsscan: key kTLS TX key" "$SCRATCH/out" && grep -q "tlsscan: key kTLS RX key" "$SCRATCH/out" &&
+    grep -q "tlsscan: key SERVER_TRAFFIC_SECRET_0" "$SCRATCH/out" ||
+    fail "the keys were not caught: $(grep 'tlsscan: key' "$SCRATCH/out" | tr '\n' ' ')"
+  ! grep -q "tlsscan: a copy" "$SCRATCH/out" || fail "$(grep 'tlsscan: a copy' "$SCRATCH/out" | head -4)"
+  echo "    no TLS key left: $(grep -o 'scanned [0-9]* bytes in [0-9]* regions for [0-9]* keys' "$SCRATCH/out")"
   # the records were TLS: each queue's handshake went through tlshd, nvmet's agent
   [ "$(handshakes)" -ge $((n0 + 4)) ] || fail "tlshd saw $(($(handshakes) - n0)) handshakes: $(tb tls log | tail -5)"
 }
@@ -168,6 +180,35 @@ t_inserted_keys_serve_each_identity_and_derivation() {
   nv id-ctrl "${C[@]}" --tls-key-file "$SCRATCH/key" --tls-compat || fail "compat: $(why)"
   must_fail "queue 0: TLS handshake: the controller (closed the connection|refused the PSK)" \
     id-ctrl "${C[@]}" --tls-key-file "$SCRATCH/key"
+}
+
+# SHA-384 keys (NVMeTLSkey-1:02:) against this tlshd: built against Debian
+# 12's GnuTLS 3.7.9, which has no gnutls_psk_allocate_server_credentials2,
+# tlshd allocates its server PSK credentials without a hash and GnuTLS takes
+# every PSK for SHA-256: the binder of a SHA-384 PSK (TLS_AES_256_GCM_SHA384,
+# what the key's hash names) does not verify on its side, "illegal
+# parameter" in its log, with the key in the keyring. Ours must fail closed,
+# in one line, final. SHA-384 works against SPDK's target (tls-spdk.sh).
+t_sha384_key_fails_closed_against_this_tlshd() {
+  (umask 077; "$T" gen-tls-key -m 2 > "$SCRATCH/k384")
+  local k n0; k=$(cat "$SCRATCH/k384")
+  tb tls unkey; tb tls key "$k" "$HN" "" 0
+  n0=$(tb tls log | grep -c "" || true)
+  must_fail "queue 0: TLS handshake: the controller (refused the PSK|closed the connection)" \
+    id-ctrl "${C[@]}" --tls-key-file "$SCRATCH/k384"
+  ! grep -qF "${k:16:20}" "$SCRATCH/out" || fail "the SHA-384 key in the message"
+  tb tls log | tail -n +$((n0 + 1)) | grep -q "gnutls: An illegal parameter has been received" ||
+    fail "tlshd failed otherwise: $(tb tls log | tail -n +$((n0 + 1)) | tail -4 | tr '\n' ' ')"
+}
+
+# the kernel's kTLS here: a KeyUpdate ends the connection in one line, a
+# session ticket is dropped (tests/unit/test_ktls.c, which skips where
+# the kernel has no tls module)
+t_ktls_key_update_ends_the_connection() {
+  timeout 60 "$B/tests/unit_ktls" a_key_update_on_a_kernel_tls_socket_ends_the_connection > "$SCRATCH/out" 2>&1 ||
+    fail "$(cat "$SCRATCH/out")"
+  grep -q "1 passed, 0 failed, 0 skipped" "$SCRATCH/out" || fail "$(cat "$SCRATCH/out")"
+  grep "KeyUpdate" "$SCRATCH/out"
 }
 
 run_tests "$@"

@@ -10,9 +10,15 @@
  * from 0, and the record header as AAD (RFC 8446 5.2, 5.3).
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
@@ -41,7 +47,8 @@ TEST(a_key_update_is_named_even_behind_a_ticket)
 	char why[200];
 	static const uint8_t ku[] = {24, 0, 0, 1, 0}, nst_ku[] = {4, 0, 0, 1, 0, 24, 0, 0, 1, 0};
 	CHECK_EQ(classify(22, ku, sizeof(ku), why), TLS_CTRL_FAIL);
-	CHECK(strstr(why, "KeyUpdate") && strstr(why, "NVMEOF_KTLS=0"));
+	CHECK(strstr(why, "TLS: the controller sent a KeyUpdate; kTLS on this kernel cannot re-key: ") == why);
+	CHECK(strstr(why, "NVMEOF_KTLS=0"));
 	CHECK_EQ(classify(22, nst_ku, sizeof(nst_ku), why), TLS_CTRL_FAIL);
 	CHECK(strstr(why, "KeyUpdate") && strstr(why, "NVMEOF_KTLS=0"));
 }
@@ -307,6 +314,88 @@ TEST(tls_rx_refused_once_keeps_openssls_records_after)
 	tls_ktls_setsockopt = setsockopt;
 }
 
+/* A record of the kernel's own (TLS_SET_RECORD_TYPE) from the sending end */
+static int send_record(int fd, unsigned char type, const void *p, size_t n)
+{
+	char cbuf[CMSG_SPACE(1)] = {0};
+	struct iovec v = {(void *)p, n};
+	struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_TLS;
+	c->cmsg_type = TLS_SET_RECORD_TYPE;
+	c->cmsg_len = CMSG_LEN(1);
+	*CMSG_DATA(c) = type;
+	return sendmsg(fd, &m, 0) == (ssize_t)n ? 0 : -1;
+}
+/* The next read on the receiving end, as the transport's: recvmsg without
+ * room for a record type, and on EIO tls_ktls_ctrl */
+static ssize_t read_as_queue(int fd, uint8_t *b, size_t cap, char *why)
+{
+	struct pollfd pf = {.fd = fd, .events = POLLIN};
+	if (poll(&pf, 1, 5000) != 1)
+		return -2;
+	why[0] = 0;
+	ssize_t n = recv(fd, b, cap, MSG_DONTWAIT);
+	if (n < 0 && errno == EIO)
+		n = tls_ktls_ctrl(fd, why, 200);
+	return n;
+}
+
+/* The kernel's kTLS, where it has the tls module (the 6.12 test bed:
+ * tests/target/tls.sh runs this): a loopback connection whose sending end
+ * seals records of any type (TLS_TX) and whose receiving end opens them
+ * (TLS_RX), as a queue's socket after tls_ktls_engage. A session ticket is
+ * dropped and the data after it read; a KeyUpdate ends the connection with
+ * its one line (no target sends one: this is where it is made); a
+ * close_notify reads as the end of the stream. */
+TEST(a_key_update_on_a_kernel_tls_socket_ends_the_connection)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0), c = socket(AF_INET, SOCK_STREAM, 0), s = -1;
+	if (l < 0 || c < 0 || bind(l, (struct sockaddr *)&a, al) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&a, &al) || connect(c, (struct sockaddr *)&a, al) ||
+	    (s = accept(l, NULL, NULL)) < 0) {
+		CHECK(0);
+		goto out;
+	}
+	if (setsockopt(c, IPPROTO_TCP, TCP_ULP, "tls", sizeof("tls")) ||
+	    setsockopt(s, IPPROTO_TCP, TCP_ULP, "tls", sizeof("tls"))) {
+		close(l), close(c), close(s);
+		SKIP("no kTLS on this kernel (the tls module): tests/target/tls.sh runs this on the 6.12 test bed");
+	}
+	struct tls12_crypto_info_aes_gcm_128 ci = {.info = {.version = TLS_1_3_VERSION, .cipher_type = TLS_CIPHER_AES_GCM_128}};
+	memset(ci.key, 0x5a, sizeof(ci.key));
+	memset(ci.iv, 3, sizeof(ci.iv));
+	memset(ci.salt, 4, sizeof(ci.salt));
+	CHECK_EQ(setsockopt(s, SOL_TLS, TLS_TX, &ci, sizeof(ci)), 0);
+	CHECK_EQ(setsockopt(c, SOL_TLS, TLS_RX, &ci, sizeof(ci)), 0);
+	static const uint8_t ticket[] = {4, 0, 0, 1, 0}, ku[] = {24, 0, 0, 1, 0}, close_notify[] = {1, 0};
+	uint8_t b[64];
+	char why[200];
+	CHECK_EQ(send_record(s, 22, ticket, sizeof(ticket)), 0);
+	CHECK_EQ(send_record(s, 23, "data", 4), 0);
+	CHECK_EQ(send_record(s, 22, ku, sizeof(ku)), 0);
+	CHECK_EQ(send_record(s, 21, close_notify, sizeof(close_notify)), 0);
+	ssize_t n = read_as_queue(c, b, sizeof(b), why);
+	CHECK(n == -1 && errno == EAGAIN); /* the ticket, dropped: read again */
+	n = read_as_queue(c, b, sizeof(b), why);
+	CHECK(n == 4 && !memcmp(b, "data", 4));
+	n = read_as_queue(c, b, sizeof(b), why);
+	CHECK(n == -1 && errno == EPROTO);
+	fprintf(stderr, "    %s\n", why);
+	CHECK(strstr(why, "TLS: the controller sent a KeyUpdate; kTLS on this kernel cannot re-key: ") == why);
+	n = read_as_queue(c, b, sizeof(b), why);
+	CHECK_EQ(n, 0);
+out:
+	if (l >= 0)
+		close(l);
+	if (c >= 0)
+		close(c);
+	if (s >= 0)
+		close(s);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
@@ -319,6 +408,7 @@ int main(int argc, char **argv)
 		T(the_kernels_keys_open_openssls_records_aes_256_gcm),
 		T(no_tls_module_suggests_modprobe),
 		T(tls_rx_refused_once_keeps_openssls_records_after),
+		T(a_key_update_on_a_kernel_tls_socket_ends_the_connection),
 	};
 	return run_named_tests("unit-ktls", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

@@ -36,7 +36,7 @@
 /* another 32-byte key (its CRC right): a wrong key that parses */
 #define KWRONG "NVMeTLSkey-1:01:VRLbtnN9AQb2WXW3c9+wEf/DRLz0QuLdbYvEhwtdWwNf9LrZ:"
 
-enum mode { ECHO, CLOSE_AFTER_HELLO, PLAIN_BYTES, CORRUPT };
+enum mode { ECHO, CLOSE_AFTER_HELLO, PLAIN_BYTES, CORRUPT, ECHO_KEY_UPDATE };
 struct server {
 	int fd;
 	enum mode mode;
@@ -131,6 +131,11 @@ static void *serve(void *arg)
 		size_t n = 0;
 		if (SSL_read_ex(s, buf, sizeof(buf), &n) != 1)
 			break;
+		/* ECHO_KEY_UPDATE: new keys both ways (the client's asked for)
+		 * before the first answer and again halfway: a record with no
+		 * data for the client's reads, then records under the new keys */
+		if (sv->mode == ECHO_KEY_UPDATE && (!got || (got < sv->echo / 2 && got + n >= sv->echo / 2)))
+			SSL_key_update(s, SSL_KEY_UPDATE_REQUESTED);
 		size_t w = 0;
 		if (SSL_write_ex(s, buf, n, &w) != 1)
 			break;
@@ -175,7 +180,20 @@ static int handshake(const char *client_key, const char *server_key, enum mode m
 	return tls_client_handshake(*fd, *cp, 5000, 3, &final, ssl, &no_ktls);
 }
 
-TEST(records_carry_a_byte_stream_both_ways_with_either_hash)
+/* the KeyUpdates the client read: a message callback on its connection */
+static int key_updates_read;
+static void count_key_updates(int write_p, int version, int type, const void *buf, size_t len, SSL *s, void *arg)
+{
+	(void)version, (void)s, (void)arg;
+	if (!write_p && type == SSL3_RT_HANDSHAKE && len >= 1 && ((const uint8_t *)buf)[0] == SSL3_MT_KEY_UPDATE)
+		key_updates_read++;
+}
+
+/* a byte stream both ways through the record calls; KEY_UPDATE: the
+ * controller re-keys (a KeyUpdate, update_requested) twice on the way,
+ * which OpenSSL's records follow: the reads see no data in that record
+ * (EAGAIN) and go on, the writes go under the client's new keys */
+static void echo_stream(enum mode mode)
 {
 	static const char *const keys[] = {K256, K384};
 	static uint8_t out[40000], back[40000];
@@ -186,12 +204,16 @@ TEST(records_carry_a_byte_stream_both_ways_with_either_hash)
 		struct tls_psk *cp = NULL, *spk = NULL;
 		void *ssl = NULL;
 		int fd = -1;
-		int rc = handshake(keys[k], keys[k], ECHO, sizeof(out), &fd, &sv, &ssl, &cp, &spk);
+		memset(back, 0, sizeof(back));
+		int rc = handshake(keys[k], keys[k], mode, sizeof(out), &fd, &sv, &ssl, &cp, &spk);
 		if (rc) {
 			fprintf(stderr, "    %s\n", nvmeof_errmsg());
 			CHECK(0);
 		}
 		CHECK(ssl != NULL); /* a socketpair takes no kernel TLS keys */
+		key_updates_read = 0;
+		if (ssl)
+			SSL_set_msg_callback(ssl, count_key_updates);
 		uint8_t rec[TLS_IO_OUT_MAX];
 		/* three pieces per send, as a PDU's header, data and digest */
 		size_t sent = 0, got = 0;
@@ -223,12 +245,15 @@ TEST(records_carry_a_byte_stream_both_ways_with_either_hash)
 		CHECK_EQ(sent, sizeof(out));
 		CHECK_EQ(got, sizeof(back));
 		CHECK(!memcmp(out, back, sizeof(out)));
+		CHECK_EQ(key_updates_read, mode == ECHO_KEY_UPDATE ? 2 : 0);
 		tls_io_free(ssl);
 		stop(&sv, fd);
 		tls_psk_free(cp);
 		tls_psk_free(spk);
 	}
 }
+TEST(records_carry_a_byte_stream_both_ways_with_either_hash) { echo_stream(ECHO); }
+TEST(a_key_update_under_openssls_records_is_followed) { echo_stream(ECHO_KEY_UPDATE); }
 
 /* the handshake fails, saying pattern, with no key material */
 static void refused(const char *name, const char *client_key, const char *server_key, enum mode mode,
@@ -292,6 +317,7 @@ int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
 		T(records_carry_a_byte_stream_both_ways_with_either_hash),
+		T(a_key_update_under_openssls_records_is_followed),
 		T(handshakes_that_fail_say_why),
 		T(a_corrupted_record_fails_the_read),
 	};

@@ -121,6 +121,29 @@ else
   skip "fio with tls_key_file" "no fio on this machine"
 fi
 
+# no TLS key outlives the connection: after id-ctrl over TLS (the controller
+# disconnected and freed), tests/unit/tlsscan.c reads the tool's private
+# memory at exit for the configured PSK (its raw bytes and its interchange
+# text), the retained PSK, the TLS PSK, both traffic secrets (from OpenSSL's
+# key log) and, under kTLS, the keys handed to the kernel. Plain builds (a
+# sanitized tool needs libasan before any preload)
+if ! readelf -d "$T" | grep -q 'NEEDED.*libasan'; then
+  for pair in "$S1 K256" "$S2 K384"; do
+    set -- $pair
+    python3 tests/unit/tlsscan_keys.py "$tmp/$2" "$HOST" "$1" > "$tmp/scan.keys"
+    what="no TLS key in the tool's memory after a TLS connection ($2)"
+    TLSSCAN_FILE=$tmp/scan.keys LD_PRELOAD="$(pwd)/$B/tests/tlsscan.so" timeout 60 "$T" id-ctrl "${C[@]}" -s "$P" -n "$1" \
+      --tls-key-file "$tmp/$2" > "$tmp/out" 2>&1; rc=$?
+    n=$(grep -c "^tlsscan: key " "$tmp/out")
+    if [ $rc != 0 ]; then bad "$what" "id-ctrl failed: $(grep -v tlsscan "$tmp/out" | head -3)"
+    elif ! grep -q "tlsscan: scanned [1-9][0-9]* bytes" "$tmp/out"; then bad "$what" "the scan did not run: $(tail -3 "$tmp/out")"
+    elif ! grep -q "tlsscan: key CLIENT_TRAFFIC_SECRET_0" "$tmp/out" || ! grep -q "tlsscan: key SERVER_TRAFFIC_SECRET_0" "$tmp/out" ||
+         [ "$n" -lt 6 ]; then bad "$what" "the traffic secrets were not caught: $(grep "tlsscan: key" "$tmp/out" | tr '\n' ' ')"
+    elif grep -q "tlsscan: a copy" "$tmp/out"; then bad "$what" "$(grep "tlsscan: a copy" "$tmp/out" | head -4 | tr '\n' ' ')"
+    else ok "$what: $(grep -o 'scanned [0-9]* bytes in [0-9]* regions for [0-9]* keys' "$tmp/out")"; fi
+  done
+fi
+
 # refused NAME PATTERN ARGS...: fails within its time, saying PATTERN, no key shown
 refused() {
   local name=$1 pat=$2 rc=0; shift 2

@@ -149,7 +149,7 @@ int tcp_conn_attach(struct tcp_conn *t, int fd, void *ssl, const struct tcp_neg 
 	t->cq = cq;
 	t->broken = t->want_out = t->has_held = false;
 	t->sqhd = 0;
-	t->txhead = t->txn = t->tx_sent = 0;
+	t->txhead = t->txn = t->tx_sent = t->txxh = t->txxn = 0;
 	t->rqhead = t->rqn = 0;
 	t->shead = t->slen = 0;
 	t->ra_small = true;

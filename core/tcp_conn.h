@@ -45,6 +45,7 @@ struct tcp_conn {
 	struct { uint16_t slot; uint8_t h2c; } *txq; /* PDUs to send, in order */
 	uint32_t txcap, txhead, txn, tx_sent;
 	struct tcp_h2c_x *txx;     /* TX_GATHER: an R2T's later PDUs, gathered (tcp_tx.c) */
+	uint32_t txxh, txxn;       /* of them, the first built and how many are */
 	struct { uint64_t wr_id; uint8_t *buf; } *rq; /* posted receives */
 	uint32_t rqcap, rqhead, rqn;
 	uint16_t sqhd;             /* the last SQ Head Pointer a CapsuleResp reported */

@@ -1018,6 +1018,29 @@ TEST(gathered_h2c_pdus_cut_by_a_full_socket_go_whole_later)
 	rig_down(&r);
 }
 
+/* A poll on a queue whose socket is full, with nothing to read, tries one
+ * send: the read queued nothing that a second try could add. */
+TEST(a_full_socket_costs_one_send_per_poll)
+{
+	enum { LEN = 256 << 10 };
+	static uint8_t data[LEN];
+	struct rig r;
+	rig_up_dg(&r, 4096, false, true);
+	int small = 8192;
+	CHECK_EQ(setsockopt(r.host, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+	send_cmd(&r, NVME_CMD_WRITE, 3, data, sizeof(data));
+	r2t(&r, 3, 4, 0, sizeof(data));
+	tcp_conn_progress(r.t); /* reads the R2T, sends what the socket takes */
+	CHECK(r.t->txn && r.t->want_out);
+	for (int i = 0; i < 3; i++) {
+		uint64_t sends = r.t->sends;
+		tcp_conn_progress(r.t);
+		CHECK_EQ(r.t->sends - sends, 1);
+		CHECK(r.t->txn && r.t->want_out && !r.t->broken);
+	}
+	rig_down(&r);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -1048,6 +1071,7 @@ int main(void)
 		T(an_r2ts_h2c_pdus_go_in_one_send),
 		T(r2ts_of_one_read_are_answered_in_one_send),
 		T(gathered_h2c_pdus_cut_by_a_full_socket_go_whole_later),
+		T(a_full_socket_costs_one_send_per_poll),
 	};
 	return run_tests("tcpconn", t, sizeof(t) / sizeof(t[0]));
 }

@@ -59,7 +59,8 @@ struct tcp_conn {
 	bool ra_small;             /* the last C2HData payload was small: read far ahead */
 	uint64_t reads;            /* socket reads on the data path, for tests and profiles */
 	uint64_t ra_bytes;         /* bytes those reads put in the read-ahead, for the same */
-	uint64_t sends;            /* socket sends (sendmsg, or TLS records' writes), for the same */
+	uint64_t send_calls;       /* socket send calls (sendmsg, or TLS records' writes), those
+	                            * refused (EAGAIN, EINTR, ENOBUFS) included, for the same */
 	uint64_t rsps, data_success; /* completions by CapsuleResp, by C2HData's SUCCESS (kept across reconnects) */
 	struct tcp_zc zc;          /* MSG_ZEROCOPY of large writes (tcp_zc.h) */
 	char why[160];             /* what broke the connection */

@@ -15,7 +15,8 @@
 #include "tcp_crc32c.h"
 #include "tcp_zc.h"
 
-/* Bytes gathered per sendmsg: past that the socket would not take them now */
+/* Bytes past which a sendmsg gathers no more PDUs (so it carries at most
+ * that plus one PDU): past that the socket would not take them now */
 #define TX_BYTES (1u << 20)
 
 void tcp_tx_h2c_next(struct tcp_conn *t, struct tcp_cmd *c)
@@ -201,7 +202,7 @@ void tcp_tx_flush(struct tcp_conn *t)
 		v[first].iov_len -= skip;
 		int flags = cut(first, g.nv, g.zc, &end);
 		struct msghdr m = {.msg_iov = v + first, .msg_iovlen = (size_t)(end - first)};
-		t->sends++;
+		t->send_calls++;
 		ssize_t n = t->ssl ? tls_io_send(t->ssl, m.msg_iov, m.msg_iovlen, t->tls_out, TLS_IO_OUT_MAX)
 				   : sendmsg(t->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT | flags);
 		if (n < 0) {

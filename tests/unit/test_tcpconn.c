@@ -949,9 +949,9 @@ TEST(an_r2ts_h2c_pdus_go_in_one_send)
 		rig_up_dg(&r, 4096, false, dd);
 		send_cmd(&r, NVME_CMD_WRITE, 0x0401, data, sizeof(data));
 		r2t(&r, 0x0401, 9, 0, sizeof(data));
-		uint64_t sends = r.t->sends;
+		uint64_t sends = r.t->send_calls;
 		tcp_conn_progress(r.t);
-		CHECK_EQ(r.t->sends - sends, 1);
+		CHECK_EQ(r.t->send_calls - sends, 1);
 		size_t pl = 24 + 4096 + (dd ? 4 : 0);
 		CHECK_EQ(recv(r.ctrl, got, 4 * pl, MSG_WAITALL), (ssize_t)(4 * pl));
 		for (uint32_t k = 0; k < 4; k++)
@@ -975,9 +975,9 @@ TEST(r2ts_of_one_read_are_answered_in_one_send)
 	send_cmd(&r, NVME_CMD_WRITE, 2, b, sizeof(b));
 	r2t(&r, 1, 7, 0, sizeof(a));
 	r2t(&r, 2, 8, 0, sizeof(b));
-	uint64_t sends = r.t->sends;
+	uint64_t sends = r.t->send_calls;
 	tcp_conn_progress(r.t);
-	CHECK_EQ(r.t->sends - sends, 1);
+	CHECK_EQ(r.t->send_calls - sends, 1);
 	CHECK_EQ(recv(r.ctrl, got, sizeof(got), MSG_WAITALL), (ssize_t)sizeof(got));
 	check_h2c(got, 1, 7, 0, 8192, true, a, false);
 	check_h2c(got + 24 + 8192, 2, 8, 0, 8192, true, b, false);
@@ -1000,7 +1000,7 @@ TEST(gathered_h2c_pdus_cut_by_a_full_socket_go_whole_later)
 	CHECK_EQ(setsockopt(r.host, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
 	send_cmd(&r, NVME_CMD_WRITE, 3, data, sizeof(data));
 	r2t(&r, 3, 4, 0, sizeof(data));
-	uint64_t sends = r.t->sends;
+	uint64_t sends = r.t->send_calls;
 	size_t have = 0;
 	hashed = 0;
 	for (int i = 0; i < 100000 && have < sizeof(got); i++) {
@@ -1010,7 +1010,7 @@ TEST(gathered_h2c_pdus_cut_by_a_full_socket_go_whole_later)
 			have += (size_t)n;
 	}
 	CHECK_EQ(have, sizeof(got));
-	CHECK(r.t->sends - sends > 1); /* the socket did cut it */
+	CHECK(r.t->send_calls - sends > 1); /* the socket did cut it */
 	CHECK_EQ(hashed, (uint64_t)LEN); /* the R2T has no digest: only the payloads */
 	for (uint32_t k = 0; k < NPDU; k++)
 		check_h2c(got + k * PL, 3, 4, k * MAXH2C, MAXH2C, k == NPDU - 1, data, true);
@@ -1033,9 +1033,9 @@ TEST(a_full_socket_costs_one_send_per_poll)
 	tcp_conn_progress(r.t); /* reads the R2T, sends what the socket takes */
 	CHECK(r.t->txn && r.t->want_out);
 	for (int i = 0; i < 3; i++) {
-		uint64_t sends = r.t->sends;
+		uint64_t sends = r.t->send_calls;
 		tcp_conn_progress(r.t);
-		CHECK_EQ(r.t->sends - sends, 1);
+		CHECK_EQ(r.t->send_calls - sends, 1);
 		CHECK(r.t->txn && r.t->want_out && !r.t->broken);
 	}
 	rig_down(&r);

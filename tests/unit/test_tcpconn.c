@@ -1018,6 +1018,41 @@ TEST(gathered_h2c_pdus_cut_by_a_full_socket_go_whole_later)
 	rig_down(&r);
 }
 
+/* Two writes' R2Ts, each more PDUs than a send gathers, cut by a full
+ * socket: the PDUs built ahead for a later send are those it sends, in
+ * order across both commands, each payload hashed once. */
+TEST(two_r2ts_cut_by_a_full_socket_hash_each_payload_once)
+{
+	enum { LEN = 192 << 10, MAXH2C = 2048, PL = 24 + MAXH2C + 4, NPDU = LEN / MAXH2C };
+	static uint8_t a[LEN], b[LEN], got[2 * NPDU * PL];
+	for (size_t i = 0; i < LEN; i++)
+		a[i] = (uint8_t)(i * 7 + (i >> 11)), b[i] = (uint8_t)(i * 11 + 3);
+	struct rig r;
+	rig_up_dg(&r, MAXH2C, false, true);
+	int small = 8192;
+	CHECK_EQ(setsockopt(r.host, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+	send_cmd(&r, NVME_CMD_WRITE, 1, a, LEN);
+	send_cmd(&r, NVME_CMD_WRITE, 2, b, LEN);
+	r2t(&r, 1, 5, 0, LEN);
+	r2t(&r, 2, 6, 0, LEN);
+	size_t have = 0;
+	hashed = 0;
+	for (int i = 0; i < 100000 && have < sizeof(got); i++) {
+		tcp_conn_progress(r.t);
+		ssize_t n = recv(r.ctrl, got + have, sizeof(got) - have, MSG_DONTWAIT);
+		if (n > 0)
+			have += (size_t)n;
+	}
+	CHECK_EQ(have, sizeof(got));
+	CHECK_EQ(hashed, 2ull * LEN);
+	for (uint32_t k = 0; k < NPDU; k++) {
+		check_h2c(got + k * PL, 1, 5, k * MAXH2C, MAXH2C, k == NPDU - 1, a, true);
+		check_h2c(got + (NPDU + k) * PL, 2, 6, k * MAXH2C, MAXH2C, k == NPDU - 1, b, true);
+	}
+	CHECK(!r.t->broken && !r.t->txn);
+	rig_down(&r);
+}
+
 /* A poll on a queue whose socket is full, with nothing to read, tries one
  * send: the read queued nothing that a second try could add. */
 TEST(a_full_socket_costs_one_send_per_poll)
@@ -1071,6 +1106,7 @@ int main(void)
 		T(an_r2ts_h2c_pdus_go_in_one_send),
 		T(r2ts_of_one_read_are_answered_in_one_send),
 		T(gathered_h2c_pdus_cut_by_a_full_socket_go_whole_later),
+		T(two_r2ts_cut_by_a_full_socket_hash_each_payload_once),
 		T(a_full_socket_costs_one_send_per_poll),
 	};
 	return run_tests("tcpconn", t, sizeof(t) / sizeof(t[0]));

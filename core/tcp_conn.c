@@ -149,7 +149,7 @@ int tcp_conn_attach(struct tcp_conn *t, int fd, void *ssl, const struct tcp_neg 
 	t->cq = cq;
 	t->broken = t->want_out = t->has_held = false;
 	t->sqhd = 0;
-	t->txhead = t->txn = t->tx_sent = 0;
+	t->txhead = t->txn = t->tx_sent = t->txxh = t->txxn = 0;
 	t->rqhead = t->rqn = 0;
 	t->shead = t->slen = 0;
 	t->ra_small = true;
@@ -443,7 +443,7 @@ static void rx_done(struct tcp_conn *t, int rc, const char *why)
 		if (t->rx.pdu.type == NVME_TCP_C2H_DATA)
 			t->ra_small = t->rx.pdu.datal < RA_DIRECT_MIN;
 		/* what it queued (an R2T's H2CData) goes with what the
-		 * rest of the read queues, in one send at the poll's end */
+		 * rest of the poll's reads queue, in one send after them */
 		on_pdu(t);
 	}
 }
@@ -515,8 +515,11 @@ void tcp_conn_progress(struct tcp_conn *t)
 		return;
 	if (t->txn)
 		tcp_tx_flush(t);
+	uint32_t txn = t->txn;
 	rx_pump(t);
-	if (t->txn)
+	/* what the reads queued (R2Ts' H2CData); with nothing new, a socket
+	 * that refused the first flush would refuse this one too */
+	if (t->txn > txn)
 		tcp_tx_flush(t);
 	if (tcp_zc_outstanding(&t->zc))
 		tcp_zc_reap(t);

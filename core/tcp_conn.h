@@ -45,6 +45,7 @@ struct tcp_conn {
 	struct { uint16_t slot; uint8_t h2c; } *txq; /* PDUs to send, in order */
 	uint32_t txcap, txhead, txn, tx_sent;
 	struct tcp_h2c_x *txx;     /* TX_GATHER: an R2T's later PDUs, gathered (tcp_tx.c) */
+	uint32_t txxh, txxn;       /* of them, the first built and how many are */
 	struct { uint64_t wr_id; uint8_t *buf; } *rq; /* posted receives */
 	uint32_t rqcap, rqhead, rqn;
 	uint16_t sqhd;             /* the last SQ Head Pointer a CapsuleResp reported */
@@ -58,7 +59,8 @@ struct tcp_conn {
 	bool ra_small;             /* the last C2HData payload was small: read far ahead */
 	uint64_t reads;            /* socket reads on the data path, for tests and profiles */
 	uint64_t ra_bytes;         /* bytes those reads put in the read-ahead, for the same */
-	uint64_t sends;            /* socket sends (sendmsg, or TLS records' writes), for the same */
+	uint64_t send_calls;       /* socket send calls (sendmsg, or TLS records' writes), those
+	                            * refused (EAGAIN, EINTR, ENOBUFS) included, for the same */
 	uint64_t rsps, data_success; /* completions by CapsuleResp, by C2HData's SUCCESS (kept across reconnects) */
 	struct tcp_zc zc;          /* MSG_ZEROCOPY of large writes (tcp_zc.h) */
 	char why[160];             /* what broke the connection */

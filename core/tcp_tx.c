@@ -15,7 +15,8 @@
 #include "tcp_crc32c.h"
 #include "tcp_zc.h"
 
-/* Bytes gathered per sendmsg: past that the socket would not take them now */
+/* Bytes past which a sendmsg gathers no more PDUs (so it carries at most
+ * that plus one PDU): past that the socket would not take them now */
 #define TX_BYTES (1u << 20)
 
 void tcp_tx_h2c_next(struct tcp_conn *t, struct tcp_cmd *c)
@@ -60,23 +61,35 @@ static uint32_t entry_iov(struct tcp_conn *t, uint32_t k, struct iovec *v, int *
 	return hl + dl + dd;
 }
 
+/* Whether scratch PDU x is the command's at offset o, built for its R2T */
+static bool x_is(const struct tcp_h2c_x *x, const struct tcp_cmd *c, uint32_t o)
+{
+	return x->cid == c->cid && x->ttag == c->ttag && x->off == o;
+}
+
 /* The head entry's PDU went out whole: an R2T's next H2CData PDU takes its
- * place (its header and digest copied from next, built for the same send,
- * or built now), or it leaves the queue. */
-static void entry_done(struct tcp_conn *t, const struct tcp_h2c_x *next)
+ * place (its header and digest copied from the scratch ring's first, built
+ * by an earlier gather, or built now), or it leaves the queue. */
+static void entry_done(struct tcp_conn *t)
 {
 	struct tcp_cmd *c = &t->cmds[t->txq[t->txhead].slot];
 	if (t->txq[t->txhead].h2c) {
 		c->h2c_off += c->h2c_len;
 		c->h2c_done += c->h2c_len;
 		if (c->h2c_off < c->h2c_end) {
-			if (!next)
+			const struct tcp_h2c_x *x = &t->txx[t->txxh];
+			if (!t->txxn || !x_is(x, c, c->h2c_off)) {
+				t->txxn = 0; /* the ring follows the queue: never */
 				return tcp_tx_h2c_next(t, c);
+			}
 			uint32_t n = c->h2c_end - c->h2c_off;
 			c->h2c_len = n < t->neg.maxh2cdata ? n : t->neg.maxh2cdata;
-			c->h2c_hlen = next->hlen;
-			memcpy(c->h2c_hdr, next->hdr, next->hlen);
-			memcpy(c->h2c_dd, next->dd, 4);
+			c->h2c_hlen = x->hlen;
+			memcpy(c->h2c_hdr, x->hdr, x->hlen);
+			if (t->neg.ddgst)
+				memcpy(c->h2c_dd, x->dd, 4);
+			t->txxh = (t->txxh + 1) % TX_GATHER;
+			t->txxn--;
 			return;
 		}
 		c->h2c_active = false;
@@ -93,21 +106,21 @@ static void entry_done(struct tcp_conn *t, const struct tcp_h2c_x *next)
 	t->txn--;
 }
 
-/* The gathered send: its iovecs, and its PDUs' lengths, each with the
- * scratch header it was built in (-1: its command's own buffers) */
+/* The gathered send: its iovecs, its PDUs' lengths, and how many of them
+ * are scratch PDUs (the ring's first nx) */
 struct gather {
 	struct iovec v[TX_GATHER * 3];
 	uint32_t lens[TX_GATHER];
-	int16_t x[TX_GATHER];
 	int nv, zc;
-	uint32_t np, bytes;
+	uint32_t np, nx, bytes;
 };
 
-/* An R2T's PDUs after the one its command holds, from offset o on: built
- * into the connection's scratch headers (their data digests computed now,
- * PDU by PDU, just before the send) while the send has room. True: all of
- * them are in. A PDU to go by zerocopy is left to a later send (its header
- * and digest buffers then are the command's, tcp_zc.h). */
+/* An R2T's PDUs after the one its command holds, from offset o on, while
+ * the send has room: each in the scratch ring's next PDU, built there (its
+ * data digest computed) unless an earlier gather did, so each digest is
+ * computed once however many sends its PDU takes. True: all of them are
+ * in. A PDU to go by zerocopy is left to a later send (its header and
+ * digest buffers then are the command's, tcp_zc.h). */
 static bool gather_rest(struct tcp_conn *t, struct tcp_cmd *c, struct gather *g)
 {
 	uint32_t o = c->h2c_off + c->h2c_len;
@@ -115,17 +128,22 @@ static bool gather_rest(struct tcp_conn *t, struct tcp_cmd *c, struct gather *g)
 		uint32_t dl = c->h2c_end - o < t->neg.maxh2cdata ? c->h2c_end - o : t->neg.maxh2cdata;
 		if (g->np == TX_GATHER || g->bytes >= TX_BYTES || g->zc >= 0 || tcp_zc_wants(t, dl))
 			return false;
-		struct tcp_h2c_x *x = &t->txx[g->np];
-		x->hlen = tcp_h2c_hdr(x->hdr, c->cid, c->ttag, o, dl, o + dl == c->h2c_end, &t->neg);
+		/* nx < np < TX_GATHER: the ring never laps itself */
+		struct tcp_h2c_x *x = &t->txx[(t->txxh + g->nx) % TX_GATHER];
+		if (g->nx >= t->txxn || !x_is(x, c, o)) {
+			x->cid = c->cid, x->ttag = c->ttag, x->off = o;
+			x->hlen = tcp_h2c_hdr(x->hdr, c->cid, c->ttag, o, dl, o + dl == c->h2c_end, &t->neg);
+			if (t->neg.ddgst)
+				put_le32(x->dd, crc32c(c->data + o, dl));
+			t->txxn = g->nx + 1; /* any built past it were for another order */
+		}
+		g->nx++;
 		g->v[g->nv++] = (struct iovec){x->hdr, x->hlen};
 		g->v[g->nv++] = (struct iovec){c->data + o, dl};
 		uint32_t dd = 0;
-		if (t->neg.ddgst) {
-			put_le32(x->dd, crc32c(c->data + o, dl));
+		if (t->neg.ddgst)
 			g->v[g->nv++] = (struct iovec){x->dd, dd = 4};
-		}
-		g->lens[g->np] = x->hlen + dl + dd;
-		g->x[g->np++] = (int16_t)(x - t->txx);
+		g->lens[g->np++] = x->hlen + dl + dd;
 		g->bytes += x->hlen + dl + dd;
 		o += dl;
 	}
@@ -135,15 +153,14 @@ static bool gather_rest(struct tcp_conn *t, struct tcp_cmd *c, struct gather *g)
 /* The send queue's PDUs from its head, in order, while the send has room. */
 static void gather(struct tcp_conn *t, bool copy, struct gather *g)
 {
-	g->nv = 0, g->zc = -1, g->np = g->bytes = 0;
+	g->nv = 0, g->zc = -1, g->np = g->nx = g->bytes = 0;
 	for (uint32_t k = 0; k < t->txn && g->np < TX_GATHER && g->bytes < TX_BYTES; k++) {
 		int n;
 		uint32_t at = (t->txhead + k) % t->txcap;
 		struct tcp_cmd *c = &t->cmds[t->txq[at].slot];
 		bool h2c = t->txq[at].h2c;
 		g->lens[g->np] = entry_iov(t, k, g->v + g->nv, &n);
-		g->bytes += g->lens[g->np];
-		g->x[g->np++] = -1;
+		g->bytes += g->lens[g->np++];
 		if (h2c && g->zc < 0 && !copy && tcp_zc_wants(t, c->h2c_len))
 			g->zc = g->nv + 1;
 		g->nv += n;
@@ -185,7 +202,7 @@ void tcp_tx_flush(struct tcp_conn *t)
 		v[first].iov_len -= skip;
 		int flags = cut(first, g.nv, g.zc, &end);
 		struct msghdr m = {.msg_iov = v + first, .msg_iovlen = (size_t)(end - first)};
-		t->sends++;
+		t->send_calls++;
 		ssize_t n = t->ssl ? tls_io_send(t->ssl, m.msg_iov, m.msg_iovlen, t->tls_out, TLS_IO_OUT_MAX)
 				   : sendmsg(t->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT | flags);
 		if (n < 0) {
@@ -214,7 +231,7 @@ void tcp_tx_flush(struct tcp_conn *t)
 		size_t left = (size_t)n + t->tx_sent;
 		for (uint32_t i = 0; i < g.np && left >= g.lens[i]; i++) {
 			left -= g.lens[i];
-			entry_done(t, i + 1 < g.np && g.x[i + 1] >= 0 ? &t->txx[g.x[i + 1]] : NULL);
+			entry_done(t);
 		}
 		t->tx_sent = (uint32_t)left;
 	}

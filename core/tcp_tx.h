@@ -14,11 +14,16 @@
 #define TX_GATHER 64
 
 /* An R2T's H2CData PDU beyond the one its command's buffers hold, built for
- * a gathered send (the connection has TX_GATHER of them) */
+ * a gathered send. The connection has a ring of TX_GATHER of them: those
+ * built, in send order from the queue's head, are kept until their PDU
+ * moves into its command's buffers, so a send that the socket cuts or
+ * refuses is tried again without building (hashing) them again. */
 struct tcp_h2c_x {
 	uint8_t hdr[NVME_TCP_HDR_MAX];
 	uint8_t dd[4];
 	uint32_t hlen;
+	uint32_t off;          /* its DATAO */
+	uint16_t cid, ttag;    /* the command and R2T it was built for */
 };
 
 struct tcp_conn;

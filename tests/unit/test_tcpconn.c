@@ -17,6 +17,17 @@
 #include "tcp_conn.h"
 #include "tcp_crc32c.h"
 
+/* Bytes the code under test hashes (CRC32C), counted through the linker's
+ * --wrap (the Makefile links this test with it) */
+static uint64_t hashed;
+uint32_t __real_crc32c_update(uint32_t crc, const void *p, size_t n);
+uint32_t __wrap_crc32c_update(uint32_t crc, const void *p, size_t n);
+uint32_t __wrap_crc32c_update(uint32_t crc, const void *p, size_t n)
+{
+	hashed += n;
+	return __real_crc32c_update(crc, p, n);
+}
+
 struct rig {
 	int host, ctrl;
 	struct tcp_conn *t;
@@ -938,9 +949,9 @@ TEST(an_r2ts_h2c_pdus_go_in_one_send)
 		rig_up_dg(&r, 4096, false, dd);
 		send_cmd(&r, NVME_CMD_WRITE, 0x0401, data, sizeof(data));
 		r2t(&r, 0x0401, 9, 0, sizeof(data));
-		uint64_t sends = r.t->sends;
+		uint64_t sends = r.t->send_calls;
 		tcp_conn_progress(r.t);
-		CHECK_EQ(r.t->sends - sends, 1);
+		CHECK_EQ(r.t->send_calls - sends, 1);
 		size_t pl = 24 + 4096 + (dd ? 4 : 0);
 		CHECK_EQ(recv(r.ctrl, got, 4 * pl, MSG_WAITALL), (ssize_t)(4 * pl));
 		for (uint32_t k = 0; k < 4; k++)
@@ -964,9 +975,9 @@ TEST(r2ts_of_one_read_are_answered_in_one_send)
 	send_cmd(&r, NVME_CMD_WRITE, 2, b, sizeof(b));
 	r2t(&r, 1, 7, 0, sizeof(a));
 	r2t(&r, 2, 8, 0, sizeof(b));
-	uint64_t sends = r.t->sends;
+	uint64_t sends = r.t->send_calls;
 	tcp_conn_progress(r.t);
-	CHECK_EQ(r.t->sends - sends, 1);
+	CHECK_EQ(r.t->send_calls - sends, 1);
 	CHECK_EQ(recv(r.ctrl, got, sizeof(got), MSG_WAITALL), (ssize_t)sizeof(got));
 	check_h2c(got, 1, 7, 0, 8192, true, a, false);
 	check_h2c(got + 24 + 8192, 2, 8, 0, 8192, true, b, false);
@@ -975,7 +986,8 @@ TEST(r2ts_of_one_read_are_answered_in_one_send)
 
 /* A socket that takes only part of a gathered send: the rest goes in later
  * sends, byte for byte what one would have carried (headers, payloads and
- * digests of the PDUs the partial send cut). */
+ * digests of the PDUs the partial send cut). Each PDU's data digest is
+ * computed once, however many sends and refused sends it takes. */
 TEST(gathered_h2c_pdus_cut_by_a_full_socket_go_whole_later)
 {
 	enum { LEN = 256 << 10, MAXH2C = 4096, PL = 24 + MAXH2C + 4, NPDU = LEN / MAXH2C };
@@ -988,8 +1000,9 @@ TEST(gathered_h2c_pdus_cut_by_a_full_socket_go_whole_later)
 	CHECK_EQ(setsockopt(r.host, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
 	send_cmd(&r, NVME_CMD_WRITE, 3, data, sizeof(data));
 	r2t(&r, 3, 4, 0, sizeof(data));
-	uint64_t sends = r.t->sends;
+	uint64_t sends = r.t->send_calls;
 	size_t have = 0;
+	hashed = 0;
 	for (int i = 0; i < 100000 && have < sizeof(got); i++) {
 		tcp_conn_progress(r.t);
 		ssize_t n = recv(r.ctrl, got + have, sizeof(got) - have, MSG_DONTWAIT);
@@ -997,10 +1010,69 @@ TEST(gathered_h2c_pdus_cut_by_a_full_socket_go_whole_later)
 			have += (size_t)n;
 	}
 	CHECK_EQ(have, sizeof(got));
-	CHECK(r.t->sends - sends > 1); /* the socket did cut it */
+	CHECK(r.t->send_calls - sends > 1); /* the socket did cut it */
+	CHECK_EQ(hashed, (uint64_t)LEN); /* the R2T has no digest: only the payloads */
 	for (uint32_t k = 0; k < NPDU; k++)
 		check_h2c(got + k * PL, 3, 4, k * MAXH2C, MAXH2C, k == NPDU - 1, data, true);
 	CHECK(!r.t->broken && !r.t->txn);
+	rig_down(&r);
+}
+
+/* Two writes' R2Ts, each more PDUs than a send gathers, cut by a full
+ * socket: the PDUs built ahead for a later send are those it sends, in
+ * order across both commands, each payload hashed once. */
+TEST(two_r2ts_cut_by_a_full_socket_hash_each_payload_once)
+{
+	enum { LEN = 192 << 10, MAXH2C = 2048, PL = 24 + MAXH2C + 4, NPDU = LEN / MAXH2C };
+	static uint8_t a[LEN], b[LEN], got[2 * NPDU * PL];
+	for (size_t i = 0; i < LEN; i++)
+		a[i] = (uint8_t)(i * 7 + (i >> 11)), b[i] = (uint8_t)(i * 11 + 3);
+	struct rig r;
+	rig_up_dg(&r, MAXH2C, false, true);
+	int small = 8192;
+	CHECK_EQ(setsockopt(r.host, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+	send_cmd(&r, NVME_CMD_WRITE, 1, a, LEN);
+	send_cmd(&r, NVME_CMD_WRITE, 2, b, LEN);
+	r2t(&r, 1, 5, 0, LEN);
+	r2t(&r, 2, 6, 0, LEN);
+	size_t have = 0;
+	hashed = 0;
+	for (int i = 0; i < 100000 && have < sizeof(got); i++) {
+		tcp_conn_progress(r.t);
+		ssize_t n = recv(r.ctrl, got + have, sizeof(got) - have, MSG_DONTWAIT);
+		if (n > 0)
+			have += (size_t)n;
+	}
+	CHECK_EQ(have, sizeof(got));
+	CHECK_EQ(hashed, 2ull * LEN);
+	for (uint32_t k = 0; k < NPDU; k++) {
+		check_h2c(got + k * PL, 1, 5, k * MAXH2C, MAXH2C, k == NPDU - 1, a, true);
+		check_h2c(got + (NPDU + k) * PL, 2, 6, k * MAXH2C, MAXH2C, k == NPDU - 1, b, true);
+	}
+	CHECK(!r.t->broken && !r.t->txn);
+	rig_down(&r);
+}
+
+/* A poll on a queue whose socket is full, with nothing to read, tries one
+ * send: the read queued nothing that a second try could add. */
+TEST(a_full_socket_costs_one_send_per_poll)
+{
+	enum { LEN = 256 << 10 };
+	static uint8_t data[LEN];
+	struct rig r;
+	rig_up_dg(&r, 4096, false, true);
+	int small = 8192;
+	CHECK_EQ(setsockopt(r.host, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+	send_cmd(&r, NVME_CMD_WRITE, 3, data, sizeof(data));
+	r2t(&r, 3, 4, 0, sizeof(data));
+	tcp_conn_progress(r.t); /* reads the R2T, sends what the socket takes */
+	CHECK(r.t->txn && r.t->want_out);
+	for (int i = 0; i < 3; i++) {
+		uint64_t sends = r.t->send_calls;
+		tcp_conn_progress(r.t);
+		CHECK_EQ(r.t->send_calls - sends, 1);
+		CHECK(r.t->txn && r.t->want_out && !r.t->broken);
+	}
 	rig_down(&r);
 }
 
@@ -1034,6 +1106,8 @@ int main(void)
 		T(an_r2ts_h2c_pdus_go_in_one_send),
 		T(r2ts_of_one_read_are_answered_in_one_send),
 		T(gathered_h2c_pdus_cut_by_a_full_socket_go_whole_later),
+		T(two_r2ts_cut_by_a_full_socket_hash_each_payload_once),
+		T(a_full_socket_costs_one_send_per_poll),
 	};
 	return run_tests("tcpconn", t, sizeof(t) / sizeof(t[0]));
 }

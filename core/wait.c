@@ -43,12 +43,17 @@ uint64_t q_spin_budget(const struct q_waiter *w, uint32_t inflight)
  * the CPUs, a spinning thread takes the CPU from the others' work and from
  * the target's, and a QP-scaling sweep paid 4 to 8 times the kernel host's
  * CPU per I/O from 2 to 16 jobs on two CPUs (BENCHMARKS.md, "Adaptive
- * waits"). So the spin is a share of the hybrid one: each wait that had to
- * wait is judged, once, by whether the hybrid spin would have caught its
- * completion, and a wait that starts while the process's polling groups
- * outnumber its CPUs is judged a spin that found nothing. Halving and
- * doubling: some eight crowded waits take the spin to nothing, four good
- * ones back to all of it. */
+ * waits"). So the spin is a share of the hybrid one, judged at each wait
+ * that finds nothing at once: one that starts while the process's polling
+ * groups outnumber its CPUs is a spin whose polls would find no work of
+ * its own, only take the CPU from those that have it, and halves the
+ * share; any other doubles it back. Judged by the spin's own findings
+ * instead (did the completion come within the hybrid spin), one job alone
+ * locked itself at nothing: a wait that slept saw its completion late by a
+ * wake-up, the job slowed, the gap between completions grew past
+ * SPIN_GAP_MAX_US, and the hybrid spin it was judged against fell to
+ * spin_us (1 job, QD4: 1,068 IOPS against hybrid's 3,513). Five crowded
+ * waits take the spin to nothing, five uncrowded ones back to all of it. */
 #define SPIN_SCALE_STEP (Q_SPIN_SCALE_MAX / 16)
 uint16_t q_spin_adapt(uint16_t scale, bool found_work)
 {
@@ -81,30 +86,25 @@ static void spin_judge(struct q_waiter *w, bool found_work)
 		w->spin_scale_min = w->spin_scale;
 }
 
-/* When the spin of a wait that found nothing at once ends; *full, the
- * hybrid spin's length, *judge whether the wait's end is still to judge. */
-static uint64_t spin_plan(struct q_waiter *w, uint64_t t0, uint64_t *full, bool *judge)
+/* When the spin of a wait that found nothing at once ends. */
+static uint64_t spin_plan(struct q_waiter *w, uint64_t t0)
 {
-	*judge = false;
-	*full = w->mode == NVMEOF_WAIT_SLEEP ? 0 : q_spin_budget(w, w->inflight(w->ctx));
+	uint64_t full = w->mode == NVMEOF_WAIT_SLEEP ? 0 : q_spin_budget(w, w->inflight(w->ctx));
 	if (w->mode != NVMEOF_WAIT_ADAPTIVE)
-		return t0 + *full;
+		return t0 + full;
 	if (!w->adapting) {
 		w->adapting = true;
 		w->spin_scale = w->spin_scale_min = Q_SPIN_SCALE_MAX;
 	}
-	if (w->pollers && q_spin_crowded(__atomic_load_n(w->pollers, __ATOMIC_RELAXED), w->ncpus))
-		spin_judge(w, false);
-	else
-		*judge = true;
-	return t0 + *full * w->spin_scale / Q_SPIN_SCALE_MAX;
+	spin_judge(w, !(w->pollers && q_spin_crowded(__atomic_load_n(w->pollers, __ATOMIC_RELAXED), w->ncpus)));
+	return t0 + full * w->spin_scale / Q_SPIN_SCALE_MAX;
 }
 
 int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 {
 	uint64_t t0 = nvmeof_now_us(), deadline = t0 + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000u;
-	uint64_t spin_end = 0, full = 0;
-	bool planned = false, judge = false;
+	uint64_t spin_end = 0;
+	bool planned = false;
 	uint32_t total = 0;
 	uint64_t last_yield = t0;
 	for (;;) {
@@ -113,23 +113,17 @@ int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 			return total ? (int)total : rc;
 		uint64_t now = nvmeof_now_us();
 		total += (uint32_t)rc;
-		if (total >= min) {
-			if (judge) /* would the whole hybrid spin have caught it? */
-				spin_judge(w, now - t0 <= full);
+		if (total >= min)
 			return (int)total;
-		}
 		if (!rc)
 			w->st_empty_polls++;
-		if (now >= deadline) {
-			if (judge && now - t0 > full)
-				spin_judge(w, false);
+		if (now >= deadline)
 			return (int)total;
-		}
 		if (w->mode == NVMEOF_WAIT_POLL || !w->arm)
 			continue;
 		if (!planned) {
 			planned = true;
-			spin_end = spin_plan(w, t0, &full, &judge);
+			spin_end = spin_plan(w, t0);
 		}
 		if (now < spin_end) {
 			/* A long spin lets whatever else is runnable on this CPU
@@ -159,11 +153,8 @@ int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 		if (rc < 0)
 			return total ? (int)total : rc;
 		total += (uint32_t)rc;
-		if (total >= min) {
-			if (judge)
-				spin_judge(w, nvmeof_now_us() - t0 <= full);
+		if (total >= min)
 			return (int)total;
-		}
 		if (!rc)
 			w->st_empty_polls++;
 		if (!step_ms && w->reconnecting(w->ctx))

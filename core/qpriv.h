@@ -173,10 +173,10 @@ int q_queues_sleep(struct nvmeof_queue *const *qs, uint32_t n, int ms);
  * member is connected (wait.c) */
 bool q_group_pending(const struct nvmeof_poll_group *g);
 uint64_t q_spin_budget(const struct q_waiter *w, uint32_t inflight); /* us */
-/* The adaptive wait's control (wait.c): a wait whose spin would have
- * found work grows the share (doubles it, from nothing to 1/16), one whose
- * spin found none, or that spun while more polling groups than CPUs
- * wanted them, shrinks it (halves it, below 1/16 to nothing). */
+/* The adaptive wait's control (wait.c): a wait whose spin may find work
+ * grows the share (doubles it, from nothing to 1/16), one whose polls would
+ * find none of its own (more polling groups than CPUs) shrinks it (halves
+ * it, below 1/16 to nothing). */
 #define Q_SPIN_SCALE_MAX 1024
 uint16_t q_spin_adapt(uint16_t scale, bool found_work);
 /* More of the process's polling poll groups than CPUs to run them on. */

@@ -102,9 +102,8 @@ enum nvmeof_wait_mode {
 	NVMEOF_WAIT_POLL = 1,   /* busy poll: lowest latency, one core burnt */
 	NVMEOF_WAIT_SLEEP = 2,  /* sleep at once, as the kernel initiator does */
 	/* (0.6, the default) HYBRID whose spin shrinks toward nothing while
-	 * spinning does not pay: the spin found no work, or the process's
-	 * polling poll groups outnumber the CPUs it may run on; and grows back
-	 * when a completion comes within what HYBRID would spin */
+	 * spinning does not pay (the process's polling poll groups of I/O
+	 * queues outnumber the CPUs it may run on) and grows back when it does */
 	NVMEOF_WAIT_ADAPTIVE = 3,
 };
 

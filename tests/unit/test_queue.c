@@ -1405,9 +1405,9 @@ TEST(hybrid_spin_follows_the_completion_gap)
 	CHECK(w.gap_us >= 900 && w.gap_us <= 950);
 }
 
-/* wait=adaptive's control: a wait whose spin would have found work grows
- * the share of the hybrid spin, one that found none (or spun while the
- * process's polling groups outnumbered its CPUs) shrinks it; both bounded. */
+/* wait=adaptive's control: a wait whose spin may find work grows the share
+ * of the hybrid spin, one whose polls would find none of their own (the
+ * process's polling groups outnumber its CPUs) shrinks it; both bounded. */
 TEST(adaptive_spin_shrinks_on_nothing_and_grows_on_work)
 {
 	uint16_t s = Q_SPIN_SCALE_MAX;
@@ -1434,8 +1434,8 @@ TEST(adaptive_spin_shrinks_on_nothing_and_grows_on_work)
 	CHECK(!q_spin_crowded(64, 0));
 }
 
-/* A crowded adaptive waiter's spin shrinks wait after wait even while
- * its completions come quickly; hybrid's stays whole. */
+/* A crowded adaptive waiter's spin shrinks wait after wait even while its
+ * completions come quickly, and grows back once it is not crowded. */
 static int fake_poll_one(void *ctx) { return ++*(int *)ctx % 2 == 0; } /* nothing, then one */
 static int fake_arm(void *ctx) { (void)ctx; return 0; }
 static int fake_sleep(void *ctx, int ms) { (void)ctx; (void)ms; return 1; }

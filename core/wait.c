@@ -41,9 +41,10 @@ uint64_t q_spin_budget(const struct q_waiter *w, uint32_t inflight)
 
 /* The adaptive wait (NVMEOF_WAIT_ADAPTIVE). Where its threads outnumber
  * the CPUs, a spinning thread takes the CPU from the others' work and from
- * the target's, and a QP-scaling sweep paid 4 to 8 times the kernel host's
- * CPU per I/O from 2 to 16 jobs on two CPUs (BENCHMARKS.md, "Adaptive
- * waits"). So the spin is a share of the hybrid one, judged at each wait
+ * the target's: in the QP-scaling sweep on two CPUs ours paid 1.3 to 2.3
+ * times the kernel host's CPU per I/O from 8 jobs on (BENCHMARKS.md,
+ * "Queue-pair scaling" and "Adaptive waits"). So the spin is a share of
+ * the hybrid one, judged at each wait
  * that finds nothing at once: one that starts while the process's polling
  * groups outnumber its CPUs is a spin whose polls would find no work of
  * its own, only take the CPU from those that have it, and halves the

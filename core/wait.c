@@ -44,11 +44,10 @@ uint64_t q_spin_budget(const struct q_waiter *w, uint32_t inflight)
  * the target's: in the QP-scaling sweep on two CPUs ours paid 1.3 to 2.3
  * times the kernel host's CPU per I/O from 8 jobs on (BENCHMARKS.md,
  * "Queue-pair scaling" and "Adaptive waits"). So the spin is a share of
- * the hybrid one, judged at each wait
- * that finds nothing at once: one that starts while the process's polling
- * groups outnumber its CPUs is a spin whose polls would find no work of
- * its own, only take the CPU from those that have it, and halves the
- * share; any other doubles it back. Judged by the spin's own findings
+ * the hybrid one, judged at each wait that finds nothing at once: one
+ * that starts while the process's polling groups outnumber its CPUs is a
+ * spin whose polls would find no work of its own, only take the CPU from
+ * those that have it, and halves the share; any other doubles it back. Judged by the spin's own findings
  * instead (did the completion come within the hybrid spin), one job alone
  * locked itself at nothing: a wait that slept saw its completion late by a
  * wake-up, the job slowed, the gap between completions grew past

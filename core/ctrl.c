@@ -109,7 +109,7 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 				  NVMEOF_MAX_DEPTH);
 	if (!opts->cmd_timeout_ms || !opts->connect_timeout_ms)
 		return nvmeof_err(NVMEOF_EINVAL, "connect: timeouts must be non-zero");
-	if ((unsigned)opts->wait_mode > NVMEOF_WAIT_SLEEP)
+	if ((unsigned)opts->wait_mode > NVMEOF_WAIT_ADAPTIVE)
 		return nvmeof_err(NVMEOF_EINVAL, "connect: unknown wait mode %d", (int)opts->wait_mode);
 	bool tcp = opts->trtype && !strcasecmp(opts->trtype, "tcp");
 	if (opts->trtype && opts->trtype[0] && !tcp && strcasecmp(opts->trtype, "rdma"))

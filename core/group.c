@@ -70,6 +70,7 @@ int nvmeof_poll_group_destroy(struct nvmeof_poll_group *g)
 		return nvmeof_err(NVMEOF_EINVAL, "destroy poll group: NULL group");
 	if (g->nmembers)
 		return nvmeof_err(NVMEOF_EBUSY, "destroy poll group: %u queue(s) still in it", g->nmembers);
+	q_waiter_uncount(&g->waiter);
 	g->tr->cq_close(g);
 	free(g);
 	return 0;

@@ -146,6 +146,15 @@ struct q_waiter {
 	uint64_t last_us, gap_us;     /* last completion; mean time between them */
 	uint64_t st_sleeps;
 	uint64_t st_sleep_timeouts; /* of them, those that ran to their end */
+	/* NVMEOF_WAIT_ADAPTIVE (wait.c): the share of the hybrid spin it
+	 * spins, of Q_SPIN_SCALE_MAX, and the least it came to; set at its
+	 * first wait (adapting). pollers: the count of the process's polling
+	 * poll groups, which this one is in until destroyed; NULL: not in it. */
+	uint16_t spin_scale, spin_scale_min;
+	bool adapting;
+	uint32_t *pollers;
+	uint32_t ncpus;               /* CPUs the process may run on, taken when counted */
+	uint64_t st_empty_polls;      /* polls of its waits that found nothing */
 };
 int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms);
 /* wait.c: the arm and sleep of a wait over several queues, each in its own
@@ -164,6 +173,22 @@ int q_queues_sleep(struct nvmeof_queue *const *qs, uint32_t n, int ms);
  * member is connected (wait.c) */
 bool q_group_pending(const struct nvmeof_poll_group *g);
 uint64_t q_spin_budget(const struct q_waiter *w, uint32_t inflight); /* us */
+/* The adaptive wait's control (wait.c): a wait whose spin may find work
+ * grows the share (doubles it, from nothing to 1/16), one whose polls would
+ * find none of its own (more polling groups than CPUs) shrinks it (halves
+ * it, below 1/16 to nothing). */
+#define Q_SPIN_SCALE_MAX 1024
+uint16_t q_spin_adapt(uint16_t scale, bool found_work);
+/* More of the process's polling poll groups than CPUs to run them on. */
+bool q_spin_crowded(uint32_t pollers, uint32_t ncpus);
+/* A group's waiter leaves the process's count of polling groups (inline:
+ * group.c sits below wait.c). */
+static inline void q_waiter_uncount(struct q_waiter *w)
+{
+	if (w->pollers)
+		__atomic_sub_fetch(w->pollers, 1, __ATOMIC_RELAXED);
+	w->pollers = NULL;
+}
 #define Q_GAP_SAMPLE_MAX_US 4000 /* twice wait.c's longest QD1 spin gap */
 /* A moving average of the time between completions (from the second on:
  * the first has no predecessor), fed by every poll that completes

@@ -86,6 +86,21 @@ uint64_t nvmeof_queue_sleep_timeouts(const struct nvmeof_queue *q)
 	return q->group ? q->group->waiter.st_sleep_timeouts : 0;
 }
 
+static uint32_t spin_pct(const struct q_waiter *w, uint16_t scale)
+{
+	return w && w->adapting ? (uint32_t)scale * 100u / Q_SPIN_SCALE_MAX : 100u;
+}
+
+uint32_t nvmeof_queue_spin_share(const struct nvmeof_queue *q, uint32_t *lowest, uint64_t *empty_polls)
+{
+	const struct q_waiter *w = q && q->group ? &q->group->waiter : NULL;
+	if (lowest)
+		*lowest = spin_pct(w, w ? w->spin_scale_min : 0);
+	if (empty_polls)
+		*empty_polls = w ? w->st_empty_polls : 0;
+	return spin_pct(w, w ? w->spin_scale : 0);
+}
+
 void q_set_connect_cost(struct nvmeof_queue *q, uint32_t retries, uint64_t ms)
 {
 	q->connect_retries = retries;

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "qpriv.h"
 #include "util.h"
@@ -38,10 +39,72 @@ uint64_t q_spin_budget(const struct q_waiter *w, uint32_t inflight)
 	return g > b ? g : b;
 }
 
+/* The adaptive wait (NVMEOF_WAIT_ADAPTIVE). Where its threads outnumber
+ * the CPUs, a spinning thread takes the CPU from the others' work and from
+ * the target's: in the QP-scaling sweep on two CPUs ours paid 1.3 to 2.3
+ * times the kernel host's CPU per I/O from 8 jobs on (BENCHMARKS.md,
+ * "Queue-pair scaling" and "Adaptive waits"). So the spin is a share of
+ * the hybrid one, judged at each wait that finds nothing at once: one
+ * that starts while the process's polling groups outnumber its CPUs is a
+ * spin whose polls would find no work of its own, only take the CPU from
+ * those that have it, and halves the share; any other doubles it back. Judged by the spin's own findings
+ * instead (did the completion come within the hybrid spin), one job alone
+ * locked itself at nothing: a wait that slept saw its completion late by a
+ * wake-up, the job slowed, the gap between completions grew past
+ * SPIN_GAP_MAX_US, and the hybrid spin it was judged against fell to
+ * spin_us (1 job, QD4: 1,068 IOPS against hybrid's 3,513). Five crowded
+ * waits take the spin to nothing, five uncrowded ones back to all of it. */
+#define SPIN_SCALE_STEP (Q_SPIN_SCALE_MAX / 16)
+uint16_t q_spin_adapt(uint16_t scale, bool found_work)
+{
+	if (found_work)
+		return !scale ? SPIN_SCALE_STEP : scale >= Q_SPIN_SCALE_MAX / 2 ? Q_SPIN_SCALE_MAX : (uint16_t)(2 * scale);
+	return scale / 2 >= SPIN_SCALE_STEP ? (uint16_t)(scale / 2) : 0;
+}
+
+bool q_spin_crowded(uint32_t pollers, uint32_t ncpus) { return ncpus && pollers > ncpus; }
+
+/* The process's poll groups of I/O queues that wait adaptively (atomic):
+ * each is a thread's polling, one job's on the engine's usual one
+ * controller a job. */
+static uint32_t q_pollers;
+
+static void waiter_count(struct q_waiter *w)
+{
+	cpu_set_t set;
+	/* the process's (its main thread's) CPUs, not this thread's: jobs
+	 * pinned each to a CPU of its own do not crowd one another */
+	w->ncpus = sched_getaffinity(getpid(), sizeof(set), &set) ? 0 : (uint32_t)CPU_COUNT(&set);
+	__atomic_add_fetch(&q_pollers, 1, __ATOMIC_RELAXED);
+	w->pollers = &q_pollers;
+}
+
+static void spin_judge(struct q_waiter *w, bool found_work)
+{
+	w->spin_scale = q_spin_adapt(w->spin_scale, found_work);
+	if (w->spin_scale < w->spin_scale_min)
+		w->spin_scale_min = w->spin_scale;
+}
+
+/* When the spin of a wait that found nothing at once ends. */
+static uint64_t spin_plan(struct q_waiter *w, uint64_t t0)
+{
+	uint64_t full = w->mode == NVMEOF_WAIT_SLEEP ? 0 : q_spin_budget(w, w->inflight(w->ctx));
+	if (w->mode != NVMEOF_WAIT_ADAPTIVE)
+		return t0 + full;
+	if (!w->adapting) {
+		w->adapting = true;
+		w->spin_scale = w->spin_scale_min = Q_SPIN_SCALE_MAX;
+	}
+	spin_judge(w, !(w->pollers && q_spin_crowded(__atomic_load_n(w->pollers, __ATOMIC_RELAXED), w->ncpus)));
+	return t0 + full * w->spin_scale / Q_SPIN_SCALE_MAX;
+}
+
 int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 {
 	uint64_t t0 = nvmeof_now_us(), deadline = t0 + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000u;
-	uint64_t spin_end = w->mode == NVMEOF_WAIT_HYBRID ? t0 + q_spin_budget(w, w->inflight(w->ctx)) : t0;
+	uint64_t spin_end = 0;
+	bool planned = false;
 	uint32_t total = 0;
 	uint64_t last_yield = t0;
 	for (;;) {
@@ -52,10 +115,16 @@ int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 		total += (uint32_t)rc;
 		if (total >= min)
 			return (int)total;
+		if (!rc)
+			w->st_empty_polls++;
 		if (now >= deadline)
 			return (int)total;
 		if (w->mode == NVMEOF_WAIT_POLL || !w->arm)
 			continue;
+		if (!planned) {
+			planned = true;
+			spin_end = spin_plan(w, t0);
+		}
 		if (now < spin_end) {
 			/* A long spin lets whatever else is runnable on this CPU
 			 * go first: where the target shares the CPU, its own
@@ -86,6 +155,8 @@ int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 		total += (uint32_t)rc;
 		if (total >= min)
 			return (int)total;
+		if (!rc)
+			w->st_empty_polls++;
 		if (!step_ms && w->reconnecting(w->ctx))
 			continue; /* that poll lost a connection: no CQ to sleep on */
 		uint64_t left_ms = (deadline - now + 999) / 1000, slice = w->slice_ms ? (uint64_t)w->slice_ms(w->ctx) : HOUSEKEEP_MS;
@@ -237,6 +308,10 @@ int nvmeof_poll_group_wait(struct nvmeof_poll_group *g, uint32_t min, int timeou
 		w->slice_ms = gw_slice;
 		w->reconnecting = gw_reconnecting;
 		w->inflight = gw_inflight;
+		/* an I/O queue's group: a thread's polling (the admin queue's
+		 * waits are the same thread's, or a keep-alive's that sleeps) */
+		if (w->mode == NVMEOF_WAIT_ADAPTIVE && g->nmembers && g->list[0]->qid)
+			waiter_count(w);
 	}
 	return q_wait(w, min, timeout_ms);
 }

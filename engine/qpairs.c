@@ -166,7 +166,7 @@ void qpairs_close(struct jqueue *jq, const char *who)
 		paths_close(jq, who);
 		return;
 	}
-	char slept[80] = "";
+	char slept[200] = "", spin[120] = "";
 	uint64_t sleeps = 0, sleeps_out = 0;
 	unsigned int nq = jq->nq;
 	/* quiet=1: the job's one line, these summed over its queue pairs */
@@ -189,9 +189,17 @@ void qpairs_close(struct jqueue *jq, const char *who)
 		 * Read by the target: in_capsule=); and what connecting it took
 		 * (retries under load). A sleep that ran to its end while
 		 * commands were in flight slept through their completions. */
+		/* wait=adaptive: how much of the hybrid spin it kept, at the end
+		 * and at least, and the polls that found nothing (docs/engine.md) */
+		uint32_t low = 100;
+		uint64_t empty = 0;
+		uint32_t share = nvmeof_queue_spin_share(q, &low, &empty);
+		if (jq->sc && jq->sc->cfg.o.wait_mode == NVMEOF_WAIT_ADAPTIVE)
+			snprintf(spin, sizeof(spin), ", spin %u%% of hybrid's (lowest %u%%), %llu empty poll(s)", share, low,
+				 (unsigned long long)empty);
 		if (jq->nq == 1)
-			snprintf(slept, sizeof(slept), ", %llu sleep(s) (%llu to their end)", (unsigned long long)st.sleeps,
-				 (unsigned long long)nvmeof_queue_sleep_timeouts(q));
+			snprintf(slept, sizeof(slept), ", %llu sleep(s) (%llu to their end)%s", (unsigned long long)st.sleeps,
+				 (unsigned long long)nvmeof_queue_sleep_timeouts(q), spin);
 		else { /* the group's: said once below */
 			sleeps = st.sleeps;
 			sleeps_out = nvmeof_queue_sleep_timeouts(q);
@@ -232,8 +240,8 @@ void qpairs_close(struct jqueue *jq, const char *who)
 		nvmeof_queue_destroy(q);
 	}
 	if (nq > 1)
-		eng_info("nvmeof: the job's poll group of %u queue pairs: %llu sleep(s) (%llu to their end); %s\n", nq,
-			 (unsigned long long)sleeps, (unsigned long long)sleeps_out, who);
+		eng_info("nvmeof: the job's poll group of %u queue pairs: %llu sleep(s) (%llu to their end)%s; %s\n", nq,
+			 (unsigned long long)sleeps, (unsigned long long)sleeps_out, spin, who);
 	if (eng_quiet && nq)
 		eng_summary("nvmeof: %s: %u queue pair(s), %llu command(s), %llu doorbell(s), %llu reconnect(s), "
 			    "%llu timed out, %llu retried, %llu abandoned\n", who, nq, (unsigned long long)cmds,

@@ -37,7 +37,8 @@ static void usage(FILE *f)
 		"      --warmup=SECONDS     I/O before the measured time, not counted (0; spdk_nvme_perf's -a)\n"
 		"  -c, --cpus=LIST          one thread and one queue per CPU, pinned: 0x3 (a mask, as\n"
 		"                           spdk_nvme_perf's) or 0,2-3 (a list); default one queue, not pinned\n"
-		"      --wait=MODE          poll (default: a core per queue, as spdk_nvme_perf), hybrid or sleep\n"
+		"      --wait=MODE          poll (default: a core per queue, as spdk_nvme_perf), hybrid,\n"
+		"                           sleep or adaptive\n"
 		"  -r, --trid=TRID          spdk_nvme_perf's transport ID: 'trtype:TCP traddr:A trsvcid:P\n"
 		"                           subnqn:NQN ns:N' (sets -t -a -s -n -N)\n"
 		"  -t, --transport=rdma     rdma or tcp\n"
@@ -212,7 +213,8 @@ static void report(const struct args *a, const struct perf_cfg *cfg, const char 
 	double mean = t.ios ? us(t.lat_sum_ns) / (double)t.ios : 0;
 	double cpu_io = t.ios ? us(t.cpu_user_ns + t.cpu_sys_ns) / (double)t.ios : 0;
 	const char *tr = a->trtype && !strcasecmp(a->trtype, "tcp") ? "tcp" : "rdma";
-	const char *wait = cfg->wait == NVMEOF_WAIT_POLL ? "poll" : cfg->wait == NVMEOF_WAIT_SLEEP ? "sleep" : "hybrid";
+	static const char *const waits[] = {"hybrid", "poll", "sleep", "adaptive"};
+	const char *wait = waits[cfg->wait];
 	if (!json) {
 		printf("perf: %s, %u bytes, queue depth %u, %u queue(s), %u s (%u s warm-up), %s %s:%s, digests %s/%s, "
 		       "wait %s\n", pat, cfg->io_size, cfg->qd, nw, cfg->time_s, cfg->warmup_s,
@@ -351,8 +353,10 @@ int tool_perf(int argc, char **argv)
 				cfg.wait = NVMEOF_WAIT_HYBRID;
 			else if (!strcmp(optarg, "sleep"))
 				cfg.wait = NVMEOF_WAIT_SLEEP;
+			else if (!strcmp(optarg, "adaptive"))
+				cfg.wait = NVMEOF_WAIT_ADAPTIVE;
 			else
-				return bad("--wait", optarg, "is not poll, hybrid or sleep");
+				return bad("--wait", optarg, "is not poll, hybrid, sleep or adaptive");
 			break;
 		case 'r':
 			if (trid_arg(optarg, &a, &cfg))

@@ -101,6 +101,10 @@ enum nvmeof_wait_mode {
 	NVMEOF_WAIT_HYBRID = 0, /* spin spin_us, then sleep on the completion channel */
 	NVMEOF_WAIT_POLL = 1,   /* busy poll: lowest latency, one core burnt */
 	NVMEOF_WAIT_SLEEP = 2,  /* sleep at once, as the kernel initiator does */
+	/* (0.6, the default) HYBRID whose spin shrinks toward nothing while
+	 * spinning does not pay (the process's polling poll groups of I/O
+	 * queues outnumber the CPUs it may run on) and grows back when it does */
+	NVMEOF_WAIT_ADAPTIVE = 3,
 };
 
 /* Self-diagnosis (nvmeof_ctrl_opts.trace): called at each step of bringing
@@ -132,8 +136,8 @@ struct nvmeof_ctrl_opts {
 				      * connection loss, try every this many ms */
 	uint32_t ctrl_loss_tmo_ms;   /* give up (fail what waits) after; 60000 */
 	bool in_capsule;         /* small writes in the command capsule when allowed; true */
-	enum nvmeof_wait_mode wait_mode; /* default HYBRID */
-	uint32_t spin_us;        /* HYBRID spin before sleeping; 20 */
+	enum nvmeof_wait_mode wait_mode; /* default ADAPTIVE (HYBRID before 0.6) */
+	uint32_t spin_us;        /* HYBRID, ADAPTIVE spin before sleeping; 20 */
 	/* version 0.2 */
 	nvmeof_trace_cb trace;   /* NULL (default): no trace; see nvmeof_trace_cb */
 	void *trace_arg;
@@ -588,6 +592,12 @@ void nvmeof_queue_stats(const struct nvmeof_queue *q, struct nvmeof_queue_stats 
  * woken by a completion or an event. While commands are in flight to a
  * live target, each one is a completion the wait slept through. */
 uint64_t nvmeof_queue_sleep_timeouts(const struct nvmeof_queue *q);
+/* (0.6) The queue's poll group's adaptive spin (NVMEOF_WAIT_ADAPTIVE): the
+ * share of a hybrid wait's spin it spins now, in percent (100 until it has
+ * waited), *lowest (when not NULL) the least it came to, and *empty_polls
+ * (when not NULL) the polls of its waits that found nothing. Any mode
+ * counts empty polls; the percentages stay 100 outside ADAPTIVE. */
+uint32_t nvmeof_queue_spin_share(const struct nvmeof_queue *q, uint32_t *lowest, uint64_t *empty_polls);
 /* (0.6) An NVMe/TCP queue's zerocopy sends (tcp_zerocopy): *sends, the
  * sendmsg calls made with MSG_ZEROCOPY; *copied, how many of them the
  * kernel reported it copied after all (SO_EE_CODE_ZEROCOPY_COPIED: a

@@ -31,6 +31,7 @@ ENODEV = -13
 WAIT_HYBRID = 0
 WAIT_POLL = 1
 WAIT_SLEEP = 2
+WAIT_ADAPTIVE = 3
 
 
 class CtrlOpts(ctypes.Structure):

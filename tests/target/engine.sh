@@ -210,6 +210,13 @@ t_jobs_in_threads_share_a_controller() {
   [ "$(job_ctrls "$SCRATCH/log" | awk '{print $1}' | sort -u | wc -l)" = 1 ] || fail "the four jobs used different controllers"
   [ "$(job_ctrls "$SCRATCH/log" | awk '{print $2}' | sort -u | wc -l)" = 4 ] || fail "the four jobs did not get four queues"
   [ $((after - before)) = 1 ] || fail "the target created $((after - before)) controllers for four jobs in threads, not 1"
+  # four polling threads on the guest's two CPUs: wait=adaptive (the
+  # default) takes each job's spin down to nothing, and the job still verifies
+  local n
+  [ "$(nproc)" -lt 4 ] || { echo "    $(nproc) CPUs: four jobs do not outnumber them, spin not checked"; return 0; }
+  grep -oE 'spin [0-9]+% of hybrid.s \(lowest [0-9]+%\), [0-9]+ empty poll\(s\)' "$SCRATCH/log" | sed 's/^/    /'
+  n=$(grep -cE 'spin [0-9]+% of hybrid.s \(lowest 0%\)' "$SCRATCH/log" || true)
+  [ "$n" = 4 ] || { grep nvmeof: "$SCRATCH/log"; fail "$n of 4 jobs on $(nproc) CPUs took their spin down to nothing"; }
 }
 
 t_jobs_in_processes() {

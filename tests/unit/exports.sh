@@ -103,7 +103,7 @@ static void time_opt(const char *name, unsigned ms)
 }
 int main(void)
 {
-	static const char *wait[] = {"hybrid", "poll", "sleep"};
+	static const char *wait[] = {"hybrid", "poll", "sleep", "adaptive"};
 	struct nvmeof_ctrl_opts o;
 	nvmeof_ctrl_opts_init(&o);
 	printf("trsvcid %s\nin_capsule %d\nwait %s\nnum_io_queues %u\nspin_us %u\nconnect_retries %u\n",

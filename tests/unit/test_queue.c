@@ -1438,6 +1438,71 @@ TEST(hybrid_spin_follows_the_completion_gap)
 	CHECK(w.gap_us >= 900 && w.gap_us <= 950);
 }
 
+/* wait=adaptive's control: a wait whose spin may find work grows the share
+ * of the hybrid spin, one whose polls would find none of their own (the
+ * process's polling groups outnumber its CPUs) shrinks it; both bounded. */
+TEST(adaptive_spin_shrinks_on_nothing_and_grows_on_work)
+{
+	uint16_t s = Q_SPIN_SCALE_MAX;
+	CHECK_EQ(q_spin_adapt(s, true), Q_SPIN_SCALE_MAX); /* never above the hybrid spin */
+	CHECK_EQ(q_spin_adapt(s, false), Q_SPIN_SCALE_MAX / 2);
+	int n = 0;
+	while (s && n < 100)
+		s = q_spin_adapt(s, false), n++;
+	CHECK_EQ(s, 0);
+	CHECK_EQ(n, 5); /* 1024 > 512 > 256 > 128 > 64 > nothing: a few waits */
+	CHECK_EQ(q_spin_adapt(0, false), 0);
+	/* from nothing it grows back: a sixteenth, then doubling to the whole */
+	s = q_spin_adapt(0, true);
+	CHECK_EQ(s, Q_SPIN_SCALE_MAX / 16);
+	for (n = 0; s < Q_SPIN_SCALE_MAX && n < 100; n++)
+		s = q_spin_adapt(s, true);
+	CHECK_EQ(s, Q_SPIN_SCALE_MAX);
+	CHECK_EQ(n, 4);
+	CHECK_EQ(q_spin_adapt(Q_SPIN_SCALE_MAX / 2 + 1, true), Q_SPIN_SCALE_MAX); /* clamped */
+	/* crowded: more polling groups than CPUs; 0 CPUs, unknown: never */
+	CHECK(!q_spin_crowded(2, 2));
+	CHECK(q_spin_crowded(3, 2));
+	CHECK(q_spin_crowded(64, 2));
+	CHECK(!q_spin_crowded(64, 0));
+}
+
+/* A crowded adaptive waiter's spin shrinks wait after wait even while its
+ * completions come quickly, and grows back once it is not crowded. */
+static int fake_poll_one(void *ctx) { return ++*(int *)ctx % 2 == 0; } /* nothing, then one */
+static int fake_arm(void *ctx) { (void)ctx; return 0; }
+static int fake_sleep(void *ctx, int ms) { (void)ctx; (void)ms; return 1; }
+static bool fake_no(void *ctx) { (void)ctx; return false; }
+static uint32_t fake_inflight(void *ctx) { (void)ctx; return 4; }
+TEST(adaptive_wait_judges_each_wait)
+{
+	int calls = 0;
+	struct q_waiter w = {.ctx = &calls, .poll = fake_poll_one, .arm = fake_arm, .sleep = fake_sleep,
+			     .reconnecting = fake_no, .inflight = fake_inflight, .mode = NVMEOF_WAIT_ADAPTIVE,
+			     .spin_us = 1000000};
+	/* each wait's first poll finds nothing, its second a completion:
+	 * well within the (1 s) hybrid spin, so the share stays whole */
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ(q_wait(&w, 1, 1000), 1);
+	CHECK(w.adapting);
+	CHECK_EQ(w.spin_scale, Q_SPIN_SCALE_MAX);
+	CHECK_EQ(w.st_empty_polls, 8);
+	/* counted among more polling groups than CPUs: each wait shrinks it */
+	uint32_t pollers = 2; /* this one and another group, on one CPU */
+	w.pollers = &pollers;
+	w.ncpus = 1;
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ(q_wait(&w, 1, 1000), 1);
+	CHECK_EQ(w.spin_scale, 0);
+	CHECK_EQ(w.spin_scale_min, 0);
+	pollers = 1;
+	/* alone again: quick completions grow it back */
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(q_wait(&w, 1, 1000), 1);
+	CHECK_EQ(w.spin_scale, Q_SPIN_SCALE_MAX);
+	CHECK_EQ(w.spin_scale_min, 0);
+}
+
 /* Completions a wait did not reap itself feed the gap too: polled between
  * waits, the caller's own reaping must not leave the average stale. */
 TEST(every_poll_that_completes_feeds_the_wait)
@@ -2057,6 +2122,7 @@ int main(int argc, char **argv)
 		T(an_answer_to_a_retry_not_yet_sent_is_dropped),
 		T(refused_post_completes_from_the_next_poll_not_inside_submit),
 		T(refused_commit_completes_each_request_once_from_poll), T(hybrid_spin_follows_the_completion_gap),
+		T(adaptive_spin_shrinks_on_nothing_and_grows_on_work), T(adaptive_wait_judges_each_wait),
 		T(every_poll_that_completes_feeds_the_wait),
 		T(refused_post_after_a_reconnect_completes_in_that_poll), T(refused_sync_calls_keep_no_slot),
 		T(failed_sync_call_leaves_no_callback_into_its_stack),

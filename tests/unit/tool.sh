@@ -162,7 +162,7 @@ expect 2 "^nvmeof perf: --rwmixread: '101'" "$T" "${P[@]}" -q 1 -o 4k -w rw -t 1
 expect 2 "^nvmeof perf: --cpus: '0x0' is not a CPU mask" "$T" "${P[@]}" -q 1 -o 4k -w read -t 1 -c 0x0
 expect 2 "^nvmeof perf: --cpus: '3-1' names a CPU past 63, or a range backwards" "$T" "${P[@]}" -q 1 -o 4k -w read -t 1 -c 3-1
 expect 2 "^nvmeof perf: --cpus: '0,x' is not a CPU list" "$T" "${P[@]}" -q 1 -o 4k -w read -t 1 -c 0,x
-expect 2 "^nvmeof perf: --wait: 'spin' is not poll, hybrid or sleep" "$T" "${P[@]}" -q 1 -o 4k -w read -t 1 --wait=spin
+expect 2 "^nvmeof perf: --wait: 'spin' is not poll, hybrid, sleep or adaptive" "$T" "${P[@]}" -q 1 -o 4k -w read -t 1 --wait=spin
 expect 2 "^nvmeof perf: --trid trtype: 'PCIe' is not rdma or tcp" "$T" perf -q 1 -o 4k -w read -t 1 -r 'trtype:PCIe traddr:0000:01:00.0'
 expect 2 "^nvmeof perf: --trid: 'priority' is not a key" "$T" perf -q 1 -o 4k -w read -t 1 -r 'trtype:TCP priority:1'
 expect 2 "^nvmeof perf: --output-format: 'xml' is not normal or json" "$T" "${P[@]}" -q 1 -o 4k -w read -t 1 --output-format=xml

@@ -67,7 +67,7 @@ static void ctrl_defaults(struct nvmeof_ctrl_opts *o, size_t size)
 	 * idle path is gone. */
 	o->kato_ms = 5000;
 	o->in_capsule = true;
-	o->wait_mode = NVMEOF_WAIT_ADAPTIVE;
+	o->wait_mode = NVMEOF_WAIT_HYBRID;
 	o->spin_us = 20;
 	o->ctrl_loss_tmo_ms = 60000;
 	o->connect_retries = 4;

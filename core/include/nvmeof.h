@@ -136,7 +136,7 @@ struct nvmeof_ctrl_opts {
 				      * connection loss, try every this many ms */
 	uint32_t ctrl_loss_tmo_ms;   /* give up (fail what waits) after; 60000 */
 	bool in_capsule;         /* small writes in the command capsule when allowed; true */
-	enum nvmeof_wait_mode wait_mode; /* default ADAPTIVE (HYBRID before 0.6) */
+	enum nvmeof_wait_mode wait_mode; /* default HYBRID */
 	uint32_t spin_us;        /* HYBRID, ADAPTIVE spin before sleeping; 20 */
 	/* version 0.2 */
 	nvmeof_trace_cb trace;   /* NULL (default): no trace; see nvmeof_trace_cb */

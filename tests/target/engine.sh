@@ -200,7 +200,7 @@ nvmet_ctrls() { dmesg | grep -c "creating nvm controller .* for subsystem $NVMEO
 t_jobs_in_threads_share_a_controller() {
   local before after
   before=$(nvmet_ctrls)
-  ours --name=t --filename="$FA1" --thread=1 --numjobs=4 --qpairs=1 --rw=randwrite --bs=8k --size=4m \
+  ours --name=t --filename="$FA1" --thread=1 --numjobs=4 --qpairs=1 --wait=adaptive --rw=randwrite --bs=8k --size=4m \
     --offset_increment=8m --iodepth=8 --verify=crc32c --do_verify=1 --group_reporting \
     > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
   after=$(nvmet_ctrls)
@@ -210,8 +210,8 @@ t_jobs_in_threads_share_a_controller() {
   [ "$(job_ctrls "$SCRATCH/log" | awk '{print $1}' | sort -u | wc -l)" = 1 ] || fail "the four jobs used different controllers"
   [ "$(job_ctrls "$SCRATCH/log" | awk '{print $2}' | sort -u | wc -l)" = 4 ] || fail "the four jobs did not get four queues"
   [ $((after - before)) = 1 ] || fail "the target created $((after - before)) controllers for four jobs in threads, not 1"
-  # four polling threads on the guest's two CPUs: wait=adaptive (the
-  # default) takes each job's spin down to nothing, and the job still verifies
+  # four polling threads on the guest's two CPUs: wait=adaptive
+  # takes each job's spin down to nothing, and the job still verifies
   local n
   [ "$(nproc)" -lt 4 ] || { echo "    $(nproc) CPUs: four jobs do not outnumber them, spin not checked"; return 0; }
   grep -oE 'spin [0-9]+% of hybrid.s \(lowest [0-9]+%\), [0-9]+ empty poll\(s\)' "$SCRATCH/log" | sed 's/^/    /'

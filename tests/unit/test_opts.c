@@ -65,7 +65,7 @@ TEST(init_fills_the_documented_defaults)
 	CHECK_EQ(o.reconnect_delay_ms, 0);
 	CHECK_EQ(o.ctrl_loss_tmo_ms, 60000);
 	CHECK(o.in_capsule);
-	CHECK_EQ(o.wait_mode, NVMEOF_WAIT_ADAPTIVE);
+	CHECK_EQ(o.wait_mode, NVMEOF_WAIT_HYBRID);
 	CHECK_EQ(o.spin_us, 20);
 	CHECK_EQ(q.size, sizeof(q));
 	CHECK_EQ(q.depth, 0);

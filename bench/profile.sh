@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 OUT=$1
 command -v perf >/dev/null || { echo "profile: perf missing (Debian's linux-perf)"; exit 1; }
 . jobs/kdev.sh
+. bench/perf-top.sh
 kdev_setup || exit 1
 trap kdev_teardown EXIT
 export RUNTIME=${PROF_RUNTIME:-6} RAMP=1 REGION=1g
@@ -21,11 +22,7 @@ for ini in ours kernel; do
     echo "# $WHAT, one job, initiator $ini: perf record -a -e cpu-clock (guest, TCG)"
     jq_iops=$(python3 -c "import json,sys; t=open(sys.argv[1]).read(); j=json.loads(t[t.index('{'):])['jobs'][0]; print('failed (error %d)' % j['error'] if j['error'] else round(j['read']['iops']))" "$OUT/profile-$ini.fiojson" 2>/dev/null)
     echo "# IOPS during the profile: ${jq_iops:-?}"
-    perf report -i "$OUT/perf-$ini.data" -g none --no-children --sort comm,dso,symbol --stdio 2>/dev/null \
-      | grep -v '^#' | grep -E '^ +[0-9]' | sed 's/ *- *- *$//; s/ *$//' | head -30
-    echo "# by task"
-    perf report -i "$OUT/perf-$ini.data" -g none --no-children --sort comm --stdio 2>/dev/null \
-      | grep -v '^#' | grep -E '^ +[0-9]' | sed 's/ *$//' | head -8
+    perf_top "$OUT/perf-$ini.data" 30
   } > "$OUT/profile-$ini.txt"
   rm -f "$OUT/perf-$ini.data"
   echo "profile: $ini done"

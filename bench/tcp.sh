@@ -18,6 +18,7 @@ export TRTYPE=TCP KERNEL_IOENGINE=libaio  # NUMJOBS: jobs/run's 1 (qd1-latency.f
 OUT=${BENCH_OUT:-build/bench/tcp-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
 . jobs/kdev.sh
+. bench/perf-top.sh
 kdev_setup || { echo "bench-tcp: the kernel's nvme-tcp did not connect"; exit 1; }
 trap kdev_teardown EXIT
 echo "bench-tcp: kernel nvme-tcp on $KDEV; results in $OUT; RUNTIME=${RUNTIME}s REPS=$REPS"
@@ -52,11 +53,7 @@ if command -v perf >/dev/null && [ "${PROFILE:-1}" != 0 ]; then
         env "$@" INITIATOR=$ini jobs/run "$job" --output-format=json > /dev/null 2>&1
       {
         echo "# $name, initiator $ini: perf record -a -e cpu-clock (guest, TCG)"
-        perf report -i "$OUT/perf.data" -g none --no-children --sort comm,dso,symbol --stdio 2>/dev/null \
-          | grep -v '^#' | grep -E '^ +[0-9]' | sed 's/[ -]*$//' | head -25
-        echo "# by task"
-        perf report -i "$OUT/perf.data" -g none --no-children --sort comm --stdio 2>/dev/null \
-          | grep -v '^#' | grep -E '^ +[0-9]' | sed 's/[ -]*$//' | head -8
+        perf_top "$OUT/perf.data"
       } > "$OUT/profile-$name-$ini.txt"
       rm -f "$OUT/perf.data"
     done

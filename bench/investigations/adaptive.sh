@@ -12,6 +12,7 @@ cd "$(dirname "$0")/../.."
 OUT=${ADAPTIVE_OUT:-build/adaptive/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT/runs"
 . jobs/kdev.sh
+. bench/perf-top.sh
 kdev_setup || { echo "adaptive: kernel initiator did not connect"; exit 1; }
 trap kdev_teardown EXIT
 export RUNTIME=${RUNTIME:-4} RAMP=1 REGION=1g RW=randread BS=4k IODEPTH=4 OFFSET_INCREMENT=64m
@@ -69,11 +70,7 @@ for mode in hybrid adaptive kernel; do
   run "prof-$mode" $mode 16 perf record -q -a -g -e cpu-clock -F 499 -o "$OUT/perf.data" --
   {
     echo "# 16 jobs, 4 KiB randread QD4 each, $mode: perf record -a -e cpu-clock (guest, TCG)"
-    perf report -i "$OUT/perf.data" -g none --no-children --sort comm,dso,symbol --stdio 2>/dev/null \
-      | grep -v '^#' | grep -E '^ +[0-9]' | sed 's/ *$//' | head -20
-    echo "# by task"
-    perf report -i "$OUT/perf.data" -g none --no-children --sort comm --stdio 2>/dev/null \
-      | grep -v '^#' | grep -E '^ +[0-9]' | sed 's/ *$//' | head -8
+    perf_top "$OUT/perf.data" 20
   } > "$OUT/profile-$mode.txt"
   rm -f "$OUT/perf.data"
   cat "$OUT/profile-$mode.txt"

@@ -10,6 +10,7 @@ cd "$(dirname "$0")/../.."
 OUT=${PM_OUT:-build/procmode/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
 . jobs/kdev.sh
+. bench/perf-top.sh
 kdev_setup || { echo "procmode: kernel initiator did not connect"; exit 1; }
 trap kdev_teardown EXIT
 export RUNTIME=${RUNTIME:-5} RAMP=1 REGION=1g OFFSET_INCREMENT=64m
@@ -37,11 +38,7 @@ prof() { # label jobfile initiator [QPAIRS]
   read -r bw n cpu < <(mbs "$OUT/$label.json")
   {
     echo "# $label: $bw MB/s, $n I/Os; perf record -a -e cpu-clock (guest, TCG)"
-    perf report -i "$OUT/p.data" -g none --no-children --sort comm,dso,symbol --stdio 2>/dev/null \
-      | grep -E '^ +[0-9]' | sed 's/ *$//' | head -30
-    echo "# by task"
-    perf report -i "$OUT/p.data" -g none --no-children --sort comm --stdio 2>/dev/null \
-      | grep -E '^ +[0-9]' | sed 's/ *$//' | head -12
+    perf_top "$OUT/p.data" 30 12
   } > "$OUT/profile-$label.txt"
   env INITIATOR=$ini ${4:+QPAIRS=$4} perf record -q -a -e sched:sched_switch -o "$OUT/s.data" -- \
     jobs/run "$PWD/$OUT/$job" --output-format=json > "$OUT/$label-s.json" 2> "$OUT/$label-s.err"

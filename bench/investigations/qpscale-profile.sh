@@ -15,6 +15,7 @@ cd "$(dirname "$0")/../.."
 OUT=${QPPROF_OUT:-build/qpprof/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
 . jobs/kdev.sh
+. bench/perf-top.sh
 kdev_setup || { echo "qpprof: kernel initiator did not connect"; exit 1; }
 trap kdev_teardown EXIT
 export RUNTIME=${RUNTIME:-5} RAMP=1 REGION=1g OFFSET_INCREMENT=64m
@@ -52,11 +53,7 @@ print('%-16s %6d MB/s  %7d IOs  cs/IO %.2f  migr/IO %.3f  CPU us/IO %.0f' % ('$l
     jobs/run "${JOB:-qp-scaling.fio}" --output-format=json > /dev/null 2>&1
   {
     echo "# $label: perf record -a -e cpu-clock (guest, TCG)"
-    perf report -i "$OUT/perf.data" -g none --no-children --sort comm,dso,symbol --stdio 2>/dev/null \
-      | grep -v '^#' | grep -E '^ +[0-9]' | sed 's/ *$//' | head -25
-    echo "# by task"
-    perf report -i "$OUT/perf.data" -g none --no-children --sort comm --stdio 2>/dev/null \
-      | grep -v '^#' | grep -E '^ +[0-9]' | sed 's/ *$//' | head -10
+    perf_top "$OUT/perf.data" 25 10
   } > "$OUT/profile-$label.txt"
   rm -f "$OUT/perf.data"
 }

@@ -94,6 +94,21 @@ static void send_cmd_hd(struct rig *r, uint8_t opc, uint16_t cid, void *buf, uin
 
 static void ctrl_send(struct rig *r, const void *p, size_t n) { CHECK_EQ(send(r->ctrl, p, n, MSG_NOSIGNAL), (ssize_t)n); }
 
+/* Polls the host side while the controller side reads what it sends, up
+ * to cap bytes (a send buffer cut small makes the host send in pieces);
+ * returns what arrived. */
+static size_t drain(struct rig *r, uint8_t *got, size_t cap)
+{
+	size_t have = 0;
+	for (int i = 0; i < 100000 && have < cap; i++) {
+		tcp_conn_progress(r->t);
+		ssize_t n = recv(r->ctrl, got + have, cap - have, MSG_DONTWAIT);
+		if (n > 0)
+			have += (size_t)n;
+	}
+	return have;
+}
+
 static void r2t(struct rig *r, uint16_t cid, uint16_t ttag, uint32_t off, uint32_t len)
 {
 	uint8_t p[24] = {NVME_TCP_R2T, 0, 24, 0, 24};
@@ -1001,15 +1016,8 @@ TEST(gathered_h2c_pdus_cut_by_a_full_socket_go_whole_later)
 	send_cmd(&r, NVME_CMD_WRITE, 3, data, sizeof(data));
 	r2t(&r, 3, 4, 0, sizeof(data));
 	uint64_t sends = r.t->send_calls;
-	size_t have = 0;
 	hashed = 0;
-	for (int i = 0; i < 100000 && have < sizeof(got); i++) {
-		tcp_conn_progress(r.t);
-		ssize_t n = recv(r.ctrl, got + have, sizeof(got) - have, MSG_DONTWAIT);
-		if (n > 0)
-			have += (size_t)n;
-	}
-	CHECK_EQ(have, sizeof(got));
+	CHECK_EQ(drain(&r, got, sizeof(got)), sizeof(got));
 	CHECK(r.t->send_calls - sends > 1); /* the socket did cut it */
 	CHECK_EQ(hashed, (uint64_t)LEN); /* the R2T has no digest: only the payloads */
 	for (uint32_t k = 0; k < NPDU; k++)
@@ -1035,15 +1043,8 @@ TEST(two_r2ts_cut_by_a_full_socket_hash_each_payload_once)
 	send_cmd(&r, NVME_CMD_WRITE, 2, b, LEN);
 	r2t(&r, 1, 5, 0, LEN);
 	r2t(&r, 2, 6, 0, LEN);
-	size_t have = 0;
 	hashed = 0;
-	for (int i = 0; i < 100000 && have < sizeof(got); i++) {
-		tcp_conn_progress(r.t);
-		ssize_t n = recv(r.ctrl, got + have, sizeof(got) - have, MSG_DONTWAIT);
-		if (n > 0)
-			have += (size_t)n;
-	}
-	CHECK_EQ(have, sizeof(got));
+	CHECK_EQ(drain(&r, got, sizeof(got)), sizeof(got));
 	CHECK_EQ(hashed, 2ull * LEN);
 	for (uint32_t k = 0; k < NPDU; k++) {
 		check_h2c(got + k * PL, 1, 5, k * MAXH2C, MAXH2C, k == NPDU - 1, a, true);

@@ -428,13 +428,16 @@ FUZZ_CORE = $(CORE_SRC) tests/wire/fakewire.c
 # header those may include.
 FUZZ_HDRS = $(wildcard core/*.h core/include/*.h tests/wire/*.h)
 fuzz-build: build/fuzz/fuzz_identify build/fuzz/fuzz_cm build/fuzz/fuzz_tid build/fuzz/fuzz_queue build/fuzz/fuzz_auth \
-	build/fuzz/fuzz_secret build/fuzz/fuzz_tcppdu build/fuzz/fuzz_tcpconn build/fuzz/fuzz_reauth
+	build/fuzz/fuzz_secret build/fuzz/fuzz_tcppdu build/fuzz/fuzz_tcpconn build/fuzz/fuzz_reauth build/fuzz/fuzz_ktls
 # (tls_rec.c, tls_ktls.c: the connection's record calls, never reached without TLS)
 TCPCONN_SRC = core/tcp_rx.c core/tcp_pdu.c core/tcp_crc32c.c core/tcp_cmd.c core/tcp_conn.c core/tcp_tx.c core/tcp_zc.c \
 	core/tls_rec.c core/tls_ktls.c
 build/fuzz/fuzz_tcpconn: tests/fuzz/fuzz_tcpconn.c $(TCPCONN_SRC) $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_tcpconn.c $(TCPCONN_SRC) -lssl -lcrypto
+build/fuzz/fuzz_ktls: tests/fuzz/fuzz_ktls.c core/tls_ktls.c $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_ktls.c core/tls_ktls.c -lssl -lcrypto
 build/fuzz/fuzz_tcppdu: tests/fuzz/fuzz_tcppdu.c core/tcp_rx.c core/tcp_pdu.c core/tcp_crc32c.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_tcppdu.c core/tcp_rx.c core/tcp_pdu.c core/tcp_crc32c.c

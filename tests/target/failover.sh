@@ -141,11 +141,14 @@ t_ana_inaccessible_and_back_loses_no_update() {
 # that for a while no path is usable and the held writes wait with the rest.
 t_writes_above_mdts_lose_no_update_across_a_partition_and_inaccessible() {
   local rc=0
-  printf '%s\n' "2 tb cut 3 both" "2.5 tb ana 1 inaccessible" "5 tb ana 1 optimized" "8 tb heal 3" \
+  # the heal 10 s after the cut is asked for: tc's filters can take seconds
+  # to be in place on a loaded machine (5 s seen), and the chunks they strand
+  # need the command timeout (4 s) after that to fail
+  printf '%s\n' "1 tb cut 3 both" "2 tb ana 1 inaccessible" "5 tb ana 1 optimized" "11 tb heal 3" \
     > "$SCRATCH/faults"
   timeout 240 "$T" failover-check -n "$NQN" -t rdma -a "$A1" -s "$PORT" -a "$NVMEOF_TB_ADDR3" -s "$PORT" \
     -w "$NVMEOF_TB_SRC3" --iopolicy=round-robin --units=8 --block-count=512 --queues=2 --queue-depth=2 \
-    --timeout=4000 --kato=2000 --fault-script="$SCRATCH/faults" --runtime=9 --hold=3000 \
+    --timeout=4000 --kato=2000 --fault-script="$SCRATCH/faults" --runtime=11 --hold=3000 \
     > "$SCRATCH/log" 2>&1 || rc=$?
   sed 's/^/    /' "$SCRATCH/log"
   [ "$(path_errors "$SCRATCH/log" 2)" -gt 0 ] || fail "the cut reached no write on path 3"

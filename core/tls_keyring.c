@@ -7,11 +7,13 @@
  *
  * A key in .nvme is readable only by a process that possesses it (its
  * permissions give the owner view only), so the lookup links the keyring
- * into the calling thread's keyring for the read and unlinks it after, as
- * tlshd links .nvme into its session keyring. Never a key byte in a
- * message.
+ * into a thread keyring for the read, as tlshd links .nvme into its
+ * session keyring: that of a short-lived thread of its own, so that the
+ * caller's thread keyring (its links, or its having none) is left as it
+ * was. Never a key byte in a message.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +116,7 @@ static long keyring_list(int32_t kr, int32_t **out)
 	return -1;
 }
 
-int tls_keyring_lookup(const char *keyring, int version, const char *hostnqn, const char *subnqn, struct tls_psk *p)
+static int lookup_here(const char *keyring, int version, const char *hostnqn, const char *subnqn, struct tls_psk *p)
 {
 	int32_t kr, *keys = NULL;
 	int rc;
@@ -162,6 +164,39 @@ out:
 	free(keys);
 	if (linked)
 		keyctl(KEYCTL_UNLINK, kr, KEY_SPEC_THREAD_KEYRING, 0);
+	return rc;
+}
+
+struct lookup_arg {
+	const char *keyring, *hostnqn, *subnqn;
+	int version, rc;
+	struct tls_psk *p;
+	char msg[NVMEOF_ERRMSG_MAX]; /* the thread's message, which is per thread */
+};
+
+static void *lookup_thread(void *v)
+{
+	struct lookup_arg *a = v;
+	a->rc = lookup_here(a->keyring, a->version, a->hostnqn, a->subnqn, a->p);
+	if (a->rc)
+		snprintf(a->msg, sizeof(a->msg), "%s", nvmeof_errmsg());
+	return NULL; /* the thread keyring, and the link in it, go with the thread */
+}
+
+int tls_keyring_lookup(const char *keyring, int version, const char *hostnqn, const char *subnqn, struct tls_psk *p)
+{
+	static struct lookup_arg zero;
+	struct lookup_arg *a = malloc(sizeof(*a));
+	if (!a)
+		return nvmeof_err(NVMEOF_ENOMEM, "TLS PSK: keyring %s: out of memory", keyring);
+	*a = zero;
+	a->keyring = keyring, a->hostnqn = hostnqn, a->subnqn = subnqn, a->version = version, a->p = p;
+	pthread_t t;
+	int e = pthread_create(&t, NULL, lookup_thread, a);
+	int rc = e ? nvmeof_err(NVMEOF_ENOMEM, "TLS PSK: keyring %s: starting the lookup's thread: %s", keyring,
+				strerror(e))
+		   : (pthread_join(t, NULL), a->rc ? nvmeof_err(a->rc, "%s", a->msg) : 0);
+	free(a);
 	return rc;
 }
 

@@ -76,6 +76,12 @@ int tls_keyring_proc_line(const char *line, const char *name, int32_t *id);
  * of version 0 (exactly "NVMe0RCC host sub") or 1 (that with "NVMe1R" and
  * one more word, the PSK's digest, which only the key's owner can compute). */
 int tls_keyring_match(const char *desc, int version, uint8_t cipher, const char *hostnqn, const char *subnqn);
+/* Of the n key descriptions descs (as tls_keyring_match reads them), the
+ * one lookup takes: the first of SHA-384's identity, else of SHA-256's
+ * (*cipher 2 or 1); -1 none. *dup: another that matches as well (a
+ * version 1 identity with another digest), else -1. */
+long tls_keyring_pick(const char *const *descs, long n, int version, const char *hostnqn, const char *subnqn,
+		      uint8_t *cipher, long *dup);
 /* The PSK for host and subsystem from the keyring: SHA-384's identity
  * first, then SHA-256's (the kernel host's order). Fills p (identity,
  * psk, len, cipher). An identity absent: "no key for identity ... in

@@ -97,6 +97,33 @@ int tls_keyring_match(const char *desc, int version, uint8_t cipher, const char 
 	return version == 0 ? d[w] == 0 : d[w] == ' ' && d[w + 1] && !strchr(d + w + 1, ' ');
 }
 
+long tls_keyring_pick(const char *const *descs, long n, int version, const char *hostnqn, const char *subnqn,
+		      uint8_t *cipher, long *dup)
+{
+	*dup = -1;
+	for (uint8_t c = 2; c >= 1; c--)
+		for (long i = 0; i < n; i++)
+			if (descs[i] && tls_keyring_match(descs[i], version, c, hostnqn, subnqn)) {
+				*cipher = c;
+				/* a keyring's order is no age (an associative array) and a
+				 * serial is random: no key is the newer one to prefer */
+				for (long j = i + 1; j < n && *dup < 0; j++)
+					if (descs[j] && tls_keyring_match(descs[j], version, c, hostnqn, subnqn))
+						*dup = j;
+				return i;
+			}
+	return -1;
+}
+
+/* The description in KEYCTL_DESCRIBE's "type;uid;gid;perm;DESC" (which may hold ';') */
+static const char *desc_body(const char *desc)
+{
+	const char *d = desc;
+	for (int i = 0; i < 4 && d; i++)
+		d = strchr(d, ';') ? strchr(d, ';') + 1 : NULL;
+	return d ? d : "";
+}
+
 /* The serials in keyring kr, into *out (malloc'd); their number or -1. */
 static long keyring_list(int32_t kr, int32_t **out)
 {
@@ -129,18 +156,34 @@ static int lookup_here(const char *keyring, int version, const char *hostnqn, co
 		goto out;
 	}
 	/* the kernel host's order: SHA-384's PSK before SHA-256's */
-	int32_t hit = 0;
+	enum { DESC = TLS_IDENTITY_MAX + 64 };
+	char *text = calloc((size_t)n + 1, DESC);
+	const char **descs = calloc((size_t)n + 1, sizeof(*descs));
+	if (!text || !descs) {
+		free(text);
+		free(descs);
+		rc = nvmeof_err(NVMEOF_ENOMEM, "TLS PSK: keyring %s: out of memory", keyring);
+		goto out;
+	}
+	for (long i = 0; i < n; i++) {
+		long d = keyctl(KEYCTL_DESCRIBE, keys[i], (long)(text + i * DESC), DESC);
+		descs[i] = d > 0 && d <= DESC ? text + i * DESC : NULL; /* revoked, or not ours to view */
+	}
 	uint8_t cipher = 0;
-	char desc[TLS_IDENTITY_MAX + 64];
-	for (uint8_t c = 2; c >= 1 && !hit; c--)
-		for (long i = 0; i < n && !hit; i++) {
-			long d = keyctl(KEYCTL_DESCRIBE, keys[i], (long)desc, sizeof(desc));
-			if (d > 0 && (size_t)d <= sizeof(desc) && tls_keyring_match(desc, version, c, hostnqn, subnqn)) {
-				hit = keys[i];
-				cipher = c;
-				snprintf(p->identity, sizeof(p->identity), "%s", strrchr(desc, ';') + 1);
-			}
-		}
+	long dup, at = tls_keyring_pick(descs, n, version, hostnqn, subnqn, &cipher, &dup);
+	int32_t hit = at >= 0 ? keys[at] : 0;
+	if (at >= 0)
+		snprintf(p->identity, sizeof(p->identity), "%s", desc_body(descs[at]));
+	if (dup >= 0)
+		rc = nvmeof_err(NVMEOF_EINVAL,
+				"TLS PSK: keyring %s holds two keys for %s: %s and %s (revoke or unlink the old one, "
+				"or give tls_key)",
+				keyring, version ? "one host and subsystem" : "one identity", p->identity,
+				desc_body(descs[dup]));
+	free(text);
+	free(descs);
+	if (rc)
+		goto out;
 	if (!hit) {
 		rc = nvmeof_err(NVMEOF_EINVAL, "TLS PSK: no key for identity NVMe%dR02 or NVMe%dR01 %s %s%s in keyring %s",
 				version, version, hostnqn, subnqn, version ? " <digest>" : "", keyring);

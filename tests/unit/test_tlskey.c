@@ -231,6 +231,34 @@ TEST(keyring_names_and_identities_are_read_as_the_kernel_writes_them)
 	tls_psk_free(p);
 }
 
+/* Which key of a keyring the lookup takes: SHA-384's identity before
+ * SHA-256's, and a version 1 identity that several keys match (a key
+ * rotated, the old one left) is no choice: both are named. */
+TEST(keyring_lookup_takes_one_key_or_names_the_ambiguity)
+{
+	const char *d[] = {
+		"psk;0;0;3f010000;NVMe1R01 " HOSTNQN " " SUBNQN " AAAA",
+		"psk;0;0;3f010000;NVMe0R01 " HOSTNQN " " SUBNQN,
+		"psk;0;0;3f010000;NVMe1R02 " HOSTNQN " " SUBNQN " CCCC",
+		"psk;0;0;3f010000;NVMe1R01 " HOSTNQN " " SUBNQN " BBBB",
+	};
+	uint8_t c = 0;
+	long dup = 7;
+	CHECK_EQ(tls_keyring_pick(d, 4, 0, HOSTNQN, SUBNQN, &c, &dup), 1);
+	CHECK_EQ(c, 1);
+	CHECK_EQ(dup, -1);
+	CHECK_EQ(tls_keyring_pick(d, 4, 1, HOSTNQN, SUBNQN, &c, &dup), 2); /* SHA-384's first */
+	CHECK_EQ(c, 2);
+	CHECK_EQ(dup, -1);
+	CHECK_EQ(tls_keyring_pick(d, 2, 1, HOSTNQN, SUBNQN, &c, &dup), 0);
+	CHECK_EQ(dup, -1);
+	d[2] = d[1];
+	CHECK_EQ(tls_keyring_pick(d, 4, 1, HOSTNQN, SUBNQN, &c, &dup), 0);
+	CHECK_EQ(c, 1);
+	CHECK_EQ(dup, 3);
+	CHECK_EQ(tls_keyring_pick(d, 4, 0, "nqn.x", SUBNQN, &c, &dup), -1);
+}
+
 /* keyctl(2) for the tests: a keyring of the test's own, in the process keyring */
 static long kc(int op, long a, long b, long c)
 {
@@ -285,6 +313,7 @@ int main(int argc, char **argv)
 		T(bad_keys_are_refused_clearly_without_the_key),
 		T(keyring_names_and_identities_are_read_as_the_kernel_writes_them),
 		T(keyring_lookup_leaves_the_callers_thread_keyring_as_it_was),
+		T(keyring_lookup_takes_one_key_or_names_the_ambiguity),
 	};
 	return run_named_tests("unit-tlskey", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

@@ -26,9 +26,11 @@
 #include "internal.h"
 #include "tls.h"
 
+#define KEYCTL_REVOKE 3
 #define KEYCTL_DESCRIBE 6
 #define KEYCTL_LINK 8
 #define KEYCTL_UNLINK 9
+#define KEYCTL_SEARCH 10
 #define KEYCTL_READ 11
 #define KEY_SPEC_THREAD_KEYRING -1
 
@@ -210,30 +212,58 @@ out:
 	return rc;
 }
 
+/* add_key(type, identity) into kr, revoking the key it replaces first, as
+ * libnvme's nvme_update_key does: a host controller that holds the old
+ * key's serial then sees it revoked, not a stale PSK ("psk" keys have no
+ * update: add_key makes a new key and only relinks the name). */
+static int insert_here(const char *keyring, const char *type, const char *identity, const uint8_t *psk, size_t len,
+		       int32_t *serial)
+{
+	int32_t kr;
+	int rc;
+	if ((rc = tls_keyring_find(keyring, &kr)))
+		return rc;
+	bool linked = keyctl(KEYCTL_LINK, kr, KEY_SPEC_THREAD_KEYRING, 0) == 0; /* possession, to revoke */
+	long old = syscall(SYS_keyctl, KEYCTL_SEARCH, (long)kr, type, identity, 0L);
+	if (old > 0 && keyctl(KEYCTL_REVOKE, old, 0, 0) < 0)
+		rc = nvmeof_err(NVMEOF_EINVAL, "TLS PSK: revoking the key %08lx that '%s' in keyring %s replaces: %s",
+				old, identity, keyring, strerror(errno));
+	long s = rc ? -1 : syscall(SYS_add_key, type, identity, psk, len, (long)kr);
+	if (!rc && s < 0)
+		rc = nvmeof_err(NVMEOF_EINVAL, "TLS PSK: add_key %s '%s' to keyring %s: %s", type, identity, keyring,
+				strerror(errno));
+	if (!rc)
+		*serial = (int32_t)s;
+	if (linked)
+		keyctl(KEYCTL_UNLINK, kr, KEY_SPEC_THREAD_KEYRING, 0);
+	return rc;
+}
+
 struct lookup_arg {
 	const char *keyring, *hostnqn, *subnqn;
 	int version, rc;
 	struct tls_psk *p;
+	const char *type; /* insert: the key's type, identity (hostnqn), bytes and serial */
+	const uint8_t *psk;
+	size_t len;
+	int32_t *serial;
 	char msg[NVMEOF_ERRMSG_MAX]; /* the thread's message, which is per thread */
 };
 
 static void *lookup_thread(void *v)
 {
 	struct lookup_arg *a = v;
-	a->rc = lookup_here(a->keyring, a->version, a->hostnqn, a->subnqn, a->p);
+	a->rc = a->type ? insert_here(a->keyring, a->type, a->hostnqn, a->psk, a->len, a->serial)
+			: lookup_here(a->keyring, a->version, a->hostnqn, a->subnqn, a->p);
 	if (a->rc)
 		snprintf(a->msg, sizeof(a->msg), "%s", nvmeof_errmsg());
 	return NULL; /* the thread keyring, and the link in it, go with the thread */
 }
 
-int tls_keyring_lookup(const char *keyring, int version, const char *hostnqn, const char *subnqn, struct tls_psk *p)
+/* a in a thread of its own, a freed */
+static int in_own_thread(struct lookup_arg *a)
 {
-	static struct lookup_arg zero;
-	struct lookup_arg *a = malloc(sizeof(*a));
-	if (!a)
-		return nvmeof_err(NVMEOF_ENOMEM, "TLS PSK: keyring %s: out of memory", keyring);
-	*a = zero;
-	a->keyring = keyring, a->hostnqn = hostnqn, a->subnqn = subnqn, a->version = version, a->p = p;
+	const char *keyring = a->keyring;
 	pthread_t t;
 	int e = pthread_create(&t, NULL, lookup_thread, a);
 	int rc = e ? nvmeof_err(NVMEOF_ENOMEM, "TLS PSK: keyring %s: starting the lookup's thread: %s", keyring,
@@ -243,18 +273,21 @@ int tls_keyring_lookup(const char *keyring, int version, const char *hostnqn, co
 	return rc;
 }
 
+int tls_keyring_lookup(const char *keyring, int version, const char *hostnqn, const char *subnqn, struct tls_psk *p)
+{
+	struct lookup_arg *a = calloc(1, sizeof(*a));
+	if (!a)
+		return nvmeof_err(NVMEOF_ENOMEM, "TLS PSK: keyring %s: out of memory", keyring);
+	a->keyring = keyring, a->hostnqn = hostnqn, a->subnqn = subnqn, a->version = version, a->p = p;
+	return in_own_thread(a);
+}
+
 int tls_keyring_insert(const char *keyring, const char *type, const char *identity, const uint8_t *psk, size_t len,
 		       int32_t *serial)
 {
-	int32_t kr;
-	int rc;
-	if ((rc = tls_keyring_find(keyring, &kr)))
-		return rc;
-	/* add_key replaces a key of the same type and description */
-	long s = syscall(SYS_add_key, type, identity, psk, len, (long)kr);
-	if (s < 0)
-		return nvmeof_err(NVMEOF_EINVAL, "TLS PSK: add_key %s '%s' to keyring %s: %s", type, identity, keyring,
-				  strerror(errno));
-	*serial = (int32_t)s;
-	return 0;
+	struct lookup_arg *a = calloc(1, sizeof(*a));
+	if (!a)
+		return nvmeof_err(NVMEOF_ENOMEM, "TLS PSK: keyring %s: out of memory", keyring);
+	a->keyring = keyring, a->type = type, a->hostnqn = identity, a->psk = psk, a->len = len, a->serial = serial;
+	return in_own_thread(a);
 }

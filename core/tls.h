@@ -150,6 +150,8 @@ struct iovec;
 ssize_t tls_io_send(void *ssl, const struct iovec *v, size_t nv, uint8_t *buf, size_t cap);
 ssize_t tls_io_recv(void *ssl, const struct iovec *v, size_t nv, bool *more);
 void tls_io_free(void *ssl); /* cleanses the secrets tls_io_note_secrets found in it, then frees */
+void tls_io_cleanse(void *ssl); /* tls_io_free's cleansing, the object kept (for the tests) */
+long tls_io_secret_at(int i);   /* where the client's (0), server's (1) traffic and exporter (2) secrets are; -1 */
 /* After the handshake: where in the SSL object OpenSSL keeps sec's secrets */
 void tls_io_note_secrets(const void *ssl, const struct tls_secrets *sec);
 /* OpenSSL's socket I/O on fd through send(MSG_NOSIGNAL)/recv, never

@@ -136,7 +136,8 @@ int tls_ktls_crypto_info(uint8_t cipher, const uint8_t *secret, size_t slen, uni
 int tls_ktls_engage(int fd, uint8_t cipher, const struct tls_secrets *sec, const char **why);
 extern int (*tls_ktls_setsockopt)(int, int, int, const void *, socklen_t); /* setsockopt; tests replace it */
 ssize_t tls_ktls_ctrl(int fd, char *why, size_t cap);
-enum { TLS_CTRL_FAIL = -1, TLS_CTRL_DROP = 0, TLS_CTRL_CLOSE = 1 };
+/* REKEY: a KeyUpdate, which fails the connection as FAIL does */
+enum { TLS_CTRL_REKEY = -2, TLS_CTRL_FAIL = -1, TLS_CTRL_DROP = 0, TLS_CTRL_CLOSE = 1 };
 int tls_ktls_classify(unsigned char type, const uint8_t *buf, size_t n, char *why, size_t cap);
 /* The transport's sendmsg and recvmsg through OpenSSL (tls_client_handshake's
  * *ssl), non-blocking. tls_io_send gathers up to cap

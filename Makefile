@@ -66,7 +66,7 @@ UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue 
 	$(O)/tests/unit_regaccess $(O)/tests/unit_irq $(O)/tests/unit_hwts $(O)/tests/unit_mpath $(O)/tests/unit_mpathio \
 	$(O)/tests/unit_passthru $(O)/tests/unit_tcppdu $(O)/tests/unit_tcpconn $(O)/tests/unit_authmem $(O)/tests/unit_fence \
 	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc $(O)/tests/unit_tcpfirst $(O)/tests/unit_fcheck $(O)/tests/unit_tlskey $(O)/tests/unit_tlsio $(O)/tests/unit_zns \
-	$(O)/tests/unit_fdp $(O)/tests/unit_ktls $(O)/tests/unit_zdesc $(O)/tests/unit_zretry
+	$(O)/tests/unit_fdp $(O)/tests/unit_ktls $(O)/tests/unit_zdesc $(O)/tests/unit_zretry $(O)/tests/unit_tcpopts
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_passthru $(O)/tests/target_zns $(O)/tests/target_mpath $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
 	$(O)/tests/gpu_check $(O)/tests/libregspy.so $(O)/tests/libcmfault.so
 BENCH = $(O)/bench/percmd $(O)/bench/authdh
@@ -191,6 +191,10 @@ $(O)/engine/zdesc.o $(O)/tests/unit/test_zdesc.o: CPPFLAGS_ALL += -Iengine -isys
 $(O)/tests/unit_zretry: $(O)/engine/zretry.o $(TESTWIRE_OBJ) $(O)/libnvmeof.a
 $(O)/tests/unit/test_zretry.o: CPPFLAGS_ALL += -Iengine -Itests/wire
 $(O)/tests/unit_topo: $(O)/engine/topo.o
+# the engine's NVMe/TCP options per path (fio's headers, as the engine's)
+$(O)/tests/unit_tcpopts: $(O)/engine/tcp_opts.o $(O)/engine/optval.o $(O)/libnvmeof.a
+$(O)/tests/unit/test_tcpopts.o: CPPFLAGS_ALL += -Iengine -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h
+$(O)/tests/unit/test_tcpopts.o: CSTD = -std=gnu11
 $(O)/tests/unit_irq: $(O)/engine/irq.o
 $(O)/tools/rdma.o $(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o $(O)/tests/unit/test_irq.o \
 	$(O)/tests/unit/test_mpathio.o: CPPFLAGS_ALL += -Iengine

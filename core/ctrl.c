@@ -124,9 +124,12 @@ int nvmeof_ctrl_connect(const struct nvmeof_ctrl_opts *opts, struct nvmeof_ctrl 
 	if ((rc = tcp_sockopts_check(opts, tcp)))
 		return rc;
 	if (!tcp && (opts->tls || opts->tls_key || opts->tls_keyring))
-		return nvmeof_err(NVMEOF_EINVAL, "connect: TLS (tls, tls_key) is NVMe/TCP's (trtype tcp)");
+		return nvmeof_err(NVMEOF_EINVAL, "connect: TLS (tls, tls_key, tls_keyring) is NVMe/TCP's (trtype tcp)");
 	if ((opts->tls_key || opts->tls_keyring) && !opts->tls)
 		return nvmeof_err(NVMEOF_EINVAL, "connect: a TLS PSK (tls_key, tls_keyring) without tls");
+	if (opts->tls_identity && !opts->tls)
+		return nvmeof_err(NVMEOF_EINVAL, "connect: tls_identity %u without tls: the PSK identity is TLS's",
+				  opts->tls_identity);
 	if (opts->tls_identity > 1)
 		return nvmeof_err(NVMEOF_EINVAL, "connect: tls_identity %u: the PSK identity's version is 0 or 1",
 				  opts->tls_identity);

@@ -76,6 +76,12 @@ int tls_keyring_proc_line(const char *line, const char *name, int32_t *id);
  * of version 0 (exactly "NVMe0RCC host sub") or 1 (that with "NVMe1R" and
  * one more word, the PSK's digest, which only the key's owner can compute). */
 int tls_keyring_match(const char *desc, int version, uint8_t cipher, const char *hostnqn, const char *subnqn);
+/* Of the n key descriptions descs (as tls_keyring_match reads them), the
+ * one lookup takes: the first of SHA-384's identity, else of SHA-256's
+ * (*cipher 2 or 1); -1 none. *dup: another that matches as well (a
+ * version 1 identity with another digest), else -1. */
+long tls_keyring_pick(const char *const *descs, long n, int version, const char *hostnqn, const char *subnqn,
+		      uint8_t *cipher, long *dup);
 /* The PSK for host and subsystem from the keyring: SHA-384's identity
  * first, then SHA-256's (the kernel host's order). Fills p (identity,
  * psk, len, cipher). An identity absent: "no key for identity ... in
@@ -130,7 +136,8 @@ int tls_ktls_crypto_info(uint8_t cipher, const uint8_t *secret, size_t slen, uni
 int tls_ktls_engage(int fd, uint8_t cipher, const struct tls_secrets *sec, const char **why);
 extern int (*tls_ktls_setsockopt)(int, int, int, const void *, socklen_t); /* setsockopt; tests replace it */
 ssize_t tls_ktls_ctrl(int fd, char *why, size_t cap);
-enum { TLS_CTRL_FAIL = -1, TLS_CTRL_DROP = 0, TLS_CTRL_CLOSE = 1 };
+/* REKEY: a KeyUpdate, which fails the connection as FAIL does */
+enum { TLS_CTRL_REKEY = -2, TLS_CTRL_FAIL = -1, TLS_CTRL_DROP = 0, TLS_CTRL_CLOSE = 1 };
 int tls_ktls_classify(unsigned char type, const uint8_t *buf, size_t n, char *why, size_t cap);
 /* The transport's sendmsg and recvmsg through OpenSSL (tls_client_handshake's
  * *ssl), non-blocking. tls_io_send gathers up to cap
@@ -144,6 +151,8 @@ struct iovec;
 ssize_t tls_io_send(void *ssl, const struct iovec *v, size_t nv, uint8_t *buf, size_t cap);
 ssize_t tls_io_recv(void *ssl, const struct iovec *v, size_t nv, bool *more);
 void tls_io_free(void *ssl); /* cleanses the secrets tls_io_note_secrets found in it, then frees */
+void tls_io_cleanse(void *ssl); /* tls_io_free's cleansing, the object kept (for the tests) */
+long tls_io_secret_at(int i);   /* where the client's (0), server's (1) traffic and exporter (2) secrets are; -1 */
 /* After the handshake: where in the SSL object OpenSSL keeps sec's secrets */
 void tls_io_note_secrets(const void *ssl, const struct tls_secrets *sec);
 /* OpenSSL's socket I/O on fd through send(MSG_NOSIGNAL)/recv, never

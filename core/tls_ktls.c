@@ -135,6 +135,10 @@ int (*tls_ktls_setsockopt)(int, int, int, const void *, socklen_t) = setsockopt;
  * connection it happened on is lost, the next ones keep OpenSSL's records
  * rather than fail the same way on every reconnect. */
 static atomic_bool rx_refused;
+/* A controller that sent a KeyUpdate will send more (a re-keying policy):
+ * kTLS here cannot follow one, so the next connections keep OpenSSL's
+ * records, which can, rather than fail on every reconnect. */
+static atomic_bool rekeyed;
 
 int tls_ktls_engage(int fd, uint8_t cipher, const struct tls_secrets *sec, const char **why)
 {
@@ -145,6 +149,10 @@ int tls_ktls_engage(int fd, uint8_t cipher, const struct tls_secrets *sec, const
 	}
 	if (!sec->have_tx || !sec->have_rx || sec->len != (cipher == 2 ? 48u : 32u)) {
 		*why = "OpenSSL gave no traffic secrets";
+		return 1;
+	}
+	if (atomic_load(&rekeyed)) {
+		*why = "a controller sent a KeyUpdate on an earlier connection, which kTLS here cannot follow";
 		return 1;
 	}
 	if (atomic_load(&rx_refused)) {
@@ -209,7 +217,7 @@ int tls_ktls_classify(unsigned char type, const uint8_t *buf, size_t n, char *wh
 		if (n - i >= 1 && buf[i] == 24) {
 			snprintf(why, cap, "TLS: the controller sent a KeyUpdate; kTLS on this kernel cannot re-key: "
 				 "NVMEOF_KTLS=0 keeps OpenSSL's records, which can");
-			return TLS_CTRL_FAIL;
+			return TLS_CTRL_REKEY;
 		}
 		size_t len = n - i >= 4 ? (size_t)buf[i + 1] << 16 | (size_t)buf[i + 2] << 8 | buf[i + 3] : 0;
 		if (n - i < 4 || n - i - 4 < len) {
@@ -248,6 +256,8 @@ ssize_t tls_ktls_ctrl(int fd, char *why, size_t cap)
 		type = *CMSG_DATA(c);
 	int k = tls_ktls_classify(type, buf, (size_t)n, why, cap);
 	OPENSSL_cleanse(buf, (size_t)n);
+	if (k == TLS_CTRL_REKEY)
+		atomic_store(&rekeyed, true);
 	if (k == TLS_CTRL_CLOSE)
 		return 0;
 	errno = k == TLS_CTRL_DROP ? EAGAIN : EPROTO;

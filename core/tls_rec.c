@@ -124,19 +124,44 @@ void tls_io_note_secrets(const void *ssl, const struct tls_secrets *sec)
 	}
 }
 
-void tls_io_free(void *ssl)
+long tls_io_secret_at(int i)
+{
+	return i >= 0 && i < SECRETS ? atomic_load(&secret_at[i]) : -1;
+}
+
+void tls_io_cleanse(void *ssl)
 {
 	SSL *s = ssl;
 	const SSL_CIPHER *c = s ? SSL_get_current_cipher(s) : NULL;
 	const EVP_MD *md = c ? SSL_CIPHER_get_handshake_digest(c) : NULL;
 	int len = md ? EVP_MD_get_size(md) : 0;
 	size_t size = ssl_size(s);
+	long tx = atomic_load(&secret_at[0]);
+	unsigned long v = OpenSSL_version_num();
+	/* OpenSSL 1.1.1 to 3.5 keep twelve secrets of EVP_MAX_MD_SIZE in a
+	 * row: early, handshake, master, resumption master, client and server
+	 * finished, the server finished and handshake traffic hashes, then
+	 * client and server application traffic, exporter, early exporter.
+	 * The master secret with the server finished hash gives back the
+	 * traffic secrets, so the whole row goes, where the three found sit
+	 * at that spacing, in OpenSSL 3, within the allocation */
+	if (s && size && tx >= 8 * EVP_MAX_MD_SIZE && atomic_load(&secret_at[1]) == tx + EVP_MAX_MD_SIZE &&
+	    atomic_load(&secret_at[2]) == tx + 2 * EVP_MAX_MD_SIZE && v >= 0x30000000UL && v < 0x40000000UL &&
+	    (size_t)tx + 4 * EVP_MAX_MD_SIZE <= size) {
+		OPENSSL_cleanse((uint8_t *)s + tx - 8 * EVP_MAX_MD_SIZE, 12 * EVP_MAX_MD_SIZE);
+		return;
+	}
 	for (int i = 0; i < SECRETS && len > 0; i++) {
 		long at = atomic_load(&secret_at[i]);
 		if (at >= 0 && (size_t)at + (size_t)len <= size)
 			OPENSSL_cleanse((uint8_t *)s + at, (size_t)len);
 	}
-	SSL_free(s);
+}
+
+void tls_io_free(void *ssl)
+{
+	tls_io_cleanse(ssl);
+	SSL_free(ssl);
 }
 
 /* OpenSSL's socket BIO writes with write(2): a connection reset by the

@@ -135,7 +135,8 @@ struct conn_cfg {
 	struct {
 		int priority, tos;
 		unsigned int busy_poll_us, zerocopy;
-		bool hdr_digest, data_digest, disable_sqflow, tls;
+		bool hdr_digest, data_digest, disable_sqflow, tls, tls_compat;
+		int tls_identity;
 	} tcp_job;
 	bool sole_subsystem; /* subnqn: the only one discovery listed (the start line says so) */
 };

@@ -65,11 +65,11 @@ void tcp_opts_path(struct nvmeof_ctrl_opts *o, const struct conn_cfg *k, int trt
 	o->data_digest = tcp ? k->tcp_job.data_digest : d.data_digest;
 	o->disable_sqflow = tcp ? k->tcp_job.disable_sqflow : d.disable_sqflow;
 	o->tls = tcp && k->tcp_job.tls;
-	if (!tcp) {
+	/* kept in tcp_job, not o: a TCP path after an RDMA first one needs them */
+	o->tls_compat = tcp && k->tcp_job.tls_compat;
+	o->tls_identity = tcp ? k->tcp_job.tls_identity : 0;
+	if (!tcp)
 		o->tls_key = o->tls_keyring = NULL;
-		o->tls_compat = false;
-		o->tls_identity = 0;
-	}
 }
 
 void tcp_opts_job(struct conn_cfg *k)
@@ -82,6 +82,8 @@ void tcp_opts_job(struct conn_cfg *k)
 	k->tcp_job.data_digest = k->o.data_digest;
 	k->tcp_job.disable_sqflow = k->o.disable_sqflow;
 	k->tcp_job.tls = k->o.tls;
+	k->tcp_job.tls_compat = k->o.tls_compat;
+	k->tcp_job.tls_identity = k->o.tls_identity;
 	tcp_opts_path(&k->o, k, k->t.trtype);
 }
 

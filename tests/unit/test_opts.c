@@ -250,6 +250,28 @@ TEST(connect_refuses_ports_outside_1_to_65535)
 	}
 }
 
+/* TLS's options are NVMe/TCP's and need TLS: each refused by name before
+ * anything is resolved or sent, the one given named in the message. */
+TEST(connect_refuses_tls_options_without_tls_or_tcp)
+{
+	struct nvmeof_ctrl *c = NULL;
+	struct nvmeof_ctrl_opts o;
+	nvmeof_ctrl_opts_init(&o);
+	o.traddr = "192.0.2.1";
+	o.subnqn = "nqn.2026-12.io.nvmeof:x";
+	o.tls_keyring = ".nvme";
+	CHECK_EQ(nvmeof_ctrl_connect(&o, &c), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "(tls, tls_key, tls_keyring) is NVMe/TCP's") != NULL);
+	o.tls_keyring = NULL;
+	o.tls_identity = 1;
+	CHECK_EQ(nvmeof_ctrl_connect(&o, &c), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "tls_identity 1 without tls") != NULL);
+	o.trtype = "tcp";
+	CHECK_EQ(nvmeof_ctrl_connect(&o, &c), NVMEOF_EINVAL);
+	CHECK(strstr(nvmeof_errmsg(), "tls_identity 1 without tls") != NULL);
+	CHECK(c == NULL);
+}
+
 /* With no RDMA device at all the failure is this host's, and says so: not
  * "target unreachable". libibverbs reads sysfs under $SYSFS_PATH, so an
  * empty one hides the devices a host may have (the variable must be set
@@ -382,6 +404,7 @@ int main(void)
 		T(connect_refuses_ports_outside_1_to_65535),
 		T(connect_without_an_rdma_device_blames_this_host),
 		T(discovery_entry_to_options_refuses_tls_up_front),
+		T(connect_refuses_tls_options_without_tls_or_tcp),
 	};
 	return run_tests("unit-opts", t, sizeof(t) / sizeof(t[0]));
 }

@@ -193,6 +193,33 @@ static void count_key_updates(int write_p, int version, int type, const void *bu
  * controller re-keys (a KeyUpdate, update_requested) twice on the way,
  * which OpenSSL's records follow: the reads see no data in that record
  * (EAGAIN) and go on, the writes go under the client's new keys */
+/* OpenSSL keeps twelve TLS 1.3 secrets side by side in the SSL object
+ * (early, handshake, master, resumption master, the two finished secrets,
+ * two transcript hashes, the application traffic secrets, the exporter
+ * secrets; EVP_MAX_MD_SIZE each) and cleanses none at its free. The master
+ * secret with the transcript hash gives back the traffic secrets, so all of
+ * them go: each of the twelve is zero after the cleansing. */
+static void cleansed_all(void *ssl)
+{
+	long tx = tls_io_secret_at(0);
+	CHECK(tx >= 8 * 64);
+	CHECK_EQ(tls_io_secret_at(1), tx + 64);
+	CHECK_EQ(tls_io_secret_at(2), tx + 128);
+	if (!ssl || tx < 8 * 64)
+		return;
+	const uint8_t *master = (const uint8_t *)ssl + tx - 6 * 64;
+	int set = 0;
+	for (int i = 0; i < 32; i++)
+		set |= master[i];
+	CHECK(set != 0); /* it was there: this check could fail */
+	tls_io_cleanse(ssl);
+	const uint8_t *b = (const uint8_t *)ssl + tx - 8 * 64;
+	size_t nz = 0;
+	for (int i = 0; i < 12 * 64; i++)
+		nz += b[i] != 0;
+	CHECK_EQ(nz, 0);
+}
+
 static void echo_stream(enum mode mode)
 {
 	static const char *const keys[] = {K256, K384};
@@ -246,6 +273,7 @@ static void echo_stream(enum mode mode)
 		CHECK_EQ(got, sizeof(back));
 		CHECK(!memcmp(out, back, sizeof(out)));
 		CHECK_EQ(key_updates_read, mode == ECHO_KEY_UPDATE ? 2 : 0);
+		cleansed_all(ssl);
 		tls_io_free(ssl);
 		stop(&sv, fd);
 		tls_psk_free(cp);

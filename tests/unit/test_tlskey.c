@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "internal.h"
@@ -228,6 +231,79 @@ TEST(keyring_names_and_identities_are_read_as_the_kernel_writes_them)
 	tls_psk_free(p);
 }
 
+/* Which key of a keyring the lookup takes: SHA-384's identity before
+ * SHA-256's, and a version 1 identity that several keys match (a key
+ * rotated, the old one left) is no choice: both are named. */
+TEST(keyring_lookup_takes_one_key_or_names_the_ambiguity)
+{
+	const char *d[] = {
+		"psk;0;0;3f010000;NVMe1R01 " HOSTNQN " " SUBNQN " AAAA",
+		"psk;0;0;3f010000;NVMe0R01 " HOSTNQN " " SUBNQN,
+		"psk;0;0;3f010000;NVMe1R02 " HOSTNQN " " SUBNQN " CCCC",
+		"psk;0;0;3f010000;NVMe1R01 " HOSTNQN " " SUBNQN " BBBB",
+	};
+	uint8_t c = 0;
+	long dup = 7;
+	CHECK_EQ(tls_keyring_pick(d, 4, 0, HOSTNQN, SUBNQN, &c, &dup), 1);
+	CHECK_EQ(c, 1);
+	CHECK_EQ(dup, -1);
+	CHECK_EQ(tls_keyring_pick(d, 4, 1, HOSTNQN, SUBNQN, &c, &dup), 2); /* SHA-384's first */
+	CHECK_EQ(c, 2);
+	CHECK_EQ(dup, -1);
+	CHECK_EQ(tls_keyring_pick(d, 2, 1, HOSTNQN, SUBNQN, &c, &dup), 0);
+	CHECK_EQ(dup, -1);
+	d[2] = d[1];
+	CHECK_EQ(tls_keyring_pick(d, 4, 1, HOSTNQN, SUBNQN, &c, &dup), 0);
+	CHECK_EQ(c, 1);
+	CHECK_EQ(dup, 3);
+	CHECK_EQ(tls_keyring_pick(d, 4, 0, "nqn.x", SUBNQN, &c, &dup), -1);
+}
+
+/* keyctl(2) for the tests: a keyring of the test's own, in the process keyring */
+static long kc(int op, long a, long b, long c)
+{
+	return syscall(SYS_keyctl, op, a, b, c, 0L);
+}
+static int linked_in(long ring, long key)
+{
+	int32_t v[256];
+	long n = kc(11 /* READ */, ring, (long)v, sizeof(v));
+	for (long i = 0; i < n / 4 && i < 256; i++)
+		if (v[i] == key)
+			return 1;
+	return 0;
+}
+
+/* The lookup reads the keyring with it linked into a thread keyring of its
+ * own: a link the caller's thread keyring already had stays, and a thread
+ * that had no thread keyring has none after. */
+TEST(keyring_lookup_leaves_the_callers_thread_keyring_as_it_was)
+{
+	long kr = syscall(SYS_add_key, "keyring", "nvmeof-unit-kr", NULL, 0L, -2L /* @p */);
+	if (kr < 0)
+		SKIP("no keyrings here");
+	struct tls_psk p;
+	/* a child: its thread has no thread keyring before or after */
+	pid_t c = fork();
+	if (c == 0) {
+		int had = kc(0 /* GET_KEYRING_ID */, -1, 0, 0) >= 0;
+		int rc = tls_keyring_lookup("nvmeof-unit-kr", 0, HOSTNQN, SUBNQN, &p);
+		int has = kc(0, -1, 0, 0) >= 0;
+		_exit(had ? 2 : rc == 0 ? 3 : has ? 4 : 0);
+	}
+	int st = -1;
+	CHECK(c > 0 && waitpid(c, &st, 0) == c);
+	CHECK_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : 99, 0);
+	/* the caller's own link into its thread keyring stays */
+	CHECK_EQ(kc(8 /* LINK */, kr, -1 /* @t */, 0), 0);
+	CHECK_EQ(linked_in(kc(0, -1, 0, 0), kr), 1);
+	CHECK(tls_keyring_lookup("nvmeof-unit-kr", 0, HOSTNQN, SUBNQN, &p) != 0);
+	CHECK(strstr(nvmeof_errmsg(), "no key for identity NVMe0R02 or NVMe0R01") != NULL);
+	CHECK_EQ(linked_in(kc(0, -1, 0, 0), kr), 1);
+	kc(9 /* UNLINK */, kr, -1, 0);
+	kc(9, kr, -2, 0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case t[] = {
@@ -236,6 +312,8 @@ int main(int argc, char **argv)
 		T(compat_derivation_matches_libnvme_up_to_1_14),
 		T(bad_keys_are_refused_clearly_without_the_key),
 		T(keyring_names_and_identities_are_read_as_the_kernel_writes_them),
+		T(keyring_lookup_leaves_the_callers_thread_keyring_as_it_was),
+		T(keyring_lookup_takes_one_key_or_names_the_ambiguity),
 	};
 	return run_named_tests("unit-tlskey", t, sizeof(t) / sizeof(t[0]), argc, argv);
 }

@@ -125,7 +125,9 @@ fi
 # disconnected and freed), tests/unit/tlsscan.c reads the tool's private
 # memory at exit for the configured PSK (its raw bytes and its interchange
 # text), the retained PSK, the TLS PSK, both traffic secrets (from OpenSSL's
-# key log) and, under kTLS, the keys handed to the kernel. Plain builds (a
+# key log), the master secret (read from OpenSSL's object after the
+# handshake: with the transcript hash it gives back the traffic secrets)
+# and, under kTLS, the keys handed to the kernel. Plain builds (a
 # sanitized tool needs libasan before any preload)
 if ! readelf -d "$T" | grep -q 'NEEDED.*libasan'; then
   for pair in "$S1 K256" "$S2 K384"; do
@@ -138,7 +140,7 @@ if ! readelf -d "$T" | grep -q 'NEEDED.*libasan'; then
     if [ $rc != 0 ]; then bad "$what" "id-ctrl failed: $(grep -v tlsscan "$tmp/out" | head -3)"
     elif ! grep -q "tlsscan: scanned [1-9][0-9]* bytes" "$tmp/out"; then bad "$what" "the scan did not run: $(tail -3 "$tmp/out")"
     elif ! grep -q "tlsscan: key CLIENT_TRAFFIC_SECRET_0" "$tmp/out" || ! grep -q "tlsscan: key SERVER_TRAFFIC_SECRET_0" "$tmp/out" ||
-         [ "$n" -lt 6 ]; then bad "$what" "the traffic secrets were not caught: $(grep "tlsscan: key" "$tmp/out" | tr '\n' ' ')"
+         ! grep -q "tlsscan: key master_secret" "$tmp/out" || [ "$n" -lt 7 ]; then bad "$what" "the traffic secrets were not caught: $(grep "tlsscan: key" "$tmp/out" | tr '\n' ' ')"
     elif grep -q "tlsscan: a copy" "$tmp/out"; then bad "$what" "$(grep "tlsscan: a copy" "$tmp/out" | head -4 | tr '\n' ' ')"
     else ok "$what: $(grep -o 'scanned [0-9]* bytes in [0-9]* regions for [0-9]* keys' "$tmp/out")"; fi
   done

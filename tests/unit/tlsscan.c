@@ -9,12 +9,18 @@
  *  - the traffic secrets, caught from OpenSSL's key log callback (the
  *    library's own callback is wrapped: SSL_CTX_set_keylog_callback is
  *    libssl's, reached through the dynamic linker);
- *  - the keys handed to the kernel (setsockopt SOL_TLS TLS_TX / TLS_RX).
+ *  - the keys handed to the kernel (setsockopt SOL_TLS TLS_TX / TLS_RX);
+ *  - the TLS 1.3 master secret, which no key log gives (it is derived from
+ *    the handshake secret, one way): read from the SSL object when the
+ *    library, its handshake done, clears its info callback, eight
+ *    EVP_MAX_MD_SIZE places before the client's traffic secret as OpenSSL
+ *    1.1.1 to 3.5 keep them (the traffic secret found once in the object).
  * Everything it holds lives in one mapping of its own, left out of the scan.
  * "tlsscan: scanned N bytes in R regions for K keys" proves that it ran. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +114,23 @@ void SSL_CTX_set_keylog_callback(SSL_CTX *ctx, SSL_CTX_keylog_cb_func cb)
 		real = (void (*)(SSL_CTX *, SSL_CTX_keylog_cb_func))dlsym(RTLD_NEXT, "SSL_CTX_set_keylog_callback");
 	their_cb = cb;
 	real(ctx, cb ? our_cb : NULL);
+}
+
+/* the handshake done: the master secret, next to the traffic secrets */
+void SSL_set_info_callback(SSL *s, void (*cb)(const SSL *, int, int))
+{
+	static void (*real)(SSL *, void (*)(const SSL *, int, int));
+	if (!real)
+		real = (void (*)(SSL *, void (*)(const SSL *, int, int)))dlsym(RTLD_NEXT, "SSL_set_info_callback");
+	const struct key *tx = NULL;
+	for (int i = 0; V && i < V->nkeys; i++)
+		if (!strcmp(V->k[i].name, "CLIENT_TRAFFIC_SECRET_0"))
+			tx = &V->k[i];
+	size_t size = s && !cb && tx ? malloc_usable_size(s) : 0;
+	const uint8_t *b = (const uint8_t *)s, *at = size ? memmem(b, size, tx->b, tx->len) : NULL;
+	if (at && at - b >= 8 * EVP_MAX_MD_SIZE && !memmem(at + 1, size - (size_t)(at + 1 - b), tx->b, tx->len))
+		add("master_secret", 13, at - 6 * EVP_MAX_MD_SIZE, NULL, tx->len);
+	real(s, cb);
 }
 
 int setsockopt(int fd, int level, int name, const void *v, socklen_t len)

@@ -115,6 +115,24 @@ expect 1 "^nvmeof gen-tls-key: TLS PSK: no keyring .nvmeof-none visible to this 
 out=$("$T" gen-tls-key --insert -c nqn.x -n nqn.2014-08.org.nvmexpress:uuid:0 -k .nvmeof-none 2>/dev/null)
 [ -z "$out" ] && ok "gen-tls-key: a refused --insert prints no key" || bad "gen-tls-key: a refused --insert prints no key" "$out"
 expect 2 "^nvmeof gen-tls-key: option --bogus is not one of" "$T" gen-tls-key --bogus
+# --insert of an identity a key already has revokes that key, as nvme-cli's
+# (libnvme's nvme_update_key): a host that holds the old serial sees it
+# revoked. In a session keyring of its own, type user (no psk type needed).
+if command -v keyctl >/dev/null && keyctl show @s >/dev/null 2>&1; then
+  out=$(keyctl session - sh -c 'keyctl newring nvmeof-ins @s >/dev/null &&
+    for i in 1 2; do "$0" check-tls-key -d "$1" -i -k nvmeof-ins -t user -c nqn.x \
+      -n nqn.2014-08.org.nvmexpress:uuid:0 | sed -n "s/^Inserted TLS key \([0-9a-f]*\): .*/\1/p"; done |
+    { read -r a; read -r b; echo "S: $a $b"; keyctl rdescribe "0x$a" 2>&1; keyctl rdescribe "0x$b" 2>&1; }' \
+    "$T" "$LIBNVME_KEY" 2>&1)
+  read -r _ s1 s2 <<< "$(grep "^S: " <<< "$out")"
+  if [ -n "$s1" ] && [ "$s1" != "$s2" ] && grep -q "revoked" <<< "$out" && grep -q "user;.*;NVMe0R01 " <<< "$out"; then
+    ok "--insert revokes the key it replaces"
+  else
+    bad "--insert revokes the key it replaces" "$out"
+  fi
+else
+  skip "--insert revokes the key it replaces" "no keyctl or keyrings here"
+fi
 # two random keys: each valid (check-tls-key takes it), 32 bytes, not the same
 k1=$("$T" gen-tls-key); k2=$("$T" gen-tls-key)
 if [[ $k1 == NVMeTLSkey-1:01:*: && ${#k1} == 65 && $k1 != "$k2" ]]; then ok "gen-tls-key: random keys, each new"

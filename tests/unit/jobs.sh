@@ -165,7 +165,7 @@ if [ -n "$REAL_FIO" ] && [ -f "$ENG" ]; then
     out=$(env "${envs[@]}" RUNTIME=1 RAMP=0 REGION=1m timeout 60 jobs/run "$@" 2>&1) || rc=$?
   }
   for c in "ENGINE_OPTS=spin_us=-1|--|spin_us=-1: expected" "QPAIRS=65|--|qpairs=65: expected" \
-           "X=1|--wait=bogus|valid values: adaptive" "X=1|--cmd_timeout=-1|cmd_timeout=-1: expected"; do
+           "X=1|--wait=bogus|valid values: hybrid" "X=1|--cmd_timeout=-1|cmd_timeout=-1: expected"; do
     IFS='|' read -r e a want <<< "$c"
     if [ "$a" = -- ]; then realfio "$e" -- qd1-latency.fio; else realfio "$e" -- qd1-latency.fio "$a"; fi
     if [ "$rc" != 0 ] && grep -qF -- "$want" <<< "$out" && ! grep -q 'ambiguous\|unrecognized option' <<< "$out"; then

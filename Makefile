@@ -170,7 +170,7 @@ $(O)/tests/tls_disc: $(O)/tests/unit/tls_disc.o $(O)/libnvmeof.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 # the memory scan tls-spdk.sh and tls.sh preload into the tool (built here:
 # the 6.12 guest compiles slowly); never sanitized, it comes before any
-$(O)/tests/tlsscan.so: tests/unit/tlsscan.c
+$(O)/tests/tlsscan.so: tests/unit/tlsscan.c tests/unit/maps.h
 	@mkdir -p $(dir $@)
 	$(CC) -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $< -ldl
 $(O)/tests/unit/test_passthru.o $(O)/tests/unit/test_zns.o: CPPFLAGS_ALL += -Itests/wire

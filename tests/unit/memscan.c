@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "maps.h"
+
 static void say(const char *m) { if (write(2, m, strlen(m)) < 0) {} }
 
 static void scan(void)
@@ -26,12 +28,8 @@ static void scan(void)
 		say("memscan: cannot read /proc/self/maps\n");
 		return;
 	}
-	while (fgets(line, sizeof(line), maps)) {
-		unsigned long lo, hi;
-		char perms[8];
-		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || strcmp(perms, "rw-p") ||
-		    strstr(line, "[vvar") || strstr(line, "[vsyscall"))
-			continue;
+	unsigned long lo, hi;
+	while (maps_next_private_rw(maps, line, sizeof(line), &lo, &hi)) {
 		scanned += hi - lo;
 		regions++;
 		for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)

@@ -31,6 +31,8 @@
 #include <linux/tls.h>
 #include <openssl/ssl.h>
 
+#include "maps.h"
+
 #ifndef SOL_TLS
 #define SOL_TLS 282
 #endif
@@ -162,12 +164,8 @@ __attribute__((destructor)) static void scan(void)
 		return;
 	}
 	uintptr_t vlo = (uintptr_t)V, vhi = vlo + VAULT_LEN;
-	while (fgets(line, sizeof(line), maps)) {
-		unsigned long lo, hi;
-		char perms[8];
-		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || strcmp(perms, "rw-p") ||
-		    strstr(line, "[vvar") || strstr(line, "[vsyscall"))
-			continue;
+	unsigned long lo, hi;
+	while (maps_next_private_rw(maps, line, sizeof(line), &lo, &hi)) {
 		/* the vault, and what stdio reads maps into, are ours */
 		if (lo >= vlo && hi <= vhi)
 			continue;

@@ -31,10 +31,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(rec, data + 1, size - 1);
 	char why[256] = "";
 	int rc = tls_ktls_classify(data[0], rec, size - 1, why, sizeof(why));
-	if (rc != TLS_CTRL_FAIL && rc != TLS_CTRL_DROP && rc != TLS_CTRL_CLOSE)
+	if (rc != TLS_CTRL_REKEY && rc != TLS_CTRL_FAIL && rc != TLS_CTRL_DROP && rc != TLS_CTRL_CLOSE)
 		abort();
-	if (rc == TLS_CTRL_FAIL && !why[0])
-		abort(); /* a refusal always says why */
+	if ((rc == TLS_CTRL_FAIL || rc == TLS_CTRL_REKEY) && !why[0])
+		abort(); /* an end of the connection always says why */
 	free(rec);
 	return 0;
 }

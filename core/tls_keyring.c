@@ -81,6 +81,18 @@ int tls_keyring_find(const char *name, int32_t *id)
 	return 0;
 }
 
+/* The description in KEYCTL_DESCRIBE's "type;uid;gid;perm;DESC" (which may
+ * hold ';'); "" when the fields are not there. */
+static const char *desc_body(const char *desc)
+{
+	const char *d = desc;
+	for (int i = 0; i < 4 && d; i++) {
+		const char *semi = strchr(d, ';');
+		d = semi ? semi + 1 : NULL;
+	}
+	return d ? d : "";
+}
+
 int tls_keyring_match(const char *desc, int version, uint8_t cipher, const char *hostnqn, const char *subnqn)
 {
 	char want[TLS_IDENTITY_MAX];
@@ -90,10 +102,8 @@ int tls_keyring_match(const char *desc, int version, uint8_t cipher, const char 
 	/* "psk;uid;gid;perm;" then the description */
 	if (strncmp(desc, "psk;", 4))
 		return 0;
-	const char *d = desc;
-	for (int i = 0; i < 4 && d; i++)
-		d = strchr(d, ';') ? strchr(d, ';') + 1 : NULL;
-	if (!d || strncmp(d, want, (size_t)w))
+	const char *d = desc_body(desc);
+	if (strncmp(d, want, (size_t)w))
 		return 0;
 	/* version 0: the identity itself; 1: then " <the PSK's digest>" */
 	return version == 0 ? d[w] == 0 : d[w] == ' ' && d[w + 1] && !strchr(d + w + 1, ' ');
@@ -115,15 +125,6 @@ long tls_keyring_pick(const char *const *descs, long n, int version, const char 
 				return i;
 			}
 	return -1;
-}
-
-/* The description in KEYCTL_DESCRIBE's "type;uid;gid;perm;DESC" (which may hold ';') */
-static const char *desc_body(const char *desc)
-{
-	const char *d = desc;
-	for (int i = 0; i < 4 && d; i++)
-		d = strchr(d, ';') ? strchr(d, ';') + 1 : NULL;
-	return d ? d : "";
 }
 
 /* The serials in keyring kr, into *out (malloc'd); their number or -1. */

@@ -99,10 +99,12 @@ int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max)
 	uint64_t seen = 0; /* members by place whose count before[] holds */
 	for (uint32_t i = 0; i < nq; i++) {
 		struct nvmeof_queue *q = g->list[i];
-		if (outer)
+		if (outer) {
 			q->completed = 0;
-		before[q->member] = q->completed;
-		seen |= 1ull << q->member;
+		} else {
+			before[q->member] = q->completed;
+			seen |= 1ull << q->member;
+		}
 		wired |= q_has_wire(q);
 	}
 	g->polling++;
@@ -130,9 +132,10 @@ int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max)
 			err = err ? err : rc;
 			nerr++;
 		} else {
-			/* a member that joined during the poll (maybe in a place
-			 * one that left freed) counts from 0 */
-			uint32_t b = seen >> q->member & 1 ? before[q->member] : 0;
+			/* an outer poll's counts started at 0; a nested one's from
+			 * where each member stood, and a member that joined during
+			 * the poll (maybe in a place one that left freed) from 0 */
+			uint32_t b = !outer && seen >> q->member & 1 ? before[q->member] : 0;
 			total += (int)(q->completed >= b ? q->completed - b : q->completed);
 		}
 	}

@@ -17,7 +17,9 @@ if has qp; then
   # QP scaling as the seed published it: NUMJOBS jobs in thread mode, one
   # queue pair each (qp-scaling.fio), QD4 per job, to 64 (nvmet grants 128),
   # 4 KiB and 1 MiB reads; throughput and fio's CPU per I/O for each initiator.
-  REGION=256m OFFSET_INCREMENT=16m jobs/sweep --initiator both --reps "$REPS" --out "$OUT/sweep-qp" \
+  # Every job's region inside the 1 GiB namespace up to 64 jobs (63 * 4m + 768m):
+  # fio ends a job at its first offset past the end, and the run measures the rest.
+  REGION=${QP_REGION:-768m} OFFSET_INCREMENT=${QP_OFFSET_INCREMENT:-4m} jobs/sweep --initiator both --reps "$REPS" --out "$OUT/sweep-qp" \
     qp-scaling.fio NUMJOBS=${QP_NUMJOBS:-1,2,4,8,16,32,64} BS=4k,1m || rc=1
   for p in iops bandwidth cpu; do cp "$OUT/sweep-qp/plots/$p.svg" "build/bench/plots/qp-$p.svg" || rc=1; done
   cp "$OUT/sweep-qp/summary.txt" build/bench/plots/qp-summary.txt

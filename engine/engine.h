@@ -328,6 +328,8 @@ struct job;
 /* Learns each file's namespace and checks the job's block sizes and offsets
  * against it; with connect, holds the controller for init. Idempotent. */
 int files_attach(struct thread_data *td, struct job *j, bool connect);
+/* refuses a job whose region passes its namespace's end (fio's open_file hook) */
+int files_check_region(struct thread_data *td, struct fio_file *f);
 /* From the job's list, not fio's files: at cleanup fio has freed those. */
 void files_detach(struct job *j);
 

@@ -84,6 +84,26 @@ int files_attach(struct thread_data *td, struct job *j, bool connect)
 	return 0;
 }
 
+/* Where the job's region (its offset, offset_increment times its number, plus
+ * size=) passes the namespace's end, fio ends the job's pass at its first
+ * offset there, and the job at the first pass that starts there: with random
+ * offsets such jobs do a few I/Os and stop while one job whose region fits
+ * does the rest, and the run measures that one job. fio clips a size= given
+ * as a percentage, not one in bytes, so one in bytes is checked here, once
+ * fio has set the file's region (before it opens the file). */
+int files_check_region(struct thread_data *td, struct fio_file *f)
+{
+	if (f->file_offset + f->io_size <= f->real_file_size)
+		return 0;
+	eng_err("nvmeof: job %s.%u: its region, offset %llu plus size %llu, passes the end of the "
+		"namespace (%llu bytes): fio would end the job at its first offset past the end; "
+		"lower size= or offset_increment=, or give size= as a percentage\n",
+		td->o.name, td->subjob_number, (unsigned long long)f->file_offset, (unsigned long long)f->io_size,
+		(unsigned long long)f->real_file_size);
+	/* ERANGE: with EINVAL and direct=1 fio adds "does not support O_DIRECT" */
+	return eng_fail(td, ERANGE, "nvmeof region past the namespace's end");
+}
+
 void files_detach(struct job *j)
 {
 	struct efile *ef, *next;

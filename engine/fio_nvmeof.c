@@ -347,9 +347,7 @@ static struct io_u *fio_nvmeof_event(struct thread_data *td, int ev)
 
 static int fio_nvmeof_open_file(struct thread_data *td, struct fio_file *f)
 {
-	(void)td;
-	(void)f;
-	return 0;
+	return files_check_region(td, f);
 }
 
 static int fio_nvmeof_close_file(struct thread_data *td, struct fio_file *f)

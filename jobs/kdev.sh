@@ -11,6 +11,10 @@
 #                   inside the test bed, connect it (tb kconnect) and
 #                   remember to disconnect; over $TRTYPE (rdma unless TCP)
 #   kdev_teardown   disconnect what kdev_setup connected, nothing else
+#   kdev_region DEV NUMJOBS OFFSET_INCREMENT SIZE  fail, saying why, when the
+#                   last job's region (offset_increment times its number plus
+#                   size=, both in bytes with k/m/g/t) passes DEV's end: fio
+#                   would end that job at its first offset there
 #   kdev_check DEV NQN NSID  succeed only when DEV is the kernel host's block
 #                   device of namespace NSID of subsystem NQN (a mistyped
 #                   device would otherwise be a file fio creates, or a local
@@ -55,6 +59,27 @@ kdev_check() {
   n=$(kdev_find "$nqn" "$nsid" 1 2>/dev/null) && n=" (that namespace is $n)" || n=" (the kernel host is not connected to it: nvme connect)"
   echo "kdev: KDEV=$dev is not an NVMe-oF namespace the kernel host is connected to, so not namespace $nsid of $nqn$n" >&2
   return 1
+}
+
+# bytes in a fio size (1024-based k/m/g/t); nothing for a percentage or other forms
+kdev_bytes() {
+  local v=${1,,} m=1
+  v=${v%ib}; v=${v%b}
+  case $v in *k) m=1024 ;; *m) m=$((1024 ** 2)) ;; *g) m=$((1024 ** 3)) ;; *t) m=$((1024 ** 4)) ;; esac
+  v=${v%[kmgt]}
+  [[ $v =~ ^[0-9]+$ ]] && echo $((v * m))
+}
+
+kdev_region() {
+  local dev=$1 nj=$2 oi sz end b
+  oi=$(kdev_bytes "$3") && sz=$(kdev_bytes "$4") || return 0
+  b=$(basename "$(readlink -f "$dev")")
+  end=$(($(cat "$KDEV_SYSFS/class/block/$b/size" 2>/dev/null || echo 0) * 512))
+  [ "$end" -gt 0 ] || return 0
+  if [ $(((nj - 1) * oi + sz)) -gt "$end" ]; then
+    echo "the last of $nj jobs' regions, offset $(((nj - 1) * oi)) plus size $sz, passes the end of $dev ($end bytes): fio would end that job at its first offset past the end; lower REGION or OFFSET_INCREMENT"
+    return 1
+  fi
 }
 
 kdev_setup() {

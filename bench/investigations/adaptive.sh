@@ -15,7 +15,9 @@ mkdir -p "$OUT/runs"
 . bench/perf-top.sh
 kdev_setup || { echo "adaptive: kernel initiator did not connect"; exit 1; }
 trap kdev_teardown EXIT
-export RUNTIME=${RUNTIME:-4} RAMP=1 REGION=1g RW=randread BS=4k IODEPTH=4 OFFSET_INCREMENT=64m
+# each job's region inside the 1 GiB namespace (its regions once passed the end:
+# BENCHMARKS.md, "Why one job did the I/O")
+export RUNTIME=${RUNTIME:-4} RAMP=1 REGION=768m RW=randread BS=4k IODEPTH=4 OFFSET_INCREMENT=4m
 JOBS=${JOBS:-1 4 16} REPS=${REPS:-3}
 run() { # name mode nj [perf...]
   local name=$1 mode=$2 nj=$3; shift 3

@@ -129,6 +129,48 @@ t_jobs_run_kernel_device_is_checked() {
   [ ! -e /dev/nvme99n1 ] || fail "fio created /dev/nvme99n1"
 }
 
+# The QP-scaling sweep's shape (jobs/qp-scaling.fio: 4 KiB random reads, QD4
+# per job, one queue pair per job, thread mode) splits its I/O between its jobs
+# when each job's region lies inside the namespace, as bench/plots.sh sets it:
+# each of 4 jobs does at least a tenth of the mean, ours and the kernel host.
+# A job whose region passes the end would stop at its first offset there (fio),
+# and the run measure the others: such regions are refused, saying why.
+qp_perjob() { # INITIATOR REGION OFFSET_INCREMENT -> fio's JSON in $SCRATCH/pj-$1.json
+  printf '[global]\ninclude %s/jobs/common.fio.inc\ngroup_reporting=0\n[qp]\nrw=${RW}\nbs=${BS}\niodepth=${IODEPTH}\nnumjobs=${NUMJOBS}\noffset_increment=${OFFSET_INCREMENT}\n' \
+    "$PWD" > "$SCRATCH/pj.fio"
+  INITIATOR=$1 QPAIRS=1 REGION=$2 OFFSET_INCREMENT=$3 NUMJOBS=4 RW=randread BS=4k IODEPTH=4 RUNTIME=1 RAMP=0 \
+    jobs/run "$SCRATCH/pj.fio" --output-format=json > "$SCRATCH/pj-$1.json" 2> "$SCRATCH/pj-$1.err"
+}
+t_qp_scaling_jobs_share_the_io_inside_the_namespace() {
+  local who rc region oi rc1=0 rc2=0
+  region=$(sed -n 's/.*QP_REGION:-\([0-9a-z]*\)}.*/\1/p' bench/plots.sh)
+  oi=$(sed -n 's/.*QP_OFFSET_INCREMENT:-\([0-9a-z]*\)}.*/\1/p' bench/plots.sh)
+  [ -n "$region" ] && [ -n "$oi" ] || fail "bench/plots.sh: no QP_REGION or QP_OFFSET_INCREMENT default"
+  source jobs/kdev.sh
+  kdev_setup || fail "the kernel host did not connect"
+  for who in ours kernel; do
+    rc=0; qp_perjob $who "$region" "$oi" || rc=$?
+    [ $rc = 0 ] || { kdev_teardown; cat "$SCRATCH/pj-$who.err"; fail "$who: jobs/run exited $rc"; }
+    python3 - "$SCRATCH/pj-$who.json" $who <<'PY' || { kdev_teardown; fail "$who: a job did less than a tenth of the mean"; }
+import json, sys
+t = open(sys.argv[1]).read()
+ios = [j["read"]["total_ios"] for j in json.loads(t[t.index("{"):])["jobs"]]
+print(f"    {sys.argv[2]}: per-job I/Os {ios}")
+sys.exit(len(ios) != 4 or min(ios) < 0.1 * sum(ios) / len(ios))
+PY
+  done
+  # the shape that once measured one job: 1 GiB regions 64 MiB apart on 1 GiB
+  qp_perjob kernel 1g 64m || rc2=$?
+  kdev_teardown
+  qp_perjob ours 1g 64m || rc1=$?
+  grep -h "passes the end" "$SCRATCH/pj-ours.err" "$SCRATCH/pj-kernel.err" | head -2 | sed 's/^/    /'
+  [ $rc1 != 0 ] || fail "ours: regions past the end ran (exit 0)"
+  [ $rc2 = 2 ] || fail "kernel: jobs/run exited $rc2, expected 2"
+  grep -q "job qp.1: its region, offset 67108864 plus size 1073741824, passes the end of the namespace (1073741824 bytes)" \
+    "$SCRATCH/pj-ours.err" || fail "ours: not said"
+  grep -q "offset 201326592 plus size 1073741824, passes the end of /dev/nvme" "$SCRATCH/pj-kernel.err" || fail "kernel: not said"
+}
+
 servers_up() { # starts two fio servers on loopback ports 8765 and 8766
   ip link set lo up
   for p in 8765 8766; do

@@ -202,6 +202,15 @@ if [ -n "$blk" ]; then
   echo "$SUBNQN" > "$d/subsysnqn"
   jr INITIATOR=kernel KDEV=$blk -- qd1-latency.fio
   expect_ran "the block device of namespace NS of SUBNQN runs" "FILENAME=$blk\$"
+  # jobs whose regions pass the device's end (1 GiB here): refused, as fio would
+  # stop each such job at its first offset past the end
+  mkdir -p "$tmp/sys/class/block/$(basename "$(readlink -f "$blk")")"
+  echo 2097152 > "$tmp/sys/class/block/$(basename "$(readlink -f "$blk")")/size"
+  jr INITIATOR=kernel KDEV=$blk NUMJOBS=4 OFFSET_INCREMENT=64m REGION=1g -- qp-scaling.fio
+  expect_refused "jobs whose regions pass the device's end are refused, saying where" \
+    "the last of 4 jobs' regions, offset 201326592 plus size 1073741824, passes the end of $blk (1073741824 bytes)"
+  jr INITIATOR=kernel KDEV=$blk NUMJOBS=64 OFFSET_INCREMENT=4m REGION=768m -- qp-scaling.fio
+  expect_ran "64 jobs' regions inside the device run" "FILENAME=$blk\$"
 else
   skip "KDEV that is a block device but not the namespace" "no block device in /dev"
 fi

@@ -12,7 +12,7 @@ command -v perf >/dev/null || { echo "profile: perf missing (Debian's linux-perf
 . bench/perf-top.sh
 kdev_setup || exit 1
 trap kdev_teardown EXIT
-export RUNTIME=${PROF_RUNTIME:-6} RAMP=1 REGION=1g
+export RUNTIME=${PROF_RUNTIME:-6} RAMP=1 REGION=${REGION:-1g}
 JOB=${PROF_JOB:-iops.fio} WHAT=${PROF_WHAT:-4 KiB randread QD32}
 for ini in ours kernel; do
   # -a: the target's and Soft-RoCE's kernel work counts too, as it does for the kernel host

@@ -646,6 +646,50 @@ t_qpairs64_connect_while_another_job_runs_io() {
     <<< "$(sed 's/ connect retr.*/ connect/' <<< "$lines")"
 }
 
+# qpairs_shared=2: four jobs in threads share two queue pairs of their one
+# controller (jobs 1 and 3 the first, 2 and 4 the second), each submitting
+# its own I/O through its pair and getting back exactly its own completions
+# (fio's verify of each job's region), whichever job polled them.
+t_qpairs_shared_four_jobs_two_pairs_verify() {
+  local cmds
+  ours --name=qs --filename="$FA1" --thread=1 --numjobs=4 --qpairs_shared=2 --rw=randrw --bs=4k --size=2m \
+    --offset=256m --offset_increment=8m --iodepth=8 --verify=crc32c --do_verify=1 > "$SCRATCH/log" 2>&1 ||
+    { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  expect_fio_ok "$SCRATCH/log"
+  [ "$(grep -c 'err= 0' "$SCRATCH/log")" = 4 ] || fail "expected four jobs without errors"
+  job_ctrls "$SCRATCH/log" | sed 's/^/    CNTLID, QID: /'
+  [ "$(job_ctrls "$SCRATCH/log" | wc -l)" = 4 ] || { grep nvmeof "$SCRATCH/log"; fail "not one queue line per job"; }
+  [ "$(job_ctrls "$SCRATCH/log" | awk '{print $1}' | sort -u | wc -l)" = 1 ] || fail "the jobs used different controllers"
+  [ "$(job_ctrls "$SCRATCH/log" | awk '{print $2}' | sort -u | wc -l)" = 2 ] || fail "four jobs did not share two I/O queues"
+  [ "$(grep -c 'queue pair [12] of 2, shared by 2 job(s)' "$SCRATCH/log")" = 4 ] || fail "no 'shared by 2 job(s)' on each start line"
+  # each job's own commands, and each pair's total: two pairs, each used by two jobs
+  cmds=$(sed -n 's/^nvmeof: queue [0-9]* (shared): \([0-9]*\) command(s) of this job.s.*/\1/p' "$SCRATCH/log" | tr '\n' ' ')
+  echo "    commands per job: $cmds"
+  [ "$(wc -w <<< "$cmds")" = 4 ] || fail "not four end-of-job lines"
+  for c in $cmds; do [ "$c" -gt 0 ] || fail "a job sent no command"; done
+  grep -E '^nvmeof: shared queue [0-9]+: [0-9]+ command' "$SCRATCH/log" | sed 's/^/    /'
+  [ "$(grep -cE '^nvmeof: shared queue [0-9]+: [1-9][0-9]* command.*used by 2 job' "$SCRATCH/log")" = 2 ] ||
+    fail "not two shared queue lines, each carrying the I/O of two jobs"
+}
+
+# qpairs_shared=1: three jobs on one queue pair, sleeping while another job
+# polls it (wait=sleep), then busy-polling (wait=poll). A hand-off or a
+# letting go that woke nobody would leave a job asleep until its bounded
+# nap ends; the jobs verify and finish (timeout 120 s is only the bound).
+t_qpairs_shared_one_pair_three_jobs_sleep_and_poll() {
+  local w
+  for w in sleep poll; do
+    timeout 120 env "${FIO_ENV[@]}" "$FIO" --ioengine=external:"$ENG" --output-format=normal --name=q1 \
+      --filename="$FA1" --thread=1 --numjobs=3 --qpairs_shared=1 --wait=$w --rw=randrw --bs=4k --size=1m \
+      --offset=320m --offset_increment=4m --iodepth=4 --verify=crc32c --do_verify=1 > "$SCRATCH/log" 2>&1 ||
+      { tail -20 "$SCRATCH/log"; fail "fio with wait=$w exited non-zero (or ran past 120 s)"; }
+    expect_fio_ok "$SCRATCH/log"
+    [ "$(grep -c 'err= 0' "$SCRATCH/log")" = 3 ] || fail "wait=$w: expected three jobs without errors"
+    [ "$(job_ctrls "$SCRATCH/log" | awk '{print $2}' | sort -u | wc -l)" = 1 ] || fail "wait=$w: not one shared queue"
+    echo "    wait=$w: $(grep -E '^nvmeof: shared queue' "$SCRATCH/log")"
+  done
+}
+
 t_more_qpairs_than_granted_fails_clearly() {
   ! ours --name=many --filename="$FA1" --rw=randread --bs=4k --size=4m --qpairs=3 \
       --num_io_queues=2 > "$SCRATCH/log" 2>&1 || fail "fio succeeded with 3 queue pairs of 2 granted"

@@ -410,7 +410,7 @@ struct jqueue {
 	struct qslot *qs;
 	struct qshare *qshare;
 	uint32_t qs_inflight;
-	uint64_t qs_cmds;
+	uint64_t qs_cmds, qs_naps, qs_naps_out;
 };
 /* The CPUs this job's thread may run on, for qpair_select=cpu. */
 void qpairs_job_cpus(struct job *j);

@@ -193,6 +193,7 @@ void job_cleanup(struct thread_data *td)
 	files_detach(j);
 	free(j->events);
 	free(j->pending);
+	hring_free(&j->handed); /* qpairs_shared=: made at init, even when its open failed after */
 	if (!j->ctx_abandoned) /* else a late callback may still read it */
 		free(j->ctx);
 	job_forget(j);

@@ -303,7 +303,9 @@ int qshare_wait(struct job *j, int ms)
 			ts.tv_nsec += (long)nap * 1000000L;
 			ts.tv_sec += ts.tv_nsec / 1000000000L;
 			ts.tv_nsec %= 1000000000L;
-			pthread_cond_timedwait(&p->wake, &p->wmu, &ts);
+			jq->qs_naps++;
+			if (pthread_cond_timedwait(&p->wake, &p->wmu, &ts) == ETIMEDOUT)
+				jq->qs_naps_out++;
 		}
 		__atomic_fetch_sub(&p->sleepers, 1, __ATOMIC_SEQ_CST);
 		pthread_mutex_unlock(&p->wmu);
@@ -321,7 +323,9 @@ void qshare_close(struct job *j, struct jqueue *jq, const char *who)
 	uint64_t until = mono_ms() + DRAIN_MS;
 	while (__atomic_load_n(&jq->qs_inflight, __ATOMIC_RELAXED) && mono_ms() < until) {
 		pthread_mutex_lock(&p->lock);
+		__atomic_store_n(&p->polling, 1, __ATOMIC_SEQ_CST); /* others nap meanwhile */
 		nvmeof_poll_group_wait(p->group, 1, 1);
+		__atomic_store_n(&p->polling, 0, __ATOMIC_SEQ_CST);
 		pthread_mutex_unlock(&p->lock);
 		wake(p);
 	}
@@ -334,8 +338,12 @@ void qshare_close(struct job *j, struct jqueue *jq, const char *who)
 		j->ctx_abandoned = true;
 	}
 	pthread_mutex_unlock(&p->lock);
-	eng_info("nvmeof: queue %u (shared): %llu command(s) of this job's%s; %s\n", nvmeof_queue_qid(p->q),
-		 (unsigned long long)jq->qs_cmds, left ? ", some abandoned at its end" : "", who);
+	/* naps: waits for another job's poll of the pair; to their end: none
+	 * woke it (a long command, or a wake-up missed) */
+	eng_info("nvmeof: queue %u (shared): %llu command(s) of this job's, %llu nap(s) while another job polled "
+		 "(%llu to their end)%s; %s\n", nvmeof_queue_qid(p->q), (unsigned long long)jq->qs_cmds,
+		 (unsigned long long)jq->qs_naps, (unsigned long long)jq->qs_naps_out,
+		 left ? ", some abandoned at its end" : "", who);
 	if (eng_quiet)
 		eng_summary("nvmeof: %s: a shared queue pair, %llu command(s), %u abandoned\n", who,
 			    (unsigned long long)jq->qs_cmds, left);
@@ -364,5 +372,4 @@ void qshare_close(struct job *j, struct jqueue *jq, const char *who)
 	jq->q[0] = NULL;
 	jq->group = NULL;
 	jq->nq = 0;
-	hring_free(&j->handed);
 }

@@ -11,6 +11,7 @@
  *   files.c       a job's files: namespace, block-size checks, controller held
  *   paths.c       a file with several paths: their controllers, the
  *                 multipath and its queues, the end-of-job lines per path
+ *   qshare.c      qpairs_shared=: queue pairs the process's jobs share
  *   qpairs.c      a job's queue pairs on one controller: how many, how deep,
  *                 their end-of-job statistics
  *   iomem.c       a job's I/O memory (fio's iomem_alloc): on a NUMA node, huge
@@ -39,6 +40,8 @@
 #endif
 
 #include "nvmeof.h"
+#include "hring.h"
+#include "optval.h"
 #include "qmap.h"
 #include "tid.h"
 
@@ -216,7 +219,26 @@ struct eng_opts {
 	unsigned int reconnect_delay_ms, ctrl_loss_tmo_ms, num_io_queues, connect_retries;
 	uint32_t set;
 	unsigned int zone_append;      /* writes to a zoned namespace as Zone Append */
+	unsigned int qpairs_shared;    /* 0: each job its own queue pairs; N: the process's jobs share N */
 };
+/* qpairs_shared=: a number read as the others are (optval.h), kept here
+ * beside its table entry */
+static inline int eng_set_qpairs_shared(void *data, const char *v)
+{
+	long long n;
+	char err[400];
+	if (optval_count_of("qpairs_shared", v, eng_shown(v), 0, MAX_QPAIRS, "0: each job its own queue pairs", &n,
+			    err, sizeof(err)))
+		return eng_err("nvmeof: %s\n", err), 1;
+	((struct eng_opts *)data)->qpairs_shared = (unsigned int)n;
+	return 0;
+}
+#define ENG_QSHARE_OPTION                                                                                      \
+	{.name = "qpairs_shared", .lname = "queue pairs shared by jobs", .type = FIO_OPT_STR,                  \
+	 .cb = (void *)eng_set_qpairs_shared, .def = "0",                                                      \
+	 .help = "I/O queue pairs, 0 to 64, that the jobs of one process (thread=1) on one controller share: " \
+		 "job k uses pair k mod N; 0: each job has its own (qpairs=)",                                 \
+	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID}
 #define ENG_ZONE_OPTIONS                                                                                       \
 	{.name = "zone_append", .lname = "writes as Zone Append", .type = FIO_OPT_BOOL,                        \
 	 .off1 = offsetof(struct eng_opts, zone_append), .def = "0",                                           \
@@ -332,6 +354,33 @@ int files_attach(struct thread_data *td, struct job *j, bool connect);
 int files_check_region(struct thread_data *td, struct fio_file *f);
 /* From the job's list, not fio's files: at cleanup fio has freed those. */
 void files_detach(struct job *j);
+/* fio's open_file (the region check), close_file (nothing to do: init connected) and get_file_size (setup learnt it) */
+int files_open(struct thread_data *td, struct fio_file *f);
+int files_close(struct thread_data *td, struct fio_file *f);
+int files_size(struct thread_data *td, struct fio_file *f);
+
+/* ---- qshare.c ---- */
+/* Options that cannot share (thread=0, qpairs=, gpu=), before connecting:
+ * 0, or 1 after logging why. */
+int qshare_check(struct thread_data *td);
+/* The job's pair of the process's qpairs_shared= ones on ef's controller
+ * (the first job creates them). 0, or 1 after logging why. */
+int qshare_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct efile *ef);
+/* Waits (bounded) for the job's requests on its pair, says what it sent;
+ * the last job destroys the pairs. */
+void qshare_close(struct job *j, struct jqueue *jq, const char *who);
+/* Submitting and ringing under the pair's lock; unlock counts a submitted request. */
+void qshare_lock(struct jqueue *jq);
+void qshare_unlock(struct jqueue *jq, bool submitted);
+int qshare_commit(struct jqueue *jq);
+/* done_cb's, under the pair's lock: a request of j's is done (true: the
+ * job is ending, leave its io_u alone); its io_u to j's ring (true). */
+bool qshare_done(struct job *j);
+bool qshare_hand(struct job *j, struct io_u *io_u);
+/* reap.c's: one poll (unless another job is at it) and a wait of up to
+ * ms, each taking the job's handed completions into its events. */
+int qshare_poll(struct job *j);
+int qshare_wait(struct job *j, int ms);
 
 /* ---- qpairs.c ---- */
 /* The job's queue pairs on one controller, in a poll group (of one, or
@@ -358,6 +407,12 @@ struct jqueue {
 	unsigned int loss_path;          /* path_loss=: the path (1-based; 0: none), when, done */
 	uint64_t loss_ms;
 	bool loss_done;
+	/* qpairs_shared= (qshare.c): the pair it uses (q[0] and group are
+	 * its), the job's requests on it (atomic) and commands sent */
+	struct qslot *qs;
+	struct qshare *qshare;
+	uint32_t qs_inflight;
+	uint64_t qs_cmds, qs_naps, qs_naps_out;
 };
 /* The CPUs this job's thread may run on, for qpair_select=cpu. */
 void qpairs_job_cpus(struct job *j);
@@ -413,6 +468,8 @@ struct job {
 	struct io_u **events;
 	unsigned int nevents, nreturned; /* events holds 2 x iodepth entries (job.c) */
 	unsigned int errors_logged;
+	struct hring handed;   /* qpairs_shared=: completions other jobs polled for this one */
+	bool ctx_abandoned;    /* requests outlived the job on a shared pair: ctx stays */
 	bool delay_cmd_submit;
 	unsigned int qpair_select;
 	struct qmap qmap;      /* the job's CPUs, for qpair_select=cpu */

@@ -117,3 +117,21 @@ void files_detach(struct job *j)
 	}
 	j->files = NULL;
 }
+
+int files_open(struct thread_data *td, struct fio_file *f)
+{
+	return files_check_region(td, f);
+}
+
+int files_close(struct thread_data *td, struct fio_file *f)
+{
+	(void)td;
+	(void)f;
+	return 0;
+}
+
+int files_size(struct thread_data *td, struct fio_file *f)
+{
+	(void)td;
+	return fio_file_size_known(f) ? 0 : 1;
+}

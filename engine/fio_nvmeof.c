@@ -33,8 +33,8 @@ static void log_io_error(struct job *j, const char *what, const char *detail)
 static void done_cb(void *arg, const struct nvmeof_cpl *cpl)
 {
 	struct ioctx *x = arg;
-	struct job *j = x->j;
-	if (j->closing)
+	struct job *j = x->j; /* NULL: a shared pair's request that outlived its job (qshare.c) */
+	if (!j || (j->jq[0].qs ? qshare_done(j) : j->closing))
 		return;
 	struct io_u *io_u = x->io_u;
 	if (cpl->err) {
@@ -48,6 +48,8 @@ static void done_cb(void *arg, const struct nvmeof_cpl *cpl)
 		}
 		log_io_error(j, io_ddir_name(io_u->ddir), why);
 	}
+	if (j->jq[0].qs && qshare_hand(j, io_u))
+		return; /* to the job's ring: another job's poll may have run this */
 	/* cannot happen (job.c sizes events): dropping it beats a heap overrun */
 	if (j->nevents >= 2 * j->nctx) {
 		eng_err("nvmeof: more completions than io_u's: one dropped\n");
@@ -184,6 +186,8 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 	if (j->qpair_select == QSEL_CPU && jq->nq > 1)
 		jq->next = qmap_pick(&j->qmap, sched_getcpu(), jq->nq);
 	uint64_t tried = jq->closed;
+	if (jq->qs)
+		qshare_lock(jq);
 	for (unsigned int n; (n = qmap_open(tried, jq->next, jq->nq)) < jq->nq;) {
 		jq->next = n + 1 == jq->nq ? 0 : n + 1;
 		tried |= 1ull << n;
@@ -198,6 +202,8 @@ static enum fio_q_status fio_nvmeof_queue(struct thread_data *td, struct io_u *i
 		if (rc != NVMEOF_EQFULL && rc != NVMEOF_ECLOSED)
 			break;
 	}
+	if (jq->qs)
+		qshare_unlock(jq, !rc);
 	/* a lone queue pair is never skipped: its own error says why */
 	bool live = qmap_open(jq->closed, 0, jq->nq) < jq->nq;
 	if (live && (rc == NVMEOF_EQFULL || (rc == NVMEOF_ECLOSED && jq->nq > 1)))
@@ -236,7 +242,8 @@ static void ring(struct thread_data *td, struct job *j)
 		for (unsigned int qi = 0; jq->dirty; qi++)
 			if (jq->dirty & (1ull << qi)) {
 				jq->dirty &= ~(1ull << qi);
-				if (jq->mp ? nvmeof_mpath_queue_commit(jq->mq[qi]) : nvmeof_queue_commit(jq->q[qi]))
+				if (jq->mp   ? nvmeof_mpath_queue_commit(jq->mq[qi])
+				    : jq->qs ? qshare_commit(jq) : nvmeof_queue_commit(jq->q[qi]))
 					log_io_error(j, "commit", nvmeof_errmsg());
 			}
 	}
@@ -345,24 +352,6 @@ static struct io_u *fio_nvmeof_event(struct thread_data *td, int ev)
 	return j->events[ev];
 }
 
-static int fio_nvmeof_open_file(struct thread_data *td, struct fio_file *f)
-{
-	return files_check_region(td, f);
-}
-
-static int fio_nvmeof_close_file(struct thread_data *td, struct fio_file *f)
-{
-	(void)td;
-	(void)f;
-	return 0;
-}
-
-static int fio_nvmeof_get_file_size(struct thread_data *td, struct fio_file *f)
-{
-	(void)td;
-	return fio_file_size_known(f) ? 0 : 1;
-}
-
 struct ioengine_ops ioengine = {
 	.name = "nvmeof",
 	.version = FIO_IOOPS_VERSION,
@@ -376,9 +365,9 @@ struct ioengine_ops ioengine = {
 	.getevents = fio_nvmeof_getevents,
 	.event = fio_nvmeof_event,
 	.cleanup = job_cleanup,
-	.open_file = fio_nvmeof_open_file,
-	.close_file = fio_nvmeof_close_file,
-	.get_file_size = fio_nvmeof_get_file_size,
+	.open_file = files_open,
+	.close_file = files_close,
+	.get_file_size = files_size,
 	.get_zoned_model = zones_get_model,
 	.report_zones = zones_report,
 	.reset_wp = zones_reset_wp,

@@ -64,6 +64,8 @@ int job_setup(struct thread_data *td)
 			"through the host: not the zero-copy path)\n", eo->gpu);
 		rc = eng_fail(td, EINVAL, "nvmeof gpu and verify");
 	}
+	else if (qshare_check(td))
+		rc = eng_fail(td, EINVAL, "nvmeof qpairs_shared");
 	/* Threads keep the connection for init() and share it; fio's parent
 	 * must not hold one across the fork of job processes. */
 	else if (files_attach(td, j, td->o.use_thread || j->have_queues))
@@ -178,17 +180,22 @@ void job_cleanup(struct thread_data *td)
 	/* Requests still in the library (parked for a reconnect when fio gave
 	 * up waiting) fail back through the callbacks at queue destroy: their
 	 * io_u's may be freed already, so the callbacks must leave them alone. */
-	j->closing = true;
+	__atomic_store_n(&j->closing, true, __ATOMIC_SEQ_CST); /* a shared pair's poller reads it */
 	eng_quiet = ((struct eng_opts *)td->eo)->quiet;
 	char who[96]; /* the end-of-job lines name their job, as the start lines do */
 	snprintf(who, sizeof(who), "job %s (%d)", td->o.name, td->thread_number);
 	for (int k = 0; k < j->njq; k++)
-		qpairs_close(&j->jq[k], who);
+		if (j->jq[k].qs)
+			qshare_close(j, &j->jq[k], who);
+		else
+			qpairs_close(&j->jq[k], who);
 	iomem_release(j);
 	files_detach(j);
 	free(j->events);
 	free(j->pending);
-	free(j->ctx);
+	hring_free(&j->handed); /* qpairs_shared=: made at init, even when its open failed after */
+	if (!j->ctx_abandoned) /* else a late callback may still read it */
+		free(j->ctx);
 	job_forget(j);
 	free(j);
 	td->io_ops_data = NULL;

@@ -305,7 +305,7 @@ struct fio_option eng_options[] = {
 	 .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
 	{.name = "spin_us", .lname = "spin before sleeping", .type = FIO_OPT_STR, .cb = (void *)set_spin_us,
 	 .help = help_of[H_SPIN_US], .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID},
-	ENG_QUIET_OPTION, ENG_ZONE_OPTIONS,
+	ENG_QUIET_OPTION, ENG_ZONE_OPTIONS, ENG_QSHARE_OPTION,
 	{.name = "verbose", .lname = "log connection steps", .type = FIO_OPT_BOOL,
 	 .off1 = offsetof(struct eng_opts, verbose), .def = "0",
 	 .help = "Log each connection step with its time (address and route resolution, CM connect, "

@@ -75,6 +75,8 @@ static uint32_t qpair_depth(struct thread_data *td, const struct job *j, const s
 int qpairs_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct efile *ef)
 {
 	struct eng_opts *eo = td->eo;
+	if (eo->qpairs_shared)
+		return qshare_open(td, j, jq, ef);
 	const struct nvmeof_ctrl_info *ci = nvmeof_ctrl_info(ef->sc->c);
 	unsigned int nq = eo->qpairs ? eo->qpairs : auto_qpairs(td, j, ef->sc, ci);
 	const char *why_nq = eo->qpairs ? "" : " (qpairs=0: one per CPU the job may run on, at most 4; qpairs=1: one)";
@@ -256,6 +258,8 @@ void qpairs_close(struct jqueue *jq, const char *who)
 uint32_t qpairs_inflight(const struct jqueue *jq)
 {
 	uint32_t n = 0;
+	if (jq->qs) /* the pair is other jobs' too: only this job's requests */
+		return __atomic_load_n(&jq->qs_inflight, __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < jq->nq; i++)
 		n += jq->mp ? nvmeof_mpath_queue_inflight(jq->mq[i]) : nvmeof_queue_inflight(jq->q[i]);
 	return n;

@@ -119,7 +119,7 @@ int reap_wait(struct thread_data *td, struct job *j, unsigned int min, const str
 	uint64_t deadline = t ? now + (uint64_t)t->tv_sec * 1000000u + (uint64_t)t->tv_nsec / 1000u : UINT64_MAX;
 	for (;;) {
 		paths_inject(td, j);
-		int rc = poll_all(j);
+		int rc = j->jq[0].qs ? qshare_poll(j) : poll_all(j);
 		if (rc < 0)
 			return rc;
 		if (j->nevents >= min)
@@ -134,7 +134,8 @@ int reap_wait(struct thread_data *td, struct job *j, unsigned int min, const str
 			return 0;
 		uint64_t left_ms = (until - now + 999) / 1000;
 		int slice = slice_ms(td);
-		if ((rc = wait_on_groups(j, min - j->nevents, left_ms < (uint64_t)slice ? (int)left_ms : slice)))
+		int ms = left_ms < (uint64_t)slice ? (int)left_ms : slice;
+		if ((rc = j->jq[0].qs ? qshare_wait(j, ms) : wait_on_groups(j, min - j->nevents, ms)))
 			return rc;
 	}
 }

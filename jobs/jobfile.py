@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # caller sets and the job file does not read would change nothing.
 WORKLOAD_VARS = ("RW", "BS", "IODEPTH", "NUMJOBS", "OFFSET_INCREMENT", "CPUS", "RUNTIME", "RAMP", "REGION")
 # Variables jobs/run turns into our engine's options, whatever the job file.
-ENGINE_VARS = (("QPAIRS", "qpairs"), ("HCA_EXPECT", "hca"), ("GPU", "gpu"), ("NUMA_NODE", "numa_node"),
+ENGINE_VARS = (("QPAIRS", "qpairs"), ("QPAIRS_SHARED", "qpairs_shared"), ("HCA_EXPECT", "hca"), ("GPU", "gpu"), ("NUMA_NODE", "numa_node"),
                ("HUGEPAGES", "hugepages"), ("RELAXED_ORDERING", "relaxed_ordering"),
                ("HW_TIMESTAMPS", "hw_timestamps"), ("COMP_VECTOR", "comp_vector"))
 # fio's other names for the options a job file most often fixes
@@ -30,7 +30,7 @@ ENGINE_OPTIONS = set("""traddr trsvcid subnqn ns hostnqn hostid dhchap_secret dh
  src_addr gpu gpu_copy gpu_flush relaxed_ordering hw_timestamps comp_vector tcp_priority tcp_tos
  tcp_busy_poll tcp_zerocopy numa_node hugepages hca qd_limit kato reconnect_delay ctrl_loss_tmo
  cmd_timeout connect_timeout connect_retries in_capsule hdr_digest data_digest digest_enable wait qpairs
- qpair_select iopolicy quiesce_time path_loss num_io_queues delay_cmd_submit spin_us verbose quiet""".split())
+ qpairs_shared qpair_select iopolicy quiesce_time path_loss num_io_queues delay_cmd_submit spin_us verbose quiet""".split())
 
 
 class Refused(Exception):

@@ -646,6 +646,70 @@ t_qpairs64_connect_while_another_job_runs_io() {
     <<< "$(sed 's/ connect retr.*/ connect/' <<< "$lines")"
 }
 
+# qpairs_shared=2: four jobs in threads share two queue pairs of their one
+# controller (jobs 1 and 3 the first, 2 and 4 the second), each submitting
+# its own I/O through its pair and getting back exactly its own completions
+# (fio's verify of each job's region), whichever job polled them.
+t_qpairs_shared_four_jobs_two_pairs_verify() {
+  local cmds
+  ours --name=qs --filename="$FA1" --thread=1 --numjobs=4 --qpairs_shared=2 --rw=randrw --bs=4k --size=2m \
+    --offset=256m --offset_increment=8m --iodepth=8 --verify=crc32c --do_verify=1 > "$SCRATCH/log" 2>&1 ||
+    { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+  expect_fio_ok "$SCRATCH/log"
+  [ "$(grep -c 'err= 0' "$SCRATCH/log")" = 4 ] || fail "expected four jobs without errors"
+  job_ctrls "$SCRATCH/log" | sed 's/^/    CNTLID, QID: /'
+  [ "$(job_ctrls "$SCRATCH/log" | wc -l)" = 4 ] || { grep nvmeof "$SCRATCH/log"; fail "not one queue line per job"; }
+  [ "$(job_ctrls "$SCRATCH/log" | awk '{print $1}' | sort -u | wc -l)" = 1 ] || fail "the jobs used different controllers"
+  [ "$(job_ctrls "$SCRATCH/log" | awk '{print $2}' | sort -u | wc -l)" = 2 ] || fail "four jobs did not share two I/O queues"
+  [ "$(grep -c 'queue pair [12] of 2, shared by 2 job(s)' "$SCRATCH/log")" = 4 ] || fail "no 'shared by 2 job(s)' on each start line"
+  # each job's own commands, and each pair's total: two pairs, each used by two jobs
+  cmds=$(sed -n 's/^nvmeof: queue [0-9]* (shared): \([0-9]*\) command(s) of this job.s.*/\1/p' "$SCRATCH/log" | tr '\n' ' ')
+  echo "    commands per job: $cmds"
+  [ "$(wc -w <<< "$cmds")" = 4 ] || fail "not four end-of-job lines"
+  for c in $cmds; do [ "$c" -gt 0 ] || fail "a job sent no command"; done
+  grep -E '^nvmeof: shared queue [0-9]+: [0-9]+ command' "$SCRATCH/log" | sed 's/^/    /'
+  [ "$(grep -cE '^nvmeof: shared queue [0-9]+: [1-9][0-9]* command.*used by 2 job' "$SCRATCH/log")" = 2 ] ||
+    fail "not two shared queue lines, each carrying the I/O of two jobs"
+}
+
+# qpairs_shared=1: three jobs on one queue pair, sleeping while another job
+# polls it (wait=sleep), then busy-polling (wait=poll). 128 KiB at QD1 per
+# job: the job that holds the pair sleeps in the library's wait (a
+# completion usually comes after it armed: t_wait_sleep_is_counted), and the
+# others nap until it hands them a completion or lets the pair go. A
+# hand-off or a letting go that woke nobody would leave a job asleep until
+# its bounded nap ends (a nap "to its end"); the jobs verify and finish
+# (timeout 120 s is only the bound). wait=poll never sleeps nor naps.
+t_qpairs_shared_one_pair_three_jobs_sleep_and_poll() {
+  local w naps sl
+  for w in sleep poll; do
+    timeout 120 env "${FIO_ENV[@]}" "$FIO" --ioengine=external:"$ENG" --output-format=normal --name=q1 \
+      --filename="$FA1" --thread=1 --numjobs=3 --qpairs_shared=1 --wait=$w --rw=randrw --bs=128k --size=2m \
+      --offset=320m --offset_increment=4m --iodepth=1 --verify=crc32c --do_verify=1 > "$SCRATCH/log" 2>&1 ||
+      { tail -20 "$SCRATCH/log"; fail "fio with wait=$w exited non-zero (or ran past 120 s)"; }
+    expect_fio_ok "$SCRATCH/log"
+    [ "$(grep -c 'err= 0' "$SCRATCH/log")" = 3 ] || fail "wait=$w: expected three jobs without errors"
+    [ "$(job_ctrls "$SCRATCH/log" | awk '{print $2}' | sort -u | wc -l)" = 1 ] || fail "wait=$w: not one shared queue"
+    naps=$(grep -oE '[0-9]+ nap\(s\) while another job polled \([0-9]+ to their end\)' "$SCRATCH/log" |
+      awk '{ n += $1; e += substr($7, 2) } END { printf "%d %d", n, e }')
+    sl=$(sed -n 's/^nvmeof: shared queue [0-9]*: .* \([0-9]*\) sleep(s), used by 3 job(s)$/\1/p' "$SCRATCH/log")
+    echo "    wait=$w: the pair's holder slept ${sl:-?} time(s); the others napped ${naps% *} time(s), ${naps#* } to their end"
+    [ -n "$sl" ] || { grep nvmeof "$SCRATCH/log"; fail "wait=$w: no shared queue line"; }
+    if [ $w = poll ]; then
+      [ "$sl" = 0 ] && [ "$naps" = "0 0" ] || fail "wait=poll slept or napped"
+    else
+      [ "$sl" -gt 0 ] || fail "wait=sleep: the pair's holder never slept"
+    fi
+  done
+}
+
+# Jobs of one process on one controller that disagree on qpairs_shared:
+# the second is refused, naming the first's number.
+t_qpairs_shared_disagreeing_jobs_refused() {
+  expect_fio_fails "already shared by another job with qpairs_shared=" --thread=1 --filename="$FA1" --rw=read \
+    --bs=4k --size=1m --name=a --qpairs_shared=1 --name=b --qpairs_shared=2
+}
+
 t_more_qpairs_than_granted_fails_clearly() {
   ! ours --name=many --filename="$FA1" --rw=randread --bs=4k --size=4m --qpairs=3 \
       --num_io_queues=2 > "$SCRATCH/log" 2>&1 || fail "fio succeeded with 3 queue pairs of 2 granted"

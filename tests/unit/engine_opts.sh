@@ -43,6 +43,7 @@ comp_vector=-2 a whole number from -1 to 65535
 gpu=-5 a whole number from -1 to 1023
 ns=0 a whole number from 1 to 4294967294
 qpairs=65 a whole number from 0 to 64
+qpairs_shared=65 a whole number from 0 to 64
 num_io_queues=0 a whole number from 1 to 65535
 connect_retries=101 a whole number from 0 to 100
 cmd_timeout=0 a time from 1ms to 1d
@@ -215,6 +216,21 @@ if grep -q 'connecting from 192.0.2.9 ' <<< "$out"; then
 else
   bad "hostaddr= (SPDK's name) is the source address" "$(echo $out | cut -c1-300)"
 fi
+
+# qpairs_shared= with what cannot share: refused before connecting, naming
+# the option that conflicts.
+while IFS='|' read -r args want; do
+  # shellcheck disable=SC2086 # args are words
+  run --filename="$FN" --verbose=1 $args
+  if [ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -qF -- "$want" <<< "$out" && ! grep -q 'trace.*connecting' <<< "$out"; then
+    ok "$args refused before connecting: $want"
+  else
+    bad "$args refused before connecting: $want" "rc $rc: $(echo $out | cut -c1-300)"
+  fi
+done <<'Q'
+--qpairs_shared=2|nvmeof: qpairs_shared=2 needs thread=1
+--thread=1 --qpairs_shared=2 --qpairs=2|nvmeof: qpairs_shared=2 and qpairs= together
+Q
 
 # A failed job looks failed: fio's JSON "error", terse output and exit status.
 for how in "--filename=$FN" "--filename=traddr=192.0.2.1 subnqn=a subnqn=b"; do

@@ -37,7 +37,7 @@ EOF
 chmod +x "$tmp/bin/fio"
 REAL_FIO=$(command -v fio || true)
 export FAKE_FIO_LOG=$tmp/fio.log KDEV_SYSFS=$tmp/sys SYSFS_PATH=$tmp/nosysfs
-unset RW BS IODEPTH NUMJOBS OFFSET_INCREMENT CPUS RUNTIME RAMP REGION QPAIRS ENGINE_OPTS KDEV PATHS \
+unset RW BS IODEPTH NUMJOBS OFFSET_INCREMENT CPUS RUNTIME RAMP REGION QPAIRS QPAIRS_SHARED ENGINE_OPTS KDEV PATHS \
   NVMEOF_TB_ADDR NVMEOF_TB_NQN_A FIO_CLIENTS INITIATOR HCA_EXPECT GPU NUMA_NODE HUGEPAGES
 export TARGET=192.0.2.1 SUBNQN=nqn.2026-12.io.nvmeof:jobs ENGINE=$ENG
 # jr [VAR=val...] -- ARGS: jobs/run with the fake fio; $out its stdout and
@@ -145,6 +145,14 @@ if [ "$rc" = 0 ] && started && grep -A4 '^ioengine=' "$FAKE_FIO_LOG.job" | grep 
 else
   bad "ENGINE_OPTS, QPAIRS and --delay_cmd_submit become engine lines after ioengine=" "rc $rc: $out" \
     "$(cat "$FAKE_FIO_LOG" "$FAKE_FIO_LOG.job" 2>/dev/null | head -40)"
+fi
+# QPAIRS_SHARED: the engine's qpairs_shared=, and qp-scaling.fio then sets no qpairs=1
+jr QPAIRS_SHARED=2 -- qp-scaling.fio
+if [ "$rc" = 0 ] && started && grep -q '^qpairs_shared=2$' "$FAKE_FIO_LOG.job" && ! grep -q '^qpairs=' "$FAKE_FIO_LOG.job"; then
+  ok "QPAIRS_SHARED=2 becomes qpairs_shared=2, and qp-scaling.fio's qpairs=1 is left out"
+else
+  bad "QPAIRS_SHARED=2 becomes qpairs_shared=2, and qp-scaling.fio's qpairs=1 is left out" "rc $rc: $out" \
+    "$(cat "$FAKE_FIO_LOG.job" 2>/dev/null | head -40)"
 fi
 jr QPAIRS=2 -- nvmeof-example.fio
 expect_refused "QPAIRS=2 to a job file that sets qpairs=0 itself is refused" "nvmeof-example.fio sets qpairs=0 itself"

@@ -141,7 +141,7 @@ eng_one() { # BODY fio-args...
 EF="traddr=127.0.0.1 subnqn=nqn.x ns=1"
 for o in cmd_timeout comp_vector connect_retries connect_timeout ctrl_loss_tmo dhchap_ctrl_secret_file \
          dhchap_dhgroups dhchap_hashes dhchap_secret_file gpu hca hostid hostnqn iopolicy kato num_io_queues \
-         numa_node path_loss qd_limit qpair_select qpairs quiesce_time reconnect_delay spin_us src_addr \
+         numa_node path_loss qd_limit qpair_select qpairs qpairs_shared quiesce_time reconnect_delay spin_us src_addr \
          tcp_busy_poll tcp_priority tcp_tos tcp_zerocopy trtype tls_key tls_key_file; do
   for k in "$KEY" "$TLSKEY"; do b=${k#*:*:}; eng_one "${b%:}" --filename="$EF" --$o="$k"; done
 done

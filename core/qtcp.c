@@ -72,18 +72,30 @@ static int qt_poll(void *c, int n, struct ibv_wc *wc, uint64_t *ts)
 	return k;
 }
 
+/* What the members' polls held for a submit that did not come
+ * (tcp_conn_progress) goes before anyone sleeps: the controller waits for
+ * that data, and nothing would wake the sleeper but its answer. */
+static void send_held(struct group_cq *gc)
+{
+	for (uint32_t i = 0; i < gc->g->nmembers; i++)
+		if (q_has_wire(gc->g->list[i]))
+			tcp_conn_send_held(gc->g->list[i]->trc);
+}
+
 /* The sockets' epoll set is level-triggered: a socket with bytes unread
- * wakes the sleeper at once, nothing to arm. */
+ * wakes the sleeper at once, nothing to arm; the arm precedes every sleep
+ * (the library's, an event loop's on nvmeof_queue_fd), so held sends go. */
 static int qt_arm(void *c)
 {
-	(void)c;
+	send_held(c);
 	return 0;
 }
 
-/* Completions a poll left (it takes a batch), bytes read ahead and a
- * response waiting for a receive (a zerocopy write's too, once the kernel
- * has notified: its notification no longer wakes the epoll set with
- * EPOLLERR) are no longer the sockets' to wake a sleeper for. */
+/* Completions a poll left (it takes a batch), bytes read ahead, sends a
+ * poll held for a submit (the next poll sends them) and a response waiting
+ * for a receive (a zerocopy write's too, once the kernel has notified: its
+ * notification no longer wakes the epoll set with EPOLLERR) are no longer
+ * the sockets' to wake a sleeper for. */
 static bool qt_pending(void *c)
 {
 	struct group_cq *gc = c;
@@ -91,7 +103,7 @@ static bool qt_pending(void *c)
 		return true;
 	for (uint32_t i = 0; i < gc->g->nmembers; i++) {
 		struct tcp_conn *t = gc->g->list[i]->trc;
-		if (q_has_wire(gc->g->list[i]) && (tcp_conn_staged(t) || t->has_held || t->zc.ready))
+		if (q_has_wire(gc->g->list[i]) && (tcp_conn_staged(t) || t->has_held || t->zc.ready || t->tx_held))
 			return true;
 	}
 	return false;
@@ -101,6 +113,7 @@ static int qt_sleep(void *c, int timeout_ms)
 {
 	struct group_cq *gc = c;
 	struct epoll_event ev[8];
+	send_held(gc);
 	if (qt_pending(c))
 		return 2;
 	int n = epoll_wait(gc->cq.epfd, ev, 8, timeout_ms);

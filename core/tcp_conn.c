@@ -132,6 +132,7 @@ void tcp_conn_fail(struct tcp_conn *t, const char *why)
 			tcp_conn_push(t, c->wr_id, IBV_WC_SEND, IBV_WC_WR_FLUSH_ERR);
 	}
 	t->txn = 0;
+	t->tx_held = false;
 	flush_recvs(t);
 }
 
@@ -147,7 +148,7 @@ int tcp_conn_attach(struct tcp_conn *t, int fd, void *ssl, const struct tcp_neg 
 	t->tls_more = false;
 	t->neg = *neg;
 	t->cq = cq;
-	t->broken = t->want_out = t->has_held = false;
+	t->broken = t->want_out = t->has_held = t->tx_held = false;
 	t->sqhd = 0;
 	t->txhead = t->txn = t->tx_sent = t->txxh = t->txxn = 0;
 	t->rqhead = t->rqn = 0;
@@ -177,6 +178,7 @@ void tcp_conn_detach(struct tcp_conn *t)
 	tcp_zc_reset(t); /* as in tcp_conn_fail: the user may free the buffers next */
 	close_socket(t);
 	t->txn = 0;
+	t->tx_held = false;
 	t->slen = 0;
 }
 
@@ -515,12 +517,21 @@ void tcp_conn_progress(struct tcp_conn *t)
 		return;
 	if (t->txn)
 		tcp_tx_flush(t);
-	uint32_t txn = t->txn;
+	uint32_t txn = t->txn, done = t->cq->n;
 	rx_pump(t);
-	/* what the reads queued (R2Ts' H2CData); with nothing new, a socket
-	 * that refused the first flush would refuse this one too */
-	if (t->txn > txn)
-		tcp_tx_flush(t);
+	/* What the reads queued (R2Ts' H2CData); with nothing new, a socket
+	 * that refused the first flush would refuse this one too. Where the
+	 * reads completed commands, the caller is likely to submit next: the
+	 * data waits for that submit's capsules, one sendmsg for both, as
+	 * SPDK's socket group sends a poll's PDUs together. It goes at the
+	 * queue's next call at the latest: a submit, the next poll (above),
+	 * or the arm before a sleep (tcp_conn_send_held). */
+	if (t->txn > txn) {
+		if (t->qid && t->cq->n > done && !t->broken)
+			t->tx_held = true;
+		else
+			tcp_tx_flush(t);
+	}
 	if (tcp_zc_outstanding(&t->zc))
 		tcp_zc_reap(t);
 	else if (t->zc.ready)

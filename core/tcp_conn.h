@@ -44,6 +44,7 @@ struct tcp_conn {
 	struct tcp_cmd *cmds;      /* by slot (the CID's low bits) */
 	struct { uint16_t slot; uint8_t h2c; } *txq; /* PDUs to send, in order */
 	uint32_t txcap, txhead, txn, tx_sent;
+	bool tx_held;              /* the queued PDUs wait for the caller's next call (tcp_conn_progress) */
 	struct tcp_h2c_x *txx;     /* TX_GATHER: an R2T's later PDUs, gathered (tcp_tx.c) */
 	uint32_t txxh, txxn;       /* of them, the first built and how many are */
 	struct { uint64_t wr_id; uint8_t *buf; } *rq; /* posted receives */
@@ -80,8 +81,20 @@ int tcp_conn_attach(struct tcp_conn *t, int fd, void *ssl, const struct tcp_neg 
 void tcp_conn_detach(struct tcp_conn *t);
 int tcp_conn_post_send(struct tcp_conn *t, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int tcp_conn_post_recv(struct tcp_conn *t, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
-/* Moves what the socket allows both ways; completions go to t->cq. */
+/* Moves what the socket allows both ways; completions go to t->cq. An I/O
+ * queue's H2CData queued by a poll that also completed commands is held
+ * (t->tx_held): the caller likely resubmits next, and the data goes in that
+ * submit's sendmsg with its capsules, one send where two would go. A held
+ * send goes at the queue's next call: a submit (tcp_conn_post_send), the
+ * next progress, or tcp_conn_send_held, which whoever sleeps on the
+ * socket's readiness calls first (nothing else would send it). */
 void tcp_conn_progress(struct tcp_conn *t);
+/* Sends what a poll held (see tcp_conn_progress); nothing when none is. */
+static inline void tcp_conn_send_held(struct tcp_conn *t)
+{
+	if (t->tx_held)
+		tcp_tx_flush(t);
+}
 /* Bytes already read wait to be parsed: progress has work without the
  * socket saying so (a sleeper must not wait on the socket then). */
 static inline bool tcp_conn_staged(const struct tcp_conn *t)

@@ -190,6 +190,7 @@ void tcp_tx_flush(struct tcp_conn *t)
 {
 	bool copy = false; /* the kernel refused a zerocopy send: this one goes by copy */
 	struct gather g;
+	t->tx_held = false; /* whatever was held goes now */
 	while (t->txn && !t->broken) {
 		gather(t, copy, &g);
 		struct iovec *v = g.v;

@@ -100,32 +100,43 @@ static uint64_t spin_plan(struct q_waiter *w, uint64_t t0)
 	return t0 + full * w->spin_scale / Q_SPIN_SCALE_MAX;
 }
 
+/* Empty polls between clock reads while a wait spins or polls: a clock read
+ * cost as much as the poll itself on an RDMA queue and showed in profiles of
+ * QD1 over TCP (BENCHMARKS.md, "hybrid wait's clock"). A spin or a timeout
+ * then ends up to that many empty polls late, a few microseconds. */
+#define SPIN_CLOCK_POLLS 16
+
 int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 {
 	uint64_t t0 = nvmeof_now_us(), deadline = t0 + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000u;
-	uint64_t spin_end = 0;
-	bool planned = false;
-	uint32_t total = 0;
+	uint64_t spin_end = 0, now = t0;
+	bool planned = false, spinning = false;
+	uint32_t total = 0, unclocked = 0;
 	uint64_t last_yield = t0;
 	for (;;) {
 		int rc = w->poll(w->ctx);
 		if (rc < 0)
 			return total ? (int)total : rc;
-		uint64_t now = nvmeof_now_us();
 		total += (uint32_t)rc;
 		if (total >= min)
 			return (int)total;
 		if (!rc)
 			w->st_empty_polls++;
+		/* the last clock read found the spin with time left: the next
+		 * empty polls need not ask again (after a sleep, one does) */
+		if (!rc && spinning && ++unclocked < SPIN_CLOCK_POLLS)
+			continue;
+		unclocked = 0;
+		now = nvmeof_now_us();
 		if (now >= deadline)
 			return (int)total;
-		if (w->mode == NVMEOF_WAIT_POLL || !w->arm)
+		if ((spinning = w->mode == NVMEOF_WAIT_POLL || !w->arm))
 			continue;
 		if (!planned) {
 			planned = true;
 			spin_end = spin_plan(w, t0);
 		}
-		if (now < spin_end) {
+		if ((spinning = now < spin_end)) {
 			/* A long spin lets whatever else is runnable on this CPU
 			 * go first: where the target shares the CPU, its own
 			 * work, which a spinning thread kept waiting up to a

@@ -1097,7 +1097,8 @@ int nvmeof_queue_fd(const struct nvmeof_queue *q);
 int nvmeof_queue_arm(struct nvmeof_queue *q);
 /* (0.6) True when the queue's poll group holds completions no descriptor
  * will announce (more than a poll's batch in the CQ, NVMe/TCP bytes read
- * ahead): the loop polls again instead of waiting. */
+ * ahead) or NVMe/TCP data a poll held for a submit (docs/tcp.md): the loop
+ * polls again instead of waiting. */
 bool nvmeof_queue_pending(const struct nvmeof_queue *q);
 /* The 16 bytes of the completion queue entry a raw command's cpl describes
  * (little-endian: DW0, DW1, SQHD, SQID, CID, then the status field above

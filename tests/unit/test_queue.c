@@ -1503,6 +1503,57 @@ TEST(adaptive_wait_judges_each_wait)
 	CHECK_EQ(w.spin_scale_min, 0);
 }
 
+/* The library's clock reads, counted through the linker's --wrap (the
+ * Makefile links this test with it); the test's own go to the real one. */
+static uint64_t clock_reads;
+int __real_clock_gettime(clockid_t c, struct timespec *ts);
+int __wrap_clock_gettime(clockid_t c, struct timespec *ts);
+int __wrap_clock_gettime(clockid_t c, struct timespec *ts)
+{
+	__atomic_add_fetch(&clock_reads, 1, __ATOMIC_RELAXED);
+	return __real_clock_gettime(c, ts);
+}
+static uint64_t real_us(void)
+{
+	struct timespec ts;
+	__real_clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+static uint64_t spin_polls, spin_armed_at;
+static int fake_poll_none(void *ctx) { (void)ctx; spin_polls++; return 0; }
+static int fake_arm_note(void *ctx)
+{
+	(void)ctx;
+	spin_armed_at = real_us();
+	return 0;
+}
+static int fake_sleep_stop(void *ctx, int ms) { (void)ctx; (void)ms; return NVMEOF_ETIMEDOUT; }
+static uint32_t fake_none_out(void *ctx) { (void)ctx; return 0; }
+
+/* A spin reads the clock every 16th empty poll, not after each: it still
+ * ends when its budget (spin_us) is spent, and a polling wait at its
+ * timeout. The margin above the budget, 20 ms, is the shared machine's
+ * scheduling; the reads' spacing adds 16 polls, microseconds. */
+TEST(a_spin_reads_the_clock_every_16th_empty_poll_and_ends_on_time)
+{
+	for (int poll_mode = 0; poll_mode < 2; poll_mode++) {
+		struct q_waiter w = {.poll = fake_poll_none, .arm = fake_arm_note, .sleep = fake_sleep_stop,
+				     .reconnecting = fake_no, .inflight = fake_none_out,
+				     .mode = poll_mode ? NVMEOF_WAIT_POLL : NVMEOF_WAIT_HYBRID, .spin_us = 5000};
+		spin_polls = spin_armed_at = 0;
+		uint64_t reads = __atomic_load_n(&clock_reads, __ATOMIC_RELAXED), t0 = real_us();
+		int rc = q_wait(&w, 1, poll_mode ? 5 : 1000);
+		uint64_t end = poll_mode ? real_us() : spin_armed_at;
+		reads = __atomic_load_n(&clock_reads, __ATOMIC_RELAXED) - reads;
+		CHECK_EQ(rc, poll_mode ? 0 : NVMEOF_ETIMEDOUT); /* the spin ended in the (stopping) sleep */
+		CHECK(end >= t0 + 5000);
+		CHECK(end < t0 + 5000 + 20000);
+		CHECK(spin_polls > 1000);
+		/* one read in 16 polls, and those after the spin's yields */
+		CHECK(reads * 8 < spin_polls);
+	}
+}
+
 /* Completions a wait did not reap itself feed the gap too: polled between
  * waits, the caller's own reaping must not leave the average stale. */
 TEST(every_poll_that_completes_feeds_the_wait)
@@ -2123,6 +2174,7 @@ int main(int argc, char **argv)
 		T(refused_post_completes_from_the_next_poll_not_inside_submit),
 		T(refused_commit_completes_each_request_once_from_poll), T(hybrid_spin_follows_the_completion_gap),
 		T(adaptive_spin_shrinks_on_nothing_and_grows_on_work), T(adaptive_wait_judges_each_wait),
+		T(a_spin_reads_the_clock_every_16th_empty_poll_and_ends_on_time),
 		T(every_poll_that_completes_feeds_the_wait),
 		T(refused_post_after_a_reconnect_completes_in_that_poll), T(refused_sync_calls_keep_no_slot),
 		T(failed_sync_call_leaves_no_callback_into_its_stack),

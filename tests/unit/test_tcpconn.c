@@ -1077,6 +1077,105 @@ TEST(a_full_socket_costs_one_send_per_poll)
 	rig_down(&r);
 }
 
+/* A write (cid 1) and another command (cid 2) sent, then in one read an
+ * R2T for the first and a response for the second. */
+static void r2t_with_rsp(struct rig *r, uint8_t *a, uint8_t *b)
+{
+	send_cmd(r, NVME_CMD_WRITE, 1, a, 8192);
+	send_cmd(r, NVME_CMD_WRITE, 2, b, 8192);
+	uint8_t p[48] = {NVME_TCP_R2T, 0, 24, 0, 24};
+	put_le16(p + 8, 1);
+	put_le16(p + 10, 7);
+	put_le32(p + 16, 8192);
+	p[24] = NVME_TCP_RSP, p[26] = 24, p[28] = 24;
+	put_le16(p + 24 + 8 + 12, 2);
+	ctrl_send(r, p, sizeof(p));
+}
+
+/* The capsule a test submits (cid 3, a read of 512 bytes), not waiting for it */
+static void post_read(struct rig *r, uint8_t *buf)
+{
+	nvme_sqe_rw(r->sqe, NVME_CMD_READ, 3, 1, 0, 1);
+	nvme_sqe_sgl_keyed(r->sqe, (uintptr_t)buf, 512, 0);
+	struct ibv_sge sge = {.addr = (uintptr_t)r->sqe, .length = 64};
+	struct ibv_send_wr w = {.wr_id = 8, .sg_list = &sge, .num_sge = 1}, *bad;
+	CHECK_EQ(tcp_conn_post_send(r->t, &w, &bad), 0);
+}
+
+/* A poll that reads an R2T and a response: the caller, given a completion,
+ * submits next; the R2T's data waits for that submit and goes with its
+ * capsule, in one send, data first. */
+TEST(a_polls_h2c_data_goes_with_the_next_submits_capsule)
+{
+	static uint8_t a[8192], b[8192], rd[512], got[24 + 8192 + 72];
+	memset(a, 0x3c, sizeof(a));
+	struct rig r;
+	rig_up(&r, 65536);
+	r2t_with_rsp(&r, a, b);
+	uint64_t sends = r.t->send_calls;
+	uint32_t n = r.cq.n;
+	tcp_conn_progress(r.t);
+	CHECK_EQ(r.cq.n, n + 1); /* cid 2's response */
+	CHECK_EQ(r.t->send_calls - sends, 0);
+	CHECK_EQ(recv(r.ctrl, got, 1, MSG_DONTWAIT | MSG_PEEK), -1); /* the data waits */
+	post_read(&r, rd);
+	CHECK_EQ(r.t->send_calls - sends, 1);
+	CHECK_EQ(recv(r.ctrl, got, sizeof(got), MSG_WAITALL), (ssize_t)sizeof(got));
+	check_h2c(got, 1, 7, 0, 8192, true, a, false);
+	CHECK_EQ(got[24 + 8192], NVME_TCP_CMD);
+	CHECK_EQ(get_le16(got + 24 + 8192 + 8 + 2), 3);
+	CHECK(!r.t->broken && !r.t->txn);
+	rig_down(&r);
+}
+
+/* No submit follows: the held data goes at the queue's next poll, or before
+ * a sleep (the arm's tcp_conn_send_held), in one send, and only once. */
+TEST(held_h2c_data_goes_at_the_next_poll_or_before_a_sleep)
+{
+	static uint8_t a[8192], b[8192], got[24 + 8192];
+	memset(a, 0xc3, sizeof(a));
+	for (int sleep = 0; sleep < 2; sleep++) {
+		struct rig r;
+		rig_up(&r, 65536);
+		r2t_with_rsp(&r, a, b);
+		tcp_conn_progress(r.t);
+		CHECK(r.t->tx_held && r.t->txn);
+		uint64_t sends = r.t->send_calls;
+		if (sleep)
+			tcp_conn_send_held(r.t);
+		else
+			tcp_conn_progress(r.t);
+		CHECK_EQ(r.t->send_calls - sends, 1);
+		CHECK(!r.t->tx_held && !r.t->txn);
+		CHECK_EQ(recv(r.ctrl, got, sizeof(got), MSG_WAITALL), (ssize_t)sizeof(got));
+		check_h2c(got, 1, 7, 0, 8192, true, a, false);
+		tcp_conn_send_held(r.t);
+		tcp_conn_progress(r.t);
+		CHECK_EQ(r.t->send_calls - sends, 1); /* nothing more to send: no call */
+		rig_down(&r);
+	}
+}
+
+/* The admin queue's polls hold nothing (its waits may be another thread's,
+ * a keep-alive's, with no submit to come), nor does a poll that completed
+ * nothing (r2ts_of_one_read_are_answered_in_one_send). */
+TEST(the_admin_queue_sends_a_polls_h2c_data_at_once)
+{
+	static uint8_t a[8192], b[8192], got[24 + 8192];
+	memset(a, 0x5a, sizeof(a));
+	struct rig r;
+	rig_qid = 0;
+	rig_up(&r, 65536);
+	rig_qid = 1;
+	r2t_with_rsp(&r, a, b);
+	uint64_t sends = r.t->send_calls;
+	tcp_conn_progress(r.t);
+	CHECK_EQ(r.t->send_calls - sends, 1);
+	CHECK_EQ(recv(r.ctrl, got, sizeof(got), MSG_WAITALL), (ssize_t)sizeof(got));
+	check_h2c(got, 1, 7, 0, 8192, true, a, false);
+	rig_down(&r);
+}
+
 int main(void)
 {
 	static const struct test_case t[] = {
@@ -1109,6 +1208,9 @@ int main(void)
 		T(gathered_h2c_pdus_cut_by_a_full_socket_go_whole_later),
 		T(two_r2ts_cut_by_a_full_socket_hash_each_payload_once),
 		T(a_full_socket_costs_one_send_per_poll),
+		T(a_polls_h2c_data_goes_with_the_next_submits_capsule),
+		T(held_h2c_data_goes_at_the_next_poll_or_before_a_sleep),
+		T(the_admin_queue_sends_a_polls_h2c_data_at_once),
 	};
 	return run_tests("tcpconn", t, sizeof(t) / sizeof(t[0]));
 }

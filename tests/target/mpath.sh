@@ -375,7 +375,7 @@ t_qp_sweep_over_both_hcas() {
   local o=$SCRATCH/mpsweep nj p f lines
   PATHS="$NVMEOF_TB_ADDR/$NVMEOF_TB_ADDR $NVMEOF_TB_ADDR2/$NVMEOF_TB_ADDR2" TRSVCID=$NVMEOF_TB_MPORT \
     SUBNQN=$NVMEOF_TB_NQN_M ENGINE=$ENG REGION=8m OFFSET_INCREMENT=8m RUNTIME=1 RAMP=0 \
-    timeout 300 jobs/sweep --initiator ours --reps 1 --out "$o" qp-scaling.fio NUMJOBS=1,4 BS=4k \
+    timeout 300 jobs/sweep --initiator ours --reps 1 --no-plot --out "$o" qp-scaling.fio NUMJOBS=1,4 BS=4k \
     > "$SCRATCH/log" 2>&1 || { tail -30 "$SCRATCH/log"; tail -n 15 "$o"/runs/*.err; fail "the sweep failed"; }
   [ "$(grep -c '^ours,.*,ok,' "$o/results.csv")" = 2 ] || { cat "$o/results.csv"; fail "not two successful runs"; }
   for nj in 1 4; do

@@ -873,8 +873,10 @@ TEST(a_connect_staged_before_a_fence_fell_due_is_not_sent)
 
 /* A queue created once an I/O queue's loss ended the association (here
  * while another thread holds the admin queue, the fence due) does not
- * join the old one: the create fails, naming the operation and the
- * controller's state; so does one on a controller that gave up (DEAD). */
+ * join the old one: the create fails, naming the operation, the
+ * controller's state and what ended the association (the lost queue, not
+ * just "its association ended"); so does one on a controller that gave up
+ * (DEAD). */
 TEST(a_queue_is_not_created_on_an_association_that_ended)
 {
 	for (int dead = 0; dead < 2; dead++) {
@@ -899,6 +901,10 @@ TEST(a_queue_is_not_created_on_an_association_that_ended)
 		CHECK_EQ(rc, NVMEOF_ECLOSED);
 		CHECK(q == NULL);
 		CHECK(strstr(nvmeof_errmsg(), want) != NULL);
+		const char *cause = "I/O queue 1 lost its connection, which ends the association";
+		if (!strstr(nvmeof_errmsg(), cause))
+			fprintf(stderr, "    the create's message names no cause: %s\n", nvmeof_errmsg());
+		CHECK(strstr(nvmeof_errmsg(), cause) != NULL);
 		CHECK_EQ(c->qid_used[2], 0);
 		free(c->qid_used);
 		fctrl_free(f);

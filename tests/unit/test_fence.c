@@ -40,6 +40,7 @@
 
 struct admin_rec {
 	int keep_alives, aers, others;
+	bool ka_unanswered; /* a target too busy to answer Keep Alive */
 	uint16_t aer_cid; /* the last event request's */
 	struct nvmeof_queue *bringup; /* set: answer a new association's bring-up on this admin queue */
 };
@@ -68,8 +69,11 @@ static enum fw_action admin_responder(void *ctx, const uint8_t *sqe, const struc
 	(void)nsge;
 	(void)cqe;
 	struct admin_rec *r = ctx;
-	if (sqe[0] == OPC_KEEP_ALIVE)
+	if (sqe[0] == OPC_KEEP_ALIVE) {
 		__atomic_add_fetch(&r->keep_alives, 1, __ATOMIC_RELAXED);
+		if (r->ka_unanswered)
+			return FW_DROP;
+	}
 	if (sqe[0] == OPC_AER) {
 		r->aer_cid = nvme_sqe_cid(sqe);
 		__atomic_add_fetch(&r->aers, 1, __ATOMIC_RELAXED);
@@ -911,6 +915,42 @@ TEST(a_queue_is_not_created_on_an_association_that_ended)
 	}
 }
 
+/* The keep-alive thread's Keep Alive is not answered within KATO: the
+ * association ends (no reconnect: dead), and a queue created afterwards,
+ * as a job of a shared controller does long after, fails naming that
+ * cause, the Keep Alive's timeout, not just "its association ended". */
+TEST(a_queue_created_after_a_keep_alive_timeout_names_it)
+{
+	struct fctrl *f = fctrl_new(200);
+	struct nvmeof_ctrl *c = f->c;
+	c->info.max_io_queues = 4;
+	c->depth_limit = 8;
+	c->o.queue_depth = 8;
+	c->qid_used = calloc(c->info.max_io_queues + 1u, 1);
+	c->qid_used[1] = 1;
+	f->ar.ka_unanswered = true;
+	c->ka_running = true;
+	CHECK_EQ(pthread_create(&c->ka_thread, NULL, ctrl_ka_main, c), 0);
+	for (int i = 0; i < 5000 && ctrl_state(c) == CTRL_LIVE; i++)
+		usleep(1000);
+	CHECK_EQ(ctrl_state(c), CTRL_DEAD);
+	ctrl_ka_stop(c);
+	CHECK(__atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED) >= 1);
+	struct nvmeof_queue *q = NULL;
+	int rc = nvmeof_queue_create(c, NULL, &q);
+	CHECK_EQ(rc, NVMEOF_ECLOSED);
+	CHECK(q == NULL);
+	const char *want[] = {"create queue: the controller is dead", "the admin queue was lost", "Keep Alive",
+			      "no completion within 200 ms"};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (!strstr(nvmeof_errmsg(), want[i]))
+			fprintf(stderr, "    no \"%s\" in the create's message: %s\n", want[i], nvmeof_errmsg());
+		CHECK(strstr(nvmeof_errmsg(), want[i]) != NULL);
+	}
+	free(c->qid_used);
+	fctrl_free(f);
+}
+
 static void ev_cb(void *arg, const struct nvmeof_event *ev)
 {
 	(void)arg;
@@ -963,6 +1003,7 @@ int main(void)
 		T(a_connect_staged_before_a_fence_fell_due_is_not_sent),
 		T(a_queue_is_not_created_on_an_association_that_ended),
 		T(an_event_answered_once_a_fence_is_due_is_not_rearmed),
+		T(a_queue_created_after_a_keep_alive_timeout_names_it),
 	};
 	return run_tests("unit-fence", t, sizeof(t) / sizeof(t[0]));
 }

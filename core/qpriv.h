@@ -316,6 +316,7 @@ struct nvmeof_queue {
 	bool lost_live;             /* the loss being recovered ended a live connection */
 	bool left_assoc;            /* ... not by a failure: its association ended (q_assoc_moved) */
 	const uint32_t *assoc_now;  /* see q_follow_assoc */
+	uint8_t *traffic;           /* see q_note_traffic */
 	void *wait_hook_arg;
 	uint32_t wait_hook_ms;
 	uint64_t next_housekeep_ms;

@@ -951,6 +951,75 @@ TEST(a_queue_created_after_a_keep_alive_timeout_names_it)
 	fctrl_free(f);
 }
 
+/* Every I/O command answered. */
+static enum fw_action io_all_responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
+				       uint8_t *cqe)
+{
+	(void)ctx;
+	(void)sqe;
+	(void)sge;
+	(void)nsge;
+	(void)cqe;
+	return FW_RESPOND;
+}
+
+static uint64_t ka_skipped(struct nvmeof_ctrl *c)
+{
+	pthread_mutex_lock(&c->lock);
+	uint64_t n = c->ka_skipped;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+/* A controller with traffic-based keep-alive (CTRATT.TBKAS) restarts its
+ * KATO timer on every command: while I/O completes, the thread sends no
+ * Keep Alive (whose late answer from a busy controller would end a live
+ * association: 32 jobs at 1 MiB on nvmet over Soft-RoCE); once the I/O
+ * stops, Keep Alive goes out again. */
+TEST(no_keep_alive_while_io_completes_on_a_traffic_based_controller)
+{
+	static uint8_t data[4096];
+	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
+	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
+	struct fctrl *f = fctrl_new_io(1000, io_all_responder); /* a tick every 500 ms */
+	struct nvmeof_ctrl *c = f->c;
+	/* the thread's ticks as the library times them (ctrl.c): monotonic */
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_destroy(&c->ka_cond);
+	pthread_cond_init(&c->ka_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	c->tbkas = true;
+	q_note_traffic(f->ioq, &c->ka_traffic);
+	c->ka_running = true;
+	CHECK_EQ(pthread_create(&c->ka_thread, NULL, ctrl_ka_main, c), 0);
+	uint64_t t0 = nvmeof_now_ms();
+	while (nvmeof_now_ms() - t0 < 1700) { /* three ticks, each after I/O */
+		memset(&iod, 0, sizeof(iod));
+		CHECK_EQ(nvmeof_read(f->ioq, &ns, 0, 1, &mr, 0, io_cb, NULL), 0);
+		for (int i = 0; i < 1000 && !iod.calls; i++)
+			nvmeof_queue_poll(f->ioq, 0);
+		CHECK_EQ(iod.calls, 1);
+		CHECK_EQ(iod.err, 0);
+		usleep(5000);
+	}
+	int during = __atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED);
+	uint64_t skipped = ka_skipped(c);
+	for (int i = 0; i < 3000 && !__atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED); i++)
+		usleep(1000); /* idle: the next tick sends one */
+	int idle = __atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED);
+	ctrl_ka_stop(c);
+	if (during || skipped < 3 || !idle)
+		fprintf(stderr, "    %d Keep Alive(s) during the I/O, %llu skipped, %d once idle\n", during,
+			(unsigned long long)skipped, idle);
+	CHECK_EQ(during, 0);
+	CHECK(skipped >= 3);
+	CHECK(idle >= 1);
+	CHECK_EQ(ctrl_state(c), CTRL_LIVE);
+	fctrl_free(f);
+}
+
 static void ev_cb(void *arg, const struct nvmeof_event *ev)
 {
 	(void)arg;
@@ -1004,6 +1073,7 @@ int main(void)
 		T(a_queue_is_not_created_on_an_association_that_ended),
 		T(an_event_answered_once_a_fence_is_due_is_not_rearmed),
 		T(a_queue_created_after_a_keep_alive_timeout_names_it),
+		T(no_keep_alive_while_io_completes_on_a_traffic_based_controller),
 	};
 	return run_tests("unit-fence", t, sizeof(t) / sizeof(t[0]));
 }

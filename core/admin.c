@@ -200,6 +200,11 @@ int ctrl_identify_ctrl(struct nvmeof_ctrl *c, struct nvmeof_ctrl_info *info)
 	if (rc)
 		return rc;
 	nvme_id_ctrl_parse(q_scratch(c->admin), info);
+	/* CTRATT bit 6: Traffic Based Keep Alive Support (keepalive.c) */
+	bool tbkas = get_le32((const uint8_t *)q_scratch(c->admin) + 96) >> 6 & 1;
+	__atomic_store_n(&c->tbkas, tbkas, __ATOMIC_RELAXED);
+	if (tbkas)
+		trace_ctrl(&c->o, 0, "traffic-based keep-alive (CTRATT.TBKAS): no Keep Alive in an interval with I/O");
 	/* keyed SGLs are RDMA's: NVMe/TCP moves data in PDUs */
 	if (!c->tcp && !(info->sgls & NVME_SGLS_KEYED))
 		return nvmeof_err(NVMEOF_ENOTSUP, "controller lacks keyed SGL data block support (SGLS 0x%x)",

@@ -84,6 +84,14 @@ struct nvmeof_ctrl {
 	uint8_t ka_sqe[NVME_SQE_SIZE]; /* the holder's Keep Alive, until it is answered */
 	bool ka_async_out;             /* under lock: that one is out, since ka_async_ms */
 	uint64_t ka_async_ms;
+	/* Traffic-based keep-alive (CTRATT.TBKAS, atomic): the controller
+	 * restarts its KATO timer on every command it processes, so, as the
+	 * kernel host does, no Keep Alive goes out in an interval in which I/O
+	 * completed (ka_traffic, set by the I/O queues' polls): one the
+	 * controller answers late while busy would end a live association. */
+	bool tbkas;
+	uint8_t ka_traffic;
+	uint64_t ka_skipped;           /* under lock: Keep Alives not sent for that */
 	bool admin_live;               /* under admin_lock: connected and enabled */
 	/* in-band authentication (auth_run.c): the secrets, parsed at connect */
 	struct auth_key *host_key, *ctrl_key; /* NULL: none */

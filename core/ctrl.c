@@ -306,15 +306,31 @@ int nvmeof_ctrl_close(struct nvmeof_ctrl *c)
 	return rc;
 }
 
-/* A queue joins only a live association. */
-static int not_live(uint16_t qid, enum ctrl_state st)
+/* A queue joins only a live association. The message says what ended it
+ * (the state machine's record, copied under the lock: a keep-alive or
+ * admin command timeout, a lost queue, the target's refusal), so a job
+ * that finds the controller gone long after the event still names it. */
+struct not_live_why {
+	enum ctrl_state st;
+	char msg[sizeof(((struct nvmeof_ctrl *)0)->state_msg)];
+};
+
+/* lock held */
+static void not_live_read(struct nvmeof_ctrl *c, struct not_live_why *w)
 {
-	const char *what = st == CTRL_DEAD ? "destroy it and connect again" : "create the queue once it is live again";
+	w->st = c->state;
+	snprintf(w->msg, sizeof(w->msg), "%s", c->state_msg[0] ? c->state_msg : "its cause was not recorded");
+}
+
+static int not_live(uint16_t qid, const struct not_live_why *w)
+{
+	const char *what = w->st == CTRL_DEAD ? "destroy it and connect again" : "create the queue once it is live again";
+	char id[16] = "";
 	if (qid)
-		return nvmeof_err(NVMEOF_ECLOSED, "create queue %u: the controller is %s (its association ended: %s)",
-				  qid, ctrl_state_str(st), what);
-	return nvmeof_err(NVMEOF_ECLOSED, "create queue: the controller is %s (its association ended: %s)",
-			  ctrl_state_str(st), what);
+		snprintf(id, sizeof(id), " %u", qid);
+	/* the cause last: a long one is what the message's limit cuts */
+	return nvmeof_err(NVMEOF_ECLOSED, "create queue%s: the controller is %s (%s); its association ended: %s", id,
+			  ctrl_state_str(w->st), what, w->msg);
 }
 
 /* An I/O queue's connect: the CM steps (q_open tries them again as its
@@ -347,11 +363,14 @@ static int queue_connect(struct nvmeof_ctrl *c, struct q_params *p, struct nvmeo
 		*gen = __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED); /* the association this Connect joins */
 		*cqt = c->info.cqt;  /* and its CQT and KAS: a re-association rewrites c->info under admin_lock */
 		*kas = c->info.kas;
+		struct not_live_why why;
+		if (st != CTRL_LIVE)
+			not_live_read(c, &why);
 		pthread_mutex_unlock(&c->lock);
 		pthread_mutex_unlock(&c->admin_lock);
 		if (st != CTRL_LIVE) {
 			q_close(q);
-			return not_live(qid, st);
+			return not_live(qid, &why);
 		}
 		uint16_t status = 0;
 		rc = ctrl_fabrics_connect(c, q, qid, (uint16_t)p->depth, cntlid, 0, NULL, &status);
@@ -394,9 +413,10 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 		depth = c->depth_limit;
 	pthread_mutex_lock(&c->lock);
 	if (c->state != CTRL_LIVE) {
-		enum ctrl_state st = c->state;
+		struct not_live_why why;
+		not_live_read(c, &why);
 		pthread_mutex_unlock(&c->lock);
-		return not_live(0, st);
+		return not_live(0, &why);
 	}
 	/* Round-robin, not lowest-free: a QID just destroyed may still be
 	 * torn down at the target, which refuses its reuse (nvmet 6.1:
@@ -450,6 +470,7 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 		 * (ctrl_fence) takes this queue down too, or its commands would
 		 * keep the old controller's keep-alive timer satisfied */
 		q_follow_assoc(q, &c->assoc_gen, gen);
+		q_note_traffic(q, &c->ka_traffic);
 		q_set_loss_hook(q, ctrl_io_lost, c);
 		/* NVMe Base 2.1, 9.6; re-read after each re-association (reassoc.c) */
 		q_set_quiesce(q, q_hold_rule(Q_QUIESCE_DEFAULT_MS, cqt, c->o.kato_ms, kas));

@@ -93,6 +93,13 @@ static void ka_send(struct nvmeof_ctrl *c)
 	if (c->ka_async_out && nvmeof_now_ms() - c->ka_async_ms >= c->o.kato_ms)
 		ka_record(c, NVMEOF_ETIMEDOUT, "the last one sent from an admin command's wait is not answered "
 					       "within KATO");
+	/* I/O completed since the last tick: the controller (TBKAS) restarted
+	 * its timer on each of those commands. A Keep Alive now would only
+	 * add a deadline a busy but live controller may miss. */
+	if (__atomic_load_n(&c->tbkas, __ATOMIC_RELAXED) && __atomic_exchange_n(&c->ka_traffic, 0, __ATOMIC_RELAXED)) {
+		c->ka_skipped++;
+		return;
+	}
 	atomic_store(&c->ka_due, KA_DUE);
 	/* Not once an I/O queue's loss has ended the association (ctrl_io_lost,
 	 * seen while this waited for the admin lock): the fence comes instead

@@ -136,7 +136,11 @@ int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max)
 			 * where each member stood, and a member that joined during
 			 * the poll (maybe in a place one that left freed) from 0 */
 			uint32_t b = !outer && seen >> q->member & 1 ? before[q->member] : 0;
-			total += (int)(q->completed >= b ? q->completed - b : q->completed);
+			uint32_t done = q->completed >= b ? q->completed - b : q->completed;
+			total += (int)done;
+			/* read first: the mark's line is written once per keep-alive interval */
+			if (done && q->traffic && !__atomic_load_n(q->traffic, __ATOMIC_RELAXED))
+				__atomic_store_n(q->traffic, 1, __ATOMIC_RELAXED);
 		}
 	}
 	g->polling--;

@@ -237,6 +237,8 @@ struct nvmeof_queue {
 	bool own_pd, batch, oncs_dsm, oncs_wz;
 	bool failover;            /* one path of several (q_set_failover) */
 	bool cut;                 /* q_cut: what the CQ holds at the loss is not taken */
+	char lose_why[160];       /* q_lose_for: why we closed the connection ourselves (a command's
+				   * timeout), what the loss's message says instead of a lost link */
 	uint8_t state;            /* enum q_state; written by q_set_state only */
 	uint16_t qid;
 	uint32_t depth, hrqsize;     /* SQSIZE (commands), HRQSIZE (our receive buffers) */
@@ -314,6 +316,7 @@ struct nvmeof_queue {
 	bool lost_live;             /* the loss being recovered ended a live connection */
 	bool left_assoc;            /* ... not by a failure: its association ended (q_assoc_moved) */
 	const uint32_t *assoc_now;  /* see q_follow_assoc */
+	uint8_t *traffic;           /* see q_note_traffic */
 	void *wait_hook_arg;
 	uint32_t wait_hook_ms;
 	uint64_t next_housekeep_ms;
@@ -430,6 +433,10 @@ void q_set_state(struct nvmeof_queue *q, enum q_state to);
 /* A failure seen: the connection is taken down at once (nothing more is
  * sent on it) and the poll's tail recovers. */
 void q_lose(struct nvmeof_queue *q);
+/* As q_lose, for a reason of ours (a command's timeout, why: "Keep Alive
+ * ... got no completion within 5000 ms"): the loss's message and the
+ * owner's fail hook name it, not a lost connection. */
+void q_lose_for(struct nvmeof_queue *q, const char *why);
 /* As q_lose, and as if the wire had died at once: answers already in the
  * CQ are not taken, so everything in flight is lost (a failover study's
  * injected loss). */

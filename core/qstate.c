@@ -42,6 +42,13 @@ void q_lose(struct nvmeof_queue *q)
 	q->wr_head = q->wr_tail = NULL;
 }
 
+void q_lose_for(struct nvmeof_queue *q, const char *why)
+{
+	if (q->state == Q_LIVE || q->state == Q_CONNECTING)
+		snprintf(q->lose_why, sizeof(q->lose_why), "%s", why);
+	q_lose(q);
+}
+
 void q_cut(struct nvmeof_queue *q)
 {
 	q->cut = true;
@@ -112,10 +119,14 @@ static void recover(struct nvmeof_queue *q)
 	if (!may_reconnect(q) && q->left_assoc)
 		nvmeof_err(NVMEOF_ECLOSED, "queue %u left the controller: its association ended (another queue's loss "
 			   "or a re-association; no reconnect configured)", q->qid);
+	else if (!may_reconnect(q) && q->lose_why[0])
+		nvmeof_err(NVMEOF_ECLOSED, "queue %u closed its connection: %s (no reconnect configured)", q->qid,
+			   q->lose_why);
 	else if (!may_reconnect(q))
 		nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection (no reconnect configured)%s%s", q->qid,
 			   why ? ": " : "", why ? why : "");
 	q->left_assoc = false;
+	q->lose_why[0] = 0;
 	/* the owner first (the controller fences the association), then the
 	 * callbacks, which may ask what it made of the loss. The hook may run
 	 * others' callbacks (the admin queue's, failed by the fence): as in a
@@ -152,6 +163,7 @@ static void housekeep(struct nvmeof_queue *q, uint64_t now)
 		return;
 	}
 	bool expired = false;
+	char why[96];
 	for (uint32_t si = 0; si < q->depth; si++) {
 		struct slot *s = &q->slots[si];
 		if (!timed(q, s))
@@ -167,8 +179,10 @@ static void housekeep(struct nvmeof_queue *q, uint64_t now)
 			expired = true;
 		}
 	}
-	if (expired)
-		q_lose(q);
+	if (expired) {
+		snprintf(why, sizeof(why), "a command got no answer within %u ms", q->cmd_timeout_ms);
+		q_lose_for(q, why);
+	}
 }
 
 static void connect_answered(struct nvmeof_queue *q);

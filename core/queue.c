@@ -67,6 +67,11 @@ void q_set_loss_hook(struct nvmeof_queue *q, void (*fn)(void *, struct nvmeof_qu
 	q->loss_hook_arg = arg;
 }
 
+void q_note_traffic(struct nvmeof_queue *q, uint8_t *mark)
+{
+	q->traffic = mark;
+}
+
 void q_follow_assoc(struct nvmeof_queue *q, const uint32_t *now, uint32_t gen)
 {
 	q->assoc_now = now;

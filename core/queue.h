@@ -222,5 +222,8 @@ void q_set_loss_hook(struct nvmeof_queue *q, void (*fn)(void *, struct nvmeof_qu
  * or without reconnect; afterwards only a reconnect's successful Connect
  * moves it (q_stage_limits' assoc_gen), a failed one keeping the old. */
 void q_follow_assoc(struct nvmeof_queue *q, const uint32_t *now, uint32_t gen);
+/* The queue's polls set *mark (a byte, atomically) when they complete a
+ * command: the controller's traffic-based keep-alive reads and clears it. */
+void q_note_traffic(struct nvmeof_queue *q, uint8_t *mark);
 
 #endif

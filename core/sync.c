@@ -27,7 +27,7 @@ static void sync_cb(void *arg, const struct nvmeof_cpl *cpl)
  * wire may yet move data into the caller's buffer, so, as after a command
  * timeout, the connection goes down before the call returns (the queue
  * reconnects, or fails). */
-static void abandon(struct nvmeof_queue *q, uint16_t ri, int err)
+static void abandon(struct nvmeof_queue *q, uint16_t ri, int err, const char *what, uint32_t tmo)
 {
 	struct req *r = &q->reqs[ri];
 	bool on_wire = false;
@@ -51,7 +51,14 @@ static void abandon(struct nvmeof_queue *q, uint16_t ri, int err)
 		}
 	}
 	if (on_wire) {
-		q_lose(q);
+		/* the owner's fail hook runs in here: it learns the command and
+		 * its timeout, not just that the connection went */
+		char why[128];
+		if (err == NVMEOF_ETIMEDOUT)
+			snprintf(why, sizeof(why), "%s got no completion within %u ms", what, tmo);
+		else
+			snprintf(why, sizeof(why), "%s was abandoned by its caller's failed wait", what);
+		q_lose_for(q, why);
 		q_state_tick(q); /* closed, and r completed with the rest */
 	} else if (!r->queued && !r->outstanding) {
 		q_complete_req(q, ri);
@@ -76,7 +83,7 @@ int q_sync_run(struct nvmeof_queue *q, const struct sub *sb, uint32_t timeout_ms
 	while (!c.done) {
 		uint64_t now = nvmeof_now_ms();
 		if (now >= deadline) {
-			abandon(q, ri, NVMEOF_ETIMEDOUT);
+			abandon(q, ri, NVMEOF_ETIMEDOUT, what, tmo);
 			return nvmeof_err(NVMEOF_ETIMEDOUT, "%s: no completion within %u ms", what, tmo);
 		}
 		uint64_t slice = deadline - now;
@@ -87,7 +94,7 @@ int q_sync_run(struct nvmeof_queue *q, const struct sub *sb, uint32_t timeout_ms
 		}
 		rc = nvmeof_queue_wait(q, 1, (int)slice);
 		if (rc < 0 && !c.done) {
-			abandon(q, ri, rc);
+			abandon(q, ri, rc, what, tmo);
 			return nvmeof_err_prefix(rc, "%s", what);
 		}
 	}
@@ -168,15 +175,34 @@ int nvmeof_flush_sync(struct nvmeof_queue *q, const struct nvmeof_ns *ns, uint32
 	return q_sync_run(q, &sb, timeout_ms, NULL, what);
 }
 
+/* The admin and Fabrics commands the library sends itself, by their
+ * specs' names: a timeout's message names the command. */
+static const char *cmd_name(bool fabrics, uint8_t opc)
+{
+	if (fabrics)
+		return opc == NVMF_FCTYPE_PROPERTY_SET ? "Property Set" : opc == NVMF_FCTYPE_CONNECT ? "Connect"
+			: opc == NVMF_FCTYPE_PROPERTY_GET ? "Property Get" : "";
+	switch (opc) {
+	case 0x02: return "Get Log Page";
+	case 0x06: return "Identify";
+	case 0x09: return "Set Features";
+	case 0x0a: return "Get Features";
+	case 0x18: return "Keep Alive";
+	default: return "";
+	}
+}
+
 int q_exec_mr(struct nvmeof_queue *q, const uint8_t *sqe, struct nvmeof_mr *mr, size_t off,
 	      uint32_t data_len, uint32_t timeout_ms, struct nvmeof_cpl *cpl)
 {
 	struct sub sb = {.kind = REQ_RAW, .raw = sqe, .data_len = data_len, .mr = mr, .off = off};
-	char what[48];
+	char what[64];
 	if (!mr && data_len > Q_SCRATCH_SIZE)
 		return nvmeof_err(NVMEOF_EINVAL, "command data of %u bytes exceeds %u", data_len, Q_SCRATCH_SIZE);
-	snprintf(what, sizeof(what), "%s opcode 0x%02x", sqe[0] == NVME_FABRICS_OPCODE ? "fabrics" : "admin",
-		 sqe[0] == NVME_FABRICS_OPCODE ? sqe[4] : sqe[0]);
+	bool fab = sqe[0] == NVME_FABRICS_OPCODE;
+	const char *name = cmd_name(fab, fab ? sqe[4] : sqe[0]);
+	snprintf(what, sizeof(what), "%s%s%s opcode 0x%02x%s", name, name[0] ? " (" : "", fab ? "fabrics" : "admin",
+		 fab ? sqe[4] : sqe[0], name[0] ? ")" : "");
 	return q_sync_run(q, &sb, timeout_ms, cpl, what);
 }
 

@@ -40,6 +40,7 @@
 
 struct admin_rec {
 	int keep_alives, aers, others;
+	bool ka_unanswered; /* a target too busy to answer Keep Alive */
 	uint16_t aer_cid; /* the last event request's */
 	struct nvmeof_queue *bringup; /* set: answer a new association's bring-up on this admin queue */
 };
@@ -68,8 +69,11 @@ static enum fw_action admin_responder(void *ctx, const uint8_t *sqe, const struc
 	(void)nsge;
 	(void)cqe;
 	struct admin_rec *r = ctx;
-	if (sqe[0] == OPC_KEEP_ALIVE)
+	if (sqe[0] == OPC_KEEP_ALIVE) {
 		__atomic_add_fetch(&r->keep_alives, 1, __ATOMIC_RELAXED);
+		if (r->ka_unanswered)
+			return FW_DROP;
+	}
 	if (sqe[0] == OPC_AER) {
 		r->aer_cid = nvme_sqe_cid(sqe);
 		__atomic_add_fetch(&r->aers, 1, __ATOMIC_RELAXED);
@@ -873,8 +877,10 @@ TEST(a_connect_staged_before_a_fence_fell_due_is_not_sent)
 
 /* A queue created once an I/O queue's loss ended the association (here
  * while another thread holds the admin queue, the fence due) does not
- * join the old one: the create fails, naming the operation and the
- * controller's state; so does one on a controller that gave up (DEAD). */
+ * join the old one: the create fails, naming the operation, the
+ * controller's state and what ended the association (the lost queue, not
+ * just "its association ended"); so does one on a controller that gave up
+ * (DEAD). */
 TEST(a_queue_is_not_created_on_an_association_that_ended)
 {
 	for (int dead = 0; dead < 2; dead++) {
@@ -899,10 +905,119 @@ TEST(a_queue_is_not_created_on_an_association_that_ended)
 		CHECK_EQ(rc, NVMEOF_ECLOSED);
 		CHECK(q == NULL);
 		CHECK(strstr(nvmeof_errmsg(), want) != NULL);
+		const char *cause = "I/O queue 1 lost its connection, which ends the association";
+		if (!strstr(nvmeof_errmsg(), cause))
+			fprintf(stderr, "    the create's message names no cause: %s\n", nvmeof_errmsg());
+		CHECK(strstr(nvmeof_errmsg(), cause) != NULL);
 		CHECK_EQ(c->qid_used[2], 0);
 		free(c->qid_used);
 		fctrl_free(f);
 	}
+}
+
+/* The keep-alive thread's Keep Alive is not answered within KATO: the
+ * association ends (no reconnect: dead), and a queue created afterwards,
+ * as a job of a shared controller does long after, fails naming that
+ * cause, the Keep Alive's timeout, not just "its association ended". */
+TEST(a_queue_created_after_a_keep_alive_timeout_names_it)
+{
+	struct fctrl *f = fctrl_new(200);
+	struct nvmeof_ctrl *c = f->c;
+	c->info.max_io_queues = 4;
+	c->depth_limit = 8;
+	c->o.queue_depth = 8;
+	c->qid_used = calloc(c->info.max_io_queues + 1u, 1);
+	c->qid_used[1] = 1;
+	f->ar.ka_unanswered = true;
+	c->ka_running = true;
+	CHECK_EQ(pthread_create(&c->ka_thread, NULL, ctrl_ka_main, c), 0);
+	for (int i = 0; i < 5000 && ctrl_state(c) == CTRL_LIVE; i++)
+		usleep(1000);
+	CHECK_EQ(ctrl_state(c), CTRL_DEAD);
+	ctrl_ka_stop(c);
+	CHECK(__atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED) >= 1);
+	struct nvmeof_queue *q = NULL;
+	int rc = nvmeof_queue_create(c, NULL, &q);
+	CHECK_EQ(rc, NVMEOF_ECLOSED);
+	CHECK(q == NULL);
+	const char *want[] = {"create queue: the controller is dead", "the admin queue was lost", "Keep Alive",
+			      "no completion within 200 ms"};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (!strstr(nvmeof_errmsg(), want[i]))
+			fprintf(stderr, "    no \"%s\" in the create's message: %s\n", want[i], nvmeof_errmsg());
+		CHECK(strstr(nvmeof_errmsg(), want[i]) != NULL);
+	}
+	free(c->qid_used);
+	fctrl_free(f);
+}
+
+/* Every I/O command answered. */
+static enum fw_action io_all_responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
+				       uint8_t *cqe)
+{
+	(void)ctx;
+	(void)sqe;
+	(void)sge;
+	(void)nsge;
+	(void)cqe;
+	return FW_RESPOND;
+}
+
+static uint64_t ka_skipped(struct nvmeof_ctrl *c)
+{
+	pthread_mutex_lock(&c->lock);
+	uint64_t n = c->ka_skipped;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+/* A controller with traffic-based keep-alive (CTRATT.TBKAS) restarts its
+ * KATO timer on every command: while I/O completes, the thread sends no
+ * Keep Alive (whose late answer from a busy controller would end a live
+ * association: 32 jobs at 1 MiB on nvmet over Soft-RoCE); once the I/O
+ * stops, Keep Alive goes out again. */
+TEST(no_keep_alive_while_io_completes_on_a_traffic_based_controller)
+{
+	static uint8_t data[4096];
+	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
+	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
+	struct fctrl *f = fctrl_new_io(600, io_all_responder); /* a tick every 300 ms */
+	struct nvmeof_ctrl *c = f->c;
+	/* the thread's ticks as the library times them (ctrl.c): monotonic */
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_destroy(&c->ka_cond);
+	pthread_cond_init(&c->ka_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	c->tbkas = true;
+	q_note_traffic(f->ioq, &c->ka_traffic);
+	c->ka_running = true;
+	CHECK_EQ(pthread_create(&c->ka_thread, NULL, ctrl_ka_main, c), 0);
+	uint64_t t0 = nvmeof_now_ms();
+	while (nvmeof_now_ms() - t0 < 1000) { /* three ticks, each after I/O (every 5 ms) */
+		memset(&iod, 0, sizeof(iod));
+		CHECK_EQ(nvmeof_read(f->ioq, &ns, 0, 1, &mr, 0, io_cb, NULL), 0);
+		for (int i = 0; i < 1000 && !iod.calls; i++)
+			nvmeof_queue_poll(f->ioq, 0);
+		CHECK_EQ(iod.calls, 1);
+		CHECK_EQ(iod.err, 0);
+		usleep(5000);
+	}
+	int during = __atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED);
+	uint64_t skipped = ka_skipped(c);
+	for (int i = 0; i < 3000 && !__atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED); i++)
+		usleep(1000); /* idle: the next tick sends one */
+	int idle = __atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED);
+	ctrl_ka_stop(c);
+	if (during || skipped < 2 || !idle)
+		fprintf(stderr, "    %d Keep Alive(s) during the I/O, %llu skipped, %d once idle\n", during,
+			(unsigned long long)skipped, idle);
+	CHECK_EQ(during, 0);
+	CHECK(skipped >= 2);
+	CHECK(idle >= 1);
+	CHECK_EQ(ctrl_state(c), CTRL_LIVE);
+	fctrl_free(f);
 }
 
 static void ev_cb(void *arg, const struct nvmeof_event *ev)
@@ -957,6 +1072,8 @@ int main(void)
 		T(a_connect_staged_before_a_fence_fell_due_is_not_sent),
 		T(a_queue_is_not_created_on_an_association_that_ended),
 		T(an_event_answered_once_a_fence_is_due_is_not_rearmed),
+		T(a_queue_created_after_a_keep_alive_timeout_names_it),
+		T(no_keep_alive_while_io_completes_on_a_traffic_based_controller),
 	};
 	return run_tests("unit-fence", t, sizeof(t) / sizeof(t[0]));
 }

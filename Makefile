@@ -161,8 +161,8 @@ $(O)/tests/unit_tcpconn $(O)/tests/unit_tcpzc: $(O)/core/tcp_crc32c.o $(O)/core/
 	$(O)/core/tcp_conn.o $(O)/core/tcp_tx.o $(O)/core/tcp_zc.o $(O)/core/tls_rec.o $(O)/core/tls_ktls.o
 # counts the bytes the send path hashes (its data digests)
 $(O)/tests/unit_tcpconn: LIBS += -Wl,--wrap=crc32c_update
-# counts the clock reads of the waits' spin
-$(O)/tests/unit_queue: LIBS += -Wl,--wrap=clock_gettime
+# the clock reads and pauses (yields, naps) of the waits' spin
+$(O)/tests/unit_queue: LIBS += -Wl,--wrap=clock_gettime -Wl,--wrap=sched_yield -Wl,--wrap=nanosleep
 # the engine's lines of a path's losses, read from a multipath queue
 $(O)/tests/unit_mpathio: $(O)/engine/losses.o
 $(O)/tests/unit_queue $(O)/tests/unit_connretry $(O)/tests/unit_hwts $(O)/tests/unit_mpathio $(O)/tests/unit_passthru \

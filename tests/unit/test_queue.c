@@ -1508,9 +1508,10 @@ TEST(adaptive_wait_judges_each_wait)
 static uint64_t clock_reads;
 int __real_clock_gettime(clockid_t c, struct timespec *ts);
 int __wrap_clock_gettime(clockid_t c, struct timespec *ts);
-/* fake_us, when set, is every clock's time: a fake poll advances it by
+/* fake_us, when set, is every clock's time on this thread (others', the
+ * workers of earlier tests, keep the real one): a fake poll advances it by
  * what it costs, so a wait's end is exact, whatever the machine's load */
-static uint64_t fake_us;
+static _Thread_local uint64_t fake_us;
 int __wrap_clock_gettime(clockid_t c, struct timespec *ts)
 {
 	__atomic_add_fetch(&clock_reads, 1, __ATOMIC_RELAXED);
@@ -1601,7 +1602,7 @@ TEST(slow_empty_polls_end_the_spin_within_two_polls_of_its_budget)
  * for an R2T); the controller waits for it. The pauses that do not arm,
  * the spin's yield and the nap while a member reconnects, send it first
  * (the waiter's flush): none may start with data held. */
-static int held, flushes, pauses, pauses_held, nap_polls;
+static _Thread_local int held, flushes, pauses, pauses_held, nap_polls; /* the waiting thread's */
 int __real_sched_yield(void);
 int __wrap_sched_yield(void);
 int __wrap_sched_yield(void)

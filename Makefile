@@ -65,7 +65,7 @@ UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue 
 	$(O)/tests/unit_opts $(O)/tests/unit_qmap $(O)/tests/unit_adminio $(O)/tests/unit_connretry $(O)/tests/unit_auth \
 	$(O)/tests/unit_regaccess $(O)/tests/unit_irq $(O)/tests/unit_hwts $(O)/tests/unit_mpath $(O)/tests/unit_mpathio \
 	$(O)/tests/unit_passthru $(O)/tests/unit_tcppdu $(O)/tests/unit_tcpconn $(O)/tests/unit_authmem $(O)/tests/unit_fence \
-	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc $(O)/tests/unit_tcpfirst $(O)/tests/unit_fcheck $(O)/tests/unit_tlskey $(O)/tests/unit_tlsio $(O)/tests/unit_zns \
+	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc $(O)/tests/unit_tcpfirst $(O)/tests/unit_tcpheld $(O)/tests/unit_fcheck $(O)/tests/unit_tlskey $(O)/tests/unit_tlsio $(O)/tests/unit_zns \
 	$(O)/tests/unit_fdp $(O)/tests/unit_ktls $(O)/tests/unit_zdesc $(O)/tests/unit_zretry $(O)/tests/unit_tcpopts \
 	$(O)/tests/unit_hring
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_passthru $(O)/tests/target_zns $(O)/tests/target_mpath $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
@@ -161,8 +161,10 @@ $(O)/tests/unit_tcpconn $(O)/tests/unit_tcpzc: $(O)/core/tcp_crc32c.o $(O)/core/
 	$(O)/core/tcp_conn.o $(O)/core/tcp_tx.o $(O)/core/tcp_zc.o $(O)/core/tls_rec.o $(O)/core/tls_ktls.o
 # counts the bytes the send path hashes (its data digests)
 $(O)/tests/unit_tcpconn: LIBS += -Wl,--wrap=crc32c_update
-# counts the clock reads of the waits' spin
-$(O)/tests/unit_queue: LIBS += -Wl,--wrap=clock_gettime
+# the moment a target's answer lands, between two of the host's reads
+$(O)/tests/unit_tcpheld: LIBS += -Wl,--wrap=recvmsg
+# the clock reads and pauses (yields, naps) of the waits' spin
+$(O)/tests/unit_queue: LIBS += -Wl,--wrap=clock_gettime -Wl,--wrap=sched_yield -Wl,--wrap=nanosleep
 # the engine's lines of a path's losses, read from a multipath queue
 $(O)/tests/unit_mpathio: $(O)/engine/losses.o
 $(O)/tests/unit_queue $(O)/tests/unit_connretry $(O)/tests/unit_hwts $(O)/tests/unit_mpathio $(O)/tests/unit_passthru \
@@ -177,7 +179,7 @@ $(O)/tests/tlsscan.so: tests/unit/tlsscan.c tests/unit/maps.h
 	@mkdir -p $(dir $@)
 	$(CC) -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $< -ldl
 $(O)/tests/unit/test_passthru.o $(O)/tests/unit/test_zns.o: CPPFLAGS_ALL += -Itests/wire
-$(O)/tests/unit_opts $(O)/tests/unit_tcpsock $(O)/tests/unit_tcpfirst $(O)/tests/unit_adminio $(O)/tests/unit_regaccess $(O)/tests/target_core $(O)/tests/target_disc \
+$(O)/tests/unit_opts $(O)/tests/unit_tcpsock $(O)/tests/unit_tcpfirst $(O)/tests/unit_tcpheld $(O)/tests/unit_adminio $(O)/tests/unit_regaccess $(O)/tests/target_core $(O)/tests/target_disc \
 	$(O)/tests/target_gpu $(O)/tests/target_passthru $(O)/tests/target_zns: $(O)/libnvmeof.a
 $(O)/tests/unit_tid: $(O)/engine/tid.o
 # failover-check's verdict on made-up write histories

@@ -43,6 +43,11 @@ static int mw_arm(void *c)
 	struct mw *m = c;
 	return q_queues_arm(m->q, m->nq);
 }
+static void mw_flush(void *c)
+{
+	struct mw *m = c;
+	q_queues_flush(m->q, m->nq);
+}
 static int mw_sleep(void *c, int ms)
 {
 	struct mw *m = c;
@@ -99,6 +104,7 @@ int nvmeof_mpath_queues_wait(struct nvmeof_mpath_queue *const *mqs, uint32_t n, 
 	w->ctx = &m;
 	w->poll = mw_poll;
 	w->arm = q_queues_can_sleep(m.q, m.nq) ? mw_arm : NULL;
+	w->flush = mw_flush;
 	w->sleep = mw_sleep;
 	w->slice_ms = NULL;
 	w->reconnecting = mw_waiting;

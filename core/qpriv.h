@@ -132,6 +132,9 @@ struct q_waiter {
 	void *ctx;
 	int (*poll)(void *ctx);
 	int (*arm)(void *ctx);        /* NULL: the wire cannot sleep */
+	/* before a pause with no arm (the spin's yield, a reconnect's nap):
+	 * sends what a poll held for the next submit. NULL: nothing held. */
+	void (*flush)(void *ctx);
 	int (*sleep)(void *ctx, int timeout_ms);
 	int (*slice_ms)(void *ctx);   /* the longest sleep; NULL: HOUSEKEEP_MS */
 	bool (*reconnecting)(void *ctx);
@@ -162,6 +165,7 @@ int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms);
 #define Q_SLEEP_MAX 256
 bool q_queues_can_sleep(struct nvmeof_queue *const *qs, uint32_t n);
 int q_queues_arm(struct nvmeof_queue *const *qs, uint32_t n);
+void q_queues_flush(struct nvmeof_queue *const *qs, uint32_t n); /* sends what polls held */
 bool q_queues_reconnecting(struct nvmeof_queue *const *qs, uint32_t n);
 /* ms (at least 1) until the earliest reconnect step of qs that no channel
  * wakes a sleep for (an attempt due; a worker's result, looked at every

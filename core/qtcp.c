@@ -90,6 +90,7 @@ static int qt_arm(void *c)
 	send_held(c);
 	return 0;
 }
+static void qt_flush(void *c) { send_held(c); }
 
 /* Completions a poll left (it takes a batch), bytes read ahead, sends a
  * poll held for a submit (the next poll sends them) and a response waiting
@@ -109,11 +110,12 @@ static bool qt_pending(void *c)
 	return false;
 }
 
+/* Unused by the library's waits: with wait_fd and event_fd set, a group's
+ * sleep is sleep_on_groups (wait.c), after the arm that sends what is held. */
 static int qt_sleep(void *c, int timeout_ms)
 {
 	struct group_cq *gc = c;
 	struct epoll_event ev[8];
-	send_held(gc);
 	if (qt_pending(c))
 		return 2;
 	int n = epoll_wait(gc->cq.epfd, ev, 8, timeout_ms);
@@ -253,6 +255,7 @@ static const struct q_transport tcp_transport = {
 	.arm = qt_arm,
 	.sleep = qt_sleep,
 	.pending = qt_pending,
+	.flush = qt_flush,
 	.disconnected = qt_disconnected,
 	.wait_fd = qt_wait_fd,
 	.take_event = qt_take_event,

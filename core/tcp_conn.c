@@ -519,14 +519,15 @@ void tcp_conn_progress(struct tcp_conn *t)
 		tcp_tx_flush(t);
 	uint32_t txn = t->txn, done = t->cq->n;
 	rx_pump(t);
-	/* What the reads queued (R2Ts' H2CData); with nothing new, a socket
-	 * that refused the first flush would refuse this one too. Where the
+	/* What the reads queued (R2Ts' H2CData); with nothing new, or behind
+	 * a backlog the first flush could not send (want_out: the socket says
+	 * when it has room), another try would be refused too. Where the
 	 * reads completed commands, the caller is likely to submit next: the
 	 * data waits for that submit's capsules, one sendmsg for both, as
 	 * SPDK's socket group sends a poll's PDUs together. It goes at the
 	 * queue's next call at the latest: a submit, the next poll (above),
 	 * or the arm before a sleep (tcp_conn_send_held). */
-	if (t->txn > txn) {
+	if (t->txn > txn && !t->want_out) {
 		if (t->qid && t->cq->n > done && !t->broken)
 			t->tx_held = true;
 		else

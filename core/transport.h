@@ -39,6 +39,11 @@ struct q_transport {
 	 * (completions taken off the wire but not polled, bytes read ahead):
 	 * a sleep polls again instead. NULL: the wire keeps nothing back. */
 	bool (*pending)(void *cqc);
+	/* sends what the polls held for the caller's next submit (NVMe/TCP's
+	 * H2CData): called before any pause that does not arm (a nap, a
+	 * yield), since the controller waits for that data. NULL: nothing
+	 * is ever held. */
+	void (*flush)(void *cqc);
 	/* what a sleep over a poll group also watches: the completion
 	 * channel's descriptor (of cqc) and each member connection's CM
 	 * channel (of c; -1 when it has none), so that a disconnect wakes the

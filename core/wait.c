@@ -102,16 +102,33 @@ static uint64_t spin_plan(struct q_waiter *w, uint64_t t0)
 
 /* Empty polls between clock reads while a wait spins or polls: a clock read
  * cost as much as the poll itself on an RDMA queue and showed in profiles of
- * QD1 over TCP (BENCHMARKS.md, "hybrid wait's clock"). A spin or a timeout
- * then ends up to that many empty polls late, a few microseconds. */
+ * QD1 over TCP (BENCHMARKS.md, "hybrid wait's clock"). A poll that returns
+ * nothing can still cost tens of microseconds (a large receive, a send of
+ * 1 MiB, many members), so the polls skipped are also capped by the time
+ * left over the last reads' cost per poll: a spin or a timeout ends at most
+ * about one poll late, not 16 slow ones. */
 #define SPIN_CLOCK_POLLS 16
+
+/* Polls to go without a clock read: those that fit in left_us at per_ns
+ * each, SPIN_CLOCK_POLLS - 1 at most. */
+static uint32_t clock_skip(uint64_t left_us, uint64_t per_ns)
+{
+	uint64_t n = per_ns ? left_us * 1000u / per_ns : SPIN_CLOCK_POLLS;
+	return n < SPIN_CLOCK_POLLS - 1 ? (uint32_t)n : SPIN_CLOCK_POLLS - 1;
+}
+
+static void wait_flush(struct q_waiter *w)
+{
+	if (w->flush)
+		w->flush(w->ctx);
+}
 
 int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 {
 	uint64_t t0 = nvmeof_now_us(), deadline = t0 + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000u;
-	uint64_t spin_end = 0, now = t0;
+	uint64_t spin_end = 0, now = t0, clocked = t0;
 	bool planned = false, spinning = false;
-	uint32_t total = 0, unclocked = 0;
+	uint32_t total = 0, skip = 0, polls = 0;
 	uint64_t last_yield = t0;
 	for (;;) {
 		int rc = w->poll(w->ctx);
@@ -122,16 +139,24 @@ int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 			return (int)total;
 		if (!rc)
 			w->st_empty_polls++;
-		/* the last clock read found the spin with time left: the next
-		 * empty polls need not ask again (after a sleep, one does) */
-		if (!rc && spinning && ++unclocked < SPIN_CLOCK_POLLS)
+		polls++;
+		/* the last clock read found the spin with time left for these
+		 * polls: they need not ask again (after a sleep, one does) */
+		if (!rc && spinning && skip) {
+			skip--;
 			continue;
-		unclocked = 0;
+		}
 		now = nvmeof_now_us();
+		/* the cost of a poll since the last read (a sleep or a yield
+		 * between them only makes it look dearer: fewer skipped) */
+		uint64_t per_ns = (now - clocked) * 1000u / polls;
+		clocked = now, polls = 0, skip = 0;
 		if (now >= deadline)
 			return (int)total;
-		if ((spinning = w->mode == NVMEOF_WAIT_POLL || !w->arm))
+		if ((spinning = w->mode == NVMEOF_WAIT_POLL || !w->arm)) {
+			skip = clock_skip(deadline - now, per_ns);
 			continue;
+		}
 		if (!planned) {
 			planned = true;
 			spin_end = spin_plan(w, t0);
@@ -140,11 +165,15 @@ int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 			/* A long spin lets whatever else is runnable on this CPU
 			 * go first: where the target shares the CPU, its own
 			 * work, which a spinning thread kept waiting up to a
-			 * scheduler tick (BENCHMARKS.md has the QD1 tails). */
+			 * scheduler tick (BENCHMARKS.md has the QD1 tails). The
+			 * target cannot go on with a write whose data a poll
+			 * held: that goes first. */
 			if (now - last_yield >= SPIN_YIELD_US) {
+				wait_flush(w);
 				sched_yield();
-				last_yield = nvmeof_now_us();
+				clocked = last_yield = now = nvmeof_now_us();
 			}
+			skip = now < spin_end ? clock_skip(spin_end - now, per_ns) : 0;
 			continue;
 		}
 		int step_ms = 0;
@@ -153,6 +182,7 @@ int q_wait(struct q_waiter *w, uint32_t min, int timeout_ms)
 			 * completions, the next step's time for the rest */
 			if ((step_ms = w->next_step_ms ? w->next_step_ms(w->ctx) : 0) <= 0) {
 				struct timespec ts = {0, 2000000}; /* no CQ to sleep on until the next attempt */
+				wait_flush(w); /* a live member's held data would wait out the nap */
 				nanosleep(&ts, NULL);
 				continue;
 			}
@@ -194,6 +224,11 @@ static int gw_arm(void *c)
 {
 	struct nvmeof_poll_group *g = c;
 	return g->tr->arm(g->cqc);
+}
+static void gw_flush(void *c)
+{
+	struct nvmeof_poll_group *g = c;
+	g->tr->flush(g->cqc);
 }
 /* With the CM channels watched too, a sleep can last until a command could
  * time out instead of HOUSEKEEP_MS: at a few completions a second per
@@ -315,6 +350,7 @@ int nvmeof_poll_group_wait(struct nvmeof_poll_group *g, uint32_t min, int timeou
 		w->ctx = g;
 		w->poll = gw_poll;
 		w->arm = g->tr->arm ? gw_arm : NULL;
+		w->flush = g->tr->flush ? gw_flush : NULL;
 		w->sleep = gw_sleep;
 		w->slice_ms = gw_slice;
 		w->reconnecting = gw_reconnecting;
@@ -349,6 +385,15 @@ int q_queues_arm(struct nvmeof_queue *const *qs, uint32_t n)
 			return rc;
 	}
 	return 0;
+}
+
+void q_queues_flush(struct nvmeof_queue *const *qs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct nvmeof_poll_group *g = qs[i]->group;
+		if (g && g->tr->flush && q_has_wire(qs[i]))
+			g->tr->flush(g->cqc);
+	}
 }
 
 bool q_queues_reconnecting(struct nvmeof_queue *const *qs, uint32_t n)

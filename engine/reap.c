@@ -42,6 +42,21 @@ static int poll_all(struct job *j)
 	return err;
 }
 
+/* A busy controller's poll group holds work no descriptor announces:
+ * completions a poll left, NVMe/TCP bytes read ahead or H2CData a poll held
+ * for a submit (docs/tcp.md). A wait on another group would leave it there
+ * for its slice; the controller waits for held data, and so would the
+ * write it belongs to. */
+static bool groups_pending(const struct job *j)
+{
+	for (int k = 0; k < j->njq; k++) {
+		const struct jqueue *jq = &j->jq[k];
+		if (!jq->mp && jq->nq && qpairs_inflight(jq) && nvmeof_queue_pending(jq->q[0]))
+			return true;
+	}
+	return false;
+}
+
 /* Up to ms in the library's wait. With one controller its poll group
  * covers all the job's queue pairs; with several, the one that has
  * requests, or each busy one in turn for a short slice. Multipath queues
@@ -73,6 +88,10 @@ static int wait_on_groups(struct job *j, unsigned int need, int ms)
 		}
 	}
 	bool both = nmq && mp_busy && busy;
+	/* a wait on one would leave another's: all polled again at once
+	 * (reap_wait) instead */
+	if ((both || busy > 1) && groups_pending(j))
+		return 0;
 	if (nmq && (!busy || (both && (kind ^= 1)))) {
 		int r = nvmeof_mpath_queues_wait(mqs, nmq, both ? 1 : need,
 						 both ? (ms < MULTI_SLICE_MS ? ms : MULTI_SLICE_MS) : ms);

@@ -83,7 +83,8 @@ class AsyncQueue:
             self._timer = None
         if self._futures and lib.nvmeof_queue_pending(self.queue._h):
             # what the poll left (more than its batch, NVMe/TCP bytes read
-            # ahead) wakes no descriptor: take it at the loop's next turn
+            # ahead, write data it held for a submit) wakes no descriptor:
+            # take it at the loop's next turn
             self._timer = self._loop.call_soon(self._service)
         elif self._futures:
             self._timer = self._loop.call_later(self._housekeeping, self._service, False, True)

@@ -1508,9 +1508,17 @@ TEST(adaptive_wait_judges_each_wait)
 static uint64_t clock_reads;
 int __real_clock_gettime(clockid_t c, struct timespec *ts);
 int __wrap_clock_gettime(clockid_t c, struct timespec *ts);
+/* fake_us, when set, is every clock's time on this thread (others', the
+ * workers of earlier tests, keep the real one): a fake poll advances it by
+ * what it costs, so a wait's end is exact, whatever the machine's load */
+static _Thread_local uint64_t fake_us;
 int __wrap_clock_gettime(clockid_t c, struct timespec *ts)
 {
 	__atomic_add_fetch(&clock_reads, 1, __ATOMIC_RELAXED);
+	if (fake_us) {
+		*ts = (struct timespec){.tv_sec = (time_t)(fake_us / 1000000u), .tv_nsec = (long)(fake_us % 1000000u) * 1000};
+		return 0;
+	}
 	return __real_clock_gettime(c, ts);
 }
 static uint64_t real_us(void)
@@ -1551,6 +1559,97 @@ TEST(a_spin_reads_the_clock_every_16th_empty_poll_and_ends_on_time)
 		CHECK(spin_polls > 1000);
 		/* one read in 16 polls, and those after the spin's yields */
 		CHECK(reads * 8 < spin_polls);
+	}
+}
+
+/* Polls that find nothing but cost 50 us each (a large receive, a send of
+ * 1 MiB): the clock's reads are spaced by their cost, not 16 polls apart,
+ * so the spin ends at most about a poll (+ one poll of the estimate) past
+ * its budget, and a polling wait as far past its timeout. On the fake
+ * clock, exact: 16 polls apart it ended 650 us late. */
+static int fake_poll_slow(void *ctx)
+{
+	(void)ctx;
+	spin_polls++;
+	fake_us += 50;
+	return 0;
+}
+static int fake_arm_fake(void *ctx)
+{
+	(void)ctx;
+	spin_armed_at = fake_us;
+	return 0;
+}
+TEST(slow_empty_polls_end_the_spin_within_two_polls_of_its_budget)
+{
+	for (int poll_mode = 0; poll_mode < 2; poll_mode++)
+		for (uint32_t budget = 200; budget <= 5000; budget += 4800) {
+			struct q_waiter w = {.poll = fake_poll_slow, .arm = fake_arm_fake, .sleep = fake_sleep_stop,
+					     .reconnecting = fake_no, .inflight = fake_none_out,
+					     .mode = poll_mode ? NVMEOF_WAIT_POLL : NVMEOF_WAIT_HYBRID, .spin_us = budget};
+			uint64_t t0 = fake_us = 1000000;
+			spin_polls = spin_armed_at = 0;
+			int rc = q_wait(&w, 1, poll_mode ? (int)budget / 100 : 1000); /* 2 and 50 ms */
+			uint64_t end = poll_mode ? fake_us : spin_armed_at, want = poll_mode ? budget / 100 * 1000 : budget;
+			fake_us = 0;
+			CHECK_EQ(rc, poll_mode ? 0 : NVMEOF_ETIMEDOUT);
+			CHECK(end >= t0 + want);
+			CHECK(end <= t0 + want + 2 * 50);
+		}
+}
+
+/* A poll may hold data for the caller's next submit (NVMe/TCP's H2CData
+ * for an R2T); the controller waits for it. The pauses that do not arm,
+ * the spin's yield and the nap while a member reconnects, send it first
+ * (the waiter's flush): none may start with data held. */
+static _Thread_local int held, flushes, pauses, pauses_held, nap_polls; /* the waiting thread's */
+int __real_sched_yield(void);
+int __wrap_sched_yield(void);
+int __wrap_sched_yield(void)
+{
+	pauses++;
+	pauses_held += held;
+	return __real_sched_yield();
+}
+int __real_nanosleep(const struct timespec *req, struct timespec *rem);
+int __wrap_nanosleep(const struct timespec *req, struct timespec *rem);
+int __wrap_nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	pauses++;
+	pauses_held += held;
+	return fake_us ? 0 : __real_nanosleep(req, rem);
+}
+static int fake_poll_holds(void *ctx)
+{
+	(void)ctx;
+	fake_us += 50;
+	held = 1;
+	return ++nap_polls >= 100; /* a completion at the 100th poll */
+}
+static void fake_flush(void *ctx)
+{
+	(void)ctx;
+	flushes++;
+	held = 0;
+}
+static bool fake_yes(void *ctx) { (void)ctx; return true; }
+TEST(no_yield_or_nap_with_data_held)
+{
+	for (int nap = 0; nap < 2; nap++) {
+		struct q_waiter w = {.poll = fake_poll_holds, .arm = fake_arm, .flush = fake_flush, .sleep = fake_sleep_stop,
+				     .reconnecting = nap ? fake_yes : fake_no, .inflight = fake_none_out,
+				     .mode = nap ? NVMEOF_WAIT_SLEEP : NVMEOF_WAIT_HYBRID, .spin_us = 1000000};
+		fake_us = 1000000;
+		held = flushes = pauses = pauses_held = nap_polls = 0;
+		int rc = q_wait(&w, 1, 5000);
+		fake_us = 0;
+		CHECK_EQ(rc, 1);
+		/* the spin yields at clock reads 300 us apart or more (16
+		 * polls, 800 us, here) in its 5 ms; with a member reconnecting
+		 * (no step time) a sleeping wait naps after each poll */
+		CHECK(pauses >= (nap ? 90 : 4));
+		CHECK_EQ(pauses_held, 0);
+		CHECK(flushes >= pauses);
 	}
 }
 
@@ -2175,6 +2274,8 @@ int main(int argc, char **argv)
 		T(refused_commit_completes_each_request_once_from_poll), T(hybrid_spin_follows_the_completion_gap),
 		T(adaptive_spin_shrinks_on_nothing_and_grows_on_work), T(adaptive_wait_judges_each_wait),
 		T(a_spin_reads_the_clock_every_16th_empty_poll_and_ends_on_time),
+		T(slow_empty_polls_end_the_spin_within_two_polls_of_its_budget),
+		T(no_yield_or_nap_with_data_held),
 		T(every_poll_that_completes_feeds_the_wait),
 		T(refused_post_after_a_reconnect_completes_in_that_poll), T(refused_sync_calls_keep_no_slot),
 		T(failed_sync_call_leaves_no_callback_into_its_stack),

@@ -1077,6 +1077,49 @@ TEST(a_full_socket_costs_one_send_per_poll)
 	rig_down(&r);
 }
 
+/* Behind a full socket, a read that queues H2CData (an R2T) adds no send to
+ * the poll's one, with or without a completion in the same read: a second
+ * try would be refused too, and holding the data would only make the arm
+ * before a sleep try once more (tcp_conn_send_held). The socket says when
+ * it has room (EPOLLOUT), and the backlog goes then. */
+TEST(a_full_socket_costs_one_send_per_poll_whatever_the_read_queued)
+{
+	enum { LEN = 256 << 10 };
+	static uint8_t data[LEN], a[8192], b[8192], c[8192];
+	struct rig r;
+	rig_up_dg(&r, 4096, false, true);
+	send_cmd(&r, NVME_CMD_WRITE, 1, a, sizeof(a));
+	send_cmd(&r, NVME_CMD_WRITE, 2, b, sizeof(b));
+	send_cmd(&r, NVME_CMD_WRITE, 0, c, sizeof(c));
+	int small = 8192;
+	CHECK_EQ(setsockopt(r.host, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+	send_cmd(&r, NVME_CMD_WRITE, 3, data, sizeof(data));
+	r2t(&r, 3, 4, 0, sizeof(data));
+	tcp_conn_progress(r.t);
+	CHECK(r.t->txn && r.t->want_out);
+	for (int with_rsp = 1; with_rsp >= 0; with_rsp--) {
+		uint32_t n = r.cq.n;
+		if (with_rsp) { /* cid 1's R2T and cid 2's response in one read */
+			uint8_t p[48] = {NVME_TCP_R2T, 0, 24, 0, 24};
+			put_le16(p + 8, 1);
+			put_le16(p + 10, 7);
+			put_le32(p + 16, sizeof(a));
+			p[24] = NVME_TCP_RSP, p[26] = 24, p[28] = 24;
+			put_le16(p + 24 + 8 + 12, 2);
+			ctrl_send(&r, p, sizeof(p));
+		} else {
+			r2t(&r, 0, 8, 0, sizeof(c));
+		}
+		uint64_t sends = r.t->send_calls;
+		tcp_conn_progress(r.t);
+		CHECK_EQ(r.cq.n, n + (uint32_t)with_rsp);
+		tcp_conn_send_held(r.t); /* the arm before a sleep */
+		CHECK_EQ(r.t->send_calls - sends, 1);
+		CHECK(r.t->txn && r.t->want_out && !r.t->tx_held && !r.t->broken);
+	}
+	rig_down(&r);
+}
+
 /* A write (cid 1) and another command (cid 2) sent, then in one read an
  * R2T for the first and a response for the second. */
 static void r2t_with_rsp(struct rig *r, uint8_t *a, uint8_t *b)
@@ -1208,6 +1251,7 @@ int main(void)
 		T(gathered_h2c_pdus_cut_by_a_full_socket_go_whole_later),
 		T(two_r2ts_cut_by_a_full_socket_hash_each_payload_once),
 		T(a_full_socket_costs_one_send_per_poll),
+		T(a_full_socket_costs_one_send_per_poll_whatever_the_read_queued),
 		T(a_polls_h2c_data_goes_with_the_next_submits_capsule),
 		T(held_h2c_data_goes_at_the_next_poll_or_before_a_sleep),
 		T(the_admin_queue_sends_a_polls_h2c_data_at_once),

@@ -235,7 +235,7 @@ $(O)/tests/libcmfault.so: tests/cmfault/cmfault.c
 # The engine's files that include fio's headers (engine/engine.h maps them).
 # fio's headers are not ours: include them as system headers, gnu11 as fio is.
 FIO_ENGINE_OBJ = $(addprefix $(O)/engine/,fio_nvmeof.o log.o ctrl_share.o options.o probe.o zones.o files.o paths.o \
-	qshare.o qpairs.o iomem.o job.o reap.o fiover.o tcp_opts.o)
+	qplan.o qshare.o qwait.o qpairs.o iomem.o job.o reap.o fiover.o tcp_opts.o)
 $(FIO_ENGINE_OBJ): CPPFLAGS_ALL += -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h
 $(FIO_ENGINE_OBJ): CSTD = -std=gnu11
 # fio 3.42 renamed in_ramp_time() to in_ramp_period(): which one this fio

@@ -11,7 +11,11 @@
  *   files.c       a job's files: namespace, block-size checks, controller held
  *   paths.c       a file with several paths: their controllers, the
  *                 multipath and its queues, the end-of-job lines per path
+ *   qplan.c       qpairs_shared=: what cannot share; each job's pair and
+ *                 the pairs' depths, planned at setup
  *   qshare.c      qpairs_shared=: queue pairs the process's jobs share
+ *   qwait.c       qpairs_shared=: completions polled, handed to their jobs,
+ *                 waited for
  *   qpairs.c      a job's queue pairs on one controller: how many, how deep,
  *                 their end-of-job statistics
  *   iomem.c       a job's I/O memory (fio's iomem_alloc): on a NUMA node, huge
@@ -48,6 +52,7 @@
 #define MAX_QUEUES_PER_JOB 8   /* controllers a job may use */
 #define MAX_QPAIRS 64           /* I/O queue pairs a job may drive on one controller (a poll group's
                                  * most, and the bits of jqueue's masks) */
+#define DEPTH_MAX 1024          /* the most commands one queue pair is made to hold */
 enum { QSEL_CPU, QSEL_RR };
 
 /* ---- log.c ---- */
@@ -150,6 +155,13 @@ struct shared_ctrl {
 	struct eng_trace trace;  /* the library's trace_arg */
 	struct nvmeof_ctrl *c;
 	int refs;
+	/* qpairs_shared= (qshare.c, under its lock): planned at the jobs'
+	 * setup, which fio runs for every job before any starts: the number
+	 * of pairs, the jobs on each and the depth they need together */
+	unsigned int qs_n, qs_planned;
+	unsigned int qs_jobs[MAX_QPAIRS];
+	uint64_t qs_depth[MAX_QPAIRS];
+	const char *qs_first;    /* the first job's name, for a refusal */
 };
 
 /* A secret from its option (val) or its file (the first line), into out;
@@ -359,10 +371,16 @@ int files_open(struct thread_data *td, struct fio_file *f);
 int files_close(struct thread_data *td, struct fio_file *f);
 int files_size(struct thread_data *td, struct fio_file *f);
 
-/* ---- qshare.c ---- */
+/* ---- qplan.c ---- */
 /* Options that cannot share (thread=0, qpairs=, gpu=), before connecting:
  * 0, or 1 after logging why. */
 int qshare_check(struct thread_data *td);
+/* At setup (serial, in job order): the job's pair on its controller and
+ * its depth there, so that the pairs fit every job, whichever opens them;
+ * what cannot share is refused here. 0, or 1 after logging why. */
+int qshare_plan(struct thread_data *td, struct job *j);
+
+/* ---- qshare.c ---- */
 /* The job's pair of the process's qpairs_shared= ones on ef's controller
  * (the first job creates them). 0, or 1 after logging why. */
 int qshare_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct efile *ef);
@@ -373,6 +391,8 @@ void qshare_close(struct job *j, struct jqueue *jq, const char *who);
 void qshare_lock(struct jqueue *jq);
 void qshare_unlock(struct jqueue *jq, bool submitted);
 int qshare_commit(struct jqueue *jq);
+
+/* ---- qwait.c ---- */
 /* done_cb's, under the pair's lock: a request of j's is done (true: the
  * job is ending, leave its io_u alone); its io_u to j's ring (true). */
 bool qshare_done(struct job *j);
@@ -411,7 +431,8 @@ struct jqueue {
 	 * its), the job's requests on it (atomic) and commands sent */
 	struct qslot *qs;
 	struct qshare *qshare;
-	uint32_t qs_inflight;
+	struct qleft *qs_left;  /* made at open: what close hands the pair if requests outlive the job */
+	uint32_t qs_inflight, qs_lost;  /* qs_lost: completions its full ring refused (none expected) */
 	uint64_t qs_cmds, qs_naps, qs_naps_out;
 };
 /* The CPUs this job's thread may run on, for qpair_select=cpu. */
@@ -469,7 +490,7 @@ struct job {
 	unsigned int nevents, nreturned; /* events holds 2 x iodepth entries (job.c) */
 	unsigned int errors_logged;
 	struct hring handed;   /* qpairs_shared=: completions other jobs polled for this one */
-	bool ctx_abandoned;    /* requests outlived the job on a shared pair: ctx stays */
+	unsigned int qs_k;     /* qpairs_shared=: 1 + its place among the jobs on the controller (setup order); 0 not planned */
 	bool delay_cmd_submit;
 	unsigned int qpair_select;
 	struct qmap qmap;      /* the job's CPUs, for qpair_select=cpu */

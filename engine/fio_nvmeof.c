@@ -26,7 +26,8 @@
 static void log_io_error(struct job *j, const char *what, const char *detail)
 {
 	/* fio reports each failed io_u itself; say why, a bounded number of times */
-	if (j->errors_logged++ < 8)
+	/* atomic: on a shared pair another job's poll may run this callback */
+	if (__atomic_fetch_add(&j->errors_logged, 1, __ATOMIC_RELAXED) < 8)
 		eng_err("nvmeof: %s: %s\n", what, detail);
 }
 
@@ -63,7 +64,7 @@ static void append_cb(void *arg, const struct nvmeof_cpl *cpl)
 {
 	struct ioctx *x = arg;
 	char why[200];
-	if (!cpl->err && !x->j->closing && zones_landed(x, cpl, why, sizeof(why))) {
+	if (!cpl->err && x->j && !x->j->closing && zones_landed(x, cpl, why, sizeof(why))) {
 		x->io_u->error = EIO;
 		log_io_error(x->j, "write", why);
 	}

@@ -70,6 +70,8 @@ int job_setup(struct thread_data *td)
 	 * must not hold one across the fork of job processes. */
 	else if (files_attach(td, j, td->o.use_thread || j->have_queues))
 		rc = td->error ? 1 : eng_fail(td, EIO, "nvmeof setup");
+	else if (qshare_plan(td, j))
+		rc = eng_fail(td, EINVAL, "nvmeof qpairs_shared");
 	else
 		rc = 0;
 	if (rc) {
@@ -194,8 +196,7 @@ void job_cleanup(struct thread_data *td)
 	free(j->events);
 	free(j->pending);
 	hring_free(&j->handed); /* qpairs_shared=: made at init, even when its open failed after */
-	if (!j->ctx_abandoned) /* else a late callback may still read it */
-		free(j->ctx);
+	free(j->ctx); /* NULL when a shared pair took it with the requests that outlived the job */
 	job_forget(j);
 	free(j);
 	td->io_ops_data = NULL;

@@ -11,8 +11,6 @@
 /* qpairs=0: one queue pair per CPU the job may run on, at most this many, so
  * that 16 unpinned jobs still fit the 64 I/O queues asked by default. */
 #define AUTO_QPAIRS_MAX 4
-/* The most commands one queue pair is made to hold. */
-#define DEPTH_MAX 1024
 
 /* qpairs=0: one queue pair per CPU the job may run on, at most
  * AUTO_QPAIRS_MAX and at most iodepth, and no more than the job's part of

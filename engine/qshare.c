@@ -1,49 +1,23 @@
 /* qpairs_shared=N: the jobs of one process (thread=1) on one controller
  * share N I/O queue pairs instead of each opening its own. The first job
- * creates them, the last destroys them; job k (in the order the jobs
- * joined) uses pair k mod N. Each pair has a lock: a job submits, rings
- * and polls under it. A poll runs every callback of the pair, whichever
- * job's request it was: done_cb hands each completion to its job's ring
- * (hring.h), and the job takes its own from there.
- *
- * Waiting: one job at a time polls a pair (it took the lock); the others
- * wait for it to hand them a completion, or to let go of the pair, then
- * try again. With wait=poll they spin (trylock, so none queues up on the
- * lock); otherwise the job that holds the pair waits in the library's
- * wait (spin, then sleep, per wait=) for any of the pair's completions,
- * and the others sleep on the pair's condition variable, which a hand-off
- * and a letting go signal; every sleep is bounded. */
+ * to start creates them, the last to end destroys them; job k (in fio's
+ * setup order) uses pair k mod N, as deep as qplan.c planned. Each pair
+ * has a lock: a job submits and rings under it, and polls under it
+ * (qwait.c, which also hands each completion to its job). */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
 #include "engine.h"
+#include "qslot.h"
 
-/* The longest a job that does not hold its pair sleeps before it looks
- * again: a bound only (a hand-off or a letting go wakes it first). */
-#define NAP_MS 10
 /* The most a job's cleanup waits for its requests still on the pair. */
 #define DRAIN_MS 5000
-
-struct qslot {
-	pthread_mutex_t lock;   /* submit, commit, poll: the library's queue is one thread's at a time */
-	struct nvmeof_poll_group *group;
-	struct nvmeof_queue *q;
-	int polling;            /* a job holds lock to poll or wait (atomic) */
-	int sleepers;           /* jobs asleep on wake (atomic) */
-	pthread_mutex_t wmu;
-	pthread_cond_t wake;
-	unsigned int jobs;      /* jobs that used it, for its end-of-job line */
-};
-
-struct qshare {
-	struct qshare *next;
-	struct shared_ctrl *sc;
-	unsigned int n, joined;
-	int refs;
-	struct qslot slot[MAX_QPAIRS];
-};
 
 static pthread_mutex_t qs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct qshare *qs_head;
@@ -63,9 +37,21 @@ static void destroy(struct qshare *s)
 			nvmeof_queue_destroy(p->q);
 		if (p->group)
 			nvmeof_poll_group_destroy(p->group);
+		if (p->kick >= 0)
+			close(p->kick);
 		pthread_mutex_destroy(&p->lock);
 		pthread_mutex_destroy(&p->wmu);
 		pthread_cond_destroy(&p->wake);
+	}
+	/* no request names them any more */
+	for (struct qleft *l = s->left, *nx; l; l = nx) {
+		nx = l->next;
+		if (l->mr)
+			nvmeof_mr_release(l->mr);
+		if (l->mem)
+			munmap(l->mem, l->len);
+		free(l->ctx);
+		free(l);
 	}
 	free(s);
 }
@@ -81,26 +67,31 @@ static struct qshare *create(struct thread_data *td, struct efile *ef, unsigned 
 	}
 	s->sc = ef->sc;
 	s->n = n;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* a nap's bound, whatever the wall clock does */
 	for (unsigned int i = 0; i < n; i++) {
 		pthread_mutex_init(&s->slot[i].lock, NULL);
 		pthread_mutex_init(&s->slot[i].wmu, NULL);
-		pthread_cond_init(&s->slot[i].wake, NULL);
+		pthread_cond_init(&s->slot[i].wake, &ca);
+		s->slot[i].kick = -1;
 	}
-	/* room for the iodepth of every job that will use a pair (fio sets
-	 * up all the process's jobs before any starts: share_count has them) */
-	int jobs = share_count(ef->sc);
-	uint64_t per = jobs > 0 ? ((uint64_t)jobs + n - 1) / n : 1;
-	uint64_t depth = per * td->o.iodepth;
-	if (eo->qd_limit && depth > eo->qd_limit)
-		depth = eo->qd_limit;
-	if (depth > 1024)
-		depth = 1024;
+	pthread_condattr_destroy(&ca);
+	for (unsigned int i = 0; i < n; i++)
+		if ((s->slot[i].kick = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+			eng_err("nvmeof: shared queue pair %u of %u (qpairs_shared=%u): eventfd: %s\n", i + 1, n, n,
+				strerror(errno));
+			destroy(s);
+			return NULL;
+		}
 	struct nvmeof_queue_opts qo;
 	nvmeof_queue_opts_init(&qo);
-	qo.depth = (uint32_t)depth;
 	qo.batch = true;
 	for (unsigned int i = 0; i < n; i++) {
 		struct qslot *p = &s->slot[i];
+		/* room for every job planned on it (qshare_plan), at least 1 */
+		uint64_t depth = ef->sc->qs_depth[i] ? ef->sc->qs_depth[i] : 1;
+		qo.depth = (uint32_t)(depth > DEPTH_MAX ? DEPTH_MAX : depth);
 		int r = nvmeof_poll_group_create_on(ef->sc->c, 1, eo->comp_vector, &p->group);
 		if (!r) {
 			qo.group = p->group;
@@ -116,41 +107,15 @@ static struct qshare *create(struct thread_data *td, struct efile *ef, unsigned 
 	return s;
 }
 
-static int say(const struct eng_opts *eo, const char *why)
-{
-	if (why)
-		eng_err("nvmeof: qpairs_shared=%u %s\n", eo->qpairs_shared, why);
-	return why != NULL;
-}
-
-int qshare_check(struct thread_data *td)
-{
-	struct eng_opts *eo = td->eo;
-	if (!eo->qpairs_shared)
-		return 0;
-	return say(eo, !td->o.use_thread ? "needs thread=1: the jobs of one process share the queue pairs, and "
-					   "fio's job processes (thread=0) cannot"
-		       : eo->qpairs ? "and qpairs= together: qpairs= is each job's own queue pairs, qpairs_shared= "
-				      "the process's; set one"
-		       : eo->gpu >= 0 ? "with gpu=: not supported"
-				      : NULL);
-}
-
-/* What the files say cannot share: 0, or 1 after logging why. */
-static int refuse(struct thread_data *td, const struct job *j, const struct efile *ef)
-{
-	return say(td->eo, ef->cfg.t.nalt ? "with several paths in the filename: not supported"
-			   : ef->facts.zi.zoned ? "on a zoned namespace: not supported"
-			   : j->njq > 1 ? "with files on several controllers: not supported" : NULL);
-}
-
 int qshare_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct efile *ef)
 {
 	struct eng_opts *eo = td->eo;
 	unsigned int n = eo->qpairs_shared;
-	if (refuse(td, j, ef))
+	if (!j->qs_k || j->njq > 1 || ef->sc->qs_n != n) { /* qshare_plan's refusals, should init see others */
+		eng_err("nvmeof: qpairs_shared=%u: the job's files are not the controller its setup planned\n", n);
 		return 1;
-	if (hring_init(&j->handed, td->o.iodepth)) {
+	}
+	if (hring_init(&j->handed, td->o.iodepth) || !(jq->qs_left = calloc(1, sizeof(*jq->qs_left)))) {
 		eng_err("nvmeof: qpairs_shared=%u: out of memory\n", n);
 		return 1;
 	}
@@ -158,26 +123,22 @@ int qshare_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 	struct qshare *s;
 	for (s = qs_head; s && s->sc != ef->sc; s = s->next)
 		;
-	if (s && s->n != n) {
-		eng_err("nvmeof: qpairs_shared=%u: this controller's queue pairs are already shared by another job "
-			"with qpairs_shared=%u: the jobs of one process on one controller share them, and their "
-			"number\n", n, s->n);
-		pthread_mutex_unlock(&qs_lock);
-		return 1;
-	}
 	if (!s && (s = create(td, ef, n))) {
 		s->next = qs_head;
 		qs_head = s;
 	}
-	unsigned int k = s ? s->joined++ : 0;
+	unsigned int k = j->qs_k - 1;
 	if (s) {
 		s->refs++;
-		s->slot[k % n].jobs++;
+		s->slot[k].jobs++;
 	}
 	pthread_mutex_unlock(&qs_lock);
-	if (!s)
+	if (!s) {
+		free(jq->qs_left);
+		jq->qs_left = NULL;
 		return 1;
-	struct qslot *p = &s->slot[k % n];
+	}
+	struct qslot *p = &s->slot[k];
 	jq->sc = ef->sc;
 	jq->qs = p;
 	jq->qshare = s;
@@ -185,12 +146,11 @@ int qshare_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 	jq->q[0] = p->q;
 	jq->nq = 1;
 	jq->vector_how = "shared";
-	int jobs = share_count(ef->sc);
-	unsigned int with = jobs > 0 ? ((unsigned int)jobs - k % n + n - 1) / n : 1;
+	unsigned int with = ef->sc->qs_jobs[k]; /* set at setup, before any job's thread began */
 	const struct nvmeof_ctrl_info *ci = nvmeof_ctrl_info(ef->sc->c);
 	eng_info("nvmeof: job %s (%d): %s: controller CNTLID %u, I/O queue %u, depth %u, queue pair %u of %u, "
 		 "shared by %u job(s) (qpairs_shared=%u)%s\n", td->o.name, td->thread_number, ef->cfg.t.subnqn,
-		 ci->cntlid, nvmeof_queue_qid(p->q), nvmeof_queue_depth(p->q), k % n + 1, n, with ? with : 1, n,
+		 ci->cntlid, nvmeof_queue_qid(p->q), nvmeof_queue_depth(p->q), k + 1, n, with ? with : 1, n,
 		 ef->cfg.sole_subsystem ? "; no subnqn given: the only NVM subsystem discovery lists" : "");
 	return 0;
 }
@@ -217,103 +177,6 @@ int qshare_commit(struct jqueue *jq)
 	return r;
 }
 
-static void wake(struct qslot *p)
-{
-	if (!__atomic_load_n(&p->sleepers, __ATOMIC_SEQ_CST))
-		return;
-	pthread_mutex_lock(&p->wmu);
-	pthread_cond_broadcast(&p->wake);
-	pthread_mutex_unlock(&p->wmu);
-}
-
-/* From done_cb, under the pair's lock (every poll is). */
-bool qshare_done(struct job *j)
-{
-	__atomic_fetch_sub(&j->jq[0].qs_inflight, 1, __ATOMIC_RELAXED);
-	return __atomic_load_n(&j->closing, __ATOMIC_SEQ_CST);
-}
-
-bool qshare_hand(struct job *j, struct io_u *io_u)
-{
-	/* cannot fail: the ring holds the job's iodepth, each io_u once */
-	if (hring_push(&j->handed, io_u))
-		wake(j->jq[0].qs);
-	return true;
-}
-
-/* The job's completions from its ring into its events. */
-static void take(struct job *j)
-{
-	struct io_u *io_u;
-	while (j->nevents < 2 * j->nctx && (io_u = hring_pop(&j->handed)))
-		j->events[j->nevents++] = io_u;
-}
-
-/* One poll of the pair, unless another job is at it. */
-int qshare_poll(struct job *j)
-{
-	struct qslot *p = j->jq[0].qs;
-	int r = 0;
-	if (!pthread_mutex_trylock(&p->lock)) {
-		r = nvmeof_poll_group_poll(p->group, 0);
-		pthread_mutex_unlock(&p->lock);
-	}
-	take(j);
-	return r < 0 ? r : 0;
-}
-
-/* Up to ms for a completion of this job's (see the top). 0, or a negative error. */
-int qshare_wait(struct job *j, int ms)
-{
-	struct jqueue *jq = &j->jq[0];
-	struct qslot *p = jq->qs;
-	bool spin = jq->sc->cfg.o.wait_mode == NVMEOF_WAIT_POLL;
-	uint64_t until = mono_ms() + (uint64_t)ms;
-	for (;;) {
-		if (hring_count(&j->handed))
-			break;
-		uint64_t now = mono_ms();
-		if (now >= until)
-			break;
-		int left = (int)(until - now);
-		if (!pthread_mutex_trylock(&p->lock)) {
-			int r = 0;
-			__atomic_store_n(&p->polling, 1, __ATOMIC_SEQ_CST);
-			/* under the lock nothing is handed to this job but by itself */
-			if (!hring_count(&j->handed))
-				r = spin ? nvmeof_poll_group_poll(p->group, 0) : nvmeof_poll_group_wait(p->group, 1, left);
-			__atomic_store_n(&p->polling, 0, __ATOMIC_SEQ_CST);
-			pthread_mutex_unlock(&p->lock);
-			wake(p); /* the next sleeper takes over the polling */
-			if (r < 0)
-				return r;
-			continue;
-		}
-		if (spin)
-			continue;
-		/* seq_cst against wake(): a sleeper counted before it looks at the
-		 * ring and the holder, so a hand-off or letting go after that
-		 * look finds it and signals */
-		pthread_mutex_lock(&p->wmu);
-		__atomic_fetch_add(&p->sleepers, 1, __ATOMIC_SEQ_CST);
-		if (!hring_count(&j->handed) && __atomic_load_n(&p->polling, __ATOMIC_SEQ_CST)) {
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			int nap = left < NAP_MS ? left : NAP_MS;
-			ts.tv_nsec += (long)nap * 1000000L;
-			ts.tv_sec += ts.tv_nsec / 1000000000L;
-			ts.tv_nsec %= 1000000000L;
-			jq->qs_naps++;
-			if (pthread_cond_timedwait(&p->wake, &p->wmu, &ts) == ETIMEDOUT)
-				jq->qs_naps_out++;
-		}
-		__atomic_fetch_sub(&p->sleepers, 1, __ATOMIC_SEQ_CST);
-		pthread_mutex_unlock(&p->wmu);
-	}
-	take(j);
-	return 0;
-}
-
 /* The job's end: its requests still on the pair complete first (polled
  * here, bounded), since their callbacks name the job's memory; any left
  * are cut loose from it. The last job destroys the pairs. */
@@ -322,33 +185,52 @@ void qshare_close(struct job *j, struct jqueue *jq, const char *who)
 	struct qslot *p = jq->qs;
 	uint64_t until = mono_ms() + DRAIN_MS;
 	while (__atomic_load_n(&jq->qs_inflight, __ATOMIC_RELAXED) && mono_ms() < until) {
+		/* the lock for a poll, and 1 ms's sleep without it */
 		pthread_mutex_lock(&p->lock);
-		__atomic_store_n(&p->polling, 1, __ATOMIC_SEQ_CST); /* others nap meanwhile */
-		nvmeof_poll_group_wait(p->group, 1, 1);
-		__atomic_store_n(&p->polling, 0, __ATOMIC_SEQ_CST);
+		int r = nvmeof_poll_group_poll(p->group, 0);
 		pthread_mutex_unlock(&p->lock);
-		wake(p);
+		if (r <= 0)
+			poll(NULL, 0, 1);
 	}
+	struct qshare *s = jq->qshare;
+	struct qleft *l = NULL;
 	pthread_mutex_lock(&p->lock);
 	uint32_t left = __atomic_load_n(&jq->qs_inflight, __ATOMIC_RELAXED);
 	if (left) {
-		/* their callbacks (at the queue's destroy, at the latest) find no job */
+		l = jq->qs_left;
+		/* their callbacks (at the queue's destroy, at the latest) find no
+		 * job; the library may still send them (after a reconnect), so
+		 * what they name goes to the pairs' record, freed after their
+		 * queues (destroy) */
 		for (unsigned int i = 0; i < j->nctx; i++)
 			j->ctx[i].j = NULL;
-		j->ctx_abandoned = true;
+		*l = (struct qleft){ .ctx = j->ctx, .mr = jq->mr, .mem = j->iomem, .len = j->iomem_len };
+		j->ctx = NULL;
+		j->nctx = 0;
+		jq->mr = NULL;
+		j->iomem = NULL;
 	}
 	pthread_mutex_unlock(&p->lock);
+	if (!l)
+		free(jq->qs_left);
+	jq->qs_left = NULL;
 	/* naps: waits for another job's poll of the pair; to their end: none
 	 * woke it (a long command, or a wake-up missed) */
+	uint32_t lost = __atomic_load_n(&jq->qs_lost, __ATOMIC_RELAXED);
+	if (lost)
+		eng_err("nvmeof: %s: %u completion(s) lost: its hand-off ring was full\n", who, lost);
 	eng_info("nvmeof: queue %u (shared): %llu command(s) of this job's, %llu nap(s) while another job polled "
 		 "(%llu to their end)%s; %s\n", nvmeof_queue_qid(p->q), (unsigned long long)jq->qs_cmds,
 		 (unsigned long long)jq->qs_naps, (unsigned long long)jq->qs_naps_out,
-		 left ? ", some abandoned at its end" : "", who);
+		 left ? ", some abandoned at its end (they may still execute: their memory stays until the pair's end)" : "", who);
 	if (eng_quiet)
 		eng_summary("nvmeof: %s: a shared queue pair, %llu command(s), %u abandoned\n", who,
 			    (unsigned long long)jq->qs_cmds, left);
-	struct qshare *s = jq->qshare;
 	pthread_mutex_lock(&qs_lock);
+	if (l) {
+		l->next = s->left;
+		s->left = l;
+	}
 	bool last = --s->refs == 0;
 	if (last)
 		for (struct qshare **pp = &qs_head; *pp; pp = &(*pp)->next)
@@ -363,7 +245,12 @@ void qshare_close(struct job *j, struct jqueue *jq, const char *who)
 			nvmeof_queue_stats(s->slot[i].q, &st);
 			eng_info("nvmeof: shared queue %u: %llu command(s), %llu doorbell(s), %llu sleep(s), used by "
 				 "%u job(s)\n", nvmeof_queue_qid(s->slot[i].q), (unsigned long long)st.cmds,
-				 (unsigned long long)st.doorbells, (unsigned long long)st.sleeps, s->slot[i].jobs);
+				 (unsigned long long)st.doorbells,
+				 (unsigned long long)__atomic_load_n(&s->slot[i].sleeps, __ATOMIC_RELAXED), s->slot[i].jobs);
+			if (st.reconnects)
+				eng_info("nvmeof: shared queue %u reconnected %llu time(s), longest outage %llu ms\n",
+					 nvmeof_queue_qid(s->slot[i].q), (unsigned long long)st.reconnects,
+					 (unsigned long long)st.outage_ms_max);
 		}
 		destroy(s);
 	}

@@ -699,15 +699,35 @@ t_qpairs_shared_one_pair_three_jobs_sleep_and_poll() {
       [ "$sl" = 0 ] && [ "$naps" = "0 0" ] || fail "wait=poll slept or napped"
     else
       [ "$sl" -gt 0 ] || fail "wait=sleep: the pair's holder never slept"
+      # a hand-off or a letting go wakes the napping jobs at once: naps
+      # that ran their full 10 ms are the few whose command took that long
+      # (a missed wake-up makes them all so); margin: a quarter, plus one
+      [ "${naps% *}" -gt 0 ] || fail "wait=sleep: no job napped while another held the pair"
+      [ $((4 * ${naps#* })) -le $((${naps% *} + 4)) ] || fail "wait=sleep: ${naps#* } of ${naps% *} naps ran to their end: wake-ups missed"
     fi
   done
 }
 
 # Jobs of one process on one controller that disagree on qpairs_shared:
-# the second is refused, naming the first's number.
+# the second (in job order) is refused at setup, naming the first.
 t_qpairs_shared_disagreeing_jobs_refused() {
-  expect_fio_fails "already shared by another job with qpairs_shared=" --thread=1 --filename="$FA1" --rw=read \
-    --bs=4k --size=1m --name=a --qpairs_shared=1 --name=b --qpairs_shared=2
+  expect_fio_fails "already shared by another job with qpairs_shared=1 (job a)" --thread=1 --filename="$FA1" \
+    --rw=read --bs=4k --size=1m --name=a --qpairs_shared=1 --name=b --qpairs_shared=2
+}
+
+# Jobs at iodepth 1 and 32 on one shared pair: the pair holds both (33
+# or more), whichever job starts first and opens it; b keeps 32 in flight.
+t_qpairs_shared_depth_fits_every_job() {
+  local order d
+  for order in "1 32" "32 1"; do
+    set -- $order
+    ours --filename="$FA1" --thread=1 --qpairs_shared=1 --rw=randread --bs=4k --size=4m --time_based --runtime=1 \
+      --name=a --iodepth=$1 --name=b --iodepth=$2 > "$SCRATCH/log" 2>&1 || { tail -20 "$SCRATCH/log"; fail "fio exited non-zero"; }
+    d=$(sed -n 's/.*I\/O queue [0-9]*, depth \([0-9]*\), queue pair 1 of 1.*/\1/p' "$SCRATCH/log" | tr '\n' ' ')
+    echo "    iodepth $1 and $2: depth on the start lines: $d"
+    [ "$(wc -w <<< "$d")" = 2 ] || { grep nvmeof "$SCRATCH/log"; fail "not two start lines"; }
+    for x in $d; do [ "$x" -ge 33 ] || fail "iodepth $1 and $2: a pair of depth $x for both jobs"; done
+  done
 }
 
 t_more_qpairs_than_granted_fails_clearly() {

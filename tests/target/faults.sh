@@ -132,6 +132,52 @@ t_job_on_two_controllers_ends_while_target_away() {
   job_ends_while_away "$FA1:$FA2_OTHER"
 }
 
+# shared_pair_job_ends_while_away TRTYPE: two jobs on one shared queue pair
+# (qpairs_shared=1); the port goes down once both have connected. Job a's
+# runtime (3 s: the port's removal takes a while in the emulator) ends in
+# the outage and it abandons its parked reads; the
+# port comes back only then, and job b, still running, reconnects the pair,
+# which replays a's reads: they must find a's memory registration and
+# buffer still there (a use-after-free under ASan, a crash over TCP, or a
+# pair that never reconnects over RDMA, were they freed with the job).
+shared_pair_job_ends_while_away() {
+  local tr=$1 f=${FA1/trtype=RDMA/trtype=$1} pid rc i
+  timeout 90 env "${FIO_ENV[@]}" fio --ioengine=external:"$ENG" --filename="$f" --thread=1 --qpairs_shared=1 \
+    --rw=randread --bs=4k --iodepth=8 --size=64m --time_based --reconnect_delay=500ms --ctrl_loss_tmo=60s \
+    --name=a --runtime=3 --name=b --runtime=15 > "$SCRATCH/log" 2>&1 &
+  pid=$!
+  for ((i = 0; i < 300; i++)); do
+    [ "$(grep -c 'controller CNTLID' "$SCRATCH/log")" = 2 ] && break
+    kill -0 $pid 2>/dev/null || { cat "$SCRATCH/log"; fail "$tr: fio ended before both jobs connected"; }
+    sleep 0.1
+  done
+  sleep 0.3 # both jobs' reads under way
+  tb port-down "${tr,,}"
+  for ((i = 0; i < 300; i++)); do
+    grep -q '(shared): .*; job a (1)' "$SCRATCH/log" && break
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.1
+  done
+  tb port-up "${tr,,}"
+  rc=0
+  wait $pid || rc=$?
+  grep -E 'abandoned|reconnected|err=' "$SCRATCH/log" | sed "s/^/    $tr: /" || true # shown only; the checks below say what is missing
+  ! grep -qE "$SANITIZER_RE" "$SCRATCH/log" || { cat "$SCRATCH/log"; fail "$tr: sanitizer report"; }
+  [ $rc = 0 ] || { tail -20 "$SCRATCH/log"; fail "$tr: fio exited $rc"; }
+  grep -q 'some abandoned.*; job a (1)' "$SCRATCH/log" || fail "$tr: job a abandoned nothing: was the port down when it ended?"
+  grep -q 'shared queue [0-9]* reconnected' "$SCRATCH/log" || fail "$tr: the shared pair never reconnected"
+  [ "$(grep -c 'err= 0' "$SCRATCH/log")" = 2 ] || fail "$tr: a job reported an error"
+}
+
+t_shared_pair_job_ends_while_target_away() {
+  shared_pair_job_ends_while_away RDMA
+}
+
+# over TCP the replay into freed memory crashes fio: the plain boot runs it
+t_shared_pair_over_tcp_job_ends_while_target_away() {
+  shared_pair_job_ends_while_away TCP
+}
+
 # wait_cpu MODE: fio's usr+sys CPU % for a QD1 job over two controllers
 # whose target goes away once the job has connected (reconnect keeps the
 # I/O waiting until the job's runtime, 5 s, ends). In this emulated test bed the target's own work

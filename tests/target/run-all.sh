@@ -39,7 +39,8 @@ MIXED_MPATH="two_paths_two_hcas_one_namespace round_robin_alternates_with_verify
 TCP_ENGINE="t_verify_write_then_read t_verify_randrw_4k_ns2 t_verify_md5_and_large_blocks_above_mdts
   t_fsync_is_flush t_trim_deallocates t_qpairs4_verify_in_threads t_tcp_refuses_rdma_options
   t_in_capsule_decides_where_small_writes_go t_digest_options_are_negotiated
-  t_deep_queue_sleeps_with_nothing_left_behind"
+  t_deep_queue_sleeps_with_nothing_left_behind t_qpairs_shared_four_jobs_two_pairs_verify
+  t_qpairs_shared_depth_fits_every_job"
 
 # The multipath tests the sanitized boot runs (the plain one all the others):
 # the library's failover, and the engine's jobs sharing one multipath
@@ -115,7 +116,8 @@ SAN_SKIP_ENGINE_TCP="t_tcp_refuses_rdma_options t_verify_write_then_read"
 SAN_SKIP_TOOL="t_id_ctrl_agrees_with_kernel t_namespaces_agree_with_kernel t_discover_agrees_with_nvme_cli
   t_help_for_every_subcommand t_nvme_cli_letters_and_streams t_bad_arguments"
 # (t_link_cut_during_io runs last in the plain boot, faults.sh-link-cut)
-SAN_SKIP_FAULTS="t_two_controllers_wait_sleep_does_not_spin t_job_ends_while_target_away"
+SAN_SKIP_FAULTS="t_two_controllers_wait_sleep_does_not_spin t_job_ends_while_target_away
+  t_shared_pair_over_tcp_job_ends_while_target_away"
 
 # per_build san: the suites with ASan+UBSan, less SAN_SKIP_*;
 # per_build plain: the SAN_SKIP_* tests alone. $1 names the build in the

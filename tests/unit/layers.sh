@@ -79,7 +79,7 @@ fi
 if grep -n '#include "\(internal\|opts\|queue\|qpriv\|cpriv\|ctrl\|protocol\|util\|mem\|transport\|rdma\)\.h"' engine/*.c engine/*.h; then
   echo "layers: engine files include core headers beyond nvmeof.h"; fail=1
 fi
-ENGINE_FILES="log ctrl_share options probe zones files paths qshare qpairs iomem job reap fio_nvmeof"
+ENGINE_FILES="log ctrl_share options probe zones files paths qplan qshare qwait qpairs iomem job reap fio_nvmeof"
 if [ -f "$B/engine/fio_nvmeof.o" ]; then
   nm --defined-only "$B"/core/*.o | awk 'NF==3 && $2 ~ /^[TDBR]$/ {print $3}' | sort -u > $TMP/core
   sed -n 's/^[[:space:]]*\(nvmeof_[a-z0-9_]*\);.*/\1/p' core/libnvmeof.map | sort -u > $TMP/api

@@ -33,6 +33,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "fio.h"
 
@@ -509,5 +510,13 @@ void job_cleanup(struct thread_data *td);
 /* Waits until min events are in, fio's timeout t (NULL: none) passes, or
  * fio ended the job and a grace period passed. 0, or a negative error. */
 int reap_wait(struct thread_data *td, struct job *j, unsigned int min, const struct timespec *t);
+
+/* Microseconds on the monotonic clock, for the engine's wait bounds. */
+static inline uint64_t eng_mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
 
 #endif

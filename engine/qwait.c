@@ -28,13 +28,6 @@
  * descriptor says nothing of a lost connection or a timeout (nvmeof.h). */
 #define CHANNEL_MS 100
 
-static uint64_t mono_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 void qslot_wake(struct qslot *p)
 {
 	if (__atomic_load_n(&p->holder_asleep, __ATOMIC_SEQ_CST)) {
@@ -132,13 +125,13 @@ int qshare_wait(struct job *j, int ms)
 	struct qslot *p = jq->qs;
 	const struct nvmeof_ctrl_opts *o = &jq->sc->cfg.o;
 	bool spin = o->wait_mode == NVMEOF_WAIT_POLL;
-	uint64_t t0 = mono_us();
+	uint64_t t0 = eng_mono_us();
 	uint64_t until = t0 + (uint64_t)ms * 1000u;
 	uint64_t spin_end = o->wait_mode == NVMEOF_WAIT_SLEEP ? t0 : t0 + o->spin_us;
 	for (;;) {
 		if (hring_count(&j->handed))
 			break;
-		uint64_t now = mono_us();
+		uint64_t now = eng_mono_us();
 		if (now >= until)
 			break;
 		int left = (int)((until - now + 999) / 1000);

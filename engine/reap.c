@@ -19,13 +19,6 @@
 /* With several controllers in flight, the wait on each in turn. */
 #define MULTI_SLICE_MS 1
 
-static uint64_t mono_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* One non-blocking pass over every queue; the last error, if any. */
 static int poll_all(struct job *j)
 {
@@ -134,7 +127,7 @@ static int slice_ms(struct thread_data *td)
 
 int reap_wait(struct thread_data *td, struct job *j, unsigned int min, const struct timespec *t)
 {
-	uint64_t now = mono_us();
+	uint64_t now = eng_mono_us();
 	uint64_t deadline = t ? now + (uint64_t)t->tv_sec * 1000000u + (uint64_t)t->tv_nsec / 1000u : UINT64_MAX;
 	for (;;) {
 		paths_inject(td, j);
@@ -143,7 +136,7 @@ int reap_wait(struct thread_data *td, struct job *j, unsigned int min, const str
 			return rc;
 		if (j->nevents >= min)
 			return 0;
-		now = mono_us();
+		now = eng_mono_us();
 		if (!j->term_deadline_us && job_ending(td))
 			j->term_deadline_us = now + END_GRACE_MS * 1000u;
 		uint64_t until = deadline;

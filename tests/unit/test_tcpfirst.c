@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "nvmeof.h"
+#include "sockrd.h"
 
 /* nvme-cli's test key (32 bytes 00..1f, SHA-256) */
 #define KEY "DHHC-1:01:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:"
@@ -28,17 +29,6 @@ struct fake {
 	int auth_sends;    /* AUTH_Send capsules seen, each answered by a drop */
 	int stop;
 };
-
-static int rd(int fd, void *b, size_t n)
-{
-	for (size_t got = 0; got < n;) {
-		ssize_t r = recv(fd, (char *)b + got, n - got, 0);
-		if (r <= 0)
-			return -1;
-		got += (size_t)r;
-	}
-	return 0;
-}
 
 /* one PDU: its 8-byte common header, then the rest of PLEN */
 static int rd_pdu(int fd, uint8_t *b, size_t cap, uint32_t *plen)

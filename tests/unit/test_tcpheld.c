@@ -23,6 +23,7 @@
 #include "mem.h"
 #include "tcp_pdu.h"
 #include "util.h"
+#include "sockrd.h"
 
 struct fake {
 	int ls, go[2], ack[2];
@@ -31,17 +32,6 @@ struct fake {
 	int data_in; /* the write's H2CData bytes the target read */
 	int ok;      /* the script ran to its end */
 };
-
-static int rd(int fd, void *b, size_t n)
-{
-	for (size_t got = 0; got < n;) {
-		ssize_t r = recv(fd, (char *)b + got, n - got, 0);
-		if (r <= 0)
-			return -1;
-		got += (size_t)r;
-	}
-	return 0;
-}
 
 static int wr(int fd, const void *b, size_t n) { return send(fd, b, n, MSG_NOSIGNAL) == (ssize_t)n ? 0 : -1; }
 

@@ -157,9 +157,11 @@ void ctrl_io_lost(void *arg, struct nvmeof_queue *q)
 	bool fence = c->state == CTRL_LIVE && q_assoc_gen(q) == __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED);
 	if (fence) {
 		bool again = c->o.reconnect_delay_ms != 0;
-		snprintf(c->state_msg, sizeof(c->state_msg),
-			 "I/O queue %u lost its connection, which ends the association%s", nvmeof_queue_qid(q),
-			 again ? "" : "; no reconnect is configured (reconnect_delay_ms)");
+		/* a connection we closed ourselves says why (a command's timeout) */
+		const char *why = q_lose_reason(q);
+		snprintf(c->state_msg, sizeof(c->state_msg), "I/O queue %u %s%s%s, which ends the association%s",
+			 nvmeof_queue_qid(q), why ? "closed its connection: " : "lost its connection", why ? why : "",
+			 why ? ";" : "", again ? "" : "; no reconnect is configured (reconnect_delay_ms)");
 		change_locked(c, again ? CTRL_RESETTING : CTRL_DEAD);
 		c->fence_due = true;
 		/* The other I/O queues leave the old association now, not when

@@ -20,6 +20,7 @@
  * association is re-created, and fails at once when DEAD or DELETING.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "cpriv.h"
 #include "trace.h"
@@ -105,6 +106,12 @@ void ctrl_admin_lost(void *arg)
 	pthread_mutex_lock(&c->lock);
 	if (c->state == CTRL_LIVE) {
 		bool again = c->o.reconnect_delay_ms != 0;
+		/* the queue's own words: it never reconnects, but the controller
+		 * re-creates the association where it may */
+		static const char none[] = " (no reconnect configured)";
+		char *cut = again ? strstr(why, none) : NULL;
+		if (cut)
+			memmove(cut, cut + sizeof(none) - 1, strlen(cut + sizeof(none) - 1) + 1);
 		snprintf(c->state_msg, sizeof(c->state_msg), "the admin queue was lost (%s)%s", why,
 			 again ? "" : "; no reconnect is configured (reconnect_delay_ms)");
 		change_locked(c, again ? CTRL_RESETTING : CTRL_DEAD);

@@ -960,6 +960,34 @@ TEST(a_queue_created_after_a_keep_alive_timeout_names_it)
 	fctrl_free(f);
 }
 
+/* The same with a reconnect configured: the controller is re-created,
+ * and its message does not say the admin queue's "no reconnect
+ * configured" (the admin queue itself never reconnects: the controller
+ * re-creates the association). */
+TEST(a_keep_alive_timeout_with_reconnect_says_no_word_of_no_reconnect)
+{
+	struct fctrl *f = fctrl_new(200);
+	struct nvmeof_ctrl *c = f->c;
+	c->o.reconnect_delay_ms = 60000;
+	f->ar.ka_unanswered = true;
+	c->ka_running = true;
+	CHECK_EQ(pthread_create(&c->ka_thread, NULL, ctrl_ka_main, c), 0);
+	for (int i = 0; i < 5000 && ctrl_state(c) == CTRL_LIVE; i++)
+		usleep(1000);
+	ctrl_ka_stop(c);
+	CHECK_EQ(ctrl_state(c), CTRL_RESETTING);
+	char msg[512];
+	pthread_mutex_lock(&c->lock);
+	snprintf(msg, sizeof(msg), "%s", c->state_msg);
+	pthread_mutex_unlock(&c->lock);
+	if (strstr(msg, "no reconnect") || !strstr(msg, "Keep Alive"))
+		fprintf(stderr, "    the controller's message: %s\n", msg);
+	CHECK(strstr(msg, "the admin queue was lost") != NULL);
+	CHECK(strstr(msg, "Keep Alive") != NULL);
+	CHECK(strstr(msg, "no reconnect") == NULL);
+	fctrl_free(f);
+}
+
 /* Every I/O command answered. */
 static enum fw_action io_all_responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
 				       uint8_t *cqe)
@@ -1343,6 +1371,7 @@ int main(void)
 		T(a_queue_is_not_created_on_an_association_that_ended),
 		T(an_event_answered_once_a_fence_is_due_is_not_rearmed),
 		T(a_queue_created_after_a_keep_alive_timeout_names_it),
+		T(a_keep_alive_timeout_with_reconnect_says_no_word_of_no_reconnect),
 		T(no_keep_alive_while_io_completes_on_a_traffic_based_controller),
 		T(with_tbkas_the_keep_alive_after_the_last_io_comes_within_half_kato),
 		T(with_tbkas_a_late_answer_to_a_command_sent_before_the_check_is_no_traffic),

@@ -90,6 +90,9 @@ static inline bool complete_one(struct nvmeof_queue *q, struct slot *s, uint16_t
 static void slot_done(struct nvmeof_queue *q, uint16_t si)
 {
 	struct slot *s = &q->slots[si];
+	/* the target answered it: traffic-based keep-alive counts it when it
+	 * was submitted after the controller's last check (q_ka_note) */
+	q->ka_fresh |= q->reqs[s->req].seq >= q->ka_floor;
 	if (likely(complete_one(q, s, si)))
 		return;
 	if (unlikely(s->status) && retry_slot(q, si))

@@ -87,10 +87,11 @@ struct nvmeof_ctrl {
 	/* Traffic-based keep-alive (CTRATT.TBKAS, atomic): the controller
 	 * restarts its KATO timer on every command it processes, so, as the
 	 * kernel host does, no Keep Alive goes out in an interval in which I/O
-	 * completed (ka_traffic, set by the I/O queues' polls): one the
-	 * controller answers late while busy would end a live association. */
+	 * submitted since the last check completed (ka_mark, set by the I/O
+	 * queues' polls, its epoch moved under lock): one the controller
+	 * answers late while busy would end a live association. */
 	bool tbkas;
-	uint8_t ka_traffic;
+	struct q_ka_mark ka_mark;
 	uint64_t ka_skipped;           /* under lock: Keep Alives not sent for that */
 	bool admin_live;               /* under admin_lock: connected and enabled */
 	/* in-band authentication (auth_run.c): the secrets, parsed at connect */
@@ -205,6 +206,9 @@ void ctrl_auth_async_abandon(struct nvmeof_ctrl *c, struct nvmeof_queue *q, uint
 /* keepalive.c */
 void *ctrl_ka_main(void *arg);
 void ctrl_ka_stop(struct nvmeof_ctrl *c);
+/* Traffic-based keep-alive: whether I/O of the epoch now ending was
+ * answered; a new epoch starts. lock held. */
+bool ctrl_ka_new_epoch(struct nvmeof_ctrl *c);
 /* For whoever holds admin_lock, from inside a synchronous command's wait:
  * sends the Keep Alive the thread found due (arg: the controller). */
 void ctrl_ka_on_wait(void *arg);

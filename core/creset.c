@@ -78,6 +78,7 @@ static int reassociate(struct nvmeof_ctrl *c)
 	ni.auth_io_queues = c->info.auth_io_queues; /* I/O queues count under the lock */
 	c->info = ni;
 	c->ka_err = 0; /* keep-alives go to the new association */
+	ctrl_ka_new_epoch(c); /* the old one's traffic restarted no timer of the new */
 	/* A fence still due was the old association's: on the new one it
 	 * would refuse Keep Alives and tear it down. */
 	c->fence_due = false;

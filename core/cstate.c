@@ -20,6 +20,7 @@
  * association is re-created, and fails at once when DEAD or DELETING.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "cpriv.h"
 #include "trace.h"
@@ -105,6 +106,12 @@ void ctrl_admin_lost(void *arg)
 	pthread_mutex_lock(&c->lock);
 	if (c->state == CTRL_LIVE) {
 		bool again = c->o.reconnect_delay_ms != 0;
+		/* the queue's own words: it never reconnects, but the controller
+		 * re-creates the association where it may */
+		static const char none[] = " (no reconnect configured)";
+		char *cut = again ? strstr(why, none) : NULL;
+		if (cut)
+			memmove(cut, cut + sizeof(none) - 1, strlen(cut + sizeof(none) - 1) + 1);
 		snprintf(c->state_msg, sizeof(c->state_msg), "the admin queue was lost (%s)%s", why,
 			 again ? "" : "; no reconnect is configured (reconnect_delay_ms)");
 		change_locked(c, again ? CTRL_RESETTING : CTRL_DEAD);
@@ -157,9 +164,11 @@ void ctrl_io_lost(void *arg, struct nvmeof_queue *q)
 	bool fence = c->state == CTRL_LIVE && q_assoc_gen(q) == __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED);
 	if (fence) {
 		bool again = c->o.reconnect_delay_ms != 0;
-		snprintf(c->state_msg, sizeof(c->state_msg),
-			 "I/O queue %u lost its connection, which ends the association%s", nvmeof_queue_qid(q),
-			 again ? "" : "; no reconnect is configured (reconnect_delay_ms)");
+		/* a connection we closed ourselves says why (a command's timeout) */
+		const char *why = q_lose_reason(q);
+		snprintf(c->state_msg, sizeof(c->state_msg), "I/O queue %u %s%s%s, which ends the association%s",
+			 nvmeof_queue_qid(q), why ? "closed its connection: " : "lost its connection", why ? why : "",
+			 why ? ";" : "", again ? "" : "; no reconnect is configured (reconnect_delay_ms)");
 		change_locked(c, again ? CTRL_RESETTING : CTRL_DEAD);
 		c->fence_due = true;
 		/* The other I/O queues leave the old association now, not when

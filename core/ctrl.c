@@ -470,7 +470,7 @@ int nvmeof_queue_create(struct nvmeof_ctrl *c, const struct nvmeof_queue_opts *q
 		 * (ctrl_fence) takes this queue down too, or its commands would
 		 * keep the old controller's keep-alive timer satisfied */
 		q_follow_assoc(q, &c->assoc_gen, gen);
-		q_note_traffic(q, &c->ka_traffic);
+		q_note_traffic(q, &c->ka_mark);
 		q_set_loss_hook(q, ctrl_io_lost, c);
 		/* NVMe Base 2.1, 9.6; re-read after each re-association (reassoc.c) */
 		q_set_quiesce(q, q_hold_rule(Q_QUIESCE_DEFAULT_MS, cqt, c->o.kato_ms, kas));

@@ -87,17 +87,30 @@ void ctrl_ka_on_wait(void *arg)
 	atomic_store(&c->ka_due, KA_TAKEN);
 }
 
+bool ctrl_ka_new_epoch(struct nvmeof_ctrl *c)
+{
+	uint32_t e = __atomic_load_n(&c->ka_mark.epoch, __ATOMIC_RELAXED);
+	bool seen = e && __atomic_load_n(&c->ka_mark.seen, __ATOMIC_RELAXED) == e;
+	/* 0 is never an epoch: a mark not yet set reads 0 */
+	__atomic_store_n(&c->ka_mark.epoch, e + 1 ? e + 1 : 1, __ATOMIC_RELAXED);
+	return seen;
+}
+
 /* One Keep Alive, now. lock held; dropped meanwhile. */
 static void ka_send(struct nvmeof_ctrl *c)
 {
 	if (c->ka_async_out && nvmeof_now_ms() - c->ka_async_ms >= c->o.kato_ms)
 		ka_record(c, NVMEOF_ETIMEDOUT, "the last one sent from an admin command's wait is not answered "
 					       "within KATO");
-	/* I/O completed since the last tick: the controller (TBKAS) restarted
-	 * its timer on each of those commands. A Keep Alive now would only
-	 * add a deadline a busy but live controller may miss. */
-	if (__atomic_load_n(&c->tbkas, __ATOMIC_RELAXED) && __atomic_exchange_n(&c->ka_traffic, 0, __ATOMIC_RELAXED)) {
+	/* I/O submitted since the last check completed: the controller
+	 * (TBKAS) processed it after that check and restarted its timer. A
+	 * Keep Alive now would only add a deadline a busy but live controller
+	 * may miss. The answers also say it is alive: a Keep Alive's error
+	 * goes, unless one sent from a holder's wait is still out. */
+	if (__atomic_load_n(&c->tbkas, __ATOMIC_RELAXED) && ctrl_ka_new_epoch(c)) {
 		c->ka_skipped++;
+		if (!c->ka_async_out)
+			c->ka_err = 0;
 		return;
 	}
 	atomic_store(&c->ka_due, KA_DUE);
@@ -143,22 +156,51 @@ static void ka_send(struct nvmeof_ctrl *c)
 	atomic_store(&c->ka_due, KA_IDLE);
 }
 
+/* The check's period. With TBKAS half the interval, as the kernel host's:
+ * an I/O answered just after a check defers the Keep Alive by up to two
+ * periods, so it still goes out within KATO/2 of that I/O. */
+static uint32_t ka_period_ms(const struct nvmeof_ctrl *c)
+{
+	uint32_t ms = c->o.ka_interval_ms;
+	if (__atomic_load_n(&c->tbkas, __ATOMIC_RELAXED))
+		ms /= 2;
+	return ms ? ms : 1;
+}
+
+static bool ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
 /* Keep Alive on the admin queue every ka_interval_ms, so the target keeps
- * the association without the user ever touching the admin queue. */
+ * the association without the user ever touching the admin queue. The
+ * checks keep their pace from the first one, not from each one's end: a
+ * Keep Alive's round trip (the thread waits for its answer) does not
+ * space them further apart (SPDK's host schedules from the send, the
+ * kernel's subtracts the round trip): one answered after the next check's
+ * time has that check run at once. */
 void *ctrl_ka_main(void *arg)
 {
 	struct nvmeof_ctrl *c = arg;
 	pthread_mutex_lock(&c->lock);
+	ctrl_ka_new_epoch(c); /* the first: I/O from now on counts at the first check */
+	struct timespec ts = nvmeof_deadline_ts(ka_period_ms(c));
 	while (!c->ka_stop) {
-		struct timespec ts = nvmeof_deadline_ts(c->o.ka_interval_ms);
 		while (!c->ka_stop && !c->fence_due && pthread_cond_timedwait(&c->ka_cond, &c->lock, &ts) == 0)
 			;
 		if (c->ka_stop)
 			break;
 		if (c->fence_due) { /* an I/O queue's loss found the admin queue busy (cstate.c) */
 			ctrl_fence_unlocked(c);
+			ts = nvmeof_deadline_ts(ka_period_ms(c));
 			continue;
 		}
+		struct timespec now = nvmeof_deadline_ts(0);
+		uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)ka_period_ms(c) * 1000000u;
+		ts.tv_sec += (time_t)(ns / 1000000000u);
+		ts.tv_nsec = (long)(ns % 1000000000u);
+		if (ts_before(&ts, &now)) /* this check came late: the next a period on */
+			ts = nvmeof_deadline_ts(ka_period_ms(c));
 		/* to a lost association it would only fail: the state machine
 		 * re-creates it, and the health call says so meanwhile */
 		pthread_mutex_unlock(&c->lock);

@@ -8,6 +8,24 @@
 #include "qpriv.h"
 #include "util.h"
 
+/* Traffic-based keep-alive (struct q_ka_mark): a new epoch (a check since
+ * this queue's last look) sets the floor, and drops what was answered
+ * meanwhile, which may have been submitted before the check; then an
+ * answer to a command from the floor on marks the epoch. The mark's line
+ * is written once per epoch: read first. */
+static void q_ka_note(struct nvmeof_queue *q)
+{
+	struct q_ka_mark *m = q->traffic;
+	uint32_t e = __atomic_load_n(&m->epoch, __ATOMIC_RELAXED);
+	if (e != q->ka_epoch) {
+		q->ka_epoch = e;
+		q->ka_floor = q->seq;
+		q->ka_fresh = false;
+	} else if (q->ka_fresh && __atomic_load_n(&m->seen, __ATOMIC_RELAXED) != e) {
+		__atomic_store_n(&m->seen, e, __ATOMIC_RELAXED);
+	}
+}
+
 int q_poll_tail(struct nvmeof_queue *q)
 {
 	if (unlikely(!q_state_tick(q))) {
@@ -138,9 +156,8 @@ int nvmeof_poll_group_poll(struct nvmeof_poll_group *g, uint32_t max)
 			uint32_t b = !outer && seen >> q->member & 1 ? before[q->member] : 0;
 			uint32_t done = q->completed >= b ? q->completed - b : q->completed;
 			total += (int)done;
-			/* read first: the mark's line is written once per keep-alive interval */
-			if (done && q->traffic && !__atomic_load_n(q->traffic, __ATOMIC_RELAXED))
-				__atomic_store_n(q->traffic, 1, __ATOMIC_RELAXED);
+			if (done && q->traffic)
+				q_ka_note(q);
 		}
 	}
 	g->polling--;

@@ -241,8 +241,6 @@ struct nvmeof_queue {
 	bool own_pd, batch, oncs_dsm, oncs_wz;
 	bool failover;            /* one path of several (q_set_failover) */
 	bool cut;                 /* q_cut: what the CQ holds at the loss is not taken */
-	char lose_why[160];       /* q_lose_for: why we closed the connection ourselves (a command's
-				   * timeout), what the loss's message says instead of a lost link */
 	uint8_t state;            /* enum q_state; written by q_set_state only */
 	uint16_t qid;
 	uint32_t depth, hrqsize;     /* SQSIZE (commands), HRQSIZE (our receive buffers) */
@@ -320,7 +318,10 @@ struct nvmeof_queue {
 	bool lost_live;             /* the loss being recovered ended a live connection */
 	bool left_assoc;            /* ... not by a failure: its association ended (q_assoc_moved) */
 	const uint32_t *assoc_now;  /* see q_follow_assoc */
-	uint8_t *traffic;           /* see q_note_traffic */
+	struct q_ka_mark *traffic;  /* see q_note_traffic */
+	uint32_t ka_epoch;          /* the mark's epoch this queue's polls last saw */
+	bool ka_fresh;              /* answered: a command from seq ka_floor on */
+	uint64_t ka_floor;          /* q->seq when the polls first saw ka_epoch */
 	void *wait_hook_arg;
 	uint32_t wait_hook_ms;
 	uint64_t next_housekeep_ms;
@@ -331,6 +332,9 @@ struct nvmeof_queue {
 	uint8_t conn_class;       /* enum cr_class of the transport's last failed connect (connretry.h) */
 	uint32_t connect_retries; /* what its first connect took: retries, ms */
 	uint64_t connect_ms;
+	/* cold, at the end: the hot fields above stay on few cache lines */
+	char lose_why[160];       /* q_lose_for: why we closed the connection ourselves (a command's
+				   * timeout), what the loss's messages say instead of a lost link */
 };
 
 /* slots.c */
@@ -339,6 +343,13 @@ void q_chunk_done(struct nvmeof_queue *q, uint16_t ri, int err, uint16_t status,
 		  uint32_t dw1);
 /* CID FFFFh is never handed out: the specification reserves it (an Error
  * Information entry uses it for "no command"). */
+/* An I/O command's name in the NVM Command Set, for messages */
+static inline const char *q_io_opc_name(uint8_t opc)
+{
+	return opc == NVME_CMD_READ ? "Read" : opc == NVME_CMD_WRITE ? "Write" : opc == NVME_CMD_FLUSH ? "Flush"
+		: opc == 0x08 ? "Write Zeroes" : opc == 0x09 ? "Dataset Management" : "command";
+}
+
 static inline void q_next_gen(struct slot *s, uint16_t si)
 {
 	s->gen = (uint16_t)((s->gen + 1) & GEN_MASK);

@@ -126,7 +126,6 @@ static void recover(struct nvmeof_queue *q)
 		nvmeof_err(NVMEOF_ECLOSED, "queue %u lost its connection (no reconnect configured)%s%s", q->qid,
 			   why ? ": " : "", why ? why : "");
 	q->left_assoc = false;
-	q->lose_why[0] = 0;
 	/* the owner first (the controller fences the association), then the
 	 * callbacks, which may ask what it made of the loss. The hook may run
 	 * others' callbacks (the admin queue's, failed by the fence): as in a
@@ -139,6 +138,7 @@ static void recover(struct nvmeof_queue *q)
 		q->loss_hook(q->loss_hook_arg, q);
 		q->in_cb--;
 	}
+	q->lose_why[0] = 0; /* after the hook: it names the cause too (q_lose_reason) */
 	close_and_settle(q);
 }
 
@@ -163,7 +163,7 @@ static void housekeep(struct nvmeof_queue *q, uint64_t now)
 		return;
 	}
 	bool expired = false;
-	char why[96];
+	char why[128];
 	for (uint32_t si = 0; si < q->depth; si++) {
 		struct slot *s = &q->slots[si];
 		if (!timed(q, s))
@@ -173,16 +173,18 @@ static void housekeep(struct nvmeof_queue *q, uint64_t now)
 		} else if (now - s->t_submit_ms >= q->cmd_timeout_ms) {
 			s->flags |= SLOT_EXPIRED;
 			q->st.timeouts++;
-			if (!expired) /* what the failed requests' callbacks and a give-up report */
-				nvmeof_err(NVMEOF_ETIMEDOUT, "queue %u: a command got no answer within %u ms",
-					   q->qid, q->cmd_timeout_ms);
+			if (!expired) { /* the first: what the failed requests' callbacks and a give-up report */
+				uint8_t opc = q->sqes[(size_t)si * NVME_SQE_SIZE];
+				snprintf(why, sizeof(why), "a %s (%s opcode 0x%02x) got no answer within %u ms",
+					 q->qid ? q_io_opc_name(opc) : "command", q->qid ? "I/O" : "admin", opc,
+					 q->cmd_timeout_ms);
+				nvmeof_err(NVMEOF_ETIMEDOUT, "queue %u: %s", q->qid, why);
+			}
 			expired = true;
 		}
 	}
-	if (expired) {
-		snprintf(why, sizeof(why), "a command got no answer within %u ms", q->cmd_timeout_ms);
+	if (expired)
 		q_lose_for(q, why);
-	}
 }
 
 static void connect_answered(struct nvmeof_queue *q);

@@ -67,9 +67,16 @@ void q_set_loss_hook(struct nvmeof_queue *q, void (*fn)(void *, struct nvmeof_qu
 	q->loss_hook_arg = arg;
 }
 
-void q_note_traffic(struct nvmeof_queue *q, uint8_t *mark)
+void q_note_traffic(struct nvmeof_queue *q, struct q_ka_mark *mark)
 {
 	q->traffic = mark;
+	/* not the mark's epoch: the first poll takes it and its floor anew */
+	q->ka_epoch = __atomic_load_n(&mark->epoch, __ATOMIC_RELAXED) + 1;
+}
+
+const char *q_lose_reason(const struct nvmeof_queue *q)
+{
+	return q->lose_why[0] ? q->lose_why : NULL;
 }
 
 void q_follow_assoc(struct nvmeof_queue *q, const uint32_t *now, uint32_t gen)

@@ -222,8 +222,17 @@ void q_set_loss_hook(struct nvmeof_queue *q, void (*fn)(void *, struct nvmeof_qu
  * or without reconnect; afterwards only a reconnect's successful Connect
  * moves it (q_stage_limits' assoc_gen), a failed one keeping the old. */
 void q_follow_assoc(struct nvmeof_queue *q, const uint32_t *now, uint32_t gen);
-/* The queue's polls set *mark (a byte, atomically) when they complete a
- * command: the controller's traffic-based keep-alive reads and clears it. */
-void q_note_traffic(struct nvmeof_queue *q, uint8_t *mark);
+/* Traffic-based keep-alive's mark, the controller's (atomic fields): its
+ * keep-alive thread starts an epoch at each check; a queue's poll sets
+ * seen = epoch once the target answered a command submitted after the poll
+ * first saw that epoch, so that a late answer to an older command (one
+ * the target processed before the check) never defers a Keep Alive. */
+struct q_ka_mark {
+	uint32_t epoch, seen;
+};
+void q_note_traffic(struct nvmeof_queue *q, struct q_ka_mark *mark);
+/* In the loss hook: why we closed the connection ourselves (a command's
+ * timeout, naming it); NULL for a connection the link or target ended. */
+const char *q_lose_reason(const struct nvmeof_queue *q);
 
 #endif

@@ -130,7 +130,8 @@ struct nvmeof_ctrl_opts {
 	uint32_t connect_timeout_ms; /* each CM step and the fabrics connect; 3000 */
 	uint32_t kato_ms;        /* keep-alive timeout; 5000 (the Linux host's); 0 = none.
 				  * With KATO, a thread of the controller sends Keep
-				  * Alive every ka_interval_ms */
+				  * Alive every ka_interval_ms (checks twice as often
+				  * with a controller's traffic-based keep-alive) */
 	uint32_t ka_interval_ms; /* 0: KATO / 2 */
 	uint32_t reconnect_delay_ms; /* 0: no reconnect (default). Else, after a
 				      * connection loss, try every this many ms */

@@ -601,7 +601,8 @@ TEST(keep_alive_keeps_the_association)
 	MUST(nvmeof_queue_create(c, NULL, &q));
 	MUST(nvmeof_mr_alloc(c, 4096, &mr));
 	sleep_s(6.5); /* three KATOs idle: only the keep-alive thread talks */
-	/* one a second is the design (6 in 6.5 s); one a KATO (3) is what
+	/* one a second is the design (6 in 6.5 s; 12 with nvmet's traffic-
+	 * based keep-alive, checked every KATO/4); one a KATO (3) is what
 	 * keeps the association, which the health and the read below show:
 	 * a count a loaded emulator does not fall under before the target
 	 * itself would end the association */

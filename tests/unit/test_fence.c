@@ -41,6 +41,9 @@
 struct admin_rec {
 	int keep_alives, aers, others;
 	bool ka_unanswered; /* a target too busy to answer Keep Alive */
+	uint32_t ka_delay_ms; /* a slow answer: the Keep Alive's sender waits that long */
+	uint64_t ka_ms[8];    /* when each of the first Keep Alives was sent */
+	uint32_t ctratt;      /* the bring-up's Identify Controller CTRATT */
 	uint16_t aer_cid; /* the last event request's */
 	struct nvmeof_queue *bringup; /* set: answer a new association's bring-up on this admin queue */
 };
@@ -55,8 +58,10 @@ static void bringup_answer(struct admin_rec *r, const uint8_t *sqe, uint8_t *cqe
 		dw0 = 7;
 	if (sqe[0] == NVME_FABRICS_OPCODE && sqe[4] == NVMF_FCTYPE_PROPERTY_GET && sqe[44] == NVME_REG_CSTS)
 		dw0 = NVME_CSTS_RDY;
-	if (sqe[0] == 0x06) /* Identify */
+	if (sqe[0] == 0x06) { /* Identify */
 		((uint8_t *)q_scratch(r->bringup))[536] = NVME_SGLS_KEYED;
+		put_le32((uint8_t *)q_scratch(r->bringup) + 96, r->ctratt); /* bytes 99:96 */
+	}
 	memcpy(cqe, &dw0, 4);
 }
 
@@ -70,7 +75,11 @@ static enum fw_action admin_responder(void *ctx, const uint8_t *sqe, const struc
 	(void)cqe;
 	struct admin_rec *r = ctx;
 	if (sqe[0] == OPC_KEEP_ALIVE) {
-		__atomic_add_fetch(&r->keep_alives, 1, __ATOMIC_RELAXED);
+		int n = __atomic_add_fetch(&r->keep_alives, 1, __ATOMIC_RELAXED);
+		if (n <= 8)
+			__atomic_store_n(&r->ka_ms[n - 1], nvmeof_now_ms(), __ATOMIC_RELAXED);
+		if (r->ka_delay_ms)
+			usleep(r->ka_delay_ms * 1000u);
 		if (r->ka_unanswered)
 			return FW_DROP;
 	}
@@ -951,6 +960,34 @@ TEST(a_queue_created_after_a_keep_alive_timeout_names_it)
 	fctrl_free(f);
 }
 
+/* The same with a reconnect configured: the controller is re-created,
+ * and its message does not say the admin queue's "no reconnect
+ * configured" (the admin queue itself never reconnects: the controller
+ * re-creates the association). */
+TEST(a_keep_alive_timeout_with_reconnect_says_no_word_of_no_reconnect)
+{
+	struct fctrl *f = fctrl_new(200);
+	struct nvmeof_ctrl *c = f->c;
+	c->o.reconnect_delay_ms = 60000;
+	f->ar.ka_unanswered = true;
+	c->ka_running = true;
+	CHECK_EQ(pthread_create(&c->ka_thread, NULL, ctrl_ka_main, c), 0);
+	for (int i = 0; i < 5000 && ctrl_state(c) == CTRL_LIVE; i++)
+		usleep(1000);
+	ctrl_ka_stop(c);
+	CHECK_EQ(ctrl_state(c), CTRL_RESETTING);
+	char msg[512];
+	pthread_mutex_lock(&c->lock);
+	snprintf(msg, sizeof(msg), "%s", c->state_msg);
+	pthread_mutex_unlock(&c->lock);
+	if (strstr(msg, "no reconnect") || !strstr(msg, "Keep Alive"))
+		fprintf(stderr, "    the controller's message: %s\n", msg);
+	CHECK(strstr(msg, "the admin queue was lost") != NULL);
+	CHECK(strstr(msg, "Keep Alive") != NULL);
+	CHECK(strstr(msg, "no reconnect") == NULL);
+	fctrl_free(f);
+}
+
 /* Every I/O command answered. */
 static enum fw_action io_all_responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
 				       uint8_t *cqe)
@@ -971,52 +1008,313 @@ static uint64_t ka_skipped(struct nvmeof_ctrl *c)
 	return n;
 }
 
-/* A controller with traffic-based keep-alive (CTRATT.TBKAS) restarts its
- * KATO timer on every command: while I/O completes, the thread sends no
- * Keep Alive (whose late answer from a busy controller would end a live
- * association: 32 jobs at 1 MiB on nvmet over Soft-RoCE); once the I/O
- * stops, Keep Alive goes out again. */
-TEST(no_keep_alive_while_io_completes_on_a_traffic_based_controller)
+/* The keep-alive thread, its ticks timed as the library times them
+ * (ctrl.c: a monotonic condition variable). */
+static void ka_start(struct nvmeof_ctrl *c)
 {
-	static uint8_t data[4096];
-	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
-	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
-	struct fctrl *f = fctrl_new_io(600, io_all_responder); /* a tick every 300 ms */
-	struct nvmeof_ctrl *c = f->c;
-	/* the thread's ticks as the library times them (ctrl.c): monotonic */
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_destroy(&c->ka_cond);
 	pthread_cond_init(&c->ka_cond, &ca);
 	pthread_condattr_destroy(&ca);
-	c->tbkas = true;
-	q_note_traffic(f->ioq, &c->ka_traffic);
 	c->ka_running = true;
 	CHECK_EQ(pthread_create(&c->ka_thread, NULL, ctrl_ka_main, c), 0);
-	uint64_t t0 = nvmeof_now_ms();
-	while (nvmeof_now_ms() - t0 < 1000) { /* three ticks, each after I/O (every 5 ms) */
-		memset(&iod, 0, sizeof(iod));
-		CHECK_EQ(nvmeof_read(f->ioq, &ns, 0, 1, &mr, 0, io_cb, NULL), 0);
-		for (int i = 0; i < 1000 && !iod.calls; i++)
-			nvmeof_queue_poll(f->ioq, 0);
-		CHECK_EQ(iod.calls, 1);
-		CHECK_EQ(iod.err, 0);
-		usleep(5000);
+}
+
+static int keep_alives(struct fctrl *f) { return __atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED); }
+
+/* One read, answered, polled to its end. */
+static void one_read(struct fctrl *f)
+{
+	static uint8_t data[4096];
+	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
+	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
+	memset(&iod, 0, sizeof(iod));
+	CHECK_EQ(nvmeof_read(f->ioq, &ns, 0, 1, &mr, 0, io_cb, NULL), 0);
+	for (int i = 0; i < 1000 && !iod.calls; i++)
+		nvmeof_queue_poll(f->ioq, 0);
+	CHECK_EQ(iod.calls, 1);
+	CHECK_EQ(iod.err, 0);
+}
+
+/* A controller with traffic-based keep-alive (CTRATT.TBKAS) restarts its
+ * KATO timer on every command: while I/O completes, the thread sends no
+ * Keep Alive (whose late answer from a busy controller would end a live
+ * association: 32 jobs at 1 MiB on nvmet over Soft-RoCE); once the I/O
+ * stops, Keep Alive goes out again. A Keep Alive's error reported before
+ * clears once a check finds I/O answered: nvmeof_ctrl_health does not stay
+ * bad while no Keep Alive is sent. Without TBKAS, Keep Alives go out
+ * during the I/O as before. */
+TEST(no_keep_alive_while_io_completes_on_a_traffic_based_controller)
+{
+	for (int tbkas = 1; tbkas >= 0; tbkas--) {
+		/* TBKAS: a check every 250 ms; an I/O every 2 ms leaves each many */
+		struct fctrl *f = fctrl_new_io(tbkas ? 1000 : 300, io_all_responder);
+		struct nvmeof_ctrl *c = f->c;
+		c->tbkas = tbkas;
+		q_note_traffic(f->ioq, &c->ka_mark);
+		if (tbkas) { /* a Keep Alive error before: the answered I/O shows the controller alive */
+			c->ka_err = NVMEOF_ETIMEDOUT;
+			snprintf(c->ka_msg, sizeof(c->ka_msg), "Keep Alive: an error");
+		}
+		ka_start(c);
+		uint64_t t0 = nvmeof_now_ms();
+		while (nvmeof_now_ms() - t0 < (tbkas ? 800u : 500u)) { /* three checks with TBKAS; two ticks without */
+			one_read(f);
+			usleep(2000);
+		}
+		int during = keep_alives(f);
+		uint64_t skipped = ka_skipped(c);
+		char health[256];
+		int hrc = nvmeof_ctrl_health(c, health, sizeof(health));
+		if (hrc)
+			fprintf(stderr, "    health during the I/O: %s\n", health);
+		CHECK_EQ(hrc, 0);
+		for (int i = 0; i < 3000 && keep_alives(f) == during; i++)
+			usleep(1000); /* idle: the next tick sends one */
+		int idle = keep_alives(f) - during;
+		ctrl_ka_stop(c);
+		fprintf(stderr, "    TBKAS %d: %d Keep Alive(s) during the I/O, %llu skipped, %d once idle\n", tbkas,
+			during, (unsigned long long)skipped, idle);
+		if (tbkas) {
+			CHECK_EQ(during, 0);
+			CHECK(skipped >= 2);
+		} else {
+			CHECK(during >= 2);
+			CHECK_EQ(skipped, 0);
+		}
+		CHECK(idle >= 1);
+		CHECK_EQ(ctrl_state(c), CTRL_LIVE);
+		fctrl_free(f);
 	}
-	int during = __atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED);
-	uint64_t skipped = ka_skipped(c);
-	for (int i = 0; i < 3000 && !__atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED); i++)
-		usleep(1000); /* idle: the next tick sends one */
-	int idle = __atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED);
+}
+
+/* The controller restarted its timer when it processed the last I/O (at
+ * its submission, at the latest): with TBKAS the next Keep Alive goes out
+ * within KATO/2 of it, as without, although that I/O came just after a
+ * check (the kernel host checks twice per interval for this). KATO 1 s:
+ * it must go within 500 ms (150 ms margin for a loaded machine's
+ * scheduling); a check per interval would send it after about 980 ms. */
+TEST(with_tbkas_the_keep_alive_after_the_last_io_comes_within_half_kato)
+{
+	struct fctrl *f = fctrl_new_io(1000, io_all_responder);
+	struct nvmeof_ctrl *c = f->c;
+	c->tbkas = true;
+	q_note_traffic(f->ioq, &c->ka_mark);
+	ka_start(c);
+	uint64_t t0 = nvmeof_now_ms(), skipped_at = 0, last = 0;
+	while (nvmeof_now_ms() - t0 < 3000) { /* until a check skipped, then 20 ms more */
+		last = nvmeof_now_ms();
+		one_read(f);
+		if (!skipped_at && ka_skipped(c))
+			skipped_at = nvmeof_now_ms();
+		if (skipped_at && nvmeof_now_ms() - skipped_at >= 20)
+			break;
+		usleep(2000);
+	}
+	CHECK(skipped_at != 0);
+	int before = keep_alives(f);
+	for (int i = 0; i < 3000 && keep_alives(f) == before; i++)
+		usleep(1000);
 	ctrl_ka_stop(c);
-	if (during || skipped < 2 || !idle)
-		fprintf(stderr, "    %d Keep Alive(s) during the I/O, %llu skipped, %d once idle\n", during,
-			(unsigned long long)skipped, idle);
-	CHECK_EQ(during, 0);
-	CHECK(skipped >= 2);
-	CHECK(idle >= 1);
+	CHECK(keep_alives(f) > before);
+	CHECK(before < 8);
+	uint64_t sent = __atomic_load_n(&f->ar.ka_ms[before], __ATOMIC_RELAXED);
+	fprintf(stderr, "    the Keep Alive went %llu ms after the last I/O's submission\n",
+		(unsigned long long)(sent - last));
+	CHECK(sent - last <= 500 + 150);
+	fctrl_free(f);
+}
+
+/* The I/O wire: reads answered, but one the test asks for held (its CID
+ * kept) for the test to answer later. */
+static struct {
+	bool hold;
+	uint16_t held_cid;
+} hr;
+static enum fw_action hold_responder(void *ctx, const uint8_t *sqe, const struct ibv_sge *sge, int nsge,
+				     uint8_t *cqe)
+{
+	(void)ctx;
+	(void)sge;
+	(void)nsge;
+	(void)cqe;
+	if (!hr.hold)
+		return FW_RESPOND;
+	hr.hold = false;
+	hr.held_cid = nvme_sqe_cid(sqe);
+	return FW_DROP;
+}
+
+/* With TBKAS only a command submitted after the last check restarts the
+ * controller's timer after it: the answer, after a check, to a read sent
+ * before it (a long-running command) does not count as traffic, while
+ * other I/O goes on, and the next check sends a Keep Alive. Reads sent
+ * after the check do count. The checks are the thread's
+ * (ctrl_ka_new_epoch), called here in order. */
+TEST(with_tbkas_a_late_answer_to_a_command_sent_before_the_check_is_no_traffic)
+{
+	static uint8_t data[4096];
+	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
+	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
+	memset(&hr, 0, sizeof(hr));
+	struct fctrl *f = fctrl_new_io(1000, hold_responder);
+	struct nvmeof_ctrl *c = f->c;
+	c->tbkas = true;
+	q_note_traffic(f->ioq, &c->ka_mark);
+	pthread_mutex_lock(&c->lock);
+	ctrl_ka_new_epoch(c);
+	pthread_mutex_unlock(&c->lock);
+	one_read(f);
+	hr.hold = true;
+	memset(&iod, 0, sizeof(iod));
+	CHECK_EQ(nvmeof_read(f->ioq, &ns, 0, 1, &mr, 0, io_cb, NULL), 0);
+	nvmeof_queue_poll(f->ioq, 0);
+	CHECK_EQ(iod.calls, 0);
+	pthread_mutex_lock(&c->lock);
+	ctrl_ka_new_epoch(c); /* a check, the read still out */
+	pthread_mutex_unlock(&c->lock);
+	one_read(f); /* the first answer the queue sees after it sets where fresh ones start */
+	uint8_t cqe[NVME_CQE_SIZE] = {0};
+	put_le16(cqe + 12, hr.held_cid);
+	CHECK_EQ(fw_inject(f->iw, cqe), 0);
+	for (int i = 0; i < 100 && !iod.calls; i++)
+		nvmeof_queue_poll(f->ioq, 0);
+	CHECK_EQ(iod.calls, 1);
+	CHECK_EQ(iod.err, 0);
+	for (int i = 0; i < 10; i++)
+		nvmeof_queue_poll(f->ioq, 0);
+	pthread_mutex_lock(&c->lock);
+	bool traffic = ctrl_ka_new_epoch(c);
+	pthread_mutex_unlock(&c->lock);
+	CHECK(!traffic);
+	one_read(f); /* sent after that check */
+	one_read(f);
+	pthread_mutex_lock(&c->lock);
+	traffic = ctrl_ka_new_epoch(c);
+	pthread_mutex_unlock(&c->lock);
+	CHECK(traffic);
+	fctrl_free(f);
+}
+
+/* Re-create the association of f's controller, its bring-up answered with
+ * CTRATT ctratt. */
+static void reassociate(struct fctrl *f, uint32_t ctratt)
+{
+	struct nvmeof_ctrl *c = f->c;
+	c->o.connect_timeout_ms = 1000;
+	snprintf(c->subnqn, sizeof(c->subnqn), "nqn.2014-08.org.example:fence");
+	snprintf(c->hostnqn, sizeof(c->hostnqn), "nqn.2014-08.org.example:host");
+	f->ar.bringup = c->admin;
+	f->ar.ctratt = ctratt;
+	pthread_mutex_lock(&c->lock);
+	c->state = CTRL_RESETTING;
+	pthread_mutex_unlock(&c->lock);
+	bool fresh = false;
+	pthread_mutex_lock(&c->admin_lock);
+	int rc = ctrl_reassociate(c, &fresh);
+	pthread_mutex_unlock(&c->admin_lock);
+	if (rc)
+		fprintf(stderr, "    re-association: %s\n", nvmeof_errmsg());
+	CHECK_EQ(rc, 0);
 	CHECK_EQ(ctrl_state(c), CTRL_LIVE);
+}
+
+/* TBKAS is Identify Controller's CTRATT bit 6 (bytes 99:96): the
+ * controller's answer sets it, and a controller without it keeps the
+ * plain Keep Alive (the I/O's mark is never taken for traffic). */
+TEST(tbkas_is_read_from_identify_controllers_ctratt)
+{
+	for (int on = 0; on < 2; on++) {
+		struct fctrl *f = fctrl_new(0);
+		f->c->tbkas = !on;
+		reassociate(f, on ? 0x40 : 0xbf);
+		CHECK_EQ(f->c->tbkas, on);
+		fctrl_free(f);
+	}
+}
+
+/* I/O of the old association completed (answers drained at the loss, say)
+ * just before a re-association: the new association's controller did not
+ * see it, and its first check sends a Keep Alive. */
+TEST(a_new_association_takes_no_traffic_of_the_old_for_its_first_keep_alive)
+{
+	struct fctrl *f = fctrl_new_io(0, io_all_responder);
+	struct nvmeof_ctrl *c = f->c;
+	c->tbkas = true;
+	q_note_traffic(f->ioq, &c->ka_mark);
+	pthread_mutex_lock(&c->lock);
+	ctrl_ka_new_epoch(c);
+	pthread_mutex_unlock(&c->lock);
+	one_read(f);
+	one_read(f);
+	CHECK_EQ(c->ka_mark.seen, c->ka_mark.epoch); /* marked */
+	reassociate(f, 0x40);
+	CHECK(c->tbkas);
+	pthread_mutex_lock(&c->lock);
+	bool traffic = ctrl_ka_new_epoch(c);
+	pthread_mutex_unlock(&c->lock);
+	CHECK(!traffic);
+	fctrl_free(f);
+}
+
+/* The controller answers each Keep Alive after 0.4 x KATO: the thread,
+ * which waits for the answer, still sends them an interval apart (KATO
+ * 800 ms: 400 ms, 150 ms margin), not an interval plus the round trip
+ * (720 ms), which would let the controller's timer expire. */
+TEST(slow_keep_alive_answers_do_not_space_keep_alives_further_apart)
+{
+	struct fctrl *f = fctrl_new(800);
+	f->ar.ka_delay_ms = 320;
+	ka_start(f->c);
+	for (int i = 0; i < 4000 && keep_alives(f) < 3; i++)
+		usleep(1000);
+	ctrl_ka_stop(f->c);
+	CHECK(keep_alives(f) >= 3);
+	for (int i = 1; i < 3; i++) {
+		uint64_t gap = f->ar.ka_ms[i] - f->ar.ka_ms[i - 1];
+		if (gap > 550)
+			fprintf(stderr, "    Keep Alives %d and %d went %llu ms apart\n", i, i + 1,
+				(unsigned long long)gap);
+		CHECK(gap <= 400 + 150);
+	}
+	CHECK_EQ(ctrl_state(f->c), CTRL_LIVE);
+	fctrl_free(f);
+}
+
+/* An I/O command timed out: the queue closed its connection itself. The
+ * controller's message, which a queue created afterwards (a job of a
+ * shared controller) reports, says so and names the command, not "lost
+ * its connection". */
+TEST(an_io_command_timeout_is_named_as_the_associations_end)
+{
+	struct fctrl *f = fctrl_new(0); /* reads never answered */
+	struct nvmeof_ctrl *c = f->c;
+	c->info.max_io_queues = 4;
+	c->depth_limit = 8;
+	c->o.queue_depth = 8;
+	c->qid_used = calloc(c->info.max_io_queues + 1u, 1);
+	c->qid_used[1] = 1;
+	f->ioq->cmd_timeout_ms = 200;
+	static uint8_t data[4096];
+	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
+	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
+	memset(&iod, 0, sizeof(iod));
+	CHECK_EQ(nvmeof_read(f->ioq, &ns, 0, 1, &mr, 0, io_cb, NULL), 0);
+	for (int i = 0; i < 3000 && !iod.calls; i++) {
+		nvmeof_queue_poll(f->ioq, 0);
+		usleep(1000);
+	}
+	CHECK_EQ(iod.calls, 1);
+	CHECK_EQ(ctrl_state(c), CTRL_DEAD);
+	struct nvmeof_queue *q = NULL;
+	CHECK_EQ(nvmeof_queue_create(c, NULL, &q), NVMEOF_ECLOSED);
+	const char *want = "I/O queue 1 closed its connection: a Read (I/O opcode 0x02) got no answer within 200 ms";
+	if (!strstr(nvmeof_errmsg(), want))
+		fprintf(stderr, "    the create's message: %s\n", nvmeof_errmsg());
+	CHECK(strstr(nvmeof_errmsg(), want) != NULL);
+	free(c->qid_used);
 	fctrl_free(f);
 }
 
@@ -1073,7 +1371,14 @@ int main(void)
 		T(a_queue_is_not_created_on_an_association_that_ended),
 		T(an_event_answered_once_a_fence_is_due_is_not_rearmed),
 		T(a_queue_created_after_a_keep_alive_timeout_names_it),
+		T(a_keep_alive_timeout_with_reconnect_says_no_word_of_no_reconnect),
 		T(no_keep_alive_while_io_completes_on_a_traffic_based_controller),
+		T(with_tbkas_the_keep_alive_after_the_last_io_comes_within_half_kato),
+		T(with_tbkas_a_late_answer_to_a_command_sent_before_the_check_is_no_traffic),
+		T(tbkas_is_read_from_identify_controllers_ctratt),
+		T(a_new_association_takes_no_traffic_of_the_old_for_its_first_keep_alive),
+		T(slow_keep_alive_answers_do_not_space_keep_alives_further_apart),
+		T(an_io_command_timeout_is_named_as_the_associations_end),
 	};
 	return run_tests("unit-fence", t, sizeof(t) / sizeof(t[0]));
 }

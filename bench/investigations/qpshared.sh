@@ -8,6 +8,8 @@
 # (QPAIRS_SHARED has no "per job" value). The kernel host ignores QPAIRS_SHARED:
 # its runs repeat per value, all alternating with ours, and its medians pool them.
 #   tests/testbed/run bash -c 'REPS=3 RUNTIME=3 bash bench/investigations/qpshared.sh'
+# At 1 MiB the shared sweep (54 runs) takes about 13 min: QP_PARTS=shared, then
+# QP_PARTS=perjob with the same BENCH_OUT, fits two boots of NVMEOF_TB_TIMEOUT=900.
 # Results: build/bench/<stamp>/shared-<BS> and perjob-<BS> (results.csv,
 # summary.txt, plots), table.txt: medians, ratios ours/kernel per (jobs, pairs).
 set -uo pipefail
@@ -17,10 +19,11 @@ REPS=${REPS:-3}
 export RUNTIME=${RUNTIME:-3} RAMP=${RAMP:-1} REGION=${QP_REGION:-768m} OFFSET_INCREMENT=${QP_OFFSET_INCREMENT:-4m}
 NJ=${QP_NUMJOBS:-8,32,64} SHARED=${QP_SHARED:-1,2,4}
 rc=0
+PARTS=" ${QP_PARTS:-shared perjob} "
 for bs in ${QP_BS:-1m}; do
-  BS=$bs jobs/sweep --initiator both --reps "$REPS" --out "$OUT/shared-$bs" \
+  [[ $PARTS != *" shared "* ]] || BS=$bs jobs/sweep --initiator both --reps "$REPS" --out "$OUT/shared-$bs" \
     qp-scaling.fio NUMJOBS="$NJ" QPAIRS_SHARED="$SHARED" || rc=1
-  BS=$bs jobs/sweep --initiator ours --reps "$REPS" --out "$OUT/perjob-$bs" \
+  [[ $PARTS != *" perjob "* ]] || BS=$bs jobs/sweep --initiator ours --reps "$REPS" --out "$OUT/perjob-$bs" \
     qp-scaling.fio NUMJOBS="$NJ" || rc=1
 done
 python3 - "$OUT" <<'PY' | tee "$OUT/table.txt"

@@ -196,9 +196,7 @@ void *ctrl_ka_main(void *arg)
 			continue;
 		}
 		struct timespec now = nvmeof_deadline_ts(0);
-		uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)ka_period_ms(c) * 1000000u;
-		ts.tv_sec += (time_t)(ns / 1000000000u);
-		ts.tv_nsec = (long)(ns % 1000000000u);
+		ts = nvmeof_ts_add_ms(ts, ka_period_ms(c));
 		if (ts_before(&ts, &now)) /* this check came late: the next a period on */
 			ts = nvmeof_deadline_ts(ka_period_ms(c));
 		/* to a lost association it would only fail: the state machine

@@ -45,12 +45,17 @@ uint64_t nvmeof_now_us(void)
 }
 
 
-struct timespec nvmeof_deadline_ts(uint32_t ms)
+struct timespec nvmeof_ts_add_ms(struct timespec ts, uint32_t ms)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)ms * 1000000u;
 	ts.tv_sec += (time_t)(ns / 1000000000u);
 	ts.tv_nsec = (long)(ns % 1000000000u);
 	return ts;
+}
+
+struct timespec nvmeof_deadline_ts(uint32_t ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return nvmeof_ts_add_ms(ts, ms);
 }

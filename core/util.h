@@ -16,6 +16,8 @@ uint64_t nvmeof_now_ms(void);
 void nvmeof_clock_fake(uint64_t ms, uint32_t step_ms);
 /* Monotonic microseconds, for spins. */
 uint64_t nvmeof_now_us(void);
+/* ts plus ms, normalized (a periodic deadline that keeps its pace) */
+struct timespec nvmeof_ts_add_ms(struct timespec ts, uint32_t ms);
 /* CLOCK_MONOTONIC ms from now, for pthread_cond_timedwait on a condition
  * variable set to that clock. */
 struct timespec nvmeof_deadline_ts(uint32_t ms);

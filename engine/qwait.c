@@ -69,15 +69,21 @@ static void take(struct job *j)
 		j->events[j->nevents++] = io_u;
 }
 
-/* One poll of the pair, unless another job is at it. */
-int qshare_poll(struct job *j)
+/* One poll of the pair, unless another job is at it: what it completed
+ * (0 then), or a negative error. */
+static int try_poll(struct qslot *p)
 {
-	struct qslot *p = j->jq[0].qs;
 	int r = 0;
 	if (!pthread_mutex_trylock(&p->lock)) {
 		r = nvmeof_poll_group_poll(p->group, 0);
 		pthread_mutex_unlock(&p->lock);
 	}
+	return r;
+}
+
+int qshare_poll(struct job *j)
+{
+	int r = try_poll(j->jq[0].qs);
 	take(j);
 	return r < 0 ? r : 0;
 }
@@ -136,12 +142,9 @@ int qshare_wait(struct job *j, int ms)
 			break;
 		int left = (int)((until - now + 999) / 1000);
 		if (spin) {
-			if (!pthread_mutex_trylock(&p->lock)) {
-				int r = nvmeof_poll_group_poll(p->group, 0);
-				pthread_mutex_unlock(&p->lock);
-				if (r < 0)
-					return r;
-			}
+			int r = try_poll(p);
+			if (r < 0)
+				return r;
 			continue;
 		}
 		int free_ = 0;

@@ -50,6 +50,22 @@ $(error rdma-core's, OpenSSL's or libnuma's headers (infiniband/verbs.h, rdma/rd
 endif
 endif
 
+# ISA-L's crc32_iscsi for NVMe/TCP's digests (core/tcp_crc32c.c), where
+# libisal-dev is installed: its header compiles and -lisal links. ISAL=0
+# builds without it (our SSE4.2 code and table alone), ISAL=1 insists on it.
+# What was chosen is kept in $(O)/isal.stamp, so switching rebuilds what
+# depends on it.
+ifeq ($(origin ISAL),undefined)
+ISAL := $(if $(BUILD_GOALS),$(shell printf '\043include <isa-l/crc.h>\nint main(void) { return (int)crc32_iscsi((unsigned char *)"", 0, 0); }\n' | \
+	$(CC) $(CPPFLAGS) -x c -o /dev/null - -lisal 2>/dev/null && echo 1 || echo 0),0)
+endif
+ifeq ($(ISAL),1)
+CPPFLAGS_BASE += -DNVMEOF_HAVE_ISAL
+LIBS += -lisal
+else ifneq ($(ISAL),0)
+$(error ISAL is 1 (ISA-L's CRC32C) or 0 (without it), not $(ISAL))
+endif
+
 CORE_SRC = core/protocol.c core/status.c core/names.c core/util.c core/opts.c core/rdma.c core/mem.c \
 	core/cuda.c core/slots.c core/submit.c core/complete.c core/qstage.c core/qpark.c core/qstate.c core/poll.c core/wait.c core/sync.c \
 	core/queue.c core/qrdma.c core/group.c core/cfields.c core/cstate.c core/creset.c core/ctrl.c core/admin.c core/hostid.c core/keepalive.c \
@@ -261,6 +277,10 @@ $(O)/engine/commit.h: FORCE
 	[ "$$c" = unknown ] || git diff --quiet HEAD -- 2>/dev/null || c=$$c-dirty; \
 	echo "#define NVMEOF_COMMIT \"$$c\"" > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 FORCE:
+$(O)/isal.stamp: FORCE
+	@mkdir -p $(@D)
+	@echo $(ISAL) > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(O)/core/tcp_crc32c.o $(O)/tests/unit/test_tcppdu.o $(O)/tools/nvmeof.o: $(O)/isal.stamp
 # A stand-in for fio of any version, to load the engine (tests only).
 $(O)/tests/unit/fio_version.o: CPPFLAGS_ALL += -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h
 $(O)/tests/unit/fio_version.o: CSTD = -std=gnu11
@@ -368,9 +388,9 @@ fio-release:
 			build/fio-$$v-out/tests/fio_version || exit 1; \
 	done
 # What building needs and nothing more (no QEMU, kernels or valgrind): the
-# compiler, rdma-core's, libnuma's and OpenSSL's headers, pkg-config, fio,
-# then fio's source. Installs only what is missing.
-BUILD_DEPS = gcc make libc6-dev pkg-config libibverbs-dev librdmacm-dev libnuma-dev libssl-dev fio
+# compiler, rdma-core's, libnuma's and OpenSSL's headers, ISA-L's (optional:
+# the CRC32C of NVMe/TCP's digests), pkg-config, fio, then fio's source. Installs only what is missing.
+BUILD_DEPS = gcc make libc6-dev pkg-config libibverbs-dev librdmacm-dev libnuma-dev libssl-dev libisal-dev fio
 build-deps:
 	@missing=$$(for p in $(BUILD_DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 		grep -q 'install ok installed' || echo $$p; done); \
@@ -540,7 +560,8 @@ JOB_FILES = $(wildcard jobs/*.fio) jobs/common.fio.inc jobs/kdev.sh jobs/jobfile
 pcpath = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 $(O)/nvmeof.pc: nvmeof.pc.in Makefile
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pcpath,$(LIBDIR))|' \
-		-e 's|@INCLUDEDIR@|$(call pcpath,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+		-e 's|@INCLUDEDIR@|$(call pcpath,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
+		-e 's|@ISAL_LIBS@|$(if $(filter 1,$(ISAL)), -lisal)|' $< > $@
 # Rebuilt each time: PREFIX may differ from the last install.
 .PHONY: $(O)/nvmeof.pc
 

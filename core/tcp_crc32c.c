@@ -2,7 +2,12 @@
  * 0x82f63b78 (RFC 3720, B.4), built once at load. */
 #include "tcp_crc32c.h"
 
+#include <limits.h>
 #include <string.h>
+
+#ifdef NVMEOF_HAVE_ISAL
+#include <isa-l/crc.h>
+#endif
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>
@@ -138,7 +143,24 @@ uint32_t crc32c_hw(uint32_t crc, const void *p, size_t n) { return crc32c_sw(crc
 int crc32c_have_hw(void) { return 0; }
 #endif
 
+#ifdef NVMEOF_HAVE_ISAL
+/* crc32_iscsi takes and returns the raw register, as crc32c_update (SPDK
+ * relies on it too), and picks its code by CPU itself. Its length is an
+ * int: a longer buffer goes in pieces of 1 GiB. */
+uint32_t crc32c_isal(uint32_t crc, const void *p, size_t n)
+{
+	unsigned char *b = (unsigned char *)p;
+	while (n > INT_MAX) {
+		crc = crc32_iscsi(b, 1 << 30, crc);
+		b += 1u << 30;
+		n -= 1u << 30;
+	}
+	return crc32_iscsi(b, (int)n, crc);
+}
+#endif
+
 static uint32_t (*impl)(uint32_t, const void *, size_t);
+static const char *impl_name;
 
 /* At load, before any thread of the program's can call in. */
 __attribute__((constructor)) static void crc32c_init(void)
@@ -147,7 +169,15 @@ __attribute__((constructor)) static void crc32c_init(void)
 #if defined(__x86_64__)
 	crc32c_shift_init();
 #endif
+#ifdef NVMEOF_HAVE_ISAL
+	impl = crc32c_isal;
+	impl_name = "ISA-L crc32_iscsi";
+#else
 	impl = crc32c_have_hw() ? crc32c_hw : crc32c_sw;
+	impl_name = crc32c_have_hw() ? "SSE4.2" : "table";
+#endif
 }
+
+const char *crc32c_impl(void) { return impl_name; }
 
 uint32_t crc32c_update(uint32_t crc, const void *p, size_t n) { return impl(crc, p, n); }

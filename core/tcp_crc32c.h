@@ -1,6 +1,8 @@
-/* CRC32C (Castagnoli), the header and data digests of NVMe/TCP: the
- * SSE4.2 instruction where the CPU has it (found at run time: the library
- * is never built for one CPU), a table otherwise. Same results either way. */
+/* CRC32C (Castagnoli), the header and data digests of NVMe/TCP: ISA-L's
+ * crc32_iscsi where the library was built with it (NVMEOF_HAVE_ISAL: the
+ * Makefile finds libisal-dev), else the SSE4.2 instruction where the CPU
+ * has it (found at run time: the library is never built for one CPU), a
+ * table otherwise. Same results every way. */
 #ifndef NVMEOF_TCP_CRC32C_H
 #define NVMEOF_TCP_CRC32C_H
 
@@ -18,5 +20,10 @@ static inline uint32_t crc32c(const void *p, size_t n) { return crc32c_final(crc
 uint32_t crc32c_sw(uint32_t crc, const void *p, size_t n);
 uint32_t crc32c_hw(uint32_t crc, const void *p, size_t n);
 int crc32c_have_hw(void);
+#ifdef NVMEOF_HAVE_ISAL
+uint32_t crc32c_isal(uint32_t crc, const void *p, size_t n);
+#endif
+/* What crc32c_update runs: "ISA-L crc32_iscsi", "SSE4.2" or "table". */
+const char *crc32c_impl(void);
 
 #endif

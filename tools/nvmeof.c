@@ -16,6 +16,7 @@
 #include "cmds.h"
 #include "nvmeof.h"
 #include "secret.h"
+#include "tcp_crc32c.h"
 #include "tlskey.h"
 
 static const struct cmd {
@@ -230,7 +231,8 @@ int main(int argc, char **argv)
 	}
 	/* nvme-cli's `nvme --version` and `nvme version` */
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") || !strcmp(argv[1], "version")) {
-		printf("nvmeof version %s\n", nvmeof_version());
+		/* the second line as nvme-cli's libnvme line: what the build chose */
+		printf("nvmeof version %s\ncrc32c: %s\n", nvmeof_version(), crc32c_impl());
 		return 0;
 	}
 	if (!strcmp(argv[1], "io-passthru") || !strcmp(argv[1], "admin-passthru"))

@@ -47,7 +47,7 @@ for prefix in "" /opt/nvmeof-test /opt/nvmeof-nofio; do
   expected_files "$p" $nofio | sort > "$top/want"
   check "$name: installs exactly the expected files" diff "$top/want" "$top/got"
   check "$name: the installed tool runs and says $version" \
-    test "$(LD_LIBRARY_PATH=$d$p/lib "$d$p/bin/nvmeof" --version)" = "nvmeof version $version"
+    test "$(LD_LIBRARY_PATH=$d$p/lib "$d$p/bin/nvmeof" --version | head -1)" = "nvmeof version $version"
   lib=$d$p/lib
   check "$name: libnvmeof.so.0 and libnvmeof.so link to libnvmeof.so.$version" \
     test "$(readlink "$lib/libnvmeof.so.0")" = "libnvmeof.so.$version" -a \
@@ -116,7 +116,7 @@ chmod +x "$top/stub/dpkg-query" "$top/stub/apt-get"
 if PATH=$top/stub:$PATH make -s --no-print-directory build-deps > "$top/log" 2>&1; then
   asked=$(grep '^install ' "$top/apt.log" | tr ' ' '\n' | grep -v '^-' | grep -vx install | sort | tr '\n' ' ')
   check "build-deps asks apt for the build's packages only: $asked" \
-    test "$asked" = "fio gcc libc6-dev libibverbs-dev libnuma-dev librdmacm-dev libssl-dev make pkg-config "
+    test "$asked" = "fio gcc libc6-dev libibverbs-dev libisal-dev libnuma-dev librdmacm-dev libssl-dev make pkg-config "
 else
   bad "make build-deps" "$(tail -5 "$top/log")"
 fi

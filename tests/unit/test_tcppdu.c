@@ -5,6 +5,8 @@
  * published vectors (RFC 3720, B.4). Expected bytes are written out from
  * those tables, not produced by our encoder.
  */
+#include <sys/mman.h>
+
 #include "check.h"
 #include "protocol.h"
 #include "tcp_crc32c.h"
@@ -14,24 +16,113 @@
 
 static const char nine[] = "123456789";
 
+/* Every implementation this build has: what crc32c_update runs (ISA-L's
+ * where built with it), then each of ours on its own, the fallbacks. */
+static uint32_t update(uint32_t crc, const void *p, size_t n) { return crc32c_update(crc, p, n); }
+static const struct {
+	const char *name;
+	uint32_t (*f)(uint32_t, const void *, size_t);
+} impls[] = {
+	{"crc32c_update", update},
+#ifdef NVMEOF_HAVE_ISAL
+	{"ISA-L", crc32c_isal},
+#endif
+	{"table", crc32c_sw},
+	{"SSE4.2", crc32c_hw},
+};
+#define NIMPLS (sizeof(impls) / sizeof(impls[0]))
+/* crc32c_hw only where the CPU has the instruction */
+static bool runs_here(size_t i) { return impls[i].f != crc32c_hw || crc32c_have_hw(); }
+
 TEST(crc32c_known_vectors)
 {
-	uint8_t b[48];
+	for (size_t i = 0; i < NIMPLS; i++) {
+		if (!runs_here(i))
+			continue;
+		uint32_t (*f)(uint32_t, const void *, size_t) = impls[i].f;
+		uint8_t b[48];
+		CHECK_EQ(crc32c_final(f(TCP_CRC32C_INIT, nine, 9)), 0xe3069283u);
+		memset(b, 0, 32);
+		CHECK_EQ(crc32c_final(f(TCP_CRC32C_INIT, b, 32)), 0x8a9136aau);
+		memset(b, 0xff, 32);
+		CHECK_EQ(crc32c_final(f(TCP_CRC32C_INIT, b, 32)), 0x62a8ab43u);
+		for (int k = 0; k < 32; k++)
+			b[k] = (uint8_t)k;
+		CHECK_EQ(crc32c_final(f(TCP_CRC32C_INIT, b, 32)), 0x46dd794eu);
+		for (int k = 0; k < 32; k++)
+			b[k] = (uint8_t)(31 - k);
+		CHECK_EQ(crc32c_final(f(TCP_CRC32C_INIT, b, 32)), 0x113fdb5cu);
+		/* RFC 3720 B.4: an iSCSI Read command PDU */
+		static const uint8_t rd[48] = {0x01, 0xc0, [16] = 0x14, [22] = 0x04, [27] = 0x14, [31] = 0x18, [32] = 0x28, [40] = 0x02};
+		CHECK_EQ(crc32c_final(f(TCP_CRC32C_INIT, rd, 48)), 0xd9963a56u);
+	}
 	CHECK_EQ(crc32c(nine, 9), 0xe3069283u);
-	memset(b, 0, 32);
-	CHECK_EQ(crc32c(b, 32), 0x8a9136aau);
-	memset(b, 0xff, 32);
-	CHECK_EQ(crc32c(b, 32), 0x62a8ab43u);
-	for (int i = 0; i < 32; i++)
-		b[i] = (uint8_t)i;
-	CHECK_EQ(crc32c(b, 32), 0x46dd794eu);
-	for (int i = 0; i < 32; i++)
-		b[i] = (uint8_t)(31 - i);
-	CHECK_EQ(crc32c(b, 32), 0x113fdb5cu);
-	/* RFC 3720 B.4: an iSCSI Read command PDU */
-	static const uint8_t rd[48] = {0x01, 0xc0, [16] = 0x14, [22] = 0x04, [27] = 0x14, [31] = 0x18, [32] = 0x28, [40] = 0x02};
-	CHECK_EQ(crc32c(rd, 48), 0xd9963a56u);
 }
+
+/* Each implementation against the table at every alignment of a 64-byte
+ * line and lengths from 0 to 128 KiB (those of a 4 KiB and a 128 KiB
+ * payload among them), whole and as a running CRC in three pieces, as a
+ * digest over a PDU's parts. */
+TEST(crc32c_every_implementation_agrees_with_the_table_at_every_alignment)
+{
+	static uint8_t buf[(128 << 10) + 64];
+	uint32_t seed = 4242;
+	for (size_t j = 0; j < sizeof(buf); j++) {
+		seed = seed * 1103515245u + 12345u;
+		buf[j] = (uint8_t)(seed >> 16);
+	}
+	for (size_t i = 0; i < NIMPLS; i++) {
+		if (!runs_here(i) || impls[i].f == crc32c_sw)
+			continue;
+		uint32_t (*f)(uint32_t, const void *, size_t) = impls[i].f;
+		for (size_t off = 0; off < 64; off++)
+			for (size_t n = 0; n <= 128 << 10; n = n < 300 ? n + 1 : n < 9000 ? n + 97 : n * 2 + 13) {
+				uint32_t want = crc32c_sw(TCP_CRC32C_INIT, buf + off, n);
+				if (f(TCP_CRC32C_INIT, buf + off, n) != want) {
+					fprintf(stderr, "%s: offset %zu length %zu\n", impls[i].name, off, n);
+					CHECK_EQ(f(TCP_CRC32C_INIT, buf + off, n), want);
+				}
+				size_t a = n / 3, b = n / 2;
+				uint32_t c = f(f(f(TCP_CRC32C_INIT, buf + off, a), buf + off + a, b - a), buf + off + b, n - b);
+				CHECK_EQ(c, want);
+			}
+		CHECK_EQ(f(TCP_CRC32C_INIT, buf, 4096), crc32c_sw(TCP_CRC32C_INIT, buf, 4096));
+		CHECK_EQ(f(TCP_CRC32C_INIT, buf, 128 << 10), crc32c_sw(TCP_CRC32C_INIT, buf, 128 << 10));
+	}
+}
+
+/* The build's choice, said by crc32c_impl (nvmeof --version prints it). */
+TEST(crc32c_update_runs_what_the_build_chose)
+{
+#ifdef NVMEOF_HAVE_ISAL
+	CHECK(!strcmp(crc32c_impl(), "ISA-L crc32_iscsi"));
+#else
+	CHECK(!strcmp(crc32c_impl(), crc32c_have_hw() ? "SSE4.2" : "table"));
+#endif
+}
+
+#ifdef NVMEOF_HAVE_ISAL
+/* crc32_iscsi's length is an int: past 2 GiB the buffer goes in pieces.
+ * A mapping of 2 GiB + 4 KiB reads mostly the zero page; a few marked
+ * bytes around the pieces' boundaries (1 GiB and 2 GiB) and at the end
+ * catch a piece skipped, repeated or cut short. */
+TEST(crc32c_isal_over_2gib)
+{
+	size_t n = (2ul << 30) + 4096;
+	uint8_t *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		SKIP("no 2 GiB of address space here");
+	/* the huge zero page where there is one: a thousand faults, not half a million */
+	(void)madvise(p, n, MADV_HUGEPAGE);
+	static const size_t marks[] = {0, (1ul << 30) - 1, 1ul << 30, (2ul << 30) - 1, 2ul << 30, (2ul << 30) + 4095};
+	for (size_t k = 0; k < sizeof(marks) / sizeof(marks[0]); k++)
+		p[marks[k]] = (uint8_t)(0x5a + k);
+	uint32_t (*ref)(uint32_t, const void *, size_t) = crc32c_have_hw() ? crc32c_hw : crc32c_sw;
+	CHECK_EQ(crc32c_isal(TCP_CRC32C_INIT, p, n), ref(TCP_CRC32C_INIT, p, n));
+	CHECK_EQ(crc32c_update(TCP_CRC32C_INIT, p, n), ref(TCP_CRC32C_INIT, p, n));
+	munmap(p, n);
+}
+#endif
 
 TEST(crc32c_table_and_instruction_agree)
 {
@@ -420,7 +511,13 @@ int main(void)
 {
 	static const struct test_case t[] = {
 		T(crc32c_known_vectors), T(crc32c_table_and_instruction_agree),
-		T(crc32c_instruction_in_blocks_agrees_with_the_table), T(icreq_bytes),
+		T(crc32c_instruction_in_blocks_agrees_with_the_table),
+		T(crc32c_every_implementation_agrees_with_the_table_at_every_alignment),
+		T(crc32c_update_runs_what_the_build_chose),
+#ifdef NVMEOF_HAVE_ISAL
+		T(crc32c_isal_over_2gib),
+#endif
+		T(icreq_bytes),
 		T(icresp_accepted_and_refused), T(capsule_cmd_without_and_with_data), T(h2c_data_header),
 		T(sgl_descriptors), T(rx_capsule_resp_byte_by_byte), T(rx_c2h_data_lands_in_the_buffer_with_digests),
 		T(rx_refuses_what_no_controller_may_send), T(rx_r2t_term_req_and_icresp),

@@ -94,6 +94,8 @@ done
 expect 0 "namespace (1)" "$T" id-ns --help
 expect 0 "^nvmeof version $(sed -n 's/^VERSION = //p' Makefile)$" "$T" --version
 expect 0 "^nvmeof version " "$T" version
+# the build's CRC32C for NVMe/TCP's digests: ISA-L's where it was built with it
+expect 0 "^crc32c: \(ISA-L crc32_iscsi\|SSE4.2\|table\)$" "$T" --version
 
 # gen-tls-key, check-tls-key: nvme-cli's, local (nothing connects).
 # libnvme's test vector: these 32 bytes are this interchange key

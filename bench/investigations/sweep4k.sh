@@ -83,6 +83,24 @@ for nj in sorted({k[0] for k in res}):
         print(f"| {nj} | {name} | {x['n']} of {x['of']} | {x['iops']:,.0f} | {x['iops'] / k['iops']:.2f} | "
               f"{x['cpu']:.1f} | {x['cpu'] / k['cpu']:.2f} | {x['busy']:.1f} | {x['busy'] / k['busy']:.2f} | "
               f"{x['idle']:.1f} | {x['usr']:.0f}, {x['sys']:.0f}, {x['soft']:.0f} | {x['ctx']:.2f} |")
+# The machine around the guest is shared, so its speed drifts from one repetition
+# to the next by more than the variants differ: each run against the kernel
+# host's run of the same repetition (a few seconds apart), median and range.
+print()
+print("| jobs | initiator, wait | IOPS / kernel's of the same repetition: median (each) | guest busy µs/IO / kernel's: median (each) |")
+print("|---|---|---|---|")
+for nj in sorted({k[0] for k in res}):
+    by = {v: {int(r["rep"]): (float(r["iops"]), g["busy"]) for r, g in res.get((nj, v), [])
+              if r.get("status") == "ok" and g} for v in variants}
+    for v in variants:
+        if v == "kernel":
+            continue
+        reps = sorted(set(by[v]) & set(by["kernel"]))
+        ri = [by[v][p][0] / by["kernel"][p][0] for p in reps]
+        rb = [by[v][p][1] / by["kernel"][p][1] for p in reps]
+        name = ("kernel host" + v[6:] if v.startswith("kernel") else f"ours, wait={v}").replace("+bc", ", batched")
+        print(f"| {nj} | {name} | {med(ri):.2f} ({', '.join(f'{x:.2f}' for x in ri)}) | "
+              f"{med(rb):.2f} ({', '.join(f'{x:.2f}' for x in rb)}) |")
 PY
 
 }

@@ -18,9 +18,10 @@ TOPO = ("hca", "hca_pci", "hca_numa", "gpu", "gpu_numa", "relation", "gpu_mem_re
 LATS = ("clat", "lat")
 # What each run measured, from the options fio reports in its JSON (the job
 # file as run, variables expanded): the filename's transport ID, the workload,
-# the CPUs and the engine's queue pairs (empty: the engine's default, qpairs=0)
+# the CPUs and the engine's queue pairs (qpairs: each job's, empty the engine's
+# default, qpairs=0; qpairs_shared: how many the jobs share, empty none)
 SETUP = ("trtype", "traddr", "trsvcid", "subnqn", "ns", "srcaddr", "device", "rw_opt", "bs", "iodepth",
-         "numjobs", "region", "cpus", "qpairs")
+         "numjobs", "region", "cpus", "qpairs", "qpairs_shared")
 METRICS = ("iops", "bw_bytes") + tuple(f"{l}_{k}" for l in LATS for k in ("mean_us",) + tuple(k for k, _ in PCTS)) + (
     "cpu_us_per_io", "usr_cpu_pct", "sys_cpu_pct", "ctx", "total_ios", "runtime_ms")
 
@@ -48,7 +49,8 @@ def setup(data):
     else:
         t["device"] = fn
     for k, o in (("rw_opt", "rw"), ("bs", "bs"), ("iodepth", "iodepth"), ("numjobs", "numjobs"),
-                 ("region", "size"), ("cpus", "cpus_allowed"), ("qpairs", "qpairs")):
+                 ("region", "size"), ("cpus", "cpus_allowed"), ("qpairs", "qpairs"),
+                 ("qpairs_shared", "qpairs_shared")):
         t[k] = opts.get(o, opts.get("readwrite", "") if o == "rw" else "")
     return t
 

@@ -14,7 +14,9 @@
 #   engine options reach the engine, whatever the job file;
 # - INITIATOR=kernel refuses a KDEV that does not exist or is not an NVMe-oF
 #   namespace, before fio starts (fio would create a file, or overwrite a disk);
-# - REGION defaults to the whole namespace; an IPv6 TARGET is escaped.
+# - REGION defaults to the whole namespace; an IPv6 TARGET is escaped;
+# - jobs/plot's jobs axis says what the jobs ran on: a queue pair each, or
+#   the pairs they share (QPAIRS_SHARED), fixed or swept.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 TOP=$PWD
@@ -232,5 +234,53 @@ jr -- verify.fio
 expect_ran "verify.fio keeps a 1 GiB region" "env .*REGION=1g"
 jr TARGET=fd00::1 -- qd1-latency.fio
 expect_ran "an IPv6 TARGET is escaped for fio, adrfam=IPv6" 'FILENAME=trtype=RDMA adrfam=IPv6 traddr=fd00\\:\\:1 '
+
+# ---- the plots' jobs axis ----------------------------------------------------
+# A results folder written as jobs/sweep writes one (sweeplib), drawn by
+# jobs/plot with a stand-in gnuplot: the axis title is in the script it keeps.
+printf '#!/bin/sh\nexit 0\n' > "$tmp/bin/gnuplot"
+chmod +x "$tmp/bin/gnuplot"
+# plot_axis DIR INITIATORS VARS SETUP ROW...: VARS "NAME=v1,v2 ..." swept,
+# SETUP "K=V ..." meta.json's fixed settings, each ROW "VAR=v,...;col=v,..."
+# (a run of every initiator); $out the iops plot's x axis title
+plot_axis() {
+  local d=$tmp/$1; shift
+  python3 - "$d" "$@" <<'PY' || { out="(no results folder)"; return; }
+import json, os, sys
+sys.path.insert(0, "jobs")
+import sweeplib
+d, inis, swept, setup, specs = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4].split(), sys.argv[5:]
+names = [v.split("=")[0] for v in swept]
+os.makedirs(d, exist_ok=True)
+json.dump({"vars": {v.split("=")[0]: v.split("=")[1].split(",") for v in swept}, "reps": 1,
+           "setup": dict(kv.split("=", 1) for kv in setup)}, open(os.path.join(d, "meta.json"), "w"))
+rows = []
+for spec in specs:
+    cell, _, cols = spec.partition(";")
+    for ini in inis:
+        r = dict.fromkeys(sweeplib.columns(names), "")
+        r.update(dict(kv.split("=", 1) for kv in cell.split(",")), initiator=ini, rep="1", status="ok",
+                 iops="1000", bw_bytes="4096000", json=f"runs/{len(rows)}.json")
+        if ini == "ours" and cols:
+            r.update(dict(kv.split("=", 1) for kv in cols.split(",")))
+        rows.append(r)
+sweeplib.write_csv(os.path.join(d, "results.csv"), rows, names)
+PY
+  out=$(env PATH="$tmp/bin:$PATH" jobs/plot "$d" 2>&1) &&
+    out=$(sed -n 's/^set xlabel "\(.*\)"$/\1/p' "$d/plots/iops.gp" 2>&1)
+}
+plot_axis pl1 "ours kernel" NUMJOBS=1,4 "QPAIRS=1" "NUMJOBS=1;qpairs=1" "NUMJOBS=4;qpairs=1"
+[ "$out" = "fio jobs (NUMJOBS; thread mode: one queue pair each)" ] &&
+  ok "jobs/plot: a queue pair per job says so on the jobs axis" || bad "jobs/plot: a queue pair per job says so on the jobs axis" "$out"
+plot_axis pl2 "ours kernel" NUMJOBS=1,4 "QPAIRS_SHARED=2" "NUMJOBS=1;qpairs_shared=2" "NUMJOBS=4;qpairs_shared=2"
+[ "$out" = "fio jobs (NUMJOBS; thread mode: ours: the jobs share 2 queue pairs)" ] &&
+  ok "jobs/plot: QPAIRS_SHARED=2 fixed: the jobs axis says they share 2 queue pairs" ||
+  bad "jobs/plot: QPAIRS_SHARED=2 fixed: the jobs axis says they share 2 queue pairs" "$out"
+# an older results.csv, without the qpairs_shared column: the swept variable says it
+plot_axis pl3 ours "NUMJOBS=2,8 QPAIRS_SHARED=1,4" "" "NUMJOBS=2,QPAIRS_SHARED=1" "NUMJOBS=2,QPAIRS_SHARED=4" \
+  "NUMJOBS=8,QPAIRS_SHARED=1" "NUMJOBS=8,QPAIRS_SHARED=4"
+[ "$out" = "fio jobs (NUMJOBS; thread mode: the jobs share 1 or 4 queue pairs (a line per QPAIRS_SHARED))" ] &&
+  ok "jobs/plot: QPAIRS_SHARED swept: the jobs axis names each value, a line each" ||
+  bad "jobs/plot: QPAIRS_SHARED swept: the jobs axis names each value, a line each" "$out"
 
 tally jobs

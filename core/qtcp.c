@@ -110,20 +110,6 @@ static bool qt_pending(void *c)
 	return false;
 }
 
-/* Unused by the library's waits: with wait_fd and event_fd set, a group's
- * sleep is sleep_on_groups (wait.c), after the arm that sends what is held. */
-static int qt_sleep(void *c, int timeout_ms)
-{
-	struct group_cq *gc = c;
-	struct epoll_event ev[8];
-	if (qt_pending(c))
-		return 2;
-	int n = epoll_wait(gc->cq.epfd, ev, 8, timeout_ms);
-	if (n < 0)
-		return errno == EINTR ? 1 : -errno;
-	return n > 0;
-}
-
 static int qt_wait_fd(void *c) { return ((struct group_cq *)c)->cq.epfd; }
 static int qt_take_event(void *c)
 {
@@ -253,7 +239,6 @@ static const struct q_transport tcp_transport = {
 	.post_recv = qt_post_recv,
 	.poll = qt_poll,
 	.arm = qt_arm,
-	.sleep = qt_sleep,
 	.pending = qt_pending,
 	.flush = qt_flush,
 	.disconnected = qt_disconnected,

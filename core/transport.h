@@ -30,9 +30,12 @@ struct q_transport {
 	int (*poll)(void *c, int n, struct ibv_wc *wc, uint64_t *ts);
 	/* waiting: request a completion event (then poll once more), and sleep
 	 * until one comes: 1 event, 0 timeout, 2 no sleep (pending work, below),
-	 * <0 error. NULL: the wire cannot
+	 * <0 error. NULL arm: the wire cannot
 	 * sleep, waits spin. poll, arm and sleep take a queue's connection or a
-	 * poll group's CQ (its cqc): the same operations drive both. */
+	 * poll group's CQ (its cqc): the same operations drive both. sleep
+	 * serves only a wire without wait_fd, take_event and event_fd (below):
+	 * with them a group's sleep polls those descriptors itself (wait.c),
+	 * so a wire that has them may leave sleep NULL (NVMe/TCP does). */
 	int (*arm)(void *c);
 	int (*sleep)(void *c, int timeout_ms);
 	/* work the transport already holds, which wakes no descriptor

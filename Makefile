@@ -83,7 +83,7 @@ UNIT_TESTS = $(O)/tests/unit_protocol $(O)/tests/unit_tid $(O)/tests/unit_queue 
 	$(O)/tests/unit_passthru $(O)/tests/unit_tcppdu $(O)/tests/unit_tcpconn $(O)/tests/unit_authmem $(O)/tests/unit_fence \
 	$(O)/tests/unit_tcpsock $(O)/tests/unit_tcpzc $(O)/tests/unit_tcpfirst $(O)/tests/unit_tcpheld $(O)/tests/unit_fcheck $(O)/tests/unit_tlskey $(O)/tests/unit_tlsio $(O)/tests/unit_zns \
 	$(O)/tests/unit_fdp $(O)/tests/unit_ktls $(O)/tests/unit_zdesc $(O)/tests/unit_zretry $(O)/tests/unit_tcpopts \
-	$(O)/tests/unit_hring
+	$(O)/tests/unit_hring $(O)/tests/unit_shreg
 TARGET_TESTS = $(O)/tests/target_core $(O)/tests/target_passthru $(O)/tests/target_zns $(O)/tests/target_mpath $(O)/tests/target_disc $(O)/tests/target_gpu $(O)/tests/libcuda-double.so \
 	$(O)/tests/gpu_check $(O)/tests/libregspy.so $(O)/tests/libcmfault.so
 BENCH = $(O)/bench/percmd $(O)/bench/authdh
@@ -206,6 +206,7 @@ $(O)/tests/target_core: $(O)/tests/cmfault/cmfault.o
 $(O)/tests/unit_mpath $(O)/tests/target_mpath: $(O)/libnvmeof.a
 $(O)/tests/unit_qmap: $(O)/engine/qmap.o
 $(O)/tests/unit_hring: $(O)/engine/hring.o
+$(O)/tests/unit_shreg: $(O)/engine/shreg.o
 # Zone Descriptors as fio's zones (fio's zbd_types.h alone)
 $(O)/tests/unit_zdesc: $(O)/engine/zdesc.o $(O)/libnvmeof.a
 $(O)/engine/zdesc.o $(O)/tests/unit/test_zdesc.o: CPPFLAGS_ALL += -Iengine -isystem $(FIO_SRC)
@@ -218,7 +219,7 @@ $(O)/tests/unit_tcpopts: $(O)/engine/tcp_opts.o $(O)/engine/optval.o $(O)/libnvm
 $(O)/tests/unit/test_tcpopts.o: CPPFLAGS_ALL += -Iengine -isystem $(FIO_SRC) -include $(FIO_SRC)/config-host.h
 $(O)/tests/unit/test_tcpopts.o: CSTD = -std=gnu11
 $(O)/tests/unit_irq: $(O)/engine/irq.o
-$(O)/tools/rdma.o $(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o $(O)/tests/unit/test_hring.o $(O)/tests/unit/test_irq.o \
+$(O)/tools/rdma.o $(O)/tests/unit/test_tid.o $(O)/tests/unit/test_topo.o $(O)/tests/unit/test_qmap.o $(O)/tests/unit/test_hring.o $(O)/tests/unit/test_shreg.o $(O)/tests/unit/test_irq.o \
 	$(O)/tests/unit/test_mpathio.o: CPPFLAGS_ALL += -Iengine
 $(O)/tests/wire/fakewire.o $(O)/tests/unit/test_queue.o $(O)/tests/unit/test_connretry.o $(O)/tests/unit/test_hwts.o \
 	$(O)/tests/unit/test_mpathio.o $(O)/tests/unit/test_auth.o $(O)/tests/unit/test_fence.o $(O)/tests/unit/test_fdp.o \
@@ -288,7 +289,7 @@ $(O)/tests/fio_version: $(O)/tests/unit/fio_version.o
 	$(CC) $(SANFLAGS) -rdynamic -o $@ $^ -ldl
 # fio needs one symbol of it (engine/libnvmeof_fio.map); the core inside stays hidden.
 ENGINE_OBJ = $(FIO_ENGINE_OBJ) $(O)/engine/tid.o $(O)/engine/optval.o $(O)/engine/topo.o $(O)/engine/qmap.o $(O)/engine/irq.o \
-	$(O)/engine/hring.o $(O)/engine/losses.o $(O)/engine/zdesc.o $(O)/engine/zretry.o $(CORE_OBJ)
+	$(O)/engine/hring.o $(O)/engine/shreg.o $(O)/engine/losses.o $(O)/engine/zdesc.o $(O)/engine/zretry.o $(CORE_OBJ)
 $(ENGINE): $(ENGINE_OBJ) engine/libnvmeof_fio.map
 	$(CC) -shared $(SANFLAGS) -o $@ $(ENGINE_OBJ) $(LIBS) -lnuma -Wl,--version-script=engine/libnvmeof_fio.map
 
@@ -340,7 +341,7 @@ unit: all
 # sanitized run, the shorter, is followed there by the ThreadSanitizer
 # build (its failure is reported by the build after the wait).
 BUILD_JOBS ?= $(shell nproc)
-TSAN_UNIT = build/tsan/tests/unit_queue build/tsan/tests/unit_fence build/tsan/tests/unit_hring
+TSAN_UNIT = build/tsan/tests/unit_queue build/tsan/tests/unit_fence build/tsan/tests/unit_hring build/tsan/tests/unit_shreg
 test-unit: setup
 	-$(MAKE) -j$(BUILD_JOBS) all
 	-$(MAKE) -j$(BUILD_JOBS) all SAN=1
@@ -354,6 +355,7 @@ test-unit: setup
 		tests/suite tsan/unit_queue 900 build/tsan/tests/unit_queue || rc=1; \
 		tests/suite tsan/unit_fence 300 build/tsan/tests/unit_fence || rc=1; \
 		tests/suite tsan/unit_hring 120 build/tsan/tests/unit_hring || rc=1; \
+		tests/suite tsan/unit_shreg 120 build/tsan/tests/unit_shreg || rc=1; \
 	else rc=1; fi; \
 	exit $$rc
 

@@ -1,6 +1,7 @@
 /* qpairs_shared=N: the jobs of one process (thread=1) on one controller
  * share N I/O queue pairs instead of each opening its own. The first job
- * to start creates them, the last to end destroys them; job k (in fio's
+ * to start creates them (outside the registry's lock: the jobs of other
+ * controllers go on meanwhile), the last to end destroys them; job k (in fio's
  * setup order) uses pair k mod N, as deep as qplan.c planned. Each pair
  * has a lock: a job submits and rings under it, and polls under it
  * (qwait.c, which also hands each completion to its job). */
@@ -19,8 +20,9 @@
 /* The most a job's cleanup waits for its requests still on the pair. */
 #define DRAIN_MS 5000
 
-static pthread_mutex_t qs_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct qshare *qs_head;
+/* Each controller's pairs, connected outside its lock (shreg.h): one
+ * job's slow Connect holds up only the jobs that wait for those pairs. */
+static struct shreg qs_reg = SHREG_INIT;
 
 static uint64_t mono_ms(void)
 {
@@ -29,7 +31,8 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static void destroy(struct qshare *s)
+/* What make made, and what jobs left; the entry itself is shreg_free's. */
+static void release(struct qshare *s)
 {
 	for (unsigned int i = 0; i < s->n; i++) {
 		struct qslot *p = &s->slot[i];
@@ -53,18 +56,14 @@ static void destroy(struct qshare *s)
 		free(l->ctx);
 		free(l);
 	}
-	free(s);
 }
 
-/* The N pairs, each a poll group of one (its own CQ and channel). */
-static struct qshare *create(struct thread_data *td, struct efile *ef, unsigned int n)
+/* The N pairs, each a poll group of one (its own CQ and channel), into
+ * s as the registry reserved it (zeroed). -1: why says what failed, and
+ * what was made is released. */
+static int make(struct thread_data *td, struct efile *ef, unsigned int n, struct qshare *s, char *why, size_t len)
 {
 	struct eng_opts *eo = td->eo;
-	struct qshare *s = calloc(1, sizeof(*s));
-	if (!s) {
-		eng_err("nvmeof: qpairs_shared=%u: out of memory\n", n);
-		return NULL;
-	}
 	s->sc = ef->sc;
 	s->n = n;
 	pthread_condattr_t ca;
@@ -79,10 +78,10 @@ static struct qshare *create(struct thread_data *td, struct efile *ef, unsigned 
 	pthread_condattr_destroy(&ca);
 	for (unsigned int i = 0; i < n; i++)
 		if ((s->slot[i].kick = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
-			eng_err("nvmeof: shared queue pair %u of %u (qpairs_shared=%u): eventfd: %s\n", i + 1, n, n,
-				strerror(errno));
-			destroy(s);
-			return NULL;
+			snprintf(why, len, "nvmeof: shared queue pair %u of %u (qpairs_shared=%u): eventfd: %s", i + 1,
+				 n, n, strerror(errno));
+			release(s);
+			return -1;
 		}
 	struct nvmeof_queue_opts qo;
 	nvmeof_queue_opts_init(&qo);
@@ -98,13 +97,45 @@ static struct qshare *create(struct thread_data *td, struct efile *ef, unsigned 
 			r = nvmeof_queue_create(ef->sc->c, &qo, &p->q);
 		}
 		if (r) {
-			eng_err("nvmeof: shared queue pair %u of %u (qpairs_shared=%u, num_io_queues=%u): %s\n", i + 1,
-				n, n, ef->cfg.o.num_io_queues, nvmeof_errmsg());
-			destroy(s);
-			return NULL;
+			snprintf(why, len, "nvmeof: shared queue pair %u of %u (qpairs_shared=%u, num_io_queues=%u): %s",
+				 i + 1, n, n, ef->cfg.o.num_io_queues, nvmeof_errmsg());
+			release(s);
+			return -1;
 		}
 	}
-	return s;
+	return 0;
+}
+
+/* The pairs of the job's controller: made here (the first job), or made
+ * by another job, waited for as long as its connects may take. */
+static struct qshare *get_pairs(struct thread_data *td, struct efile *ef, unsigned int n)
+{
+	uint64_t wait_ms = n * eng_connect_bound_ms(&ef->sc->cfg.o) + 1000;
+	struct shreg_entry *e;
+	char why[sizeof(e->why)];
+	switch (shreg_get(&qs_reg, ef->sc, sizeof(struct qshare), wait_ms, &e, why, sizeof(why))) {
+	case SHREG_GOT:
+		return (struct qshare *)e;
+	case SHREG_MAKE:
+		if (make(td, ef, n, (struct qshare *)e, why, sizeof(why))) {
+			eng_err("%s\n", why);
+			shreg_publish(&qs_reg, e, why);
+			return NULL;
+		}
+		shreg_publish(&qs_reg, e, NULL);
+		return (struct qshare *)e;
+	case SHREG_FAILED:
+		eng_err("%s (another job's connect of the pairs, which this job waited for)\n", why);
+		return NULL;
+	case SHREG_TIMEDOUT:
+		eng_err("nvmeof: qpairs_shared=%u: another job's connect of the %u shared queue pair(s) took longer "
+			"than its connect_timeout and connect_retries allow (%llu ms): not waiting longer\n", n, n,
+			(unsigned long long)wait_ms);
+		return NULL;
+	default:
+		eng_err("nvmeof: qpairs_shared=%u: out of memory\n", n);
+		return NULL;
+	}
 }
 
 int qshare_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct efile *ef)
@@ -119,25 +150,16 @@ int qshare_open(struct thread_data *td, struct job *j, struct jqueue *jq, struct
 		eng_err("nvmeof: qpairs_shared=%u: out of memory\n", n);
 		return 1;
 	}
-	pthread_mutex_lock(&qs_lock);
-	struct qshare *s;
-	for (s = qs_head; s && s->sc != ef->sc; s = s->next)
-		;
-	if (!s && (s = create(td, ef, n))) {
-		s->next = qs_head;
-		qs_head = s;
-	}
-	unsigned int k = j->qs_k - 1;
-	if (s) {
-		s->refs++;
-		s->slot[k].jobs++;
-	}
-	pthread_mutex_unlock(&qs_lock);
+	struct qshare *s = get_pairs(td, ef, n);
 	if (!s) {
 		free(jq->qs_left);
 		jq->qs_left = NULL;
 		return 1;
 	}
+	unsigned int k = j->qs_k - 1;
+	pthread_mutex_lock(&qs_reg.lock);
+	s->slot[k].jobs++;
+	pthread_mutex_unlock(&qs_reg.lock);
 	struct qslot *p = &s->slot[k];
 	jq->sc = ef->sc;
 	jq->qs = p;
@@ -226,20 +248,13 @@ void qshare_close(struct job *j, struct jqueue *jq, const char *who)
 	if (eng_quiet)
 		eng_summary("nvmeof: %s: a shared queue pair, %llu command(s), %u abandoned\n", who,
 			    (unsigned long long)jq->qs_cmds, left);
-	pthread_mutex_lock(&qs_lock);
 	if (l) {
+		pthread_mutex_lock(&qs_reg.lock);
 		l->next = s->left;
 		s->left = l;
+		pthread_mutex_unlock(&qs_reg.lock);
 	}
-	bool last = --s->refs == 0;
-	if (last)
-		for (struct qshare **pp = &qs_head; *pp; pp = &(*pp)->next)
-			if (*pp == s) {
-				*pp = s->next;
-				break;
-			}
-	pthread_mutex_unlock(&qs_lock);
-	if (last) {
+	if (shreg_put(&qs_reg, &s->e)) {
 		for (unsigned int i = 0; i < s->n; i++) {
 			struct nvmeof_queue_stats st;
 			nvmeof_queue_stats(s->slot[i].q, &st);
@@ -252,7 +267,8 @@ void qshare_close(struct job *j, struct jqueue *jq, const char *who)
 					 nvmeof_queue_qid(s->slot[i].q), (unsigned long long)st.reconnects,
 					 (unsigned long long)st.outage_ms_max);
 		}
-		destroy(s);
+		release(s);
+		shreg_free(&s->e);
 	}
 	jq->qs = NULL;
 	jq->qshare = NULL;

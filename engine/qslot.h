@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shreg.h"
+
 struct qslot {
 	pthread_mutex_t lock;   /* submit, commit, poll: the library's queue is one thread's at a time */
 	struct nvmeof_poll_group *group;
@@ -32,12 +34,13 @@ struct qleft {
 	size_t len;
 };
 
+/* The N pairs of one controller: an entry of qshare.c's registry (keyed
+ * by the controller), made by the first job, held by each job using it. */
 struct qshare {
-	struct qshare *next;
+	struct shreg_entry e;
 	struct shared_ctrl *sc;
 	unsigned int n;
-	int refs;
-	struct qleft *left;     /* under qs_lock */
+	struct qleft *left;     /* under the registry's lock */
 	struct qslot slot[MAX_QPAIRS];
 };
 

@@ -83,27 +83,27 @@ ENGINE_FILES="log ctrl_share options probe zones files paths qplan qshare qwait 
 if [ -f "$B/engine/fio_nvmeof.o" ]; then
   nm --defined-only "$B"/core/*.o | awk 'NF==3 && $2 ~ /^[TDBR]$/ {print $3}' | sort -u > $TMP/core
   sed -n 's/^[[:space:]]*\(nvmeof_[a-z0-9_]*\);.*/\1/p' core/libnvmeof.map | sort -u > $TMP/api
-  for f in $ENGINE_FILES tid optval topo qmap hring irq losses zdesc zretry; do
+  for f in $ENGINE_FILES tid optval topo qmap hring shreg irq losses zdesc zretry; do
     bad=$(nm -u "$B/engine/$f.o" | awk '{print $2}' | sort -u | comm -12 - $TMP/core | comm -23 - $TMP/api)
     [ -z "$bad" ] || { echo "layers: engine/$f.c calls the core's insides: $(echo $bad)"; fail=1; }
   done
   # Each engine file calls only those listed before it in engine/engine.h
-  # (tid, optval, topo, qmap, hring, losses, zdesc and zretry, which know nothing of fio, below them all).
+  # (tid, optval, topo, qmap, hring, shreg, losses, zdesc and zretry, which know nothing of fio, below them all).
   order=$(sed -n 's/^ \*   \([a-z_]*\)\.c .*/\1/p' engine/engine.h | tr '\n' ' ')
   [ "$order" = "$ENGINE_FILES " ] || { echo "layers: engine/engine.h lists '$order', not '$ENGINE_FILES '"; fail=1; }
   rank=0
-  for f in tid optval topo qmap hring losses zdesc zretry irq $ENGINE_FILES; do
+  for f in tid optval topo qmap hring shreg losses zdesc zretry irq $ENGINE_FILES; do
     nm --defined-only "$B/engine/$f.o" | awk -v f=$f -v r=$rank '$2 ~ /^[TDBR]$/ {print $3, f, r}'
-    case $f in tid|optval|topo|qmap|hring|losses|zdesc|zretry) ;; *) rank=$((rank + 1));; esac
+    case $f in tid|optval|topo|qmap|hring|shreg|losses|zdesc|zretry) ;; *) rank=$((rank + 1));; esac
   done > $TMP/edefs
-  for f in tid optval topo qmap hring losses zdesc zretry irq $ENGINE_FILES; do nm -u "$B/engine/$f.o" | awk -v f=$f '{print $2, f}'; done > $TMP/euses
+  for f in tid optval topo qmap hring shreg losses zdesc zretry irq $ENGINE_FILES; do nm -u "$B/engine/$f.o" | awk -v f=$f '{print $2, f}'; done > $TMP/euses
   ecalls=$(awk 'NR==FNR{d[$1]=$2; r[$2]=$3; next} ($1 in d) && d[$1]!=$2 {print d[$1], $2, $1}' \
     $TMP/edefs $TMP/euses | sort -u)
   while read -r callee caller sym; do
     [ -n "$callee" ] || continue
     rc=$(awk -v f=$callee '$2==f {print $3; exit}' $TMP/edefs)
     rr=$(awk -v f=$caller '$2==f {print $3; exit}' $TMP/edefs)
-    [ "${rc:-0}" -lt "${rr:-0}" ] || [ "$callee" = tid ] || [ "$callee" = optval ] || [ "$callee" = topo ] || [ "$callee" = qmap ] || [ "$callee" = hring ] || [ "$callee" = losses ] || [ "$callee" = zdesc ] || [ "$callee" = zretry ] ||
+    [ "${rc:-0}" -lt "${rr:-0}" ] || [ "$callee" = tid ] || [ "$callee" = optval ] || [ "$callee" = topo ] || [ "$callee" = qmap ] || [ "$callee" = hring ] || [ "$callee" = shreg ] || [ "$callee" = losses ] || [ "$callee" = zdesc ] || [ "$callee" = zretry ] ||
       { echo "layers: engine/$caller.c calls $sym of engine/$callee.c, listed after it in engine.h"; fail=1; }
   done <<< "$ecalls"
   if ! echo "$ecalls" | awk 'NF {print $1, $2}' | tsort >/dev/null 2>$TMP/ecalls; then

@@ -1,0 +1,172 @@
+/* qpairs_shared=: the registry of the pairs the jobs share (engine/shreg.c),
+ * made outside its lock. Threads stand in for the jobs (run under TSan by
+ * make test-unit). */
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "check.h"
+#include "shreg.h"
+
+struct thing {
+	struct shreg_entry e;
+	int made;
+};
+
+/* A job's lookup, on a thread of its own. */
+struct job {
+	pthread_t t;
+	struct shreg *r;
+	const void *key;
+	uint64_t wait_ms;
+	int rc, done;
+	struct shreg_entry *e;
+	char why[300];
+};
+
+static void *job_main(void *arg)
+{
+	struct job *j = arg;
+	j->rc = shreg_get(j->r, j->key, sizeof(struct thing), j->wait_ms, &j->e, j->why, sizeof(j->why));
+	/* a make of its own is done at once */
+	if (j->rc == SHREG_MAKE) {
+		((struct thing *)j->e)->made = 1;
+		shreg_publish(j->r, j->e, NULL);
+	}
+	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void job_start(struct job *j, struct shreg *r, const void *key, uint64_t wait_ms)
+{
+	memset(j, 0, sizeof(*j));
+	j->r = r;
+	j->key = key;
+	j->wait_ms = wait_ms;
+	CHECK_EQ(pthread_create(&j->t, NULL, job_main, j), 0);
+}
+
+/* Until e has n holders (the maker and its waiters), 10 s at most. */
+static unsigned int await_refs(struct shreg *r, struct shreg_entry *e, unsigned int n)
+{
+	unsigned int got = 0;
+	for (int i = 0; i < 10000; i++) {
+		pthread_mutex_lock(&r->lock);
+		got = e->refs;
+		pthread_mutex_unlock(&r->lock);
+		if (got == n)
+			break;
+		usleep(1000);
+	}
+	return got;
+}
+
+static char key_a, key_b;
+
+/* A job making key a's thing (a slow connect, here one that waits for the
+ * test) holds up no lookup of another key: that job makes its own. */
+TEST(a_make_in_progress_holds_up_no_other_key)
+{
+	struct shreg r = SHREG_INIT;
+	struct shreg_entry *a;
+	CHECK_EQ(shreg_get(&r, &key_a, sizeof(struct thing), 1000, &a, NULL, 0), SHREG_MAKE);
+	struct job j;
+	job_start(&j, &r, &key_b, 60000);
+	for (int i = 0; i < 10000 && !__atomic_load_n(&j.done, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
+	CHECK(__atomic_load_n(&j.done, __ATOMIC_ACQUIRE)); /* a's make still out */
+	pthread_join(j.t, NULL);
+	CHECK_EQ(j.rc, SHREG_MAKE);
+	CHECK(j.e != a);
+	shreg_publish(&r, a, NULL);
+	CHECK(shreg_put(&r, j.e));
+	shreg_free(j.e);
+	CHECK(shreg_put(&r, a));
+	shreg_free(a);
+	CHECK(r.head == NULL);
+}
+
+/* The jobs that ask while the first makes it wait, and get what it made:
+ * the one entry, each holding it; the last to let go takes it out. */
+TEST(jobs_asking_during_the_make_get_what_it_made)
+{
+	struct shreg r = SHREG_INIT;
+	struct shreg_entry *a;
+	CHECK_EQ(shreg_get(&r, &key_a, sizeof(struct thing), 1000, &a, NULL, 0), SHREG_MAKE);
+	struct job j[3];
+	for (int i = 0; i < 3; i++)
+		job_start(&j[i], &r, &key_a, 60000);
+	CHECK_EQ(await_refs(&r, a, 4), 4);
+	((struct thing *)a)->made = 1;
+	shreg_publish(&r, a, NULL);
+	for (int i = 0; i < 3; i++) {
+		pthread_join(j[i].t, NULL);
+		CHECK_EQ(j[i].rc, SHREG_GOT);
+		CHECK(j[i].e == a);
+		CHECK_EQ(((struct thing *)j[i].e)->made, 1);
+	}
+	struct shreg_entry *again;
+	CHECK_EQ(shreg_get(&r, &key_a, sizeof(struct thing), 1000, &again, NULL, 0), SHREG_GOT);
+	CHECK(again == a);
+	for (int i = 0; i < 4; i++)
+		CHECK(!shreg_put(&r, a));
+	CHECK(shreg_put(&r, a));
+	CHECK(r.head == NULL);
+	shreg_free(a);
+}
+
+/* A make that fails is reported to each job that waited for it, with the
+ * maker's message; the registry keeps nothing of it, so the next job to
+ * ask makes anew. A failure nobody waited for is freed at once (ASan: no
+ * leak). */
+TEST(a_failed_make_is_told_to_each_waiter_and_leaves_the_registry_clean)
+{
+	struct shreg r = SHREG_INIT;
+	struct shreg_entry *a;
+	CHECK_EQ(shreg_get(&r, &key_a, sizeof(struct thing), 1000, &a, NULL, 0), SHREG_MAKE);
+	struct job j[2];
+	for (int i = 0; i < 2; i++)
+		job_start(&j[i], &r, &key_a, 60000);
+	CHECK_EQ(await_refs(&r, a, 3), 3);
+	shreg_publish(&r, a, "nvmeof: shared queue pair 1 of 2: connect refused");
+	CHECK(r.head == NULL); /* at once, whatever the waiters still hold */
+	for (int i = 0; i < 2; i++) {
+		pthread_join(j[i].t, NULL);
+		CHECK_EQ(j[i].rc, SHREG_FAILED);
+		CHECK(j[i].e == NULL);
+		CHECK(strcmp(j[i].why, "nvmeof: shared queue pair 1 of 2: connect refused") == 0);
+	}
+	struct shreg_entry *fresh;
+	CHECK_EQ(shreg_get(&r, &key_a, sizeof(struct thing), 1000, &fresh, NULL, 0), SHREG_MAKE);
+	CHECK_EQ(((struct thing *)fresh)->made, 0);
+	shreg_publish(&r, fresh, "refused again"); /* no waiter: freed here */
+	CHECK(r.head == NULL);
+}
+
+/* A make that outlasts a job's bound: that job gives up, holding nothing,
+ * and the make goes on for the others. */
+TEST(a_job_gives_up_on_a_make_past_its_bound)
+{
+	struct shreg r = SHREG_INIT;
+	struct shreg_entry *a;
+	CHECK_EQ(shreg_get(&r, &key_a, sizeof(struct thing), 1000, &a, NULL, 0), SHREG_MAKE);
+	struct job j;
+	job_start(&j, &r, &key_a, 20);
+	pthread_join(j.t, NULL);
+	CHECK_EQ(j.rc, SHREG_TIMEDOUT);
+	CHECK(j.e == NULL);
+	CHECK_EQ(await_refs(&r, a, 1), 1);
+	shreg_publish(&r, a, NULL);
+	CHECK(shreg_put(&r, a));
+	shreg_free(a);
+	CHECK(r.head == NULL);
+}
+
+int main(void)
+{
+	static const struct test_case all[] = {T(a_make_in_progress_holds_up_no_other_key),
+					       T(jobs_asking_during_the_make_get_what_it_made),
+					       T(a_failed_make_is_told_to_each_waiter_and_leaves_the_registry_clean),
+					       T(a_job_gives_up_on_a_make_past_its_bound)};
+	return run_tests("unit-shreg", all, sizeof(all) / sizeof(all[0]));
+}

@@ -177,19 +177,82 @@ static void io_cb(void *arg, const struct nvmeof_cpl *cpl)
 	snprintf(iod.msg, sizeof(iod.msg), "%s", nvmeof_errmsg());
 }
 
+/* The memory and namespace of every read and write here (the test wire
+ * moves no data). */
+static uint8_t rd_data[4096];
+static struct nvmeof_mr rd_mr = {.addr = rd_data, .len = sizeof(rd_data), .lkey = 0x11, .rkey = 0xabc};
+static const struct nvmeof_ns rd_ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
+
+/* A read of the I/O queue's, completing to iod. */
+static void start_read(struct fctrl *f)
+{
+	memset(&iod, 0, sizeof(iod));
+	CHECK_EQ(nvmeof_read(f->ioq, &rd_ns, 0, 1, &rd_mr, 0, io_cb, NULL), 0);
+}
+
 /* One read on the wire of the I/O queue, then the connection's loss, seen
  * by this thread's poll: the loss hook (ctrl_io_lost) runs here. */
 static void lose_io_queue(struct fctrl *f)
 {
-	static uint8_t data[4096];
-	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
-	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
-	memset(&iod, 0, sizeof(iod));
-	CHECK_EQ(nvmeof_read(f->ioq, &ns, 0, 1, &mr, 0, io_cb, NULL), 0);
+	start_read(f);
 	nvmeof_queue_poll(f->ioq, 0);
 	fw_break(f->iw);
 	for (int i = 0; i < 100 && !iod.calls; i++)
 		nvmeof_queue_poll(f->ioq, 0);
+}
+
+/* The same while another thread's long admin command holds the admin
+ * queue (this thread takes its lock, the caller lets go): the fence is due
+ * and stays so. */
+static void lose_io_queue_held(struct fctrl *f)
+{
+	pthread_mutex_lock(&f->c->admin_lock);
+	lose_io_queue(f);
+	CHECK(fence_pending(f->c));
+}
+
+/* Room for a queue to be created on c (I/O queue 1 taken): the caller
+ * frees c->qid_used. */
+static void room_for_queues(struct nvmeof_ctrl *c)
+{
+	c->info.max_io_queues = 4;
+	c->depth_limit = 8;
+	c->o.queue_depth = 8;
+	c->qid_used = calloc(c->info.max_io_queues + 1u, 1);
+	c->qid_used[1] = 1;
+}
+
+/* What a new association's bring-up and a reconnect's Connect name. */
+static void assoc_names(struct nvmeof_ctrl *c)
+{
+	c->o.connect_timeout_ms = 1000;
+	snprintf(c->subnqn, sizeof(c->subnqn), "nqn.2014-08.org.example:fence");
+	snprintf(c->hostnqn, sizeof(c->hostnqn), "nqn.2014-08.org.example:host");
+}
+
+/* The I/O queue reconnects as the controller's own do (reassoc.c), after a
+ * delay of 1 ms. */
+static void io_queue_reconnects(struct fctrl *f)
+{
+	struct nvmeof_ctrl *c = f->c;
+	c->o.reconnect_delay_ms = 1; /* a loss: RESETTING, not DEAD */
+	assoc_names(c);
+	q_set_owner(f->ioq, c, 0);
+	q_set_reconnect(f->ioq, &ctrl_reconnect_ops, 1, 60000);
+}
+
+/* The keep-alive thread, its ticks timed as the library times them
+ * (ctrl.c: a monotonic condition variable). */
+static void ka_start(struct nvmeof_ctrl *c)
+{
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_destroy(&c->ka_cond);
+	pthread_cond_init(&c->ka_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	c->ka_running = true;
+	CHECK_EQ(pthread_create(&c->ka_thread, NULL, ctrl_ka_main, c), 0);
 }
 
 /* The keep-alive thread found a Keep Alive due while another thread held
@@ -202,8 +265,7 @@ TEST(a_keep_alive_due_when_an_io_queue_is_lost_is_not_sent)
 	struct fctrl *f = fctrl_new(200);
 	struct nvmeof_ctrl *c = f->c;
 	pthread_mutex_lock(&c->admin_lock); /* a long admin command of another thread */
-	c->ka_running = true;
-	CHECK_EQ(pthread_create(&c->ka_thread, NULL, ctrl_ka_main, c), 0);
+	ka_start(c);
 	/* the thread's Keep Alive is due and waits for the admin lock */
 	for (int i = 0; i < 5000 && atomic_load(&c->ka_due) != KA_DUE_VALUE; i++)
 		usleep(1000);
@@ -232,9 +294,7 @@ TEST(a_holders_wait_sends_no_keep_alive_once_a_fence_is_due)
 {
 	struct fctrl *f = fctrl_new(200);
 	struct nvmeof_ctrl *c = f->c;
-	pthread_mutex_lock(&c->admin_lock);
-	lose_io_queue(f); /* admin queue held by this thread: the fence stays due */
-	CHECK(fence_pending(c));
+	lose_io_queue_held(f);
 	atomic_store(&c->ka_due, KA_DUE_VALUE);
 	ctrl_ka_on_wait(c);
 	nvmeof_queue_poll(c->admin, 0);
@@ -315,12 +375,7 @@ TEST(a_reconnect_to_a_new_association_takes_its_quiesce_time)
 {
 	struct fctrl *f = fctrl_new(150);
 	struct nvmeof_ctrl *c = f->c;
-	c->o.reconnect_delay_ms = 1;
-	c->o.connect_timeout_ms = 1000;
-	snprintf(c->subnqn, sizeof(c->subnqn), "nqn.2014-08.org.example:fence");
-	snprintf(c->hostnqn, sizeof(c->hostnqn), "nqn.2014-08.org.example:host");
-	q_set_owner(f->ioq, c, 0); /* the reconnect's controller (no read here: its region would be checked) */
-	q_set_reconnect(f->ioq, &ctrl_reconnect_ops, 1, 60000);
+	io_queue_reconnects(f); /* its controller set: no read here, its region would be checked */
 	/* as created on an association whose controller reported no CQT */
 	q_set_quiesce(f->ioq, q_hold_rule(Q_QUIESCE_DEFAULT_MS, 0, c->o.kato_ms, 0));
 	CHECK_EQ(f->ioq->quiesce_ms, 1300);
@@ -386,6 +441,24 @@ static struct nvmeof_queue *open_q2(struct nvmeof_ctrl *c, bool batch, struct fa
 	return q2;
 }
 
+/* A read on the second queue, answered: it works on the association. */
+static void q2_read_answered(struct nvmeof_queue *q2)
+{
+	q2_cmds = q2_calls = 0;
+	CHECK_EQ(nvmeof_read(q2, &rd_ns, 0, 1, &rd_mr, 0, q2_cb, NULL), 0);
+	for (int i = 0; i < 100 && !q2_calls; i++)
+		nvmeof_queue_poll(q2, 0);
+	CHECK_EQ(q2_cmds, 1);
+}
+
+/* The second queue and f, at a test's end. */
+static void q2_free(struct fctrl *f, struct nvmeof_queue *q2, struct fake_wire *w2)
+{
+	q_close(q2);
+	fw_free(w2);
+	fctrl_free(f);
+}
+
 /* A fence that is due (the loss seen while another thread holds the admin
  * queue, for up to its command timeout) already sends the association's
  * other I/O queues off it: a second queue leaves at its next poll
@@ -397,17 +470,8 @@ TEST(a_due_fence_stops_the_other_io_queues_before_it_runs)
 	struct nvmeof_ctrl *c = f->c;
 	struct fake_wire *w2;
 	struct nvmeof_queue *q2 = open_q2(c, false, &w2);
-	static uint8_t data[4096];
-	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
-	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
-	q2_cmds = q2_calls = 0;
-	CHECK_EQ(nvmeof_read(q2, &ns, 0, 1, &mr, 0, q2_cb, NULL), 0);
-	for (int i = 0; i < 100 && !q2_calls; i++)
-		nvmeof_queue_poll(q2, 0);
-	CHECK_EQ(q2_cmds, 1); /* the second queue works on the association */
-	pthread_mutex_lock(&c->admin_lock); /* a long admin command of another thread */
-	lose_io_queue(f);
-	CHECK(fence_pending(c));
+	q2_read_answered(q2);
+	lose_io_queue_held(f);
 	/* at its next poll */
 	for (int i = 0; i < 3000 && q_is_live(q2); i++) {
 		nvmeof_queue_poll(q2, 0);
@@ -415,15 +479,13 @@ TEST(a_due_fence_stops_the_other_io_queues_before_it_runs)
 	}
 	CHECK(!q_is_live(q2));
 	q2_calls = 0;
-	nvmeof_read(q2, &ns, 0, 1, &mr, 0, q2_cb, NULL); /* refused, or failed: not sent */
+	nvmeof_read(q2, &rd_ns, 0, 1, &rd_mr, 0, q2_cb, NULL); /* refused, or failed: not sent */
 	for (int i = 0; i < 100; i++)
 		nvmeof_queue_poll(q2, 0);
 	CHECK_EQ(q2_cmds, 1);
 	CHECK(fence_pending(c)); /* the admin queue is still held */
 	pthread_mutex_unlock(&c->admin_lock);
-	q_close(q2);
-	fw_free(w2);
-	fctrl_free(f);
+	q2_free(f, q2, w2);
 }
 
 /* Between a fence falling due and the other I/O queues' next poll, a
@@ -437,27 +499,18 @@ TEST(a_live_queue_sends_nothing_once_its_association_ended)
 	struct nvmeof_ctrl *c = f->c;
 	struct fake_wire *w2;
 	struct nvmeof_queue *q2 = open_q2(c, false, &w2);
-	static uint8_t data[4096];
-	static struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
-	static const struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
-	q2_cmds = q2_calls = 0;
-	CHECK_EQ(nvmeof_read(q2, &ns, 0, 1, &mr, 0, q2_cb, NULL), 0);
-	for (int i = 0; i < 100 && !q2_calls; i++)
-		nvmeof_queue_poll(q2, 0);
-	CHECK_EQ(q2_cmds, 1); /* the second queue works on the association */
+	q2_read_answered(q2);
 	/* no housekeeping in the poll below: the check at each poll is what
 	 * takes the queue off, however long between polls */
 	q2->next_housekeep_ms = UINT64_MAX;
-	pthread_mutex_lock(&c->admin_lock); /* a long admin command of another thread */
-	lose_io_queue(f);
-	CHECK(fence_pending(c));
+	lose_io_queue_held(f);
 	/* no poll of the second queue since: it is still LIVE, but no longer
 	 * live to whoever picks a queue for a command (a multipath route) */
 	CHECK_EQ(q2->state, Q_LIVE);
 	CHECK(!q_is_live(q2));
 	q2_calls = 0;
-	CHECK_EQ(nvmeof_read(q2, &ns, 0, 1, &mr, 0, q2_cb, NULL), 0);
-	CHECK_EQ(nvmeof_write(q2, &ns, 1, 1, &mr, 0, q2_cb, NULL), 0);
+	CHECK_EQ(nvmeof_read(q2, &rd_ns, 0, 1, &rd_mr, 0, q2_cb, NULL), 0);
+	CHECK_EQ(nvmeof_write(q2, &rd_ns, 1, 1, &rd_mr, 0, q2_cb, NULL), 0);
 	CHECK_EQ(q2_cmds, 1);
 	nvmeof_queue_poll(q2, 0);
 	CHECK(!q_is_live(q2));
@@ -469,9 +522,7 @@ TEST(a_live_queue_sends_nothing_once_its_association_ended)
 		fprintf(stderr, "    the callbacks' message: %s\n", q2_msg);
 	CHECK(strstr(q2_msg, why) != NULL);
 	pthread_mutex_unlock(&c->admin_lock);
-	q_close(q2);
-	fw_free(w2);
-	fctrl_free(f);
+	q2_free(f, q2, w2);
 }
 
 /* A write chained in batch mode before another queue's loss ended the
@@ -484,15 +535,10 @@ TEST(a_batch_committed_after_its_association_ended_is_not_sent)
 	struct nvmeof_ctrl *c = f->c;
 	struct fake_wire *w2;
 	struct nvmeof_queue *q2 = open_q2(c, true, &w2);
-	static uint8_t data[4096];
-	static struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
-	static const struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
 	q2_cmds = q2_calls = q2_doubt = 0;
-	CHECK_EQ(nvmeof_write(q2, &ns, 0, 1, &mr, 0, q2_cb, NULL), 0); /* chained, not rung */
+	CHECK_EQ(nvmeof_write(q2, &rd_ns, 0, 1, &rd_mr, 0, q2_cb, NULL), 0); /* chained, not rung */
 	CHECK_EQ(q2_cmds, 0);
-	pthread_mutex_lock(&c->admin_lock);
-	lose_io_queue(f);
-	CHECK(fence_pending(c));
+	lose_io_queue_held(f);
 	nvmeof_queue_commit(q2);
 	CHECK_EQ(q2_cmds, 0);
 	for (int i = 0; i < 10 && !q2_calls; i++)
@@ -503,9 +549,7 @@ TEST(a_batch_committed_after_its_association_ended_is_not_sent)
 	CHECK(q2_err != 0);
 	CHECK_EQ(q2_doubt, 0);
 	pthread_mutex_unlock(&c->admin_lock);
-	q_close(q2);
-	fw_free(w2);
-	fctrl_free(f);
+	q2_free(f, q2, w2);
 }
 
 static int held_rc = -1;
@@ -595,9 +639,7 @@ TEST(a_new_association_carries_no_fence_of_the_old)
 {
 	struct fctrl *f = fctrl_new(0);
 	struct nvmeof_ctrl *c = f->c;
-	c->o.connect_timeout_ms = 1000;
-	snprintf(c->subnqn, sizeof(c->subnqn), "nqn.2014-08.org.example:fence");
-	snprintf(c->hostnqn, sizeof(c->hostnqn), "nqn.2014-08.org.example:host");
+	assoc_names(c);
 	f->ar.bringup = c->admin;
 	pthread_mutex_lock(&c->lock);
 	c->state = CTRL_RESETTING;
@@ -616,6 +658,18 @@ TEST(a_new_association_carries_no_fence_of_the_old)
 	CHECK_EQ(c->assoc_gen, gen + 1);
 	CHECK(!fence_pending(c));
 	fctrl_free(f);
+}
+
+/* Another queue's reconnect re-created the association (controller 5)
+ * while the I/O queue was on the old one. */
+static void new_association_5(struct nvmeof_ctrl *c)
+{
+	pthread_mutex_lock(&c->admin_lock);
+	pthread_mutex_lock(&c->lock);
+	c->info.cntlid = 5;
+	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&c->admin_lock);
 }
 
 /* The reconnecting I/O queue's wire (the next test): its first Connect is
@@ -666,21 +720,9 @@ TEST(a_connect_answered_after_a_fence_fell_due_does_not_join_the_old_association
 	struct nvmeof_ctrl *c = f->c;
 	memset(&rq, 0, sizeof(rq));
 	rq.q = f->ioq;
-	c->o.reconnect_delay_ms = 1; /* a loss: RESETTING, not DEAD */
-	c->o.connect_timeout_ms = 1000;
-	snprintf(c->subnqn, sizeof(c->subnqn), "nqn.2014-08.org.example:fence");
-	snprintf(c->hostnqn, sizeof(c->hostnqn), "nqn.2014-08.org.example:host");
+	io_queue_reconnects(f);
 	f->ar.bringup = c->admin; /* the re-association at the end */
-	q_set_owner(f->ioq, c, 0);
-	q_set_reconnect(f->ioq, &ctrl_reconnect_ops, 1, 60000);
-	/* another queue's reconnect re-created the association (controller 5)
-	 * while this queue was on the old one */
-	pthread_mutex_lock(&c->admin_lock);
-	pthread_mutex_lock(&c->lock);
-	c->info.cntlid = 5;
-	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&c->lock);
-	pthread_mutex_unlock(&c->admin_lock);
+	new_association_5(c);
 	/* a second I/O queue, on the current association */
 	struct fake_wire *w2;
 	struct nvmeof_queue *q2 = open_q2(c, false, &w2);
@@ -695,12 +737,10 @@ TEST(a_connect_answered_after_a_fence_fell_due_does_not_join_the_old_association
 	CHECK_EQ(rq.cntlid[0], 5);
 	CHECK_EQ(f->ioq->state, Q_CONNECTING);
 	/* a read waits for the connection */
-	static uint8_t data[4096];
-	static struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
-	static const struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
+	struct nvmeof_mr mr = rd_mr;
 	mr.owner = c;
 	memset(&iod, 0, sizeof(iod));
-	CHECK_EQ(nvmeof_read(f->ioq, &ns, 0, 1, &mr, 0, io_cb, NULL), 0);
+	CHECK_EQ(nvmeof_read(f->ioq, &rd_ns, 0, 1, &mr, 0, io_cb, NULL), 0);
 	/* the second queue is lost while another thread holds the admin
 	 * queue: the fence is due, the association's generation moved */
 	pthread_mutex_lock(&c->admin_lock);
@@ -747,9 +787,7 @@ TEST(a_connect_answered_after_a_fence_fell_due_does_not_join_the_old_association
 	CHECK_EQ(iod.calls, 1);
 	CHECK_EQ(iod.err, 0);
 	CHECK_EQ(rq.io, 1);
-	q_close(q2);
-	fw_free(w2);
-	fctrl_free(f);
+	q2_free(f, q2, w2);
 }
 
 /* The Connect's controller, as a controller answers it: accepted. */
@@ -800,17 +838,9 @@ TEST(a_loss_while_a_reconnect_reads_the_association_sends_no_connect_to_the_old)
 	memset(&rq, 0, sizeof(rq));
 	memset(&lp, 0, sizeof(lp));
 	rq.q = f->ioq;
-	c->o.reconnect_delay_ms = 1;
-	c->o.connect_timeout_ms = 1000;
-	snprintf(c->subnqn, sizeof(c->subnqn), "nqn.2014-08.org.example:fence");
-	snprintf(c->hostnqn, sizeof(c->hostnqn), "nqn.2014-08.org.example:host");
+	io_queue_reconnects(f);
 	f->ar.bringup = c->admin;
-	q_set_owner(f->ioq, c, 0);
-	q_set_reconnect(f->ioq, &ctrl_reconnect_ops, 1, 60000);
-	pthread_mutex_lock(&c->lock);
-	c->info.cntlid = 5;
-	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&c->lock);
+	new_association_5(c);
 	lp_q2 = open_q2(c, false, &lp_w2);
 	reassoc_test_hook = lose_q2_in_prepare;
 	fw_break(f->iw); /* no fence: this queue was on the old association */
@@ -825,9 +855,7 @@ TEST(a_loss_while_a_reconnect_reads_the_association_sends_no_connect_to_the_old)
 		CHECK_EQ(lp.cntlid[i], 7);
 	CHECK(!fence_pending(c));
 	CHECK_EQ(q_assoc_gen(f->ioq), __atomic_load_n(&c->assoc_gen, __ATOMIC_RELAXED));
-	q_close(lp_q2);
-	fw_free(lp_w2);
-	fctrl_free(f);
+	q2_free(f, lp_q2, lp_w2);
 }
 
 /* An I/O queue's reconnect staged its Connect for the association of the
@@ -841,16 +869,8 @@ TEST(a_connect_staged_before_a_fence_fell_due_is_not_sent)
 	struct nvmeof_ctrl *c = f->c;
 	memset(&rq, 0, sizeof(rq));
 	rq.q = f->ioq;
-	c->o.reconnect_delay_ms = 1;
-	c->o.connect_timeout_ms = 1000;
-	snprintf(c->subnqn, sizeof(c->subnqn), "nqn.2014-08.org.example:fence");
-	snprintf(c->hostnqn, sizeof(c->hostnqn), "nqn.2014-08.org.example:host");
-	q_set_owner(f->ioq, c, 0);
-	q_set_reconnect(f->ioq, &ctrl_reconnect_ops, 1, 60000);
-	pthread_mutex_lock(&c->lock);
-	c->info.cntlid = 5;
-	__atomic_add_fetch(&c->assoc_gen, 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&c->lock);
+	io_queue_reconnects(f);
+	new_association_5(c);
 	struct fake_wire *w2;
 	struct nvmeof_queue *q2 = open_q2(c, false, &w2);
 	fw_break(f->iw);
@@ -879,9 +899,7 @@ TEST(a_connect_staged_before_a_fence_fell_due_is_not_sent)
 		fprintf(stderr, "    the poll's message: %s\n", msg);
 	CHECK(strstr(msg, "reconnect queue 1: the association changed before its Connect went out") != NULL);
 	pthread_mutex_unlock(&c->admin_lock);
-	q_close(q2);
-	fw_free(w2);
-	fctrl_free(f);
+	q2_free(f, q2, w2);
 }
 
 /* A queue created once an I/O queue's loss ended the association (here
@@ -896,14 +914,8 @@ TEST(a_queue_is_not_created_on_an_association_that_ended)
 		struct fctrl *f = fctrl_new(0);
 		struct nvmeof_ctrl *c = f->c;
 		c->o.reconnect_delay_ms = dead ? 0 : 1000;
-		c->info.max_io_queues = 4;
-		c->depth_limit = 8;
-		c->o.queue_depth = 8;
-		c->qid_used = calloc(c->info.max_io_queues + 1u, 1);
-		c->qid_used[1] = 1;
-		pthread_mutex_lock(&c->admin_lock);
-		lose_io_queue(f);
-		CHECK(fence_pending(c));
+		room_for_queues(c);
+		lose_io_queue_held(f);
 		pthread_mutex_unlock(&c->admin_lock);
 		CHECK_EQ(ctrl_state(c), dead ? CTRL_DEAD : CTRL_RESETTING);
 		struct nvmeof_queue *q = NULL;
@@ -924,6 +936,17 @@ TEST(a_queue_is_not_created_on_an_association_that_ended)
 	}
 }
 
+/* The keep-alive thread's Keep Alives go unanswered until the association
+ * ends (5 s at most); the thread stopped. */
+static void ka_unanswered_until_ended(struct fctrl *f)
+{
+	f->ar.ka_unanswered = true;
+	ka_start(f->c);
+	for (int i = 0; i < 5000 && ctrl_state(f->c) == CTRL_LIVE; i++)
+		usleep(1000);
+	ctrl_ka_stop(f->c);
+}
+
 /* The keep-alive thread's Keep Alive is not answered within KATO: the
  * association ends (no reconnect: dead), and a queue created afterwards,
  * as a job of a shared controller does long after, fails naming that
@@ -932,18 +955,9 @@ TEST(a_queue_created_after_a_keep_alive_timeout_names_it)
 {
 	struct fctrl *f = fctrl_new(200);
 	struct nvmeof_ctrl *c = f->c;
-	c->info.max_io_queues = 4;
-	c->depth_limit = 8;
-	c->o.queue_depth = 8;
-	c->qid_used = calloc(c->info.max_io_queues + 1u, 1);
-	c->qid_used[1] = 1;
-	f->ar.ka_unanswered = true;
-	c->ka_running = true;
-	CHECK_EQ(pthread_create(&c->ka_thread, NULL, ctrl_ka_main, c), 0);
-	for (int i = 0; i < 5000 && ctrl_state(c) == CTRL_LIVE; i++)
-		usleep(1000);
+	room_for_queues(c);
+	ka_unanswered_until_ended(f);
 	CHECK_EQ(ctrl_state(c), CTRL_DEAD);
-	ctrl_ka_stop(c);
 	CHECK(__atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED) >= 1);
 	struct nvmeof_queue *q = NULL;
 	int rc = nvmeof_queue_create(c, NULL, &q);
@@ -969,12 +983,7 @@ TEST(a_keep_alive_timeout_with_reconnect_says_no_word_of_no_reconnect)
 	struct fctrl *f = fctrl_new(200);
 	struct nvmeof_ctrl *c = f->c;
 	c->o.reconnect_delay_ms = 60000;
-	f->ar.ka_unanswered = true;
-	c->ka_running = true;
-	CHECK_EQ(pthread_create(&c->ka_thread, NULL, ctrl_ka_main, c), 0);
-	for (int i = 0; i < 5000 && ctrl_state(c) == CTRL_LIVE; i++)
-		usleep(1000);
-	ctrl_ka_stop(c);
+	ka_unanswered_until_ended(f);
 	CHECK_EQ(ctrl_state(c), CTRL_RESETTING);
 	char msg[512];
 	pthread_mutex_lock(&c->lock);
@@ -1008,18 +1017,24 @@ static uint64_t ka_skipped(struct nvmeof_ctrl *c)
 	return n;
 }
 
-/* The keep-alive thread, its ticks timed as the library times them
- * (ctrl.c: a monotonic condition variable). */
-static void ka_start(struct nvmeof_ctrl *c)
+/* A controller whose I/O queue's answers count as its keep-alive traffic
+ * (with tbkas: the controller reports TBKAS). */
+static struct fctrl *fctrl_new_tbkas(uint32_t kato_ms, fw_responder io, bool tbkas)
 {
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_destroy(&c->ka_cond);
-	pthread_cond_init(&c->ka_cond, &ca);
-	pthread_condattr_destroy(&ca);
-	c->ka_running = true;
-	CHECK_EQ(pthread_create(&c->ka_thread, NULL, ctrl_ka_main, c), 0);
+	struct fctrl *f = fctrl_new_io(kato_ms, io);
+	f->c->tbkas = tbkas;
+	q_note_traffic(f->ioq, &f->c->ka_mark);
+	return f;
+}
+
+/* The keep-alive thread's check, called here: whether traffic since the
+ * last one stood in for a Keep Alive. */
+static bool ka_check(struct nvmeof_ctrl *c)
+{
+	pthread_mutex_lock(&c->lock);
+	bool traffic = ctrl_ka_new_epoch(c);
+	pthread_mutex_unlock(&c->lock);
+	return traffic;
 }
 
 static int keep_alives(struct fctrl *f) { return __atomic_load_n(&f->ar.keep_alives, __ATOMIC_RELAXED); }
@@ -1027,11 +1042,7 @@ static int keep_alives(struct fctrl *f) { return __atomic_load_n(&f->ar.keep_ali
 /* One read, answered, polled to its end. */
 static void one_read(struct fctrl *f)
 {
-	static uint8_t data[4096];
-	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
-	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
-	memset(&iod, 0, sizeof(iod));
-	CHECK_EQ(nvmeof_read(f->ioq, &ns, 0, 1, &mr, 0, io_cb, NULL), 0);
+	start_read(f);
 	for (int i = 0; i < 1000 && !iod.calls; i++)
 		nvmeof_queue_poll(f->ioq, 0);
 	CHECK_EQ(iod.calls, 1);
@@ -1050,10 +1061,8 @@ TEST(no_keep_alive_while_io_completes_on_a_traffic_based_controller)
 {
 	for (int tbkas = 1; tbkas >= 0; tbkas--) {
 		/* TBKAS: a check every 250 ms; an I/O every 2 ms leaves each many */
-		struct fctrl *f = fctrl_new_io(tbkas ? 1000 : 300, io_all_responder);
+		struct fctrl *f = fctrl_new_tbkas(tbkas ? 1000 : 300, io_all_responder, tbkas);
 		struct nvmeof_ctrl *c = f->c;
-		c->tbkas = tbkas;
-		q_note_traffic(f->ioq, &c->ka_mark);
 		if (tbkas) { /* a Keep Alive error before: the answered I/O shows the controller alive */
 			c->ka_err = NVMEOF_ETIMEDOUT;
 			snprintf(c->ka_msg, sizeof(c->ka_msg), "Keep Alive: an error");
@@ -1098,10 +1107,8 @@ TEST(no_keep_alive_while_io_completes_on_a_traffic_based_controller)
  * scheduling); a check per interval would send it after about 980 ms. */
 TEST(with_tbkas_the_keep_alive_after_the_last_io_comes_within_half_kato)
 {
-	struct fctrl *f = fctrl_new_io(1000, io_all_responder);
+	struct fctrl *f = fctrl_new_tbkas(1000, io_all_responder, true);
 	struct nvmeof_ctrl *c = f->c;
-	c->tbkas = true;
-	q_note_traffic(f->ioq, &c->ka_mark);
 	ka_start(c);
 	uint64_t t0 = nvmeof_now_ms(), skipped_at = 0, last = 0;
 	while (nvmeof_now_ms() - t0 < 3000) { /* until a check skipped, then 20 ms more */
@@ -1155,26 +1162,16 @@ static enum fw_action hold_responder(void *ctx, const uint8_t *sqe, const struct
  * (ctrl_ka_new_epoch), called here in order. */
 TEST(with_tbkas_a_late_answer_to_a_command_sent_before_the_check_is_no_traffic)
 {
-	static uint8_t data[4096];
-	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
-	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
 	memset(&hr, 0, sizeof(hr));
-	struct fctrl *f = fctrl_new_io(1000, hold_responder);
+	struct fctrl *f = fctrl_new_tbkas(1000, hold_responder, true);
 	struct nvmeof_ctrl *c = f->c;
-	c->tbkas = true;
-	q_note_traffic(f->ioq, &c->ka_mark);
-	pthread_mutex_lock(&c->lock);
-	ctrl_ka_new_epoch(c);
-	pthread_mutex_unlock(&c->lock);
+	ka_check(c);
 	one_read(f);
 	hr.hold = true;
-	memset(&iod, 0, sizeof(iod));
-	CHECK_EQ(nvmeof_read(f->ioq, &ns, 0, 1, &mr, 0, io_cb, NULL), 0);
+	start_read(f);
 	nvmeof_queue_poll(f->ioq, 0);
 	CHECK_EQ(iod.calls, 0);
-	pthread_mutex_lock(&c->lock);
-	ctrl_ka_new_epoch(c); /* a check, the read still out */
-	pthread_mutex_unlock(&c->lock);
+	ka_check(c); /* a check, the read still out */
 	one_read(f); /* the first answer the queue sees after it sets where fresh ones start */
 	uint8_t cqe[NVME_CQE_SIZE] = {0};
 	put_le16(cqe + 12, hr.held_cid);
@@ -1185,16 +1182,10 @@ TEST(with_tbkas_a_late_answer_to_a_command_sent_before_the_check_is_no_traffic)
 	CHECK_EQ(iod.err, 0);
 	for (int i = 0; i < 10; i++)
 		nvmeof_queue_poll(f->ioq, 0);
-	pthread_mutex_lock(&c->lock);
-	bool traffic = ctrl_ka_new_epoch(c);
-	pthread_mutex_unlock(&c->lock);
-	CHECK(!traffic);
+	CHECK(!ka_check(c));
 	one_read(f); /* sent after that check */
 	one_read(f);
-	pthread_mutex_lock(&c->lock);
-	traffic = ctrl_ka_new_epoch(c);
-	pthread_mutex_unlock(&c->lock);
-	CHECK(traffic);
+	CHECK(ka_check(c));
 	fctrl_free(f);
 }
 
@@ -1203,9 +1194,7 @@ TEST(with_tbkas_a_late_answer_to_a_command_sent_before_the_check_is_no_traffic)
 static void reassociate(struct fctrl *f, uint32_t ctratt)
 {
 	struct nvmeof_ctrl *c = f->c;
-	c->o.connect_timeout_ms = 1000;
-	snprintf(c->subnqn, sizeof(c->subnqn), "nqn.2014-08.org.example:fence");
-	snprintf(c->hostnqn, sizeof(c->hostnqn), "nqn.2014-08.org.example:host");
+	assoc_names(c);
 	f->ar.bringup = c->admin;
 	f->ar.ctratt = ctratt;
 	pthread_mutex_lock(&c->lock);
@@ -1240,22 +1229,15 @@ TEST(tbkas_is_read_from_identify_controllers_ctratt)
  * see it, and its first check sends a Keep Alive. */
 TEST(a_new_association_takes_no_traffic_of_the_old_for_its_first_keep_alive)
 {
-	struct fctrl *f = fctrl_new_io(0, io_all_responder);
+	struct fctrl *f = fctrl_new_tbkas(0, io_all_responder, true);
 	struct nvmeof_ctrl *c = f->c;
-	c->tbkas = true;
-	q_note_traffic(f->ioq, &c->ka_mark);
-	pthread_mutex_lock(&c->lock);
-	ctrl_ka_new_epoch(c);
-	pthread_mutex_unlock(&c->lock);
+	ka_check(c);
 	one_read(f);
 	one_read(f);
 	CHECK_EQ(c->ka_mark.seen, c->ka_mark.epoch); /* marked */
 	reassociate(f, 0x40);
 	CHECK(c->tbkas);
-	pthread_mutex_lock(&c->lock);
-	bool traffic = ctrl_ka_new_epoch(c);
-	pthread_mutex_unlock(&c->lock);
-	CHECK(!traffic);
+	CHECK(!ka_check(c));
 	fctrl_free(f);
 }
 
@@ -1291,17 +1273,9 @@ TEST(an_io_command_timeout_is_named_as_the_associations_end)
 {
 	struct fctrl *f = fctrl_new(0); /* reads never answered */
 	struct nvmeof_ctrl *c = f->c;
-	c->info.max_io_queues = 4;
-	c->depth_limit = 8;
-	c->o.queue_depth = 8;
-	c->qid_used = calloc(c->info.max_io_queues + 1u, 1);
-	c->qid_used[1] = 1;
+	room_for_queues(c);
 	f->ioq->cmd_timeout_ms = 200;
-	static uint8_t data[4096];
-	struct nvmeof_mr mr = {.addr = data, .len = sizeof(data), .lkey = 0x11, .rkey = 0xabc};
-	struct nvmeof_ns ns = {.nsid = 1, .lba_size = 512, .lbads = 9, .nsze = 1ull << 30};
-	memset(&iod, 0, sizeof(iod));
-	CHECK_EQ(nvmeof_read(f->ioq, &ns, 0, 1, &mr, 0, io_cb, NULL), 0);
+	start_read(f);
 	for (int i = 0; i < 3000 && !iod.calls; i++) {
 		nvmeof_queue_poll(f->ioq, 0);
 		usleep(1000);
@@ -1334,9 +1308,7 @@ TEST(an_event_answered_once_a_fence_is_due_is_not_rearmed)
 	struct nvmeof_ctrl *c = f->c;
 	CHECK_EQ(aer_attach(c, ev_cb, NULL, 1), 0);
 	CHECK_EQ(__atomic_load_n(&f->ar.aers, __ATOMIC_RELAXED), 1);
-	pthread_mutex_lock(&c->admin_lock); /* the event thread's, or any thread's, admin command */
-	lose_io_queue(f);
-	CHECK(fence_pending(c));
+	lose_io_queue_held(f); /* the event thread's, or any thread's, admin command */
 	uint8_t cqe[NVME_CQE_SIZE] = {0};
 	put_le32(cqe, 0x00010002); /* a notice */
 	put_le16(cqe + 12, f->ar.aer_cid);

@@ -23,6 +23,9 @@ static struct shreg_entry *reserve(struct shreg *r, const void *key, size_t size
 	struct shreg_entry *e = calloc(1, size < sizeof(*e) ? sizeof(*e) : size);
 	if (!e)
 		return NULL;
+	e->key = key;
+	e->state = SHREG_MAKING;
+	e->refs = 1;
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	/* the waiters' bound, whatever the wall clock does */
@@ -33,9 +36,6 @@ static struct shreg_entry *reserve(struct shreg *r, const void *key, size_t size
 		free(e);
 		return NULL;
 	}
-	e->key = key;
-	e->state = SHREG_MAKING;
-	e->refs = 1;
 	e->next = r->head;
 	r->head = e;
 	return e;

@@ -63,13 +63,23 @@ static unsigned int await_refs(struct shreg *r, struct shreg_entry *e, unsigned 
 
 static char key_a, key_b;
 
+/* Key a's make begun here, and n jobs (of j) waiting for it, each holding it. */
+static struct shreg_entry *make_awaited(struct shreg *r, struct job *j, unsigned int n)
+{
+	struct shreg_entry *a;
+	CHECK_EQ(shreg_get(r, &key_a, sizeof(struct thing), 1000, &a, NULL, 0), SHREG_MAKE);
+	for (unsigned int i = 0; i < n; i++)
+		job_start(&j[i], r, &key_a, 60000);
+	CHECK_EQ(await_refs(r, a, n + 1), n + 1);
+	return a;
+}
+
 /* A job making key a's thing (a slow connect, here one that waits for the
  * test) holds up no lookup of another key: that job makes its own. */
 TEST(a_make_in_progress_holds_up_no_other_key)
 {
 	struct shreg r = SHREG_INIT;
-	struct shreg_entry *a;
-	CHECK_EQ(shreg_get(&r, &key_a, sizeof(struct thing), 1000, &a, NULL, 0), SHREG_MAKE);
+	struct shreg_entry *a = make_awaited(&r, NULL, 0);
 	struct job j;
 	job_start(&j, &r, &key_b, 60000);
 	for (int i = 0; i < 10000 && !__atomic_load_n(&j.done, __ATOMIC_ACQUIRE); i++)
@@ -91,12 +101,8 @@ TEST(a_make_in_progress_holds_up_no_other_key)
 TEST(jobs_asking_during_the_make_get_what_it_made)
 {
 	struct shreg r = SHREG_INIT;
-	struct shreg_entry *a;
-	CHECK_EQ(shreg_get(&r, &key_a, sizeof(struct thing), 1000, &a, NULL, 0), SHREG_MAKE);
 	struct job j[3];
-	for (int i = 0; i < 3; i++)
-		job_start(&j[i], &r, &key_a, 60000);
-	CHECK_EQ(await_refs(&r, a, 4), 4);
+	struct shreg_entry *a = make_awaited(&r, j, 3);
 	((struct thing *)a)->made = 1;
 	shreg_publish(&r, a, NULL);
 	for (int i = 0; i < 3; i++) {
@@ -122,12 +128,8 @@ TEST(jobs_asking_during_the_make_get_what_it_made)
 TEST(a_failed_make_is_told_to_each_waiter_and_leaves_the_registry_clean)
 {
 	struct shreg r = SHREG_INIT;
-	struct shreg_entry *a;
-	CHECK_EQ(shreg_get(&r, &key_a, sizeof(struct thing), 1000, &a, NULL, 0), SHREG_MAKE);
 	struct job j[2];
-	for (int i = 0; i < 2; i++)
-		job_start(&j[i], &r, &key_a, 60000);
-	CHECK_EQ(await_refs(&r, a, 3), 3);
+	struct shreg_entry *a = make_awaited(&r, j, 2);
 	shreg_publish(&r, a, "nvmeof: shared queue pair 1 of 2: connect refused");
 	CHECK(r.head == NULL); /* at once, whatever the waiters still hold */
 	for (int i = 0; i < 2; i++) {
@@ -148,8 +150,7 @@ TEST(a_failed_make_is_told_to_each_waiter_and_leaves_the_registry_clean)
 TEST(a_job_gives_up_on_a_make_past_its_bound)
 {
 	struct shreg r = SHREG_INIT;
-	struct shreg_entry *a;
-	CHECK_EQ(shreg_get(&r, &key_a, sizeof(struct thing), 1000, &a, NULL, 0), SHREG_MAKE);
+	struct shreg_entry *a = make_awaited(&r, NULL, 0);
 	struct job j;
 	job_start(&j, &r, &key_a, 20);
 	pthread_join(j.t, NULL);

@@ -20,7 +20,7 @@ struct shreg_entry {
 	enum shreg_state state;   /* under the registry's lock */
 	unsigned int refs;        /* the maker and the waiters count, as the holders */
 	pthread_cond_t made;      /* (monotonic) the maker's outcome, for the waiters */
-	char why[300];            /* a failed make's message */
+	char why[640];            /* a failed make's message (the library's, 512 at most, and what failed) */
 };
 
 struct shreg {

@@ -730,6 +730,18 @@ t_qpairs_shared_depth_fits_every_job() {
   done
 }
 
+# qpairs_shared=2 where the controller grants one I/O queue: the first
+# job's connect of the second pair is refused. Every job fails naming it
+# (those that waited for that connect are told its outcome, later ones
+# connect anew on a registry that kept nothing), and none hangs.
+t_qpairs_shared_pairs_not_granted_fail_every_job() {
+  local n
+  expect_fio_fails "shared queue pair 2 of 2 (qpairs_shared=2, num_io_queues=1)" --name=qs --filename="$FA1" \
+    --thread=1 --numjobs=3 --qpairs_shared=2 --num_io_queues=1 --rw=read --bs=4k --size=1m
+  n=$(grep -c 'shared queue pair 2 of 2 (qpairs_shared=2, num_io_queues=1)' "$SCRATCH/log" || true)
+  [ "$n" = 3 ] || { grep nvmeof "$SCRATCH/log"; fail "$n job(s) of 3 said the second pair was refused"; }
+}
+
 t_more_qpairs_than_granted_fails_clearly() {
   ! ours --name=many --filename="$FA1" --rw=randread --bs=4k --size=4m --qpairs=3 \
       --num_io_queues=2 > "$SCRATCH/log" 2>&1 || fail "fio succeeded with 3 queue pairs of 2 granted"

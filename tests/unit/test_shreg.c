@@ -21,7 +21,7 @@ struct job {
 	uint64_t wait_ms;
 	int rc, done;
 	struct shreg_entry *e;
-	char why[300];
+	char why[sizeof(((struct shreg_entry *)0)->why)];
 };
 
 static void *job_main(void *arg)

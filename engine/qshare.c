@@ -58,8 +58,23 @@ static void release(struct qshare *s)
 	}
 }
 
+/* The most one pair's connect may take, the waiters' guard against a
+ * connect that no longer gets anywhere (not an estimate: a waiter that
+ * gives up fails its job). Each try: the CM steps or the TCP connect, TLS
+ * handshake and ICReq (connect_timeout each, address and route resolution
+ * 500 ms more each), the Fabrics Connect and up to four authentication
+ * commands (cmd_timeout each), a backoff of at most 1.7 s; before them,
+ * the wait for the admin lock, which a reconnecting controller holds for
+ * a whole controller connect. */
+static uint64_t pair_bound_ms(const struct nvmeof_ctrl_opts *o)
+{
+	uint64_t tries = (uint64_t)o->connect_retries + 1;
+	return eng_connect_bound_ms(o) + tries * (3ull * o->connect_timeout_ms + 1000 + 5ull * o->cmd_timeout_ms + 1700);
+}
+
 /* The N pairs, each a poll group of one (its own CQ and channel), into
- * s as the registry reserved it (zeroed). -1: why says what failed, and
+ * s as the registry reserved it (zeroed); the waiters told before each
+ * pair's connect that it goes on. An errno: why says what failed, and
  * what was made is released. */
 static int make(struct thread_data *td, struct efile *ef, unsigned int n, struct qshare *s, char *why, size_t len)
 {
@@ -68,7 +83,12 @@ static int make(struct thread_data *td, struct efile *ef, unsigned int n, struct
 	s->n = n;
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* a nap's bound, whatever the wall clock does */
+	if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC)) { /* a nap's bound, whatever the wall clock does */
+		pthread_condattr_destroy(&ca);
+		snprintf(why, len, "nvmeof: qpairs_shared=%u on %s %s: no monotonic clock for the pairs' waits", n,
+			 ef->cfg.t.traddr, ef->cfg.t.subnqn);
+		return EINVAL;
+	}
 	for (unsigned int i = 0; i < n; i++) {
 		pthread_mutex_init(&s->slot[i].lock, NULL);
 		pthread_mutex_init(&s->slot[i].wmu, NULL);
@@ -78,10 +98,11 @@ static int make(struct thread_data *td, struct efile *ef, unsigned int n, struct
 	pthread_condattr_destroy(&ca);
 	for (unsigned int i = 0; i < n; i++)
 		if ((s->slot[i].kick = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
-			snprintf(why, len, "nvmeof: shared queue pair %u of %u (qpairs_shared=%u): eventfd: %s", i + 1,
-				 n, n, strerror(errno));
+			int err = errno;
+			snprintf(why, len, "nvmeof: shared queue pair %u of %u (qpairs_shared=%u) on %s %s: eventfd: %s",
+				 i + 1, n, n, ef->cfg.t.traddr, ef->cfg.t.subnqn, strerror(err));
 			release(s);
-			return -1;
+			return err;
 		}
 	struct nvmeof_queue_opts qo;
 	nvmeof_queue_opts_init(&qo);
@@ -91,49 +112,62 @@ static int make(struct thread_data *td, struct efile *ef, unsigned int n, struct
 		/* room for every job planned on it (qshare_plan), at least 1 */
 		uint64_t depth = ef->sc->qs_depth[i] ? ef->sc->qs_depth[i] : 1;
 		qo.depth = (uint32_t)(depth > DEPTH_MAX ? DEPTH_MAX : depth);
+		shreg_progress(&qs_reg, &s->e, pair_bound_ms(&ef->sc->cfg.o));
 		int r = nvmeof_poll_group_create_on(ef->sc->c, 1, eo->comp_vector, &p->group);
 		if (!r) {
+			struct eng_slow slow;
+			char w[320];
+			snprintf(w, sizeof(w), "job %s (%d): shared queue pair %u of %u on %s", td->o.name,
+				 td->thread_number, i + 1, n, ef->cfg.t.traddr);
 			qo.group = p->group;
+			eng_slow_begin(&slow, &ef->sc->trace, &ef->cfg.o, w);
 			r = nvmeof_queue_create(ef->sc->c, &qo, &p->q);
+			eng_slow_end(&slow);
 		}
 		if (r) {
 			snprintf(why, len, "nvmeof: shared queue pair %u of %u (qpairs_shared=%u, num_io_queues=%u): %s",
 				 i + 1, n, n, ef->cfg.o.num_io_queues, nvmeof_errmsg());
 			release(s);
-			return -1;
+			return eng_errno(r);
 		}
 	}
 	return 0;
 }
 
 /* The pairs of the job's controller: made here (the first job), or made
- * by another job, waited for as long as its connects may take. */
+ * by another job, waited for while that job's connects go on. */
 static struct qshare *get_pairs(struct thread_data *td, struct efile *ef, unsigned int n)
 {
-	uint64_t wait_ms = n * eng_connect_bound_ms(&ef->sc->cfg.o) + 1000;
+	uint64_t wait_ms = pair_bound_ms(&ef->sc->cfg.o);
 	struct shreg_entry *e;
 	char why[sizeof(e->why)];
-	switch (shreg_get(&qs_reg, ef->sc, sizeof(struct qshare), wait_ms, &e, why, sizeof(why))) {
+	int err = EIO;
+	switch (shreg_get(&qs_reg, ef->sc, sizeof(struct qshare), wait_ms, &e, why, sizeof(why), &err)) {
 	case SHREG_GOT:
 		return (struct qshare *)e;
 	case SHREG_MAKE:
-		if (make(td, ef, n, (struct qshare *)e, why, sizeof(why))) {
+		if ((err = make(td, ef, n, (struct qshare *)e, why, sizeof(why)))) {
 			eng_err("%s\n", why);
-			shreg_publish(&qs_reg, e, why);
+			shreg_publish(&qs_reg, e, err, why);
+			td_verror(td, err, "nvmeof init");
 			return NULL;
 		}
-		shreg_publish(&qs_reg, e, NULL);
+		shreg_publish(&qs_reg, e, 0, NULL);
 		return (struct qshare *)e;
 	case SHREG_FAILED:
 		eng_err("%s (another job's connect of the pairs, which this job waited for)\n", why);
+		td_verror(td, err, "nvmeof init");
 		return NULL;
 	case SHREG_TIMEDOUT:
-		eng_err("nvmeof: qpairs_shared=%u: another job's connect of the %u shared queue pair(s) took longer "
-			"than its connect_timeout and connect_retries allow (%llu ms): not waiting longer\n", n, n,
-			(unsigned long long)wait_ms);
+		eng_err("nvmeof: qpairs_shared=%u on %s %s: another job's connect of a shared queue pair has not finished "
+			"after %llu ms, longer than the connect options should allow (connect_timeout, cmd_timeout, "
+			"connect_retries): this job gives up; the connect goes on for the other jobs\n", n,
+			ef->cfg.t.traddr, ef->cfg.t.subnqn, (unsigned long long)wait_ms);
+		td_verror(td, ETIMEDOUT, "nvmeof init");
 		return NULL;
 	default:
 		eng_err("nvmeof: qpairs_shared=%u: out of memory\n", n);
+		td_verror(td, ENOMEM, "nvmeof init");
 		return NULL;
 	}
 }

@@ -18,7 +18,14 @@ static void unlink_entry(struct shreg *r, struct shreg_entry *e)
 		}
 }
 
-static struct shreg_entry *reserve(struct shreg *r, const void *key, size_t size)
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static struct shreg_entry *reserve(struct shreg *r, const void *key, size_t size, uint64_t wait_ms)
 {
 	struct shreg_entry *e = calloc(1, size < sizeof(*e) ? sizeof(*e) : size);
 	if (!e)
@@ -26,11 +33,13 @@ static struct shreg_entry *reserve(struct shreg *r, const void *key, size_t size
 	e->key = key;
 	e->state = SHREG_MAKING;
 	e->refs = 1;
+	e->deadline_ms = mono_ms() + wait_ms;
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
-	/* the waiters' bound, whatever the wall clock does */
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	int rc = pthread_cond_init(&e->made, &ca);
+	/* the waiters' deadline, whatever the wall clock does */
+	int rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	if (!rc)
+		rc = pthread_cond_init(&e->made, &ca);
 	pthread_condattr_destroy(&ca);
 	if (rc) {
 		free(e);
@@ -42,7 +51,7 @@ static struct shreg_entry *reserve(struct shreg *r, const void *key, size_t size
 }
 
 int shreg_get(struct shreg *r, const void *key, size_t size, uint64_t wait_ms, struct shreg_entry **out,
-	      char *why, size_t len)
+	      char *why, size_t len, int *err)
 {
 	struct shreg_entry *e;
 	*out = NULL;
@@ -50,22 +59,21 @@ int shreg_get(struct shreg *r, const void *key, size_t size, uint64_t wait_ms, s
 	for (e = r->head; e && e->key != key; e = e->next)
 		;
 	if (!e) {
-		e = reserve(r, key, size);
+		e = reserve(r, key, size, wait_ms);
 		pthread_mutex_unlock(&r->lock);
 		*out = e;
 		return e ? SHREG_MAKE : SHREG_ENOMEM;
 	}
 	e->refs++; /* held while it waits: a failed make's entry outlives its maker */
-	struct timespec until;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += (time_t)(wait_ms / 1000);
-	until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
+	uint64_t own = mono_ms() + wait_ms;
+	while (e->state == SHREG_MAKING) {
+		/* read again at each wake-up: the maker's progress moves it */
+		uint64_t end = e->deadline_ms > own ? e->deadline_ms : own;
+		struct timespec until = {.tv_sec = (time_t)(end / 1000), .tv_nsec = (long)(end % 1000) * 1000000L};
+		if (pthread_cond_timedwait(&e->made, &r->lock, &until) == ETIMEDOUT && e->state == SHREG_MAKING &&
+		    e->deadline_ms <= end)
+			break;
 	}
-	while (e->state == SHREG_MAKING && pthread_cond_timedwait(&e->made, &r->lock, &until) != ETIMEDOUT)
-		;
 	if (e->state == SHREG_MADE) {
 		pthread_mutex_unlock(&r->lock);
 		*out = e;
@@ -74,6 +82,8 @@ int shreg_get(struct shreg *r, const void *key, size_t size, uint64_t wait_ms, s
 	int rc = e->state == SHREG_UNMADE ? SHREG_FAILED : SHREG_TIMEDOUT;
 	if (rc == SHREG_FAILED && len)
 		snprintf(why, len, "%s", e->why);
+	if (rc == SHREG_FAILED && err)
+		*err = e->err;
 	/* the maker holds a making entry: only a failed one can be let go last */
 	bool last = --e->refs == 0;
 	pthread_mutex_unlock(&r->lock);
@@ -82,7 +92,15 @@ int shreg_get(struct shreg *r, const void *key, size_t size, uint64_t wait_ms, s
 	return rc;
 }
 
-void shreg_publish(struct shreg *r, struct shreg_entry *e, const char *why)
+void shreg_progress(struct shreg *r, struct shreg_entry *e, uint64_t wait_ms)
+{
+	pthread_mutex_lock(&r->lock);
+	e->deadline_ms = mono_ms() + wait_ms;
+	pthread_cond_broadcast(&e->made);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void shreg_publish(struct shreg *r, struct shreg_entry *e, int err, const char *why)
 {
 	bool last = false;
 	pthread_mutex_lock(&r->lock);
@@ -90,6 +108,7 @@ void shreg_publish(struct shreg *r, struct shreg_entry *e, const char *why)
 		e->state = SHREG_MADE;
 	} else {
 		e->state = SHREG_UNMADE;
+		e->err = err;
 		snprintf(e->why, sizeof(e->why), "%s", why);
 		unlink_entry(r, e);
 		last = --e->refs == 0;

@@ -730,23 +730,6 @@ t_qpairs_shared_depth_fits_every_job() {
   done
 }
 
-# qpairs_shared=2 where the controller grants one I/O queue: the first
-# job's connect of the second pair is refused. Every job fails naming its
-# pairs' connect (those that waited for the first job's are told its
-# outcome; a later one connects anew on a registry that kept nothing, and
-# the target may refuse the reuse of the QID just freed, pair 1), and none
-# hangs.
-t_qpairs_shared_pairs_not_granted_fail_every_job() {
-  local n
-  expect_fio_fails "shared queue pair 2 of 2 (qpairs_shared=2, num_io_queues=1)" --name=qs --filename="$FA1" \
-    --thread=1 --numjobs=3 --qpairs_shared=2 --num_io_queues=1 --rw=read --bs=4k --size=1m
-  grep 'shared queue pair' "$SCRATCH/log" | sed 's/^/    /'
-  n=$(grep -c 'shared queue pair [12] of 2 (qpairs_shared=2, num_io_queues=1)' "$SCRATCH/log" || true)
-  [ "$n" = 3 ] || { grep nvmeof "$SCRATCH/log"; fail "$n job(s) of 3 said their pairs' connect failed"; }
-  # the sanitized boot: the failed pairs freed once, by their last holder
-  ! grep -qE 'AddressSanitizer|LeakSanitizer|runtime error' "$SCRATCH/log" || { cat "$SCRATCH/log"; fail "sanitizer report"; }
-}
-
 t_more_qpairs_than_granted_fails_clearly() {
   ! ours --name=many --filename="$FA1" --rw=randread --bs=4k --size=4m --qpairs=3 \
       --num_io_queues=2 > "$SCRATCH/log" 2>&1 || fail "fio succeeded with 3 queue pairs of 2 granted"
@@ -986,6 +969,47 @@ t_connect_retries_is_the_number_of_tries_after_the_first() {
   grep -m1 'nvmeof: queue [0-9]*: .*connect retr' "$SCRATCH/log" | sed 's/^/    /' || true # shown only
   grep -q 'nvmeof: queue [0-9]*: .*; connected in [0-9]* ms, 2 connect retries' "$SCRATCH/log" ||
     { grep nvmeof "$SCRATCH/log"; fail "the end-of-job line does not say 2 connect retries"; }
+}
+
+# qpairs_shared=1 with three jobs: the first connects the pair, the two
+# others wait for it. The pair's CM connect (the second of the process)
+# silent twice: with connect_retries=1 the first job fails after two
+# tries, and each waiting job fails with its message, saying it waited
+# (not connecting the pair again once the faults are spent), in well under
+# the 30 s its connect would be allowed if it connected itself.
+qs_cmfault() { # "SKIP,N,error|silent" fio-args...: as cmfault_job, three jobs sharing one pair
+  local spec=$1 rc=0; shift
+  local FIO_ENV=("${FIO_ENV[@]}" LD_PRELOAD="${NVMEOF_ASAN_RT:+$NVMEOF_ASAN_RT:}$CMFAULT")
+  NVMEOF_CMFAULT=$spec ours --name=qs --filename="$FA1" --thread=1 --numjobs=3 --qpairs_shared=1 \
+    --rw=read --bs=4k --size=1m --connect_timeout=1s "$@" > "$SCRATCH/log" 2>&1 || rc=$?
+  return $rc
+}
+t_qpairs_shared_waiters_get_the_connects_failure() {
+  [ -e "$CMFAULT" ] || fail "no $CMFAULT (make all builds it)"
+  local t0=$(date +%s) n w
+  ! qs_cmfault 1,2,silent --connect_retries=1 || { tail -20 "$SCRATCH/log"; fail "fio succeeded"; }
+  [ $(( $(date +%s) - t0 )) -lt 30 ] || fail "fio took $(( $(date +%s) - t0 ))s to fail"
+  grep 'shared queue pair' "$SCRATCH/log" | cut -c1-300 | sed 's/^/    /' || true # shown only
+  n=$(grep -c 'I/O queue [0-9]*: CM connect: no answer within 1000 ms (2 tries' "$SCRATCH/log" || true)
+  w=$(grep 'I/O queue [0-9]*: CM connect: no answer within 1000 ms (2 tries' "$SCRATCH/log" |
+    grep -c "(another job's connect of the pairs, which this job waited for)\$" || true)
+  [ "$n" = 3 ] && [ "$w" = 2 ] ||
+    { grep nvmeof "$SCRATCH/log"; fail "$n job(s) of 3 told the pair's failure, $w of 2 as having waited for it"; }
+  ! grep -qE 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error' "$SCRATCH/log" ||
+    { cat "$SCRATCH/log"; fail "sanitizer report"; }
+}
+# The same with connect_retries=2: the first job's third try gets through,
+# and the two that waited through its retries run on the pair it made.
+t_qpairs_shared_waiters_run_on_a_slowly_connected_pair() {
+  [ -e "$CMFAULT" ] || fail "no $CMFAULT (make all builds it)"
+  local n
+  qs_cmfault 1,2,silent --connect_retries=2 || { tail -20 "$SCRATCH/log"; fail "fio failed"; }
+  expect_fio_ok "$SCRATCH/log"
+  n=$(grep -c 'queue pair 1 of 1, shared by 3 job(s)' "$SCRATCH/log" || true)
+  [ "$n" = 3 ] || { grep nvmeof "$SCRATCH/log"; fail "$n start line(s) of 3 on the shared pair"; }
+  grep 'nvmeof: queue [0-9]*: .*connect retr' "$SCRATCH/log" | sed 's/^/    /' || true # shown only
+  grep -q 'nvmeof: queue [0-9]*: .*; connected in [0-9]* ms, 2 connect retries' "$SCRATCH/log" ||
+    { grep nvmeof "$SCRATCH/log"; fail "no end-of-job line saying the pair's 2 connect retries"; }
 }
 
 t_gpu_without_cuda_fails_clearly() {

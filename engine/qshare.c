@@ -125,8 +125,8 @@ static int make(struct thread_data *td, struct efile *ef, unsigned int n, struct
 			eng_slow_end(&slow);
 		}
 		if (r) {
-			snprintf(why, len, "nvmeof: shared queue pair %u of %u (qpairs_shared=%u, num_io_queues=%u): %s",
-				 i + 1, n, n, ef->cfg.o.num_io_queues, nvmeof_errmsg());
+			snprintf(why, len, "nvmeof: shared queue pair %u of %u (qpairs_shared=%u, num_io_queues=%u) on %s %s: %s",
+				 i + 1, n, n, ef->cfg.o.num_io_queues, ef->cfg.t.traddr, ef->cfg.t.subnqn, nvmeof_errmsg());
 			release(s);
 			return eng_errno(r);
 		}

@@ -7,19 +7,8 @@
 # (fio's threads or the rest), per read the target's nullb0 served.
 #   tests/testbed/run bash -c 'NUMJOBS=32 REPS=2 bash bench/investigations/sweep4k-syscalls.sh'
 # Results in build/sweep4k/syscalls-<stamp>/ (summary.txt).
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-command -v perf >/dev/null || { echo "sweep4k-syscalls: perf missing (Debian's linux-perf)"; exit 1; }
-OUT=${SWEEP4K_OUT:-build/sweep4k/syscalls-$(date +%Y%m%d-%H%M%S)}
-mkdir -p "$OUT"
-. jobs/kdev.sh
-kdev_setup || { echo "sweep4k-syscalls: kernel initiator did not connect"; exit 1; }
-trap kdev_teardown EXIT
-export RUNTIME=${RUNTIME:-3} RAMP=${RAMP:-1} REGION=768m OFFSET_INCREMENT=4m BS=4k IODEPTH=4 RW=read
-export NUMJOBS=${NUMJOBS:-32}
-dev=$(cat "/sys/kernel/config/nvmet/subsystems/$NVMEOF_TB_NQN_A/namespaces/1/device_path" 2>/dev/null)
-STAT=/sys/block/$(basename "${dev:-none}")/stat
-[ -r "$STAT" ] || { echo "sweep4k-syscalls: no block statistics for namespace 1's device '${dev:-}'"; exit 1; }
+ME=sweep4k-syscalls
+. "$(dirname "$0")/sweep4k-cell.sh"
 for rep in $(seq "${REPS:-2}"); do
   for ini in kernel ours; do
     echo "sweep4k-syscalls: $(date -u +%T) rep $rep, $NUMJOBS jobs, $ini"

@@ -34,6 +34,15 @@ static const struct {
 /* crc32c_hw only where the CPU has the instruction */
 static bool runs_here(size_t i) { return impls[i].f != crc32c_hw || crc32c_have_hw(); }
 
+/* The same pseudo-random bytes each run, from a seed. */
+static void fill_lcg(uint8_t *buf, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		buf[i] = (uint8_t)(seed >> 16);
+	}
+}
+
 TEST(crc32c_known_vectors)
 {
 	for (size_t i = 0; i < NIMPLS; i++) {
@@ -66,11 +75,7 @@ TEST(crc32c_known_vectors)
 TEST(crc32c_every_implementation_agrees_with_the_table_at_every_alignment)
 {
 	static uint8_t buf[(128 << 10) + 64];
-	uint32_t seed = 4242;
-	for (size_t j = 0; j < sizeof(buf); j++) {
-		seed = seed * 1103515245u + 12345u;
-		buf[j] = (uint8_t)(seed >> 16);
-	}
+	fill_lcg(buf, sizeof(buf), 4242u);
 	for (size_t i = 0; i < NIMPLS; i++) {
 		if (!runs_here(i) || impls[i].f == crc32c_sw)
 			continue;
@@ -127,11 +132,7 @@ TEST(crc32c_isal_over_2gib)
 TEST(crc32c_table_and_instruction_agree)
 {
 	static uint8_t buf[4096 + 16];
-	uint32_t seed = 12345;
-	for (size_t i = 0; i < sizeof(buf); i++) {
-		seed = seed * 1103515245u + 12345u;
-		buf[i] = (uint8_t)(seed >> 16);
-	}
+	fill_lcg(buf, sizeof(buf), 12345u);
 	CHECK_EQ(crc32c_final(crc32c_sw(TCP_CRC32C_INIT, nine, 9)), 0xe3069283u);
 	if (!crc32c_have_hw())
 		SKIP("this CPU has no SSE4.2: only the table runs here");
@@ -156,11 +157,7 @@ TEST(crc32c_table_and_instruction_agree)
 TEST(crc32c_instruction_in_blocks_agrees_with_the_table)
 {
 	static uint8_t buf[(128 << 10) + 16];
-	uint32_t seed = 777;
-	for (size_t i = 0; i < sizeof(buf); i++) {
-		seed = seed * 1103515245u + 12345u;
-		buf[i] = (uint8_t)(seed >> 16);
-	}
+	fill_lcg(buf, sizeof(buf), 777u);
 	if (!crc32c_have_hw())
 		SKIP("this CPU has no SSE4.2: only the table runs here");
 	static const size_t lens[] = {4079, 4080, 4081, 4087, 4088, 4096, 8159, 8160, 8168, 12240, 65536, 128 << 10};

@@ -119,6 +119,7 @@ int main(void)
 }
 C
   ${CC:-cc} -Icore/include -o "$tmp/defaults" "$tmp/defaults.c" "$B/libnvmeof.a" -lrdmacm -libverbs -lssl -lcrypto -lpthread -ldl \
+    $([ "$(cat "$B/isal.stamp" 2>/dev/null)" = 1 ] && echo -lisal) \
     ${LD_PRELOAD:+-fsanitize=address,undefined}
   "$tmp/defaults" | sort > "$tmp/lib.defaults"
   sed -n 's/^\([a-z_]*\) *:.*; default \([^ ]*\)$/\1 \2/p' <<< "$help" | sort > "$tmp/help.defaults"

@@ -160,7 +160,6 @@ uint32_t crc32c_isal(uint32_t crc, const void *p, size_t n)
 #endif
 
 static uint32_t (*impl)(uint32_t, const void *, size_t);
-static const char *impl_name;
 
 /* At load, before any thread of the program's can call in. */
 __attribute__((constructor)) static void crc32c_init(void)
@@ -171,13 +170,18 @@ __attribute__((constructor)) static void crc32c_init(void)
 #endif
 #ifdef NVMEOF_HAVE_ISAL
 	impl = crc32c_isal;
-	impl_name = "ISA-L crc32_iscsi";
 #else
 	impl = crc32c_have_hw() ? crc32c_hw : crc32c_sw;
-	impl_name = crc32c_have_hw() ? "SSE4.2" : "table";
 #endif
 }
 
-const char *crc32c_impl(void) { return impl_name; }
+const char *crc32c_impl(void)
+{
+#ifdef NVMEOF_HAVE_ISAL
+	if (impl == crc32c_isal)
+		return "ISA-L crc32_iscsi";
+#endif
+	return impl == crc32c_hw ? "SSE4.2" : "table";
+}
 
 uint32_t crc32c_update(uint32_t crc, const void *p, size_t n) { return impl(crc, p, n); }
